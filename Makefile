@@ -1,0 +1,113 @@
+# memstor — reproducible memory and storage performance profiling.
+# `make help` lists the targets. Every step is a file target: a second `make all` does nothing, and a
+# changed profile section reruns only the notebook that reads it.
+
+SHELL        := /bin/bash
+.SHELLFLAGS  := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PROFILE ?= standard#   quick | standard | full (params/<profile>.yaml)
+TARGET  ?=#            directory for the fio test file (default data/scratch)
+DATA    ?= data#       data root: raw/ and processed/
+PYTHON  ?= python3#    interpreter used to create .venv
+
+VENV      := .venv
+PY        := $(VENV)/bin/python
+MEMSTOR   := $(VENV)/bin/memstor
+BUILD     := build
+SYSDEPS   := $(BUILD)/.sysdeps
+ENV_STAMP := $(VENV)/.memstor-installed
+LOADLAT   := $(BUILD)/bin/loadlat
+DATA_ABS  := $(abspath $(DATA))
+LIB_SRC   := $(shell find lib/memstor -name '*.py' 2>/dev/null)
+EXPERIMENT_NBS := 10-mlc-loaded-latency 20-fio-block-size 30-fio-rw-ratio 40-fio-queue-depth
+EXECUTED  := $(EXPERIMENT_NBS:%=$(BUILD)/notebooks/%.ipynb)
+PAPERMILL := $(VENV)/bin/papermill --kernel memstor --cwd notebooks --no-progress-bar
+CC        ?= cc
+
+.PHONY: help all env sysdeps loadlat test lab report bench soak lock clean distclean FORCE
+
+help: ## list the targets
+	@echo "memstor — make TARGET [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test]"
+	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-10s %s\n", $$1, $$2}'
+	@echo "Profiles: quick (minutes), standard (default, ~15-20 min), full (60 s per point, hours)."
+
+all: report/report.html ## measure everything for PROFILE, then build report/report.html and report.pdf
+
+# --- environment -------------------------------------------------------------------------------
+sysdeps: $(SYSDEPS) ## install system packages (fio, cc, make, xelatex, pandoc, poppler)
+$(SYSDEPS): scripts/install-system-deps
+	scripts/install-system-deps
+	@mkdir -p $(@D) && touch $@
+
+env: $(ENV_STAMP) ## create .venv from requirements.txt, install memstor, register the Jupyter kernel
+$(ENV_STAMP): requirements.txt pyproject.toml | $(SYSDEPS)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "make: cannot create $(VENV) with $(PYTHON): install python3-venv (apt-get install python3-venv) or set PYTHON=..." >&2; exit 1; }
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m ipykernel install --sys-prefix --name memstor --display-name "Python (memstor)" >/dev/null
+	@touch $@
+
+lock: ## recompile requirements.txt from requirements.in
+	$(VENV)/bin/pip-compile --quiet --strip-extras --no-header --no-emit-find-links -o requirements.txt requirements.in
+	@sed -i '1i # Pinned lock of requirements.in (Python 3.11, Linux x86-64). Regenerate: make lock' requirements.txt
+
+loadlat: $(LOADLAT) ## build the MLC-compatible loaded-latency tool (build/bin/loadlat)
+$(LOADLAT): $(wildcard lib/loadlat/*.c lib/loadlat/*.h) | $(SYSDEPS)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -pthread -o $@ lib/loadlat/*.c -lm
+
+# --- experiments -------------------------------------------------------------------------------
+# The profile section of each experiment, rewritten only when its content changes.
+$(BUILD)/params/%.yaml: params/$(PROFILE).yaml $(ENV_STAMP) FORCE
+	@mkdir -p $(@D)
+	@$(MEMSTOR) params $(shell echo $* | sed 's/^[0-9]*-//') --profile $(PROFILE) \
+	  --add target_dir="$(TARGET)" -o $@
+
+# Measure from the CLI (a console progress bar with ETA), then execute the notebook (points cached).
+$(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP) $(LIB_SRC)
+	@mkdir -p $(@D)
+	@echo "== $* (profile $(PROFILE)) =="
+	$(MEMSTOR) run $(shell echo $* | sed 's/^[0-9]*-//') --profile $(PROFILE) --data $(DATA_ABS) $(if $(TARGET),--target $(TARGET)) || test $$? -eq 1
+	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)"
+
+$(BUILD)/notebooks/10-mlc-loaded-latency.ipynb: $(LOADLAT)
+
+report/%.html: $(BUILD)/notebooks/%.ipynb
+	@mkdir -p $(@D)
+	$(VENV)/bin/jupyter nbconvert --to html --log-level WARN --output-dir report $<
+
+$(BUILD)/notebooks/90-synthesis.ipynb: notebooks/90-synthesis.ipynb $(EXECUTED) $(wildcard data/specs/*.yaml) $(ENV_STAMP) $(LIB_SRC)
+	@mkdir -p $(@D)
+	$(PAPERMILL) $< $@ -p data_dir $(DATA_ABS) -p specs_dir $(abspath data/specs) -p profile $(PROFILE)
+
+report/report.html: $(BUILD)/notebooks/90-synthesis.ipynb $(EXPERIMENT_NBS:%=report/%.html)
+	$(PY) -m memstor.report $< report
+
+report: $(ENV_STAMP) ## rebuild the report from the data already in DATA (measures nothing)
+	@mkdir -p $(BUILD)/notebooks
+	$(PAPERMILL) notebooks/90-synthesis.ipynb $(BUILD)/notebooks/90-synthesis.ipynb -p data_dir $(DATA_ABS) -p specs_dir $(abspath data/specs) -p profile $(PROFILE)
+	@for nb in $(EXECUTED); do [ -f $$nb ] && $(VENV)/bin/jupyter nbconvert --to html --log-level WARN --output-dir report $$nb || true; done
+	$(PY) -m memstor.report $(BUILD)/notebooks/90-synthesis.ipynb report
+
+# --- interactive, tests, benchmarks -------------------------------------------------------------
+lab: $(ENV_STAMP) $(LOADLAT) ## open JupyterLab on the notebooks with the memstor kernel
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+test: $(ENV_STAMP) $(LOADLAT) ## run the test suite (real fio, loadlat, papermill, nbconvert; a few minutes)
+	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider
+
+soak: $(ENV_STAMP) $(LOADLAT) ## long reliability tests (interruptions, faults, fuzzing)
+	$(VENV)/bin/pytest -q -m soak -p no:cacheprovider
+
+bench: $(ENV_STAMP) $(LOADLAT) ## benchmarks -> report/bench.md and report/bench.csv (ratios, medians of >=3)
+	$(PY) -m memstor.bench --out report
+
+clean: ## remove build/ and generated report files (never data/raw)
+	rm -rf $(BUILD)/notebooks $(BUILD)/params report/*.html report/*.pdf report/figures
+distclean: clean ## also remove .venv and build/ (raw data is kept)
+	rm -rf $(VENV) $(BUILD)
+
+FORCE:

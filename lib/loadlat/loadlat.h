@@ -1,0 +1,100 @@
+/* loadlat - an open, MLC-compatible loaded-latency tool (memstor).
+ *
+ * Shared declarations of the three translation units:
+ *   main.c     options, thread orchestration, MLC-style text output, JSON sidecar
+ *   kernels.c  load-generation kernels (read / write / non-temporal / triad), delay loop, calibrations
+ *   memory.c   buffers (mmap, huge pages, first touch, THP evidence), latency chain, CPUs, clocks
+ */
+#ifndef LOADLAT_H
+#define LOADLAT_H
+
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LOADLAT_VERSION "0.1"
+#define LOADLAT_MAX_CPUS 4096
+#define HUGE_2M ((size_t)2 << 20)
+
+/* Phases a measurement point goes through; written by the main thread only. */
+enum phase { PH_WARMUP = 1, PH_MEASURE = 2, PH_STOP = 3 };
+
+/* A -R / -W traffic pattern: per request group, `reads` reads and `writes` writes of access_bytes each. */
+struct traffic {
+    const char *code;   /* "R", "W2" ... "W10" */
+    const char *label;  /* memstor traffic label, e.g. "2:1-nt" */
+    const char *mlc;    /* MLC's wording, e.g. "2 reads and 1 non-temporal write" */
+    int reads;          /* read requests per group */
+    int writes;         /* write requests per group */
+    int nt;             /* writes are non-temporal stores */
+    int triad;          /* reads come from two buffers and the write is their sum (stream triad like) */
+};
+
+const struct traffic *traffic_lookup(const char *code);  /* NULL when unknown */
+
+/* One buffer owned (allocated, first-touched) by one thread. */
+struct buffer {
+    void *base;           /* mmap result (for munmap) */
+    size_t map_len;       /* bytes mapped */
+    unsigned char *p;     /* 2 MiB aligned start */
+    size_t len;           /* usable bytes */
+    long long anon_huge_kib;  /* AnonHugePages of its mapping in /proc/self/smaps (-1 unknown) */
+};
+
+/* Allocate `len` bytes aligned to 2 MiB, madvise huge pages on (huge=1) or off (huge=0), first-touch
+ * every page by writing `fill`. Returns 0 or an errno-style error with a message in err. */
+int buffer_alloc(struct buffer *b, size_t len, int huge, unsigned char fill, char *err, size_t errlen);
+void buffer_free(struct buffer *b);
+/* AnonHugePages (KiB) of the mapping holding addr, from /proc/self/smaps; -1 when it cannot be read. */
+long long smaps_anon_huge_kib(const void *addr);
+
+/* Build a random cyclic pointer chain over the buffer: slots of `slot` bytes visited in random order,
+ * each pointer at a random 8-byte-aligned offset inside its slot. Returns the start pointer. */
+void **chain_build(struct buffer *b, size_t slot, uint64_t seed);
+
+/* Time. */
+double now_s(void);                     /* CLOCK_MONOTONIC in seconds */
+void sleep_s(double s);                 /* nanosleep, returns early on a signal */
+
+/* CPUs. */
+int cpu_list_parse(const char *text, int *cpus, int max, char *err, size_t errlen);
+int allowed_cpus(int *cpus, int max);   /* CPUs in this process's affinity mask, ascending */
+int pin_self(int cpu);                  /* 0 or errno */
+
+/* Kernels. */
+struct load_args {
+    const struct traffic *tr;
+    unsigned char *rd, *rd2, *wr;       /* read buffer, second read buffer (triad), write buffer */
+    size_t rd_len, wr_len;              /* bytes usable (multiples of access) */
+    size_t access;                      /* bytes per request (multiple of 64) */
+    uint64_t delay;                     /* delay-loop iterations after each request group */
+    int random;                         /* random block order instead of sequential */
+    uint64_t seed;
+    _Atomic int *phase;
+    /* results */
+    double t0, t1;                      /* measured window (CLOCK_MONOTONIC s) */
+    uint64_t groups;                    /* request groups completed inside the window */
+    uint64_t sink;                      /* consumed read data */
+    int measured;                       /* window seen (MEASURE then STOP) */
+};
+void load_run(struct load_args *a);     /* runs until phase == PH_STOP */
+const char *load_isa(void);             /* "avx2", "sse2" or "generic" */
+
+struct chase_args {
+    void **start;
+    _Atomic int *phase;
+    double t0, t1;
+    uint64_t loads;
+    void **end;                         /* where the chase stopped (kept live) */
+    int measured;
+};
+void chase_run(struct chase_args *a);   /* dependent loads until phase == PH_STOP */
+
+void delay_loop(uint64_t n);
+double calibrate_delay_ns(uint64_t *iters_used);   /* ns per delay-loop iteration (minimum of 5) */
+double calibrate_core_ghz(void);                   /* from a chain of dependent adds (1 add = 1 clock) */
+double calibrate_tsc_ghz(void);                    /* x86 TSC rate, 0 elsewhere */
+
+#endif

@@ -1,0 +1,177 @@
+"""The `memstor` command line (contract in DESIGN.md). No Python traceback reaches a user without --debug."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import MemstorError, UsageError
+from .params import EXPERIMENTS
+
+EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # noqa: D102
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    p = _Parser(prog="memstor", parents=[common],
+                description="Reproducible memory and storage performance profiling (fio, Intel MLC, loadlat).")
+    p.add_argument("--version", action="version", version=f"memstor {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    pp = sub.add_parser("parse", parents=[common], help="fio/MLC output files -> tidy CSV")
+    pp.add_argument("--kind", choices=("fio", "mlc"), help="force the parser (default: detect per file)")
+    pp.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
+    pp.add_argument("-o", "--output", metavar="OUT",
+                    help="CSV file (with --kind) or folder (writes fio.csv and mlc.csv); default stdout")
+
+    pr = sub.add_parser("run", parents=[common], help="run or resume one experiment sweep")
+    pr.add_argument("experiment", metavar="EXPERIMENT", help=" | ".join(EXPERIMENTS))
+    pr.add_argument("--profile", default="standard", help="params/<profile>.yaml (default standard)")
+    pr.add_argument("--target", metavar="DIR", help="directory for the fio test file (default DATA/scratch)")
+    pr.add_argument("--data", metavar="DIR", default="data", help="data root holding raw/ and processed/")
+    pr.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="override one profile parameter (repeatable)")
+    pr.add_argument("--host", help="host label for the data folders (default: this machine's hostname)")
+    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    ps = sub.add_parser("sysinfo", parents=[common], help="JSON description of the machine under test")
+    ps.add_argument("--target", metavar="DIR", help="also describe the filesystem/device of DIR")
+
+    pa = sub.add_parser("params", parents=[common], help="print a profile section as YAML (for papermill -f)")
+    pa.add_argument("experiment", metavar="EXPERIMENT")
+    pa.add_argument("--profile", default="standard")
+    pa.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    pa.add_argument("--add", action="append", default=[], metavar="KEY=VALUE",
+                    help="add a notebook parameter that is not in the profile (e.g. target_dir)")
+    pa.add_argument("-o", "--output", metavar="FILE", help="write FILE only when its content changes")
+    return p
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    from .parse import parse_paths, to_csv, write_csv
+
+    outcome = parse_paths(args.paths, args.kind)
+    for line in outcome.errors:
+        print(line.replace("\n", " "), file=sys.stderr)
+    out = Path(args.output) if args.output else None
+    if args.kind:
+        if out is not None and (out.is_dir() or args.output.endswith(("/", "\\"))):
+            out = out / f"{args.kind}.csv"
+        rows = outcome.rows[args.kind]
+        if out is None:
+            sys.stdout.write(to_csv(rows, args.kind))
+        else:
+            write_csv(out, rows, args.kind)
+    elif out is None:
+        kinds = [k for k in ("fio", "mlc") if outcome.rows[k]]
+        if len(kinds) > 1:
+            raise UsageError("these paths hold both fio and MLC outputs: use -o OUTDIR (writes fio.csv and "
+                             "mlc.csv) or --kind fio|mlc")
+        kind = kinds[0] if kinds else "fio"
+        sys.stdout.write(to_csv(outcome.rows[kind], kind))
+    else:
+        if out.suffix.lower() == ".csv":
+            raise UsageError(f"-o {out}: without --kind, -o names a folder (it gets fio.csv and mlc.csv)")
+        for kind in ("fio", "mlc"):
+            write_csv(out / f"{kind}.csv", outcome.rows[kind], kind)
+    nrows = len(outcome.rows["fio"]) + len(outcome.rows["mlc"])
+    if out is not None:
+        print(f"memstor parse: {outcome.files} files, {nrows} rows, {len(outcome.errors)} problems -> {out}",
+              file=sys.stderr)
+    return EXIT_PARTIAL if outcome.errors else EXIT_OK
+
+
+def _overrides(pairs: list) -> dict:
+    from .params import parse_override
+
+    return dict(parse_override(p) for p in pairs)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .experiments import run_profile
+    from .params import check_experiment
+
+    check_experiment(args.experiment)
+    table = run_profile(args.experiment, args.profile, _overrides(args.overrides), data_root=args.data,
+                        target_dir=args.target, host=args.host, progress=not args.no_progress)
+    failed = int((table["status"] == "failed").sum()) if "status" in table.columns else 0
+    print(f"memstor run {args.experiment}: {len(table)} rows"
+          + (f", {failed} failed (see the error column)" if failed else ""), file=sys.stderr)
+    return EXIT_PARTIAL if failed else EXIT_OK
+
+
+def _cmd_sysinfo(args: argparse.Namespace) -> int:
+    from .sysinfo import collect
+
+    print(json.dumps(collect(Path(args.target) if args.target else None), indent=2, default=str))
+    return EXIT_OK
+
+
+def _cmd_params(args: argparse.Namespace) -> int:
+    import yaml
+
+    from .params import load_profile
+
+    section = load_profile(args.profile, args.experiment, _overrides(args.overrides))
+    section.update(_overrides(args.add))
+    text = yaml.safe_dump(section, sort_keys=False, default_flow_style=None)
+    if not args.output:
+        sys.stdout.write(text)
+        return EXIT_OK
+    out = Path(args.output)
+    if not out.is_file() or out.read_text() != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+    return EXIT_OK
+
+
+COMMANDS = {"parse": _cmd_parse, "run": _cmd_run, "sysinfo": _cmd_sysinfo, "params": _cmd_params}
+
+
+def main(argv: list | None = None) -> int:
+    """Entry point of the `memstor` command; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in argv
+    try:
+        args = _build_parser().parse_args(argv)
+        if not args.command:
+            _build_parser().print_help(sys.stderr)
+            return EXIT_USAGE
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        if debug:
+            raise
+        print(f"memstor: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemstorError as exc:
+        if debug:
+            raise
+        print(f"memstor: {exc}", file=sys.stderr)
+        return EXIT_PARTIAL
+    except KeyboardInterrupt:
+        print("memstor: interrupted; rerun the same command to resume (completed points are kept)",
+              file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the promise: no traceback without --debug
+        if debug:
+            raise
+        print(f"memstor: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+              " (rerun with --debug for the traceback and report it)", file=sys.stderr)
+        return EXIT_PARTIAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

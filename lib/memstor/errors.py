@@ -1,0 +1,21 @@
+"""Errors that reach users as one line (no traceback without --debug)."""
+
+
+class MemstorError(Exception):
+    """A problem the user can act on. str(err) is a single line: what, where, and the way out."""
+
+
+class ParseError(MemstorError):
+    """A file (or part of one) held no measurement memstor can read."""
+
+
+class UsageError(MemstorError):
+    """A bad parameter, profile, experiment name or path given by the user (CLI exit status 2)."""
+
+
+class UnsafeTarget(MemstorError):
+    """A storage target memstor refuses to write to (device, foreign file, no room...)."""
+
+
+class PointFailed(MemstorError):
+    """One measurement point of a sweep failed; the sweep records it and goes on."""

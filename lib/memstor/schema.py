@@ -1,0 +1,51 @@
+"""Exact column names of the tidy tables (DESIGN.md contract). Empty cell = not available."""
+
+FIO_COLUMNS = [
+    "source", "host", "jobname", "groupid", "rw", "direction", "bs_bytes", "iodepth", "numjobs",
+    "rwmixread", "ioengine", "direct", "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us", "lat_min_us",
+    "lat_max_us", "clat_p50_us", "clat_p90_us", "clat_p99_us", "clat_p99_9_us", "clat_p99_99_us",
+    "runtime_s", "total_ios", "error", "fio_version",
+]
+
+MLC_COLUMNS = [
+    "source", "run", "tool", "tool_version", "test", "traffic", "read_fraction", "access_bytes",
+    "inject_delay", "latency_ns", "bandwidth_MBps", "src_node", "dst_node", "detail",
+]
+
+MLC_TESTS = (
+    "idle_latency", "loaded_latency", "peak_injection_bandwidth", "max_bandwidth",
+    "bandwidth_matrix", "latency_matrix", "c2c_latency",
+)
+
+# MLC -W codes -> traffic label and read fraction (share of bytes that are reads, as MLC defines the mix).
+TRAFFIC_CODES = {
+    "R": ("read-only", 1.0),
+    "W2": ("2:1", 2 / 3),
+    "W3": ("3:1", 3 / 4),
+    "W4": ("3:2", 3 / 5),
+    "W5": ("1:1", 1 / 2),
+    "W6": ("write-only-nt", 0.0),
+    "W7": ("2:1-nt", 2 / 3),
+    "W8": ("1:1-nt", 1 / 2),
+    "W9": ("3:1-nt", 3 / 4),
+    "W10": ("stream-triad", 2 / 3),
+}
+
+# Labels of MLC's peak-injection / max-bandwidth rows -> traffic label.
+PEAK_ROW_TRAFFIC = {
+    "ALL Reads": "read-only",
+    "3:1 Reads-Writes": "3:1",
+    "2:1 Reads-Writes": "2:1",
+    "1:1 Reads-Writes": "1:1",
+    "Stream-triad like": "stream-triad",
+}
+
+from dataclasses import dataclass, field  # noqa: E402
+
+
+@dataclass
+class ParseResult:
+    """Rows parsed from one text, and one-line problems ("SOURCE: reason") for what could not be read."""
+
+    rows: list = field(default_factory=list)
+    errors: list = field(default_factory=list)

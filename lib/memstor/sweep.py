@@ -1,0 +1,483 @@
+"""Resumable sweeps: run a grid of measurement points, one raw file + metadata sidecar per point.
+
+Layout (DESIGN.md)::
+
+    <data>/raw/<host>/<experiment>/<point><suffix>      raw tool output (immutable once complete)
+    <data>/raw/<host>/<experiment>/<point>.meta.json    exact command, tool + version, params, times...
+    <data>/raw/<host>/<experiment>/manifest.json        experiment, host, sysinfo, points in order
+    <data>/raw/<host>/<experiment>/.lock                flock: one sweep per experiment at a time
+
+Guarantees:
+
+- Every file is written atomically (temp file in the same folder + fsync + ``os.replace``). The runner
+  writes its raw output to ``out_tmp``; the sweep renames it only after the runner succeeded and
+  ``runner.complete(out_tmp)`` accepted it, so a SIGKILL mid-point leaves no half-written raw file.
+  Stale temp files (``*.tmp*``) from a killed sweep are removed when the next sweep starts.
+- A point whose raw file is complete (``runner.complete(raw)``) and whose meta says ``status: done``
+  with the same params is not rerun (``cached``). A point whose meta records different params is rerun.
+- A failed point is recorded (meta ``status: failed`` + ``error``, no raw file) and the sweep goes on;
+  the next run retries it.
+- Ctrl-C (KeyboardInterrupt) removes the interrupted point's temp file, records nothing for it, and
+  raises :class:`SweepInterrupted` ("interrupted: N of M points done; rerun the same command to resume").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from memstor import __version__
+from memstor.errors import MemstorError, PointFailed, UsageError
+
+#: Names of points, experiments and hosts: file-safe, no path separators, no leading dot.
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=,@-]*$")
+#: Marker in the name of every temporary file the sweep (or atomic_write) creates.
+TMP_MARK = ".tmp"
+MANIFEST = "manifest.json"
+LOCK = ".lock"
+META_SUFFIX = ".meta.json"
+
+
+class SweepInterrupted(MemstorError):
+    """The user interrupted a sweep (Ctrl-C); completed points are kept and a rerun resumes."""
+
+
+class SweepLocked(MemstorError):
+    """Another memstor sweep holds the lock of this experiment folder."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measurement point of a sweep.
+
+    name: unique, filesystem-safe; encodes everything that changes the measurement.
+    params: JSON-able grid coordinates (copied into meta + manifest).
+    est_s: expected wall time in seconds (weights the progress bar's ETA).
+    """
+
+    name: str
+    params: dict = field(default_factory=dict, hash=False, compare=True)
+    est_s: float = 0.0
+
+
+class Runner(Protocol):
+    """What run_sweep needs from a tool runner (fio, mlc, loadlat...)."""
+
+    suffix: str  # ".json" or ".txt" (raw output file suffix)
+
+    def run(self, point: Point, out_tmp: Path) -> dict:
+        """Write raw output to out_tmp; return meta extras (command: list[str], tool, tool_version...).
+
+        Raise PointFailed("point X: reason") on failure. A PointFailed may carry a ``meta`` dict
+        attribute (e.g. the command line) that is recorded in the failed point's meta file.
+        """
+        ...
+
+    def complete(self, raw: Path) -> bool:
+        """True when the raw file holds a complete measurement."""
+        ...
+
+
+@dataclass
+class PointResult:
+    """What happened to one point in one run_sweep call."""
+
+    point: Point
+    status: str  # "done" (measured now) | "cached" (complete raw found) | "failed"
+    raw: Path | None  # <data>/raw/<host>/<experiment>/<point.name><suffix>; None when failed
+    meta: Path  # same stem + ".meta.json"
+    error: str | None = None
+
+
+# --------------------------------------------------------------------------------------------- paths
+
+
+def raw_dir(data_root: Path, host: str, experiment: str) -> Path:
+    """The folder of one experiment's raw outputs: ``<data>/raw/<host>/<experiment>``."""
+    return Path(data_root) / "raw" / host / experiment
+
+
+def processed_path(data_root: Path, host: str, experiment: str) -> Path:
+    """The tidy CSV of one experiment: ``<data>/processed/<host>/<experiment>.csv``."""
+    return Path(data_root) / "processed" / host / f"{experiment}.csv"
+
+
+def raw_path(directory: Path, point: Point, suffix: str) -> Path:
+    """The raw output file of a point inside an experiment folder."""
+    return Path(directory) / f"{point.name}{suffix}"
+
+
+def meta_path(directory: Path, point: Point) -> Path:
+    """The ``.meta.json`` sidecar of a point inside an experiment folder."""
+    return Path(directory) / f"{point.name}{META_SUFFIX}"
+
+
+def utc_now() -> str:
+    """The current time as ISO-8601 UTC with milliseconds, e.g. ``2024-05-01T12:00:00.123Z``."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# ------------------------------------------------------------------------------------ atomic writes
+
+
+def _fsync_dir(directory: Path) -> None:
+    """fsync a directory so a rename inside it survives a crash (best effort)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder + fsync + ``os.replace``.
+
+    Readers see either the old file or the complete new one, never a partial file; the temp file is
+    removed on any error (including KeyboardInterrupt). str is written as UTF-8.
+    """
+    path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.name}{TMP_MARK}-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Atomically write ``obj`` as indented JSON (non-JSON values become their str())."""
+    atomic_write(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def read_json(path: Path) -> dict | None:
+    """The JSON object in ``path``, or None when it is missing, unreadable or not an object."""
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _normalise(params: dict) -> Any:
+    """params as they look after a JSON round trip (tuples -> lists...), for comparing with meta."""
+    return json.loads(json.dumps(params, default=str))
+
+
+# --------------------------------------------------------------------------------------------- lock
+
+
+@contextlib.contextmanager
+def sweep_lock(directory: Path) -> Iterator[None]:
+    """Hold an exclusive, non-blocking flock on ``<directory>/.lock`` for the duration of a sweep.
+
+    Raises SweepLocked (one line, with the holder's pid) when another sweep holds it. The lock is
+    released by the kernel when the process dies, even on SIGKILL.
+    """
+    lock = Path(directory) / LOCK
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                pid = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            except OSError:
+                pid = "?"
+            raise SweepLocked(
+                f"another memstor sweep is running on {directory} (pid {pid}); wait for it or stop it "
+                f"(kill {pid}) and rerun the same command to resume"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def clean_stale_tmp(directory: Path) -> list[Path]:
+    """Remove temp files (``*.tmp*``) left in an experiment folder by a killed sweep; return them.
+
+    Only call while holding the folder's lock (a running sweep's temp files are not stale).
+    """
+    removed = []
+    for p in sorted(Path(directory).glob(f"*{TMP_MARK}*")):
+        if p.is_file() or p.is_symlink():
+            with contextlib.suppress(OSError):
+                p.unlink()
+                removed.append(p)
+    return removed
+
+
+# -------------------------------------------------------------------------------------------- sweep
+
+
+def check_name(kind: str, name: str) -> None:
+    """UsageError unless ``name`` is file-safe (letters, digits, ``._+=,@-``; no leading dot, no .tmp)."""
+    if not isinstance(name, str) or not SAFE_NAME.match(name) or TMP_MARK in name or name.endswith(
+        META_SUFFIX
+    ):
+        raise UsageError(
+            f"{kind} name {name!r} is not file-safe: use letters, digits and . _ + = , @ - "
+            f"(not starting with '.', without '{TMP_MARK}')"
+        )
+
+
+def _check_points(points: Sequence[Point]) -> None:
+    """UsageError for an unsafe or duplicated point name."""
+    seen: set[str] = set()
+    for p in points:
+        check_name("point", p.name)
+        if p.name in seen:
+            raise UsageError(f"point name {p.name!r} appears twice in the sweep: each point needs a unique name")
+        if p.name + META_SUFFIX == MANIFEST or p.name == "manifest":
+            raise UsageError("point name 'manifest' is reserved: rename the point")
+        seen.add(p.name)
+
+
+def is_cached(point: Point, runner: Runner, directory: Path) -> bool:
+    """True when the point's raw file is complete and its meta says done with the same params."""
+    raw = raw_path(directory, point, runner.suffix)
+    meta = read_json(meta_path(directory, point))
+    if meta is None or meta.get("status") != "done" or not raw.is_file():
+        return False
+    if "params" in meta and meta["params"] != _normalise(point.params):
+        return False
+    try:
+        return bool(runner.complete(raw))
+    except Exception:  # a runner that cannot read its own file: treat as incomplete, rerun
+        return False
+
+
+class _Progress:
+    """A tqdm.auto bar weighted by Point.est_s (seconds), or nothing when disabled.
+
+    The bar's total is the sum of est_s over all points and each finished point advances it by its
+    est_s, so tqdm's ETA is in real seconds even when points differ in length (when no point has an
+    estimate, every point counts 1). Points already complete count from the start (tqdm's ``initial``)
+    and do not distort the rate. The description shows "<experiment> [done/total] <point running>".
+    """
+
+    def __init__(self, points: Sequence[Point], cached: set[str], experiment: str, enabled: bool):
+        self.weighted = any(p.est_s > 0 for p in points)
+        self.experiment = experiment
+        self.total = len(points)
+        self.done = sum(1 for p in points if p.name in cached)
+        self.bar = None
+        if not enabled:
+            return
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(
+            total=sum(self._weight(p) for p in points),
+            initial=sum(self._weight(p) for p in points if p.name in cached),
+            desc=self._desc(""),
+            bar_format="{desc}{percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+            file=sys.stderr,
+            dynamic_ncols=True,
+            leave=True,
+        )
+
+    def _weight(self, p: Point) -> float:
+        """The bar units of one point: est_s seconds when any point has an estimate, else 1."""
+        return max(float(p.est_s), 0.0) if self.weighted else 1.0
+
+    def _desc(self, running: str) -> str:
+        return f"{self.experiment} [{self.done}/{self.total}]" + (f" {running}" if running else "")
+
+    def start(self, p: Point) -> None:
+        """Show the point now running."""
+        if self.bar is not None:
+            self.bar.set_description(self._desc(p.name), refresh=True)
+
+    def finish(self, p: Point) -> None:
+        """Advance by the point's weight."""
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(self._weight(p))
+            self.bar.set_description(self._desc(""), refresh=True)
+
+    def close(self) -> None:
+        """Close the bar (leaves the final line on screen)."""
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _manifest(experiment: str, host: str, sysinfo: dict | None, entries: list[dict], started: str) -> dict:
+    """The manifest.json object."""
+    return {
+        "experiment": experiment,
+        "host": host,
+        "memstor_version": __version__,
+        "started": started,
+        "updated": utc_now(),
+        "sysinfo": sysinfo,
+        "points": entries,
+    }
+
+
+def _finalise_raw(tmp: Path, raw: Path) -> None:
+    """fsync the runner's temp output and rename it to the raw file name."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, raw)
+    _fsync_dir(raw.parent)
+
+
+def run_sweep(
+    experiment: str,
+    points: Sequence[Point],
+    runner: Runner,
+    data_root: Path,
+    host: str,
+    *,
+    sysinfo: dict | None = None,
+    progress: bool = True,
+) -> list[PointResult]:
+    """Run every point not already complete, one at a time, and return one PointResult per point.
+
+    Raw outputs go to ``raw_dir(data_root, host, experiment)``. Raises UsageError for bad names,
+    SweepLocked when another sweep of the same experiment runs, SweepInterrupted on Ctrl-C.
+    A runner's PointFailed is recorded and the sweep goes on; any other MemstorError stops the
+    sweep after recording the point as failed (e.g. fio not installed: every point would fail).
+    """
+    check_name("experiment", experiment)
+    check_name("host", host)
+    points = list(points)
+    _check_points(points)
+    directory = raw_dir(data_root, host, experiment)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot create {directory}: {err.strerror}; choose another --data folder") from None
+    started = utc_now()
+    with sweep_lock(directory):
+        clean_stale_tmp(directory)
+        cached = {p.name for p in points if is_cached(p, runner, directory)}
+        entries = [
+            {
+                "name": p.name,
+                "params": _normalise(p.params),
+                "status": "cached" if p.name in cached else "pending",
+                "raw": raw_path(directory, p, runner.suffix).name if p.name in cached else None,
+                "meta": meta_path(directory, p).name,
+                "error": None,
+            }
+            for p in points
+        ]
+        write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started))
+        bar = _Progress(points, cached, experiment, progress)
+        results: list[PointResult] = []
+        try:
+            for i, p in enumerate(points):
+                if p.name in cached:
+                    results.append(
+                        PointResult(p, "cached", raw_path(directory, p, runner.suffix), meta_path(directory, p))
+                    )
+                    continue
+                bar.start(p)
+                res = _run_point(experiment, host, p, runner, directory)
+                results.append(res)
+                entries[i].update(status=res.status, raw=res.raw.name if res.raw else None, error=res.error)
+                write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started))
+                bar.finish(p)
+        except KeyboardInterrupt:
+            n_ok = sum(1 for r in results if r.status in ("done", "cached"))
+            raise SweepInterrupted(
+                f"interrupted: {n_ok} of {len(points)} points done; rerun the same command to resume"
+            ) from None
+        finally:
+            bar.close()
+    return results
+
+
+def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: Path) -> PointResult:
+    """Run one point: runner -> temp file -> checks -> rename + meta. Never leaves a temp file."""
+    raw = raw_path(directory, p, runner.suffix)
+    meta = meta_path(directory, p)
+    tmp = directory / f"{raw.name}{TMP_MARK}"
+    base = {
+        "experiment": experiment,
+        "point": p.name,
+        "params": _normalise(p.params),
+        "host": host,
+        "memstor_version": __version__,
+    }
+    start_wall, t0 = utc_now(), time.monotonic()
+
+    def record(status: str, extras: dict, error: str | None) -> None:
+        info = dict(base)
+        info.update({k: v for k, v in extras.items() if k not in base})
+        info.update(
+            start_time=start_wall,
+            end_time=utc_now(),
+            duration_s=round(time.monotonic() - t0, 3),
+            status=status,
+            error=error,
+            raw=raw.name if status == "done" else None,
+        )
+        write_json(meta, info)
+
+    def fail(error: str, extras: dict) -> PointResult:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        with contextlib.suppress(OSError):
+            raw.unlink()  # a failed point has no raw file (an older, unreferenced one included)
+        record("failed", extras, error)
+        return PointResult(p, "failed", None, meta, error)
+
+    try:
+        extras = runner.run(p, tmp) or {}
+    except PointFailed as err:
+        return fail(_one_line(str(err)) or f"point {p.name}: failed", dict(getattr(err, "meta", {}) or {}))
+    except MemstorError as err:
+        fail(_one_line(str(err)), dict(getattr(err, "meta", {}) or {}))
+        raise
+    except OSError as err:
+        return fail(f"point {p.name}: {err}", {})
+    except BaseException:  # KeyboardInterrupt included: no temp file, nothing recorded
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    try:
+        if not tmp.is_file():
+            return fail(f"point {p.name}: the runner wrote no output", extras)
+        if not runner.complete(tmp):
+            return fail(f"point {p.name}: the output is incomplete (no complete measurement in it)", extras)
+        _finalise_raw(tmp, raw)
+        record("done", extras, None)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return PointResult(p, "done", raw, meta, None)
+
+
+def _one_line(text: str) -> str:
+    """The first non-empty line of text (errors must be one line)."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
