@@ -62,9 +62,12 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     from .parse import parse_paths, to_csv, write_csv
 
     outcome = parse_paths(args.paths, args.kind)
+    out = Path(args.output) if args.output else None
+    if not args.kind and out is None and all(outcome.rows.values()):
+        raise UsageError("these paths hold both fio and MLC outputs: use -o OUTDIR (writes fio.csv and "
+                         "mlc.csv) or --kind fio|mlc")
     for line in outcome.errors:
         print(line.replace("\n", " "), file=sys.stderr)
-    out = Path(args.output) if args.output else None
     if args.kind:
         if out is not None and (out.is_dir() or args.output.endswith(("/", "\\"))):
             out = out / f"{args.kind}.csv"
@@ -74,11 +77,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         else:
             write_csv(out, rows, args.kind)
     elif out is None:
-        kinds = [k for k in ("fio", "mlc") if outcome.rows[k]]
-        if len(kinds) > 1:
-            raise UsageError("these paths hold both fio and MLC outputs: use -o OUTDIR (writes fio.csv and "
-                             "mlc.csv) or --kind fio|mlc")
-        kind = kinds[0] if kinds else "fio"
+        kind = "mlc" if outcome.rows["mlc"] else "fio"
         sys.stdout.write(to_csv(outcome.rows[kind], kind))
     else:
         if out.suffix.lower() == ".csv":

@@ -10,9 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from .schema import FIO_COLUMNS, MLC_COLUMNS
 
