@@ -10,6 +10,7 @@ from pathlib import Path
 from . import __version__
 from .errors import MemstorError, UsageError
 from .params import EXPERIMENTS
+from .sweep import SweepInterrupted
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
 
@@ -148,6 +149,9 @@ def main(argv: list | None = None) -> int:
             _build_parser().print_help(sys.stderr)
             return EXIT_USAGE
         return COMMANDS[args.command](args)
+    except SweepInterrupted as exc:
+        print(f"memstor: {exc}", file=sys.stderr)
+        return 130
     except UsageError as exc:
         if debug:
             raise

@@ -31,6 +31,7 @@ import re
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -232,13 +233,19 @@ def clean_stale_tmp(directory: Path) -> list[Path]:
 
 
 def check_name(kind: str, name: str) -> None:
-    """UsageError unless ``name`` is file-safe (letters, digits, ``._+=,@-``; no leading dot, no .tmp)."""
-    if not isinstance(name, str) or not SAFE_NAME.match(name) or TMP_MARK in name or name.endswith(
-        META_SUFFIX
-    ):
+    """UsageError unless ``name`` is file-safe: letters, digits, ``._+=,@-``, not starting with a dot.
+
+    Point names (files inside the experiment folder) also may not contain ``.tmp`` (the temp-file mark
+    cleaned at start) nor end in ``.meta.json``.
+    """
+    bad = not isinstance(name, str) or not SAFE_NAME.match(name)
+    if kind == "point" and not bad:
+        bad = TMP_MARK in name or name.endswith(META_SUFFIX)
+    if bad:
+        extra = f", without '{TMP_MARK}'" if kind == "point" else ""
         raise UsageError(
             f"{kind} name {name!r} is not file-safe: use letters, digits and . _ + = , @ - "
-            f"(not starting with '.', without '{TMP_MARK}')"
+            f"(not starting with '.'{extra})"
         )
 
 
@@ -285,7 +292,9 @@ class _Progress:
         self.bar = None
         if not enabled:
             return
-        from tqdm.auto import tqdm
+        with warnings.catch_warnings():  # no "IProgress not found" noise in notebooks without ipywidgets:
+            warnings.simplefilter("ignore")  # tqdm.auto then falls back to the text bar
+            from tqdm.auto import tqdm
 
         self.bar = tqdm(
             total=sum(self._weight(p) for p in points),

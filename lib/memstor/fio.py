@@ -1,0 +1,552 @@
+"""The fio engine: a typed job spec becomes ONE fio invocation with json+ output, checked thoroughly.
+
+Choices (documented here because they change what is measured):
+
+- ``--output-format=json+ --output=FILE``: the per-job JSON plus the completion-latency histogram bins.
+  fio's stdout and stderr are captured separately; fio also copies its error lines into FILE before
+  the JSON, which is why the JSON is read with "text before the JSON" tolerated.
+- ``--randrepeat=0``: each run draws a fresh random offset sequence, so repetitions of a point are
+  independent samples (fio's default repeats the same offsets run after run).
+- ``--norandommap`` (random patterns only): offsets are drawn uniformly with replacement, as most
+  published SSD/NVMe tests do; fio's default "touch every block once" map costs CPU on big files and
+  makes the tail of a long run sequential-ish. Ignored by fio for sequential patterns, so not passed.
+- ``--invalidate=1``: drop the test file's page cache before the job (fio's default, made explicit).
+- ``--allow_file_create=0``: fio never creates a file; the test file is created and owned by
+  memstor.target, so a vanished test file is an error instead of a new file somewhere.
+- ``--eta=never``: no progress lines in the captured output.
+- time in ms (``--runtime=1500ms``) so fractional seconds are exact.
+- ``--thread`` is not used (fio's default processes, as in the seed reports).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import mmap
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memstor.errors import MemstorError, ParseError, PointFailed, UsageError
+from memstor.fioparse import load_fio_json
+from memstor.units import parse_size as _parse_size
+
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim")
+MIXED_MODES = ("rw", "randrw")
+RANDOM_MODES = ("randread", "randwrite", "randrw", "randtrim")
+#: Engine fallback order when the preferred one is missing from fio or refused by the kernel.
+ENGINE_CHAIN = ("io_uring", "libaio", "psync")
+INSTALL_HINT = (
+    "install it (Debian/Ubuntu: sudo apt-get install fio; Fedora: sudo dnf install fio; "
+    "macOS: brew install fio) or run make env"
+)
+#: Seconds fio may take beyond runtime + ramp before it is killed (startup, file layout, teardown).
+TIMEOUT_MARGIN_S = 120.0
+
+
+# ------------------------------------------------------------------------------------- the binary
+
+
+def fio_binary() -> str:
+    """The fio executable: ``$MEMSTOR_FIO`` when set, else ``fio`` on PATH.
+
+    Raises MemstorError (one line, with the install command) when fio is not there.
+    """
+    env = os.environ.get("MEMSTOR_FIO")
+    if env:
+        if os.path.isfile(env) and os.access(env, os.X_OK):
+            return env
+        raise MemstorError(f"MEMSTOR_FIO={env} is not an executable file: fix or unset it, or {INSTALL_HINT}")
+    found = shutil.which("fio")
+    if not found:
+        raise MemstorError(f"fio not found on PATH: {INSTALL_HINT}")
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _version_of(binary: str) -> str:
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
+    text = (out.stdout or out.stderr).strip()
+    if out.returncode != 0 or not text:
+        raise MemstorError(f"{binary} --version failed (exit {out.returncode}): reinstall fio; {INSTALL_HINT}")
+    return text.splitlines()[0].strip()
+
+
+def fio_version() -> str:
+    """What ``fio --version`` prints, e.g. ``fio-3.33`` (the same string as the JSON's "fio version")."""
+    return _version_of(fio_binary())
+
+
+@functools.lru_cache(maxsize=8)
+def _engines_of(binary: str) -> frozenset[str]:
+    out = subprocess.run([binary, "--enghelp"], capture_output=True, text=True, timeout=30)
+    names = {ln.strip() for ln in out.stdout.splitlines()[1:] if ln.strip() and not ln.strip().endswith(":")}
+    return frozenset(names)
+
+
+def fio_engines() -> frozenset[str]:
+    """The ioengines this fio was built with (``fio --enghelp``)."""
+    return _engines_of(fio_binary())
+
+
+# ------------------------------------------------------------------------------------------ job spec
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One fio job. Sizes are fio size strings (``4k`` = 4096 bytes), times in seconds."""
+
+    name: str
+    rw: str = "randread"  # read|write|randread|randwrite|rw|randrw|trim|randtrim
+    bs: str = "4k"  # block size, fio size string
+    iodepth: int = 1  # outstanding I/Os per job
+    numjobs: int = 1  # parallel jobs (processes) on the same file
+    rwmixread: int | None = None  # % reads, for rw/randrw (fio's default 50 when None)
+    ioengine: str = "io_uring"
+    direct: bool = True  # O_DIRECT: bypass the page cache
+    size: str = "1g"  # test file size (bytes of the file each job works on)
+    runtime_s: float = 10  # measured time, seconds
+    ramp_s: float = 0  # warm-up before measuring, seconds
+    time_based: bool = True  # run for runtime_s even when the file is covered sooner
+    group_reporting: bool = True  # numjobs reported as one aggregate
+    filename: str = ""  # the test file (from memstor.target)
+
+    def _bad(self, param: str, value: Any, allowed: str) -> UsageError:
+        return UsageError(f"fio job {self.name!r}: {param}={value!r} is not allowed: {allowed}")
+
+    def validate(self) -> None:
+        """Raise UsageError naming the parameter and the allowed values for anything fio would reject."""
+        if not isinstance(self.name, str) or not self.name.strip() or "\n" in self.name:
+            raise UsageError(f"fio job name {self.name!r} is not allowed: use a non-empty one-line name")
+        if self.rw not in RW_MODES:
+            raise self._bad("rw", self.rw, "one of " + ", ".join(RW_MODES))
+        bs = self._size("bs", self.bs, "a positive size like 512, 4k, 64k, 1m")
+        size = self._size("size", self.size, "a positive size like 16m, 1g")
+        if bs > size:
+            raise self._bad("bs", self.bs, f"at most the file size {self.size}")
+        for param in ("iodepth", "numjobs"):
+            v = getattr(self, param)
+            if not _is_int(v) or v < 1:
+                raise self._bad(param, v, "an integer >= 1")
+        if self.rwmixread is not None:
+            if not _is_int(self.rwmixread) or not 0 <= self.rwmixread <= 100:
+                raise self._bad("rwmixread", self.rwmixread, "an integer percentage of reads, 0..100")
+            if self.rw not in MIXED_MODES:
+                raise self._bad("rwmixread", self.rwmixread, f"only with rw=rw or rw=randrw (this job is rw={self.rw})")
+        if not isinstance(self.ioengine, str) or not self.ioengine:
+            raise self._bad("ioengine", self.ioengine, "an ioengine name such as " + ", ".join(ENGINE_CHAIN))
+        engines = fio_engines()
+        if engines and self.ioengine not in engines:
+            raise self._bad("ioengine", self.ioengine, "one of this fio's engines: " + ", ".join(sorted(engines)))
+        if not isinstance(self.direct, bool) and self.direct not in (0, 1):
+            raise self._bad("direct", self.direct, "true/1 (O_DIRECT) or false/0 (page cache)")
+        if not _is_num(self.runtime_s) or self.runtime_s <= 0:
+            raise self._bad("runtime_s", self.runtime_s, "a number of seconds > 0")
+        if round(self.runtime_s * 1000) < 1:
+            raise self._bad("runtime_s", self.runtime_s, "at least 0.001 s")
+        if not _is_num(self.ramp_s) or self.ramp_s < 0:
+            raise self._bad("ramp_s", self.ramp_s, "a number of seconds >= 0")
+
+    def _size(self, param: str, value: Any, allowed: str) -> int:
+        try:
+            n = _parse_size(str(value))
+        except (ValueError, TypeError):
+            raise self._bad(param, value, allowed) from None
+        if n <= 0 or isinstance(value, bool):
+            raise self._bad(param, value, allowed)
+        return n
+
+    @property
+    def bs_bytes(self) -> int:
+        """Block size in bytes."""
+        return _parse_size(self.bs)
+
+    @property
+    def size_bytes(self) -> int:
+        """Test file size in bytes."""
+        return _parse_size(self.size)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _ms(seconds: float) -> str:
+    """fio time option value in whole milliseconds (``1.5`` -> ``1500ms``)."""
+    return f"{int(round(seconds * 1000))}ms"
+
+
+def fio_command(job: FioJob, output: Path) -> list[str]:
+    """The exact fio argv for ``job`` writing json+ to ``output`` (validates the job first)."""
+    job.validate()
+    if not job.filename:
+        raise UsageError(f"fio job {job.name!r}: no filename: prepare a test file with memstor.target first")
+    cmd = [
+        fio_binary(),
+        f"--name={job.name}",
+        f"--filename={job.filename}",
+        f"--rw={job.rw}",
+        f"--bs={job.bs}",
+        f"--iodepth={job.iodepth}",
+        f"--numjobs={job.numjobs}",
+    ]
+    if job.rw in MIXED_MODES and job.rwmixread is not None:
+        cmd.append(f"--rwmixread={job.rwmixread}")
+    cmd += [
+        f"--ioengine={job.ioengine}",
+        f"--direct={int(bool(job.direct))}",
+        f"--size={job.size}",
+        f"--runtime={_ms(job.runtime_s)}",
+        f"--ramp_time={_ms(job.ramp_s)}",
+    ]
+    if job.time_based:
+        cmd.append("--time_based")
+    if job.group_reporting:
+        cmd.append("--group_reporting")
+    cmd += ["--randrepeat=0"]
+    if job.rw in RANDOM_MODES:
+        cmd.append("--norandommap")
+    cmd += [
+        "--invalidate=1",
+        "--allow_file_create=0",
+        "--eta=never",
+        "--output-format=json+",
+        f"--output={output}",
+    ]
+    return cmd
+
+
+# ------------------------------------------------------------------------------------- fio's output
+
+
+def load_json(text: str) -> dict:
+    """The last complete fio JSON document in ``text`` (text before it tolerated); ParseError if none."""
+    return load_fio_json(text)
+
+
+def first_error_line(*texts: str) -> str:
+    """fio's own first error line among texts (stderr, text before the JSON), else the first line."""
+    lines = [ln.strip() for t in texts if t for ln in t.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("{", "}", '"'))]
+    for ln in lines:
+        if re.search(r"error|err=|fio: |invalid|denied|not permitted|no such|failed", ln, re.IGNORECASE):
+            return ln
+    return lines[0] if lines else "no error message"
+
+
+def _text_before_json(text: str) -> str:
+    m = re.search(r"^\{", text, re.MULTILINE)
+    return text[: m.start()] if m else text
+
+
+def check_fio_output(point: str, returncode: int, stderr: str, out_text: str) -> dict:
+    """The fio JSON of a run, or PointFailed("point NAME: ...") naming fio's own error."""
+    before = _text_before_json(out_text)
+    if returncode != 0:
+        raise PointFailed(f"point {point}: fio exited {returncode}: {first_error_line(stderr, before)}")
+    try:
+        doc = load_json(out_text)
+    except ParseError:
+        raise PointFailed(f"point {point}: fio wrote no JSON result: {first_error_line(stderr, out_text)}") from None
+    jobs = doc.get("jobs") or []
+    if not jobs:
+        raise PointFailed(f"point {point}: fio's JSON has no jobs: {first_error_line(stderr, before)}")
+    for j in jobs:
+        err = j.get("error", 0)
+        if err:
+            why = os.strerror(err) if isinstance(err, int) and err > 0 else str(err)
+            raise PointFailed(
+                f"point {point}: fio job {j.get('jobname')!r} error {err} ({why}): {first_error_line(stderr, before)}"
+            )
+    return doc
+
+
+def json_complete(raw: Path) -> bool:
+    """True when ``raw`` holds a fio JSON document with jobs and no job error."""
+    try:
+        doc = load_json(Path(raw).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, MemstorError):
+        return False
+    jobs = doc.get("jobs") or []
+    return bool(jobs) and all(not j.get("error", 0) for j in jobs)
+
+
+# ---------------------------------------------------------------------------------- engine + O_DIRECT
+
+
+def probe_direct(directory: Path) -> None:
+    """Check that the filesystem at ``directory`` accepts O_DIRECT (open + one aligned 4 KiB write).
+
+    Raises UsageError with what to do when it refuses (tmpfs on old kernels, ramfs, some overlayfs/FUSE).
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: no such directory; create it or pick an existing --target")
+    path = directory / f"memstor-probe-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    refused = (
+        f"the filesystem at {directory} refuses O_DIRECT (tmpfs?): use --target on a disk filesystem, "
+        "or --set direct=0 (measures the page cache)"
+    )
+    fd = -1
+    try:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_DIRECT", 0), 0o600)
+        except OSError as err:
+            if err.errno in (22, 95):  # EINVAL, EOPNOTSUPP
+                raise UsageError(refused) from None
+            raise UsageError(f"cannot create a file in {directory}: {err.strerror}; pick another --target") from None
+        buf = mmap.mmap(-1, 4096)  # page-aligned buffer, as O_DIRECT wants
+        try:
+            os.write(fd, buf)
+        except OSError as err:
+            if err.errno in (22, 95):
+                raise UsageError(refused) from None
+            raise UsageError(f"cannot write in {directory}: {err.strerror}; pick another --target") from None
+        finally:
+            buf.close()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _probe_engine(binary: str, engine: str, directory: Path, direct: bool) -> str | None:
+    """None when a tiny real fio read with ``engine`` works in ``directory``, else fio's error line."""
+    if engine not in _engines_of(binary):
+        return f"this fio lacks {engine}"
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix="memstor-probe-", suffix=".tmp")
+    except OSError as err:
+        raise UsageError(f"cannot create a file in {directory}: {err.strerror}; pick another --target") from None
+    out = probe + ".json"
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(b"\xa5" * 65536)
+        cmd = [binary, "--name=memstor-probe", f"--filename={probe}", "--size=64k", "--bs=4k", "--rw=read",
+               f"--ioengine={engine}", f"--direct={int(direct)}", "--runtime=100ms", "--allow_file_create=0",
+               "--eta=never", "--output-format=json", f"--output={out}"]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            return f"{engine} probe did not finish within 60 s"
+        text = Path(out).read_text(errors="replace") if os.path.exists(out) else ""
+        try:
+            doc = check_fio_output("probe", res.returncode, res.stderr, text)
+        except PointFailed as err:
+            return str(err).split(": ", 1)[1]
+        io = sum(int(j.get("read", {}).get("io_bytes", 0)) for j in doc.get("jobs", []))
+        return None if io > 0 else f"{engine} read nothing"
+    finally:
+        for p in (probe, out):
+            with contextlib.suppress(OSError):
+                os.unlink(p)
+
+
+def choose_engine(preferred: str, directory: Path, *, direct: bool = True) -> tuple[str, str]:
+    """(engine, why): ``preferred`` when a tiny real fio job with it works in ``directory``, else the next
+    of io_uring > libaio > psync that does (a preferred engine outside that chain falls back to psync).
+
+    Raises MemstorError when none works (the reasons of each, in one line).
+    """
+    binary = fio_binary()
+    if not Path(directory).is_dir():
+        raise UsageError(f"{directory}: no such directory; create it or pick an existing --target")
+    chain = list(ENGINE_CHAIN[ENGINE_CHAIN.index(preferred):]) if preferred in ENGINE_CHAIN else [preferred, "psync"]
+    refused = []
+    for engine in chain:
+        problem = _probe_engine(binary, engine, Path(directory), direct)
+        if problem is None:
+            why = f"{engine} works" if not refused else "; ".join(refused) + f"; {engine} works"
+            return engine, why
+        refused.append(f"{engine} refused ({problem})")
+    raise MemstorError(
+        f"no usable fio ioengine in {directory}: " + "; ".join(refused) + ": check the kernel and fio build, "
+        "or --set direct=0 if O_DIRECT is the problem"
+    )
+
+
+# ------------------------------------------------------------------------------------------- runner
+
+
+def _die_with_parent() -> None:
+    """In the fio child (Linux): get SIGKILL when the sweep process dies, even by SIGKILL.
+
+    This covers fio's main process only: the job processes it forks call setsid() and survive it;
+    kill_stale_fio() removes those when the sweep resumes.
+    """
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+
+
+def fio_processes_writing_into(directory: Path) -> list[int]:
+    """pids of live fio processes (main and forked jobs) whose ``--output=`` is inside ``directory``.
+
+    Reads /proc (Linux); elsewhere returns []. Forked fio jobs keep their parent's argv, so the
+    output path identifies every process of one fio run, even after its parent died.
+    """
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    prefix = f"--output={Path(directory)}/".encode()
+    pids = []
+    for d in proc.iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            state = (d / "stat").read_text().rsplit(") ", 1)[1][:1]
+        except (OSError, IndexError):
+            continue
+        if state in ("Z", "X") or not argv or not os.path.basename(argv[0]).startswith(b"fio"):
+            continue
+        if any(a.startswith(prefix) for a in argv):
+            pids.append(int(d.name))
+    return sorted(pids)
+
+
+def kill_stale_fio(directory: Path, grace_s: float = 2.0) -> list[int]:
+    """Stop fio processes still writing into ``directory`` (left by a killed sweep); return their pids.
+
+    SIGTERM first (fio stops its jobs), SIGKILL after ``grace_s`` seconds. Only call while holding
+    the experiment's sweep lock: any fio writing there then belongs to a dead sweep.
+    """
+    pids = fio_processes_writing_into(directory)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    end = time.monotonic() + grace_s
+    while time.monotonic() < end and fio_processes_writing_into(directory):
+        time.sleep(0.05)
+    for pid in fio_processes_writing_into(directory):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def run_fio(cmd: list[str], timeout_s: float, output: Path) -> subprocess.CompletedProcess:
+    """Run fio capturing stdout and stderr separately (text); on timeout or any interruption every
+    process of this fio run is stopped before the exception goes on. fio dies with its parent (Linux).
+    """
+    preexec = _die_with_parent if sys.platform.startswith("linux") else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except BaseException:  # TimeoutExpired, KeyboardInterrupt...
+        with contextlib.suppress(OSError):
+            proc.terminate()
+        try:
+            proc.communicate(timeout=2)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+        kill_stale_fio(Path(output).parent)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _tail(text: str, n_chars: int = 2000) -> str:
+    return text[-n_chars:] if text else ""
+
+
+class FioRunner:
+    """sweep.Runner for fio: point name -> FioJob, raw output = fio's json+ file (suffix ".json").
+
+    The test file (memstor.target.TestFile) fills in jobs without a filename. The ioengine is probed
+    once per (engine, directory, direct) and the choice and its reason go into every point's meta.
+    """
+
+    suffix = ".json"
+
+    def __init__(self, jobs: dict[str, FioJob], test_file: Any = None, *, timeout_margin_s: float = TIMEOUT_MARGIN_S):
+        self.jobs = dict(jobs)
+        self.test_file = test_file
+        self.timeout_margin_s = timeout_margin_s
+        self._engines: dict[tuple[str, str, bool], tuple[str, str]] = {}
+        self._direct_ok: set[str] = set()
+
+    def job_for(self, point_name: str) -> FioJob:
+        """The job of a point, with the test file filled in; UsageError if the point has no job."""
+        try:
+            job = self.jobs[point_name]
+        except KeyError:
+            raise UsageError(f"point {point_name}: no fio job defined for it (a bug in the experiment's grid)") from None
+        if not job.filename and self.test_file is not None:
+            job = dataclasses.replace(job, filename=str(self.test_file.path))
+        job.validate()
+        if not job.filename:
+            raise UsageError(f"fio job {job.name!r}: no filename: prepare a test file with memstor.target first")
+        return job
+
+    def _engine(self, job: FioJob) -> tuple[str, str]:
+        path = Path(job.filename)
+        if path.is_block_device() or path.is_char_device():
+            return job.ioengine, f"{job.ioengine} as asked (raw device: not probed)"
+        directory = path.parent
+        if job.direct and str(directory) not in self._direct_ok:
+            probe_direct(directory)
+            self._direct_ok.add(str(directory))
+        key = (job.ioengine, str(directory), bool(job.direct))
+        if key not in self._engines:
+            self._engines[key] = choose_engine(job.ioengine, directory, direct=bool(job.direct))
+        return self._engines[key]
+
+    def run(self, point: Any, out_tmp: Path) -> dict:
+        """Run the point's fio job writing json+ to out_tmp; return meta extras; PointFailed on failure."""
+        job = self.job_for(point.name)
+        if not os.path.exists(job.filename):
+            raise UsageError(
+                f"point {point.name}: test file {job.filename} does not exist: create it with "
+                "memstor.target.prepare_test_file (memstor run does) and rerun"
+            )
+        stale = kill_stale_fio(Path(out_tmp).parent)
+        engine, why = self._engine(job)
+        job = dataclasses.replace(job, ioengine=engine)
+        cmd = fio_command(job, Path(out_tmp))
+        meta: dict[str, Any] = {
+            "command": cmd,
+            "command_line": shlex.join(cmd),
+            "tool": "fio",
+            "tool_version": fio_version(),
+            "job": dataclasses.asdict(job),
+            "ioengine": engine,
+            "ioengine_reason": why,
+        }
+        if stale:
+            meta["killed_stale_fio_pids"] = stale
+        timeout = job.runtime_s + job.ramp_s + self.timeout_margin_s
+        try:
+            res = run_fio(cmd, timeout, Path(out_tmp))
+        except subprocess.TimeoutExpired:
+            err = PointFailed(f"point {point.name}: fio did not finish within {timeout:.0f} s and was killed")
+            err.meta = meta
+            raise err from None
+        meta.update(returncode=res.returncode, fio_stderr=_tail(res.stderr))
+        text = Path(out_tmp).read_text(encoding="utf-8", errors="replace") if Path(out_tmp).exists() else ""
+        try:
+            check_fio_output(point.name, res.returncode, res.stderr, text)
+        except PointFailed as err:
+            err.meta = meta
+            raise
+        return meta
+
+    def complete(self, raw: Path) -> bool:
+        """True when raw holds fio JSON with jobs and no job error."""
+        return json_complete(raw)
