@@ -102,7 +102,12 @@ test: $(ENV_STAMP) $(LOADLAT) ## run the test suite (real fio, loadlat, papermil
 soak: $(ENV_STAMP) $(LOADLAT) ## long reliability tests (interruptions, faults, fuzzing)
 	$(VENV)/bin/pytest -q -m soak -p no:cacheprovider
 
-bench: $(ENV_STAMP) $(LOADLAT) ## benchmarks -> report/bench.md and report/bench.csv (ratios, medians of >=3)
+$(BUILD)/bin/chase: bench/chase.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -o $@ $<
+
+bench: $(ENV_STAMP) $(LOADLAT) $(BUILD)/bin/chase ## benchmarks -> report/bench.md and report/bench.csv (ratios, medians of >=3)
+	@command -v likwid-bench >/dev/null 2>&1 || scripts/install-system-deps --bench || echo "make bench: likwid-bench unavailable; the bandwidth figures will say 'not measured'" >&2
 	$(PY) -m memstor.bench --out report
 
 clean: ## remove build/ and generated report files (never data/raw)

@@ -412,12 +412,12 @@ def fio_processes_writing_into(directory: Path) -> list[int]:
             continue
         try:
             argv = (d / "cmdline").read_bytes().split(b"\0")
+            if not os.path.basename(argv[0]).startswith(b"fio") or not any(a.startswith(prefix) for a in argv):
+                continue
             state = (d / "stat").read_text().rsplit(") ", 1)[1][:1]
         except (OSError, IndexError):
             continue
-        if state in ("Z", "X") or not argv or not os.path.basename(argv[0]).startswith(b"fio"):
-            continue
-        if any(a.startswith(prefix) for a in argv):
+        if state not in ("Z", "X"):
             pids.append(int(d.name))
     return sorted(pids)
 
@@ -429,6 +429,8 @@ def kill_stale_fio(directory: Path, grace_s: float = 2.0) -> list[int]:
     the experiment's sweep lock: any fio writing there then belongs to a dead sweep.
     """
     pids = fio_processes_writing_into(directory)
+    if not pids:
+        return []
     for pid in pids:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
@@ -481,6 +483,7 @@ class FioRunner:
         self.timeout_margin_s = timeout_margin_s
         self._engines: dict[tuple[str, str, bool], tuple[str, str]] = {}
         self._direct_ok: set[str] = set()
+        self._stale_checked: set[str] = set()  # folders already cleared of a killed sweep's fio
 
     def job_for(self, point_name: str) -> FioJob:
         """The job of a point, with the test file filled in; UsageError if the point has no job."""
@@ -516,7 +519,9 @@ class FioRunner:
                 f"point {point.name}: test file {job.filename} does not exist: create it with "
                 "memstor.target.prepare_test_file (memstor run does) and rerun"
             )
-        stale = kill_stale_fio(Path(out_tmp).parent)
+        folder = str(Path(out_tmp).parent)
+        stale = [] if folder in self._stale_checked else kill_stale_fio(Path(folder))
+        self._stale_checked.add(folder)
         engine, why = self._engine(job)
         job = dataclasses.replace(job, ioengine=engine)
         cmd = fio_command(job, Path(out_tmp))
