@@ -73,6 +73,7 @@ ATTR static void KN(run)(struct load_args *a)
         if (ph == PH_MEASURE && !measuring) {
             if (tr->nt)
                 VFENCE();
+            a->cpu_s = thread_cpu_s();
             a->t0 = now_s();
             g0 = groups;
             measuring = 1;
@@ -81,6 +82,7 @@ ATTR static void KN(run)(struct load_args *a)
                 VFENCE();
             if (measuring) {
                 a->t1 = now_s();
+                a->cpu_s = thread_cpu_s() - a->cpu_s;
                 a->groups = groups - g0;
                 a->measured = 1;
             }

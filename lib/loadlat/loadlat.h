@@ -56,6 +56,7 @@ void **chain_build(struct buffer *b, size_t slot, uint64_t seed);
 
 /* Time. */
 double now_s(void);                     /* CLOCK_MONOTONIC in seconds */
+double thread_cpu_s(void);              /* CLOCK_THREAD_CPUTIME_ID in seconds (CPU time of this thread) */
 void sleep_s(double s);                 /* nanosleep, returns early on a signal */
 
 /* CPUs. */
@@ -75,6 +76,7 @@ struct load_args {
     _Atomic int *phase;
     /* results */
     double t0, t1;                      /* measured window (CLOCK_MONOTONIC s) */
+    double cpu_s;                       /* CPU time the thread got inside the window (s) */
     uint64_t groups;                    /* request groups completed inside the window */
     uint64_t sink;                      /* consumed read data */
     int measured;                       /* window seen (MEASURE then STOP) */
@@ -86,6 +88,7 @@ struct chase_args {
     void **start;
     _Atomic int *phase;
     double t0, t1;
+    double cpu_s;                       /* CPU time the thread got inside the window (s) */
     uint64_t loads;
     void **end;                         /* where the chase stopped (kept live) */
     int measured;

@@ -1,0 +1,302 @@
+/* loadlat: load-generation kernels per instruction set, the latency chase, the delay loop and the
+ * calibrations (delay units -> ns, core clock rate, TSC rate).
+ *
+ * x86-64: AVX2 (32-byte loads/stores, _mm256_stream_si256 for non-temporal stores) when the CPU has it,
+ *         else SSE2 (16-byte, _mm_stream_si128), chosen at run time with __builtin_cpu_supports; no
+ *         -march flags are needed. LOADLAT_ISA=sse2|avx2|generic forces one.
+ * aarch64: NEON 16-byte loads/stores; non-temporal stores with STNP (a hint: the core may still
+ *         allocate the line in cache).
+ * other:  plain 64-bit loads and stores (non-temporal = ordinary stores).
+ */
+#include "loadlat.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <x86intrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+static const struct traffic TRAFFIC[] = {
+    {"R", "read-only", "Read-only", 1, 0, 0, 0},
+    {"W2", "2:1", "2 reads and 1 write", 2, 1, 0, 0},
+    {"W3", "3:1", "3 reads and 1 write", 3, 1, 0, 0},
+    {"W4", "3:2", "3 reads and 2 writes", 3, 2, 0, 0},
+    {"W5", "1:1", "1 read and 1 write", 1, 1, 0, 0},
+    {"W6", "write-only-nt", "100% non-temporal write", 0, 1, 1, 0},
+    {"W7", "2:1-nt", "2 reads and 1 non-temporal write", 2, 1, 1, 0},
+    {"W8", "1:1-nt", "1 reads and 1 non-temporal write", 1, 1, 1, 0},
+    {"W9", "3:1-nt", "3 reads and 1 non-temporal write", 3, 1, 1, 0},
+    {"W10", "stream-triad", "stream-triad like: 2 reads from 2 buffers and 1 non-temporal write", 2, 1, 1, 1},
+};
+
+const struct traffic *traffic_lookup(const char *code)
+{
+    for (size_t i = 0; i < sizeof TRAFFIC / sizeof TRAFFIC[0]; i++)
+        if (strcmp(TRAFFIC[i].code, code) == 0)
+            return &TRAFFIC[i];
+    return NULL;
+}
+
+/* One delay unit = one iteration of this loop (an add, a compare and a taken branch: ~1 core clock). */
+static inline __attribute__((always_inline)) void delay_inline(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        __asm__ volatile("" : "+r"(i));
+}
+
+void delay_loop(uint64_t n) { delay_inline(n); }
+
+static inline uint64_t rand_below(uint64_t *s, size_t n)  /* xorshift64*, uniform-ish in [0, n) */
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return (uint64_t)(((unsigned __int128)(x * 0x2545F4914F6CDD1Dull) * n) >> 64);
+}
+
+/* ------------------------------------------------------------ generic (64-bit scalar) kernel */
+#define KN(x) gen_##x
+#define ATTR
+#define VT uint64_t
+#define VB 8
+#define VLOAD(p) (*(const uint64_t *)(const void *)(p))
+#define VSTORE(p, v) (*(uint64_t *)(void *)(p) = (v))
+#define VSTREAM(p, v) VSTORE(p, v)
+#define VXOR(a, b) ((a) ^ (b))
+#define VADD(a, b) ((a) + (b))
+#define VZERO 0
+#define VFENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define VFOLD(v) (v)
+#include "kernel_tmpl.h"
+#undef KN
+#undef ATTR
+#undef VT
+#undef VB
+#undef VLOAD
+#undef VSTORE
+#undef VSTREAM
+#undef VXOR
+#undef VADD
+#undef VZERO
+#undef VFENCE
+#undef VFOLD
+
+#if defined(__x86_64__)
+/* ------------------------------------------------------------ SSE2 (baseline x86-64) */
+static inline uint64_t fold128(__m128i v)
+{
+    return (uint64_t)_mm_cvtsi128_si64(v) ^ (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+}
+#define KN(x) sse2_##x
+#define ATTR
+#define VT __m128i
+#define VB 16
+#define VLOAD(p) _mm_load_si128((const __m128i *)(const void *)(p))
+#define VSTORE(p, v) _mm_store_si128((__m128i *)(void *)(p), (v))
+#define VSTREAM(p, v) _mm_stream_si128((__m128i *)(void *)(p), (v))
+#define VXOR(a, b) _mm_xor_si128((a), (b))
+#define VADD(a, b) _mm_add_epi64((a), (b))
+#define VZERO _mm_setzero_si128()
+#define VFENCE() _mm_sfence()
+#define VFOLD(v) fold128(v)
+#include "kernel_tmpl.h"
+#undef KN
+#undef ATTR
+#undef VT
+#undef VB
+#undef VLOAD
+#undef VSTORE
+#undef VSTREAM
+#undef VXOR
+#undef VADD
+#undef VZERO
+#undef VFENCE
+#undef VFOLD
+
+/* ------------------------------------------------------------ AVX2 (run-time dispatched) */
+__attribute__((target("avx2"))) static inline uint64_t fold256(__m256i v)
+{
+    return fold128(_mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+#define KN(x) avx2_##x
+#define ATTR __attribute__((target("avx2")))
+#define VT __m256i
+#define VB 32
+#define VLOAD(p) _mm256_load_si256((const __m256i *)(const void *)(p))
+#define VSTORE(p, v) _mm256_store_si256((__m256i *)(void *)(p), (v))
+#define VSTREAM(p, v) _mm256_stream_si256((__m256i *)(void *)(p), (v))
+#define VXOR(a, b) _mm256_xor_si256((a), (b))
+#define VADD(a, b) _mm256_add_epi64((a), (b))
+#define VZERO _mm256_setzero_si256()
+#define VFENCE() _mm_sfence()
+#define VFOLD(v) fold256(v)
+#include "kernel_tmpl.h"
+#undef KN
+#undef ATTR
+#undef VT
+#undef VB
+#undef VLOAD
+#undef VSTORE
+#undef VSTREAM
+#undef VXOR
+#undef VADD
+#undef VZERO
+#undef VFENCE
+#undef VFOLD
+
+#elif defined(__aarch64__)
+/* ------------------------------------------------------------ NEON + STNP */
+static inline void stnp16(unsigned char *p, uint64x2_t v)
+{
+    uint64_t lo = vgetq_lane_u64(v, 0), hi = vgetq_lane_u64(v, 1);
+    __asm__ volatile("stnp %x0, %x1, [%2]" : : "r"(lo), "r"(hi), "r"(p) : "memory");
+}
+#define KN(x) neon_##x
+#define ATTR
+#define VT uint64x2_t
+#define VB 16
+#define VLOAD(p) vld1q_u64((const uint64_t *)(const void *)(p))
+#define VSTORE(p, v) vst1q_u64((uint64_t *)(void *)(p), (v))
+#define VSTREAM(p, v) stnp16((p), (v))
+#define VXOR(a, b) veorq_u64((a), (b))
+#define VADD(a, b) vaddq_u64((a), (b))
+#define VZERO vdupq_n_u64(0)
+#define VFENCE() __asm__ volatile("dmb ishst" ::: "memory")
+#define VFOLD(v) (vgetq_lane_u64((v), 0) ^ vgetq_lane_u64((v), 1))
+#include "kernel_tmpl.h"
+#endif
+
+const char *load_isa(void)
+{
+    const char *force = getenv("LOADLAT_ISA");
+    if (force && strcmp(force, "generic") == 0)
+        return "generic";
+#if defined(__x86_64__)
+    if (force && strcmp(force, "sse2") == 0)
+        return "sse2";
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        return "avx2";
+    return "sse2";
+#elif defined(__aarch64__)
+    return "neon";
+#else
+    return "generic";
+#endif
+}
+
+void load_run(struct load_args *a)
+{
+    const char *isa = load_isa();
+#if defined(__x86_64__)
+    if (strcmp(isa, "avx2") == 0) {
+        avx2_run(a);
+        return;
+    }
+    if (strcmp(isa, "sse2") == 0) {
+        sse2_run(a);
+        return;
+    }
+#elif defined(__aarch64__)
+    if (strcmp(isa, "neon") == 0) {
+        neon_run(a);
+        return;
+    }
+#endif
+    gen_run(a);
+}
+
+/* ------------------------------------------------------------ latency chase */
+
+#define STEP p = (void **)*p;
+#define STEP8 STEP STEP STEP STEP STEP STEP STEP STEP
+
+void chase_run(struct chase_args *a)
+{
+    void **p = a->start;
+    uint64_t n = 0, n0 = 0;
+    int measuring = 0;
+    for (;;) {
+        STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8
+        n += 64;
+        int ph = atomic_load_explicit(a->phase, memory_order_relaxed);
+        if (ph == PH_MEASURE && !measuring) {
+            a->cpu_s = thread_cpu_s();
+            a->t0 = now_s();
+            n0 = n;
+            measuring = 1;
+        } else if (ph == PH_STOP) {
+            if (measuring) {
+                a->t1 = now_s();
+                a->cpu_s = thread_cpu_s() - a->cpu_s;
+                a->loads = n - n0;
+                a->measured = 1;
+            }
+            break;
+        }
+    }
+    a->end = p;
+}
+
+/* ------------------------------------------------------------ calibrations */
+
+double calibrate_delay_ns(uint64_t *iters_used)
+{
+    const uint64_t n = 20000000;
+    double best = 1e30;
+    delay_loop(n / 4);  /* let the core reach its clock */
+    for (int r = 0; r < 5; r++) {
+        double t0 = thread_cpu_s();  /* CPU time: immune to being descheduled on a shared machine */
+        delay_loop(n);
+        double dt = thread_cpu_s() - t0;
+        if (dt < best)
+            best = dt;
+    }
+    if (iters_used)
+        *iters_used = n;
+    return best * 1e9 / (double)n;
+}
+
+#define ADD1 x += 1; __asm__ volatile("" : "+r"(x));
+#define ADD8 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1
+
+double calibrate_core_ghz(void)
+{
+    const uint64_t iters = 5000000;  /* x 16 dependent adds = 80 M clocks */
+    double best = 1e30;
+    uint64_t x = 0;
+    for (int r = 0; r < 5; r++) {
+        double t0 = thread_cpu_s();
+        for (uint64_t i = 0; i < iters; i++) {
+            ADD8 ADD8
+        }
+        double dt = thread_cpu_s() - t0;
+        if (dt < best)
+            best = dt;
+    }
+    volatile uint64_t sink = x;
+    (void)sink;
+    return (double)iters * 16.0 / best * 1e-9;
+}
+
+double calibrate_tsc_ghz(void)
+{
+#if defined(__x86_64__)
+    double t0 = now_s();
+    uint64_t c0 = __rdtsc();
+    while (now_s() - t0 < 0.05)
+        ;
+    uint64_t c1 = __rdtsc();
+    double t1 = now_s();
+    return (double)(c1 - c0) / (t1 - t0) * 1e-9;
+#else
+    return 0.0;
+#endif
+}

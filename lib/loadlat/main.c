@@ -1,0 +1,1079 @@
+/* loadlat - an open, MLC-compatible loaded-latency tool (memstor).
+ *
+ * main.c: options, thread orchestration (barrier-synchronised points: warm-up, measured window, stop),
+ * MLC v3.10-style text output and the JSON sidecar. See README.md for the method.
+ */
+#include "loadlat.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum mode { MODE_NONE = 0, MODE_IDLE, MODE_LOADED, MODE_PEAK };
+
+static const char *const MODE_NAMES[] = {"", "idle_latency", "loaded_latency", "peak_injection_bandwidth"};
+
+/* MLC's default inject delays for --loaded_latency. */
+static const uint64_t MLC_DELAYS[] = {0,   2,   8,   15,   50,   100,  200,  300,  400, 500,
+                                      700, 1000, 1300, 1700, 2500, 3500, 5000, 9000, 20000};
+
+#define DEFAULT_LAT_BYTES ((size_t)1 << 30)       /* latency chain: 1 GiB, far beyond any LLC */
+#define DEFAULT_LOAD_BYTES ((size_t)100000 * 1024) /* per load buffer: MLC's default -b100000 (KiB) */
+#define CHAIN_SLOT 64                               /* bytes per latency-chain slot (a cache line) */
+#define MAX_DELAYS 4096
+
+struct opts {
+    enum mode mode;
+    size_t lat_bytes, load_bytes;
+    int b_given;
+    size_t access;
+    uint64_t delays[MAX_DELAYS];
+    int ndelays;
+    int d_given, g_given;
+    const char *delay_file;
+    double seconds;
+    int t_given;
+    int lat_cpu, c_given;
+    int load_cpus[LOADLAT_MAX_CPUS];
+    int nload, k_given;
+    const struct traffic *tr;
+    int tr_given;
+    int random, huge, no_lat;
+    const char *json;
+};
+
+/* A point: one traffic pattern at one delay. */
+struct result {
+    const struct traffic *tr;
+    uint64_t delay;
+    int ok;
+    double latency_ns;
+    double bw_MBps, read_MBps, write_MBps;
+    double window_s;
+    double lat_share, load_share;  /* CPU time / window time of the latency thread, min over load threads */
+    uint64_t loads;
+    char why[200];
+};
+
+struct ctx;
+
+struct worker {
+    struct ctx *ctx;
+    int cpu;
+    int is_lat;
+    int index;
+    pthread_t th;
+    struct buffer rd, rd2, wr, lat;
+    struct load_args la;
+    struct chase_args ca;
+    void **chain;
+    int failed;
+    char err[300];
+};
+
+struct ctx {
+    const struct opts *o;
+    pthread_barrier_t bar;
+    _Atomic int phase;
+    _Atomic int quit;
+    int need_rd, need_rd2, need_wr;
+    const struct traffic *cur_tr;  /* written by main between points only (barriers order it) */
+    uint64_t cur_delay;
+    struct worker *w;
+    int nw;
+};
+
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig) { g_signal = sig; }
+
+static void die_usage(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("loadlat: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (see loadlat --help)\n", stderr);
+    exit(2);
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("loadlat: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "loadlat (Memory Latency Checker-compatible) - v" LOADLAT_VERSION "\n"
+        "Open loaded-latency tool with Intel MLC's command-line syntax and text output (memstor).\n"
+        "\n"
+        "USAGE: loadlat --idle_latency | --loaded_latency | --peak_injection_bandwidth [options]\n"
+        "Values are attached to the option letter, as in MLC (-b200m, -l256, -k1-3,5).\n"
+        "\n"
+        "  --idle_latency             latency of dependent loads on an idle system\n"
+        "  --loaded_latency           latency while load threads inject traffic, for each inject delay\n"
+        "  --peak_injection_bandwidth bandwidth of all load threads at delay 0 for MLC's five mixes\n"
+        "  -b<n>[k|m|g]  buffer size per thread in KiB (suffix k/m/g = KiB/MiB/GiB); sets both the\n"
+        "                latency buffer (default 1g) and each load buffer (default 100000 KiB)\n"
+        "  -l<n>         bytes per load request (access size and stride), multiple of 64 (default 64)\n"
+        "  -d<n>         one inject delay (delay-loop iterations after each request group)\n"
+        "  -g<file>      file with inject delays (whitespace separated; '#' starts a comment)\n"
+        "                default: MLC's 19 delays 0 2 8 15 50 100 ... 9000 20000\n"
+        "  -t<s>         seconds measured per point (default 2; decimals allowed), after a warm-up\n"
+        "  -c<n>         CPU of the latency thread (default: the first allowed CPU)\n"
+        "  -k<list>      CPUs of the load threads, e.g. -k1-3,5 (default: all allowed CPUs except -c)\n"
+        "  -R            read-only traffic (default)\n"
+        "  -W<n>         traffic: 2 = 2:1 reads:writes, 3 = 3:1, 4 = 3:2, 5 = 1:1, 6 = non-temporal\n"
+        "                writes only, 7 = 2:1 NT, 8 = 1:1 NT, 9 = 3:1 NT, 10 = stream-triad like\n"
+        "  -r  (or -U)   random order of load requests (default sequential); the latency chain is\n"
+        "                always random\n"
+        "  -L            huge pages via madvise(MADV_HUGEPAGE); the real use is reported from smaps\n"
+        "  -T            load threads only, no latency thread (latency column prints 0.00)\n"
+        "  -e            accepted for MLC compatibility (loadlat never changes prefetchers)\n"
+        "  --json=FILE   also write a JSON sidecar (or --json FILE)\n"
+        "  -h, --help    this text\n");
+}
+
+/* ------------------------------------------------------------------ option parsing */
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static size_t parse_kib(const char *opt, const char *s)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        die_usage("%s%s: expected a size in KiB with an optional k/m/g suffix, e.g. -b200m", opt, s);
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned long long mult = 1024;
+    if (*end == 'k' || *end == 'K')
+        end++;
+    else if (*end == 'm' || *end == 'M')
+        mult = 1024ull * 1024, end++;
+    else if (*end == 'g' || *end == 'G')
+        mult = 1024ull * 1024 * 1024, end++;
+    if (errno || *end || v == 0)
+        die_usage("%s%s: expected a size in KiB with an optional k/m/g suffix, e.g. -b200m", opt, s);
+    if (v > (1ull << 40) / mult)
+        die_usage("%s: size too large (limit 1 TiB)", opt);
+    return (size_t)(v * mult);
+}
+
+static void read_delay_file(struct opts *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die_usage("-g%s: cannot open delay file: %s", path, strerror(errno));
+    char line[1024];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        for (char *tok = strtok(line, " \t\r\n,"); tok; tok = strtok(NULL, " \t\r\n,")) {
+            uint64_t v;
+            if (parse_u64(tok, &v) != 0 || v > 1000000000ull)
+                die_usage("-g%s line %d: '%s' is not a delay (a whole number 0..1000000000)", path, lineno,
+                          tok);
+            if (o->ndelays >= MAX_DELAYS)
+                die_usage("-g%s: more than %d delays", path, MAX_DELAYS);
+            o->delays[o->ndelays++] = v;
+        }
+    }
+    if (ferror(f))
+        die_usage("-g%s: read error: %s", path, strerror(errno));
+    fclose(f);
+    if (o->ndelays == 0)
+        die_usage("-g%s: the delay file holds no delays", path);
+}
+
+static void set_mode(struct opts *o, enum mode m)
+{
+    if (o->mode != MODE_NONE && o->mode != m)
+        die_usage("give only one mode (--%s and --%s both given)", MODE_NAMES[o->mode], MODE_NAMES[m]);
+    o->mode = m;
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->lat_bytes = DEFAULT_LAT_BYTES;
+    o->load_bytes = DEFAULT_LOAD_BYTES;
+    o->access = 64;
+    o->seconds = 2.0;
+    o->tr = traffic_lookup("R");
+    char err[200];
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--idle_latency") == 0)
+            set_mode(o, MODE_IDLE);
+        else if (strcmp(a, "--loaded_latency") == 0)
+            set_mode(o, MODE_LOADED);
+        else if (strcmp(a, "--peak_injection_bandwidth") == 0)
+            set_mode(o, MODE_PEAK);
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strncmp(a, "--json=", 7) == 0) {
+            o->json = a + 7;
+            if (!*o->json)
+                die_usage("--json= needs a file name");
+        } else if (strcmp(a, "--json") == 0) {
+            if (i + 1 >= argc)
+                die_usage("--json needs a file name (--json=FILE)");
+            o->json = argv[++i];
+        } else if (a[0] == '-' && a[1] && a[1] != '-') {
+            const char *v = a + 2;
+            switch (a[1]) {
+            case 'b':
+                o->lat_bytes = o->load_bytes = parse_kib("-b", v);
+                o->b_given = 1;
+                break;
+            case 'l': {
+                uint64_t x;
+                if (parse_u64(v, &x) != 0 || x < 64 || x % 64 || x > (1u << 20))
+                    die_usage("-l%s: access size must be a multiple of 64 bytes between 64 and 1048576", v);
+                o->access = (size_t)x;
+                break;
+            }
+            case 'd': {
+                uint64_t x;
+                if (parse_u64(v, &x) != 0 || x > 1000000000ull)
+                    die_usage("-d%s: delay must be a whole number 0..1000000000", v);
+                if (o->d_given)
+                    die_usage("-d given twice (use -g<file> for several delays)");
+                o->delays[0] = x;
+                o->ndelays = 1;
+                o->d_given = 1;
+                break;
+            }
+            case 'g':
+                if (!*v)
+                    die_usage("-g needs a file name attached, e.g. -gdelays.txt");
+                o->delay_file = v;
+                o->g_given = 1;
+                break;
+            case 't': {
+                char *end;
+                errno = 0;
+                double t = strtod(v, &end);
+                if (!*v || *end || errno || !(t > 0) || t > 86400)
+                    die_usage("-t%s: seconds per point must be a number > 0 (e.g. -t2 or -t0.5)", v);
+                o->seconds = t;
+                o->t_given = 1;
+                break;
+            }
+            case 'c': {
+                uint64_t x;
+                if (parse_u64(v, &x) != 0 || x >= CPU_SETSIZE)
+                    die_usage("-c%s: expected a CPU number, e.g. -c0", v);
+                o->lat_cpu = (int)x;
+                o->c_given = 1;
+                break;
+            }
+            case 'k': {
+                int n = cpu_list_parse(v, o->load_cpus, LOADLAT_MAX_CPUS, err, sizeof err);
+                if (n < 0)
+                    die_usage("-k%s: %s", v, err);
+                o->nload = n;
+                o->k_given = 1;
+                break;
+            }
+            case 'R':
+                if (*v)
+                    die_usage("unknown option '%s'", a);
+                if (o->tr_given && strcmp(o->tr->code, "R") != 0)
+                    die_usage("-R and -W%s both given: choose one traffic type", o->tr->code + 1);
+                o->tr = traffic_lookup("R");
+                o->tr_given = 1;
+                break;
+            case 'W': {
+                char code[16];
+                snprintf(code, sizeof code, "W%s", v);
+                const struct traffic *t = strlen(v) < 4 ? traffic_lookup(code) : NULL;
+                if (!t)
+                    die_usage("unknown traffic code '-W%s' (use -R or -W2, -W3, -W4, -W5, -W6, -W7, -W8, "
+                              "-W9, -W10)", v);
+                if (o->tr_given && o->tr != t)
+                    die_usage("-%s and -%s both given: choose one traffic type",
+                              strcmp(o->tr->code, "R") == 0 ? "R" : o->tr->code, code);
+                o->tr = t;
+                o->tr_given = 1;
+                break;
+            }
+            case 'r':
+            case 'U':
+            case 'L':
+            case 'T':
+            case 'e':
+                if (*v)
+                    die_usage("unknown option '%s'", a);
+                if (a[1] == 'r' || a[1] == 'U')
+                    o->random = 1;
+                else if (a[1] == 'L')
+                    o->huge = 1;
+                else if (a[1] == 'T')
+                    o->no_lat = 1;
+                break;
+            default:
+                die_usage("unknown option '%s'", a);
+            }
+        } else {
+            die_usage("unknown option '%s'", a);
+        }
+    }
+
+    if (o->mode == MODE_NONE)
+        die_usage("no mode given: use --idle_latency, --loaded_latency or --peak_injection_bandwidth");
+    if (o->d_given && o->g_given)
+        die_usage("-d and -g both given: use one of them");
+    if (o->mode != MODE_LOADED) {
+        const char *bad = o->d_given ? "-d" : o->g_given ? "-g" : o->no_lat ? "-T" : NULL;
+        if (!bad && o->mode == MODE_IDLE)
+            bad = o->k_given ? "-k" : o->tr_given ? (strcmp(o->tr->code, "R") ? "-W" : "-R") : NULL;
+        if (!bad && o->mode == MODE_PEAK)
+            bad = o->c_given ? "-c" : o->tr_given ? (strcmp(o->tr->code, "R") ? "-W" : "-R") : NULL;
+        if (bad)
+            die_usage("%s does not apply to --%s", bad, MODE_NAMES[o->mode]);
+    }
+    if (o->no_lat && o->c_given)
+        die_usage("-c and -T both given: -T runs no latency thread");
+    if (o->g_given)
+        read_delay_file(o, o->delay_file);
+    if (o->mode == MODE_LOADED && o->ndelays == 0) {
+        memcpy(o->delays, MLC_DELAYS, sizeof MLC_DELAYS);
+        o->ndelays = (int)(sizeof MLC_DELAYS / sizeof MLC_DELAYS[0]);
+    }
+    if (o->load_bytes < o->access || o->load_bytes < 4096)
+        die_usage("-b: buffer (%zu bytes) must hold at least one %zu-byte request and 4 KiB", o->load_bytes,
+                  o->access);
+    if (o->lat_bytes / CHAIN_SLOT >= UINT32_MAX)
+        die_usage("-b: latency buffer too large (limit 256 GiB)");
+}
+
+/* ------------------------------------------------------------------ CPUs and memory checks */
+
+static void fmt_cpu_list(const int *c, int n, char *out, size_t len)
+{
+    size_t pos = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && pos < len; i++) {
+        int j = i;
+        while (j + 1 < n && c[j + 1] == c[j] + 1)
+            j++;
+        int w = (j > i + 1) ? snprintf(out + pos, len - pos, "%s%d-%d", i ? "," : "", c[i], c[j])
+                            : snprintf(out + pos, len - pos, "%s%d", i ? "," : "", c[i]);
+        if (j == i + 1)
+            w += snprintf(out + pos + w, len - pos - w, ",%d", c[j]);
+        pos += (size_t)w;
+        i = j;
+    }
+}
+
+static int in_list(int cpu, const int *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (c[i] == cpu)
+            return 1;
+    return 0;
+}
+
+static long long mem_available_bytes(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib < 0 ? -1 : kib * 1024;
+}
+
+static void read_sysfs_word(const char *path, char *out, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    snprintf(out, len, "unavailable");
+    if (!f)
+        return;
+    char line[256];
+    if (fgets(line, sizeof line, f)) {
+        char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+        if (a && b) {
+            *b = '\0';
+            snprintf(out, len, "%s", a + 1);
+        }
+    }
+    fclose(f);
+}
+
+/* ------------------------------------------------------------------ threads */
+
+static int worker_init(struct worker *w)
+{
+    struct ctx *c = w->ctx;
+    const struct opts *o = c->o;
+    int e = pin_self(w->cpu);
+    if (e) {
+        snprintf(w->err, sizeof w->err, "cannot pin a thread to CPU %d: %s (choose CPUs with -c/-k)", w->cpu,
+                 strerror(e));
+        return -1;
+    }
+    char err[200];
+    if (w->is_lat) {
+        size_t len = o->lat_bytes / CHAIN_SLOT * CHAIN_SLOT;
+        if (buffer_alloc(&w->lat, len, o->huge, 0, err, sizeof err) != 0) {
+            snprintf(w->err, sizeof w->err, "latency buffer on CPU %d: %s", w->cpu, err);
+            return -1;
+        }
+        w->chain = chain_build(&w->lat, CHAIN_SLOT, 0x1234567ull + (uint64_t)w->cpu);
+        if (!w->chain) {
+            snprintf(w->err, sizeof w->err, "latency chain on CPU %d: out of memory (use a smaller -b)",
+                     w->cpu);
+            return -1;
+        }
+        w->lat.anon_huge_kib = smaps_anon_huge_kib(w->lat.p);
+        return 0;
+    }
+    size_t len = o->load_bytes / o->access * o->access;
+    struct {
+        int need;
+        struct buffer *b;
+        unsigned char fill;
+        const char *what;
+    } want[3] = {{c->need_rd, &w->rd, 0x5a, "read"}, {c->need_rd2, &w->rd2, 0x3c, "second read"},
+                 {c->need_wr, &w->wr, 0x11, "write"}};
+    for (int i = 0; i < 3; i++) {
+        if (!want[i].need)
+            continue;
+        /* non-zero fill writes every page: untouched anonymous memory would read the shared zero page */
+        if (buffer_alloc(want[i].b, len, o->huge, want[i].fill, err, sizeof err) != 0) {
+            snprintf(w->err, sizeof w->err, "%s buffer on CPU %d: %s", want[i].what, w->cpu, err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct ctx *c = w->ctx;
+    w->failed = worker_init(w) != 0;
+    pthread_barrier_wait(&c->bar);  /* init done */
+    for (;;) {
+        pthread_barrier_wait(&c->bar);  /* point start */
+        if (atomic_load(&c->quit))
+            break;
+        if (!w->failed) {
+            if (w->is_lat) {
+                memset(&w->ca, 0, sizeof w->ca);
+                w->ca.start = w->chain;
+                w->ca.phase = &c->phase;
+                chase_run(&w->ca);
+                w->chain = w->ca.end;  /* continue where the chase stopped */
+            } else {
+                struct load_args *a = &w->la;
+                memset(a, 0, sizeof *a);
+                a->tr = c->cur_tr;
+                a->rd = w->rd.p;
+                a->rd2 = w->rd2.p;
+                a->wr = w->wr.p;
+                a->rd_len = w->rd.len;
+                a->wr_len = w->wr.len;
+                a->access = c->o->access;
+                a->delay = c->cur_delay;
+                a->random = c->o->random;
+                a->seed = 0x9E3779B97F4A7C15ull * (uint64_t)(w->index + 1);
+                a->phase = &c->phase;
+                load_run(a);
+            }
+        }
+        pthread_barrier_wait(&c->bar);  /* point done */
+    }
+    return NULL;
+}
+
+/* Sleep up to s seconds; returns 1 when a signal asked to stop. */
+static int sleep_interruptible(double s)
+{
+    double end = now_s() + s;
+    for (;;) {
+        if (g_signal)
+            return 1;
+        double left = end - now_s();
+        if (left <= 0)
+            return 0;
+        sleep_s(left < 0.05 ? left : 0.05);
+    }
+}
+
+static double warmup_s(const struct opts *o)
+{
+    double w = o->seconds / 4;
+    return w > 0.5 ? 0.5 : (w < 0.05 ? 0.05 : w);
+}
+
+/* Run one point on the running threads. Returns 1 when interrupted (point discarded). */
+static int run_point(struct ctx *c, const struct traffic *tr, uint64_t delay, struct result *r)
+{
+    const struct opts *o = c->o;
+    memset(r, 0, sizeof *r);
+    r->tr = tr;
+    r->delay = delay;
+    c->cur_tr = tr;
+    c->cur_delay = delay;
+    atomic_store(&c->phase, PH_WARMUP);
+    pthread_barrier_wait(&c->bar);
+    int stop = sleep_interruptible(warmup_s(o));
+    if (!stop) {
+        atomic_store(&c->phase, PH_MEASURE);
+        stop = sleep_interruptible(o->seconds);
+    }
+    atomic_store(&c->phase, PH_STOP);
+    pthread_barrier_wait(&c->bar);
+    if (stop)
+        return 1;
+
+    r->ok = 1;
+    r->lat_share = NAN;
+    r->load_share = NAN;
+    double bytes_per_group = (double)(tr->reads + tr->writes) * (double)o->access;
+    double win = 0;
+    int nwin = 0;
+    for (int i = 0; i < c->nw; i++) {
+        struct worker *w = &c->w[i];
+        if (w->is_lat) {
+            if (!w->ca.measured || w->ca.loads == 0) {
+                r->ok = 0;
+                snprintf(r->why, sizeof r->why, "latency thread on CPU %d saw no measured window", w->cpu);
+                continue;
+            }
+            double dt = w->ca.t1 - w->ca.t0;
+            r->latency_ns = dt * 1e9 / (double)w->ca.loads;
+            r->loads = w->ca.loads;
+            r->lat_share = w->ca.cpu_s / dt;
+            win += dt;
+            nwin++;
+        } else {
+            if (!w->la.measured) {
+                r->ok = 0;
+                snprintf(r->why, sizeof r->why, "load thread on CPU %d saw no measured window", w->cpu);
+                continue;
+            }
+            double dt = w->la.t1 - w->la.t0;
+            double g = (double)w->la.groups;
+            r->bw_MBps += g * bytes_per_group / dt / 1e6;
+            r->read_MBps += g * tr->reads * (double)o->access / dt / 1e6;
+            r->write_MBps += g * tr->writes * (double)o->access / dt / 1e6;
+            double share = w->la.cpu_s / dt;
+            if (isnan(r->load_share) || share < r->load_share)
+                r->load_share = share;
+            win += dt;
+            nwin++;
+        }
+    }
+    r->window_s = nwin ? win / nwin : 0;
+    double share = isnan(r->lat_share) ? r->load_share
+                   : isnan(r->load_share) ? r->lat_share
+                   : fmin(r->lat_share, r->load_share);
+    if (r->ok && share < 0.9)
+        fprintf(stderr, "loadlat: warning: %s delay %llu: a measuring thread ran only %.0f%% of the window "
+                        "(the CPU is shared with other work; this point is inflated)\n",
+                tr->code, (unsigned long long)delay, 100.0 * share);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.10g", v);
+    else
+        fputs("null", f);
+}
+
+struct calib {
+    double delay_ns;
+    uint64_t delay_iters;
+    int cpu;
+    double core_ghz, tsc_ghz;
+};
+
+static void write_json(const struct opts *o, int argc, char **argv, const struct ctx *c, const struct calib *cal,
+                       const struct result *res, int nres, int planned, int interrupted, const char *thp_enabled,
+                       const char *thp_defrag)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->json, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        die("--json: cannot write %s: %s", tmp, strerror(errno));
+    fprintf(f, "{\n  \"tool\": \"loadlat\",\n  \"version\": \"%s\",\n  \"command\": [", LOADLAT_VERSION);
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            fputs(", ", f);
+        json_str(f, argv[i]);
+    }
+    fprintf(f, "],\n  \"mode\": \"%s\",\n  \"isa\": \"%s\",\n", MODE_NAMES[o->mode], load_isa());
+    fprintf(f, "  \"online_cpus\": %ld,\n", sysconf(_SC_NPROCESSORS_ONLN));
+    int lat_cpu = -1;
+    fputs("  \"load_cpus\": [", f);
+    int first = 1;
+    for (int i = 0; i < c->nw; i++) {
+        if (c->w[i].is_lat) {
+            lat_cpu = c->w[i].cpu;
+            continue;
+        }
+        fprintf(f, "%s%d", first ? "" : ", ", c->w[i].cpu);
+        first = 0;
+    }
+    fputs("],\n  \"latency_cpu\": ", f);
+    if (lat_cpu >= 0)
+        fprintf(f, "%d", lat_cpu);
+    else
+        fputs("null", f);
+    if (o->mode == MODE_LOADED)
+        fprintf(f, ",\n  \"traffic\": {\"code\": \"%s\", \"label\": \"%s\", \"reads_per_group\": %d, "
+                   "\"writes_per_group\": %d, \"non_temporal\": %s},\n",
+                o->tr->code, o->tr->label, o->tr->reads, o->tr->writes, o->tr->nt ? "true" : "false");
+    else
+        fputs(",\n  \"traffic\": null,\n", f);  /* idle: none; peak: per point */
+    fprintf(f, "  \"access_bytes\": %zu,\n  \"random_load_access\": %s,\n", o->access,
+            o->random ? "true" : "false");
+    fprintf(f, "  \"latency_buffer_bytes\": %zu,\n  \"load_buffer_bytes\": %zu,\n  \"chain_slot_bytes\": %d,\n",
+            lat_cpu >= 0 ? o->lat_bytes / CHAIN_SLOT * CHAIN_SLOT : (size_t)0,
+            o->load_bytes / o->access * o->access, CHAIN_SLOT);
+    fprintf(f, "  \"seconds_per_point\": ");
+    json_num(f, o->seconds);
+    fprintf(f, ",\n  \"warmup_s\": ");
+    json_num(f, warmup_s(o));
+    fprintf(f, ",\n  \"huge_pages\": {\"requested\": %s, \"thp_enabled\": \"%s\", \"thp_defrag\": \"%s\", "
+               "\"buffers\": [",
+            o->huge ? "true" : "false", thp_enabled, thp_defrag);
+    first = 1;
+    long long tot = 0, huge = 0;
+    for (int i = 0; i < c->nw; i++) {
+        const struct worker *w = &c->w[i];
+        const struct buffer *bs[4] = {&w->lat, &w->rd, &w->rd2, &w->wr};
+        const char *names[4] = {"latency", "read", "read2", "write"};
+        for (int j = 0; j < 4; j++) {
+            if (!bs[j]->p)
+                continue;
+            fprintf(f, "%s\n    {\"role\": \"%s\", \"cpu\": %d, \"bytes\": %zu, \"anon_huge_bytes\": ",
+                    first ? "" : ",", names[j], w->cpu, bs[j]->len);
+            if (bs[j]->anon_huge_kib >= 0)
+                fprintf(f, "%lld}", bs[j]->anon_huge_kib * 1024);
+            else
+                fputs("null}", f);
+            first = 0;
+            tot += (long long)bs[j]->len;
+            huge += bs[j]->anon_huge_kib > 0 ? bs[j]->anon_huge_kib * 1024 : 0;
+        }
+    }
+    fprintf(f, "],\n    \"huge_fraction\": ");
+    json_num(f, tot ? (double)huge / (double)tot : 0.0);
+    fprintf(f, "},\n  \"calibration\": {\"delay_ns_per_unit\": ");
+    json_num(f, cal->delay_ns);
+    fprintf(f, ", \"delay_loop_iterations\": %llu, \"cpu\": %d, \"core_ghz\": ",
+            (unsigned long long)cal->delay_iters, cal->cpu);
+    json_num(f, cal->core_ghz);
+    fprintf(f, ", \"core_ghz_method\": \"chain of dependent adds, 1 add = 1 core clock\", \"tsc_ghz\": ");
+    json_num(f, cal->tsc_ghz);
+    fprintf(f, "},\n  \"points_planned\": %d,\n  \"interrupted\": %s,\n  \"points\": [", planned,
+            interrupted ? "true" : "false");
+    for (int i = 0; i < nres; i++) {
+        const struct result *r = &res[i];
+        int has_lat = lat_cpu >= 0 && r->ok;
+        fprintf(f, "%s\n    {\"status\": \"%s\", \"traffic\": \"%s\", \"delay\": %llu, \"delay_ns\": ",
+                i ? "," : "", r->ok ? "ok" : "failed", r->tr->code, (unsigned long long)r->delay);
+        json_num(f, (double)r->delay * cal->delay_ns);
+        fputs(", \"latency_ns\": ", f);
+        if (has_lat)
+            json_num(f, r->latency_ns);
+        else
+            fputs("null", f);
+        fputs(", \"latency_core_clocks\": ", f);
+        if (has_lat)
+            json_num(f, r->latency_ns * cal->core_ghz);
+        else
+            fputs("null", f);
+        fputs(", \"bandwidth_MBps\": ", f);
+        if (o->mode != MODE_IDLE && r->ok)
+            json_num(f, r->bw_MBps);
+        else
+            fputs("null", f);
+        fputs(", \"read_MBps\": ", f);
+        json_num(f, r->read_MBps);
+        fputs(", \"write_MBps\": ", f);
+        json_num(f, r->write_MBps);
+        fputs(", \"window_s\": ", f);
+        json_num(f, r->window_s);
+        fprintf(f, ", \"latency_loads\": %llu, \"latency_thread_cpu_share\": ", (unsigned long long)r->loads);
+        json_num(f, r->lat_share);
+        fputs(", \"latency_ns_per_cpu_time\": ", f);
+        if (has_lat)
+            json_num(f, r->latency_ns * r->lat_share);
+        else
+            fputs("null", f);
+        fputs(", \"load_threads_cpu_share_min\": ", f);
+        json_num(f, r->load_share);
+        if (!r->ok) {
+            fputs(", \"error\": ", f);
+            json_str(f, r->why);
+        }
+        fputc('}', f);
+    }
+    fputs("\n  ]\n}\n", f);
+    if (ferror(f) || fclose(f) != 0) {
+        remove(tmp);
+        die("--json: write to %s failed", tmp);
+    }
+    if (rename(tmp, o->json) != 0) {
+        int e = errno;
+        remove(tmp);
+        die("--json: cannot rename %s to %s: %s", tmp, o->json, strerror(e));
+    }
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void print_row(const struct result *r, int has_lat)
+{
+    printf(" %05llu\t%6.2f\t%9.1f\n", (unsigned long long)r->delay, has_lat ? r->latency_ns : 0.0, r->bw_MBps);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    static struct opts o;  /* large (CPU and delay arrays): not on the stack */
+    parse_args(argc, argv, &o);
+
+    /* CPUs */
+    static int allowed[LOADLAT_MAX_CPUS];
+    int nallowed = allowed_cpus(allowed, LOADLAT_MAX_CPUS);
+    if (nallowed <= 0)
+        die("cannot read the CPU affinity mask: %s", strerror(errno));
+    char allowed_txt[512];
+    fmt_cpu_list(allowed, nallowed, allowed_txt, sizeof allowed_txt);
+    int use_lat = (o.mode == MODE_IDLE) || (o.mode == MODE_LOADED && !o.no_lat);
+    if (use_lat) {
+        if (!o.c_given)
+            o.lat_cpu = allowed[0];
+        if (!in_list(o.lat_cpu, allowed, nallowed))
+            die_usage("-c%d: CPU %d is not available to this process (allowed CPUs: %s)", o.lat_cpu, o.lat_cpu,
+                      allowed_txt);
+    }
+    if (o.mode != MODE_IDLE) {
+        if (!o.k_given) {
+            o.nload = 0;
+            for (int i = 0; i < nallowed; i++)
+                if (!use_lat || allowed[i] != o.lat_cpu)
+                    o.load_cpus[o.nload++] = allowed[i];
+            if (o.nload == 0)
+                die_usage("no CPU left for load threads besides the latency CPU %d: give -k or -T", o.lat_cpu);
+        }
+        for (int i = 0; i < o.nload; i++) {
+            if (!in_list(o.load_cpus[i], allowed, nallowed))
+                die_usage("-k: CPU %d is not available to this process (allowed CPUs: %s)", o.load_cpus[i],
+                          allowed_txt);
+            if (use_lat && o.load_cpus[i] == o.lat_cpu)
+                die_usage("-k: CPU %d is also the latency CPU (-c%d): leave it out or add -T", o.lat_cpu,
+                          o.lat_cpu);
+        }
+    } else {
+        o.nload = 0;
+    }
+
+    /* which buffers the load threads need */
+    static struct ctx c;
+    c.o = &o;
+    const struct traffic *peak_tr[5] = {traffic_lookup("R"), traffic_lookup("W3"), traffic_lookup("W2"),
+                                        traffic_lookup("W5"), traffic_lookup("W10")};
+    const char *peak_names[5] = {"ALL Reads        ", "3:1 Reads-Writes ", "2:1 Reads-Writes ",
+                                 "1:1 Reads-Writes ", "Stream-triad like"};
+    if (o.mode == MODE_PEAK) {
+        c.need_rd = c.need_rd2 = c.need_wr = 1;
+    } else if (o.mode == MODE_LOADED) {
+        c.need_rd = o.tr->reads > 0;
+        c.need_rd2 = o.tr->triad;
+        c.need_wr = o.tr->writes > 0;
+    }
+    size_t load_len = o.load_bytes / o.access * o.access;
+    double need = (use_lat ? (double)o.lat_bytes * 1.07 : 0) +
+                  (double)o.nload * (double)load_len * (c.need_rd + c.need_rd2 + c.need_wr);
+    long long avail = mem_available_bytes();
+    if (avail > 0 && need > 0.9 * (double)avail)
+        die_usage("-b: buffers need %.0f MiB but only %.0f MiB of memory are available: use a smaller -b",
+                  need / 1048576.0, (double)avail / 1048576.0);
+
+    /* calibrations, on the CPU that will run the delay loop (or the latency CPU) */
+    struct calib cal;
+    memset(&cal, 0, sizeof cal);
+    cal.cpu = o.nload ? o.load_cpus[0] : o.lat_cpu;
+    cpu_set_t saved;
+    if (sched_getaffinity(0, sizeof saved, &saved) != 0)
+        die("sched_getaffinity failed: %s", strerror(errno));
+    int e = pin_self(cal.cpu);
+    if (e)
+        die("cannot pin to CPU %d for calibration: %s", cal.cpu, strerror(e));
+    cal.core_ghz = calibrate_core_ghz();
+    cal.delay_ns = calibrate_delay_ns(&cal.delay_iters);
+    cal.tsc_ghz = calibrate_tsc_ghz();
+    if (sched_setaffinity(0, sizeof saved, &saved) != 0)
+        die("sched_setaffinity failed: %s", strerror(errno));
+
+    /* header, as MLC prints it */
+    printf("loadlat (Memory Latency Checker-compatible) - v%s\n", LOADLAT_VERSION);
+    printf("Command line parameters: ");
+    for (int i = 1; i < argc; i++)
+        printf("%s ", argv[i]);
+    printf("\n\n");
+    if (o.mode == MODE_IDLE)
+        printf("Using buffer size of %.3fMiB\n", (double)(o.lat_bytes / CHAIN_SLOT * CHAIN_SLOT) / 1048576.0);
+    else
+        printf("Using buffer size of %.3fMiB/thread for reads and an additional %.3fMiB/thread for writes\n",
+               (double)load_len / 1048576.0, (double)load_len / 1048576.0);
+    fflush(stdout);
+
+    /* threads: block signals in them so that only main sees SIGINT/SIGTERM */
+    c.nw = (use_lat ? 1 : 0) + o.nload;
+    c.w = calloc((size_t)c.nw, sizeof *c.w);
+    if (!c.w)
+        die("out of memory");
+    int k = 0;
+    if (use_lat) {
+        c.w[k].cpu = o.lat_cpu;
+        c.w[k].is_lat = 1;
+        k++;
+    }
+    for (int i = 0; i < o.nload; i++, k++)
+        c.w[k].cpu = o.load_cpus[i];
+    for (int i = 0; i < c.nw; i++) {
+        c.w[i].ctx = &c;
+        c.w[i].index = i;
+    }
+    e = pthread_barrier_init(&c.bar, NULL, (unsigned)c.nw + 1);
+    if (e)
+        die("pthread_barrier_init failed: %s", strerror(e));
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    for (int i = 0; i < c.nw; i++) {
+        e = pthread_create(&c.w[i].th, NULL, worker_main, &c.w[i]);
+        if (e)
+            die("pthread_create failed: %s", strerror(e));
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+    pthread_barrier_wait(&c.bar);  /* every thread pinned, buffers first-touched, chain built */
+    int failed = 0;
+    for (int i = 0; i < c.nw; i++)
+        if (c.w[i].failed) {
+            fprintf(stderr, "loadlat: %s\n", c.w[i].err);
+            failed = 1;
+        }
+    if (failed) {
+        atomic_store(&c.quit, 1);
+        pthread_barrier_wait(&c.bar);
+        for (int i = 0; i < c.nw; i++)
+            pthread_join(c.w[i].th, NULL);
+        return 1;
+    }
+
+    /* '#' lines: everything MLC does not print */
+    char thp_enabled[64], thp_defrag[64];
+    read_sysfs_word("/sys/kernel/mm/transparent_hugepage/enabled", thp_enabled, sizeof thp_enabled);
+    read_sysfs_word("/sys/kernel/mm/transparent_hugepage/defrag", thp_defrag, sizeof thp_defrag);
+    char loadtxt[512] = "none";
+    if (o.nload)
+        fmt_cpu_list(o.load_cpus, o.nload, loadtxt, sizeof loadtxt);
+    printf("# loadlat v%s: %s kernels; allowed CPUs %s\n", LOADLAT_VERSION, load_isa(), allowed_txt);
+    if (use_lat)
+        printf("# latency thread: CPU %d, %.3f MiB buffer, random cyclic chain of %zu slots of %d bytes "
+               "(random 8-byte offset in each)\n",
+               o.lat_cpu, (double)c.w[0].lat.len / 1048576.0, c.w[0].lat.len / CHAIN_SLOT, CHAIN_SLOT);
+    if (o.nload)
+        printf("# load threads: CPUs %s (%d threads), %zu-byte %s requests, own buffers of %.3f MiB each\n",
+               loadtxt, o.nload, o.access, o.random ? "random" : "sequential", (double)load_len / 1048576.0);
+    long long huge_kib = 0, tot_kib = 0;
+    int unknown = 0;
+    for (int i = 0; i < c.nw; i++) {
+        const struct buffer *bs[4] = {&c.w[i].lat, &c.w[i].rd, &c.w[i].rd2, &c.w[i].wr};
+        for (int j = 0; j < 4; j++) {
+            if (!bs[j]->p)
+                continue;
+            tot_kib += (long long)(bs[j]->len / 1024);
+            if (bs[j]->anon_huge_kib < 0)
+                unknown = 1;
+            else
+                huge_kib += bs[j]->anon_huge_kib;
+        }
+    }
+    printf("# huge pages: %s; THP enabled=%s defrag=%s; AnonHugePages in buffers: %s%lld of %lld KiB (%.1f%%)\n",
+           o.huge ? "requested with madvise(MADV_HUGEPAGE) (-L)" : "not requested (MADV_NOHUGEPAGE)",
+           thp_enabled, thp_defrag, unknown ? "at least " : "", huge_kib, tot_kib,
+           tot_kib ? 100.0 * (double)huge_kib / (double)tot_kib : 0.0);
+    if (o.huge && huge_kib == 0)
+        fprintf(stderr, "loadlat: warning: -L asked for huge pages but none are in use (THP enabled=%s)\n",
+                thp_enabled);
+    printf("# delay calibration: 1 delay unit = %.4f ns on CPU %d (thread CPU time, min of 5 runs of %llu iterations)\n",
+           cal.delay_ns, cal.cpu, (unsigned long long)cal.delay_iters);
+    printf("# clocks: core %.3f GHz (dependent-add loop, 1 add = 1 clock), TSC %.3f GHz; "
+           "core clocks = ns x core GHz\n",
+           cal.core_ghz, cal.tsc_ghz);
+    printf("# timing: CLOCK_MONOTONIC; warm-up %.3f s then %.3f s measured per point; MB = 1e6 bytes\n",
+           warmup_s(&o), o.seconds);
+    if (o.no_lat)
+        printf("# -T: no latency thread; the latency column is 0.00 (not measured)\n");
+    if (o.mode == MODE_LOADED)
+        printf("# traffic %s (%s): per request group %d read(s) and %d %swrite(s) of %zu bytes, then the "
+               "delay loop\n",
+               o.tr->code, o.tr->label, o.tr->reads, o.tr->writes, o.tr->nt ? "non-temporal " : "", o.access);
+    printf("\n");
+    fflush(stdout);
+
+    int planned = o.mode == MODE_LOADED ? o.ndelays : o.mode == MODE_PEAK ? 5 : 1;
+    struct result *res = calloc((size_t)planned, sizeof *res);
+    if (!res)
+        die("out of memory");
+    int nres = 0, interrupted = 0, any_failed = 0;
+
+    if (o.mode == MODE_IDLE) {
+        if (run_point(&c, o.tr, 0, &res[0]))
+            interrupted = 1;
+        else {
+            nres = 1;
+            if (res[0].ok)
+                printf("Each iteration took %.1f core clocks (\t%.1f\tns)\n", res[0].latency_ns * cal.core_ghz,
+                       res[0].latency_ns);
+            else {
+                printf("# measurement failed: %s\n", res[0].why);
+                any_failed = 1;
+            }
+        }
+    } else if (o.mode == MODE_PEAK) {
+        printf("Measuring Peak Injection Memory Bandwidths for the system\n");
+        printf("Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)\n");
+        printf("Using all the threads from each core if Hyper-threading is enabled\n");
+        printf("Using traffic with the following read-write ratios\n");
+        fflush(stdout);
+        for (int i = 0; i < 5; i++) {
+            if (run_point(&c, peak_tr[i], 0, &res[i])) {
+                interrupted = 1;
+                break;
+            }
+            nres++;
+            if (res[i].ok)
+                printf("%s:\t%.1f\t\n", peak_names[i], res[i].bw_MBps);
+            else {
+                printf("# %s failed: %s\n", peak_names[i], res[i].why);
+                any_failed = 1;
+            }
+            fflush(stdout);
+        }
+    } else {
+        printf("Measuring Loaded Latencies for the system\n");
+        printf("Using all the threads from each core if Hyper-threading is enabled\n");
+        if (o.tr->reads && !o.tr->writes)
+            printf("Using Read-only traffic type\n");
+        printf("Inject\tLatency\tBandwidth\n");
+        printf("Delay\t(ns)\tMB/sec\n");
+        printf("==========================\n");
+        fflush(stdout);
+        for (int i = 0; i < o.ndelays; i++) {
+            if (run_point(&c, o.tr, o.delays[i], &res[i])) {
+                interrupted = 1;
+                break;
+            }
+            nres++;
+            if (res[i].ok)
+                print_row(&res[i], use_lat);
+            else {
+                fprintf(stderr, "loadlat: point delay %llu failed: %s\n", (unsigned long long)o.delays[i],
+                        res[i].why);
+                any_failed = 1;
+            }
+        }
+    }
+    if (interrupted) {
+        printf("\n# interrupted by signal %d after %d of %d points\n", (int)g_signal, nres, planned);
+        fflush(stdout);
+        fprintf(stderr, "loadlat: interrupted after %d of %d points\n", nres, planned);
+    }
+
+    atomic_store(&c.quit, 1);
+    pthread_barrier_wait(&c.bar);
+    for (int i = 0; i < c.nw; i++)
+        pthread_join(c.w[i].th, NULL);
+
+    if (o.json)
+        write_json(&o, argc, argv, &c, &cal, res, nres, planned, interrupted, thp_enabled, thp_defrag);
+
+    for (int i = 0; i < c.nw; i++) {
+        buffer_free(&c.w[i].lat);
+        buffer_free(&c.w[i].rd);
+        buffer_free(&c.w[i].rd2);
+        buffer_free(&c.w[i].wr);
+    }
+    pthread_barrier_destroy(&c.bar);
+    free(res);
+    free(c.w);
+    if (interrupted)
+        return 128 + (int)g_signal;
+    return any_failed ? 1 : 0;
+}

@@ -1,0 +1,315 @@
+"""loadlat, memstor's MLC-compatible loaded-latency tool: the real C tool, built and run with tiny buffers.
+
+Fast tests use 4-16 MiB buffers and 0.05-0.2 s per point (the numbers are real but not DRAM numbers);
+the slow test checks realistic values on a 1 GiB buffer against the independent pointer chase.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memstor import loadlat
+from memstor.errors import MemstorError, UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+ROW_RE = re.compile(r"^ (\d{5})\t( *\d+\.\d{2})\t( *\d+\.\d)$")
+PEAK_LABELS = ["ALL Reads        ", "3:1 Reads-Writes ", "2:1 Reads-Writes ", "1:1 Reads-Writes ",
+               "Stream-triad like"]
+
+
+@pytest.fixture(scope="module")
+def exe(tmp_path_factory) -> Path:
+    """loadlat compiled by memstor.loadlat.build (the `make loadlat` command) into a temp folder."""
+    out = tmp_path_factory.mktemp("loadlat") / "loadlat"
+    return loadlat.build(ROOT, out)
+
+
+def run(exe: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run loadlat with args; text output."""
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def table_rows(stdout: str) -> list[tuple[int, float, float]]:
+    """(delay, latency ns, bandwidth MB/s) of the loaded-latency rows; every row must match MLC's format."""
+    lines = stdout.splitlines()
+    start = lines.index("==========================") + 1
+    rows = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        m = ROW_RE.match(line)
+        assert m, f"row not in MLC's ' %05d\\t%6.2f\\t%9.1f' format: {line!r}"
+        assert len(m.group(2)) >= 6 and len(m.group(3)) >= 9, line
+        rows.append((int(m.group(1)), float(m.group(2)), float(m.group(3))))
+    return rows
+
+
+def comment(stdout: str, prefix: str) -> str:
+    """The '#' line starting with `# prefix`."""
+    for line in stdout.splitlines():
+        if line.startswith(f"# {prefix}"):
+            return line
+    raise AssertionError(f"no '# {prefix}' line in:\n{stdout}")
+
+
+def test_compile_command_is_the_makefile_rule():
+    cmd = loadlat.compile_command(ROOT)
+    assert cmd[1:7] == ["-O2", "-g", "-Wall", "-Wextra", "-pthread", "-o"]
+    assert cmd[7] == str(ROOT / "build" / "bin" / "loadlat") and cmd[-1] == "-lm"
+    assert sorted(Path(p).name for p in cmd[8:-1]) == sorted(p.name for p in (ROOT / "lib/loadlat").glob("*.c"))
+    makefile = (ROOT / "Makefile").read_text()
+    assert "-O2 -g -Wall -Wextra -pthread -o $@ lib/loadlat/*.c -lm" in makefile
+
+
+def test_build_is_warning_free(tmp_path):
+    cmd = loadlat.compile_command(ROOT, tmp_path / "loadlat")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_idle_latency_output(exe, tmp_path):
+    res = run(exe, "--idle_latency", "-b8m", "-t0.2", f"--json={tmp_path / 'idle.json'}")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == f"loadlat (Memory Latency Checker-compatible) - v{loadlat.version(exe)}"
+    assert lines[1] == "Command line parameters: --idle_latency -b8m -t0.2 " + f"--json={tmp_path / 'idle.json'} "
+    assert "Using buffer size of 8.000MiB" in lines
+    m = [re.match(r"^Each iteration took (\d+\.\d) core clocks \(\t(\d+\.\d)\tns\)$", ln) for ln in lines]
+    m = [x for x in m if x]
+    assert len(m) == 1
+    clocks, ns = float(m[0].group(1)), float(m[0].group(2))
+    ghz = float(re.search(r"core (\d+\.\d+) GHz", comment(res.stdout, "clocks")).group(1))
+    assert 0.3 < ghz < 8
+    assert ns > 1 and clocks == pytest.approx(ns * ghz, rel=0.02, abs=0.2)
+    doc = json.loads((tmp_path / "idle.json").read_text())
+    assert doc["mode"] == "idle_latency" and doc["latency_buffer_bytes"] == 8 << 20
+    assert doc["points"][0]["latency_ns"] == pytest.approx(ns, abs=0.06)
+    assert doc["points"][0]["latency_loads"] > 1000
+
+
+def test_loaded_latency_sweep_output_and_json(exe, tmp_path):
+    delays = [0, 300, 3000, 20000]
+    gfile = loadlat.write_delay_file(tmp_path / "delays.txt", delays)
+    js = tmp_path / "ll.json"
+    res = run(exe, "--loaded_latency", "-b16m", "-t0.2", f"-g{gfile}", "-c0", "-k1", f"--json={js}")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    i = lines.index("Measuring Loaded Latencies for the system")
+    assert lines[i:i + 6] == ["Measuring Loaded Latencies for the system",
+                              "Using all the threads from each core if Hyper-threading is enabled",
+                              "Using Read-only traffic type", "Inject\tLatency\tBandwidth", "Delay\t(ns)\tMB/sec",
+                              "=========================="]
+    assert all(ln.startswith("#") for ln in lines[4:i] if ln)  # extra information only on '#' lines
+    rows = table_rows(res.stdout)
+    assert [r[0] for r in rows] == delays
+    bw = [r[2] for r in rows]
+    assert all(r[1] > 0 for r in rows)
+    # bandwidth falls with the inject delay (tolerant: the CPUs are shared while tests run)
+    assert bw[-1] < bw[0] / 5
+    assert all(b2 <= b1 * 1.3 for b1, b2 in zip(bw, bw[1:])), bw
+    ns_per_unit = float(re.search(r"1 delay unit = (\d+\.\d+) ns", comment(res.stdout, "delay calibration")).group(1))
+    assert 0.01 < ns_per_unit < 20
+    # one 64-byte read per delay loop at delay 20000 cannot exceed 64 B / (20000 x ns per unit)
+    assert bw[-1] <= 64 / (20000 * ns_per_unit * 1e-9) / 1e6 * 1.05
+
+    doc = json.loads(js.read_text())
+    assert doc["tool"] == "loadlat" and doc["version"] == loadlat.version(exe)
+    assert doc["latency_cpu"] == 0 and doc["load_cpus"] == [1]
+    assert doc["traffic"]["code"] == "R" and doc["access_bytes"] == 64
+    assert doc["load_buffer_bytes"] == 16 << 20 and doc["latency_buffer_bytes"] == 16 << 20
+    assert doc["calibration"]["delay_ns_per_unit"] == pytest.approx(ns_per_unit, abs=1e-4)
+    assert doc["points_planned"] == 4 and not doc["interrupted"]
+    for point, (delay, lat, bw_row) in zip(doc["points"], rows):
+        assert point["status"] == "ok" and point["delay"] == delay
+        assert point["latency_ns"] == pytest.approx(lat, abs=0.006)
+        assert point["bandwidth_MBps"] == pytest.approx(bw_row, abs=0.06)
+        assert point["delay_ns"] == pytest.approx(delay * doc["calibration"]["delay_ns_per_unit"])
+        assert point["write_MBps"] == 0 and point["read_MBps"] == pytest.approx(point["bandwidth_MBps"])
+    roles = sorted(b["role"] for b in doc["huge_pages"]["buffers"])
+    assert roles == ["latency", "read"]  # read-only traffic: no write buffer allocated
+
+
+def test_peak_injection_bandwidth_output(exe):
+    res = run(exe, "--peak_injection_bandwidth", "-b8m", "-t0.1")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    i = lines.index("Measuring Peak Injection Memory Bandwidths for the system")
+    assert lines[i + 1:i + 4] == ["Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)",
+                                  "Using all the threads from each core if Hyper-threading is enabled",
+                                  "Using traffic with the following read-write ratios"]
+    for label, line in zip(PEAK_LABELS, lines[i + 4:i + 9]):
+        m = re.match(r"^(.{17}):\t(\d+\.\d)\t$", line)
+        assert m and m.group(1) == label, line
+        assert float(m.group(2)) > 10
+
+
+@pytest.mark.parametrize("code", ["W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10"])
+def test_every_traffic_code_moves_bytes_in_its_ratio(exe, tmp_path, code):
+    js = tmp_path / f"{code}.json"
+    res = run(exe, "--loaded_latency", "-T", "-k1", "-b4m", "-l128", "-t0.05", "-d0", f"-{code}", f"--json={js}")
+    assert res.returncode == 0, res.stderr
+    assert "Using Read-only traffic type" not in res.stdout  # MLC prints it for -R only
+    assert f"# traffic {code} (" in res.stdout
+    (row,) = table_rows(res.stdout)
+    assert row[0] == 0 and row[1] == 0.0 and row[2] > 10  # -T: latency column 0.00
+    doc = json.loads(js.read_text())
+    t, p = doc["traffic"], doc["points"][0]
+    assert p["latency_ns"] is None
+    assert p["read_MBps"] * t["writes_per_group"] == pytest.approx(p["write_MBps"] * t["reads_per_group"])
+    roles = {b["role"] for b in doc["huge_pages"]["buffers"]}
+    assert ("write" in roles) and (("read" in roles) == (t["reads_per_group"] > 0))
+    assert ("read2" in roles) == (code == "W10")
+
+
+def test_huge_pages_evidence_from_smaps(exe, tmp_path):
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    res = run(exe, "--idle_latency", "-b16m", "-t0.05", "-L", f"--json={tmp_path / 'h.json'}")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((tmp_path / "h.json").read_text())
+    hp = doc["huge_pages"]
+    assert hp["requested"] is True
+    (buf,) = hp["buffers"]
+    assert buf["bytes"] == 16 << 20
+    line = comment(res.stdout, "huge pages")
+    m = re.search(r"AnonHugePages in buffers: (\d+) of (\d+) KiB", line)
+    assert int(m.group(1)) * 1024 == buf["anon_huge_bytes"] and int(m.group(2)) == 16384
+    if thp.exists() and "[never]" not in thp.read_text():
+        assert buf["anon_huge_bytes"] > 0, "madvise(MADV_HUGEPAGE) got no huge page"
+    res = run(exe, "--idle_latency", "-b16m", "-t0.05", f"--json={tmp_path / 'n.json'}")
+    doc = json.loads((tmp_path / "n.json").read_text())
+    assert doc["huge_pages"]["requested"] is False
+    assert doc["huge_pages"]["buffers"][0]["anon_huge_bytes"] == 0  # MADV_NOHUGEPAGE without -L
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--loaded_latency", "-Q"], "unknown option '-Q'"),
+    (["--loaded_latency", "-W11"], "unknown traffic code '-W11'"),
+    (["--loaded_latency", "-W1"], "unknown traffic code '-W1'"),
+    (["--idle_latency", "-b12x"], "-b12x"),
+    (["-R"], "no mode given"),
+    (["--loaded_latency", "-R", "-W5"], "choose one traffic type"),
+    (["--peak_injection_bandwidth", "-d5"], "-d does not apply"),
+    (["--loaded_latency", "-k999"], "CPU 999 is not available"),
+    (["--loaded_latency", "-l100"], "multiple of 64"),
+    (["--loaded_latency", "-g/nonexistent/delays"], "cannot open delay file"),
+    (["--loaded_latency", "-tfast"], "-tfast"),
+])
+def test_bad_input_is_one_line_and_exit_2(exe, args, needle):
+    res = run(exe, *args)
+    assert res.returncode == 2
+    assert res.stdout == ""
+    err = res.stderr.splitlines()
+    assert len(err) == 1 and err[0].startswith("loadlat: ") and needle in err[0], res.stderr
+
+
+def test_help(exe):
+    res = run(exe, "--help")
+    assert res.returncode == 0 and "--loaded_latency" in res.stdout and "-W<n>" in res.stdout
+
+
+def test_sigint_stops_cleanly_and_keeps_finished_rows(exe, tmp_path):
+    js = tmp_path / "int.json"
+    proc = subprocess.Popen([str(exe), "--loaded_latency", "-b8m", "-t0.3", "-k1", f"--json={js}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = []
+    deadline = time.monotonic() + 30
+    for line in proc.stdout:  # wait for the first row, then interrupt
+        out.append(line)
+        if ROW_RE.match(line.rstrip("\n")) or time.monotonic() > deadline:
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate(timeout=30)
+    text = "".join(out) + rest
+    assert proc.returncode == 128 + signal.SIGINT
+    rows = table_rows(text)
+    assert 1 <= len(rows) < 19
+    assert re.search(rf"# interrupted by signal 2 after {len(rows)} of 19 points", text)
+    assert f"interrupted after {len(rows)} of 19 points" in err
+    doc = json.loads(js.read_text())
+    assert doc["interrupted"] is True and len(doc["points"]) == len(rows)
+
+
+def test_mlc_parser_reads_loadlat_output(exe):
+    from memstor.mlcparse import parse_mlc
+
+    res = run(exe, "--loaded_latency", "-b8m", "-t0.1", "-d50", "-W5", "-l256", "-k1")
+    assert res.returncode == 0, res.stderr
+    (row,) = table_rows(res.stdout)
+    parsed = parse_mlc(res.stdout, "loadlat.txt")
+    assert parsed.errors == []
+    (r,) = parsed.rows
+    assert r["tool"] == "loadlat" and r["test"] == "loaded_latency" and r["traffic"] == "1:1"
+    assert r["access_bytes"] == 256 and r["inject_delay"] == 50
+    assert r["latency_ns"] == pytest.approx(row[1]) and r["bandwidth_MBps"] == pytest.approx(row[2])
+
+
+def test_command_builder(tmp_path):
+    argv = loadlat.command("loaded_latency", buffer_kib=1048576, access_bytes=256, delay_file=tmp_path / "d",
+                           seconds=0.5, latency_cpu=0, load_cpus=[1, 2, 3, 5], traffic="2:1-nt", random=True,
+                           huge_pages=True, json_path=tmp_path / "x.json", exe="/opt/loadlat")
+    assert argv == ["/opt/loadlat", "--loaded_latency", "-b1048576", "-l256", f"-g{tmp_path / 'd'}", "-t0.5",
+                    "-c0", "-k1-3,5", "-W7", "-r", "-L", f"--json={tmp_path / 'x.json'}"]
+    assert loadlat.command("--idle_latency", seconds=2, traffic="R", exe="x") == ["x", "--idle_latency", "-t2",
+                                                                                   "-R"]
+    assert loadlat.command("peak_injection_bandwidth", no_latency_thread=True, delay=0, exe="x")[2:] == ["-d0", "-T"]
+    with pytest.raises(UsageError, match="traffic='W11'"):
+        loadlat.command("loaded_latency", traffic="W11", exe="x")
+    with pytest.raises(UsageError, match="access_bytes=100"):
+        loadlat.command("loaded_latency", access_bytes=100, exe="x")
+    with pytest.raises(UsageError, match="mode='bandwidth'"):
+        loadlat.command("bandwidth", exe="x")
+
+
+def test_binary_lookup(tmp_path, monkeypatch, exe):
+    monkeypatch.setenv("LOADLAT", str(exe))
+    assert loadlat.binary(tmp_path) == exe
+    monkeypatch.setenv("LOADLAT", str(tmp_path / "missing"))
+    with pytest.raises(MemstorError, match="is not an executable file"):
+        loadlat.binary(tmp_path)
+    monkeypatch.delenv("LOADLAT")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(MemstorError) as err:
+        loadlat.binary(tmp_path)
+    assert str(err.value) == "loadlat is not built: run `make loadlat`"
+    (tmp_path / "build" / "bin").mkdir(parents=True)
+    shutil.copy(exe, tmp_path / "build" / "bin" / "loadlat")
+    assert loadlat.binary(tmp_path) == tmp_path / "build" / "bin" / "loadlat"
+
+
+@pytest.mark.slow
+def test_realistic_idle_latency_on_1gib_matches_the_pointer_chase(exe, tmp_path):
+    """1 GiB with huge pages: DRAM latency (>= 50 ns, not cache) and within 15% of bench/chase.c (medians of 3
+    interleaved runs). Both tools also time the chase with the thread's CPU time; those are compared, so
+    that other work time-slicing the shared CPUs does not decide the test."""
+    if (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) < 6 << 30:
+        pytest.skip("needs 6 GiB of RAM")
+    chase = tmp_path / "chase"
+    subprocess.run(["cc", "-O2", "-o", str(chase), str(ROOT / "bench" / "chase.c")], check=True)
+    ours, ref, ours_wall, ref_wall = [], [], [], []
+    for i in range(3):
+        js = tmp_path / f"idle{i}.json"
+        res = run(exe, "--idle_latency", "-b1g", "-L", "-t1", "-c0", f"--json={js}", timeout=120)
+        assert res.returncode == 0, res.stderr
+        ours_wall.append(float(re.search(r"\(\t(\d+\.\d)\tns\)", res.stdout).group(1)))
+        point = json.loads(js.read_text())["points"][0]
+        assert point["latency_ns"] == pytest.approx(ours_wall[-1], abs=0.06)
+        ours.append(point["latency_ns_per_cpu_time"])
+        out = subprocess.run(["taskset", "-c", "0", str(chase), "1024", "1"], capture_output=True, text=True,
+                             check=True, timeout=120).stdout
+        ref_wall.append(float(re.search(r"ns per load: (\d+\.\d+)", out).group(1)))
+        ref.append(float(re.search(r"ns per load \(thread CPU time\): (\d+\.\d+)", out).group(1)))
+    print(f"CPU-time ns: loadlat {ours}, chase {ref}; wall ns: loadlat {ours_wall}, chase {ref_wall}",
+          file=sys.stderr)
+    assert min(ours_wall) >= 50 and min(ref_wall) >= 50 and min(ours) >= 50
+    assert statistics.median(ours) == pytest.approx(statistics.median(ref), rel=0.15)
