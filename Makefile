@@ -75,9 +75,10 @@ $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP
 
 $(BUILD)/notebooks/10-mlc-loaded-latency.ipynb: $(LOADLAT)
 
+# Offline HTML (images inlined, no CDN scripts) of each executed experiment notebook.
 report/%.html: $(BUILD)/notebooks/%.ipynb
 	@mkdir -p $(@D)
-	$(VENV)/bin/jupyter nbconvert --to html --log-level WARN --output-dir report $<
+	$(PY) -m memstor.report $< report --name $* --html-only
 
 $(BUILD)/notebooks/90-synthesis.ipynb: notebooks/90-synthesis.ipynb $(EXECUTED) $(wildcard data/specs/*.yaml) $(ENV_STAMP) $(LIB_SRC)
 	@mkdir -p $(@D)
@@ -89,7 +90,7 @@ report/report.html: $(BUILD)/notebooks/90-synthesis.ipynb $(EXPERIMENT_NBS:%=rep
 report: $(ENV_STAMP) ## rebuild the report from the data already in DATA (measures nothing)
 	@mkdir -p $(BUILD)/notebooks
 	$(PAPERMILL) notebooks/90-synthesis.ipynb $(BUILD)/notebooks/90-synthesis.ipynb -p data_dir $(DATA_ABS) -p specs_dir $(abspath data/specs) -p profile $(PROFILE)
-	@for nb in $(EXECUTED); do [ -f $$nb ] && $(VENV)/bin/jupyter nbconvert --to html --log-level WARN --output-dir report $$nb || true; done
+	@for nb in $(EXECUTED); do [ ! -f $$nb ] || $(PY) -m memstor.report $$nb report --name $$(basename $$nb .ipynb) --html-only; done
 	$(PY) -m memstor.report $(BUILD)/notebooks/90-synthesis.ipynb report
 
 # --- interactive, tests, benchmarks -------------------------------------------------------------

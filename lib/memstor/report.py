@@ -1,0 +1,501 @@
+"""Export an executed notebook as the report: ``report.html`` (offline) and ``report.pdf`` (LaTeX route).
+
+Usage::
+
+    python -m memstor.report build/notebooks/90-synthesis.ipynb report/            # report.html + report.pdf
+    python -m memstor.report build/notebooks/20-fio-block-size.ipynb report/ --name 20-fio-block-size --html-only
+
+Both go through nbconvert with the code hidden (``--no-input``): the HTML through the ``lab`` template
+without any CDN script (no require.js, MathJax or mermaid; CSS inlined, figures embedded as base64
+PNG), the PDF through nbconvert's LaTeX route (pandoc for markdown, xelatex for the PDF). Title, author
+and date come from the notebook metadata; papermill parameters ``title``, ``author`` and ``date`` of the
+executed notebook override them (an empty date = the day the notebook ran). When xelatex or pandoc is
+missing the HTML is still written and the message says how to get the PDF.
+
+:class:`Table` is the display helper of the report notebooks: a DataFrame with an HTML and a LaTeX
+rendering (wrapped columns, repeated header, small font) so wide tables never overflow the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import copy
+import datetime as _dt
+import html
+import math
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import MemstorError, UsageError
+
+PDF_TOOLS = ("xelatex", "pandoc")
+PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended texlive-plain-generic pandoc "
+               "(Fedora: sudo dnf install texlive-xetex texlive-collection-fontsrecommended pandoc; "
+               "macOS: brew install pandoc && brew install --cask mactex-no-gui)")
+
+# --------------------------------------------------------------------------------------- templates
+
+HTML_TEMPLATE = r"""{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{% block extra_css %}
+<style type="text/css">
+main { max-width: 1100px; margin: 0 auto; }
+.memstor-title { padding: 1.5em 0 0.5em 0; border-bottom: 1px solid #ccc; margin-bottom: 1em; }
+.memstor-title h1 { margin: 0 0 0.3em 0; font-size: 2em; }
+.memstor-title p { margin: 0; color: #444; }
+.jp-RenderedHTMLCommon table.memstor { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em 0;
+  table-layout: auto; }
+.jp-RenderedHTMLCommon table.memstor th, .jp-RenderedHTMLCommon table.memstor td {
+  border-bottom: 1px solid #ddd; padding: 3px 8px; vertical-align: top; text-align: left; max-width: 28em; }
+.jp-RenderedHTMLCommon table.memstor th { border-bottom: 2px solid #555; background: #f4f4f4; }
+.jp-RenderedHTMLCommon table.memstor td.num, .jp-RenderedHTMLCommon table.memstor th.num {
+  text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.memstor caption { caption-side: top; text-align: left; font-weight: bold; padding-bottom: 4px; }
+.jp-RenderedImage img { max-width: 100%; height: auto; }
+@media print { main { max-width: none; } }
+</style>
+{% endblock extra_css %}
+{%- block body_header -%}
+{{ super() }}
+<header class="memstor-title">
+<h1>{{ nb.metadata.get('title', '') | e }}</h1>
+<p>{{ nb.metadata.get('authors', []) | map(attribute='name') | join(', ') | e }}{% if nb.metadata.get('date') %} — {{ nb.metadata.date | e }}{% endif %}</p>
+</header>
+{%- endblock body_header -%}
+"""
+
+LATEX_TEMPLATE = r"""((*- extends 'index.tex.j2' -*))
+((* block packages *))
+((( super() )))
+\usepackage{newunicodechar}
+\newunicodechar{ρ}{\ensuremath{\rho}}
+\newunicodechar{≤}{\ensuremath{\le}}
+\newunicodechar{≥}{\ensuremath{\ge}}
+\newunicodechar{≈}{\ensuremath{\approx}}
+\newunicodechar{≠}{\ensuremath{\neq}}
+\newunicodechar{∞}{\ensuremath{\infty}}
+\newunicodechar{→}{\ensuremath{\rightarrow}}
+\newunicodechar{★}{\ensuremath{\star}}
+\newunicodechar{⁶}{\textsuperscript{6}}
+\newunicodechar{Δ}{\ensuremath{\Delta}}
+\newunicodechar{λ}{\ensuremath{\lambda}}
+\newunicodechar{−}{\ensuremath{-}}
+\setcounter{secnumdepth}{0}
+\setlength{\LTpre}{4pt}
+\setlength{\LTpost}{8pt}
+((* endblock packages *))
+((* block margins *))
+\geometry{verbose,tmargin=0.9in,bmargin=0.9in,lmargin=0.9in,rmargin=0.9in}
+((* endblock margins *))
+"""
+
+
+def _template_dir() -> Path:
+    """A temporary folder holding memstor's two nbconvert templates."""
+    d = Path(tempfile.mkdtemp(prefix="memstor-templates-"))
+    (d / "memstor.html.j2").write_text(HTML_TEMPLATE, encoding="utf-8")
+    (d / "memstor.tex.j2").write_text(LATEX_TEMPLATE, encoding="utf-8")
+    return d
+
+
+# ------------------------------------------------------------------------------------------ tables
+
+
+def _cell_text(v) -> str:
+    """A table cell as text: numbers formatted (thousands separators), booleans yes/no, missing '–'."""
+    from .synthesis import fmt_number
+
+    if v is None:
+        return "–"
+    if isinstance(v, bool) or type(v).__name__ == "bool_":
+        return "yes" if v else "no"
+    if isinstance(v, (int, float)) or type(v).__module__ == "numpy":
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            return str(v)
+        if math.isnan(f):
+            return "–"
+        if float(f).is_integer() and abs(f) < 1e15 and not isinstance(v, float):
+            return f"{int(f):,}" if abs(f) >= 10000 else str(int(f))
+        return fmt_number(f)
+    return str(v)
+
+
+def _wrap_words(text: str, width: int) -> list:
+    """Words of `text` in lines of at most `width` characters (a longer word gets its own line)."""
+    lines: list = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
+_NUM_RE = re.compile(r"^[–\-+]?[\d,]*\.?\d+(e[+-]?\d+)?%?$|^–$")
+_LATEX_ESC = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+              "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Text safe for LaTeX (special characters escaped; Unicode left to xelatex)."""
+    return "".join(_LATEX_ESC.get(c, c) for c in text)
+
+
+class Table:
+    """A DataFrame for the report: HTML for the browser, a longtable for the PDF (never overflowing).
+
+    widths: optional {column: fraction of the line width} for wrapped columns; other text columns are
+    sized automatically, numeric columns are right-aligned. caption: a bold line above the table.
+    Cells may hold line breaks ('\\n'). font: LaTeX size (footnotesize, scriptsize, small).
+    """
+
+    #: Tables longer than this many printed lines are a longtable (page breaks, repeated header); shorter
+    #: ones a tabular scaled down to the line width if needed.
+    LONG_ROWS = 36
+
+    def __init__(self, df, caption: str = "", widths: dict | None = None, font: str = "footnotesize",
+                 max_rows: int | None = None):
+        self.df = df
+        self.caption = caption
+        self.widths = widths or {}
+        self.font = font
+        self.max_rows = max_rows
+
+    def _cells(self) -> tuple[list, list]:
+        """(header, rows) as text."""
+        df = self.df if self.max_rows is None else self.df.head(self.max_rows)
+        header = [str(c) for c in df.columns]
+        rows = [[_cell_text(v) for v in rec] for rec in df.itertuples(index=False, name=None)]
+        return header, rows
+
+    def _numeric(self, rows: list, j: int) -> bool:
+        """Column j holds only numbers (or '–')."""
+        vals = [r[j] for r in rows]
+        return bool(vals) and all(_NUM_RE.match(v.replace(" ", "")) for v in vals) and any(v != "–" for v in vals)
+
+    def _repr_html_(self) -> str:
+        header, rows = self._cells()
+        num = [self._numeric(rows, j) for j in range(len(header))]
+        out = ['<table class="memstor">']
+        if self.caption:
+            out.append(f"<caption>{html.escape(self.caption)}</caption>")
+        out.append("<thead><tr>" + "".join(f'<th class="num">{html.escape(h)}</th>' if num[j] else
+                                           f"<th>{html.escape(h)}</th>" for j, h in enumerate(header))
+                   + "</tr></thead><tbody>")
+        for r in rows:
+            tds = "".join(
+                f'<td class="num">{html.escape(c)}</td>' if num[j] else
+                f"<td>{html.escape(c).replace(chr(10), '<br>')}</td>" for j, c in enumerate(r))
+            out.append(f"<tr>{tds}</tr>")
+        out.append("</tbody></table>")
+        if self.max_rows is not None and len(self.df) > self.max_rows:
+            out.append(f"<p><i>{len(self.df) - self.max_rows} more rows not shown.</i></p>")
+        return "\n".join(out)
+
+    def _colspec(self, header: list, rows: list) -> list:
+        """LaTeX column specs: r for numbers, l when everything fits, p{w} for the wide text columns."""
+        budget = {"scriptsize": 135, "footnotesize": 112, "small": 98}.get(self.font, 112)
+        budget -= 3 * len(header)
+        natural = []
+        for j, h in enumerate(header):
+            lines = [len(part) for r in rows for part in r[j].split("\n")] or [0]
+            natural.append(max(max(lines), max(len(w) for w in h.split()) if h.split() else 1))
+        num = [self._numeric(rows, j) for j in range(len(header))]
+        multiline = [any("\n" in r[j] for r in rows) for j in range(len(header))]
+        self._natural = natural
+        specs = [None] * len(header)
+        fixed = 0.0
+        full = budget + 3 * len(header)
+        for j, h in enumerate(header):
+            if h in self.widths:
+                longest = max([len(w) for r in rows for w in r[j].split()] + [1])
+                frac = max(self.widths[h], (1.2 * longest + 1) / full)      # never narrower than a word
+                specs[j] = f"p{{{frac:.3f}\\linewidth}}"
+                fixed += frac * budget
+        rest = [j for j in range(len(header)) if specs[j] is None]
+        if sum(natural[j] for j in rest) + fixed <= budget and not any(multiline[j] for j in rest):
+            for j in rest:
+                specs[j] = "r" if num[j] else "l"
+            return specs
+        small = [j for j in rest if num[j] or (natural[j] <= 14 and not multiline[j])]
+        for j in small:
+            specs[j] = "r" if num[j] else "l"
+        wide = [j for j in rest if j not in small]
+        room = max(budget - fixed - sum(natural[j] for j in small), 10 * max(len(wide), 1))
+        total = sum(math.sqrt(natural[j]) for j in wide) or 1.0
+        for j in wide:
+            longest = max([len(w) for r in rows for w in r[j].split()] + [len(w) for w in header[j].split()] + [1])
+            chars = room * math.sqrt(natural[j]) / total
+            chars = min(max(chars, 1.2 * longest + 1), 1.2 * natural[j] + 2)   # never narrower than a word
+            specs[j] = f"p{{{max(chars / full, 0.05):.3f}\\linewidth}}"
+        return specs
+
+    def _est_lines(self, rows: list, specs: list) -> int:
+        """Estimated printed lines of the table body (wrapped p-columns count several lines)."""
+        full = {"scriptsize": 135, "footnotesize": 112, "small": 98}.get(self.font, 112)
+        total = 0
+        for r in rows:
+            lines = 1
+            for cell, spec in zip(r, specs):
+                m = re.match(r"p\{([\d.]+)\\linewidth\}", spec)
+                width = float(m.group(1)) * full if m else 10**6
+                n = sum(max(1, math.ceil(len(part) / max(width * 0.9, 1))) for part in cell.split("\n"))
+                lines = max(lines, n)
+            total += lines
+        return total
+
+    def _repr_latex_(self) -> str:
+        header, rows = self._cells()
+        specs = self._colspec(header, rows)
+        wrap = [s.startswith("p") for s in specs]
+
+        def cell(text: str, j: int, head: bool = False) -> str:
+            if head and not wrap[j]:
+                lines = _wrap_words(text, max(self._natural[j], 1))
+                t = r"\\".join(r"\textbf{" + latex_escape(x) + "}" for x in lines)
+                align = "r" if specs[j] == "r" else "l"
+                return t if len(lines) == 1 else r"\begin{tabular}[b]{@{}" + align + r"@{}}" + t + r"\end{tabular}"
+            t = latex_escape(text)
+            if wrap[j]:
+                t = r"\raggedright " + t.replace("\n", r"\newline ")
+            elif "\n" in t:
+                t = t.replace("\n", " ")
+            return r"\textbf{" + t + "}" if head else t
+
+        lines = ["\\begingroup\\" + self.font, r"\hyphenpenalty=10000\exhyphenpenalty=10000",
+                 r"\setlength{\tabcolsep}{4pt}"]
+        head = " & ".join(cell(h, j, head=True) for j, h in enumerate(header)) + r" \tabularnewline"
+        body = [" & ".join(cell(c, j) for j, c in enumerate(r)) + r" \tabularnewline" for r in rows]
+        cols = "@{}" + "".join(specs) + "@{}"
+        if self._est_lines(rows, specs) <= self.LONG_ROWS:
+            # fits on a page: a tabular shrunk to the line width if the width estimate was too small
+            if self.caption:
+                lines.append(r"\par\smallskip\noindent{\normalsize\textbf{" + latex_escape(self.caption)
+                             + r"}}\par\nopagebreak\smallskip")
+            lines += [r"\noindent\begin{adjustbox}{max width=\linewidth}", r"\begin{tabular}{" + cols + "}",
+                      r"\toprule", head, r"\midrule", *body, r"\bottomrule", r"\end{tabular}",
+                      r"\end{adjustbox}\par\medskip"]
+        else:
+            lines.append(r"\begin{longtable}{" + cols + "}")
+            if self.caption:
+                lines.append(r"\multicolumn{" + str(len(header)) + r"}{@{}l}{\normalsize\textbf{"
+                             + latex_escape(self.caption) + r"}}\tabularnewline[2pt]")
+            lines += [r"\toprule", head, r"\midrule", r"\endfirsthead", r"\toprule", head, r"\midrule",
+                      r"\endhead", r"\bottomrule", r"\endlastfoot", *body, r"\end{longtable}"]
+        lines.append(r"\endgroup")
+        if self.max_rows is not None and len(self.df) > self.max_rows:
+            lines.append(r"\textit{" + str(len(self.df) - self.max_rows) + " more rows not shown.}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        header, rows = self._cells()
+        return "\n".join(["\t".join(header)] + ["\t".join(r).replace("\n", " ") for r in rows])
+
+
+class Code:
+    """Preformatted text (commands, paths) for the report: small monospace in the PDF, wrapped in HTML."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return ('<pre style="font-size:0.8em; white-space:pre-wrap; word-break:break-all; background:#f6f6f6; '
+                f'padding:6px;">{html.escape(self.text)}</pre>')
+
+    def _repr_latex_(self) -> str:
+        return "{\\scriptsize\n\\begin{verbatim}\n" + self.text + "\n\\end{verbatim}\n}"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+# ------------------------------------------------------------------------------------------ export
+
+
+def pdf_tools_missing() -> list:
+    """Names of the PDF tools (xelatex, pandoc) not on PATH."""
+    return [t for t in PDF_TOOLS if shutil.which(t) is None]
+
+
+def _read_notebook(path: Path):
+    """The notebook at `path` (nbformat v4) or a UsageError naming it."""
+    import nbformat
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such notebook; execute it first (make report runs papermill)")
+    try:
+        return nbformat.read(str(path), as_version=4)
+    except Exception as err:  # nbformat raises several types for a broken file
+        raise UsageError(f"{path}: not a readable notebook ({str(err).splitlines()[0]}); re-execute it") from None
+
+
+def report_metadata(nb) -> dict:
+    """title, authors ([{'name':...}]), date for the export: papermill parameters override metadata."""
+    meta = nb.metadata
+    params = (meta.get("papermill") or {}).get("parameters") or {}
+    title = params.get("title") or meta.get("title") or "memstor report"
+    author = params.get("author")
+    if author:
+        authors = [{"name": a.strip()} for a in re.split(r"[;,]| and ", str(author)) if a.strip()]
+    else:
+        authors = list(meta.get("authors") or [])
+    date = params.get("date") or meta.get("date") or ""
+    if not date:
+        end = (meta.get("papermill") or {}).get("end_time") or ""
+        date = str(end)[:10] if end else _dt.date.today().isoformat()
+    return {"title": str(title), "authors": authors, "date": str(date)}
+
+
+def _prepare(nb):
+    """A copy of nb ready for export: metadata set, stderr streams and empty code outputs dropped."""
+    nb = copy.deepcopy(nb)
+    md = report_metadata(nb)
+    nb.metadata["title"] = md["title"]
+    nb.metadata["authors"] = md["authors"]
+    nb.metadata["date"] = md["date"]
+    dropped = 0
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        keep = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                dropped += 1
+                continue
+            keep.append(out)
+        cell["outputs"] = keep
+    return nb, dropped
+
+
+def save_figures(nb, outdir: Path, stem: str) -> list:
+    """Write every PNG output of nb to ``outdir/figures/<stem>-NN.png``; return the paths."""
+    paths = []
+    figdir = outdir / "figures"
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            data = out.get("data") or {}
+            if "image/png" in data:
+                figdir.mkdir(parents=True, exist_ok=True)
+                p = figdir / f"{stem}-{len(paths) + 1:02d}.png"
+                p.write_bytes(base64.b64decode(data["image/png"]))
+                paths.append(p)
+    return paths
+
+
+def _atomic_write(path: Path, data: str | bytes) -> None:
+    """Write via memstor.sweep.atomic_write (temp file + rename)."""
+    from .sweep import atomic_write
+
+    atomic_write(path, data)
+
+
+def export_html(nb, out: Path, templates: Path) -> Path:
+    """nb -> self-contained HTML at `out` (no input cells, no CDN scripts)."""
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    c = Config()
+    c.TemplateExporter.exclude_input = True
+    c.TemplateExporter.exclude_input_prompt = True
+    c.TemplateExporter.exclude_output_prompt = True
+    c.HTMLExporter.embed_images = True
+    exporter = HTMLExporter(config=c, template_name="lab", extra_template_paths=[str(templates)])
+    exporter.template_file = "memstor.html.j2"
+    body, _ = exporter.from_notebook_node(nb)
+    _atomic_write(out, body)
+    return out
+
+
+def export_pdf(nb, out: Path, templates: Path) -> Path:
+    """nb -> PDF at `out` through LaTeX (pandoc + xelatex). Raises MemstorError with the log path on failure."""
+    from nbconvert import PDFExporter
+    from nbconvert.exporters.pdf import LatexFailed
+    from traitlets.config import Config
+
+    c = Config()
+    c.TemplateExporter.exclude_input = True
+    c.TemplateExporter.exclude_input_prompt = True
+    c.TemplateExporter.exclude_output_prompt = True
+    exporter = PDFExporter(config=c, template_name="latex", extra_template_paths=[str(templates)])
+    exporter.template_file = "memstor.tex.j2"
+    exporter.verbose = False
+    try:
+        body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": out.stem}})
+    except LatexFailed as err:
+        log = out.with_suffix(".latex.log")
+        _atomic_write(log, str(getattr(err, "output", err)))
+        raise MemstorError(f"{out}: xelatex failed; see {log} (the HTML report was written)") from None
+    except OSError as err:
+        raise MemstorError(f"{out}: PDF not built ({str(err).splitlines()[0]}); install: {PDF_INSTALL}") from None
+    _atomic_write(out, body)
+    return out
+
+
+def export(executed_nb: Path, outdir: Path, name: str = "report", pdf: bool = True) -> dict:
+    """Export an executed notebook to ``outdir/<name>.html`` and (if pdf) ``outdir/<name>.pdf``.
+
+    Returns {'html': Path, 'pdf': Path | None, 'figures': [Path], 'message': str}. The PDF is skipped,
+    with a message naming the install command, when xelatex or pandoc is missing.
+    """
+    executed_nb, outdir = Path(executed_nb), Path(outdir)
+    nb = _read_notebook(executed_nb)
+    nb, dropped = _prepare(nb)
+    outdir.mkdir(parents=True, exist_ok=True)
+    templates = _template_dir()
+    try:
+        html_path = export_html(nb, outdir / f"{name}.html", templates)
+        figures = save_figures(nb, outdir, name)
+        result = {"html": html_path, "pdf": None, "figures": figures, "stderr_outputs_dropped": dropped}
+        if not pdf:
+            result["message"] = f"wrote {html_path}"
+            return result
+        missing = pdf_tools_missing()
+        if missing:
+            result["message"] = (f"wrote {html_path}; PDF not built: {' and '.join(missing)} not found. "
+                                 f"To get {outdir / (name + '.pdf')}: {PDF_INSTALL}, then `make report`")
+            return result
+        result["pdf"] = export_pdf(nb, outdir / f"{name}.pdf", templates)
+        result["message"] = f"wrote {html_path} and {result['pdf']}"
+        return result
+    finally:
+        shutil.rmtree(templates, ignore_errors=True)
+
+
+def main(argv: list | None = None) -> int:
+    """CLI: python -m memstor.report EXECUTED.ipynb OUTDIR [--name NAME] [--html-only]."""
+    ap = argparse.ArgumentParser(prog="python -m memstor.report",
+                                 description="Export an executed notebook to OUTDIR/NAME.html and NAME.pdf")
+    ap.add_argument("notebook", type=Path, help="the executed notebook (papermill output)")
+    ap.add_argument("outdir", type=Path, help="folder for NAME.html, NAME.pdf and figures/")
+    ap.add_argument("--name", default="report", help="output file stem (default: report)")
+    ap.add_argument("--html-only", action="store_true", help="write the HTML only")
+    ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    args = ap.parse_args(argv)
+    try:
+        res = export(args.notebook, args.outdir, name=args.name, pdf=not args.html_only)
+    except MemstorError as err:
+        if args.debug:
+            raise
+        print(f"memstor report: {err}", file=sys.stderr)
+        return 2 if isinstance(err, UsageError) else 1
+    except Exception as err:  # noqa: BLE001 - one line for users, traceback with --debug
+        if args.debug:
+            raise
+        print(f"memstor report: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+              " (rerun with --debug for the traceback)", file=sys.stderr)
+        return 1
+    print(f"memstor report: {res['message']}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

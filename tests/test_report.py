@@ -1,0 +1,166 @@
+"""Report export: the synthesis notebook executed with papermill on real data (an imported fixture
+dataset + this machine), exported to HTML (offline) and PDF (xelatex + pandoc), checked as text."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from memstor import report
+from memstor import synthesis as syn
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "90-synthesis.ipynb"
+SPECS = ROOT / "data" / "specs"
+KERNEL = "memstor"
+
+
+# ------------------------------------------------------------------------------- fast: tables, metadata
+
+
+def test_table_latex_escapes_wraps_and_repeats_the_header():
+    df = pd.DataFrame({"host": ["a_b"], "value (%)": [12.5], "IOPS": [130728.74],
+                       "long text": ["x " * 80 + "\nsecond line & more"]})
+    tex = report.Table(df, caption="Spec_1 & co")._repr_latex_()
+    assert r"a\_b" in tex and r"\textbf{(\%)}" in tex and r"Spec\_1 \& co" in tex and r"second line \& more" in tex
+    assert r"\begin{adjustbox}{max width=\linewidth}" in tex and r"\begin{tabular}" in tex   # never wider
+    colspec = re.search(r"\\begin\{tabular\}\{@\{\}(.*)@\{\}\}", tex).group(1)
+    assert colspec.startswith("lrr") and "p{" in colspec            # numbers right, long text wrapped
+    assert r"\newline second line" in tex and "130,729" in tex
+    long = report.Table(pd.concat([df] * 40, ignore_index=True), caption="long")._repr_latex_()
+    assert r"\begin{longtable}" in long and long.count(r"\endhead") == 1 and r"\endfirsthead" in long
+    html = report.Table(df)._repr_html_()
+    assert '<table class="memstor">' in html and "<br>second line &amp; more" in html
+    assert '<td class="num">130,729</td>' in html
+
+
+def test_report_metadata_from_papermill_parameters():
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["title"] = "Default title"
+    nb.metadata["papermill"] = {"parameters": {"author": "Ada Lovelace, Alan Turing"},
+                                "end_time": "2025-03-04T05:06:07.000000"}
+    md = report.report_metadata(nb)
+    assert md == {"title": "Default title", "authors": [{"name": "Ada Lovelace"}, {"name": "Alan Turing"}],
+                  "date": "2025-03-04"}
+    nb.metadata["papermill"]["parameters"].update(title="T", date="2024-12-31")
+    assert report.report_metadata(nb)["title"] == "T" and report.report_metadata(nb)["date"] == "2024-12-31"
+
+
+def test_cli_usage_errors_are_one_line(tmp_path, capsys):
+    assert report.main([str(tmp_path / "none.ipynb"), str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("memstor report:") and "no such notebook" in err and "\n" not in err
+
+
+# ------------------------------------------------------------------- slow: papermill + nbconvert + PDF
+
+
+@pytest.fixture(scope="module")
+def executed(real, tmp_path_factory) -> tuple[Path, Path]:
+    """(executed notebook, data root): papermill run of 90-synthesis on fixture + this-machine data."""
+    import papermill as pm
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    from test_synthesis import build_data
+
+    if KERNEL not in KernelSpecManager().find_kernel_specs():
+        pytest.fail(f"jupyter kernel '{KERNEL}' missing: .venv/bin/python -m ipykernel install --sys-prefix "
+                    f"--name {KERNEL}")
+    root = tmp_path_factory.mktemp("report")
+    data = build_data(root, real)
+    out = root / "90-synthesis.ipynb"
+    pm.execute_notebook(str(NOTEBOOK), str(out), kernel_name=KERNEL, cwd=str(NOTEBOOK.parent),
+                        parameters={"data_dir": str(data), "specs_dir": str(SPECS), "author": "Test Author",
+                                    "date": "2025-01-02", "title": "Synthesis test report"},
+                        progress_bar=False)
+    return out, data
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("\u00ad", "").split())
+
+
+def test_notebook_is_committed_without_outputs_and_has_a_parameters_cell():
+    nb = nbformat.read(str(NOTEBOOK), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
+    params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1
+    src = params[0].source
+    for line in ('data_dir: str = "../data"  #', 'specs_dir: str = "../data/specs"  #', "title: str =",
+                 "author: str =", "date: str ="):
+        assert line in src
+
+
+@pytest.mark.slow
+def test_html_and_pdf_report_from_the_executed_notebook(executed, tmp_path):
+    nb_path, data = executed
+    S = syn.synthesise(data, SPECS)
+    res = report.export(nb_path, tmp_path / "report")
+    html = res["html"].read_text(encoding="utf-8")
+    # offline: no script or stylesheet from the network, figures embedded
+    assert not re.search(r"<script[^>]+src=", html) and not re.search(r"<link[^>]+href=\"?https?:", html)
+    assert "<script" not in html
+    assert html.count("data:image/png;base64,") >= 5
+    assert "Synthesis test report" in html and "Test Author" in html and "2025-01-02" in html
+    for needle in ("Measured vs spec", "conditions", "differs: span, state, target",
+                   "N* = X_max × R_min", "aialra-ssd", "thismachine", "inject delay"):
+        assert needle in html
+    assert "def " not in html and "import " not in html          # code hidden
+    assert len(res["figures"]) >= 5 and all(p.stat().st_size > 5000 for p in res["figures"])
+
+    if report.pdf_tools_missing():
+        assert res["pdf"] is None and "texlive-xetex" in res["message"]
+        return
+    pdf = res["pdf"]
+    assert pdf is not None and pdf.stat().st_size > 50_000
+    text = _norm(subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                                check=True).stdout)
+    assert "Synthesis test report" in text and "Test Author" in text and "2025-01-02" in text
+    # spec comparison table: headers, the headline row with its numbers, conditions, flag
+    assert "Measured vs spec" in text
+    for header in ("measured", "spec", "ratio", "conditions", "flag"):
+        assert header in text
+    head = S.spec[(S.spec["headline"]) & (S.spec["host"] == "thismachine")].iloc[0]
+    assert syn.fmt_number(head["measured"]) in text and "130,000" in text and f"{head['ratio']:.2f}" in text
+    assert "measured: QD32x4=128, 4 KiB, 16 MiB file span, fresh, file on a filesystem" in text
+    assert "spec: QD32x4=128, 4 KiB, full device, steady state, raw device, decimal MB" in text
+    assert "differs: span, state, target" in text and "differs: outstanding, span?, state?, target?" in text
+    # the knee N* with its inputs
+    k = S.knees.set_index(["host", "rw"]).loc[("aialra-ssd", "randread")]
+    assert (f"N* = X_max × R_min = {syn.fmt_number(k['X_max_fit_iops'])} IOPS × "
+            f"{syn.fmt_number(k['R_min_fit_us'])} µs = {k['N_star_fit']:.1f} I/Os in flight") in text
+    # fitted memory-curve parameters
+    m = S.mem.iloc[0]
+    assert (f"R0 = {m['R0_ns']:.1f} ns, a = {m['a_ns']:.1f} ns, peak = {syn.fmt_number(m['peak_fit_MBps'])} "
+            f"MB/s, R² = {m['r2']:.3f}") in text
+    # no raw markdown or LaTeX leaked into the PDF
+    for leak in ("\\begin", "\\textbf", "**", "```", "\\newline"):
+        assert leak not in text
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert int(re.search(r"Pages:\s+(\d+)", info).group(1)) >= 5
+
+
+@pytest.mark.slow
+def test_missing_pdf_toolchain_still_builds_html(executed, tmp_path, monkeypatch):
+    nb_path, _ = executed
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    monkeypatch.setenv("PATH", str(bare))
+    assert set(report.pdf_tools_missing()) == {"xelatex", "pandoc"}
+    res = report.export(nb_path, tmp_path / "out")
+    assert res["html"].is_file() and res["pdf"] is None
+    assert "xelatex and pandoc not found" in res["message"]
+    assert "apt-get install texlive-xetex texlive-fonts-recommended texlive-plain-generic pandoc" in res["message"]
+    assert not (tmp_path / "out" / "report.pdf").exists()
+
+
+def test_pdftotext_available_for_the_pdf_checks():
+    if shutil.which("xelatex"):
+        assert shutil.which("pdftotext"), "poppler-utils (pdftotext) is needed to check the PDF"
