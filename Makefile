@@ -71,7 +71,7 @@ $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP
 	@mkdir -p $(@D)
 	@echo "== $* (profile $(PROFILE)) =="
 	$(MEMSTOR) run $(shell echo $* | sed 's/^[0-9]*-//') --profile $(PROFILE) --data $(DATA_ABS) $(if $(TARGET),--target $(TARGET)) || test $$? -eq 1
-	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)"
+	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)" -p figures_dir $(abspath report/figures)
 
 $(BUILD)/notebooks/10-mlc-loaded-latency.ipynb: $(LOADLAT)
 

@@ -1,0 +1,68 @@
+"""Shared figure style for memstor: readable when printed, units on every axis, one `save` helper.
+
+Use :func:`style` once (the plot functions call it), :func:`new_figure` for a figure with consistent
+size, and :func:`save` to write a figure (PNG by default) atomically, creating folders as needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+#: Width x height in inches of one panel (A4/letter printable at 2 panels per row).
+PANEL_IN = (5.2, 3.8)
+#: Dots per inch for saved figures (sharp when printed).
+SAVE_DPI = 200
+#: Colour-blind safe palette; markers and line styles also differ so gray-scale prints stay readable.
+PALETTE = "colorblind"
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+DASHES = ("", (4, 1.5), (1, 1), (3, 1, 1, 1), (5, 1, 1, 1, 1, 1))
+
+
+def style() -> None:
+    """Apply the memstor style: white grid, large fonts, colour-blind palette, thick lines."""
+    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=1.05,
+                  rc={"lines.linewidth": 2.0, "lines.markersize": 7, "axes.titleweight": "bold",
+                      "figure.dpi": 100, "savefig.dpi": SAVE_DPI, "axes.spines.top": False,
+                      "axes.spines.right": False, "legend.frameon": True, "legend.framealpha": 0.9})
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, sharex: bool = False, sharey: bool = False,
+               scale: float = 1.0):
+    """(fig, axes) with panels of PANEL_IN inches; axes is always a flat list."""
+    style()
+    fig, axes = plt.subplots(nrows, ncols, figsize=(PANEL_IN[0] * ncols * scale, PANEL_IN[1] * nrows * scale),
+                             sharex=sharex, sharey=sharey, squeeze=False, constrained_layout=True)
+    return fig, list(axes.flat)
+
+
+def save(fig, path: str | Path, dpi: int = SAVE_DPI) -> Path:
+    """Write `fig` to `path` (suffix picks the format; none -> .png) atomically; return the path."""
+    path = Path(path)
+    if not path.suffix:
+        path = path.with_suffix(".png")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-", suffix=path.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip("."))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def size_label(n_bytes: float) -> str:
+    """A block size for tick labels: 4096 -> '4K', 1048576 -> '1M' (binary units, like fio's bs)."""
+    n = int(n_bytes)
+    for unit, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)

@@ -1,0 +1,362 @@
+"""Figures of the storage experiments (fio). Inputs are `memstor.storage.summary` tables (one row per
+configuration x direction with <metric>_mean / _ci95_low / _ci95_high and n), so the 95% confidence
+interval is drawn as error bars whenever a point has repetitions. Every axis carries its unit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+from . import DASHES, MARKERS, new_figure, size_label
+
+RW_ORDER = ("randread", "randwrite", "read", "write", "randrw")
+RW_LABEL = {"randread": "random read", "randwrite": "random write", "read": "sequential read",
+            "write": "sequential write", "randrw": "random read/write"}
+METRIC_LABEL = {
+    "iops": "IOPS (I/O per s)",
+    "bw_MBps": "throughput (MB/s, 10^6 B/s)",
+    "lat_mean_us": "mean latency (µs)",
+    "clat_p50_us": "p50 completion latency (µs)",
+    "clat_p99_us": "p99 completion latency (µs)",
+    "clat_p99_9_us": "p99.9 completion latency (µs)",
+}
+
+
+def _truthy(v) -> bool:
+    if isinstance(v, str):
+        return v.strip().lower() in ("1", "true", "yes")
+    return bool(v) if not pd.isna(v) else False
+
+
+def _no_spec(summ: pd.DataFrame) -> pd.DataFrame:
+    """Rows that are not the spec-conditions point."""
+    if "spec_point" in summ.columns:
+        return summ[~summ["spec_point"].map(_truthy)]
+    return summ
+
+
+def _spec_only(summ: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the spec-conditions point only."""
+    if "spec_point" not in summ.columns:
+        return summ.iloc[:0]
+    return summ[summ["spec_point"].map(_truthy)]
+
+
+def _err(g: pd.DataFrame, metric: str):
+    """Error-bar half-lengths (2 x n) from the 95% CI columns, or None without any CI."""
+    lo, hi = f"{metric}_ci95_low", f"{metric}_ci95_high"
+    if lo not in g.columns or g[lo].isna().all():
+        return None
+    mean = g[f"{metric}_mean"].to_numpy(float)
+    return np.vstack([np.nan_to_num(mean - g[lo].to_numpy(float)), np.nan_to_num(g[hi].to_numpy(float) - mean)])
+
+
+def _series(ax, g: pd.DataFrame, x: str, metric: str, label: str, i: int, **kw) -> None:
+    """One line with markers (and CI error bars) of metric_mean against x."""
+    g = g.sort_values(x)
+    y = g[f"{metric}_mean"].to_numpy(float)
+    if np.all(np.isnan(y)):
+        return
+    ax.errorbar(g[x].to_numpy(float), y, yerr=_err(g, metric), label=label, marker=MARKERS[i % len(MARKERS)],
+                dashes=DASHES[i % len(DASHES)] or (None, None), capsize=3, **kw)
+
+
+def _log2_size_axis(ax, sizes) -> None:
+    """x axis in log2 with block-size tick labels (4K, 8K, ... 1M)."""
+    ax.set_xscale("log", base=2)
+    ticks = sorted({int(s) for s in sizes if not pd.isna(s)})
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_label(v)))
+    ax.set_xlabel("block size (bytes, K = 1024)")
+
+
+def _log2_depth_axis(ax, depths, label: str = "queue depth (outstanding I/Os per job)") -> None:
+    """x axis in log2 with integer queue-depth ticks."""
+    ax.set_xscale("log", base=2)
+    ticks = sorted({int(d) for d in depths if not pd.isna(d)})
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{int(round(v))}"))
+    if len(ticks) > 8:
+        ax.tick_params(axis="x", labelrotation=45)
+    ax.set_xlabel(label)
+
+
+def _plain_log(axis) -> None:
+    """Plain numbers (1, 10, 200, 1000) instead of powers of ten on a log axis."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
+def _thousands(axis) -> None:
+    """Thousands separators on a linear axis (150,000 instead of 150000)."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+
+
+def _rws(summ: pd.DataFrame) -> list:
+    present = list(dict.fromkeys(summ["rw"].dropna()))
+    return [r for r in RW_ORDER if r in present] + [r for r in present if r not in RW_ORDER]
+
+
+def _empty(ax, what: str) -> None:
+    ax.text(0.5, 0.5, f"no successful {what} measurement", ha="center", va="center", transform=ax.transAxes)
+
+
+def block_size_throughput(summ: pd.DataFrame, title: str = ""):
+    """IOPS and MB/s vs block size (log2 axis), one line per access pattern; returns the figure."""
+    s = summ[summ["direction"] != "total"]
+    fig, (a1, a2) = new_figure(2)
+    for i, rw in enumerate(_rws(s)):
+        g = s[s["rw"] == rw]
+        _series(a1, g, "bs_bytes", "iops", RW_LABEL.get(rw, rw), i)
+        _series(a2, g, "bs_bytes", "bw_MBps", RW_LABEL.get(rw, rw), i)
+    for ax, m in ((a1, "iops"), (a2, "bw_MBps")):
+        _log2_size_axis(ax, s["bs_bytes"])
+        ax.set_ylabel(METRIC_LABEL[m])
+        ax.set_ylim(bottom=0)
+        _thousands(ax.yaxis)
+    a1.set_title("IOPS vs block size")
+    a2.set_title("Throughput vs block size")
+    a1.legend(title=_qd_title(s), fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _qd_title(s: pd.DataFrame) -> str:
+    qd, nj = s["iodepth"].dropna().unique(), s["numjobs"].dropna().unique()
+    if len(qd) == 1 and len(nj) == 1:
+        return f"QD {int(qd[0])} x {int(nj[0])} job(s)"
+    return ""
+
+
+def block_size_latency(summ: pd.DataFrame, title: str = ""):
+    """Mean and p99 latency vs block size (log2 x, log y), one line per access pattern."""
+    s = summ[summ["direction"] != "total"]
+    fig, (a1, a2) = new_figure(2)
+    for i, rw in enumerate(_rws(s)):
+        g = s[s["rw"] == rw]
+        _series(a1, g, "bs_bytes", "lat_mean_us", RW_LABEL.get(rw, rw), i)
+        _series(a2, g, "bs_bytes", "clat_p99_us", RW_LABEL.get(rw, rw), i)
+    for ax, m in ((a1, "lat_mean_us"), (a2, "clat_p99_us")):
+        _log2_size_axis(ax, s["bs_bytes"])
+        ax.set_yscale("log")
+        _plain_log(ax.yaxis)
+        ax.set_ylabel(METRIC_LABEL[m])
+    a1.set_title("Mean latency vs block size")
+    a2.set_title("p99 latency vs block size")
+    a1.legend(title=_qd_title(s), fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def rw_ratio(summ: pd.DataFrame, title: str = ""):
+    """Per block size: stacked read + write IOPS vs read share (%), and mean latency of read, write and
+    total vs read share. `summ` = summary(with_totals(df))."""
+    summ = summ.assign(rwmixread=[_read_share(m, rw) for m, rw in zip(summ["rwmixread"], summ["rw"])])
+    summ = summ[summ["rwmixread"].notna()]
+    sizes = sorted(summ["bs_bytes"].dropna().unique())
+    fig, axes = new_figure(max(len(sizes), 1), 2)
+    ncol = max(len(sizes), 1)
+    for j, bs in enumerate(sizes):
+        top, bottom = axes[j], axes[ncol + j]
+        g = summ[summ["bs_bytes"] == bs]
+        shares = sorted(g["rwmixread"].dropna().unique())
+        x = np.arange(len(shares))
+        base = np.zeros(len(shares))
+        for k, (d, hatch) in enumerate((("read", ""), ("write", "//"))):
+            gd = g[g["direction"] == d].set_index("rwmixread").reindex(shares)
+            y = np.nan_to_num(gd["iops_mean"].to_numpy(float))
+            top.bar(x, y, 0.6, bottom=base, label=d, hatch=hatch, color=f"C{k}", edgecolor="black", linewidth=0.5)
+            base = base + y
+        tot = g[g["direction"] == "total"].set_index("rwmixread").reindex(shares)
+        if "iops_ci95_low" in tot and tot["iops_ci95_low"].notna().any():
+            top.errorbar(x, tot["iops_mean"], yerr=_err(tot.reset_index(), "iops"), fmt="none", ecolor="black",
+                         capsize=4, label="total, 95% CI")
+        top.set_xticks(x, [f"{int(v)}" for v in shares])
+        top.set_xlabel("read share (% of I/Os, rwmixread)")
+        top.set_ylabel(METRIC_LABEL["iops"])
+        _thousands(top.yaxis)
+        top.set_title(f"{size_label(bs)} random read/write: IOPS")
+        top.legend(fontsize="small")
+        for i, d in enumerate(("read", "write", "total")):
+            gd = g[g["direction"] == d]
+            gd = gd[gd["lat_mean_us_mean"].notna()]
+            _series(bottom, gd, "rwmixread", "lat_mean_us", d, i)
+        bottom.set_xlabel("read share (% of I/Os, rwmixread)")
+        bottom.set_ylabel(METRIC_LABEL["lat_mean_us"])
+        bottom.set_xticks([float(v) for v in shares])
+        bottom.set_ylim(bottom=0)
+        bottom.set_title(f"{size_label(bs)}: mean latency")
+        bottom.legend(fontsize="small")
+    if not sizes:
+        _empty(axes[0], "read/write")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _read_share(mix, rw) -> float:
+    """Read share (%) of a point: rwmixread, or 100 / 0 for a pure read / write pattern."""
+    if not pd.isna(mix):
+        return float(mix)
+    if rw in ("randread", "read"):
+        return 100.0
+    if rw in ("randwrite", "write"):
+        return 0.0
+    return math.nan
+
+
+def throughput_latency(summ: pd.DataFrame, title: str = ""):
+    """The throughput-latency curve: mean latency vs IOPS, one line per pattern, each point labelled
+    with its queue depth; the spec-conditions point drawn as a star."""
+    s = summ[summ["direction"] != "total"]
+    fig, (ax,) = new_figure(1, scale=1.25)
+    curve = _no_spec(s)
+    for i, rw in enumerate(_rws(s)):
+        g = curve[curve["rw"] == rw].sort_values("outstanding_io")
+        g = g[g["iops_mean"].notna()]
+        if g.empty:
+            continue
+        ax.errorbar(g["iops_mean"], g["lat_mean_us_mean"], xerr=_err(g, "iops"), yerr=_err(g, "lat_mean_us"),
+                    marker=MARKERS[i], dashes=DASHES[i] or (None, None), label=RW_LABEL.get(rw, rw),
+                    color=f"C{i}", capsize=3)
+        for _, r in g.iterrows():
+            ax.annotate(_qd_text(r), (r["iops_mean"], r["lat_mean_us_mean"]), textcoords="offset points",
+                        xytext=(-6, 6), ha="right", fontsize="x-small", color=f"C{i}",
+                        bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
+        spec = _spec_only(s[s["rw"] == rw])
+        for _, r in spec.iterrows():
+            if pd.isna(r["iops_mean"]):
+                continue
+            ax.plot(r["iops_mean"], r["lat_mean_us_mean"], marker="*", markersize=15, color=f"C{i}",
+                    markeredgecolor="black", linestyle="none",
+                    label=f"{RW_LABEL.get(rw, rw)}, spec point QD {int(r['iodepth'])} x {int(r['numjobs'])} jobs")
+    ax.set_yscale("log")
+    _plain_log(ax.yaxis)
+    _thousands(ax.xaxis)
+    ax.set_xlabel(METRIC_LABEL["iops"])
+    ax.set_ylabel(METRIC_LABEL["lat_mean_us"])
+    ax.set_xlim(left=0)
+    ax.set_title("Throughput-latency curve (labels: queue depth)")
+    ax.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _qd_text(r) -> str:
+    nj = int(r["numjobs"]) if not pd.isna(r["numjobs"]) else 1
+    return f"QD{int(r['iodepth'])}" + (f"x{nj}" if nj > 1 else "")
+
+
+def qd_percentiles(summ: pd.DataFrame, title: str = ""):
+    """p50 / p99 / p99.9 completion latency vs queue depth (log2 x, log y), one panel per pattern."""
+    s = _no_spec(summ[summ["direction"] != "total"])
+    rws = _rws(s)
+    fig, axes = new_figure(max(len(rws), 1), sharey=True)
+    for ax, rw in zip(axes, rws):
+        g = s[s["rw"] == rw]
+        for i, m in enumerate(("clat_p50_us", "clat_p99_us", "clat_p99_9_us")):
+            _series(ax, g, "iodepth", m, m.replace("clat_", "").replace("_us", "").replace("_", "."), i)
+        _log2_depth_axis(ax, g["iodepth"])
+        ax.set_yscale("log")
+        _plain_log(ax.yaxis)
+        ax.set_ylabel("completion latency (µs)")
+        ax.set_title(f"{RW_LABEL.get(rw, rw)} latency percentiles")
+        ax.legend(fontsize="small")
+    if not rws:
+        _empty(axes[0], "queue-depth")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def qd_iops(summ: pd.DataFrame, title: str = ""):
+    """IOPS and mean latency vs queue depth (log2 x), one line per pattern."""
+    s = _no_spec(summ[summ["direction"] != "total"])
+    fig, (a1, a2) = new_figure(2)
+    for i, rw in enumerate(_rws(s)):
+        g = s[s["rw"] == rw]
+        _series(a1, g, "iodepth", "iops", RW_LABEL.get(rw, rw), i)
+        _series(a2, g, "iodepth", "lat_mean_us", RW_LABEL.get(rw, rw), i)
+    for ax, m in ((a1, "iops"), (a2, "lat_mean_us")):
+        _log2_depth_axis(ax, s["iodepth"])
+        ax.set_ylabel(METRIC_LABEL[m])
+    a1.set_ylim(bottom=0)
+    _thousands(a1.yaxis)
+    a2.set_yscale("log")
+    _plain_log(a2.yaxis)
+    a1.set_title("IOPS vs queue depth")
+    a2.set_title("Mean latency vs queue depth")
+    a1.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def latency_cdf(cdfs: pd.DataFrame, title: str = ""):
+    """Completion-latency distribution from json+ bins, one line per `label`: the CDF (left) and the
+    tail 1 - CDF on a log axis (right, where p99 and p99.9 are readable). Latency axis log, in µs."""
+    fig, (a1, a2) = new_figure(2)
+    for i, (label, g) in enumerate(cdfs.groupby("label", sort=False)):
+        style = {"color": f"C{i}", "linestyle": ("-", "--", ":", "-.")[i % 4], "label": label}
+        a1.step(g["clat_us"], g["cdf"], where="post", **style)
+        tail = 1.0 - g["cdf"].to_numpy(float)
+        keep = tail > 0
+        a2.step(g["clat_us"].to_numpy(float)[keep], tail[keep], where="post", **style)
+    a1.axhline(0.5, color="gray", linewidth=0.8, linestyle=":")
+    a1.text(0.02, 0.52, "p50", transform=a1.get_yaxis_transform(), fontsize="x-small")
+    a1.set_ylabel("cumulative fraction of I/Os")
+    a1.set_ylim(0, 1.01)
+    a1.set_title("Latency CDF")
+    a2.set_yscale("log")
+    for q, name in ((1e-2, "p99"), (1e-3, "p99.9")):
+        a2.axhline(q, color="gray", linewidth=0.8, linestyle=":")
+        a2.text(0.02, q * 1.15, name, transform=a2.get_yaxis_transform(), fontsize="x-small")
+    a2.set_ylabel("fraction of I/Os slower (1 − CDF)")
+    a2.set_title("Latency tail")
+    for ax in (a1, a2):
+        ax.set_xlabel("completion latency (µs, log scale)")
+        if cdfs.empty:
+            _empty(ax, "json+ latency histogram")
+        else:
+            ax.set_xscale("log")
+            _plain_log(ax.xaxis)
+    if not cdfs.empty:
+        a1.legend(fontsize="small", loc="lower right")
+    fig.suptitle(title or "Latency distribution at QD 1 and at saturation")
+    return fig
+
+
+def littles_law(table: pd.DataFrame, tol_pct: float = 5.0, title: str = ""):
+    """Little's-law residual (%) vs intended outstanding I/O, with the ±tol band; flagged points hollow."""
+    fig, (ax,) = new_figure(1, scale=1.1)
+    t = table[table["residual_pct"].notna()] if not table.empty else table
+    for i, (rw, g) in enumerate(t.groupby("rw", sort=False)):
+        ok, bad = g[~g["flagged"]], g[g["flagged"]]
+        ax.plot(ok["outstanding_io"], ok["residual_pct"], marker=MARKERS[i], linestyle="none", color=f"C{i}",
+                label=f"{RW_LABEL.get(rw, rw)}")
+        if not bad.empty:
+            ax.plot(bad["outstanding_io"], bad["residual_pct"], marker=MARKERS[i], linestyle="none",
+                    markerfacecolor="none", color=f"C{i}", label=f"{RW_LABEL.get(rw, rw)} (flagged)")
+    ax.axhspan(-tol_pct, tol_pct, color="green", alpha=0.12, label=f"±{tol_pct:g}%")
+    ax.axhline(0, color="gray", linewidth=0.8)
+    if not t.empty:
+        _log2_depth_axis(ax, t["outstanding_io"], "outstanding I/O (QD x jobs)")
+        lim = max(tol_pct * 2, float(np.nanmax(np.abs(t["residual_pct"]))) * 1.15)
+        ax.set_ylim(-lim if math.isfinite(lim) else -10, lim if math.isfinite(lim) else 10)
+    else:
+        _empty(ax, "queue-depth")
+    ax.set_ylabel("residual (X·R − N) / N (%)")
+    ax.set_title("Little's law: IOPS x mean latency vs outstanding I/O")
+    ax.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
