@@ -6,6 +6,7 @@ SHELL        := /bin/bash
 .SHELLFLAGS  := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 PROFILE ?= standard#   quick | standard | full (params/<profile>.yaml)
 TARGET  ?=#            directory for the fio test file (default data/scratch)

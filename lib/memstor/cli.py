@@ -139,6 +139,21 @@ def _cmd_params(args: argparse.Namespace) -> int:
 COMMANDS = {"parse": _cmd_parse, "run": _cmd_run, "sysinfo": _cmd_sysinfo, "params": _cmd_params}
 
 
+def _os_error_line(exc: OSError) -> str:
+    """One line for an operating-system error that reached the CLI (disk full, read-only, permissions)."""
+    import errno
+
+    where = f" writing {exc.filename}" if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"no space left on the device{where}: free some space (or use another --data / --target), "
+                "then rerun the same command to resume (completed points are kept)")
+    if exc.errno == errno.EROFS:
+        return f"read-only filesystem{where}: use a writable --data / --target folder"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied{where.replace(' writing', '')}: use a folder you can write to"
+    return f"{exc.strerror or exc}{where.replace(' writing', ' on')} (rerun with --debug for the traceback)"
+
+
 def main(argv: list | None = None) -> int:
     """Entry point of the `memstor` command; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
@@ -168,6 +183,11 @@ def main(argv: list | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        if debug:
+            raise
+        print(f"memstor: {_os_error_line(exc)}", file=sys.stderr)
+        return EXIT_PARTIAL
     except Exception as exc:  # noqa: BLE001 - the promise: no traceback without --debug
         if debug:
             raise

@@ -15,6 +15,7 @@ Pure functions: text in, ParseResult out.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from memstor.errors import ParseError
@@ -49,11 +50,13 @@ def _new_row(source: str) -> dict:
 
 def _leading_int(value) -> int | None:
     """fio-style integer of an option value (``"32,"`` -> 32, ``"1"`` -> 1); None when there is none."""
-    if value is None:
+    if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return int(value)
-    match = re.match(r"\s*(\d+)", str(value))
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) else None
+    match = re.match(r"\s*(\d{1,18})(?!\d)", str(value))
     return int(match.group(1)) if match else None
 
 
@@ -260,17 +263,28 @@ def _json_direction_metrics(ddir: dict) -> dict:
     total = ddir.get("total_ios")
     bw_bytes = ddir.get("bw_bytes")
     out = dict.fromkeys(_METRIC_COLUMNS)
-    out["iops"] = float(ddir.get("iops", 0))
-    out["bw_MBps"] = (bw_bytes if bw_bytes is not None else ddir.get("bw", 0) * 1024) / 1e6
-    out["runtime_s"] = ddir.get("runtime", 0) / 1000
+    out["iops"] = _scaled(ddir.get("iops", 0), 1.0)
+    out["bw_MBps"] = _scaled(bw_bytes, 1e-6) if bw_bytes is not None else _scaled(ddir.get("bw", 0), 1024 / 1e6)
+    out["runtime_s"] = _scaled(ddir.get("runtime", 0), 1e-3)
     out["total_ios"] = total
     lat, scale = _json_latency(ddir)
     sampled = lat and lat.get("N", 1) and (lat.get("max") or lat.get("mean"))
     if sampled and (total is None or total > 0):
-        out.update(lat_mean_us=lat["mean"] * scale, lat_stddev_us=lat.get("stddev", 0) * scale,
-                   lat_min_us=lat["min"] * scale, lat_max_us=lat["max"] * scale)
+        out.update(lat_mean_us=_scaled(lat["mean"], scale), lat_stddev_us=_scaled(lat.get("stddev", 0), scale),
+                   lat_min_us=_scaled(lat["min"], scale), lat_max_us=_scaled(lat["max"], scale))
         out.update(_json_percentiles(ddir))
     return out
+
+
+def _scaled(value, factor: float) -> float:
+    """float(value) * factor; a number too big for a float becomes +-inf (emptied later with an error
+    line by _sanitised) instead of an OverflowError that would lose the whole job."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    try:
+        return float(value) * factor
+    except OverflowError:
+        return math.inf if int(value) > 0 else -math.inf
 
 
 def _json_active(ddir: dict) -> bool:
@@ -319,20 +333,41 @@ def _base_row(source, host, jobname, groupid, spec: dict, ddir, error, version) 
     return row
 
 
-def _rows_from_json(doc: dict, source: str) -> list[dict]:
-    """Rows of one fio JSON document (plain or client/server; "All clients" dropped)."""
+def _rows_from_json(doc: dict, source: str, errors: list | None = None) -> list[dict]:
+    """Rows of one fio JSON document (plain or client/server; "All clients" dropped).
+
+    A job whose JSON is damaged (wrong types, numbers out of range) gives one line in ``errors``
+    (raised when ``errors`` is None) and the other jobs still give their rows.
+    """
     version = doc.get("fio version")
+    version = version if isinstance(version, str) else None
     gopts = doc.get("global options") or {}
+    if not isinstance(gopts, dict):
+        gopts = {}
     if "client_stats" in doc:
-        jobs = [j for j in doc["client_stats"] if j.get("jobname") != "All clients"]
-        hosts = _json_hosts(jobs)
+        jobs = [j for j in _as_list(doc["client_stats"]) if not isinstance(j, dict) or j.get("jobname") != "All clients"]
+        hosts = _json_hosts([j if isinstance(j, dict) else {} for j in jobs])
     else:
-        jobs = doc.get("jobs") or []
+        jobs = _as_list(doc.get("jobs"))
         hosts = [None] * len(jobs)
     rows = []
-    for job, host in zip(jobs, hosts):
-        rows.extend(_json_job_rows(job, gopts, version, host, source))
+    for i, (job, host) in enumerate(zip(jobs, hosts)):
+        try:
+            if not isinstance(job, dict):
+                raise TypeError(f"a job is a {type(job).__name__}, not an object")
+            rows.extend(_json_job_rows(job, gopts, version, host, source))
+        except _DAMAGE as err:
+            if errors is None:
+                raise
+            name = job.get("jobname") if isinstance(job, dict) else None
+            errors.append(_one_line(f"{source}: job {i} ({name!r}) is damaged, skipped "
+                                    f"({type(err).__name__}: {err})"))
     return rows
+
+
+def _as_list(value) -> list:
+    """A JSON array as a list; anything else (damaged document) as an empty list."""
+    return value if isinstance(value, list) else []
 
 
 # ------------------------------------------------------------------------------------ normal text
@@ -640,17 +675,33 @@ def _pair_terse(records: list[dict], terse: list[dict]) -> tuple[list, list]:
     return pairs, leftover
 
 
-def _rows_from_text(text: str, source: str) -> list[dict]:
-    """Rows of normal and/or terse fio text (any number of runs concatenated)."""
+def _rows_from_text(text: str, source: str, errors: list | None = None) -> list[dict]:
+    """Rows of normal and/or terse fio text (any number of runs concatenated).
+
+    A line that cannot be read (damaged file) is skipped; one line naming it goes to ``errors``.
+    """
     st = _TextState()
-    for line in text.splitlines():
-        _scan_line(st, line)
+    bad_lines: list[int] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            _scan_line(st, line)
+        except _DAMAGE:
+            if errors is None:
+                raise
+            bad_lines.append(number)  # a damaged line: skip it, keep what the others say
+    if bad_lines:
+        more = f" and {len(bad_lines) - 1} more" if len(bad_lines) > 1 else ""
+        errors.append(f"{source}: line {bad_lines[0]}{more} unreadable, skipped (damaged fio text?)")
     pairs, leftover = _pair_terse(st.records, st.terse)
     rows = []
-    for rec, twin in pairs:
-        rows.extend(_text_record_rows(rec, twin, source))
-    for t in leftover:
-        rows.extend(_terse_rows(t, source))
+    for rec, twin in [*pairs, *((None, t) for t in leftover)]:
+        try:
+            rows.extend(_text_record_rows(rec, twin, source) if rec is not None else _terse_rows(twin, source))
+        except _DAMAGE as err:
+            if errors is None:
+                raise
+            name = (rec or twin).get("name")
+            errors.append(_one_line(f"{source}: job {name!r} is damaged, skipped ({type(err).__name__}: {err})"))
     return rows
 
 
@@ -689,22 +740,80 @@ def parse_fio(text: str, source: str) -> ParseResult:
     A JSON document wins over text around it (when several, the last complete one); otherwise the
     normal and terse text is read.
     """
+    result = _parse_fio(text, source)
+    result.errors = [_one_line(e, 500) for e in result.errors]
+    return result
+
+
+def _parse_fio(text: str, source: str) -> ParseResult:
+    """parse_fio's body (errors not yet forced onto one line)."""
     result = ParseResult()
     has_json = '"fio version"' in text or '"jobs"' in text or '"client_stats"' in text
     try:
         if has_json:
-            result.rows = _rows_from_json(load_fio_json(text), source)
+            result.rows = _rows_from_json(load_fio_json(text), source, result.errors)
         else:
-            result.rows = _rows_from_text(text, source)
+            result.rows = _rows_from_text(text, source, result.errors)
     except ParseError as err:
         if has_json and looks_like_fio(text):
-            result.rows = _rows_from_text(text, source)
+            result.rows = _rows_from_text(text, source, result.errors)
         if not result.rows:
             result.errors.append(f"{source}: {err}")
+        return _sanitised(result, source)
+    except RecursionError:
+        result.rows = []
+        result.errors.append(f"{source}: fio JSON nested too deeply to read (damaged or not fio output)")
         return result
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
-        result.errors.append(f"{source}: unreadable fio output ({type(err).__name__}: {err})"[:300])
+    except _DAMAGE as err:
+        result.rows = []
+        result.errors.append(_one_line(f"{source}: unreadable fio output ({type(err).__name__}: {err})"))
         return result
     if not result.rows:
         result.errors.append(f"{source}: {_no_rows_reason(text, has_json)}")
+    return _sanitised(result, source)
+
+
+# Exceptions a damaged file can raise inside the parsers (never a traceback for users).
+_DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, ZeroDivisionError)
+# Columns that hold a count, size or measurement: a finite number >= 0 or empty.
+_NON_NEGATIVE = ("groupid", "bs_bytes", "iodepth", "numjobs", *_METRIC_COLUMNS)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """One printable line of at most ``limit`` characters (error messages; control characters dropped)."""
+    text = "".join(ch if ch.isprintable() else " " for ch in str(text))
+    return " ".join(text.split())[:limit]
+
+
+def _bad_value(column: str, value) -> bool:
+    """A numeric cell that cannot be a fio measurement: NaN, infinite, negative, or rwmixread > 100."""
+    if value is None or isinstance(value, (str, bool)):
+        return False
+    if not isinstance(value, (int, float)):
+        return True
+    if isinstance(value, float) and not math.isfinite(value):
+        return True
+    if isinstance(value, int) and abs(value) >= 1 << 63:  # fio's counters are 64-bit
+        return True
+    if column in _NON_NEGATIVE and value < 0:
+        return True
+    if column == "rwmixread" and not 0 <= value <= 100:
+        return True
+    return column == "direct" and value not in (0, 1)
+
+
+def _sanitised(result: ParseResult, source: str) -> ParseResult:
+    """Empty every impossible number (NaN/inf, negative IOPS or latency...) with one error line per row.
+
+    A damaged file must never smuggle such a value into a table as if fio had measured it.
+    """
+    for row in result.rows:
+        bad = [c for c, v in row.items() if _bad_value(c, v)]
+        if not bad:
+            continue
+        shown = ", ".join(f"{c}={row[c]!r}" for c in bad)
+        for c in bad:
+            row[c] = None
+        where = f"job {row.get('jobname')!r} {row.get('direction') or ''}".strip()
+        result.errors.append(_one_line(f"{source}: {where}: impossible value {shown} (left empty; damaged file?)"))
     return result

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,8 +61,16 @@ def expand(paths: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
 
 
 def read_text(path: Path) -> str:
-    """The file's text (UTF-8, or UTF-16 with a BOM as PowerShell writes it; bad bytes replaced)."""
-    size = path.stat().st_size
+    """The file's text (UTF-8, or UTF-16 with a BOM as PowerShell writes it; bad bytes replaced).
+
+    Only regular files are read: a FIFO, socket or device (``/dev/zero``, a named pipe) would block
+    or never end, so it raises OSError instead.
+    """
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (device, FIFO or socket)"
+        raise OSError(f"{kind}; give tool output files or folders")
+    size = st.st_size
     if size > MAX_FILE_BYTES:
         raise OSError(f"file is {size / 1e6:.0f} MB, larger than the {MAX_FILE_BYTES / 1e6:.0f} MB limit")
     data = path.read_bytes()
@@ -100,8 +110,52 @@ def parse_file(path: Path, kind: str | None, named: bool, outcome: ParseOutcome)
         return  # a folder walk in --kind mode skips the other tool's files
     result = _parser(use)(text, str(path))
     outcome.files += 1
-    outcome.rows[use].extend(result.rows)
-    outcome.errors.extend(result.errors)
+    outcome.rows[use].extend(sanitise_rows(result.rows, use, outcome.errors))
+    outcome.errors.extend(_one_line(e) for e in result.errors)
+
+
+def _one_line(text: str) -> str:
+    """An error as one printable line (a damaged file can put CR, NUL or escapes into a message)."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in str(text)).split())
+
+
+# Numeric columns that hold a count, size, fraction or measurement: finite and >= 0, else empty.
+_NON_NEGATIVE = {
+    "fio": {"groupid", "bs_bytes", "iodepth", "numjobs", "rwmixread", "iops", "bw_MBps", "lat_mean_us",
+            "lat_stddev_us", "lat_min_us", "lat_max_us", "clat_p50_us", "clat_p90_us", "clat_p99_us",
+            "clat_p99_9_us", "clat_p99_99_us", "runtime_s", "total_ios"},
+    "mlc": {"run", "read_fraction", "access_bytes", "inject_delay", "latency_ns", "bandwidth_MBps",
+            "src_node", "dst_node"},
+}
+
+
+def _impossible(kind: str, column: str, value: object) -> bool:
+    """A cell no tool could have measured: NaN, infinity, a negative count/latency, a non-number."""
+    if value is None or isinstance(value, (str, bool)):
+        return False
+    if not isinstance(value, (int, float)):
+        return True
+    if isinstance(value, float) and not math.isfinite(value):
+        return True
+    if isinstance(value, int) and abs(value) >= 1 << 63:  # no tool prints a number past 64 bits
+        return True
+    return column in _NON_NEGATIVE[kind] and value < 0
+
+
+def sanitise_rows(rows: list, kind: str, errors: list) -> list:
+    """Rows with every impossible number emptied (one error line per damaged row, naming the cells).
+
+    The parsers already refuse such values; this is the last guard before a CSV, so a damaged file
+    can never put NaN, inf or a negative latency into a table as if it had been measured.
+    """
+    for row in rows:
+        bad = [c for c, v in row.items() if _impossible(kind, c, v)]
+        if bad:
+            shown = ", ".join(f"{c}={row[c]!r}" for c in bad)
+            for c in bad:
+                row[c] = None
+            errors.append(f"{row.get('source')}: impossible value {shown} (left empty; damaged file?)")
+    return rows
 
 
 def _parser(kind: str):
@@ -122,6 +176,10 @@ def parse_paths(paths: Iterable[str | Path], kind: str | None = None) -> ParseOu
             outcome.errors.append(f"{path}: too deeply nested to parse")
         except MemoryError:
             outcome.errors.append(f"{path}: too large to parse in memory")
+        except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not lose the others
+            first = str(exc).splitlines()[0][:200] if str(exc) else ""
+            outcome.errors.append(f"{path}: parser failed ({type(exc).__name__}: {first}); please report "
+                                  "this file to the memstor authors")
     return outcome
 
 

@@ -10,6 +10,7 @@ ignored (``1.5k`` is read by fio as 1 byte), and we reproduce that on purpose.
 
 from __future__ import annotations
 
+import math
 import re
 
 _SIZE_RE = re.compile(r"\s*([+-]?)(0[xX][0-9a-fA-F]+|\d+)(.*)\Z", re.S)
@@ -48,6 +49,8 @@ def parse_size(text: str, kb_base: int = 1024) -> int:
     if digits[:2].lower() == "0x":
         rest = ""
     value *= _unit_multiplier(rest, kb_base)
+    if value >= 1 << 63:  # fio reads sizes into a signed 64-bit integer
+        raise ValueError(f"not a fio size: {str(text)[:40]!r} is larger than 2^63 bytes")
     return -value if sign == "-" else value
 
 
@@ -78,9 +81,13 @@ def parse_duration_s(text: str | float | int) -> float:
     unknown unit raises ValueError.
     """
     if isinstance(text, (int, float)):
-        return float(text)
-    match = _TIME_RE.match(str(text))
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _TIME_UNITS_S:
-        raise ValueError(f"not a fio time: {text!r} (expected e.g. 10, 10s, 500ms, 1m)")
-    return float(match.group(1)) * _TIME_UNITS_S[unit]
+        seconds = float(text)
+    else:
+        match = _TIME_RE.match(str(text))
+        unit = match.group(2).lower() if match else None
+        if not match or unit not in _TIME_UNITS_S:
+            raise ValueError(f"not a fio time: {text!r} (expected e.g. 10, 10s, 500ms, 1m)")
+        seconds = float(match.group(1)) * _TIME_UNITS_S[unit]
+    if not math.isfinite(seconds):
+        raise ValueError(f"not a fio time: {text!r} (not a finite number of seconds)")
+    return seconds
