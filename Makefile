@@ -57,6 +57,7 @@ lock: ## recompile requirements.txt from requirements.in
 
 loadlat: $(LOADLAT) ## build the MLC-compatible loaded-latency tool (build/bin/loadlat)
 $(LOADLAT): $(wildcard lib/loadlat/*.c lib/loadlat/*.h) | $(SYSDEPS)
+	@command -v $(CC) >/dev/null || { echo "make: no C compiler '$(CC)': apt-get install build-essential (or dnf install gcc make), or set CC=..." >&2; exit 1; }
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -pthread -o $@ lib/loadlat/*.c -lm
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -43,16 +44,19 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     Raw outputs go to `<data_root>/raw/<host>/<experiment>/`, the tidy table to
     `<data_root>/processed/<host>/<experiment>.csv`, the machine description to `.../sysinfo.json`.
     """
+    from .sweep import check_name
     from .sysinfo import host_name
 
     _params.check_experiment(experiment)
     data_root = Path(data_root).expanduser().resolve()
     target = Path(target_dir).expanduser() if target_dir not in (None, "") else None
-    if target is not None and not target.is_dir():
+    if target is not None and not os.path.lexists(target):
         raise UsageError(f"--target {target}: no such directory; create it first or pick an existing one")
     host = host or host_name()
+    check_name("host", host)
+    table = _runner(experiment)(params, data_root=data_root, target_dir=target, host=host, progress=progress)
     write_sysinfo(data_root, host, target)
-    return _runner(experiment)(params, data_root=data_root, target_dir=target, host=host, progress=progress)
+    return table
 
 
 def run_profile(experiment: str, profile: str = _params.DEFAULT_PROFILE, overrides: dict | None = None,

@@ -50,6 +50,7 @@ length.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -391,6 +392,10 @@ class _Parser:
              "traffic": None, "read_fraction": None, "traffic_from": "none", "label_code": None,
              "says_read_only": run.saw_read_only}
         m.update(values)
+        for key in ("latency_ns", "bandwidth_MBps"):
+            if m[key] is not None and not math.isfinite(m[key]):  # e.g. a 400-digit number -> inf
+                run.problems.append(f"{test}: {key} is not a finite number; left empty")
+                m[key] = None
         if run.section_detail and test in ("latency_matrix", "bandwidth_matrix"):
             m["detail"].insert(0, run.section_detail)
         run.meas.append(m)
@@ -580,9 +585,15 @@ class _Parser:
         if stripped.startswith("Delay") or set(stripped) <= {"="}:
             return True
         toks = stripped.split()
-        if not (toks[0].isascii() and toks[0].isdigit() and all(_is_num(t) for t in toks[1:])):
+        if not (toks[0].isascii() and toks[0].isdigit()):
             return False
         want = 2 if table.has_latency else 1
+        if not all(_is_num(t) for t in toks[1:]):
+            if len(toks) != want + 1:
+                return False
+            self.run.problems.append(f"loaded-latency row of delay {toks[0]} has unreadable values "
+                                     f"{' '.join(toks[1:])!r}; row skipped")
+            return True
         values = toks[1:]
         if len(values) > want:
             return False

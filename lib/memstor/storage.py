@@ -548,19 +548,22 @@ def _run(experiment: str, configs_fn, validated, *, data_root: Path, target_dir:
          progress: bool) -> pd.DataFrame:
     """Shared body of the three entry points: test file, engine, sweep, parse, CSV."""
     from .fio import FioRunner
-    from .sweep import atomic_write, processed_path, raw_dir, run_sweep
+    from .sweep import atomic_write, folder_lock, processed_path, raw_dir, run_sweep
     from .target import prepare_test_file
 
     c: FioCommon = validated.common
     data_root = Path(data_root)
-    tf = prepare_test_file(c.file_size_bytes, data_root, target_dir)
-    engine, why = _engine(c, Path(tf.path).parent)
-    note = f"{engine} ({why})" if why else engine
-    points = make_points(configs_fn(validated, engine), c.repetitions, str(tf.path))
-    runner = FioRunner({p.name: fio_job(p, str(tf.path)) for p in points})
-    info = {"ioengine_requested": c.ioengine, "ioengine": engine, "ioengine_why": why,
-            "test_file": str(tf.path), "test_file_bytes": tf.size_bytes}
-    results = run_sweep(experiment, points, runner, data_root, host, sysinfo=info, progress=progress)
+    # One fio sweep at a time per test-file folder: another one must not resize the file in use.
+    with folder_lock(_test_file_dir(data_root, target_dir), "the fio test file"):
+        tf = prepare_test_file(c.file_size_bytes, data_root, target_dir)
+        engine, why = _engine(c, Path(tf.path).parent)
+        note = f"{engine} ({why})" if why else engine
+        points = make_points(configs_fn(validated, engine), c.repetitions, str(tf.path))
+        runner = FioRunner({p.name: fio_job(p, str(tf.path)) for p in points})
+        info = {"ioengine_requested": c.ioengine, "ioengine": engine, "ioengine_why": why,
+                "test_file": str(tf.path), "test_file_bytes": tf.size_bytes}
+        results = run_sweep(experiment, points, runner, data_root, host, sysinfo=info, progress=progress)
+        _remove_when_full(results, tf)
     rows: list = []
     for res in results:
         p = res.point
@@ -589,6 +592,28 @@ def _run(experiment: str, configs_fn, validated, *, data_root: Path, target_dir:
         print(f"{experiment}: {len(failed)} of {len(points)} points failed (status failed in {out}); "
               f"rerun the same command to retry them", file=sys.stderr)
     return df
+
+
+def _test_file_dir(data_root: Path, target_dir: Path | None) -> Path:
+    """The folder the test file goes to (checked for safety, created when it is the default scratch)."""
+    from .target import check_directory
+
+    if target_dir is not None:
+        return check_directory(Path(target_dir))
+    scratch = Path(data_root) / "scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    return check_directory(scratch, given_as="scratch directory")
+
+
+def _remove_when_full(results: list, tf) -> None:
+    """Delete the test file when a point failed because its filesystem filled up (ENOSPC)."""
+    from .target import remove_test_file
+
+    full = [r for r in results if r.status == "failed" and "No space left" in (r.error or "")]
+    if full:
+        remove_test_file(tf)
+        print(f"the filesystem of {tf.path} filled up during point {full[0].point.name}: test file removed; "
+              "free some space and rerun the same command to resume", file=sys.stderr)
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -215,6 +215,39 @@ def sweep_lock(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the flock
 
 
+def _flock_holder(st: os.stat_result) -> str | None:
+    """pid holding a flock on the file with this stat (from /proc/locks, Linux), or None."""
+    want = f":{st.st_ino}"
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        f = line.split()
+        if len(f) >= 6 and f[1] == "FLOCK" and f[5].endswith(want) and f[4].isdigit():
+            return f[4]
+    return None
+
+
+@contextlib.contextmanager
+def folder_lock(directory: Path, what: str) -> Iterator[None]:
+    """Hold an exclusive, non-blocking flock on the folder itself (no file is created in it).
+
+    Raises SweepLocked naming `what` (e.g. "the fio test file") when another memstor process holds it.
+    """
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pid = _flock_holder(os.fstat(fd)) or "?"
+            raise SweepLocked(f"another memstor sweep is running with {what} in {directory} (pid {pid}); wait "
+                              f"for it or stop it (kill {pid}) and rerun the same command") from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def clean_stale_tmp(directory: Path) -> list[Path]:
     """Remove temp files (``*.tmp*``) left in an experiment folder by a killed sweep; return them.
 

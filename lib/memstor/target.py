@@ -202,7 +202,31 @@ def owned(path: Path) -> tuple[bool, str]:
             tag = None
         if tag != m.get("token"):
             return False, f"it does not carry the token of its marker {marker_path(path).name} (replaced?)"
+    elif not _pages_carry_token(path, st.st_size, m.get("token")):
+        return False, ("this filesystem keeps no xattr token and none of its sampled pages carries its marker's "
+                       "token (replaced, or fio overwrote them all)")
     return True, ""
+
+
+def _pages_carry_token(path: Path, size_bytes: int, token_hex: object, samples: int = 256) -> bool:
+    """True when at least one of `samples` evenly spaced 4 KiB pages still holds the file's token (the
+    ownership check where the filesystem has no user xattrs: inode numbers alone are reused)."""
+    try:
+        token = int(str(token_hex), 16)
+    except ValueError:
+        return False
+    pages = max(1, size_bytes // FILL_PAGE)
+    step = max(1, pages // samples)
+    try:
+        with open(path, "rb") as f:
+            for page in range(0, pages, step):
+                f.seek(page * FILL_PAGE)
+                head = f.read(16)
+                if len(head) == 16 and struct.unpack("<QQ", head)[1] == token:
+                    return True
+    except OSError:
+        return False
+    return False
 
 
 def _write_marker(path: Path, st: os.stat_result, size_bytes: int, status: str, created: str, token: int,
