@@ -11,6 +11,8 @@ SHELL        := /bin/bash
 PROFILE ?= standard#   quick | standard | full (params/<profile>.yaml)
 TARGET  ?=#            directory for the fio test file (default data/scratch)
 DATA    ?= data#       data root: raw/ and processed/
+DEVICE  ?=#            raw block device for the fio experiments (overwrites it!): needs CONFIRM_DEVICE too
+CONFIRM_DEVICE ?=#     the same device named a second time
 PYTHON  ?= python3#    interpreter used to create .venv
 
 VENV      := .venv
@@ -21,9 +23,12 @@ SYSDEPS   := $(BUILD)/.sysdeps
 ENV_STAMP := $(VENV)/.memstor-installed
 LOADLAT   := $(BUILD)/bin/loadlat
 DATA_ABS  := $(abspath $(DATA))
+# fio sections only: a raw device (named twice) instead of the test file
+DEVICE_SET = $(if $(filter fio-%,$(1)),$(if $(DEVICE)$(CONFIRM_DEVICE),--set device=$(DEVICE) --set confirm_device=$(CONFIRM_DEVICE)))
 LIB_SRC   := $(shell find lib/memstor -name '*.py' 2>/dev/null)
 EXPERIMENT_NBS := 10-mlc-loaded-latency 20-fio-block-size 30-fio-rw-ratio 40-fio-queue-depth
 EXECUTED  := $(EXPERIMENT_NBS:%=$(BUILD)/notebooks/%.ipynb)
+EXP       = $(shell echo $(1) | sed 's/^[0-9]*-//')#  notebook name -> experiment name
 PAPERMILL := $(VENV)/bin/papermill --kernel memstor --cwd notebooks --no-progress-bar
 CC        ?= cc
 
@@ -65,14 +70,15 @@ $(LOADLAT): $(wildcard lib/loadlat/*.c lib/loadlat/*.h) | $(SYSDEPS)
 # The profile section of each experiment, rewritten only when its content changes.
 $(BUILD)/params/%.yaml: params/$(PROFILE).yaml $(ENV_STAMP) FORCE
 	@mkdir -p $(@D)
-	@$(MEMSTOR) params $(shell echo $* | sed 's/^[0-9]*-//') --profile $(PROFILE) \
+	@$(MEMSTOR) params $(call EXP,$*) --profile $(PROFILE) $(call DEVICE_SET,$(call EXP,$*)) \
 	  --add target_dir="$(TARGET)" -o $@
 
 # Measure from the CLI (a console progress bar with ETA), then execute the notebook (points cached).
 $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP) $(LIB_SRC)
 	@mkdir -p $(@D)
 	@echo "== $* (profile $(PROFILE)) =="
-	$(MEMSTOR) run $(shell echo $* | sed 's/^[0-9]*-//') --profile $(PROFILE) --data $(DATA_ABS) $(if $(TARGET),--target $(TARGET)) || test $$? -eq 1
+	$(MEMSTOR) run $(call EXP,$*) --profile $(PROFILE) --data $(DATA_ABS) $(if $(TARGET),--target $(TARGET)) \
+	  $(call DEVICE_SET,$(call EXP,$*)) || test $$? -eq 1
 	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)" -p figures_dir $(abspath report/figures)
 
 $(BUILD)/notebooks/10-mlc-loaded-latency.ipynb: $(LOADLAT)

@@ -329,3 +329,35 @@ def test_mounted_partition_refused(tmp_path, loopdev, mount):
                              "on its mount point")
     with pytest.raises(UnsafeTarget, match="is mounted"):
         prepare_test_file(MiB, tmp_path, device=part, confirm_device=part)
+
+
+def _tiny_block_size(**extra) -> dict:
+    return {"runtime_s": 0.5, "ramp_s": 0, "file_size": "16m", "ioengine": "psync", "direct": 1, "iodepth": 1,
+            "numjobs": 1, "bs": ["4k"], "rw": ["randread"], "seq_bs": [], "repetitions": 1, **extra}
+
+
+def test_raw_device_named_twice_is_measured_end_to_end(loopdev, tmp_path):
+    """`--set device=D --set confirm_device=D`: fio runs on the real block device, no test file is made."""
+    from memstor.experiments import run_experiment
+
+    disk, _, _ = loopdev
+    df = run_experiment("fio-block-size", _tiny_block_size(device=disk, confirm_device=disk),
+                        data_root=tmp_path / "data", host="h", progress=False)
+    assert (df["status"] == "done").all() and (df["iops"] > 0).all()
+    assert df["ioengine_note"].str.contains("raw device").all()
+    assert not any((tmp_path / "data" / "scratch").glob("memstor-testfile*"))
+
+
+@pytest.mark.parametrize("extra", [{"device": "DISK"}, {"confirm_device": "DISK"},
+                                   {"device": "DISK", "confirm_device": "/dev/null"}])
+def test_raw_device_not_named_twice_is_refused_before_fio(loopdev, tmp_path, extra):
+    from memstor.experiments import run_experiment
+
+    disk, _, img = loopdev
+    before = sha(img)
+    params = _tiny_block_size(**{k: (disk if v == "DISK" else v) for k, v in extra.items()})
+    with pytest.raises((UsageError, UnsafeTarget)) as err:
+        run_experiment("fio-block-size", params, data_root=tmp_path / "data", host="h", progress=False)
+    assert "\n" not in str(err.value) and "device" in str(err.value)
+    assert sha(img) == before
+    assert not (tmp_path / "data" / "raw").exists()

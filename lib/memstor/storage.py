@@ -97,6 +97,8 @@ class FioCommon:
     direct: int            # 1 = O_DIRECT
     numjobs: int           # jobs per point
     repetitions: int       # runs of every point
+    device: str = ""          # raw block device instead of a test file (only with confirm_device)
+    confirm_device: str = ""  # the same device named a second time, on purpose
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,8 @@ _KEYS = {
     QUEUE_DEPTH: _COMMON_KEYS + ("bs", "rw", "iodepth", "spec_iodepth", "spec_numjobs"),
 }
 _IGNORED_KEYS = ("profile",)
+#: Keys a section may leave out (default ""): a raw device is used only when both name the same device.
+_OPTIONAL_KEYS = ("device", "confirm_device")
 
 
 def _bad(experiment: str, key: str, value: Any, want: str) -> UsageError:
@@ -154,8 +158,8 @@ def _check_keys(experiment: str, params: dict) -> None:
                          f"{type(params).__name__}")
     known = _KEYS[experiment]
     for key in params:
-        if key not in known and key not in _IGNORED_KEYS:
-            raise UsageError(f"{experiment}: unknown parameter {key!r}; known: {', '.join(known)}")
+        if key not in known and key not in _IGNORED_KEYS and key not in _OPTIONAL_KEYS:
+            raise UsageError(f"{experiment}: unknown parameter {key!r}; known: {', '.join(known + _OPTIONAL_KEYS)}")
     for key in known:
         if key not in params:
             raise UsageError(f"{experiment}: missing parameter {key!r}; add it to the profile section "
@@ -257,6 +261,8 @@ def _common(experiment: str, params: dict) -> FioCommon:
         direct=_int(experiment, params, "direct", 0, 1),
         numjobs=_int(experiment, params, "numjobs", 1, MAX_NUMJOBS),
         repetitions=_int(experiment, params, "repetitions", 1, MAX_REPETITIONS),
+        device=str(params.get("device") or ""),
+        confirm_device=str(params.get("confirm_device") or ""),
     )
 
 
@@ -554,9 +560,16 @@ def _run(experiment: str, configs_fn, validated, *, data_root: Path, target_dir:
     c: FioCommon = validated.common
     data_root = Path(data_root)
     # One fio sweep at a time per test-file folder: another one must not resize the file in use.
-    with folder_lock(_test_file_dir(data_root, target_dir), "the fio test file"):
-        tf = prepare_test_file(c.file_size_bytes, data_root, target_dir)
-        engine, why = _engine(c, Path(tf.path).parent)
+    raw = bool(c.device or c.confirm_device)
+    lock_dir = _test_file_dir(data_root, None if raw else target_dir)
+    with folder_lock(lock_dir, "the fio test file"):
+        if raw:
+            tf = prepare_test_file(c.file_size_bytes, data_root, target_dir, device=c.device or None,
+                                   confirm_device=c.confirm_device or None)
+            engine, why = c.ioengine, f"{c.ioengine} as asked (raw device {tf.path}: not probed)"
+        else:
+            tf = prepare_test_file(c.file_size_bytes, data_root, target_dir)
+            engine, why = _engine(c, Path(tf.path).parent)
         note = f"{engine} ({why})" if why else engine
         points = make_points(configs_fn(validated, engine), c.repetitions, str(tf.path))
         runner = FioRunner({p.name: fio_job(p, str(tf.path)) for p in points})
