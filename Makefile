@@ -35,7 +35,7 @@ CC        ?= cc
 .PHONY: help all env sysdeps loadlat test lab report bench soak lock clean distclean FORCE
 
 help: ## list the targets
-	@echo "memstor — make TARGET [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test]"
+	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data]"
 	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-10s %s\n", $$1, $$2}'
 	@echo "Profiles: quick (minutes), standard (default, ~15-20 min), full (60 s per point, hours)."
 
@@ -103,7 +103,7 @@ report: $(ENV_STAMP) ## rebuild the report from the data already in DATA (measur
 
 # --- interactive, tests, benchmarks -------------------------------------------------------------
 lab: $(ENV_STAMP) $(LOADLAT) ## open JupyterLab on the notebooks with the memstor kernel
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: $(ENV_STAMP) $(LOADLAT) ## run the test suite (real fio, loadlat, papermill, nbconvert; a few minutes)
 	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider
