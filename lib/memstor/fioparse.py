@@ -19,7 +19,7 @@ import math
 import re
 
 from memstor.errors import ParseError
-from memstor.schema import FIO_COLUMNS, ParseResult
+from memstor.schema import FIO_COLUMNS, ParseResult, impossible_number
 from memstor.units import parse_size
 
 DIRECTIONS = ("read", "write", "trim")
@@ -786,17 +786,11 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 def _bad_value(column: str, value) -> bool:
-    """A numeric cell that cannot be a fio measurement: NaN, infinite, negative, or rwmixread > 100."""
+    """A numeric cell that cannot be a fio measurement: impossible_number, rwmixread > 100, direct not 0/1."""
+    if impossible_number(value, column in _NON_NEGATIVE):
+        return True
     if value is None or isinstance(value, (str, bool)):
         return False
-    if not isinstance(value, (int, float)):
-        return True
-    if isinstance(value, float) and not math.isfinite(value):
-        return True
-    if isinstance(value, int) and abs(value) >= 1 << 63:  # fio's counters are 64-bit
-        return True
-    if column in _NON_NEGATIVE and value < 0:
-        return True
     if column == "rwmixread" and not 0 <= value <= 100:
         return True
     return column == "direct" and value not in (0, 1)

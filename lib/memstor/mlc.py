@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .errors import PointFailed, UsageError
+from .loadlat import format_cpus
 from .schema import TRAFFIC_CODES
 
 TOOLS = ("auto", "mlc", "loadlat")
@@ -107,20 +108,6 @@ def resolve_tool(tool: str = "auto", mlc_path: str = "") -> tuple[str, str]:
 
 
 # --------------------------------------------------------------------------------- command lines
-
-
-def format_cpus(cpus: Iterable[int]) -> str:
-    """MLC's CPU list syntax: ``[1, 2, 3, 5]`` -> ``"1-3,5"``."""
-    cpus = sorted(set(int(c) for c in cpus))
-    parts: list[str] = []
-    i = 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        parts.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 def parse_cpus(text: str | int | Sequence[int]) -> list[int]:

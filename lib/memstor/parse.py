@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .schema import FIO_COLUMNS, MLC_COLUMNS
+from .schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
 
 KINDS = ("fio", "mlc")
 MAX_FILE_BYTES = 256 * 1024 * 1024  # larger files are refused (one line), never read into memory
@@ -130,16 +129,8 @@ _NON_NEGATIVE = {
 
 
 def _impossible(kind: str, column: str, value: object) -> bool:
-    """A cell no tool could have measured: NaN, infinity, a negative count/latency, a non-number."""
-    if value is None or isinstance(value, (str, bool)):
-        return False
-    if not isinstance(value, (int, float)):
-        return True
-    if isinstance(value, float) and not math.isfinite(value):
-        return True
-    if isinstance(value, int) and abs(value) >= 1 << 63:  # no tool prints a number past 64 bits
-        return True
-    return column in _NON_NEGATIVE[kind] and value < 0
+    """A cell no tool could have measured (see schema.impossible_number)."""
+    return impossible_number(value, column in _NON_NEGATIVE[kind])
 
 
 def sanitise_rows(rows: list, kind: str, errors: list) -> list:

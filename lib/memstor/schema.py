@@ -40,7 +40,22 @@ PEAK_ROW_TRAFFIC = {
     "Stream-triad like": "stream-triad",
 }
 
+import math  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
+
+
+def impossible_number(value: object, non_negative: bool) -> bool:
+    """A cell no tool could have measured: NaN, infinity, past 64 bits, a non-number, or negative where
+    the column cannot be (counts, latencies, bandwidths). Strings, booleans and None pass."""
+    if value is None or isinstance(value, (str, bool)):
+        return False
+    if not isinstance(value, (int, float)):
+        return True
+    if isinstance(value, float) and not math.isfinite(value):
+        return True
+    if isinstance(value, int) and abs(value) >= 1 << 63:  # no tool prints a counter past 64 bits
+        return True
+    return non_negative and value < 0
 
 
 @dataclass
