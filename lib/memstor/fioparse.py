@@ -265,7 +265,7 @@ def _json_direction_metrics(ddir: dict) -> dict:
     out = dict.fromkeys(_METRIC_COLUMNS)
     out["iops"] = _scaled(ddir.get("iops", 0), 1.0)
     out["bw_MBps"] = _scaled(bw_bytes, 1e-6) if bw_bytes is not None else _scaled(ddir.get("bw", 0), 1024 / 1e6)
-    out["runtime_s"] = _scaled(ddir.get("runtime", 0), 1e-3)
+    out["runtime_s"] = _scaled(ddir.get("runtime", 0), 1.0) / 1000  # ms -> s (divide: 9 ms -> 0.009 exactly)
     out["total_ios"] = total
     lat, scale = _json_latency(ddir)
     sampled = lat and lat.get("N", 1) and (lat.get("max") or lat.get("mean"))
