@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
+
+# A shell that starts the tests in the background (`cmd &` without job control) hands them SIGINT
+# ignored, and an ignored signal stays ignored across exec: the Ctrl-C tests' subprocesses would never
+# see it. Handle SIGINT in this process, so the children start with the default disposition.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "fixtures" / "real"
