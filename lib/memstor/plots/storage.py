@@ -239,6 +239,7 @@ def throughput_latency(summ: pd.DataFrame, title: str = ""):
                     markeredgecolor="black", linestyle="none",
                     label=f"{RW_LABEL.get(rw, rw)}, spec point QD {int(r['iodepth'])} x {int(r['numjobs'])} jobs")
     ax.set_yscale("log")
+    ax.margins(x=0.08, y=0.12)  # room for the star markers and the QD labels at the edges
     _plain_log(ax.yaxis)
     _thousands(ax.xaxis)
     ax.set_xlabel(METRIC_LABEL["iops"])
