@@ -163,6 +163,13 @@ class Figure:
         self.samples.append(s)
         return s
 
+    def stopped(self, reason: str) -> None:
+        """A repetition could not run: the figure is failed if some repetitions ran, else not measured."""
+        if self.samples:
+            self.failure = reason
+        else:
+            self.not_measured = reason
+
     def ratios(self) -> list[float]:
         """The ratio of every repetition."""
         return [s.ratio for s in self.samples]
@@ -561,10 +568,7 @@ def fig_parse(cfg: Config) -> list[Figure]:
             fig.add(rep, t["memstor"], t["json"], "s")
             cfg.log(f"  parse rep {rep}: memstor {t['memstor']:.2f} s, json.load {t['json']:.2f} s")
     except NotMeasured as err:
-        if fig.samples:
-            fig.failure = str(err)
-        else:
-            fig.not_measured = str(err)
+        fig.stopped(str(err))
         return [fig]
     fps = [n_files / s.numerator for s in fig.samples]
     fig.notes.append(f"{n_files} files ({len(sources)} distinct real fio JSON from {' and '.join(p.split('__')[0] for p in PARSE_SOURCES)}), "
@@ -829,10 +833,7 @@ def fig_latency(cfg: Config) -> list[Figure]:
             fig.add(rep, v["loadlat"], v["chase"], "ns")
             cfg.log(f"  latency rep {rep}: loadlat {v['loadlat']:.1f} ns, chase {v['chase']:.1f} ns")
     except NotMeasured as err:
-        if fig.samples:
-            fig.failure = str(err)
-        else:
-            fig.not_measured = str(err)
+        fig.stopped(str(err))
     if len(outs) == 2:
         fig.notes.append(huge_evidence(outs["loadlat"], outs["chase"]) + " (last repetition)")
     fig.notes.append(f"buffer {size}; commands: {shlex.join(ll_cmd)} | {shlex.join(ch_cmd)}")
@@ -895,10 +896,7 @@ def fig_bandwidth(cfg: Config) -> list[Figure]:
                 fig.add(rep, v["loadlat"], v["likwid"], "MBps")
                 cfg.log(f"  bandwidth {n}t rep {rep}: loadlat {v['loadlat']:.0f} MB/s, likwid {v['likwid']:.0f} MB/s")
         except NotMeasured as err:
-            if fig.samples:
-                fig.failure = str(err)
-            else:
-                fig.not_measured = str(err)
+            fig.stopped(str(err))
         fig.notes.append(f"MB = 10^6 bytes; {shlex.join(ll_cmd)} | {shlex.join(lk_cmd)}")
     return figs
 
@@ -991,10 +989,7 @@ def fig_qd(cfg: Config) -> list[Figure]:
             fig.add(rep, v["memstor"], v["hand"], "IOPS")
             cfg.log(f"  qd rep {rep}: memstor best {v['memstor']:.0f} IOPS, hand-tuned best {v['hand']:.0f} IOPS")
     except NotMeasured as err:
-        if fig.samples:
-            fig.failure = str(err)
-        else:
-            fig.not_measured = str(err)
+        fig.stopped(str(err))
     except Exception as err:  # noqa: BLE001 - a MemstorError from the experiment: one line in the report
         msg = f"{type(err).__name__}: {err}".splitlines()[0]
         if fig.samples:
