@@ -288,6 +288,16 @@ def test_binary_lookup(tmp_path, monkeypatch, exe):
 
 
 @pytest.mark.slow
+def test_idle_latency_on_1gib_is_dram_not_cache(exe):
+    """A 1 GiB chain (32x this machine's L3) reads DRAM: never below 50 ns per load."""
+    res = run(exe, "--idle_latency", "-b1g", "-L", "-t1", "-c0", timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert float(re.search(r"\(\t(\d+\.\d)\tns\)", res.stdout).group(1)) >= 50
+
+
+# A fidelity comparison on a shared machine is noisy: it runs in `make soak`, and `make bench` reports the
+# same ratio (median of 3 with its spread); a unit-test run must not fail on a busy neighbour.
+@pytest.mark.soak
 def test_realistic_idle_latency_on_1gib_matches_the_pointer_chase(exe, tmp_path):
     """1 GiB with huge pages: DRAM latency (>= 50 ns, not cache) and within 15% of bench/chase.c (medians of 3
     interleaved runs). Both tools also time the chase with the thread's CPU time; those are compared, so
