@@ -8,7 +8,6 @@ checked, and the bytes of every foreign file/device are hashed before and after.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -28,16 +27,11 @@ from memstor.target import (
     prepare_test_file,
     remove_test_file,
 )
+from reliability_helpers import sha256
 
 MiB = 1 << 20
 
 
-def sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def can_root(*tools: str) -> str | None:
@@ -144,7 +138,7 @@ def test_foreign_file_with_our_name_is_refused_untouched(tmp_path):
     d.mkdir()
     foreign = d / TESTFILE_NAME
     foreign.write_bytes(b"someone's precious data\n" * 1000)
-    before = sha(foreign)
+    before = sha256(foreign)
     with pytest.raises(UnsafeTarget) as ei:
         prepare_test_file(1 * MiB, tmp_path)
     msg = str(ei.value)
@@ -153,10 +147,10 @@ def test_foreign_file_with_our_name_is_refused_untouched(tmp_path):
         "beside it): memstor never writes to files it did not create; move or delete it yourself, or pick "
         "another --target"
     )
-    assert sha(foreign) == before and foreign.stat().st_size == 24000
+    assert sha256(foreign) == before and foreign.stat().st_size == 24000
     with pytest.raises(UnsafeTarget):
         remove_test_file(TestFile(foreign, 24000, created=True))
-    assert sha(foreign) == before
+    assert sha256(foreign) == before
 
 
 def test_replaced_file_or_hard_link_does_not_match_marker(tmp_path):
@@ -165,17 +159,17 @@ def test_replaced_file_or_hard_link_does_not_match_marker(tmp_path):
     assert json.loads(m.read_text())["xattr_token"] is True  # ext4/xfs/tmpfs: the inode carries the token
     os.unlink(tf.path)
     tf.path.write_bytes(b"x" * 4096)  # a new file under the old name (ext4 often reuses the inode number)
-    before = sha(tf.path)
+    before = sha256(tf.path)
     with pytest.raises(UnsafeTarget, match="belongs to another file|does not carry the token"):
         prepare_test_file(1 * MiB, tmp_path)
-    assert sha(tf.path) == before
+    assert sha256(tf.path) == before
     marker = json.loads(m.read_text())
     st = tf.path.stat()
     marker.update(inode=st.st_ino, device=st.st_dev)  # even a marker naming this very inode is not enough
     m.write_text(json.dumps(marker))
     with pytest.raises(UnsafeTarget, match="does not carry the token"):
         prepare_test_file(1 * MiB, tmp_path)
-    assert sha(tf.path) == before
+    assert sha256(tf.path) == before
     os.unlink(tf.path)
     tf = prepare_test_file(1 * MiB, tmp_path)
     os.link(tf.path, tmp_path / "someones-name.dat")
@@ -189,10 +183,10 @@ def test_file_stays_ours_after_fio_overwrites_it(tmp_path):
     """Write tests overwrite every byte; the file must still be recognised (and reused) afterwards."""
     tf = prepare_test_file(1 * MiB, tmp_path)
     ino = tf.path.stat().st_ino
-    before = sha(tf.path)
+    before = sha256(tf.path)
     subprocess.run(["fio", "--name=w", f"--filename={tf.path}", "--rw=write", "--bs=64k", "--size=1m",
                     "--allow_file_create=0", "--eta=never", "--output=/dev/null"], check=True, capture_output=True)
-    assert sha(tf.path) != before  # fio really rewrote it
+    assert sha256(tf.path) != before  # fio really rewrote it
     again = prepare_test_file(1 * MiB, tmp_path)
     assert again.reused and again.path.stat().st_ino == ino
 
@@ -275,7 +269,7 @@ def test_read_only_filesystem_refused(mount):
 
 def test_block_device_partition_and_symlink_refused_bytes_unchanged(tmp_path, loopdev):
     disk, part, img = loopdev
-    before = sha(img)
+    before = sha256(img)
     with pytest.raises(UnsafeTarget) as ei:
         prepare_test_file(MiB, tmp_path, target_dir=Path(disk))
     assert str(ei.value).startswith(f"--target {disk} is a block device: memstor never writes to a raw device; ")
@@ -289,12 +283,12 @@ def test_block_device_partition_and_symlink_refused_bytes_unchanged(tmp_path, lo
     with pytest.raises(UnsafeTarget) as ei:
         prepare_test_file(MiB, tmp_path, target_dir=Path(part))
     assert str(ei.value).startswith(f"--target {part} is a partition: ")
-    assert sha(img) == before
+    assert sha256(img) == before
 
 
 def test_raw_device_needs_the_same_device_named_twice(tmp_path, loopdev):
     disk, part, img = loopdev
-    before = sha(img)
+    before = sha256(img)
     with pytest.raises(UnsafeTarget) as ei:
         prepare_test_file(MiB, tmp_path, device=disk)
     assert str(ei.value) == (f"raw device {disk}: writing to it destroys its data; to really do it, name the same "
@@ -312,7 +306,7 @@ def test_raw_device_needs_the_same_device_named_twice(tmp_path, loopdev):
     tf = prepare_test_file(8 * MiB, tmp_path, device=disk, confirm_device=str(link))
     assert tf == TestFile(path=Path(disk), size_bytes=8 * MiB, created=False)
     remove_test_file(tf)  # never deletes a device
-    assert os.path.exists(disk) and sha(img) == before
+    assert os.path.exists(disk) and sha256(img) == before
 
 
 def test_mounted_partition_refused(tmp_path, loopdev, mount):
@@ -354,10 +348,10 @@ def test_raw_device_not_named_twice_is_refused_before_fio(loopdev, tmp_path, ext
     from memstor.experiments import run_experiment
 
     disk, _, img = loopdev
-    before = sha(img)
+    before = sha256(img)
     params = _tiny_block_size(**{k: (disk if v == "DISK" else v) for k, v in extra.items()})
     with pytest.raises((UsageError, UnsafeTarget)) as err:
         run_experiment("fio-block-size", params, data_root=tmp_path / "data", host="h", progress=False)
     assert "\n" not in str(err.value) and "device" in str(err.value)
-    assert sha(img) == before
+    assert sha256(img) == before
     assert not (tmp_path / "data" / "raw").exists()

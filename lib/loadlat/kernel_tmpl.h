@@ -2,7 +2,8 @@
  *
  * The includer defines: KN(x) (name mangling), ATTR (function attributes), VT (vector type), VB (bytes
  * per vector), VLOAD(p), VSTORE(p, v), VSTREAM(p, v) (non-temporal store), VXOR(a, b), VADD(a, b), VZERO,
- * VFENCE() (orders non-temporal stores) and VFOLD(v) (vector -> uint64_t, keeps the read data alive).
+ * VFENCE() (orders non-temporal stores) and VFOLD(v) (vector -> uint64_t, keeps the read data alive);
+ * this file undefines them all at its end.
  */
 
 ATTR static inline void KN(read_block)(const unsigned char *p, size_t n, VT *acc0, VT *acc1)
@@ -91,3 +92,17 @@ ATTR static void KN(run)(struct load_args *a)
     }
     a->sink = VFOLD(VXOR(acc0, acc1));
 }
+
+/* The parameters are undefined here, so the next instantiation can define them again. */
+#undef KN
+#undef ATTR
+#undef VT
+#undef VB
+#undef VLOAD
+#undef VSTORE
+#undef VSTREAM
+#undef VXOR
+#undef VADD
+#undef VZERO
+#undef VFENCE
+#undef VFOLD

@@ -75,18 +75,6 @@ static inline uint64_t rand_below(uint64_t *s, size_t n)  /* xorshift64*, unifor
 #define VFENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define VFOLD(v) (v)
 #include "kernel_tmpl.h"
-#undef KN
-#undef ATTR
-#undef VT
-#undef VB
-#undef VLOAD
-#undef VSTORE
-#undef VSTREAM
-#undef VXOR
-#undef VADD
-#undef VZERO
-#undef VFENCE
-#undef VFOLD
 
 #if defined(__x86_64__)
 /* ------------------------------------------------------------ SSE2 (baseline x86-64) */
@@ -107,18 +95,6 @@ static inline uint64_t fold128(__m128i v)
 #define VFENCE() _mm_sfence()
 #define VFOLD(v) fold128(v)
 #include "kernel_tmpl.h"
-#undef KN
-#undef ATTR
-#undef VT
-#undef VB
-#undef VLOAD
-#undef VSTORE
-#undef VSTREAM
-#undef VXOR
-#undef VADD
-#undef VZERO
-#undef VFENCE
-#undef VFOLD
 
 /* ------------------------------------------------------------ AVX2 (run-time dispatched) */
 __attribute__((target("avx2"))) static inline uint64_t fold256(__m256i v)
@@ -138,18 +114,6 @@ __attribute__((target("avx2"))) static inline uint64_t fold256(__m256i v)
 #define VFENCE() _mm_sfence()
 #define VFOLD(v) fold256(v)
 #include "kernel_tmpl.h"
-#undef KN
-#undef ATTR
-#undef VT
-#undef VB
-#undef VLOAD
-#undef VSTORE
-#undef VSTREAM
-#undef VXOR
-#undef VADD
-#undef VZERO
-#undef VFENCE
-#undef VFOLD
 
 #elif defined(__aarch64__)
 /* ------------------------------------------------------------ NEON + STNP */

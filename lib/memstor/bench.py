@@ -48,6 +48,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
+from memstor.errors import MemstorError
+
 #: The repository root (the folder holding the Makefile); lib/memstor/bench.py -> ../..
 ROOT = Path(__file__).resolve().parents[2]
 #: The real public tool outputs the parse figure copies (see its SOURCES.md).
@@ -357,16 +359,6 @@ def _require_ok(res: subprocess.CompletedProcess, what: str) -> None:
         raise NotMeasured(f"{what} exited {res.returncode}: {_one_line(res.stderr or res.stdout)}")
 
 
-def _import(module: str, why: str):
-    """Import a memstor module or raise NotMeasured naming it."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        raise NotMeasured(f"{module} is not importable ({err}); {why}") from None
-
-
 # ------------------------------------------------------------------------------ fio test files
 
 
@@ -423,11 +415,11 @@ def fig_overhead(cfg: Config) -> list[Figure]:
     fig = Figure("overhead", "overhead", "wall time of a sweep of 8 fio points x 1 s through memstor "
                  "(run_sweep + FioRunner, fresh data folder, no progress bar) / the same 8 fio command lines "
                  "(from the points' .meta.json) run by bash", Target(hi=1.10), "memstor", "bash")
+    from memstor import fio, sweep
+
     try:
-        sweep = _import("memstor.sweep", "wait for the Foundation issue")
-        fio = _import("memstor.fio", "wait for the Foundation issue")
         fio.fio_binary()
-    except Exception as err:  # noqa: BLE001 - MemstorError (no fio) included
+    except MemstorError as err:  # no fio: one line with the install command
         fig.not_measured = str(err)
         return [fig]
     work = cfg.work / "overhead"
@@ -530,7 +522,6 @@ def fig_parse(cfg: Config) -> list[Figure]:
                  "loop of bare json.load over the same files (both fresh processes)", Target(hi=3.0),
                  "memstor parse", "json.load")
     try:
-        _import("memstor.fioparse", "wait for the fio parser (Foundation issue)")
         sources = parse_sources()
         if not sources:
             raise NotMeasured(f"no real fio JSON files under {REAL} ({', '.join(PARSE_SOURCES)})")
@@ -935,13 +926,9 @@ def fig_qd(cfg: Config) -> list[Figure]:
     fig = Figure("qd", "qd-best-iops", "best 4K randread IOPS of the fio-queue-depth experiment "
                  "(memstor.storage.run_queue_depth) / best of a hand-written fio grid numjobs x iodepth on the "
                  "same test file", Target(lo=0.95), "memstor", "hand-tuned fio")
-    try:
-        storage = _import("memstor.storage", "wait for the storage experiments (issue 3)")
-        params_mod = _import("memstor.params", "")
-        _import("memstor.target", "wait for safe test files (Foundation issue)")
-    except NotMeasured as err:
-        fig.not_measured = str(err)
-        return [fig]
+    from memstor import params as params_mod
+    from memstor import storage
+
     runtime, ramp = (0.5, 0.2) if cfg.smoke else (2.0, 1.0)
     overrides = {"rw": ["randread"], "runtime_s": runtime, "ramp_s": ramp, "repetitions": 1}
     if cfg.smoke:

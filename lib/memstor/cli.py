@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .errors import MemstorError, UsageError
+from .errors import Interrupted, MemstorError, UsageError
 from .params import EXPERIMENTS
-from .sweep import SweepInterrupted
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
 
@@ -164,7 +163,7 @@ def main(argv: list | None = None) -> int:
             _build_parser().print_help(sys.stderr)
             return EXIT_USAGE
         return COMMANDS[args.command](args)
-    except SweepInterrupted as exc:
+    except Interrupted as exc:
         print(f"memstor: {exc}", file=sys.stderr)
         return 130
     except UsageError as exc:

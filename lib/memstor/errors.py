@@ -19,3 +19,7 @@ class UnsafeTarget(MemstorError):
 
 class PointFailed(MemstorError):
     """One measurement point of a sweep failed; the sweep records it and goes on."""
+
+
+class Interrupted(MemstorError):
+    """The user interrupted a run (Ctrl-C); completed points are kept and a rerun resumes (exit 130)."""

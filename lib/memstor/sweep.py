@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memstor import __version__
-from memstor.errors import MemstorError, PointFailed, UsageError
+from memstor.errors import Interrupted, MemstorError, PointFailed, UsageError
 
 #: Names of points, experiments and hosts: file-safe, no path separators, no leading dot.
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=,@-]*$")
@@ -50,7 +50,7 @@ LOCK = ".lock"
 META_SUFFIX = ".meta.json"
 
 
-class SweepInterrupted(MemstorError):
+class SweepInterrupted(Interrupted):
     """The user interrupted a sweep (Ctrl-C); completed points are kept and a rerun resumes."""
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import stat
 import struct
@@ -172,11 +171,9 @@ def marker_path(path: Path) -> Path:
 
 def read_marker(path: Path) -> dict | None:
     """The marker of a test file, or None when missing or unreadable."""
-    try:
-        m = json.loads(marker_path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return m if isinstance(m, dict) else None
+    from memstor.sweep import read_json
+
+    return read_json(marker_path(path))
 
 
 def owned(path: Path) -> tuple[bool, str]:
