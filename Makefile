@@ -15,6 +15,11 @@ DEVICE  ?=#            raw block device for the fio experiments (overwrites it!)
 CONFIRM_DEVICE ?=#     the same device named a second time
 PYTHON  ?= python3#    interpreter used to create .venv
 
+PROFILES  := $(sort $(patsubst params/%.yaml,%,$(wildcard params/*.yaml)))
+ifeq ($(filter $(PROFILE),$(PROFILES)),)
+$(error PROFILE=$(PROFILE) is not a profile: choose one of $(PROFILES) (files params/<profile>.yaml))
+endif
+
 VENV      := .venv
 PY        := $(VENV)/bin/python
 MEMSTOR   := $(VENV)/bin/memstor

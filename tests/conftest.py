@@ -1,4 +1,4 @@
-"""Shared test fixtures: paths to the real public outputs and to the repository."""
+"""Shared test fixtures: paths to the real public outputs (inside the repository) and to the repository."""
 
 from __future__ import annotations
 
@@ -14,12 +14,11 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[1]
-REAL = ROOT.parent / "shared" / "fixtures" / "real"
+#: Real MLC/fio outputs from public repositories, copied byte for byte (tests/data/real/SOURCES.md).
+REAL = ROOT / "tests" / "data" / "real"
 
 
 @pytest.fixture(scope="session")
 def real() -> Path:
     """The folder of real MLC/fio outputs from public repositories (see its SOURCES.md)."""
-    if not REAL.is_dir():
-        pytest.fail(f"shared fixtures not found at {REAL}: clone the repo with shared/ beside it")
     return REAL

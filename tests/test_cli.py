@@ -45,6 +45,15 @@ def test_usage_errors_exit_2_with_one_line(args, needles):
     code, _, err = memstor(*args)
     assert code == 2
     assert_one_line_error(err, *needles)
+    assert err.startswith("memstor: ") and "memstor: memstor" not in err  # the prefix once
+
+
+def test_unknown_make_profile_stops_with_the_list_of_profiles():
+    """`make all PROFILE=nosuch` must not say "Nothing to be done" and exit 0."""
+    proc = subprocess.run(["make", "-n", "all", "PROFILE=nosuch"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode != 0
+    assert "PROFILE=nosuch is not a profile: choose one of full quick standard" in proc.stderr
 
 
 def test_params_prints_the_profile_section_with_overrides():

@@ -1,4 +1,4 @@
-"""memstor.fioparse on every real fio output in ../shared/fixtures/real (values read by hand, see SOURCES.md)."""
+"""memstor.fioparse on every real fio output in tests/data/real (values read by hand, see SOURCES.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of memstor.mlcparse on the real public MLC outputs (../shared/fixtures/real) and on a few
+"""Tests of memstor.mlcparse on the real public MLC outputs (tests/data/real) and on a few
 hand-made synthetic inputs (tests/data/mlc/synthetic_*) for layouts the real files lack."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Hostile inputs to `memstor parse`: property-based fuzzing seeded from the real fixtures.
 
-Every input is a real public fio/MLC output (../shared/fixtures/real, tests/data/mlc) mutated by
+Every input is a real public fio/MLC output (tests/data/real, tests/data/mlc) mutated by
 hypothesis: truncations, byte flips, hostile numbers (huge, negative, nan/inf strings), inserted
 binary junk, duplicated chunks, CRLF, deeply nested and gigantic JSON, splices of two files. For each
 input the pure parsers (parse_fio, parse_mlc) and the `memstor parse` driver (parse_paths, on a real

@@ -4,6 +4,9 @@ Block devices and partitions are real loop devices (a sparse image with an MBR p
 this user may create them (root with losetup); mounts (read-only, small tmpfs, ext4 on a loop) the same.
 Without root those tests are skipped with the reason. No test ever writes to a device: refusals are
 checked, and the bytes of every foreign file/device are hashed before and after.
+
+Every device refusal also runs without root, over recorded /proc and /sys trees (tests/data/sysroot/,
+see its README): the same decision code, given device numbers instead of device nodes.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import struct
 import subprocess
 import time
@@ -18,20 +22,29 @@ from pathlib import Path
 
 import pytest
 
+from memstor import target
 from memstor.errors import UnsafeTarget, UsageError
 from memstor.target import (
     MARKER_SUFFIX,
     TESTFILE_NAME,
     TestFile,
+    check_device,
+    check_device_numbers,
+    is_partition,
     margin_bytes,
     prepare_test_file,
+    refuse_special,
     remove_test_file,
 )
 from reliability_helpers import sha256
 
 MiB = 1 << 20
-
-
+#: Recorded /proc and /sys trees (README there): a loop disk recorded on a test machine, a laptop-like
+#: NVMe + SATA layout with LVM and md, and a Fedora-like one whose btrfs mounts have anonymous numbers.
+SYSROOT = Path(__file__).resolve().parent / "data" / "sysroot"
+LOOP = SYSROOT / "loop-swap-mounted"
+LAPTOP = SYSROOT / "nvme-lvm-md"
+BTRFS = SYSROOT / "nvme-btrfs-luks"
 
 
 def can_root(*tools: str) -> str | None:
@@ -355,3 +368,172 @@ def test_raw_device_not_named_twice_is_refused_before_fio(loopdev, tmp_path, ext
     assert "\n" not in str(err.value) and "device" in str(err.value)
     assert sha256(img) == before
     assert not (tmp_path / "data" / "raw").exists()
+
+
+# ------------------------------------------------- devices over recorded /proc and /sys (no root needed)
+
+
+def num(majmin: str) -> int:
+    """The device number of 'MAJ:MIN'."""
+    major, minor = majmin.split(":")
+    return os.makedev(int(major), int(minor))
+
+
+def refused_raw(root: Path, device: str, majmin: str, size_bytes: int = MiB) -> str:
+    """The one-line refusal of `device` (numbered MAJ:MIN) named twice, decided over the recorded root."""
+    with pytest.raises(UnsafeTarget) as ei:
+        check_device_numbers(device, device, num(majmin), num(majmin), size_bytes, root=root)
+    msg = str(ei.value)
+    assert "\n" not in msg and msg.startswith(f"device {device}: "), msg
+    return msg
+
+
+def test_recordings_are_what_the_tests_say():
+    """The recorded trees hold the layout the tests rely on (a broken recording must not pass silently)."""
+    assert (LOOP / "sys/dev/block/7:0").resolve() == LOOP / "sys/devices/virtual/block/loop0"
+    assert "259:0 / /mnt/rec " in (LOOP / "proc/self/mountinfo").read_text()
+    assert (LOOP / "proc/swaps").read_text().splitlines()[1].startswith("/dev/loop0p2 ")
+    assert sorted(p.name for p in (LAPTOP / "sys/class/block/sda1/holders").iterdir()) == ["dm-0", "dm-1"]
+    assert [ln.split()[0] for ln in (LAPTOP / "proc/swaps").read_text().splitlines()[1:]] == \
+        ["/dev/nvme0n1p3", "/dev/dm-1"]
+    btrfs = [ln.split() for ln in (BTRFS / "proc/self/mountinfo").read_text().splitlines() if " - btrfs " in ln]
+    # every btrfs mount carries an anonymous number (0:NN), never its partition's: only the source names it
+    assert [(f[2], f[4], f[-2]) for f in btrfs] == [
+        ("0:32", "/", "/dev/nvme0n1p2"), ("0:32", "/home", "/dev/nvme0n1p2"),
+        ("0:45", "/data", "/dev/mapper/luks-5c1e7a2d-9b44-4c1f-8e0a-2f6d3b7c9e10"),
+        ("0:51", "/run/media/u/My\\040Backup", "/dev/sdb1")]
+    assert (BTRFS / "sys/block/dm-0/dm/name").read_text().strip() == "luks-5c1e7a2d-9b44-4c1f-8e0a-2f6d3b7c9e10"
+
+
+def test_recorded_mounted_partition_refused():
+    assert refused_raw(LOOP, "/dev/loop0p1", "259:0") == (
+        "device /dev/loop0p1: loop0p1 is mounted; unmount it first, or use --target on its mount point")
+    assert refused_raw(LAPTOP, "/dev/nvme0n1p2", "259:2") == (
+        "device /dev/nvme0n1p2: nvme0n1p2 is mounted; unmount it first, or use --target on its mount point")
+    assert refused_raw(LAPTOP, "/dev/dm-0", "253:0") == (  # an LVM volume (mountinfo names /dev/mapper/vg0-data)
+        "device /dev/dm-0: dm-0 is mounted; unmount it first, or use --target on its mount point")
+
+
+def test_recorded_btrfs_with_anonymous_device_number_refused():
+    """btrfs's mountinfo number is 0:NN, not its partition's: the mount source (/dev/..., /dev/mapper/...)
+    resolved through the recorded /sys must still refuse the partition, its disk, and a dm device."""
+    mounted = "is mounted; unmount it first, or use --target on its mount point"
+    assert refused_raw(BTRFS, "/dev/nvme0n1p2", "259:2") == f"device /dev/nvme0n1p2: nvme0n1p2 {mounted}"
+    assert refused_raw(BTRFS, "/dev/sdb1", "8:17") == f"device /dev/sdb1: sdb1 {mounted}"  # mount point has a space
+    assert refused_raw(BTRFS, "/dev/sdb", "8:16") == f"device /dev/sdb: sdb1 {mounted}"  # the disk of it
+    assert refused_raw(BTRFS, "/dev/dm-0", "253:0") == f"device /dev/dm-0: dm-0 {mounted}"  # /dev/mapper/luks-...
+    # the other partition of that disk is not mounted: anonymous numbers refuse nothing by themselves
+    assert check_device_numbers("/dev/sdb2", "/dev/sdb2", num("8:18"), num("8:18"), MiB, root=BTRFS) == \
+        TestFile(path=Path("/dev/sdb2"), size_bytes=MiB, created=False)
+    assert target._mounted_devices(BTRFS) == {num(n) for n in (
+        "0:32", "0:21", "0:22", "0:5", "0:36", "0:45", "0:51", "259:1", "259:2", "253:0", "8:17")}
+
+
+def test_mount_sources_resolved_or_ignored(tmp_path):
+    """Sources outside /dev/, unknown names and unknown /dev/mapper names resolve to nothing."""
+    for source in ("tmpfs", "server:/export", "/dev/root", "/dev/mapper/nope", "/dev/disk/by-uuid/1234", "/dev/..",
+                   "/dev/vg0/sda"):  # an LV named like a disk is not that disk
+        assert target._source_number(source, root=BTRFS) is None, source
+    assert target._source_number("/dev/nvme0n1p2", root=BTRFS) == num("259:2")
+    assert target._source_number("/dev/mapper/luks-5c1e7a2d-9b44-4c1f-8e0a-2f6d3b7c9e10", root=BTRFS) == num("253:0")
+    assert target._source_number("/dev/mapper/luks-5c1e7a2d-9b44-4c1f-8e0a-2f6d3b7c9e10", root=tmp_path) is None
+    assert target._mounted_devices(tmp_path) == set()  # no mountinfo at all: nothing known mounted
+
+
+def test_mount_source_stat_on_the_running_system():
+    """On the running system (root /) the source node itself is stat'ed; a non-block node gives nothing."""
+    assert target._source_number("/dev/null") is None  # a character device
+    blocks = sorted(p for p in Path("/dev").iterdir() if not p.is_symlink() and p.is_block_device())
+    if blocks:  # e.g. /dev/loop0: its own number, whatever sysfs says
+        assert target._source_number(str(blocks[0])) == os.stat(blocks[0]).st_rdev
+
+
+def test_recorded_whole_disk_with_a_mounted_partition_refused():
+    assert refused_raw(LOOP, "/dev/loop0", "7:0") == (
+        "device /dev/loop0: loop0p1 is mounted; unmount it first, or use --target on its mount point")
+    assert refused_raw(LAPTOP, "/dev/nvme0n1", "259:0") == (
+        "device /dev/nvme0n1: nvme0n1p1 is mounted; unmount it first, or use --target on its mount point")
+
+
+def test_recorded_swap_refused():
+    assert refused_raw(LOOP, "/dev/loop0p2", "259:1") == (
+        "device /dev/loop0p2: loop0p2 is used as swap; swapoff it first, or use --target DIR")
+    assert refused_raw(LAPTOP, "/dev/nvme0n1p3", "259:3") == (
+        "device /dev/nvme0n1p3: nvme0n1p3 is used as swap; swapoff it first, or use --target DIR")
+    assert refused_raw(LAPTOP, "/dev/dm-1", "253:1") == (  # swap on an LVM volume
+        "device /dev/dm-1: dm-1 is used as swap; swapoff it first, or use --target DIR")
+
+
+def test_recorded_device_with_holders_refused():
+    assert refused_raw(LAPTOP, "/dev/sda", "8:0") == (  # its partition is an LVM physical volume
+        "device /dev/sda: sda1 is in use by dm-0, dm-1 (LVM/RAID/dm); free it first, or use --target DIR")
+    assert refused_raw(LAPTOP, "/dev/sda1", "8:1") == (
+        "device /dev/sda1: sda1 is in use by dm-0, dm-1 (LVM/RAID/dm); free it first, or use --target DIR")
+    assert refused_raw(LAPTOP, "/dev/sdc", "8:32") == (  # the whole disk is an md RAID member
+        "device /dev/sdc: sdc is in use by md127 (LVM/RAID/dm); free it first, or use --target DIR")
+
+
+def test_recorded_raw_device_must_be_named_twice_the_same():
+    for device, confirm in (("/dev/sdb", None), (None, "/dev/sdb"), ("/dev/sdb", "")):
+        with pytest.raises(UnsafeTarget) as ei:
+            check_device(device, confirm, MiB, root=LAPTOP)  # refused before any stat or /sys read
+        assert str(ei.value) == ("raw device /dev/sdb: writing to it destroys its data; to really do it, name the "
+                                 "same device twice (device=/dev/sdb confirm_device=/dev/sdb), else use --target DIR")
+    with pytest.raises(UnsafeTarget) as ei:
+        check_device_numbers("/dev/sdb", "/dev/sdc", num("8:16"), num("8:32"), MiB, root=LAPTOP)
+    assert str(ei.value) == ("device=/dev/sdb and confirm_device=/dev/sdc are different devices: name the same "
+                             "device twice to confirm, or use --target DIR")
+    with pytest.raises(UnsafeTarget) as ei:
+        check_device("/dev/null", "/dev/null", MiB, root=LAPTOP)
+    assert str(ei.value) == ("device=/dev/null is a character device, not a block device: use --target DIR for a "
+                             "test file")
+    by_id = "/dev/disk/by-id/ata-WDC_WD10EZEX-00BN5A0_WD-WCC3F1234567"  # two names, one device: fine
+    assert check_device_numbers("/dev/sdb", by_id, num("8:16"), num("8:16"), MiB, root=LAPTOP).path == Path("/dev/sdb")
+
+
+def test_recorded_partition_refused_as_a_target():
+    """A partition (or a whole disk) given as --target is refused, told apart by /sys."""
+    assert is_partition(num("259:2"), root=LAPTOP) and not is_partition(num("259:0"), root=LAPTOP)
+    way = ("memstor never writes to a raw device; give a directory on a mounted filesystem (e.g. the disk's mount "
+           "point); to test the raw device itself (destroys its data) name it twice: device=DEV confirm_device=DEV")
+    for shown, majmin, kind in (("/dev/nvme0n1p2", "259:2", "a partition"), ("/dev/loop0p1", "259:0", "a partition"),
+                                ("/dev/nvme0n1", "259:0", "a block device")):
+        root = LOOP if "loop" in shown else LAPTOP
+        with pytest.raises(UnsafeTarget) as ei:
+            refuse_special("--target", shown, stat.S_IFBLK | 0o660, num(majmin), root=root)
+        assert str(ei.value) == f"--target {shown} is {kind}: {way}"
+    with pytest.raises(UnsafeTarget, match=r"^--target /home/u/fast \(a symlink to /dev/sda1\) is a partition: "):
+        refuse_special("--target", "/home/u/fast (a symlink to /dev/sda1)", stat.S_IFBLK | 0o660, num("8:1"),
+                       root=LAPTOP)
+    refuse_special("--target", "/home/u", stat.S_IFDIR | 0o755, 0, root=LAPTOP)  # a directory: no refusal
+
+
+def test_recorded_unmounted_whole_disk_named_twice_is_accepted():
+    assert check_device_numbers("/dev/sdb", "/dev/sdb", num("8:16"), num("8:16"), 8 * MiB, root=LAPTOP) == \
+        TestFile(path=Path("/dev/sdb"), size_bytes=8 * MiB, created=False)
+    assert check_device_numbers("/dev/loop1", "/dev/loop1", num("7:1"), num("7:1"), 32 * MiB, root=LOOP) == \
+        TestFile(path=Path("/dev/loop1"), size_bytes=32 * MiB, created=False)
+    with pytest.raises(UsageError) as ei:  # loop1 holds 65536 sectors of 512 bytes
+        check_device_numbers("/dev/loop1", "/dev/loop1", num("7:1"), num("7:1"), 64 * MiB, root=LOOP)
+    assert str(ei.value) == "device /dev/loop1 holds 32.0 MiB, less than the asked 64.0 MiB: ask for a smaller size"
+
+
+@pytest.mark.parametrize("extra", [{"device": "/dev/sdb"}, {"confirm_device": "/dev/sdb"},
+                                   {"device": "/dev/null", "confirm_device": "/dev/null"}])
+def test_raw_device_not_named_twice_is_refused_before_fio_without_root(tmp_path, extra):
+    from memstor.experiments import run_experiment
+
+    with pytest.raises(UnsafeTarget) as err:
+        run_experiment("fio-block-size", _tiny_block_size(**extra), data_root=tmp_path / "data", host="h",
+                       progress=False)
+    assert "\n" not in str(err.value) and ("/dev/sdb" in str(err.value) or "/dev/null" in str(err.value))
+    assert not (tmp_path / "data" / "raw").exists()
+
+
+def test_read_only_filesystem_refused_without_root(tmp_path, monkeypatch):
+    """The read-only refusal, with statvfs's ST_RDONLY answered (the root-only test mounts a real one)."""
+    monkeypatch.setattr(target, "free_space", lambda directory: (1 << 40, 1 << 40, True))
+    with pytest.raises(UnsafeTarget) as ei:
+        prepare_test_file(MiB, tmp_path, target_dir=tmp_path)
+    assert str(ei.value) == f"--target {tmp_path} is on a read-only filesystem: pick a writable directory"
+    assert os.listdir(tmp_path) == []

@@ -10,6 +10,7 @@
  */
 #include "loadlat.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,10 +43,15 @@ const struct traffic *traffic_lookup(const char *code)
     return NULL;
 }
 
-/* One delay unit = one iteration of this loop (an add, a compare and a taken branch: ~1 core clock). */
+/* One delay unit = one iteration of this loop (an add of a register, a compare and a taken branch: ~1 core
+ * clock). The counter steps by an opaque register, not an immediate: recent Intel cores fold immediate
+ * adds at rename, which would make the loop's speed depend on where it is inlined. The unit is
+ * calibrated in ns anyway (calibrate_delay_ns). */
 static inline __attribute__((always_inline)) void delay_inline(uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++)
+    uint64_t one = 1;
+    __asm__ volatile("" : "+r"(one));
+    for (uint64_t i = 0; i < n; i += one)
         __asm__ volatile("" : "+r"(i));
 }
 
@@ -228,14 +234,20 @@ double calibrate_delay_ns(uint64_t *iters_used)
     return best * 1e9 / (double)n;
 }
 
-#define ADD1 x += 1; __asm__ volatile("" : "+r"(x));
+/* One link of the clock chain: x += y with y in a register the compiler cannot see through, so the
+ * instruction is `add reg, reg` (x86-64) or `add xD, xD, xS` (arm64): 1 core clock of latency on every
+ * x86-64 and arm64 core. An add with an IMMEDIATE (x += 1) is not a clock: recent Intel cores (Golden Cove
+ * and later) fold such adds at register rename, and a chain of them ran ~7 adds per clock on a 2.6 GHz
+ * Xeon (reported 18.9 GHz). The empty asm keeps each add in the chain (no reassociation to x += 16*y). */
+#define ADD1 x += y; __asm__ volatile("" : "+r"(x));
 #define ADD8 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1
 
 double calibrate_core_ghz(void)
 {
     const uint64_t iters = 5000000;  /* x 16 dependent adds = 80 M clocks */
     double best = 1e30;
-    uint64_t x = 0;
+    uint64_t x = 0, y = 1;
+    __asm__ volatile("" : "+r"(y));  /* y is opaque: the adds take a register operand */
     for (int r = 0; r < 5; r++) {
         double t0 = thread_cpu_s();
         for (uint64_t i = 0; i < iters; i++) {
@@ -248,6 +260,32 @@ double calibrate_core_ghz(void)
     volatile uint64_t sink = x;
     (void)sink;
     return (double)iters * 16.0 / best * 1e-9;
+}
+
+double cpufreq_max_ghz(int cpu)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", cpu);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0.0;
+    double khz = 0.0;
+    if (fscanf(f, "%lf", &khz) != 1)
+        khz = 0.0;
+    fclose(f);
+    return khz > 0 ? khz * 1e-6 : 0.0;
+}
+
+const char *core_clock_check(double core_ghz, double tsc_ghz, double cpufreq_max)
+{
+    if (!(core_ghz > 0.2 && core_ghz < 7.0))
+        return "implausible: outside 0.2-7 GHz";
+    if (cpufreq_max > 0 && core_ghz > cpufreq_max * 1.15)
+        return "implausible: above cpufreq's cpuinfo_max_freq";
+    /* A core runs between ~1/4 of the TSC (deep power saving) and ~2x (turbo of a low-base part). */
+    if (tsc_ghz > 0 && (core_ghz > tsc_ghz * 2.2 || core_ghz < tsc_ghz * 0.25))
+        return "implausible: not within 0.25-2.2 x the TSC rate";
+    return "ok";
 }
 
 double calibrate_tsc_ghz(void)

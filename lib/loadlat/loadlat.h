@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOADLAT_VERSION "0.1"
+#define LOADLAT_VERSION "0.2"
+#define CORE_GHZ_METHOD "chain of dependent register adds, 1 add = 1 core clock"
 #define LOADLAT_MAX_CPUS 4096
 #define HUGE_2M ((size_t)2 << 20)
 
@@ -97,7 +98,9 @@ void chase_run(struct chase_args *a);   /* dependent loads until phase == PH_STO
 
 void delay_loop(uint64_t n);
 double calibrate_delay_ns(uint64_t *iters_used);   /* ns per delay-loop iteration (minimum of 5) */
-double calibrate_core_ghz(void);                   /* from a chain of dependent adds (1 add = 1 clock) */
+double calibrate_core_ghz(void);                   /* chain of dependent register adds (1 add reg,reg = 1 clock) */
+double cpufreq_max_ghz(int cpu);                   /* cpufreq cpuinfo_max_freq in GHz, 0 when not readable */
+const char *core_clock_check(double core_ghz, double tsc_ghz, double cpufreq_max_ghz); /* "ok" or why not */
 double calibrate_tsc_ghz(void);                    /* x86 TSC rate, 0 elsewhere */
 
 #endif

@@ -643,7 +643,8 @@ struct calib {
     double delay_ns;
     uint64_t delay_iters;
     int cpu;
-    double core_ghz, tsc_ghz;
+    double core_ghz, tsc_ghz, cpufreq_max_ghz;  /* cpufreq_max_ghz 0 = not readable */
+    const char *core_check;                     /* "ok" or why the core clock is implausible */
 };
 
 static void write_json(const struct opts *o, int argc, char **argv, const struct ctx *c, const struct calib *cal,
@@ -724,8 +725,15 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
     fprintf(f, ", \"delay_loop_iterations\": %llu, \"cpu\": %d, \"core_ghz\": ",
             (unsigned long long)cal->delay_iters, cal->cpu);
     json_num(f, cal->core_ghz);
-    fprintf(f, ", \"core_ghz_method\": \"chain of dependent adds, 1 add = 1 core clock\", \"tsc_ghz\": ");
+    fprintf(f, ", \"core_ghz_method\": \"%s\", \"core_ghz_check\": ", CORE_GHZ_METHOD);
+    json_str(f, cal->core_check);
+    fputs(", \"tsc_ghz\": ", f);
     json_num(f, cal->tsc_ghz);
+    fputs(", \"cpufreq_max_ghz\": ", f);
+    if (cal->cpufreq_max_ghz > 0)
+        json_num(f, cal->cpufreq_max_ghz);
+    else
+        fputs("null", f);
     fprintf(f, "},\n  \"points_planned\": %d,\n  \"interrupted\": %s,\n  \"points\": [", planned,
             interrupted ? "true" : "false");
     for (int i = 0; i < nres; i++) {
@@ -866,6 +874,11 @@ int main(int argc, char **argv)
     cal.core_ghz = calibrate_core_ghz();
     cal.delay_ns = calibrate_delay_ns(&cal.delay_iters);
     cal.tsc_ghz = calibrate_tsc_ghz();
+    cal.cpufreq_max_ghz = cpufreq_max_ghz(cal.cpu);
+    cal.core_check = core_clock_check(cal.core_ghz, cal.tsc_ghz, cal.cpufreq_max_ghz);
+    if (strcmp(cal.core_check, "ok") != 0)
+        fprintf(stderr, "loadlat: warning: core clock %.3f GHz is %s (TSC %.3f GHz); core-clock figures are "
+                "unreliable, use the ns figures\n", cal.core_ghz, cal.core_check, cal.tsc_ghz);
     if (sched_setaffinity(0, sizeof saved, &saved) != 0)
         die("sched_setaffinity failed: %s", strerror(errno));
 
@@ -973,9 +986,13 @@ int main(int argc, char **argv)
                 thp_enabled);
     printf("# delay calibration: 1 delay unit = %.4f ns on CPU %d (thread CPU time, min of 5 runs of %llu iterations)\n",
            cal.delay_ns, cal.cpu, (unsigned long long)cal.delay_iters);
-    printf("# clocks: core %.3f GHz (dependent-add loop, 1 add = 1 clock), TSC %.3f GHz; "
-           "core clocks = ns x core GHz\n",
-           cal.core_ghz, cal.tsc_ghz);
+    printf("# clocks: core %.3f GHz (%s; check: %s), TSC %.3f GHz, cpufreq max ", cal.core_ghz, CORE_GHZ_METHOD,
+           cal.core_check, cal.tsc_ghz);
+    if (cal.cpufreq_max_ghz > 0)
+        printf("%.3f GHz", cal.cpufreq_max_ghz);
+    else
+        printf("not readable");
+    printf("; core clocks = ns x core GHz\n");
     printf("# timing: CLOCK_MONOTONIC; warm-up %.3f s then %.3f s measured per point; MB = 1e6 bytes\n",
            warmup_s(&o), o.seconds);
     if (o.no_lat)

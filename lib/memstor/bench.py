@@ -46,14 +46,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from types import SimpleNamespace
 
 from memstor.errors import MemstorError
+from memstor.mlcparse import parse_mlc
+from memstor.sysinfo import collect
+from memstor.target import prepare_test_file
 
 #: The repository root (the folder holding the Makefile); lib/memstor/bench.py -> ../..
 ROOT = Path(__file__).resolve().parents[2]
 #: The real public tool outputs the parse figure copies (see its SOURCES.md).
-REAL = ROOT.parent / "shared" / "fixtures" / "real"
+REAL = ROOT / "tests" / "data" / "real"
 #: Repositories in REAL whose fio JSON outputs the parse figure copies.
 PARSE_SOURCES = ("AIALRA-0__ECSE-4320-Advanced-Computer-Systems", "fiumad__Advanced-Computer-Systems")
 CSV_COLUMNS = ("figure", "rep", "numerator", "denominator", "unit", "ratio")
@@ -233,14 +235,9 @@ def machine_summary() -> tuple[str, dict]:
     line += f", Linux {platform.release()}" if sys.platform.startswith("linux") else f", {platform.platform()}"
     full: dict = {"summary": line}
     try:
-        from memstor.sysinfo import collect
-    except ImportError:
-        full["sysinfo"] = "memstor.sysinfo not available: summary from /proc/cpuinfo and nproc"
-    else:
-        try:
-            full["sysinfo"] = collect(None)
-        except Exception as err:  # noqa: BLE001 - the machine line above is enough for the report
-            full["sysinfo"] = f"memstor.sysinfo.collect failed: {type(err).__name__}: {err}"
+        full["sysinfo"] = collect(None)
+    except Exception as err:  # noqa: BLE001 - the machine line above is enough for the report
+        full["sysinfo"] = f"memstor.sysinfo.collect failed: {type(err).__name__}: {err}"
     return line, full
 
 
@@ -363,20 +360,7 @@ def _require_ok(res: subprocess.CompletedProcess, what: str) -> None:
 
 
 def make_test_file(size_bytes: int, data_root: Path):
-    """A test file of size_bytes for fio (object with .path): memstor.target's own when that module
-    exists, else a file of random bytes written here (never sparse: reads must hit the device)."""
-    try:
-        from memstor.target import prepare_test_file
-    except ImportError:
-        path = Path(data_root) / "scratch" / "bench-testfile.bin"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        chunk = os.urandom(1 << 20)
-        with open(path, "wb") as fh:
-            for _ in range(size_bytes // len(chunk)):
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        return SimpleNamespace(path=path, size_bytes=size_bytes, created=True)
+    """A test file of size_bytes for fio (memstor.target's own, filled: reads hit the device)."""
     return prepare_test_file(size_bytes, Path(data_root))
 
 
@@ -755,20 +739,9 @@ def _tool(cfg: Config, name: str) -> Path:
 
 
 def loadlat_values(text: str, field_name: str) -> list[float]:
-    """The `latency_ns` or `bandwidth_MBps` values in loadlat's MLC-style output (memstor.mlcparse when
-    present, else the MLC text layout read here)."""
-    try:
-        from memstor.mlcparse import parse_mlc
-    except ImportError:
-        parse_mlc = None
-    if parse_mlc is not None:
-        res = parse_mlc(text, "loadlat")
-        vals = [r[field_name] for r in res.rows if r.get(field_name) is not None]
-        if vals:
-            return [float(v) for v in vals]
-    if field_name == "latency_ns":
-        return [float(m) for m in re.findall(r"\(\s*([0-9.]+)\s*ns\)", text)]
-    return [float(m.group(2)) for m in re.finditer(r"^\s*(\d{5})\s+[0-9.]+\s+([0-9.]+)\s*$", text, re.M)]
+    """The `latency_ns` or `bandwidth_MBps` values in loadlat's MLC-style output (memstor.mlcparse)."""
+    res = parse_mlc(text, "loadlat")
+    return [float(r[field_name]) for r in res.rows if r.get(field_name) is not None]
 
 
 def chase_ns(text: str) -> float:

@@ -18,7 +18,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit status 2."""
 
     def error(self, message: str) -> None:  # noqa: D102
-        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+        sub = self.prog.removeprefix("memstor").strip()  # the CLI prints "memstor: " itself, once
+        raise UsageError(f"{sub + ': ' if sub else ''}{message} (see {self.prog} --help)")
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .errors import PointFailed, UsageError
-from .loadlat import format_cpus
+from .loadlat import binary, format_cpus
 from .schema import TRAFFIC_CODES
 
 TOOLS = ("auto", "mlc", "loadlat")
@@ -74,16 +74,6 @@ def find_mlc(mlc_path: str = "") -> str | None:
 
 def find_loadlat() -> str:
     """The built ``loadlat`` executable (``build/bin/loadlat``); MemstorError with the way out if absent."""
-    try:
-        from .loadlat import binary
-    except ImportError:  # memstor.loadlat not available: look where `make loadlat` puts the tool
-        candidate = Path(__file__).resolve().parents[2] / "build" / "bin" / "loadlat"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-        on_path = shutil.which("loadlat")
-        if on_path:
-            return on_path
-        raise UsageError(f"loadlat is not built ({candidate} missing); run 'make loadlat' first") from None
     return str(binary())
 
 

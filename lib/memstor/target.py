@@ -15,6 +15,14 @@ Rules (DESIGN.md, "Safety rules"), all checked BEFORE fio starts:
   ``confirm_device``, resolving to the same device number), the device is a block device, and neither it
   nor any of its partitions is mounted, used as swap, or held by LVM/md/dm.
 
+What the device checks know of the system comes from ``/proc/self/mountinfo``, ``/proc/swaps`` and
+``/sys/dev/block/MAJ:MIN`` read under a root (``root``, default ``/``, the running system). A mount
+counts by its device number and by its source device (``/dev/nvme0n1p2``, ``/dev/mapper/X``, resolved
+through ``/sys/class/block``): btrfs reports an anonymous number (``0:NN``) that is not its partition.
+The tests pass a recorded tree (``tests/data/sysroot/``) so every refusal also runs without root.
+The decisions take device numbers (``check_device_numbers``, ``refuse_special``); only ``check_device``
+and ``check_directory`` stat the names they are given (and mount sources, on the running system only).
+
 The test file is created with ``posix_fallocate`` (so a full disk fails at once, not halfway) and then
 filled by writing real bytes: fallocated-but-unwritten extents read back as zeros without touching the
 device, which would make every read test measure nothing. The bytes are a random 4 MiB block with each
@@ -28,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import struct
 from dataclasses import dataclass
@@ -45,6 +54,8 @@ FILL_CHUNK = 4 * MiB
 FILL_PAGE = 4096
 #: Extended attribute holding the test file's token (survives fio's writes, not a new inode).
 XATTR = "user.memstor.token"
+#: The root whose ``/proc`` and ``/sys`` the device checks read: the running system.
+SYSTEM_ROOT = Path("/")
 
 
 @dataclass
@@ -75,37 +86,61 @@ def _fmt_bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
-def _sys_block(rdev: int) -> Path | None:
+def _in_root(root: Path, path: str) -> Path:
+    """The absolute ``path`` (``/proc/swaps``) read under ``root``: the path itself when root is ``/``."""
+    return Path(root) / path.lstrip("/")
+
+
+def _sys_block(rdev: int, root: Path = SYSTEM_ROOT) -> Path | None:
     """The sysfs folder of a block device number (``/sys/dev/block/MAJ:MIN`` resolved), or None."""
-    p = Path(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}")
+    p = _in_root(root, f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}")
     try:
         return p.resolve(strict=True)
     except OSError:
         return None
 
 
-def is_partition(rdev: int) -> bool:
+def is_partition(rdev: int, root: Path = SYSTEM_ROOT) -> bool:
     """True when the block device number is a partition (sysfs has a ``partition`` file)."""
-    d = _sys_block(rdev)
+    d = _sys_block(rdev, root)
     return bool(d and (d / "partition").exists())
 
 
-def _block_kind(rdev: int) -> str:
+def _block_kind(rdev: int, root: Path = SYSTEM_ROOT) -> str:
     """'a partition' or 'a block device', for messages."""
-    return "a partition" if is_partition(rdev) else "a block device"
+    return "a partition" if is_partition(rdev, root) else "a block device"
 
 
-def _describe_special(path: Path, st: os.stat_result) -> str | None:
-    """'a block device' / 'a partition' / 'a character device' / 'a FIFO' / 'a socket', or None."""
-    if stat.S_ISBLK(st.st_mode):
-        return _block_kind(st.st_rdev)
-    if stat.S_ISCHR(st.st_mode):
+def _describe_special(mode: int, rdev: int, root: Path = SYSTEM_ROOT) -> str | None:
+    """'a block device' / 'a partition' / 'a character device' / 'a FIFO' / 'a socket', or None, from a
+    stat's st_mode and st_rdev."""
+    if stat.S_ISBLK(mode):
+        return _block_kind(rdev, root)
+    if stat.S_ISCHR(mode):
         return "a character device"
-    if stat.S_ISFIFO(st.st_mode):
+    if stat.S_ISFIFO(mode):
         return "a FIFO"
-    if stat.S_ISSOCK(st.st_mode):
+    if stat.S_ISSOCK(mode):
         return "a socket"
     return None
+
+
+def refuse_special(given_as: str, shown: str, mode: int, rdev: int = 0, root: Path = SYSTEM_ROOT) -> None:
+    """UnsafeTarget when a would-be target directory is a device, partition, FIFO or socket.
+
+    given_as: how the caller named it (``--target``); shown: the path as given, with any ``(a symlink
+    to X)``; mode, rdev: its (followed) stat's st_mode and st_rdev; root: where /sys is read.
+    """
+    special = _describe_special(mode, rdev, root)
+    if special:
+        kind = "raw device" if special in ("a block device", "a partition") else "special file"
+        way = (
+            "give a directory on a mounted filesystem (e.g. the disk's mount point); to test the raw device "
+            "itself (destroys its data) name it twice: device=DEV confirm_device=DEV"
+            if kind == "raw device"
+            else "give a directory on a disk filesystem"
+        )
+        raise UnsafeTarget(f"{given_as} {shown} is {special}: memstor never writes to a {kind}; {way}")
 
 
 def free_space(directory: Path) -> tuple[int, int, bool]:
@@ -139,16 +174,7 @@ def check_directory(directory: Path, given_as: str = "--target") -> Path:
         st = os.stat(directory)
     except OSError:
         raise UsageError(f"{given_as} {directory}{via}: the link points nowhere; give an existing directory") from None
-    special = _describe_special(directory, st)
-    if special:
-        kind = "raw device" if special in ("a block device", "a partition") else "special file"
-        way = (
-            "give a directory on a mounted filesystem (e.g. the disk's mount point); to test the raw device "
-            "itself (destroys its data) name it twice: device=DEV confirm_device=DEV"
-            if kind == "raw device"
-            else "give a directory on a disk filesystem"
-        )
-        raise UnsafeTarget(f"{given_as} {directory}{via} is {special}: memstor never writes to a {kind}; {way}")
+    refuse_special(given_as, f"{directory}{via}", st.st_mode, st.st_rdev)
     if stat.S_ISREG(st.st_mode):
         raise UnsafeTarget(
             f"{given_as} {directory}{via} is a file, not a directory: memstor never writes to existing files; "
@@ -389,35 +415,108 @@ def remove_test_file(tf: TestFile) -> None:
 # --------------------------------------------------------------------------------------- raw devices
 
 
-def _mounted_devices() -> set[int]:
-    """Device numbers of every mounted filesystem (``/proc/self/mountinfo``)."""
+def _read_dev_number(path: Path) -> int | None:
+    """The device number in a sysfs ``dev`` file (``MAJ:MIN``), or None when missing or malformed."""
+    with contextlib.suppress(OSError, ValueError):
+        major, minor = path.read_text().strip().split(":")
+        return os.makedev(int(major), int(minor))
+    return None
+
+
+def _unescape_mountinfo(field: str) -> str:
+    """A mountinfo field with the kernel's octal escapes decoded (``\\040`` is a space)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _source_number(source: str, root: Path = SYSTEM_ROOT) -> int | None:
+    """The block device number of a mount source (``/dev/nvme0n1p2``, ``/dev/mapper/vg0-root``), or None.
+
+    Only sources under ``/dev/`` are looked at (``tmpfs``, ``proc``, ``server:/export`` are not block
+    devices). When root is the running system (``/``) the node is stat'ed, following symlinks such as
+    ``/dev/mapper/X`` or ``/dev/disk/by-uuid/...``. Otherwise (a recorded tree has no device nodes), or
+    when that gives no block device (``/dev/root``...), the kernel name's ``/sys/class/block/NAME/dev``
+    under root gives the number: ``/dev/NAME`` is NAME, and ``/dev/mapper/X`` is the ``dm-N`` whose
+    ``/sys/block/dm-N/dm/name`` (or ``/sys/class/block/dm-N/dm/name``) reads X. Anything else: None.
+    """
+    if not source.startswith("/dev/"):
+        return None
+    if os.path.realpath(root) == "/":
+        with contextlib.suppress(OSError):
+            st = os.stat(source)
+            if stat.S_ISBLK(st.st_mode):
+                return st.st_rdev
+    parent, name = os.path.split(source)
+    if name in ("", ".", ".."):
+        return None
+    if parent == "/dev":
+        return _read_dev_number(_in_root(root, f"/sys/class/block/{name}/dev"))
+    if parent == "/dev/mapper":
+        for folder in ("/sys/block", "/sys/class/block"):
+            for dm in sorted(_in_root(root, folder).glob("dm-*")):
+                with contextlib.suppress(OSError):
+                    if (dm / "dm" / "name").read_text().strip() == name:
+                        return _read_dev_number(dm / "dev")
+    return None
+
+
+def _mounted_devices(root: Path = SYSTEM_ROOT) -> set[int]:
+    """Device numbers of every mounted filesystem, from ``/proc/self/mountinfo`` under root.
+
+    Each line gives two: field 3 (``MAJ:MIN``, st_dev of the mount) and the mount source, the second
+    field after the `` - `` separator (``/dev/nvme0n1p2``), resolved by _source_number. Both are needed:
+    btrfs (and other filesystems with anonymous device numbers, ``0:NN``) report a number that is not
+    their block device, so only the source names it. Unresolvable sources are ignored. A multi-device
+    btrfs names one of its devices only.
+    """
     out: set[int] = set()
     with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        for line in _in_root(root, "/proc/self/mountinfo").read_text().splitlines():
             fields = line.split()
             if len(fields) > 2 and ":" in fields[2]:
                 major, minor = fields[2].split(":", 1)
                 with contextlib.suppress(ValueError):
                     out.add(os.makedev(int(major), int(minor)))
+            sep = fields.index("-", 6) if "-" in fields[6:] else -1
+            if sep > 0 and len(fields) > sep + 2:
+                number = _source_number(_unescape_mountinfo(fields[sep + 2]), root)
+                if number is not None:
+                    out.add(number)
     return out
 
 
-def _swap_devices() -> set[int]:
-    """Device numbers of block devices used as swap (``/proc/swaps``)."""
+def _swap_number(name: str, root: Path = SYSTEM_ROOT) -> int | None:
+    """The device number of a ``/proc/swaps`` entry, or None for a swap file.
+
+    The node is stat'ed under root (``/dev/nvme0n1p3``); where there is none (a recorded tree has no
+    device nodes) the kernel name's ``/sys/class/block/NAME/dev`` gives the number.
+    """
+    try:
+        st = os.stat(_in_root(root, name))
+    except OSError:
+        pass
+    else:
+        return st.st_rdev if stat.S_ISBLK(st.st_mode) else None
+    with contextlib.suppress(OSError, ValueError):
+        major, minor = _in_root(root, f"/sys/class/block/{Path(name).name}/dev").read_text().strip().split(":")
+        return os.makedev(int(major), int(minor))
+    return None
+
+
+def _swap_devices(root: Path = SYSTEM_ROOT) -> set[int]:
+    """Device numbers of block devices used as swap (``/proc/swaps`` under root)."""
     out: set[int] = set()
     with contextlib.suppress(OSError):
-        for line in Path("/proc/swaps").read_text().splitlines()[1:]:
-            name = line.split()[0] if line.split() else ""
-            with contextlib.suppress(OSError):
-                st = os.stat(name)
-                if stat.S_ISBLK(st.st_mode):
-                    out.add(st.st_rdev)
+        for line in _in_root(root, "/proc/swaps").read_text().splitlines()[1:]:
+            fields = line.split()
+            number = _swap_number(fields[0], root) if fields else None
+            if number is not None:
+                out.add(number)
     return out
 
 
-def _family(rdev: int) -> list[tuple[int, Path]]:
+def _family(rdev: int, root: Path = SYSTEM_ROOT) -> list[tuple[int, Path]]:
     """The device and its partitions as (device number, sysfs folder)."""
-    d = _sys_block(rdev)
+    d = _sys_block(rdev, root)
     fam = [(rdev, d)] if d else []
     if d:
         for sub in sorted(d.iterdir()):
@@ -428,33 +527,53 @@ def _family(rdev: int) -> list[tuple[int, Path]]:
     return fam
 
 
-def check_device(device: str | None, confirm_device: str | None, size_bytes: int) -> TestFile:
-    """A raw block device fio may write to, after every check; UnsafeTarget/UsageError otherwise."""
+def check_device(device: str | None, confirm_device: str | None, size_bytes: int,
+                 root: Path = SYSTEM_ROOT) -> TestFile:
+    """A raw block device fio may write to, after every check; UnsafeTarget/UsageError otherwise.
+
+    Both names must be given and be block devices (stat'ed as given, never under root); the rest is
+    decided by check_device_numbers from their device numbers, with /proc and /sys read under root.
+    """
     if not device or not confirm_device:
         named = device or confirm_device
         raise UnsafeTarget(
             f"raw device {named}: writing to it destroys its data; to really do it, name the same device "
             f"twice (device={named} confirm_device={named}), else use --target DIR"
         )
-    sts = []
+    rdevs = []
     for param, name in (("device", device), ("confirm_device", confirm_device)):
         try:
             st = os.stat(name)
         except OSError as err:
             raise UsageError(f"{param}={name}: {err.strerror}; name an existing block device such as /dev/sdX") from None
         if not stat.S_ISBLK(st.st_mode):
-            what = _describe_special(Path(name), st) or ("a directory" if stat.S_ISDIR(st.st_mode) else "a file")
+            what = (_describe_special(st.st_mode, st.st_rdev, root)
+                    or ("a directory" if stat.S_ISDIR(st.st_mode) else "a file"))
             raise UnsafeTarget(f"{param}={name} is {what}, not a block device: use --target DIR for a test file")
-        sts.append(st)
-    if sts[0].st_rdev != sts[1].st_rdev:
+        rdevs.append(st.st_rdev)
+    return check_device_numbers(device, confirm_device, rdevs[0], rdevs[1], size_bytes,
+                                real=Path(os.path.realpath(device)), root=root)
+
+
+def check_device_numbers(device: str, confirm_device: str, rdev: int, confirm_rdev: int, size_bytes: int,
+                         real: Path | None = None, root: Path = SYSTEM_ROOT) -> TestFile:
+    """The raw-device decision from device numbers; UnsafeTarget/UsageError, one line each, otherwise.
+
+    device, confirm_device: the two names as given, block devices numbered rdev and confirm_rdev (both
+    st_rdev). They must be the same device; neither it nor any of its partitions mounted
+    (``/proc/self/mountinfo``, by number or source device), used as swap (``/proc/swaps``) or held
+    (``/sys/.../holders``, LVM/md/dm); and it must hold size_bytes. real: the device's path for messages
+    and the result (default: device). root: where /proc and /sys are read (``/``, or a recorded tree in
+    tests).
+    """
+    if rdev != confirm_rdev:
         raise UnsafeTarget(
             f"device={device} and confirm_device={confirm_device} are different devices: name the same device "
             "twice to confirm, or use --target DIR"
         )
-    real = Path(os.path.realpath(device))
-    rdev = sts[0].st_rdev
-    mounted, swaps = _mounted_devices(), _swap_devices()
-    for dev, sysdir in _family(rdev):
+    real = Path(device) if real is None else Path(real)
+    mounted, swaps = _mounted_devices(root), _swap_devices(root)
+    for dev, sysdir in _family(rdev, root):
         name = sysdir.name if sysdir else str(real)
         if dev in mounted:
             raise UnsafeTarget(f"device {real}: {name} is mounted; unmount it first, or use --target on its mount point")
@@ -464,7 +583,7 @@ def check_device(device: str | None, confirm_device: str | None, size_bytes: int
         if holders and holders.is_dir() and any(holders.iterdir()):
             users = ", ".join(sorted(h.name for h in holders.iterdir()))
             raise UnsafeTarget(f"device {real}: {name} is in use by {users} (LVM/RAID/dm); free it first, or use --target DIR")
-    d = _sys_block(rdev)
+    d = _sys_block(rdev, root)
     dev_bytes = None
     with contextlib.suppress(OSError, ValueError, TypeError):
         dev_bytes = int((d / "size").read_text()) * 512  # sysfs counts 512-byte sectors
