@@ -31,7 +31,8 @@ DATA_ABS  := $(abspath $(DATA))
 # fio sections only: a raw device (named twice) instead of the test file
 DEVICE_SET = $(if $(filter fio-%,$(1)),$(if $(DEVICE)$(CONFIRM_DEVICE),--set device=$(DEVICE) --set confirm_device=$(CONFIRM_DEVICE)))
 LIB_SRC   := $(shell find lib/memstor -name '*.py' 2>/dev/null)
-EXPERIMENT_NBS := 10-mlc-loaded-latency 20-fio-block-size 30-fio-rw-ratio 40-fio-queue-depth
+# Experiment notebooks NN-<experiment>.ipynb (10-89), one per family registered in lib/memstor/experiments/.
+EXPERIMENT_NBS := $(sort $(basename $(notdir $(wildcard notebooks/[1-8][0-9]-*.ipynb))))
 EXECUTED  := $(EXPERIMENT_NBS:%=$(BUILD)/notebooks/%.ipynb)
 EXP       = $(shell echo $(1) | sed 's/^[0-9]*-//')#  notebook name -> experiment name
 PAPERMILL := $(VENV)/bin/papermill --kernel memstor --cwd notebooks --no-progress-bar
@@ -86,25 +87,25 @@ $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP
 	  $(call DEVICE_SET,$(call EXP,$*)) || test $$? -eq 1
 	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)" -p figures_dir $(abspath report/figures)
 
-$(BUILD)/notebooks/10-mlc-loaded-latency.ipynb: $(LOADLAT)
+$(foreach nb,$(EXECUTED),$(if $(findstring -mlc-,$(nb)),$(nb))): $(LOADLAT)
 
 # Offline HTML (images inlined, no CDN scripts) of each executed experiment notebook.
 report/%.html: $(BUILD)/notebooks/%.ipynb
 	@mkdir -p $(@D)
-	$(PY) -m memstor.report $< report --name $* --html-only
+	$(MEMSTOR) report $< report --name $* --html-only
 
 $(BUILD)/notebooks/90-synthesis.ipynb: notebooks/90-synthesis.ipynb $(EXECUTED) $(wildcard data/specs/*.yaml) $(ENV_STAMP) $(LIB_SRC)
 	@mkdir -p $(@D)
 	$(PAPERMILL) $< $@ -p data_dir $(DATA_ABS) -p specs_dir $(abspath data/specs) -p profile $(PROFILE)
 
 report/report.html: $(BUILD)/notebooks/90-synthesis.ipynb $(EXPERIMENT_NBS:%=report/%.html)
-	$(PY) -m memstor.report $< report
+	$(MEMSTOR) report $< report
 
 report: $(ENV_STAMP) ## rebuild the report from the data already in DATA (measures nothing)
 	@mkdir -p $(BUILD)/notebooks
 	$(PAPERMILL) notebooks/90-synthesis.ipynb $(BUILD)/notebooks/90-synthesis.ipynb -p data_dir $(DATA_ABS) -p specs_dir $(abspath data/specs) -p profile $(PROFILE)
-	@for nb in $(EXECUTED); do [ ! -f $$nb ] || $(PY) -m memstor.report $$nb report --name $$(basename $$nb .ipynb) --html-only; done
-	$(PY) -m memstor.report $(BUILD)/notebooks/90-synthesis.ipynb report
+	@for nb in $(EXECUTED); do [ ! -f $$nb ] || $(MEMSTOR) report $$nb report --name $$(basename $$nb .ipynb) --html-only; done
+	$(MEMSTOR) report $(BUILD)/notebooks/90-synthesis.ipynb report
 
 # --- interactive, tests, benchmarks -------------------------------------------------------------
 lab: $(ENV_STAMP) $(LOADLAT) ## open JupyterLab on the notebooks with the memstor kernel
@@ -122,7 +123,7 @@ $(BUILD)/bin/chase: bench/chase.c
 
 bench: $(ENV_STAMP) $(LOADLAT) $(BUILD)/bin/chase ## benchmarks -> report/bench.md and report/bench.csv (ratios, medians of >=3)
 	@command -v likwid-bench >/dev/null 2>&1 || scripts/install-system-deps --bench || echo "make bench: likwid-bench unavailable; the bandwidth figures will say 'not measured'" >&2
-	$(PY) -m memstor.bench --out report
+	$(PY) bench/harness.py --out report
 
 clean: ## remove build/ and generated report files (never data/raw)
 	rm -rf $(BUILD)/notebooks $(BUILD)/params report/*.html report/*.pdf report/figures

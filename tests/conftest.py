@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[1]
+# bench/harness.py (`make bench`) is a developer tool outside the package; its tests import it from there.
+sys.path.insert(0, str(ROOT / "bench"))
 #: Real MLC/fio outputs from public repositories, copied byte for byte (tests/data/real/SOURCES.md).
 REAL = ROOT / "tests" / "data" / "real"
 

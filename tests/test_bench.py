@@ -1,4 +1,4 @@
-"""memstor.bench: the harness logic (statistics, verdicts, report files, checkout overlay, output readers)
+"""bench/harness.py (`make bench`): the harness logic (statistics, verdicts, report files, checkout overlay, output readers)
 and one real tiny figure (`--only parse --smoke`: real `memstor parse` and a real json.load loop over
 copies of the real fio fixtures). Nothing here needs make, loadlat or a long run."""
 
@@ -10,10 +10,9 @@ import json
 import shutil
 import subprocess
 
+import harness as bench
 import pytest
-
-from memstor import bench
-from memstor.bench import Config, Figure, Target
+from harness import Config, Figure, Target
 
 
 def test_median_spread_iqr_of_real_numbers():
@@ -60,7 +59,7 @@ def test_figure_ratio_median_and_verdict():
     assert "memstor 8.8 s" in f.absolute() and "bash 8 s" in f.absolute() and "n=3" in f.absolute()
     f.failure = "the second make all changed 2 files"
     assert f.verdict() == "fail"
-    empty = Figure("qd", "qd-best-iops", "x", Target(lo=0.95), not_measured="memstor.storage is missing")
+    empty = Figure("qd", "qd-best-iops", "x", Target(lo=0.95), not_measured="memstor.experiments.storage is missing")
     assert empty.verdict() == "not measured"
     assert bench.Sample("x", 0, 1.0, 0.0, "s").ratio != bench.Sample("x", 0, 1.0, 0.0, "s").ratio  # NaN
 
@@ -117,10 +116,9 @@ def test_missing_tools_are_reported_not_measured(tmp_path):
 
 
 def test_unknown_figure_and_too_few_reps_are_usage_errors(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exc:
-        bench.main(["--out", str(tmp_path), "--only", "parse,speed"])
-    assert exc.value.code == 2
-    assert "unknown figure speed" in capsys.readouterr().err
+    assert bench.main(["--out", str(tmp_path), "--only", "parse,speed"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memstor bench: --only") and "unknown figure speed" in err
     assert bench.main(["--out", str(tmp_path), "--reps", "2"]) == 2
     assert "at least 3" in capsys.readouterr().err
     assert not (tmp_path / "bench.md").exists()
@@ -163,7 +161,7 @@ def test_parse_figure_smoke_for_real(tmp_path, real):
     assert "200 files" in line and "files/s" in line and "rows" in line
     assert "| pass |" in line or "| fail |" in line  # measured, whatever this busy machine says
     # the expected row count is what the real parser makes of the copies
-    from memstor.fioparse import parse_fio
+    from memstor.parse.fio import parse_fio
 
     sources = bench.parse_sources()
     per = {p: len(parse_fio(p.read_text(encoding="utf-8"), str(p)).rows) for p in sources}

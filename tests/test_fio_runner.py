@@ -1,4 +1,4 @@
-"""memstor.fio with the real fio on real temporary files (tiny sizes, runtimes well under a second)."""
+"""memstor.measure.fio with the real fio on real temporary files (tiny sizes, runtimes well under a second)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstor.errors import MemstorError, PointFailed, UsageError
-from memstor.fio import (
+from memstor.measure.fio import (
     FioJob,
     FioRunner,
     check_fio_output,
@@ -22,7 +22,7 @@ from memstor.fio import (
     fio_version,
     probe_direct,
 )
-from memstor.sweep import Point, run_sweep
+from memstor.measure.sweep import Point, run_sweep
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
 
@@ -31,7 +31,7 @@ MiB = 1024 * 1024
 
 @pytest.fixture
 def test_file(tmp_path) -> Path:
-    """An 8 MiB file of non-zero bytes, as memstor.target would create it."""
+    """An 8 MiB file of non-zero bytes, as memstor.measure.target would create it."""
     f = tmp_path / "memstor-testfile.dat"
     f.write_bytes(os.urandom(MiB) * 8)
     return f
@@ -269,8 +269,8 @@ def test_runner_refuses_missing_test_file_before_fio(tmp_path):
 KILL_CHILD = """
 import os, sys
 from pathlib import Path
-from memstor.fio import FioJob, FioRunner
-from memstor.sweep import Point, run_sweep
+from memstor.measure.fio import FioJob, FioRunner
+from memstor.measure.sweep import Point, run_sweep
 
 data, testfile, slow_s = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 jobs = {f"q{i}": FioJob(f"q{i}", bs="4k", size="8m", runtime_s=slow_s if i == 2 else 0.2, direct=False,

@@ -1,4 +1,4 @@
-"""memstor.fioparse on outputs of the real fio, generated now on a small temp file (short runs)."""
+"""memstor.parse.fio on outputs of the real fio, generated now on a small temp file (short runs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memstor.fioparse import clat_bins, load_fio_json, parse_fio
+from memstor.parse.fio import clat_bins, load_fio_json, parse_fio
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")
 

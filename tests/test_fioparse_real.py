@@ -1,4 +1,4 @@
-"""memstor.fioparse on every real fio output in tests/data/real (values read by hand, see SOURCES.md)."""
+"""memstor.parse.fio on every real fio output in tests/data/real (values read by hand, see SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memstor.errors import ParseError
-from memstor.fioparse import clat_bins, iodepth_levels, load_fio_json, looks_like_fio, parse_fio
+from memstor.parse.fio import clat_bins, iodepth_levels, load_fio_json, looks_like_fio, parse_fio
 from memstor.schema import FIO_COLUMNS
 
 PKB = "GoogleCloudPlatform__PerfKitBenchmarker/tests/data/fio"

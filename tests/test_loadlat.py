@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from memstor import loadlat
 from memstor.errors import MemstorError
+from memstor.measure import loadlat
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW_RE = re.compile(r"^ (\d{5})\t( *\d+\.\d{2})\t( *\d+\.\d)$")
@@ -30,7 +30,7 @@ PEAK_LABELS = ["ALL Reads        ", "3:1 Reads-Writes ", "2:1 Reads-Writes ", "1
 
 @pytest.fixture(scope="module")
 def exe(tmp_path_factory) -> Path:
-    """loadlat compiled by memstor.loadlat.build (the `make loadlat` command) into a temp folder."""
+    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder."""
     out = tmp_path_factory.mktemp("loadlat") / "loadlat"
     return loadlat.build(ROOT, out)
 
@@ -270,7 +270,7 @@ def test_sigint_stops_cleanly_and_keeps_finished_rows(exe, tmp_path):
 
 
 def test_mlc_parser_reads_loadlat_output(exe):
-    from memstor.mlcparse import parse_mlc
+    from memstor.parse.mlc import parse_mlc
 
     res = run(exe, "--loaded_latency", "-b8m", "-t0.1", "-d50", "-W5", "-l256", "-k1")
     assert res.returncode == 0, res.stderr

@@ -1,4 +1,4 @@
-"""memstor.memory: parameter validation (before anything runs), the sweep's points, the analysis helpers
+"""memstor.experiments.memory: parameter validation (before anything runs), the sweep's points, the analysis helpers
 on real recorded MLC output (bernep/fiumad, values read by hand), and the figures."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from memstor import memory, mlc
+from memstor.analysis import memory
 from memstor.errors import UsageError
-from memstor.mlcparse import parse_mlc
+from memstor.experiments import mlc_loaded_latency as loaded_latency
+from memstor.measure import mlc
 from memstor.params import load_profile
+from memstor.parse.mlc import parse_mlc
 from memstor.schema import MLC_COLUMNS
 
 matplotlib.use("Agg")
@@ -35,22 +37,22 @@ def good(**kw) -> dict:
 
 def test_profiles_validate():
     for profile in ("quick", "standard", "full"):
-        p = memory.validate_params(load_profile(profile, "mlc-loaded-latency"))
+        p = loaded_latency.validate_params(load_profile(profile, "mlc-loaded-latency"))
         assert p.profile == profile and p.traffic and p.delays and p.seconds_per_point > 0
         assert p.latency_cpu not in p.load_cpus and p.load_cpus
-    std = memory.validate_params(load_profile("standard", "mlc-loaded-latency"))
+    std = loaded_latency.validate_params(load_profile("standard", "mlc-loaded-latency"))
     assert std.traffic == ("R", "W3", "W2", "W5", "W6") and std.access_bytes == (64, 256)
-    assert std.delays == memory.MLC_DELAYS and std.buffer_kib == 1048576
+    assert std.delays == loaded_latency.MLC_DELAYS and std.buffer_kib == 1048576
 
 
 def test_validation_normalises():
-    p = memory.validate_params(good(traffic=["r", "w3", 6], access_bytes=[128.0, "256"], tool="MLC", delays=7))
+    p = loaded_latency.validate_params(good(traffic=["r", "w3", 6], access_bytes=[128.0, "256"], tool="MLC", delays=7))
     assert p.traffic == ("R", "W3", "W6") and p.access_bytes == (128, 256) and p.tool == "mlc"
     assert p.delays == (7,)
-    cpus = memory.available_cpus()
+    cpus = loaded_latency.available_cpus()
     assert p.load_cpus == tuple(c for c in cpus if c != 0)
-    defaults = memory.validate_params({})  # missing keys take the standard profile's values
-    assert defaults.delays == memory.MLC_DELAYS and defaults.seconds_per_point == 2
+    defaults = loaded_latency.validate_params({})  # missing keys take the standard profile's values
+    assert defaults.delays == loaded_latency.MLC_DELAYS and defaults.seconds_per_point == 2
 
 
 @pytest.mark.parametrize("override, pattern", [
@@ -79,7 +81,7 @@ def test_bad_params_rejected_before_anything_runs(override, pattern, tmp_path, m
     monkeypatch.setenv("PATH", f"{STANDIN_DIR}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("MLC_STANDIN_LOG", str(log))
     with pytest.raises(UsageError, match=pattern) as err:
-        memory.run_loaded_latency(good(**override), data_root=tmp_path / "data", host="h", progress=False)
+        loaded_latency.run_loaded_latency(good(**override), data_root=tmp_path / "data", host="h", progress=False)
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith("mlc-loaded-latency: ")
     assert not log.exists() and not (tmp_path / "data").exists()  # nothing ran, nothing written
@@ -88,7 +90,7 @@ def test_bad_params_rejected_before_anything_runs(override, pattern, tmp_path, m
 def test_mlc_takes_whole_seconds(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{STANDIN_DIR}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(UsageError, match=r"seconds_per_point=0.5: Intel MLC takes whole seconds .* tool=loadlat"):
-        memory.run_loaded_latency(good(tool="mlc", seconds_per_point=0.5), data_root=tmp_path, host="h",
+        loaded_latency.run_loaded_latency(good(tool="mlc", seconds_per_point=0.5), data_root=tmp_path, host="h",
                                   progress=False)
     assert not (tmp_path / "raw").exists()
 
@@ -97,9 +99,9 @@ def test_mlc_takes_whole_seconds(tmp_path, monkeypatch):
 
 
 def test_points_order_names_and_estimates():
-    p = memory.validate_params(good(traffic=["R", "W6"], access_bytes=[64, 256], delays=[0, 100, 20000],
+    p = loaded_latency.validate_params(good(traffic=["R", "W6"], access_bytes=[64, 256], delays=[0, 100, 20000],
                                     seconds_per_point=2))
-    points = memory.build_points(p, "loadlat")
+    points = loaded_latency.build_points(p, "loadlat")
     assert [pt.name for pt in points] == [
         "idle-latency", "peak-injection-bandwidth", "loaded-latency_R_l64", "loaded-latency_W6_l64",
         "loaded-latency_R_l256", "loaded-latency_W6_l256"]
@@ -173,7 +175,7 @@ def test_failed_rows_are_ignored_by_analysis(real):
 
 
 def test_figures_have_units_lines_and_idle_marker(real):
-    from memstor.plots import memory as mplots
+    from memstor.report.plots import memory as mplots
 
     files = [f"{BERNEP}/mlc_write0_64.txt", f"{BERNEP}/mlc_write50_64.txt", f"{BERNEP}/mlc_write0_256.txt"]
     df = real_table(real, files)

@@ -11,8 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from memstor import memory, mlc
+from memstor.analysis import memory
 from memstor.errors import MemstorError, UsageError
+from memstor.experiments import mlc_loaded_latency as loaded_latency
+from memstor.measure import mlc
 from memstor.schema import MLC_COLUMNS
 
 STANDIN_DIR = Path(__file__).resolve().parent / "data" / "mlc-standin"
@@ -40,7 +42,7 @@ def no_mlc_path(monkeypatch):
 @pytest.fixture(scope="session")
 def loadlat_bin(tmp_path_factory) -> Path:
     """The real loadlat: build/bin/loadlat, or compiled into a temp folder when not built yet."""
-    from memstor import loadlat
+    from memstor.measure import loadlat
 
     try:
         return Path(loadlat.binary())
@@ -49,7 +51,7 @@ def loadlat_bin(tmp_path_factory) -> Path:
 
 
 def calls(log: Path) -> list[list[str]]:
-    """The stand-in's logged measurement command lines (memstor.sysinfo's `mlc --version` left out)."""
+    """The stand-in's logged measurement command lines (memstor.measure.sysinfo's `mlc --version` left out)."""
     if not log.exists():
         return []
     argvs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
@@ -65,7 +67,7 @@ def small(**kw) -> dict:
 
 
 def run(params: dict, data: Path, host: str = "h1") -> pd.DataFrame:
-    return memory.run_loaded_latency(params, data_root=data, target_dir=None, host=host, progress=False)
+    return loaded_latency.run_loaded_latency(params, data_root=data, target_dir=None, host=host, progress=False)
 
 
 # ------------------------------------------------------------------------------------ command lines
@@ -250,14 +252,14 @@ def test_missing_delay_rows_fail_the_point(standin, tmp_path):
 def test_complete_checks_expected_rows(standin, tmp_path):
     data = tmp_path / "data"
     run(small(traffic=["R"], access_bytes=[64]), data)
-    points = memory.build_points(memory.validate_params(small(traffic=["R"], access_bytes=[64])), "mlc")
+    points = loaded_latency.build_points(loaded_latency.validate_params(small(traffic=["R"], access_bytes=[64])), "mlc")
     runner = mlc.MlcRunner("mlc", str(STANDIN), points)
     raw = data / "raw" / "h1" / EXP
     assert runner.complete(raw / "loaded-latency_R_l64.txt")
     assert runner.complete(raw / "idle-latency.txt")
     assert runner.complete(raw / "peak-injection-bandwidth.txt")
-    other = mlc.MlcRunner("mlc", str(STANDIN), memory.build_points(
-        memory.validate_params(small(traffic=["R"], access_bytes=[64], delays=[0, 100, 1000, 20000, 2])), "mlc"))
+    other = mlc.MlcRunner("mlc", str(STANDIN), loaded_latency.build_points(
+        loaded_latency.validate_params(small(traffic=["R"], access_bytes=[64], delays=[0, 100, 1000, 20000, 2])), "mlc"))
     assert not other.complete(raw / "loaded-latency_R_l64.txt")  # delay 2 missing
     assert not runner.complete(raw / "nonexistent.txt")
 
@@ -277,7 +279,7 @@ def test_privilege_notes_from_real_output(real):
 
 
 def test_real_loadlat_tiny_run_through_run_experiment(tmp_path, loadlat_bin, monkeypatch, no_mlc_path):
-    pytest.importorskip("memstor.sysinfo", reason="memstor.sysinfo (run_experiment writes sysinfo.json)")
+    pytest.importorskip("memstor.measure.sysinfo", reason="memstor.measure.sysinfo (run_experiment writes sysinfo.json)")
     from memstor.experiments import run_experiment
 
     monkeypatch.setenv("LOADLAT", str(loadlat_bin))

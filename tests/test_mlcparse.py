@@ -1,4 +1,4 @@
-"""Tests of memstor.mlcparse on the real public MLC outputs (tests/data/real) and on a few
+"""Tests of memstor.parse.mlc on the real public MLC outputs (tests/data/real) and on a few
 hand-made synthetic inputs (tests/data/mlc/synthetic_*) for layouts the real files lack."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL
-from memstor.mlcparse import looks_like_mlc, parse_mlc
+from memstor.parse.mlc import looks_like_mlc, parse_mlc
 from memstor.schema import MLC_COLUMNS, MLC_TESTS, ParseResult
 
 SYNTH = Path(__file__).resolve().parent / "data" / "mlc"
@@ -640,9 +640,9 @@ def test_read_only_line_gives_traffic_of_a_bare_table() -> None:
 
 @pytest.fixture(scope="module")
 def loadlat_exe(tmp_path_factory) -> Path:
-    """loadlat compiled by memstor.loadlat.build."""
+    """loadlat compiled by memstor.measure.loadlat.build."""
     from conftest import ROOT
-    from memstor import loadlat
+    from memstor.measure import loadlat
 
     return loadlat.build(ROOT, tmp_path_factory.mktemp("loadlat") / "loadlat")
 

@@ -65,9 +65,9 @@ def _ensure_kernel() -> None:
 @pytest.mark.slow
 def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     papermill = pytest.importorskip("papermill")
-    pytest.importorskip("memstor.sysinfo", reason="memstor.sysinfo (run_experiment writes sysinfo.json)")
-    from memstor import loadlat
+    pytest.importorskip("memstor.measure.sysinfo", reason="memstor.measure.sysinfo (run_experiment writes sysinfo.json)")
     from memstor.errors import MemstorError
+    from memstor.measure import loadlat
 
     try:
         exe = loadlat.binary()

@@ -10,7 +10,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from memstor import storage
+from memstor.experiments import _fio as fio_exp
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -23,10 +23,10 @@ pytestmark = [
 
 TINY = {"runtime_s": 0.5, "ramp_s": 0, "file_size": "16m", "repetitions": 1}
 CASES = {
-    "20-fio-block-size": (storage.BLOCK_SIZE, dict(TINY, bs=["4k", "64k"], rw=["randread"], seq_bs=["64k"],
+    "20-fio-block-size": (fio_exp.BLOCK_SIZE, dict(TINY, bs=["4k", "64k"], rw=["randread"], seq_bs=["64k"],
                                                    iodepth=4), 2),
-    "30-fio-rw-ratio": (storage.RW_RATIO, dict(TINY, rwmixread=[100, 50], bs=["4k"], iodepth=4), 1),
-    "40-fio-queue-depth": (storage.QUEUE_DEPTH, dict(TINY, rw=["randread"], iodepth=[1, 4], spec_iodepth=2,
+    "30-fio-rw-ratio": (fio_exp.RW_RATIO, dict(TINY, rwmixread=[100, 50], bs=["4k"], iodepth=4), 1),
+    "40-fio-queue-depth": (fio_exp.QUEUE_DEPTH, dict(TINY, rw=["randread"], iodepth=[1, 4], spec_iodepth=2,
                                                      spec_numjobs=2), 5),
 }
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memstor import queueing as q
-from memstor.fioparse import parse_fio
-from memstor.mlcparse import parse_mlc
+from memstor.analysis import queueing as q
+from memstor.parse.fio import parse_fio
+from memstor.parse.mlc import parse_mlc
 
 QD_SWEEP = "AIALRA-0__ECSE-4320-Advanced-Computer-Systems/Project3 SSD/results/qd_sweep"
 ICELAKE = "hpcleuven__VscDocumentation/source/leuven/tier2_hardware/icelake_mlc.txt"

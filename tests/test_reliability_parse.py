@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL, ROOT
-from memstor.fioparse import parse_fio
-from memstor.mlcparse import parse_mlc
-from memstor.parse import parse_paths
+from memstor.parse.files import parse_paths
+from memstor.parse.fio import parse_fio
+from memstor.parse.mlc import parse_mlc
 from memstor.schema import FIO_COLUMNS, MLC_COLUMNS
 from reliability_helpers import (
     TRACEBACK,

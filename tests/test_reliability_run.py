@@ -23,7 +23,7 @@ import pytest
 
 from conftest import ROOT
 from memstor import cli
-from memstor.target import MARKER_SUFFIX, TESTFILE_NAME, owned
+from memstor.measure.target import MARKER_SUFFIX, TESTFILE_NAME, owned
 from reliability_helpers import (
     TINY_FIO,
     TINY_MEM,
@@ -175,7 +175,7 @@ def _refused_both(capsys, fio_shim, data: Path, target: str, needles=()) -> str:
     """The library (target.prepare_test_file) refuses with the exact reason + way out; the CLI refuses
     too (exit 1/2, one line naming the target), fio never started, nothing written."""
     from memstor.errors import MemstorError
-    from memstor.target import prepare_test_file
+    from memstor.measure.target import prepare_test_file
 
     with pytest.raises(MemstorError) as exc:
         prepare_test_file(4 << 20, data, Path(target))
@@ -387,10 +387,10 @@ def test_no_fio_one_line_with_install_command(tmp_path):
 
 
 def test_no_c_compiler_one_line_with_install_command(tmp_path, monkeypatch):
-    """memstor.loadlat.build (the `make loadlat` command) without a C compiler: MemstorError naming the
+    """memstor.measure.loadlat.build (the `make loadlat` command) without a C compiler: MemstorError naming the
     package to install; nothing is written."""
     from memstor.errors import MemstorError
-    from memstor.loadlat import build
+    from memstor.measure.loadlat import build
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no cc on it
     monkeypatch.delenv("CC", raising=False)
@@ -407,7 +407,7 @@ def test_no_c_compiler_one_line_with_install_command(tmp_path, monkeypatch):
 
 def test_no_mlc_tool_mlc_one_line_and_auto_falls_back(tmp_path, capsys, monkeypatch):
     """tool=mlc without Intel MLC: one line with the download URL (exit 2); tool=auto picks loadlat."""
-    from memstor.mlc import resolve_tool
+    from memstor.measure.mlc import resolve_tool
 
     monkeypatch.setenv("PATH", str(tmp_path))
     code, err = cli_main(capsys, "run", "mlc-loaded-latency", "--profile", "quick", "--data", str(tmp_path / "d"),
@@ -430,7 +430,7 @@ def test_loadlat_not_built_one_line(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.soak
 def test_no_xelatex_or_pandoc_html_still_built(tmp_path):
-    """memstor.report with neither xelatex nor pandoc on PATH: report.html written, exit 0, one message
+    """`memstor report` with neither xelatex nor pandoc on PATH: report.html written, exit 0, one message
     line with the install command; no PDF."""
     import nbformat
 
@@ -442,7 +442,7 @@ def test_no_xelatex_or_pandoc_html_still_built(tmp_path):
     nbformat.write(nb, src)
     empty = tmp_path / "bin"
     empty.mkdir()
-    res = subprocess.run([cli.sys.executable, "-m", "memstor.report", str(src), str(tmp_path / "out")],
+    res = subprocess.run([cli.sys.executable, "-m", "memstor.cli", "report", str(src), str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=300, env=cli_env(path=str(empty)), cwd=ROOT)
     assert res.returncode == 0, res.stderr
     assert TRACEBACK not in res.stderr

@@ -12,8 +12,9 @@ import nbformat
 import pandas as pd
 import pytest
 
-from memstor import report
-from memstor import synthesis as syn
+from memstor import cli
+from memstor.analysis import synthesis as syn
+from memstor.report import export as report
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "90-synthesis.ipynb"
@@ -53,9 +54,9 @@ def test_report_metadata_from_papermill_parameters():
 
 
 def test_cli_usage_errors_are_one_line(tmp_path, capsys):
-    assert report.main([str(tmp_path / "none.ipynb"), str(tmp_path)]) == 2
+    assert cli.main(["report", str(tmp_path / "none.ipynb"), str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("memstor report:") and "no such notebook" in err and "\n" not in err
+    assert err.startswith("memstor: ") and "no such notebook" in err and "\n" not in err
 
 
 # ------------------------------------------------------------------- slow: papermill + nbconvert + PDF

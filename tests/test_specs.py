@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memstor import specs
-from memstor.specs import Conditions, SpecError
+from memstor.analysis import specs
+from memstor.analysis.specs import Conditions, SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_DIR = ROOT / "data" / "specs"

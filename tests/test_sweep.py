@@ -1,4 +1,4 @@
-"""memstor.sweep: layout, metadata, atomic writes, resume, failures, lock, interrupts, SIGKILL.
+"""memstor.measure.sweep: layout, metadata, atomic writes, resume, failures, lock, interrupts, SIGKILL.
 
 The runner here is a small real runner (it writes JSON files); the kill/lock/interrupt tests run a real
 sweep in a separate Python process and signal it for real.
@@ -20,7 +20,7 @@ import pytest
 
 import memstor
 from memstor.errors import MemstorError, PointFailed, UsageError
-from memstor.sweep import (
+from memstor.measure.sweep import (
     Point,
     PointResult,
     SweepInterrupted,
@@ -234,7 +234,7 @@ CHILD = textwrap.dedent(
     import json, sys, time
     from pathlib import Path
     from memstor.errors import MemstorError
-    from memstor.sweep import Point, run_sweep
+    from memstor.measure.sweep import Point, run_sweep
 
     data, slow = Path(sys.argv[1]), sys.argv[2]
 

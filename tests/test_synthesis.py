@@ -13,8 +13,8 @@ import pytest
 matplotlib.use("Agg")
 
 from memstor import cli  # noqa: E402
-from memstor import synthesis as syn
-from memstor.plots import synthesis as figs  # noqa: E402
+from memstor.analysis import synthesis as syn
+from memstor.report.plots import synthesis as figs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "data" / "specs"

@@ -1,4 +1,4 @@
-"""memstor.sysinfo on this real machine, checked against independent sources (getconf, df, uname...)."""
+"""memstor.measure.sysinfo on this real machine, checked against independent sources (getconf, df, uname...)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memstor import sysinfo
-from memstor.sysinfo import collect, host_name, parse_cache_size
+from memstor.measure import sysinfo
+from memstor.measure.sysinfo import collect, host_name, parse_cache_size
 
 
 def test_host_name_is_file_safe(monkeypatch):

@@ -1,4 +1,4 @@
-"""memstor.target: the test file, and every refusal, on real files, real devices and real mounts.
+"""memstor.measure.target: the test file, and every refusal, on real files, real devices and real mounts.
 
 Block devices and partitions are real loop devices (a sparse image with an MBR partition table) when
 this user may create them (root with losetup); mounts (read-only, small tmpfs, ext4 on a loop) the same.
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from memstor import target
 from memstor.errors import UnsafeTarget, UsageError
-from memstor.target import (
+from memstor.measure import target
+from memstor.measure.target import (
     MARKER_SUFFIX,
     TESTFILE_NAME,
     TestFile,

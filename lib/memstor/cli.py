@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__
-from .errors import Interrupted, MemstorError, UsageError
-from .params import EXPERIMENTS
+from memstor import __version__
+from memstor.errors import Interrupted, MemstorError, UsageError
+from memstor.experiments import names as experiment_names
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
 
@@ -37,7 +37,7 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="CSV file (with --kind) or folder (writes fio.csv and mlc.csv); default stdout")
 
     pr = sub.add_parser("run", parents=[common], help="run or resume one experiment sweep")
-    pr.add_argument("experiment", metavar="EXPERIMENT", help=" | ".join(EXPERIMENTS))
+    pr.add_argument("experiment", metavar="EXPERIMENT", help=" | ".join(experiment_names()))
     pr.add_argument("--profile", default="standard", help="params/<profile>.yaml (default standard)")
     pr.add_argument("--target", metavar="DIR", help="directory for the fio test file (default DATA/scratch)")
     pr.add_argument("--data", metavar="DIR", default="data", help="data root holding raw/ and processed/")
@@ -56,11 +56,17 @@ def _build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--add", action="append", default=[], metavar="KEY=VALUE",
                     help="add a notebook parameter that is not in the profile (e.g. target_dir)")
     pa.add_argument("-o", "--output", metavar="FILE", help="write FILE only when its content changes")
+
+    pe = sub.add_parser("report", parents=[common], help="export an executed notebook to HTML (and PDF)")
+    pe.add_argument("notebook", type=Path, metavar="EXECUTED.ipynb", help="the executed notebook (papermill output)")
+    pe.add_argument("outdir", type=Path, metavar="OUTDIR", help="folder for NAME.html, NAME.pdf and figures/")
+    pe.add_argument("--name", default="report", help="output file stem (default: report)")
+    pe.add_argument("--html-only", action="store_true", help="write the HTML only")
     return p
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    from .parse import parse_paths, to_csv, write_csv
+    from memstor.parse.files import parse_paths, to_csv, write_csv
 
     outcome = parse_paths(args.paths, args.kind)
     out = Path(args.output) if args.output else None
@@ -93,14 +99,14 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _overrides(pairs: list) -> dict:
-    from .params import parse_override
+    from memstor.params import parse_override
 
     return dict(parse_override(p) for p in pairs)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .experiments import run_profile
-    from .params import check_experiment
+    from memstor.experiments import run_profile
+    from memstor.params import check_experiment
 
     check_experiment(args.experiment)
     table = run_profile(args.experiment, args.profile, _overrides(args.overrides), data_root=args.data,
@@ -112,7 +118,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_sysinfo(args: argparse.Namespace) -> int:
-    from .sysinfo import collect
+    from memstor.measure.sysinfo import collect
 
     print(json.dumps(collect(Path(args.target) if args.target else None), indent=2, default=str))
     return EXIT_OK
@@ -121,7 +127,7 @@ def _cmd_sysinfo(args: argparse.Namespace) -> int:
 def _cmd_params(args: argparse.Namespace) -> int:
     import yaml
 
-    from .params import load_profile
+    from memstor.params import load_profile
 
     section = load_profile(args.profile, args.experiment, _overrides(args.overrides))
     section.update(_overrides(args.add))
@@ -136,7 +142,16 @@ def _cmd_params(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"parse": _cmd_parse, "run": _cmd_run, "sysinfo": _cmd_sysinfo, "params": _cmd_params}
+def _cmd_report(args: argparse.Namespace) -> int:
+    from memstor.report.export import export
+
+    res = export(args.notebook, args.outdir, name=args.name, pdf=not args.html_only)
+    print(f"memstor: {res['message']}", file=sys.stderr)
+    return EXIT_OK
+
+
+COMMANDS = {"parse": _cmd_parse, "run": _cmd_run, "sysinfo": _cmd_sysinfo, "params": _cmd_params,
+            "report": _cmd_report}
 
 
 def _os_error_line(exc: OSError) -> str:
@@ -154,31 +169,27 @@ def _os_error_line(exc: OSError) -> str:
     return f"{exc.strerror or exc}{where.replace(' writing', ' on')} (rerun with --debug for the traceback)"
 
 
-def main(argv: list | None = None) -> int:
-    """Entry point of the `memstor` command; returns the exit status."""
-    argv = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in argv
+def guarded(command, debug: bool = False, prog: str = "memstor") -> int:
+    """Run ``command()`` (returns an exit status) under memstor's error policy: one ``prog: reason`` line
+    on stderr and exit 2 for a usage error, 1 for a failed measurement or file, 130 when interrupted; a
+    traceback only with ``debug``. Shared by the ``memstor`` command and ``bench/harness.py``."""
     try:
-        args = _build_parser().parse_args(argv)
-        if not args.command:
-            _build_parser().print_help(sys.stderr)
-            return EXIT_USAGE
-        return COMMANDS[args.command](args)
+        return command()
     except Interrupted as exc:
-        print(f"memstor: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 130
     except UsageError as exc:
         if debug:
             raise
-        print(f"memstor: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except MemstorError as exc:
         if debug:
             raise
-        print(f"memstor: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_PARTIAL
     except KeyboardInterrupt:
-        print("memstor: interrupted; rerun the same command to resume (completed points are kept)",
+        print(f"{prog}: interrupted; rerun the same command to resume (completed points are kept)",
               file=sys.stderr)
         return 130
     except BrokenPipeError:
@@ -186,14 +197,28 @@ def main(argv: list | None = None) -> int:
     except OSError as exc:
         if debug:
             raise
-        print(f"memstor: {_os_error_line(exc)}", file=sys.stderr)
+        print(f"{prog}: {_os_error_line(exc)}", file=sys.stderr)
         return EXIT_PARTIAL
     except Exception as exc:  # noqa: BLE001 - the promise: no traceback without --debug
         if debug:
             raise
-        print(f"memstor: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        print(f"{prog}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
               " (rerun with --debug for the traceback and report it)", file=sys.stderr)
         return EXIT_PARTIAL
+
+
+def main(argv: list | None = None) -> int:
+    """Entry point of the `memstor` command; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+
+    def command() -> int:
+        args = _build_parser().parse_args(argv)
+        if not args.command:
+            _build_parser().print_help(sys.stderr)
+            return EXIT_USAGE
+        return COMMANDS[args.command](args)
+
+    return guarded(command, debug="--debug" in argv)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from .errors import UsageError
+from memstor.errors import UsageError
 
-EXPERIMENTS = ("mlc-loaded-latency", "fio-block-size", "fio-rw-ratio", "fio-queue-depth")
 DEFAULT_PROFILE = "standard"
 
 
@@ -26,8 +25,10 @@ def profiles(root: Path | None = None) -> list[str]:
 
 def check_experiment(experiment: str) -> str:
     """Return `experiment` when it is known, else raise UsageError listing the known ones."""
-    if experiment not in EXPERIMENTS:
-        raise UsageError(f"unknown experiment {experiment!r}; choose one of: {', '.join(EXPERIMENTS)}")
+    from memstor.experiments import names
+
+    if experiment not in names():
+        raise UsageError(f"unknown experiment {experiment!r}; choose one of: {', '.join(names())}")
     return experiment
 
 

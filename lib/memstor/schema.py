@@ -7,6 +7,12 @@ FIO_COLUMNS = [
     "runtime_s", "total_ios", "error", "fio_version",
 ]
 
+#: Latency columns of the fio schema (total latency lat_*, completion-latency percentiles clat_*), in µs.
+FIO_LAT_COLUMNS = ("lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_max_us", "clat_p50_us", "clat_p90_us",
+                   "clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")
+#: fio engines that keep one I/O in flight per job (iodepth is ignored).
+SYNC_ENGINES = ("psync", "pvsync", "pvsync2", "sync")
+
 MLC_COLUMNS = [
     "source", "run", "tool", "tool_version", "test", "traffic", "read_fraction", "access_bytes",
     "inject_delay", "latency_ns", "bandwidth_MBps", "src_node", "dst_node", "detail",

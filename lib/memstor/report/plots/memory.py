@@ -1,6 +1,6 @@
 """Figures of the memory loaded-latency experiment (Intel MLC or loadlat).
 
-Input: the tidy table of :func:`memstor.memory.run_loaded_latency` (or any ``mlc`` schema table).
+Input: the tidy table of :func:`memstor.experiments.mlc_loaded_latency.run_loaded_latency` (or any ``mlc`` schema table).
 Latency in ns, bandwidth in MB/s (10^6 bytes/s), inject delay in cycles of the tool's delay loop.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from ..memory import idle_latency_ns, loaded_curves
-from . import DASHES, MARKERS, new_figure
+from memstor.analysis.memory import idle_latency_ns, loaded_curves
+from memstor.report.plots import DASHES, MARKERS, new_figure
 
 BW_LABEL = "bandwidth (MB/s, 1 MB = 10^6 B)"
 LAT_LABEL = "latency (ns)"
@@ -120,7 +120,7 @@ def delay_sweep(df: pd.DataFrame, idle_ns: float | None = None):
 
 def peak_bandwidth(df: pd.DataFrame):
     """Peak injection bandwidth (MB/s) per read-write mix as horizontal bars. Returns the Figure."""
-    from ..memory import peak_bandwidth_MBps
+    from memstor.analysis.memory import peak_bandwidth_MBps
 
     peak = peak_bandwidth_MBps(df)
     fig, axes = new_figure()

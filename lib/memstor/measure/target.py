@@ -197,7 +197,7 @@ def marker_path(path: Path) -> Path:
 
 def read_marker(path: Path) -> dict | None:
     """The marker of a test file, or None when missing or unreadable."""
-    from memstor.sweep import read_json
+    from memstor.measure.sweep import read_json
 
     return read_json(marker_path(path))
 
@@ -254,7 +254,7 @@ def _pages_carry_token(path: Path, size_bytes: int, token_hex: object, samples: 
 
 def _write_marker(path: Path, st: os.stat_result, size_bytes: int, status: str, created: str, token: int,
                   xattr_token: bool) -> None:
-    from memstor.sweep import utc_now, write_json
+    from memstor.measure.sweep import utc_now, write_json
 
     write_json(
         marker_path(path),
@@ -303,7 +303,7 @@ def _create(path: Path, size_bytes: int) -> None:
 
     On any error (ENOSPC, Ctrl-C...) the half-made file and its marker are removed.
     """
-    from memstor.sweep import utc_now
+    from memstor.measure.sweep import utc_now
 
     created = utc_now()
     token = int.from_bytes(os.urandom(8), "little")

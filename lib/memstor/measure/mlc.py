@@ -1,7 +1,7 @@
 """Run Intel MLC or memstor's MLC-compatible ``loadlat`` tool: command lines, tool choice, sweep runner.
 
 Both tools take the same options (MLC's syntax, values attached: ``-b1048576 -l64 -W5``) and print
-the same text, so one runner and one parser (:func:`memstor.mlcparse.parse_mlc`) serve both.
+the same text, so one runner and one parser (:func:`memstor.parse.mlc.parse_mlc`) serve both.
 
 Modes used by memstor (see ``mlc --help``):
 
@@ -28,9 +28,9 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .errors import PointFailed, UsageError
-from .loadlat import binary, format_cpus
-from .schema import TRAFFIC_CODES
+from memstor.errors import PointFailed, UsageError
+from memstor.measure.loadlat import binary, format_cpus
+from memstor.schema import TRAFFIC_CODES
 
 TOOLS = ("auto", "mlc", "loadlat")
 MODES = ("idle_latency", "peak_injection_bandwidth", "loaded_latency")
@@ -182,7 +182,7 @@ def delay_file_text(delays: Sequence[int]) -> str:
 
 
 def point_args(params: dict, delay_file: Path | str | None = None) -> list[str]:
-    """Tool options for a sweep point's params (``mode`` plus that mode's keys; see memstor.memory)."""
+    """Tool options for a sweep point's params (``mode`` plus that mode's keys; see memstor.experiments.mlc_loaded_latency)."""
     mode = params.get("mode")
     if mode == "idle_latency":
         return idle_latency_args(params["buffer_kib"], params["latency_cpu"], params["seconds"])
@@ -291,7 +291,7 @@ def check_rows(rows: Sequence[dict], params: dict) -> str | None:
 
 def check_text(text: str, params: dict, source: str = "") -> str | None:
     """Parse a point's raw output and check it (:func:`check_rows`); the reason it is incomplete, or None."""
-    from .mlcparse import parse_mlc
+    from memstor.parse.mlc import parse_mlc
 
     try:
         result = parse_mlc(text, source or "output")
@@ -342,9 +342,9 @@ def _die_with_parent():
 
 
 class MlcRunner:
-    """memstor.sweep.Runner for Intel MLC or loadlat; one tool invocation per point, raw text ``.txt``.
+    """memstor.measure.sweep.Runner for Intel MLC or loadlat; one tool invocation per point, raw text ``.txt``.
 
-    ``points`` maps point names to their params (``mode`` + that mode's keys, see memstor.memory);
+    ``points`` maps point names to their params (``mode`` + that mode's keys, see memstor.experiments.mlc_loaded_latency);
     ``complete(raw)`` finds the point from the raw file's name and checks the parsed rows.
     """
 
@@ -434,7 +434,7 @@ class MlcRunner:
         except OSError:
             return False
         if params is None:  # a file of a point not in this sweep: complete if it holds any measurement
-            from .mlcparse import parse_mlc
+            from memstor.parse.mlc import parse_mlc
 
             return bool(parse_mlc(text, str(raw)).rows)
         return check_text(text, params, str(raw)) is None

@@ -59,6 +59,15 @@ def save(fig, path: str | Path, dpi: int = SAVE_DPI) -> Path:
     return path
 
 
+def save_figures(figures_dir: str | Path, experiment: str, **figures) -> list[Path]:
+    """The notebooks' figure-saving step: each ``name=fig`` to ``<figures_dir>/<experiment>-<name>.png``
+    (underscores in the name become hyphens); nothing when ``figures_dir`` is empty. Returns the paths."""
+    if not figures_dir:
+        return []
+    return [save(fig, Path(figures_dir) / f"{experiment}-{name.replace('_', '-')}.png")
+            for name, fig in figures.items()]
+
+
 def size_label(n_bytes: float) -> str:
     """A block size for tick labels: 4096 -> '4K', 1048576 -> '1M' (binary units, like fio's bs)."""
     n = int(n_bytes)

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m memstor.report build/notebooks/90-synthesis.ipynb report/            # report.html + report.pdf
-    python -m memstor.report build/notebooks/20-fio-block-size.ipynb report/ --name 20-fio-block-size --html-only
+    python -m memstor.report.export build/notebooks/90-synthesis.ipynb report/            # report.html + report.pdf
+    python -m memstor.report.export build/notebooks/20-fio-block-size.ipynb report/ --name 20-fio-block-size --html-only
 
 Both go through nbconvert with the code hidden (``--no-input``): the HTML through the ``lab`` template
 without any CDN script (no require.js, MathJax or mermaid; CSS inlined, figures embedded as base64
@@ -18,7 +18,6 @@ rendering (wrapped columns, repeated header, small font) so wide tables never ov
 
 from __future__ import annotations
 
-import argparse
 import base64
 import copy
 import datetime as _dt
@@ -26,11 +25,10 @@ import html
 import math
 import re
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-from .errors import MemstorError, UsageError
+from memstor.errors import MemstorError, UsageError
 
 PDF_TOOLS = ("xelatex", "pandoc")
 PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended texlive-plain-generic pandoc "
@@ -110,7 +108,7 @@ def _template_dir() -> Path:
 
 def _cell_text(v) -> str:
     """A table cell as text: numbers formatted (thousands separators), booleans yes/no, missing '–'."""
-    from .synthesis import fmt_number
+    from memstor.analysis.synthesis import fmt_number
 
     if v is None:
         return "–"
@@ -392,8 +390,8 @@ def save_figures(nb, outdir: Path, stem: str) -> list:
 
 
 def _atomic_write(path: Path, data: str | bytes) -> None:
-    """Write via memstor.sweep.atomic_write (temp file + rename)."""
-    from .sweep import atomic_write
+    """Write via memstor.measure.sweep.atomic_write (temp file + rename)."""
+    from memstor.measure.sweep import atomic_write
 
     atomic_write(path, data)
 
@@ -468,34 +466,3 @@ def export(executed_nb: Path, outdir: Path, name: str = "report", pdf: bool = Tr
         return result
     finally:
         shutil.rmtree(templates, ignore_errors=True)
-
-
-def main(argv: list | None = None) -> int:
-    """CLI: python -m memstor.report EXECUTED.ipynb OUTDIR [--name NAME] [--html-only]."""
-    ap = argparse.ArgumentParser(prog="python -m memstor.report",
-                                 description="Export an executed notebook to OUTDIR/NAME.html and NAME.pdf")
-    ap.add_argument("notebook", type=Path, help="the executed notebook (papermill output)")
-    ap.add_argument("outdir", type=Path, help="folder for NAME.html, NAME.pdf and figures/")
-    ap.add_argument("--name", default="report", help="output file stem (default: report)")
-    ap.add_argument("--html-only", action="store_true", help="write the HTML only")
-    ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
-    args = ap.parse_args(argv)
-    try:
-        res = export(args.notebook, args.outdir, name=args.name, pdf=not args.html_only)
-    except MemstorError as err:
-        if args.debug:
-            raise
-        print(f"memstor report: {err}", file=sys.stderr)
-        return 2 if isinstance(err, UsageError) else 1
-    except Exception as err:  # noqa: BLE001 - one line for users, traceback with --debug
-        if args.debug:
-            raise
-        print(f"memstor report: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-              " (rerun with --debug for the traceback)", file=sys.stderr)
-        return 1
-    print(f"memstor report: {res['message']}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
+from memstor.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
 
 KINDS = ("fio", "mlc")
 MAX_FILE_BYTES = 256 * 1024 * 1024  # larger files are refused (one line), never read into memory
@@ -82,8 +82,8 @@ def read_text(path: Path) -> str:
 
 def detect(text: str) -> str | None:
     """'fio', 'mlc' or None, from the content (not the file name)."""
-    from .fioparse import looks_like_fio
-    from .mlcparse import looks_like_mlc
+    from memstor.parse.fio import looks_like_fio
+    from memstor.parse.mlc import looks_like_mlc
 
     if looks_like_fio(text):
         return "fio"
@@ -151,9 +151,9 @@ def sanitise_rows(rows: list, kind: str, errors: list) -> list:
 
 def _parser(kind: str):
     if kind == "fio":
-        from .fioparse import parse_fio
+        from memstor.parse.fio import parse_fio
         return parse_fio
-    from .mlcparse import parse_mlc
+    from memstor.parse.mlc import parse_mlc
     return parse_mlc
 
 
@@ -191,7 +191,7 @@ def to_csv(rows: list, kind: str) -> str:
 
 def write_csv(path: Path, rows: list, kind: str) -> None:
     """Write rows atomically (temp file + rename) so a reader never sees half a table."""
-    from .sweep import atomic_write
+    from memstor.measure.sweep import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, to_csv(rows, kind))

@@ -1,4 +1,4 @@
-"""Figures of the storage experiments (fio). Inputs are `memstor.storage.summary` tables (one row per
+"""Figures of the storage experiments (fio). Inputs are `memstor.analysis.storage.summary` tables (one row per
 configuration x direction with <metric>_mean / _ci95_low / _ci95_high and n), so the 95% confidence
 interval is drawn as error bars whenever a point has repetitions. Every axis carries its unit.
 """
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from . import DASHES, MARKERS, new_figure, size_label
+from memstor.report.plots import DASHES, MARKERS, new_figure, size_label
 
 RW_ORDER = ("randread", "randwrite", "read", "write", "randrw")
 RW_LABEL = {"randread": "random read", "randwrite": "random write", "read": "sequential read",

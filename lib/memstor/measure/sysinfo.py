@@ -330,7 +330,7 @@ def tool_versions(notes: list[str]) -> dict:
     """fio, Intel MLC (when on PATH) and loadlat (when built) versions."""
     out: dict[str, Any] = {"fio": None, "mlc": None, "mlc_path": None, "loadlat": None, "loadlat_path": None}
     try:
-        from memstor.fio import fio_version
+        from memstor.measure.fio import fio_version
 
         out["fio"] = fio_version()
     except Exception as err:  # noqa: BLE001 - sysinfo never fails
@@ -349,7 +349,7 @@ def tool_versions(notes: list[str]) -> dict:
     else:
         notes.append("tools.mlc: Intel MLC not on PATH")
     try:
-        from memstor import loadlat
+        from memstor.measure import loadlat
 
         exe = loadlat.binary()
         out["loadlat_path"] = str(exe)
@@ -361,7 +361,7 @@ def tool_versions(notes: list[str]) -> dict:
 
 def collect(target: Path | None = None) -> dict:
     """A JSON-able description of this machine (and of ``target``'s filesystem when given). Never raises."""
-    from memstor.sweep import utc_now
+    from memstor.measure.sweep import utc_now
 
     notes: list[str] = []
     info: dict[str, Any] = {"host": host_name(), "hostname": socket.gethostname(), "collected_at": utc_now(),

@@ -1,6 +1,6 @@
 """Figures of the synthesis report: every host side by side, units on every axis, sized for print.
 
-Each function takes tables from :mod:`memstor.synthesis` and returns a matplotlib Figure (or None when
+Each function takes tables from :mod:`memstor.analysis.synthesis` and returns a matplotlib Figure (or None when
 there is nothing to draw). Hosts keep the same colour and marker in every figure (:func:`host_styles`).
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from . import MARKERS, new_figure, size_label, style
+from memstor.report.plots import MARKERS, new_figure, size_label, style
 
 #: Scale of memstor's standard panel (plots.PANEL_IN) for report figures: 2 panels fit a printed page.
 SCALE = 0.72

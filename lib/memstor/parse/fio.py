@@ -811,3 +811,13 @@ def _sanitised(result: ParseResult, source: str) -> ParseResult:
         where = f"job {row.get('jobname')!r} {row.get('direction') or ''}".strip()
         result.errors.append(_one_line(f"{source}: {where}: impossible value {shown} (left empty; damaged file?)"))
     return result
+
+
+def depth_bucket(iodepth: int) -> str:
+    """fio's iodepth_level bucket holding a queue depth: 1, 2 (2-3), 4 (4-7), ... 32 (32-63), >=64."""
+    if iodepth >= 64:
+        return ">=64"
+    b = 1
+    while b * 2 <= iodepth:
+        b *= 2
+    return str(b)

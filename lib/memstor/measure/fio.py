@@ -12,7 +12,7 @@ Choices (documented here because they change what is measured):
   makes the tail of a long run sequential-ish. Ignored by fio for sequential patterns, so not passed.
 - ``--invalidate=1``: drop the test file's page cache before the job (fio's default, made explicit).
 - ``--allow_file_create=0``: fio never creates a file; the test file is created and owned by
-  memstor.target, so a vanished test file is an error instead of a new file somewhere.
+  memstor.measure.target, so a vanished test file is an error instead of a new file somewhere.
 - ``--eta=never``: no progress lines in the captured output.
 - time in ms (``--runtime=1500ms``) so fractional seconds are exact.
 - ``--thread`` is not used (fio's default processes, as in the seed reports).
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from memstor.errors import MemstorError, ParseError, PointFailed, UsageError
-from memstor.fioparse import load_fio_json
+from memstor.parse.fio import load_fio_json
 from memstor.units import parse_size as _parse_size
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim")
@@ -119,7 +119,7 @@ class FioJob:
     ramp_s: float = 0  # warm-up before measuring, seconds
     time_based: bool = True  # run for runtime_s even when the file is covered sooner
     group_reporting: bool = True  # numjobs reported as one aggregate
-    filename: str = ""  # the test file (from memstor.target)
+    filename: str = ""  # the test file (from memstor.measure.target)
 
     def _bad(self, param: str, value: Any, allowed: str) -> UsageError:
         return UsageError(f"fio job {self.name!r}: {param}={value!r} is not allowed: {allowed}")
@@ -194,7 +194,7 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
     """The exact fio argv for ``job`` writing json+ to ``output`` (validates the job first)."""
     job.validate()
     if not job.filename:
-        raise UsageError(f"fio job {job.name!r}: no filename: prepare a test file with memstor.target first")
+        raise UsageError(f"fio job {job.name!r}: no filename: prepare a test file with memstor.measure.target first")
     cmd = [
         fio_binary(),
         f"--name={job.name}",
@@ -471,7 +471,7 @@ def _tail(text: str, n_chars: int = 2000) -> str:
 class FioRunner:
     """sweep.Runner for fio: point name -> FioJob, raw output = fio's json+ file (suffix ".json").
 
-    The test file (memstor.target.TestFile) fills in jobs without a filename. The ioengine is probed
+    The test file (memstor.measure.target.TestFile) fills in jobs without a filename. The ioengine is probed
     once per (engine, directory, direct) and the choice and its reason go into every point's meta.
     """
 
@@ -495,7 +495,7 @@ class FioRunner:
             job = dataclasses.replace(job, filename=str(self.test_file.path))
         job.validate()
         if not job.filename:
-            raise UsageError(f"fio job {job.name!r}: no filename: prepare a test file with memstor.target first")
+            raise UsageError(f"fio job {job.name!r}: no filename: prepare a test file with memstor.measure.target first")
         return job
 
     def _engine(self, job: FioJob) -> tuple[str, str]:
@@ -517,7 +517,7 @@ class FioRunner:
         if not os.path.exists(job.filename):
             raise UsageError(
                 f"point {point.name}: test file {job.filename} does not exist: create it with "
-                "memstor.target.prepare_test_file (memstor run does) and rerun"
+                "memstor.measure.target.prepare_test_file (memstor run does) and rerun"
             )
         folder = str(Path(out_tmp).parent)
         stale = [] if folder in self._stale_checked else kill_stale_fio(Path(folder))

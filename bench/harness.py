@@ -6,7 +6,7 @@ run, right after each other (their order alternates between repetitions), report
 
 Figures (``--only`` takes these names, comma separated):
 
-``overhead``   a sweep of 8 fio points x 1 s through ``memstor.sweep.run_sweep`` + ``FioRunner`` (fresh
+``overhead``   a sweep of 8 fio points x 1 s through ``memstor.measure.sweep.run_sweep`` + ``FioRunner`` (fresh
                data folder per repetition, no progress bar; the I/O engine is probed once, untimed)
                vs the exact fio command lines from the points' ``.meta.json`` run by bash: wall time.
 ``parse``      ``memstor parse --kind fio DIR -o out.csv`` (a subprocess) over 5,000 copies of real fio
@@ -47,13 +47,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from memstor.errors import MemstorError
-from memstor.mlcparse import parse_mlc
-from memstor.sysinfo import collect
-from memstor.target import prepare_test_file
+from memstor.cli import guarded
+from memstor.errors import Interrupted, MemstorError, UsageError
+from memstor.measure.sysinfo import collect
+from memstor.measure.target import prepare_test_file
+from memstor.parse.mlc import parse_mlc
 
-#: The repository root (the folder holding the Makefile); lib/memstor/bench.py -> ../..
-ROOT = Path(__file__).resolve().parents[2]
+#: The repository root (the folder holding the Makefile); bench/bench.py -> ..
+ROOT = Path(__file__).resolve().parents[1]
 #: The real public tool outputs the parse figure copies (see its SOURCES.md).
 REAL = ROOT / "tests" / "data" / "real"
 #: Repositories in REAL whose fio JSON outputs the parse figure copies.
@@ -215,7 +216,7 @@ def _fmt(x: float) -> str:
 def machine_summary() -> tuple[str, dict]:
     """(one-line description, full JSON-able description) of this machine.
 
-    The full description is memstor.sysinfo.collect() when that module exists, else /proc/cpuinfo's
+    The full description is memstor.measure.sysinfo.collect() when that module exists, else /proc/cpuinfo's
     model name, the CPU count and the memory size.
     """
     model = ""
@@ -237,7 +238,7 @@ def machine_summary() -> tuple[str, dict]:
     try:
         full["sysinfo"] = collect(None)
     except Exception as err:  # noqa: BLE001 - the machine line above is enough for the report
-        full["sysinfo"] = f"memstor.sysinfo.collect failed: {type(err).__name__}: {err}"
+        full["sysinfo"] = f"memstor.measure.sysinfo.collect failed: {type(err).__name__}: {err}"
     return line, full
 
 
@@ -294,7 +295,7 @@ def to_markdown(figures: Sequence[Figure], machine: str, meta: dict) -> str:
 
 def write_report(out: Path, figures: Sequence[Figure], machine: str, machine_full: dict, meta: dict) -> None:
     """Write ``bench.md``, ``bench.csv`` and ``bench-machine.json`` into ``out`` (atomically each)."""
-    from memstor.sweep import atomic_write
+    from memstor.measure.sweep import atomic_write
 
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "bench.csv", to_csv(figures))
@@ -360,7 +361,7 @@ def _require_ok(res: subprocess.CompletedProcess, what: str) -> None:
 
 
 def make_test_file(size_bytes: int, data_root: Path):
-    """A test file of size_bytes for fio (memstor.target's own, filled: reads hit the device)."""
+    """A test file of size_bytes for fio (memstor.measure.target's own, filled: reads hit the device)."""
     return prepare_test_file(size_bytes, Path(data_root))
 
 
@@ -399,7 +400,7 @@ def fig_overhead(cfg: Config) -> list[Figure]:
     fig = Figure("overhead", "overhead", "wall time of a sweep of 8 fio points x 1 s through memstor "
                  "(run_sweep + FioRunner, fresh data folder, no progress bar) / the same 8 fio command lines "
                  "(from the points' .meta.json) run by bash", Target(hi=1.10), "memstor", "bash")
-    from memstor import fio, sweep
+    from memstor.measure import fio, sweep
 
     try:
         fio.fio_binary()
@@ -475,13 +476,13 @@ def parse_sources(real: Path = REAL) -> list[Path]:
 def make_parse_corpus(sources: Sequence[Path], n_files: int, dest: Path) -> int:
     """Copy sources round-robin into dest until it holds n_files files (100 per sub-folder); returns
     the number of fio rows memstor's parser makes of them (the expected row count of the CSV)."""
-    from memstor.fioparse import parse_fio
+    from memstor.parse.fio import parse_fio
 
     rows_per = {}
     for src in sources:
         res = parse_fio(src.read_text(encoding="utf-8"), str(src))
         if res.errors or not res.rows:
-            raise NotMeasured(f"{src}: memstor.fioparse does not read this real file cleanly "
+            raise NotMeasured(f"{src}: memstor.parse.fio does not read this real file cleanly "
                               f"({(res.errors or ['no rows'])[0]}); fix the parser first")
         rows_per[src] = len(res.rows)
     expected = 0
@@ -739,7 +740,7 @@ def _tool(cfg: Config, name: str) -> Path:
 
 
 def loadlat_values(text: str, field_name: str) -> list[float]:
-    """The `latency_ns` or `bandwidth_MBps` values in loadlat's MLC-style output (memstor.mlcparse)."""
+    """The `latency_ns` or `bandwidth_MBps` values in loadlat's MLC-style output (memstor.parse.mlc)."""
     res = parse_mlc(text, "loadlat")
     return [float(r[field_name]) for r in res.rows if r.get(field_name) is not None]
 
@@ -897,11 +898,10 @@ def fio_read_iops(path: Path) -> float:
 def fig_qd(cfg: Config) -> list[Figure]:
     """Best 4K randread IOPS of memstor's queue-depth sweep / best of a hand-tuned fio grid (≥ 0.95)."""
     fig = Figure("qd", "qd-best-iops", "best 4K randread IOPS of the fio-queue-depth experiment "
-                 "(memstor.storage.run_queue_depth) / best of a hand-written fio grid numjobs x iodepth on the "
+                 "(memstor.experiments.storage.run_queue_depth) / best of a hand-written fio grid numjobs x iodepth on the "
                  "same test file", Target(lo=0.95), "memstor", "hand-tuned fio")
     from memstor import params as params_mod
-    from memstor import storage
-
+    from memstor.experiments import fio_queue_depth as queue_depth
     runtime, ramp = (0.5, 0.2) if cfg.smoke else (2.0, 1.0)
     overrides = {"rw": ["randread"], "runtime_s": runtime, "ramp_s": ramp, "repetitions": 1}
     if cfg.smoke:
@@ -915,7 +915,7 @@ def fig_qd(cfg: Config) -> list[Figure]:
             v = {}
             for who in (("memstor", "hand") if rep % 2 == 0 or "file" not in best_hand else ("hand", "memstor")):
                 if who == "memstor":
-                    df = storage.run_queue_depth(params, data_root=data, target_dir=None, host=f"bench-rep{rep}",
+                    df = queue_depth.run_queue_depth(params, data_root=data, target_dir=None, host=f"bench-rep{rep}",
                                                  progress=False)
                     ok = df[(df["rw"] == "randread") & (df["direction"] == "read") & (df["bs_bytes"] == 4096)
                             & df["iops"].notna()]
@@ -1007,26 +1007,31 @@ def _names(only: str | None) -> list[str]:
     asked = [n.strip() for n in only.split(",") if n.strip()]
     bad = [n for n in asked if n not in FIGURES]
     if bad or not asked:
-        print(f"memstor.bench: --only {only!r}: unknown figure {', '.join(bad) or '(none)'}; choose from "
-              f"{', '.join(FIGURES)}", file=sys.stderr)
-        raise SystemExit(2)
+        raise UsageError(f"--only {only!r}: unknown figure {', '.join(bad) or '(none)'}; choose from "
+                         f"{', '.join(FIGURES)}")
     return [n for n in FIGURES if n in asked]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m memstor.bench --out DIR [--only NAME,...] [--reps N] [--smoke] [--keep] [--strict]`."""
-    ap = argparse.ArgumentParser(prog="python -m memstor.bench", description=__doc__.split("\n\n")[0])
+    """`bench/harness.py --out DIR [--only NAME,...] [--reps N] [--smoke] [--keep] [--strict]` (`make bench`),
+    under the `memstor` command's error and exit-status policy."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return guarded(lambda: _main(argv), debug="--debug" in argv, prog="memstor bench")
+
+
+def _main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="bench/harness.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, metavar="DIR", help="folder for bench.md, bench.csv")
     ap.add_argument("--only", metavar="NAME,...", help="figures to measure: " + ", ".join(FIGURES))
     ap.add_argument("--reps", type=int, default=MIN_REPS, help=f"repetitions per figure (>= {MIN_REPS})")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes: tests the harness, measures nothing real")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (printed at the end)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a measured figure misses its target")
+    ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
     args = ap.parse_args(argv)
     if args.reps < MIN_REPS:
-        print(f"memstor.bench: --reps {args.reps}: every figure is a median of at least {MIN_REPS} "
-              f"repetitions; use --reps {MIN_REPS} or more", file=sys.stderr)
-        return 2
+        raise UsageError(f"--reps {args.reps}: every figure is a median of at least {MIN_REPS} repetitions; "
+                         f"use --reps {MIN_REPS} or more")
     names = _names(args.only)
     out = Path(args.out)
     work = Path(tempfile.mkdtemp(prefix="memstor-bench-"))
@@ -1036,16 +1041,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         figures = run_figures(cfg, names)
     except KeyboardInterrupt:
-        print("memstor.bench: interrupted; nothing written", file=sys.stderr)
-        return 130
+        raise Interrupted("interrupted; nothing written") from None
     finally:
         if args.keep:
-            print(f"memstor.bench: scratch folder kept: {work}", file=sys.stderr)
+            print(f"memstor bench: scratch folder kept: {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
     meta.update(finished=_now(), load_after=_load())
     write_report(out, figures, machine, machine_full, meta)
-    print(f"memstor.bench: wrote {out / 'bench.md'} and {out / 'bench.csv'}", file=sys.stderr)
+    print(f"memstor bench: wrote {out / 'bench.md'} and {out / 'bench.csv'}", file=sys.stderr)
     missed = [f.name for f in figures if f.verdict() == "fail"]
     return 1 if (args.strict and missed) else 0
 

@@ -25,12 +25,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import queueing, specs
-from .errors import MemstorError, UsageError
-from .schema import FIO_COLUMNS, MLC_COLUMNS
+from memstor.analysis import queueing, specs
+from memstor.errors import MemstorError, UsageError
+from memstor.schema import FIO_COLUMNS, MLC_COLUMNS
 
-FIO_EXPERIMENTS = ("fio-block-size", "fio-rw-ratio", "fio-queue-depth")
-MLC_EXPERIMENTS = ("mlc-loaded-latency",)
+
+def experiment_kinds() -> dict[str, str]:
+    """{experiment: "fio" | "mlc"} of every registered family (memstor.experiments), in notebook order."""
+    from memstor.experiments import families
+
+    return {m.EXPERIMENT: m.KIND for m in families()}
+
+
 IMPORTED = {"fio.csv": "fio", "mlc.csv": "mlc"}
 IMPORTED_TABLE = "imported"
 FIO_NUMERIC = ("bs_bytes", "iodepth", "numjobs", "rwmixread", "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us",
@@ -183,13 +189,13 @@ def load_dataset(data_dir: Path | str) -> Dataset:
     hosts, fio_frames, mlc_frames, skipped = [], [], [], []
     for folder in sorted(p for p in processed.iterdir() if p.is_dir() and not p.name.startswith(".")):
         h = HostData(name=folder.name)
-        for exp in FIO_EXPERIMENTS + MLC_EXPERIMENTS:
+        for exp, kind in experiment_kinds().items():
             path = folder / f"{exp}.csv"
             if path.is_file():
                 df = _read_csv(path, h)
                 if df is not None:
                     h.tables.append(path.name)
-                    if exp in FIO_EXPERIMENTS:
+                    if kind == "fio":
                         fio_frames.append(_normalise_fio(df, h.name, exp))
                     else:
                         mlc_frames.append(_normalise_mlc(df, h.name, exp))
@@ -519,13 +525,13 @@ def measured_conditions(point: pd.Series, host: HostData) -> specs.Conditions:
         mb="decimal",
     )
     tables = str(point.get("tables", ""))
-    if any(t in tables for t in FIO_EXPERIMENTS):
+    if any(experiment_kinds().get(t) == "fio" for t in tables.split(",")):
         meta = _meta_index(host).get(point.get("point")) or {}
         params = meta.get("params") or {}
         filename = params.get("test_file") or _command_option(meta.get("command"), "filename") or ""
         size = point.get("file_size_bytes")
         if not (size == size and size) and params.get("file_size"):
-            from .units import parse_size
+            from memstor.units import parse_size
             try:
                 size = parse_size(str(params["file_size"]))
             except ValueError:
@@ -753,7 +759,7 @@ def provenance(ds: Dataset) -> pd.DataFrame:
         metas = pd.DataFrame(h.metas) if h.metas else pd.DataFrame()
         for t in h.tables:
             table = t[:-4]
-            kind = "fio" if (table in FIO_EXPERIMENTS or t == "fio.csv") else "mlc"
+            kind = "fio" if (experiment_kinds().get(table) == "fio" or t == "fio.csv") else "mlc"
             src = ds.fio if kind == "fio" else ds.mlc
             tab = IMPORTED_TABLE if t in IMPORTED else table
             d = src[(src["host"] == h.name) & (src["table"] == tab)]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from .errors import UsageError
+from memstor.errors import UsageError
 
 SCHEMA = "memstor-spec/1"
 METRICS = {"iops": "IOPS", "bw_MBps": "MB/s"}

@@ -1,7 +1,7 @@
 """Build, locate and drive ``loadlat``, memstor's open MLC-compatible loaded-latency tool (C, lib/loadlat/).
 
 ``loadlat`` takes Intel MLC's options (values attached: ``-b200m -l256 -W5 -k1-3``) and prints MLC v3.10's
-text layout, so :func:`memstor.mlcparse.parse_mlc` reads it (tool = ``loadlat``). Units: buffer sizes in
+text layout, so :func:`memstor.parse.mlc.parse_mlc` reads it (tool = ``loadlat``). Units: buffer sizes in
 KiB (``-b``), access size in bytes (``-l``), seconds per point (``-t``), inject delay in delay-loop
 iterations (``-d``; the ns per iteration is printed as a ``#`` line and stored in the ``--json`` sidecar).
 """
@@ -15,8 +15,8 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from .errors import MemstorError, UsageError
-from .schema import TRAFFIC_CODES
+from memstor.errors import MemstorError, UsageError
+from memstor.schema import TRAFFIC_CODES
 
 #: Where ``make loadlat`` puts the tool, relative to the repository root.
 BINARY_RELPATH = Path("build") / "bin" / "loadlat"
@@ -33,7 +33,7 @@ _VERSION_RE = re.compile(r"loadlat \(Memory Latency Checker-compatible\) - v(\S+
 
 def repo_root() -> Path:
     """The repository root (the folder holding lib/ and build/)."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]
 
 
 def compile_command(root: Path | None = None, output: Path | None = None) -> list[str]:

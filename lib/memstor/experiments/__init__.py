@@ -1,0 +1,112 @@
+"""Experiment families: the registry, and the one entry point that runs them (`memstor run`, notebooks).
+
+A family is one module here, ``memstor/experiments/<name>.py`` with the experiment's name in snake case
+(``fio_block_size.py`` is ``fio-block-size``); modules starting with ``_`` are shared helpers. A family
+module defines:
+
+- ``EXPERIMENT``: its name (``fio-block-size``), the section name in every ``params/<profile>.yaml``;
+- ``NOTEBOOK``: its notebook's stem (``20-fio-block-size``: ``notebooks/20-fio-block-size.ipynb``);
+- ``KIND``: the schema of its processed table, ``"fio"`` or ``"mlc"`` (how the synthesis reads it);
+- ``validate(params) -> typed parameters`` (UsageError naming the parameter, the value and the way out);
+- ``run(params, *, data_root, target_dir, host, progress) -> DataFrame`` (runs or resumes the sweep and
+  writes ``<data>/processed/<host>/<EXPERIMENT>.csv``).
+
+Adding a family is that module, its notebook and one section per profile: the CLI, the profiles, the
+Makefile (which lists ``notebooks/[1-8]*.ipynb``) and the synthesis find it here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from memstor import params as _params
+from memstor.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_REQUIRED = ("EXPERIMENT", "NOTEBOOK", "KIND", "validate", "run")
+
+
+def names() -> tuple[str, ...]:
+    """The registered experiment names, sorted (cheap: module names only, nothing imported)."""
+    return tuple(sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(__path__)
+                        if not m.name.startswith("_")))
+
+
+def family(experiment: str) -> ModuleType:
+    """The family module of `experiment`; UsageError listing the known names when there is none."""
+    if experiment not in names():
+        raise UsageError(f"unknown experiment {experiment!r}; choose one of: {', '.join(names())}")
+    mod = importlib.import_module(f"{__name__}.{experiment.replace('-', '_')}")
+    missing = [a for a in _REQUIRED if not hasattr(mod, a)]
+    if missing or mod.EXPERIMENT != experiment or mod.KIND not in ("fio", "mlc"):
+        raise UsageError(f"{mod.__file__}: not a complete experiment family (needs {', '.join(_REQUIRED)}, "
+                         f"EXPERIMENT = {experiment!r}, KIND fio or mlc); see memstor/experiments/__init__.py")
+    return mod
+
+
+def families(kind: str | None = None) -> list[ModuleType]:
+    """Every family module (of one KIND when given), in notebook order."""
+    mods = [family(n) for n in names()]
+    return sorted((m for m in mods if kind in (None, m.KIND)), key=lambda m: m.NOTEBOOK)
+
+
+
+def notebook_params(experiment: str, namespace: dict) -> dict:
+    """The profile section of `experiment` as a notebook holds it: every key of the experiment's section
+    in the default profile (the notebook's defaults come from it) plus the family's ``OPTIONAL_KEYS``,
+    valued from `namespace` (the notebook's globals, where papermill put its parameters)."""
+    fam = family(experiment)
+    keys = [*_params.load_profile(_params.DEFAULT_PROFILE, experiment), *getattr(fam, "OPTIONAL_KEYS", ())]
+    missing = [k for k in keys if k not in namespace]
+    if missing:
+        raise UsageError(f"{experiment}: the notebook has no parameter {', '.join(missing)}; add it to its "
+                         f"parameters cell (params/{_params.DEFAULT_PROFILE}.yaml has it)")
+    return {k: namespace[k] for k in dict.fromkeys(keys)}
+
+
+def write_sysinfo(data_root: Path, host: str, target_dir: Path | None) -> Path:
+    """Store the machine description beside the processed tables: `<data>/processed/<host>/sysinfo.json`."""
+    from memstor.measure.sweep import atomic_write
+    from memstor.measure.sysinfo import collect
+
+    out = Path(data_root) / "processed" / host / "sysinfo.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, json.dumps(collect(target_dir), indent=2, sort_keys=True, default=str) + "\n")
+    return out
+
+
+def run_experiment(experiment: str, params: dict, data_root: Path | str = "data",
+                   target_dir: Path | str | None = None, host: str | None = None,
+                   progress: bool = True) -> pd.DataFrame:
+    """Run or resume `experiment` with `params` (a profile section); write and return its processed table.
+
+    Raw outputs go to `<data_root>/raw/<host>/<experiment>/`, the tidy table to
+    `<data_root>/processed/<host>/<experiment>.csv`, the machine description to `.../sysinfo.json`.
+    """
+    from memstor.measure.sweep import check_name
+    from memstor.measure.sysinfo import host_name
+
+    fam = family(experiment)
+    data_root = Path(data_root).expanduser().resolve()
+    target = Path(target_dir).expanduser() if target_dir not in (None, "") else None
+    if target is not None and not os.path.lexists(target):
+        raise UsageError(f"--target {target}: no such directory; create it first or pick an existing one")
+    host = host or host_name()
+    check_name("host", host)
+    table = fam.run(params, data_root=data_root, target_dir=target, host=host, progress=progress)
+    write_sysinfo(data_root, host, target)
+    return table
+
+
+def run_profile(experiment: str, profile: str = _params.DEFAULT_PROFILE, overrides: dict | None = None,
+                **kwargs) -> pd.DataFrame:
+    """`run_experiment` with the parameters of `profile` (params/<profile>.yaml) and `overrides`."""
+    return run_experiment(experiment, _params.load_profile(profile, experiment, overrides), **kwargs)

@@ -1,0 +1,508 @@
+"""What the fio experiment families share: parameters, points, tidy rows, the sweep run.
+
+Three entry points (called by `memstor.experiments.run_experiment`, i.e. by `memstor run` and the
+notebooks) share one shape::
+
+    fn(params, *, data_root, target_dir, host, progress) -> pd.DataFrame
+
+Each validates its profile section into a typed dataclass (UsageError naming the parameter and the
+allowed values, before anything runs), prepares the test file (`memstor.measure.target`), chooses the I/O
+engine once (`memstor.measure.fio.choose_engine`, O_DIRECT probed when `direct: 1`), runs or resumes its sweep
+(`memstor.measure.sweep.run_sweep`, one fio run per point and repetition) and writes the tidy table
+`<data>/processed/<host>/<experiment>.csv`: the DESIGN.md fio columns first, then the extra columns in
+`EXTRA_COLUMNS`.
+
+Read + write totals: the CSV keeps the schema's directions (read / write) only. The total of a mixed
+job is derived by :func:`with_totals` (direction ``"total"``: IOPS and MB/s summed, mean latency
+weighted by the number of I/Os). Percentiles of a total cannot be derived from per-direction
+percentiles; they are left empty (use :func:`latency_cdf` with ``direction="total"`` on the json+ bins).
+
+The analysis functions are pure (DataFrame in, DataFrame out): :func:`summary` (mean, 95% t-interval
+and n over repetitions), :func:`littles_law_table`, :func:`saturation_iodepth`; :func:`latency_cdf`
+reads one raw json+ file.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from memstor.errors import MemstorError, UsageError
+from memstor.parse.fio import depth_bucket
+from memstor.schema import FIO_COLUMNS, FIO_LAT_COLUMNS
+
+BLOCK_SIZE = "fio-block-size"
+RW_RATIO = "fio-rw-ratio"
+QUEUE_DEPTH = "fio-queue-depth"
+
+#: Engines a profile may ask for. Synchronous ones keep one I/O in flight per job (iodepth ignored).
+ENGINES = ("io_uring", "libaio", "posixaio", "psync", "pvsync", "pvsync2", "sync")
+SINGLE_RW = ("randread", "randwrite", "read", "write")
+MAX_IODEPTH = 65536
+MAX_NUMJOBS = 256
+MAX_REPETITIONS = 100
+#: Seconds fio needs beyond runtime + ramp (start-up, file open, JSON) for the progress-bar ETA.
+OVERHEAD_S = 1.0
+#: fio's iodepth_level: the intended depth counts as reached when at least this share of the I/Os was
+#: submitted with the queue at the intended depth bucket.
+DEPTH_REACHED_PCT = 90.0
+_METRIC_COLUMNS = ("iops", "bw_MBps", *FIO_LAT_COLUMNS, "runtime_s", "total_ios")
+
+#: Columns after the DESIGN.md fio schema in every processed storage table.
+EXTRA_COLUMNS = [
+    "experiment",       # fio-block-size | fio-rw-ratio | fio-queue-depth
+    "point",            # raw file stem: <data>/raw/<host>/<experiment>/<point>.json
+    "config",           # the point without its repetition: rows with the same config are repetitions
+    "rep",              # repetition, 1-based
+    "status",           # done | failed
+    "pattern",          # random | sequential
+    "spec_point",       # True for the spec-conditions point (QD x jobs like enterprise spec sheets)
+    "outstanding_io",   # intended I/Os in flight: iodepth x numjobs
+    "iodepth_level_pct",  # % of I/Os fio submitted with the queue in the intended depth bucket
+    "iodepth_reached",  # iodepth_level_pct >= DEPTH_REACHED_PCT (False: engine/buffering kept it lower)
+    "ioengine_requested",  # the profile's engine (ioengine is what ran)
+    "ioengine_note",    # why that engine was chosen
+    "file_size_bytes",  # test file size
+    "ramp_s",           # warm-up seconds excluded from the results
+]
+COLUMNS = FIO_COLUMNS + EXTRA_COLUMNS
+
+
+# ------------------------------------------------------------------------------------------- params
+
+
+@dataclass(frozen=True)
+class FioCommon:
+    """Parameters every storage experiment shares (validated)."""
+
+    runtime_s: float       # measured seconds per point
+    ramp_s: float          # warm-up seconds per point
+    file_size: str         # normalised fio size string of the test file
+    file_size_bytes: int
+    ioengine: str          # preferred engine
+    direct: int            # 1 = O_DIRECT
+    numjobs: int           # jobs per point
+    repetitions: int       # runs of every point
+    device: str = ""          # raw block device instead of a test file (only with confirm_device)
+    confirm_device: str = ""  # the same device named a second time, on purpose
+
+
+_COMMON_KEYS = ("runtime_s", "ramp_s", "file_size", "ioengine", "direct", "numjobs", "repetitions")
+_IGNORED_KEYS = ("profile",)
+#: Keys a section may leave out (default ""): a raw device is used only when both name the same device.
+_OPTIONAL_KEYS = ("device", "confirm_device")
+
+
+def _bad(experiment: str, key: str, value: Any, want: str) -> UsageError:
+    """The one-line error for a bad parameter value."""
+    return UsageError(f"{experiment}: parameter {key}={value!r} is invalid: {want} "
+                      f"(fix params/<profile>.yaml, the notebook parameter or --set {key}=...)")
+
+
+def _check_keys(experiment: str, params: dict, keys: Sequence[str]) -> None:
+    """UsageError for a missing or unknown key of the profile section."""
+    if not isinstance(params, dict):
+        raise UsageError(f"{experiment}: parameters must be a mapping of the profile section, got "
+                         f"{type(params).__name__}")
+    known = _COMMON_KEYS + tuple(keys)
+    for key in params:
+        if key not in known and key not in _IGNORED_KEYS and key not in _OPTIONAL_KEYS:
+            raise UsageError(f"{experiment}: unknown parameter {key!r}; known: {', '.join(known + _OPTIONAL_KEYS)}")
+    for key in known:
+        if key not in params:
+            raise UsageError(f"{experiment}: missing parameter {key!r}; add it to the profile section "
+                             f"(see params/standard.yaml)")
+
+
+def _int(experiment: str, params: dict, key: str, lo: int, hi: int, value: Any = None) -> int:
+    """An integer in lo..hi (an int-valued float or digit string is accepted)."""
+    v = params[key] if value is None else value
+    try:
+        if isinstance(v, bool):
+            raise ValueError
+        n = int(v) if not isinstance(v, str) else int(v.strip())
+        if isinstance(v, float) and v != n:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise _bad(experiment, key, v, f"use an integer {lo}..{hi}") from None
+    if not lo <= n <= hi:
+        raise _bad(experiment, key, v, f"use an integer {lo}..{hi}")
+    return n
+
+
+def _seconds(experiment: str, params: dict, key: str, positive: bool) -> float:
+    """A number of seconds: > 0 (positive) or >= 0."""
+    v = params[key]
+    want = "use a number of seconds > 0" if positive else "use a number of seconds >= 0"
+    try:
+        if isinstance(v, bool):
+            raise ValueError
+        x = float(v)
+    except (TypeError, ValueError):
+        raise _bad(experiment, key, v, want) from None
+    if not math.isfinite(x) or x < 0 or (positive and x == 0) or x > 7 * 86400:
+        raise _bad(experiment, key, v, want)
+    return int(x) if x == int(x) else x
+
+
+def _size(experiment: str, key: str, v: Any) -> tuple[str, int]:
+    """(normalised fio size string, bytes) of a size like 4k, 64k, 1m; > 0."""
+    from memstor.units import format_size, parse_size
+
+    want = "use a size > 0 like 4k, 64k, 1m (k/m/g = KiB/MiB/GiB)"
+    if isinstance(v, bool):
+        raise _bad(experiment, key, v, want)
+    try:
+        n = int(v) if isinstance(v, int) else parse_size(str(v).strip())
+    except (TypeError, ValueError):
+        raise _bad(experiment, key, v, want) from None
+    if n <= 0:
+        raise _bad(experiment, key, v, want)
+    return format_size(n), n
+
+
+def _list(experiment: str, params: dict, key: str, allow_empty: bool = False) -> list:
+    """A list parameter (a scalar is taken as a one-element list); non-empty unless allow_empty."""
+    v = params[key]
+    if v is None or v == "":
+        v = []
+    if not isinstance(v, (list, tuple)):
+        v = [v]
+    if not v and not allow_empty:
+        raise _bad(experiment, key, v, "give at least one value")
+    return list(v)
+
+
+def _choice(experiment: str, key: str, v: Any, allowed: Sequence[str]) -> str:
+    """A value out of `allowed`."""
+    if not isinstance(v, str) or v.strip() not in allowed:
+        raise _bad(experiment, key, v, f"choose one of {', '.join(allowed)}")
+    return v.strip()
+
+
+def _block_sizes(experiment: str, key: str, values: list, common: FioCommon) -> tuple:
+    """Validated, de-duplicated block sizes (order kept): > 0, <= file size, 512-aligned for O_DIRECT."""
+    out: list[str] = []
+    for v in values:
+        text, n = _size(experiment, key, v)
+        if n > common.file_size_bytes:
+            raise _bad(experiment, key, v, f"block size larger than file_size={common.file_size}")
+        if common.direct and n % 512:
+            raise _bad(experiment, key, v, "O_DIRECT (direct: 1) needs a multiple of 512 bytes")
+        if text not in out:
+            out.append(text)
+    return tuple(out)
+
+
+def _common(experiment: str, params: dict, keys: Sequence[str] = ()) -> FioCommon:
+    """Validate the keys every storage experiment shares; `keys` are the family's own (all required)."""
+    _check_keys(experiment, params, keys)
+    size_text, size_bytes = _size(experiment, "file_size", params["file_size"])
+    if size_bytes < 1024 * 1024:
+        raise _bad(experiment, "file_size", params["file_size"], "use at least 1m")
+    return FioCommon(
+        runtime_s=_seconds(experiment, params, "runtime_s", positive=True),
+        ramp_s=_seconds(experiment, params, "ramp_s", positive=False),
+        file_size=size_text,
+        file_size_bytes=size_bytes,
+        ioengine=_choice(experiment, "ioengine", params["ioengine"], ENGINES),
+        direct=_int(experiment, params, "direct", 0, 1),
+        numjobs=_int(experiment, params, "numjobs", 1, MAX_NUMJOBS),
+        repetitions=_int(experiment, params, "repetitions", 1, MAX_REPETITIONS),
+        device=str(params.get("device") or ""),
+        confirm_device=str(params.get("confirm_device") or ""),
+    )
+
+
+def _num(x: float) -> str:
+    """A number for a point name: 10 -> '10', 0.5 -> '0.5'."""
+    return str(int(x)) if float(x) == int(x) else f"{x:g}"
+
+
+def point_params(experiment: str, c: FioCommon, engine: str, *, rw: str, bs: str, iodepth: int,
+                 numjobs: int, rwmixread: int | None = None, spec_point: bool = False) -> dict:
+    """The JSON-able coordinates of one configuration (without repetition and test file)."""
+    return {
+        "experiment": experiment, "rw": rw, "bs": bs, "iodepth": iodepth, "numjobs": numjobs,
+        "rwmixread": rwmixread, "ioengine": engine, "ioengine_requested": c.ioengine, "direct": c.direct,
+        "runtime_s": c.runtime_s, "ramp_s": c.ramp_s, "file_size": c.file_size, "spec_point": spec_point,
+    }
+
+
+def config_name(p: dict) -> str:
+    """File-safe name of a configuration: everything that changes the measurement, but the repetition.
+
+    e.g. ``randread-bs4k-qd32-nj1-io_uring-d1-t10-r2-f4g`` (t runtime s, r ramp s, f file size);
+    ``spec-`` prefix for the spec-conditions point, ``-mix70`` for rwmixread.
+    """
+    parts = [("spec-" if p.get("spec_point") else "") + p["rw"], f"bs{p['bs']}", f"qd{p['iodepth']}",
+             f"nj{p['numjobs']}"]
+    if p.get("rwmixread") is not None:
+        parts.append(f"mix{p['rwmixread']}")
+    parts += [p["ioengine"], f"d{p['direct']}", f"t{_num(p['runtime_s'])}", f"r{_num(p['ramp_s'])}",
+              f"f{p['file_size']}"]
+    return "-".join(parts)
+
+
+def make_points(configs: Sequence[dict], repetitions: int, test_file: str) -> list:
+    """sweep.Point list: every config x repetition, repetitions outer (a first full pass over the grid
+    comes first); est_s = runtime + ramp + fio overhead, in seconds."""
+    from memstor.measure.sweep import Point
+
+    points = []
+    for rep in range(1, repetitions + 1):
+        for cfg in configs:
+            params = dict(cfg, rep=rep, test_file=test_file)
+            est = float(cfg["runtime_s"]) + float(cfg["ramp_s"]) + OVERHEAD_S + 0.1 * cfg["numjobs"]
+            points.append(Point(name=f"{config_name(cfg)}-rep{rep}", params=params, est_s=est))
+    return points
+
+
+def fio_job(point, filename: str):
+    """The memstor.measure.fio.FioJob of a point (group_reporting, time based)."""
+    from memstor.measure.fio import FioJob
+
+    p = point.params
+    return FioJob(name=point.name, rw=p["rw"], bs=p["bs"], iodepth=p["iodepth"], numjobs=p["numjobs"],
+                  rwmixread=p["rwmixread"], ioengine=p["ioengine"], direct=bool(p["direct"]),
+                  size=p["file_size"], runtime_s=p["runtime_s"], ramp_s=p["ramp_s"], time_based=True,
+                  group_reporting=True, filename=filename)
+
+
+# ---------------------------------------------------------------------------------------- tidy rows
+
+
+def _directions(rw: str, rwmixread: int | None = None) -> list:
+    """Directions an rw pattern asks for (as memstor.parse.fio reports them: rwmixread 100 = read only)."""
+    if rw in ("randrw", "rw", "readwrite"):
+        if rwmixread is not None and not pd.isna(rwmixread) and int(rwmixread) in (0, 100):
+            return ["read"] if int(rwmixread) == 100 else ["write"]
+        return ["read", "write"]
+    if "trim" in rw:
+        return ["trim"]
+    return ["write"] if "write" in rw else ["read"]
+
+
+def depth_level_pct(levels: dict, iodepth: int) -> float | None:
+    """% of I/Os fio submitted with the queue in the bucket of `iodepth` (None without iodepth_level)."""
+    if not levels:
+        return None
+    key = depth_bucket(iodepth)
+    for k, v in levels.items():
+        if str(k).strip() == key:
+            return float(v)
+    return 0.0
+
+
+def _find_job(doc: dict, jobname: str | None) -> dict | None:
+    """The job dict named `jobname` in a fio JSON document (the only/first job when no name matches)."""
+    jobs = [j for j in doc.get("jobs", []) if isinstance(j, dict)]
+    for j in jobs:
+        if jobname is not None and j.get("jobname") == jobname:
+            return j
+    return jobs[0] if jobs else None
+
+
+def _blank_metrics(row: dict) -> dict:
+    """row with every measured value emptied (a failed point never reports 0 IOPS as a result)."""
+    for k in _METRIC_COLUMNS:
+        row[k] = None
+    return row
+
+
+def _extras(params: dict, point: str, status: str, note: str | None) -> dict:
+    """The EXTRA_COLUMNS values that come from the point's parameters."""
+    from memstor.units import parse_size
+
+    return {
+        "experiment": params.get("experiment"),
+        "point": point,
+        "config": config_name(params),
+        "rep": params.get("rep", 1),
+        "status": status,
+        "pattern": "random" if str(params["rw"]).startswith("rand") else "sequential",
+        "spec_point": bool(params.get("spec_point", False)),
+        "outstanding_io": int(params["iodepth"]) * int(params["numjobs"]),
+        "iodepth_level_pct": None,
+        "iodepth_reached": None,
+        "ioengine_requested": params.get("ioengine_requested", params.get("ioengine")),
+        "ioengine_note": note,
+        "file_size_bytes": parse_size(str(params["file_size"])),
+        "ramp_s": params.get("ramp_s"),
+    }
+
+
+def failed_rows(params: dict, point: str, host: str, error: str, source: str | None = None,
+                note: str | None = None) -> list:
+    """One row per direction of a point that produced no measurement: job options, error, no metrics."""
+    from memstor.units import parse_size
+
+    rows = []
+    for d in _directions(params["rw"], params.get("rwmixread")):
+        row = {k: None for k in FIO_COLUMNS}
+        row.update(source=source, host=host, jobname=point, rw=params["rw"], direction=d,
+                   bs_bytes=parse_size(str(params["bs"])), iodepth=params["iodepth"],
+                   numjobs=params["numjobs"], rwmixread=params.get("rwmixread"),
+                   ioengine=params.get("ioengine"), direct=params.get("direct"), error=error)
+        row.update(_extras(params, point, "failed", note))
+        rows.append(row)
+    return rows
+
+
+def point_rows(text: str, source: str, params: dict, point: str, host: str,
+               note: str | None = None) -> list:
+    """Tidy rows (COLUMNS) of one raw fio output of a point: schema rows from memstor.parse.fio plus
+    the extra columns. A direction that did no I/O (e.g. writes at rwmixread 100) keeps IOPS 0 and
+    empty latencies. Unparseable output or a fio job error gives rows with status failed."""
+    from memstor.parse.fio import iodepth_levels, load_fio_json, parse_fio
+
+    res = parse_fio(text, source)
+    if not res.rows:
+        why = "; ".join(res.errors) or f"{source}: no fio measurement in the file"
+        return failed_rows(params, point, host, why, source, note)
+    try:
+        doc = load_fio_json(text)
+    except MemstorError:
+        doc = {}
+    rows = []
+    for r in res.rows:
+        row = {k: r.get(k) for k in FIO_COLUMNS}
+        row["host"] = host
+        row["source"] = source
+        ex = _extras(params, point, "done", note)
+        err = row.get("error")
+        if err not in (None, 0, "0", "", 0.0):
+            ex["status"] = "failed"
+            _blank_metrics(row)
+        elif not row.get("total_ios"):
+            for k in FIO_LAT_COLUMNS:
+                row[k] = None
+        job = _find_job(doc, row.get("jobname")) if doc else None
+        levels = iodepth_levels(job) if job else {}
+        pct = depth_level_pct(levels, int(params["iodepth"]))
+        ex["iodepth_level_pct"] = pct
+        ex["iodepth_reached"] = None if pct is None else bool(pct >= DEPTH_REACHED_PCT)
+        row.update(ex)
+        rows.append(row)
+    return rows
+
+
+def to_frame(rows: list) -> pd.DataFrame:
+    """A DataFrame with exactly COLUMNS (in order) from tidy row dicts."""
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# ------------------------------------------------------------------------------------------ running
+
+
+def _engine(c: FioCommon, directory: Path) -> tuple[str, str]:
+    """(engine, why): the preferred engine or its fallback; O_DIRECT probed when direct=1."""
+    from memstor.measure.fio import choose_engine, probe_direct
+
+    if c.direct:
+        probe_direct(directory)
+    return choose_engine(c.ioengine, directory, direct=bool(c.direct))
+
+
+def _run(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,
+         progress: bool) -> pd.DataFrame:
+    """Shared body of the three entry points: test file, engine, sweep, parse, CSV."""
+    from memstor.measure.fio import FioRunner
+    from memstor.measure.sweep import atomic_write, folder_lock, processed_path, raw_dir, run_sweep
+    from memstor.measure.target import prepare_test_file
+
+    c: FioCommon = validated.common
+    data_root = Path(data_root)
+    # One fio sweep at a time per test-file folder: another one must not resize the file in use.
+    raw = bool(c.device or c.confirm_device)
+    lock_dir = _test_file_dir(data_root, None if raw else target_dir)
+    with folder_lock(lock_dir, "the fio test file"):
+        if raw:
+            tf = prepare_test_file(c.file_size_bytes, data_root, target_dir, device=c.device or None,
+                                   confirm_device=c.confirm_device or None)
+            engine, why = c.ioengine, f"{c.ioengine} as asked (raw device {tf.path}: not probed)"
+        else:
+            tf = prepare_test_file(c.file_size_bytes, data_root, target_dir)
+            engine, why = _engine(c, Path(tf.path).parent)
+        note = f"{engine} ({why})" if why else engine
+        points = make_points(configs_fn(validated, engine), c.repetitions, str(tf.path))
+        runner = FioRunner({p.name: fio_job(p, str(tf.path)) for p in points})
+        info = {"ioengine_requested": c.ioengine, "ioengine": engine, "ioengine_why": why,
+                "test_file": str(tf.path), "test_file_bytes": tf.size_bytes}
+        results = run_sweep(experiment, points, runner, data_root, host, sysinfo=info, progress=progress)
+        _remove_when_full(results, tf)
+    rows: list = []
+    for res in results:
+        p = res.point
+        if res.status == "failed" or res.raw is None:
+            rows += failed_rows(p.params, p.name, host, res.error or "failed", None, note)
+            continue
+        source = _relative(res.raw, data_root)
+        try:
+            text = Path(res.raw).read_text(encoding="utf-8", errors="replace")
+        except OSError as err:
+            rows += failed_rows(p.params, p.name, host, f"{source}: {err.strerror}", source, note)
+            continue
+        rows += point_rows(text, source, p.params, p.name, host, note)
+    df = to_frame(rows)
+    out = processed_path(data_root, host, experiment)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    df.to_csv(buf, index=False)
+    atomic_write(out, buf.getvalue())
+    failed = sorted(set(df.loc[df["status"] == "failed", "point"]))
+    if failed and len(failed) == len(points):
+        first = df.loc[df["status"] == "failed", "error"].iloc[0]
+        raise MemstorError(f"{experiment}: all {len(points)} points failed (first: {first}); "
+                           f"see {raw_dir(data_root, host, experiment)} and rerun to retry")
+    if failed:
+        print(f"{experiment}: {len(failed)} of {len(points)} points failed (status failed in {out}); "
+              f"rerun the same command to retry them", file=sys.stderr)
+    return df
+
+
+def _test_file_dir(data_root: Path, target_dir: Path | None) -> Path:
+    """The folder the test file goes to (checked for safety, created when it is the default scratch)."""
+    from memstor.measure.target import check_directory
+
+    if target_dir is not None:
+        return check_directory(Path(target_dir))
+    scratch = Path(data_root) / "scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    return check_directory(scratch, given_as="scratch directory")
+
+
+def _remove_when_full(results: list, tf) -> None:
+    """Delete the test file when a point failed because its filesystem filled up (ENOSPC)."""
+    from memstor.measure.target import remove_test_file
+
+    full = [r for r in results if r.status == "failed" and "No space left" in (r.error or "")]
+    if full:
+        remove_test_file(tf)
+        print(f"the filesystem of {tf.path} filled up during point {full[0].point.name}: test file removed; "
+              "free some space and rerun the same command to resume", file=sys.stderr)
+
+
+def _relative(path: Path, root: Path) -> str:
+    """path relative to root when inside it (portable `source` column), else absolute."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(root).resolve()))
+    except ValueError:
+        return str(Path(path).resolve())
+
+
+def load(data_root: Path | str, host: str, experiment: str) -> pd.DataFrame:
+    """The processed table of an experiment, read back from `<data>/processed/<host>/<experiment>.csv`."""
+    from memstor.measure.sweep import processed_path
+
+    path = processed_path(Path(data_root), host, experiment)
+    if not path.is_file():
+        raise MemstorError(f"{path}: no processed table; run `memstor run {experiment}` first")
+    return pd.read_csv(path)

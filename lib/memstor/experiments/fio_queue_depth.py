@@ -1,0 +1,96 @@
+"""fio-queue-depth: every pattern at every queue depth, plus the spec-conditions point.
+
+Registered experiment family (see memstor.experiments): ``EXPERIMENT``, ``NOTEBOOK``, ``KIND``,
+``validate(params)`` and ``run(params, *, data_root, target_dir, host, progress)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.experiments._fio import (
+    MAX_IODEPTH,
+    MAX_NUMJOBS,
+    QUEUE_DEPTH,
+    SINGLE_RW,
+    FioCommon,
+    _bad,
+    _block_sizes,
+    _choice,
+    _common,
+    _int,
+    _list,
+    _run,
+    point_params,
+)
+
+EXPERIMENT = QUEUE_DEPTH
+NOTEBOOK = "40-fio-queue-depth"
+KIND = "fio"
+#: Keys a section may leave out: a raw device instead of the test file (both must name it).
+OPTIONAL_KEYS = ("device", "confirm_device")
+#: This family's own keys, beside the ones every fio family has (memstor.experiments._fio).
+KEYS = ("bs", "rw", "iodepth", "spec_iodepth", "spec_numjobs")
+
+
+@dataclass(frozen=True)
+class QueueDepthParams:
+    """fio-queue-depth: every rw at every iodepth (numjobs jobs), plus the spec-conditions point."""
+
+    common: FioCommon
+    bs: str
+    rw: tuple
+    iodepth: tuple
+    spec_iodepth: int  # 0 = no spec-conditions point
+    spec_numjobs: int
+
+
+def queue_depth_params(params: dict) -> QueueDepthParams:
+    """Validate a fio-queue-depth section (UsageError naming the parameter and allowed values)."""
+    e = QUEUE_DEPTH
+    c = _common(e, params, KEYS)
+    bs = params["bs"]
+    if isinstance(bs, (list, tuple)):
+        if len(bs) != 1:
+            raise _bad(e, "bs", bs, "give one block size, e.g. 4k")
+        bs = bs[0]
+    depths = [_int(e, params, "iodepth", 1, MAX_IODEPTH, value=v if not isinstance(v, bool) else "x")
+              for v in _list(e, params, "iodepth")]
+    spec_qd = _int(e, params, "spec_iodepth", 0, MAX_IODEPTH)
+    return QueueDepthParams(
+        common=c,
+        bs=_block_sizes(e, "bs", [bs], c)[0],
+        rw=tuple(dict.fromkeys(_choice(e, "rw", v, SINGLE_RW) for v in _list(e, params, "rw"))),
+        iodepth=tuple(dict.fromkeys(depths)),
+        spec_iodepth=spec_qd,
+        spec_numjobs=_int(e, params, "spec_numjobs", 1, MAX_NUMJOBS),
+    )
+
+
+# ------------------------------------------------------------------------------------------- points
+
+
+def queue_depth_configs(qp: QueueDepthParams, engine: str) -> list:
+    """Configurations of fio-queue-depth: rw x iodepth, then the spec-conditions point per rw."""
+    c = qp.common
+    out = [point_params(QUEUE_DEPTH, c, engine, rw=rw, bs=qp.bs, iodepth=qd, numjobs=c.numjobs)
+           for rw in qp.rw for qd in qp.iodepth]
+    if qp.spec_iodepth:
+        out += [point_params(QUEUE_DEPTH, c, engine, rw=rw, bs=qp.bs, iodepth=qp.spec_iodepth,
+                             numjobs=qp.spec_numjobs, spec_point=True) for rw in qp.rw]
+    return out
+
+
+def run_queue_depth(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
+                    progress: bool = True) -> pd.DataFrame:
+    """Run or resume fio-queue-depth (incl. the spec-conditions point); write and return its tidy table."""
+    qp = queue_depth_params(params)
+    return _run(QUEUE_DEPTH, queue_depth_configs, qp, data_root=data_root, target_dir=target_dir, host=host,
+                progress=progress)
+
+
+validate = queue_depth_params
+run = run_queue_depth

@@ -1,0 +1,1 @@
+"""Plots, tables, text and export (HTML/PDF through nbconvert templates)."""
