@@ -13,7 +13,15 @@ TARGET  ?=#            directory for the fio test file (default data/scratch)
 DATA    ?= data#       data root: raw/ and processed/
 DEVICE  ?=#            raw block device for the fio experiments (overwrites it!): needs CONFIRM_DEVICE too
 CONFIRM_DEVICE ?=#     the same device named a second time
+HOST    ?=#            device name (data folder); default: the host name, <host>-<label> for another filesystem or a raw device
 PYTHON  ?= python3#    interpreter used to create .venv
+
+# tcsh exports HOST=<hostname> to every program: that is the shell's, not a choice of device name.
+ifeq ($(origin HOST),environment)
+ifeq ($(HOST),$(shell hostname 2>/dev/null))
+HOST :=
+endif
+endif
 
 PROFILES  := $(sort $(patsubst params/%.yaml,%,$(wildcard params/*.yaml)))
 ifeq ($(filter $(PROFILE),$(PROFILES)),)
@@ -41,7 +49,7 @@ CC        ?= cc
 .PHONY: help all env sysdeps loadlat test lab report bench soak lock clean distclean FORCE
 
 help: ## list the targets
-	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data]"
+	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name]"
 	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-10s %s\n", $$1, $$2}'
 	@echo "Profiles: quick (minutes), standard (default, ~15-20 min), full (60 s per point, hours)."
 
@@ -77,15 +85,16 @@ $(LOADLAT): $(wildcard lib/loadlat/*.c lib/loadlat/*.h) | $(SYSDEPS)
 $(BUILD)/params/%.yaml: params/$(PROFILE).yaml $(ENV_STAMP) FORCE
 	@mkdir -p $(@D)
 	@$(MEMSTOR) params $(call EXP,$*) --profile $(PROFILE) $(call DEVICE_SET,$(call EXP,$*)) \
-	  --add target_dir="$(TARGET)" -o $@
+	  --add target_dir="$(TARGET)" --add host="$(HOST)" -o $@
 
 # Measure from the CLI (a console progress bar with ETA), then execute the notebook (points cached).
 $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP) $(LIB_SRC)
 	@mkdir -p $(@D)
 	@echo "== $* (profile $(PROFILE)) =="
 	$(MEMSTOR) run $(call EXP,$*) --profile $(PROFILE) --data $(DATA_ABS) $(if $(TARGET),--target $(TARGET)) \
-	  $(call DEVICE_SET,$(call EXP,$*)) || test $$? -eq 1
-	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)" -p figures_dir $(abspath report/figures)
+	  $(if $(HOST),--host $(HOST)) $(call DEVICE_SET,$(call EXP,$*)) || test $$? -eq 1
+	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)" -p figures_dir $(abspath report/figures) \
+	  $(if $(HOST),-p host $(HOST))
 
 $(foreach nb,$(EXECUTED),$(if $(findstring -mlc-,$(nb)),$(nb))): $(LOADLAT)
 
@@ -96,14 +105,16 @@ report/%.html: $(BUILD)/notebooks/%.ipynb
 
 $(BUILD)/notebooks/90-synthesis.ipynb: notebooks/90-synthesis.ipynb $(EXECUTED) $(wildcard data/specs/*.yaml) $(ENV_STAMP) $(LIB_SRC)
 	@mkdir -p $(@D)
-	$(PAPERMILL) $< $@ -p data_dir $(DATA_ABS) -p specs_dir $(abspath data/specs) -p profile $(PROFILE)
+	$(PAPERMILL) $< $@ -p data_dir $(DATA_ABS) -p specs_dir $(abspath data/specs) -p profile $(PROFILE) \
+	  -p tables_dir $(abspath report/tables)
 
 report/report.html: $(BUILD)/notebooks/90-synthesis.ipynb $(EXPERIMENT_NBS:%=report/%.html)
 	$(MEMSTOR) report $< report
 
 report: $(ENV_STAMP) ## rebuild the report from the data already in DATA (measures nothing)
 	@mkdir -p $(BUILD)/notebooks
-	$(PAPERMILL) notebooks/90-synthesis.ipynb $(BUILD)/notebooks/90-synthesis.ipynb -p data_dir $(DATA_ABS) -p specs_dir $(abspath data/specs) -p profile $(PROFILE)
+	$(PAPERMILL) notebooks/90-synthesis.ipynb $(BUILD)/notebooks/90-synthesis.ipynb -p data_dir $(DATA_ABS) \
+	  -p specs_dir $(abspath data/specs) -p profile $(PROFILE) -p tables_dir $(abspath report/tables)
 	@for nb in $(EXECUTED); do [ ! -f $$nb ] || $(MEMSTOR) report $$nb report --name $$(basename $$nb .ipynb) --html-only; done
 	$(MEMSTOR) report $(BUILD)/notebooks/90-synthesis.ipynb report
 

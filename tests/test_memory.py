@@ -1,5 +1,6 @@
-"""memstor.experiments.memory: parameter validation (before anything runs), the sweep's points, the analysis helpers
-on real recorded MLC output (bernep/fiumad, values read by hand), and the figures."""
+"""memstor.experiments.mlc_loaded_latency: parameter validation (before anything runs), the sweep's points and
+their names; memstor.analysis.memory on real recorded MLC output (bernep/fiumad, values read by hand): curve
+identity, repetitions, idle latency with huge and 4 KiB pages, the fitted knee; and the figures."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import os
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from memstor.analysis import memory
 from memstor.errors import UsageError
@@ -43,6 +46,7 @@ def test_profiles_validate():
     std = loaded_latency.validate_params(load_profile("standard", "mlc-loaded-latency"))
     assert std.traffic == ("R", "W3", "W2", "W5", "W6") and std.access_bytes == (64, 256)
     assert std.delays == loaded_latency.MLC_DELAYS and std.buffer_kib == 1048576
+    assert std.huge_pages is True and std.random_access is False
 
 
 def test_validation_normalises():
@@ -56,25 +60,27 @@ def test_validation_normalises():
 
 
 @pytest.mark.parametrize("override, pattern", [
-    ({"traffic": ["R", "W11"]}, r"parameter traffic: unknown traffic code 'W11'; allowed: R \(read-only\), W2"),
-    ({"traffic": []}, r"parameter traffic is empty"),
-    ({"traffic": ["W5", "w5"]}, r"W5 appears twice"),
-    ({"access_bytes": [100]}, r"parameter access_bytes: 100 is not a positive multiple of 64 bytes"),
-    ({"access_bytes": [0]}, r"access_bytes: 0 is not a positive multiple of 64"),
-    ({"access_bytes": ["big"]}, r"access_bytes: 'big' is not a positive multiple of 64"),
-    ({"delays": [0, -5]}, r"parameter delays: -5 is not a whole number >= 0 \(inject delay in cycles\)"),
-    ({"delays": [0, 1.5]}, r"delays: 1.5 is not a whole number"),
-    ({"delays": [0, 0]}, r"delays: 0 appears twice"),
-    ({"seconds_per_point": 0}, r"parameter seconds_per_point=0: expected a number of seconds > 0"),
+    ({"traffic": ["R", "W11"]}, r"parameter traffic='W11' is invalid: unknown traffic code; allowed: R \(read-only\), W2"),
+    ({"traffic": []}, r"parameter traffic=\[\] is invalid: give at least one value"),
+    ({"traffic": ["W5", "w5"]}, r"traffic='W5' is invalid: it appears twice"),
+    ({"access_bytes": [100]}, r"parameter access_bytes=100 is invalid: use a positive multiple of 64 bytes"),
+    ({"access_bytes": [0]}, r"access_bytes=0 is invalid: use a positive multiple of 64"),
+    ({"access_bytes": ["big"]}, r"access_bytes='big' is invalid: use a positive multiple of 64"),
+    ({"delays": [0, -5]}, r"parameter delays=-5 is invalid: use whole numbers >= 0 \(inject delays in cycles\)"),
+    ({"delays": [0, 1.5]}, r"delays=1.5 is invalid: use whole numbers"),
+    ({"delays": [0, 0]}, r"delays=0 is invalid: it appears twice"),
+    ({"seconds_per_point": 0}, r"parameter seconds_per_point=0 is invalid: use a number of seconds > 0"),
     ({"seconds_per_point": "fast"}, r"seconds_per_point='fast'"),
-    ({"buffer_kib": 0}, r"parameter buffer_kib=0: expected a whole number >= 1"),
-    ({"buffer_kib": 10**12}, r"parameter buffer_kib=1000000000000: 1 load threads would need .* GiB"),
-    ({"tool": "vtune"}, r"parameter tool='vtune': choose one of auto, mlc, loadlat"),
-    ({"latency_cpu": 4096}, r"parameter latency_cpu=4096: not an available CPU; this machine offers CPUs"),
-    ({"load_cpus": "0"}, r"load_cpus='0' includes latency_cpu 0"),
-    ({"load_cpus": "1-"}, r"load_cpus='1-': expected a CPU list"),
-    ({"load_cpus": "4095"}, r"load_cpus: CPU 4095 is not available"),
+    ({"buffer_kib": 0}, r"parameter buffer_kib=0 is invalid: use a whole number >= 1"),
+    ({"buffer_kib": 10**12}, r"parameter buffer_kib=1000000000000 is invalid: 1 load threads would need .* GiB"),
+    ({"tool": "vtune"}, r"parameter tool='vtune' is invalid: choose one of auto, mlc, loadlat"),
+    ({"latency_cpu": 4096}, r"parameter latency_cpu=4096 is invalid: not an available CPU; this machine offers CPUs"),
+    ({"load_cpus": "0"}, r"load_cpus='0' is invalid: it includes latency_cpu 0"),
+    ({"load_cpus": "1-"}, r"load_cpus='1-' is invalid: use a CPU list"),
+    ({"load_cpus": "4095"}, r"load_cpus='4095' is invalid: CPU 4095 is not available"),
     ({"colour": "red"}, r"unknown parameter 'colour'; known: access_bytes, buffer_kib"),
+    ({"huge_pages": "maybe"}, r"parameter huge_pages='maybe' is invalid: use true or false"),
+    ({"random_access": 2}, r"parameter random_access=2 is invalid: use true or false"),
 ])
 def test_bad_params_rejected_before_anything_runs(override, pattern, tmp_path, monkeypatch):
     log = tmp_path / "calls"
@@ -89,7 +95,7 @@ def test_bad_params_rejected_before_anything_runs(override, pattern, tmp_path, m
 
 def test_mlc_takes_whole_seconds(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{STANDIN_DIR}{os.pathsep}{os.environ['PATH']}")
-    with pytest.raises(UsageError, match=r"seconds_per_point=0.5: Intel MLC takes whole seconds .* tool=loadlat"):
+    with pytest.raises(UsageError, match=r"seconds_per_point=0.5 is invalid: Intel MLC takes whole seconds .* tool=loadlat"):
         loaded_latency.run_loaded_latency(good(tool="mlc", seconds_per_point=0.5), data_root=tmp_path, host="h",
                                   progress=False)
     assert not (tmp_path / "raw").exists()
@@ -101,16 +107,57 @@ def test_mlc_takes_whole_seconds(tmp_path, monkeypatch):
 def test_points_order_names_and_estimates():
     p = loaded_latency.validate_params(good(traffic=["R", "W6"], access_bytes=[64, 256], delays=[0, 100, 20000],
                                     seconds_per_point=2))
-    points = loaded_latency.build_points(p, "loadlat")
-    assert [pt.name for pt in points] == [
-        "idle-latency", "peak-injection-bandwidth", "loaded-latency_R_l64", "loaded-latency_W6_l64",
-        "loaded-latency_R_l256", "loaded-latency_W6_l256"]
-    loaded = points[3].params
+    points = loaded_latency.build_points(p, "loadlat", huge=True)
+    modes = [(pt.params["mode"], pt.params["huge_pages"], pt.params.get("traffic"), pt.params.get("access_bytes"))
+             for pt in points]
+    assert modes == [("idle_latency", True, None, None), ("idle_latency", False, None, None),
+                     ("peak_injection_bandwidth", True, None, None), ("loaded_latency", True, "R", 64),
+                     ("loaded_latency", True, "W6", 64), ("loaded_latency", True, "R", 256),
+                     ("loaded_latency", True, "W6", 256)]
+    names = [pt.name for pt in points]
+    assert len(set(names)) == len(names)
+    assert names[0].startswith("idle-latency_loadlat_b64m_t2s_c0_2M_")
+    assert names[1].startswith("idle-latency_loadlat_b64m_t2s_c0_4K_")
+    assert names[4].startswith("loaded-latency_W6_l64_loadlat_b64m_t2s_c0_k") and "_d3_2M_seq_" in names[4]
+    assert all(pt.name.replace("_", "").replace("-", "").replace("+", "").isalnum() for pt in points)
+    loaded = points[4].params
     assert loaded["mode"] == "loaded_latency" and loaded["traffic"] == "W6" and loaded["access_bytes"] == 64
-    assert loaded["delays"] == [0, 100, 20000] and loaded["tool"] == "loadlat"
-    assert points[3].est_s == 3 * 2 + mlc.STARTUP_S          # 3 delays x 2 s + start-up
-    assert points[1].est_s == 5 * 2 + mlc.STARTUP_S          # five read-write mixes
+    assert loaded["delays"] == [0, 100, 20000] and loaded["tool"] == "loadlat" and loaded["random_access"] is False
+    assert points[4].est_s == 3 * 2 + mlc.STARTUP_S          # 3 delays x 2 s + start-up
+    assert points[2].est_s == 5 * 2 + mlc.STARTUP_S          # five read-write mixes
     assert "traffic" not in points[0].params and "load_cpus" not in points[0].params
+    # without huge pages: every point on 4 KiB pages and a single idle point
+    small = loaded_latency.build_points(p, "loadlat", huge=False)
+    assert [pt.params["mode"] for pt in small[:2]] == ["idle_latency", "peak_injection_bandwidth"]
+    assert not any(pt.params["huge_pages"] for pt in small)
+    assert set(names) & {pt.name for pt in small} == {names[1]}  # the same 4 KiB idle measurement: one raw file
+
+
+def test_quick_and_standard_points_never_share_a_raw_file():
+    # issue "Trustworthy numbers": a standard run after a quick run replaced the quick run's raw files
+    for tool in ("loadlat", "mlc"):
+        quick = loaded_latency.validate_params(load_profile("quick", "mlc-loaded-latency"))
+        standard = loaded_latency.validate_params(load_profile("standard", "mlc-loaded-latency"))
+        q = {pt.name for pt in loaded_latency.build_points(quick, tool, huge=True)}
+        s = {pt.name for pt in loaded_latency.build_points(standard, tool, huge=True)}
+        assert q and s and not q & s
+
+
+@pytest.mark.parametrize("change", [
+    {"tool": "mlc"}, {"buffer_kib": 131072}, {"seconds_per_point": 3}, {"delays": [0, 100, 20001]},
+    {"delays": [100, 0, 20000]}, {"latency_cpu": 1}, {"huge_pages": False}, {"random_access": True},
+])
+def test_point_names_encode_every_setting(change):
+    base = loaded_latency.validate_params(good(access_bytes=[64], traffic=["R"]))
+    tool = change.get("tool", "loadlat")
+    other = loaded_latency.validate_params(good(access_bytes=[64], traffic=["R"],
+                                                **{k: v for k, v in change.items() if k != "tool"}))
+    a = [pt.name for pt in loaded_latency.build_points(base, "loadlat", huge=base.huge_pages)]
+    b = [pt.name for pt in loaded_latency.build_points(other, tool, huge=other.huge_pages)]
+    assert a[-1].startswith("loaded-latency_R_l64_") and b[-1].startswith("loaded-latency_R_l64_")
+    assert a[-1] != b[-1]
+    # the same settings always give the same names (a resumed sweep finds its raw files)
+    assert [pt.name for pt in loaded_latency.build_points(base, "loadlat", huge=base.huge_pages)] == a
 
 
 # ----------------------------------------------------------------------- analysis on real MLC output
@@ -152,14 +199,133 @@ def test_check_table_on_real_mlc_curves(real):
     assert no_idle["latency_vs_idle_pct"].isna().all() and not no_idle["ok"].any()
 
 
-def test_knee_on_real_mlc_curve(real):
-    knee = memory.knee_table(real_table(real, [f"{BERNEP}/mlc_write0_64.txt"])).iloc[0]
+def test_latency_rise_point_on_real_mlc_curve(real):
+    # the model-free "latency +25 % point" (formerly knee_table); it is not called a knee any more
+    assert not hasattr(memory, "knee_table")
+    rise = memory.latency_rise_table(real_table(real, [f"{BERNEP}/mlc_write0_64.txt"])).iloc[0]
+    assert not [c for c in rise.index if "knee" in c]
     # points at <= 25% of 43078.9 MB/s are delays 400..20000; their median latency is 45.41 ns
-    assert knee["unloaded_latency_ns"] == 45.41
-    assert knee["max_bandwidth_MBps"] == 43078.9 and knee["latency_at_max_bandwidth_ns"] == 111.22
+    assert rise["unloaded_latency_ns"] == 45.41
+    assert rise["max_bandwidth_MBps"] == 43078.9 and rise["latency_at_max_bandwidth_ns"] == 111.22
     # highest bandwidth with latency <= 1.25 x 45.41 = 56.76 ns: delay 100, 23523.7 MB/s at 54.89 ns
-    assert (knee["knee_delay"], knee["knee_bandwidth_MBps"], knee["knee_latency_ns"]) == (100, 23523.7, 54.89)
-    assert knee["knee_share_of_max"] == pytest.approx(23523.7 / 43078.9)
+    assert (rise["rise_delay"], rise["rise_bandwidth_MBps"], rise["rise_latency_ns"]) == (100, 23523.7, 54.89)
+    assert rise["rise_share_of_max"] == pytest.approx(23523.7 / 43078.9)
+
+
+def test_the_knee_is_the_fitted_models_everywhere(real):
+    from memstor.analysis import queueing
+    from memstor.analysis import synthesis as syn
+
+    df = real_table(real, [f"{BERNEP}/mlc_write0_64.txt"])
+    fits, by_curve = memory.fit_table(memory.curve_table(df))
+    row = fits.iloc[0]
+    curve = df[df["test"] == "loaded_latency"]
+    f = queueing.fit_loaded_latency(curve["bandwidth_MBps"], curve["latency_ns"], inject_delay=curve["inject_delay"])
+    assert row["knee_bw_MBps"] == pytest.approx(f.knee_bw_MBps) and row["knee_lat_ns"] == pytest.approx(2 * f.r0_ns)
+    assert row["knee_bw_MBps_ci_low"] < row["knee_bw_MBps"] < row["knee_bw_MBps_ci_high"]
+    assert row["R0_ns_se"] > 0 and row["a_ns_se"] > 0 and row["peak_fit_MBps_se"] > 0
+    assert list(by_curve) == [("?", row["curve"])]
+    # the synthesis's memory table is the same table (one knee definition, one name)
+    syn_fits, _ = syn.memory_fits(syn.memory_curves(df.assign(ok=True)))
+    pd.testing.assert_frame_equal(syn_fits, fits)
+    assert "2·R0" in memory.KNEE_DEFINITION
+    short = memory.fit_summary(fits).iloc[0]
+    assert short["R0 (ns)"] == f"{row['R0_ns']:,.1f} ± {row['R0_ns_se']:,.1f}"
+    assert short["knee bandwidth (MB/s) [95 % interval]"] == (
+        f"{row['knee_bw_MBps']:,.0f} [{row['knee_bw_MBps_ci_low']:,.0f}, {row['knee_bw_MBps_ci_high']:,.0f}]")
+
+
+def _variant(rows: pd.DataFrame, source: str, scale: float = 1.0, **settings) -> pd.DataFrame:
+    """Real curve rows re-labelled as a memstor table with the given settings (latency x scale)."""
+    base = {"host": "h", "load_threads": 3, "buffer_kib": 1048576, "random": True, "load_random": False,
+            "huge_pages": True, "pages": "2M (THP, 100 %)"}
+    base.update(settings)
+    return rows.assign(source=source, latency_ns=rows["latency_ns"] * scale, ok=True, **base)
+
+
+def test_curve_identity_holds_every_setting_and_repetitions_get_n_mean_ci(real):
+    from memstor.analysis import synthesis as syn
+
+    rows = real_table(real, [f"{BERNEP}/mlc_write0_64.txt"], idle=False)
+    mlc_table = pd.concat([
+        _variant(rows, "a.txt"),
+        _variant(rows, "b.txt", scale=1.02),                 # a repetition of a.txt (same identity)
+        _variant(rows, "c.txt", load_threads=1),
+        _variant(rows, "d.txt", buffer_kib=262144),
+        _variant(rows, "e.txt", huge_pages=False, pages="4K"),
+        _variant(rows, "f.txt", load_random=True),
+    ], ignore_index=True)
+    curves = syn.memory_curves(mlc_table)
+    assert curves["curve"].nunique() == 5 and (curves["origin"] == "").all()
+    assert len(curves) == 5 * 19
+    rep = curves[(curves["load_threads"] == 3) & (curves["buffer_kib"] == 1048576) & (curves["huge_pages"] == True)  # noqa: E712
+                 & (curves["load_random"] == False)]  # noqa: E712
+    assert rep["n"].tolist() == [2] * 19
+    at0 = rep.set_index("inject_delay").loc[0]
+    pair = [111.22, 111.22 * 1.02]
+    lo, hi = stats.t.interval(0.95, 1, loc=np.mean(pair), scale=stats.sem(pair))
+    assert at0["latency_ns"] == pytest.approx(np.mean(pair))
+    assert (at0["latency_ns_ci_low"], at0["latency_ns_ci_high"]) == pytest.approx((lo, hi))
+    assert at0["bandwidth_MBps"] == 43078.9 and at0["bandwidth_MBps_ci_low"] == 43078.9
+    single = curves[curves["load_threads"] == 1]
+    assert single["n"].tolist() == [1] * 19 and single["latency_ns_ci_low"].isna().all()
+    assert "1 load thread" in single["curve"].iloc[0] and "3 load threads" in rep["curve"].iloc[0]
+    fits, by_curve = syn.memory_fits(curves)
+    assert len(fits) == 5 and set(fits["n_min"]) == {1, 2} and len(by_curve) == 5
+
+
+def test_unknown_traffic_and_access_size_stay_unknown(real):
+    from memstor.analysis import synthesis as syn
+
+    # EricFanexe's files give no command line: the access size is unknown (the file names say 64 and 256,
+    # the data does not); they must stay two curves with access "?" rather than one "64 B" curve
+    eric = "EricFanexe__ECSE6320/Project1/results"
+    df = real_table(real, [f"{eric}/mlc_test_64-R.txt", f"{eric}/mlc_test_256-R.txt"], idle=False)
+    curves = syn.memory_curves(df.assign(host="imported", ok=True))
+    assert curves["access_bytes"].isna().all() and set(curves["traffic"]) == {"read-only"}
+    assert curves["curve"].nunique() == 2 and (curves["n"] == 1).all()
+    assert {Path(o).name for o in curves["origin"]} == {"mlc_test_64-R.txt", "mlc_test_256-R.txt"}
+    assert all("? B" in c and "? load threads" in c for c in curves["curve"])
+    # a file without a traffic line: traffic unknown, not read-only
+    no_traffic = real_table(real, [f"{BERNEP}/mlc_write0_64.txt"], idle=False).assign(traffic=None, read_fraction=None)
+    curves = syn.memory_curves(no_traffic.assign(host="imported", ok=True))
+    assert curves["traffic"].isna().all() and curves["curve"].iloc[0].startswith("? traffic, 64 B")
+    fits, _ = syn.memory_fits(curves)
+    assert fits["traffic"].isna().all() and fits["access_B"].tolist() == [64]
+
+
+def test_settings_read_from_an_imported_command_line():
+    text = (Path(__file__).resolve().parent / "data" / "mlc" / "synthetic_loadlat_v0.1_three_runs.txt").read_text()
+    df = pd.DataFrame(parse_mlc(text, "syn.txt").rows, columns=MLC_COLUMNS).assign(status="done")
+    s = memory.with_settings(df)
+    idle = s[s["test"] == "idle_latency"].iloc[0]            # --idle_latency -b1g -L
+    assert (idle["load_threads"], idle["buffer_kib"], idle["huge_pages"]) == (0, 1048576, True)
+    loaded = s[s["test"] == "loaded_latency"].iloc[0]        # --loaded_latency -W5 -l256 -t2 -c0 -k1
+    assert loaded["load_threads"] == 1 and loaded["random"] is True
+    assert pd.isna(loaded["buffer_kib"]) and pd.isna(loaded["huge_pages"]) and pd.isna(loaded["load_random"])
+
+
+def test_idle_latency_prefers_huge_pages_and_reports_the_page_walk_cost(real):
+    df = real_table(real, [f"{BERNEP}/mlc_write0_64.txt"])
+    idle = df[df["test"] == "idle_latency"].iloc[0]
+    table = pd.concat([
+        df[df["test"] == "loaded_latency"],
+        pd.DataFrame([{**idle, "latency_ns": 247.0, "huge_pages": True, "pages": "2M (THP, 100 %)"},
+                      {**idle, "latency_ns": 249.0, "huge_pages": True, "pages": "2M (THP, 100 %)"},
+                      {**idle, "latency_ns": 387.0, "huge_pages": False, "pages": "4K"}]),
+    ], ignore_index=True)
+    assert memory.idle_latency_ns(table) == pytest.approx(248.0)
+    walk = memory.page_walk(table)
+    assert (walk["huge_page_ns"], walk["small_page_ns"]) == pytest.approx((248.0, 387.0))
+    assert walk["page_walk_ns"] == pytest.approx(139.0) and (walk["n_huge"], walk["n_small"]) == (2, 1)
+    assert "page-walk cost" in memory.page_walk_text(table) and "+139.0 ns" in memory.page_walk_text(table)
+    idle_tab = memory.idle_table(table)
+    assert idle_tab["n"].tolist() == [2, 1] and idle_tab["latency_ns_ci_low"].iloc[0] < 248.0
+    # only 4 KiB (or unknown) pages measured: that figure, and the text says it includes page walks
+    only_small = table[table["huge_pages"] != True]  # noqa: E712
+    assert memory.idle_latency_ns(only_small) == 387.0
+    assert "4 KiB pages only" in memory.page_walk_text(only_small)
+    assert np.isnan(memory.page_walk(only_small)["page_walk_ns"])
 
 
 def test_failed_rows_are_ignored_by_analysis(real):
@@ -174,6 +340,11 @@ def test_failed_rows_are_ignored_by_analysis(real):
 # ------------------------------------------------------------------------------------------ figures
 
 
+def _inside(inner, outer) -> bool:
+    """True when bounding box `inner` overlaps bounding box `outer`."""
+    return not (inner.x1 <= outer.x0 or inner.x0 >= outer.x1 or inner.y1 <= outer.y0 or inner.y0 >= outer.y1)
+
+
 def test_figures_have_units_lines_and_idle_marker(real):
     from memstor.report.plots import memory as mplots
 
@@ -186,9 +357,17 @@ def test_figures_have_units_lines_and_idle_marker(real):
         assert ax.get_xlabel() == "bandwidth (MB/s, 1 MB = 10^6 B)" and ax.get_ylabel() == "latency (ns)"
         labels = [ln.get_label() for ln in ax.get_lines()]
         assert "idle latency 79 ns" in labels
+        assert ax.get_legend() is None  # no legend over the data
     lines64 = {ln.get_label(): ln for ln in panels[0].get_lines()}
     assert set(lines64) == {"read-only", "1:1", "idle latency 79 ns"}
     assert len(lines64["read-only"].get_xdata()) == 19 and max(lines64["read-only"].get_xdata()) == 43078.9
+    # one figure legend, outside every panel
+    (legend,) = fig.legends
+    assert {t.get_text() for t in legend.get_texts()} == {"read-only", "1:1", "idle latency 79 ns"}
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = legend.get_window_extent(renderer)
+    assert not any(_inside(box, ax.get_window_extent(renderer)) for ax in panels)
 
     fig2 = mplots.delay_sweep(df)
     titled = [ax for ax in fig2.axes if ax.get_title()]
@@ -202,4 +381,44 @@ def test_figures_have_units_lines_and_idle_marker(real):
     assert fig3.axes[0].get_xlabel() == "bandwidth (MB/s, 1 MB = 10^6 B)"
     empty = mplots.latency_vs_bandwidth(df.assign(status="failed"))
     assert "no loaded latency measured" in [t.get_text() for t in empty.axes[0].texts]
+    matplotlib.pyplot.close("all")
+
+
+def test_figures_show_both_idle_figures_and_repetition_intervals(real):
+    from memstor.report.plots import memory as mplots
+
+    rows = real_table(real, [f"{BERNEP}/mlc_write0_64.txt"])
+    idle = rows[rows["test"] == "idle_latency"].iloc[0]
+    loaded = rows[rows["test"] == "loaded_latency"]
+    df = pd.concat([_variant(loaded, "a.txt"), _variant(loaded, "b.txt", scale=1.05),
+                    pd.DataFrame([{**idle, "latency_ns": 247.0, "huge_pages": True, "pages": "2M (THP, 100 %)"},
+                                  {**idle, "latency_ns": 387.0, "huge_pages": False, "pages": "4K"}])],
+                   ignore_index=True)
+    fig = mplots.latency_vs_bandwidth(df)
+    texts = {t.get_text() for t in fig.legends[0].get_texts()}
+    assert "idle latency, 2M pages: 247 ns" in texts
+    assert "idle latency, 4K pages: 387 ns (page walks +140 ns)" in texts
+    assert fig.axes[0].collections  # error bars of the repeated points (n = 2)
+    matplotlib.pyplot.close("all")
+
+
+def test_synthesis_memory_figure_one_panel_per_access_size_legend_outside(real):
+    from memstor.analysis import synthesis as syn
+    from memstor.report.plots import synthesis as figs
+
+    files = [f"{BERNEP}/mlc_write{w}_{s}.txt" for w in (0, 25, 50, 100) for s in (64, 256)]
+    df = real_table(real, files, idle=False).assign(host="bernep", ok=True)
+    curves = syn.memory_curves(df)
+    _, fits = syn.memory_fits(curves)
+    fig = figs.memory_figure(curves, fits)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == ["bernep, 64 B accesses", "bernep, 256 B accesses"]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in axes:
+        legend = ax.get_legend()
+        texts = [t.get_text() for t in legend.get_texts()]
+        assert len(texts) == 4 + 2 and texts[-1].startswith("knee (latency 2·R0)")
+        assert not _inside(legend.get_window_extent(renderer), ax.get_window_extent(renderer))
+        assert ax.get_window_extent(renderer).height > 150  # not a thin strip
     matplotlib.pyplot.close("all")

@@ -51,6 +51,11 @@ def test_notebook_is_clean_and_declares_the_profile_keys():
         assert params[key][0] == type(value).__name__
     source = "\n".join(c.source for c in nb.cells)
     assert 'run_experiment("mlc-loaded-latency", params, data_root=data_dir, host=host or None)' in source
+    assert params["huge_pages"] == ("bool", True) and params["random_access"] == ("bool", False)
+    # one memory knee (the fitted model's, as in the report); the +25 % rise table is not called a knee
+    assert "memory.fit_table(" in source and "knee_table" not in source
+    assert "latency_rise_table" in source and "Latency +25 % point" in source
+    assert "memory.page_walk_text(df)" in source
 
 
 def _ensure_kernel() -> None:
@@ -94,5 +99,11 @@ def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     assert sorted(loaded["traffic"].unique()) == ["1:1", "read-only"]
     assert sorted(loaded["inject_delay"].unique()) == [0, 2000, 20000]
     assert (loaded["latency_ns"] > 0).all() and (loaded["bandwidth_MBps"] > 0).all()
+    idle = table[table["test"] == "idle_latency"]
+    assert "4K" in set(idle["pages"]) and (idle["latency_ns"] > 0).all()
+    texts = " ".join(str(o.get("data", {}).get("text/markdown", "")) for o in outputs)
+    assert "Idle latency" in texts and "4 KiB pages" in texts
+    html = " ".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
+    assert "knee bandwidth (MB/s) [95 % interval]" in html and "R0 (ns)" in html and "rise_bandwidth_MBps" in html
     assert sorted(p.name for p in (tmp_path / "figures").glob("*.png")) == [
         "mlc-loaded-latency-curves.png", "mlc-loaded-latency-delay.png", "mlc-loaded-latency-peak.png"]

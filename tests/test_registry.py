@@ -21,7 +21,8 @@ TOY_MODULE = '''"""toy-echo: one tiny random-read fio point (a test family; noth
 
 from __future__ import annotations
 
-from memstor.experiments._fio import _common, _run, point_params
+from memstor.experiments._fio import _run, common_params, point_params
+from memstor.validate import Section
 
 EXPERIMENT = "toy-echo"
 NOTEBOOK = "50-toy-echo"
@@ -32,7 +33,7 @@ def validate(params: dict):
     """The shared fio keys are all a toy needs (wrapped like the real families' parameter models)."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(common=_common(EXPERIMENT, params))
+    return SimpleNamespace(common=common_params(Section(EXPERIMENT), params))
 
 
 def _configs(p, engine: str) -> list:
@@ -99,7 +100,7 @@ def test_a_toy_family_runs_through_cli_makefile_and_synthesis(tmp_path):
     assert make.returncode == 0, make.stderr
     assert "notebooks/50-toy-echo.ipynb build/notebooks/50-toy-echo.ipynb" in make.stdout
 
-    probe = ("import sys; from memstor.analysis.synthesis import load_dataset; ds = load_dataset(sys.argv[1]); "
+    probe = ("import sys; from memstor.analysis.dataset import load_dataset; ds = load_dataset(sys.argv[1]); "
              "print(ds.host('toyhost').tables, sorted(set(ds.fio['table'])), int(ds.fio['ok'].sum()))")
     syn = subprocess.run([sys.executable, "-c", probe, str(data)], capture_output=True, text=True, timeout=120,
                          env=env, cwd=repo)

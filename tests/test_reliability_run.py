@@ -53,7 +53,14 @@ needs_fio = pytest.mark.skipif(FIO is None, reason="fio not installed (apt-get i
 needs_loadlat = pytest.mark.skipif(not LOADLAT.is_file(), reason="loadlat not built (make loadlat)")
 FIO_BS = ["--set", "bs=[4k,8k,16k]"]  # 3 points of ~1 s each
 FIO_POINTS = [f"randread-bs{b}-qd32-nj1-{{engine}}-d{{d}}-t0.3-r0-f4m-rep1" for b in ("4k", "8k", "16k")]
-MEM_POINTS = ["idle-latency", "peak-injection-bandwidth", "loaded-latency_R_l64", "loaded-latency_W5_l64"]
+def mem_points(*sets: str) -> list[str]:
+    """The memory sweep's point names for the quick profile with `--set` overrides (the experiment's own
+    naming: every setting is in the name, so quick and standard runs never share a raw file)."""
+    from memstor.experiments import mlc_loaded_latency as ll
+    from memstor.params import load_profile, parse_override
+
+    params = load_profile("quick", "mlc-loaded-latency", dict(parse_override(s) for s in sets if s != "--set"))
+    return [p.name for p in ll.build_points(ll.validate_params(params), "loadlat")]
 
 
 # ------------------------------------------------------------------------------------------ fixtures
@@ -487,7 +494,8 @@ def _check_resumed(data: Path, experiment: str, n_points: int, kept: dict, kind:
     else:
         keys = [(r["point"], r["test"], r["traffic"], r["inject_delay"], r["run"]) for r in rows]
         assert len(keys) == len(set(keys)), "duplicate rows"
-        assert {r["point"] for r in rows} == set(MEM_POINTS) and all(r["status"] == "done" for r in rows)
+        want = set(mem_points(*TINY_MEM, "--set", "traffic=[R,W5]"))
+        assert {r["point"] for r in rows} == want and all(r["status"] == "done" for r in rows)
         assert_finite_non_negative(rows, ["latency_ns", "bandwidth_MBps"])
         loaded = [r for r in rows if r["test"] == "loaded_latency"]
         assert len(loaded) == 4 and all(float(r["latency_ns"]) > 0 for r in loaded)
@@ -503,7 +511,8 @@ def interrupt_and_resume(tmp_path: Path, kind: str, sig: int, group: bool, after
     if kind == "fio":
         experiment, extra, n_points = "fio-block-size", [*TINY_FIO, *FIO_BS], 3
     else:
-        experiment, extra, n_points = "mlc-loaded-latency", [*TINY_MEM, "--set", "traffic=[R,W5]"], 4
+        experiment, extra = "mlc-loaded-latency", [*TINY_MEM, "--set", "traffic=[R,W5]"]
+        n_points = len(mem_points(*extra))
     args = ["run", experiment, "--profile", "quick", "--data", str(data), "--host", HOST, "--no-progress", *extra]
     errf = tmp_path / "stderr-1.txt"
     proc = start_cli(*args, env=env, stderr_path=errf)

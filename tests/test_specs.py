@@ -73,9 +73,9 @@ def test_a_second_sheet_is_one_more_yaml(tmp_path):
         ("device: X\nvalues:\n  - id: a\n    metric: iops\n    rw: randread\n    value: 5\n    confidence: c\n",
          "value 'a': missing 'source'"),
         ("device: X\nvalues:\n  - id: a\n    metric: latency\n    rw: randread\n    value: 5\n"
-         "    source: s\n    confidence: c\n", "metric must be one of iops, bw_MBps"),
+         "    source: s\n    confidence: c\n", "parameter metric='latency' is invalid: choose one of iops, bw_MBps"),
         ("device: X\nvalues:\n  - id: a\n    metric: iops\n    rw: randread\n    value: -5\n"
-         "    source: s\n    confidence: c\n", "value must be a positive number"),
+         "    source: s\n    confidence: c\n", "parameter value=-5 is invalid: use a number > 0"),
         ("device: X\nvalues:\n  - id: a\n    metric: iops\n    rw: randread\n    value: 5\n    conditions: nope\n"
          "    source: s\n    confidence: c\n", "conditions 'nope' not defined"),
         ("device: X\nvalues: [\n", "not valid YAML"),

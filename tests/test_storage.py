@@ -15,6 +15,7 @@ from scipy import stats
 
 from conftest import REAL
 from memstor.analysis import storage
+from memstor.analysis.summary import observations, summary_table, with_totals
 from memstor.errors import UsageError
 from memstor.experiments import _fio as fio_exp
 from memstor.experiments import fio_block_size as block_size
@@ -117,23 +118,23 @@ def test_garbage_raw_output_is_a_failed_row():
 
 
 def test_summary_mean_ci_and_n(qd_df):
-    summ = storage.summary(qd_df)
+    summ = summary_table(qd_df)
     assert len(summ) == 8
     r = summ[summ["iodepth"] == 1].iloc[0]
     x = np.array([12605.033333, 12587.780407, 12463.217893])  # SOURCES.md, qd1_{1,2,3}.json
     half = stats.t.ppf(0.975, 2) * x.std(ddof=1) / math.sqrt(3)
     assert r["n"] == 3 and r["n_failed"] == 0
-    assert r["iops_mean"] == pytest.approx(x.mean())
-    assert r["iops_ci95_low"] == pytest.approx(x.mean() - half)
-    assert r["iops_ci95_high"] == pytest.approx(x.mean() + half)
+    assert r["iops"] == pytest.approx(x.mean())
+    assert r["iops_ci_low"] == pytest.approx(x.mean() - half)
+    assert r["iops_ci_high"] == pytest.approx(x.mean() + half)
     view = storage.summary_view(summ)
     assert view.loc[view["QD"] == 1, "IOPS"].iloc[0] == f"{x.mean():,.0f} ± {half:,.0f}"
 
 
 def test_summary_single_run_has_no_interval(qd_df):
-    summ = storage.summary(qd_df[qd_df["rep"] == 1])
-    assert (summ["n"] == 1).all() and summ["iops_ci95_low"].isna().all()
-    assert summ["iops_mean"].notna().all()
+    summ = summary_table(qd_df[qd_df["rep"] == 1])
+    assert (summ["n"] == 1).all() and summ["iops_ci_low"].isna().all()
+    assert summ["iops"].notna().all()
 
 
 def test_littles_law_holds_on_real_qd_sweep(qd_df):
@@ -165,7 +166,7 @@ def test_littles_law_flags_cpu_bound_point_with_reason():
 
 
 def test_totals_of_real_mix(mix_df):
-    t = storage.with_totals(mix_df)
+    t = with_totals(observations(mix_df))
     tot = t[(t["point"] == "mix_R70W30_1") & (t["direction"] == "total")].iloc[0]
     rd = mix_df[(mix_df["point"] == "mix_R70W30_1") & (mix_df["direction"] == "read")].iloc[0]
     wr = mix_df[(mix_df["point"] == "mix_R70W30_1") & (mix_df["direction"] == "write")].iloc[0]
@@ -174,8 +175,8 @@ def test_totals_of_real_mix(mix_df):
     want = (435.472001894 * rd["total_ios"] + 20.6511263 * wr["total_ios"]) / (rd["total_ios"] + wr["total_ios"])
     assert tot["lat_mean_us"] == pytest.approx(want)
     assert pd.isna(tot["clat_p99_us"])  # not derivable from per-direction percentiles
-    one = t[(t["point"] == "mix_R100W0_1") & (t["direction"] == "total")].iloc[0]
-    assert one["clat_p99_us"] == pytest.approx(708.608)  # single direction: its own percentiles
+    one = t[t["point"] == "mix_R100W0_1"]  # a plain randread job: its read row is its total
+    assert list(one["direction"]) == ["read"] and one["clat_p99_us"].iloc[0] == pytest.approx(708.608)
     # Little's law on the total of a mix (QD 32)
     ll = storage.littles_law_table(mix_df)
     assert len(ll) == 12 and (ll["residual_pct"].abs() < 5).all()
@@ -202,7 +203,7 @@ def test_latency_cdf_total_merges_directions():
 
 
 def test_saturation_and_best(qd_df):
-    summ = storage.summary(qd_df)
+    summ = summary_table(qd_df)
     # QD128 is the best (148553 IOPS); QD64 (145073) is within 95%, QD32 (133806) is not
     assert storage.saturation_iodepth(summ, "randread") == 64
     best = storage.best_iops(qd_df, "randread")
@@ -218,19 +219,19 @@ def test_plots_draw_every_figure_from_real_data(qd_df, mix_df, tmp_path):
     for f in sorted((AIALRA / "bs_sweep").glob("*_1.json")):
         rw, bs = f.stem.split("_")[:2]
         rows += _rows(f, fio_exp.BLOCK_SIZE, 1, rw=rw, bs=bs[2:], iodepth=32)
-    bs_summ = storage.summary(fio_exp.to_frame(rows))
+    bs_summ = summary_table(fio_exp.to_frame(rows))
     more = []  # a second pattern (randwrite QD1) and a spec-conditions point (QD1 x 4 jobs)
     for f in sorted((AIALRA / "qd1_test").glob("randwrite_qd1_*.json")):
         more += _rows(f, fio_exp.QUEUE_DEPTH, int(f.stem[-1]), rw="randwrite", bs="4k", iodepth=1)
     more += _rows(MMN / "Project3" / "log&json data" / "NJ_4_run1.json", fio_exp.QUEUE_DEPTH, 1, rw="randread",
                   bs="4k", iodepth=1, numjobs=4, spec_point=True)
-    qd_summ = storage.summary(pd.concat([qd_df, fio_exp.to_frame(more)], ignore_index=True))
+    qd_summ = summary_table(pd.concat([qd_df, fio_exp.to_frame(more)], ignore_index=True))
     cdfs = pd.concat([storage.latency_cdf(CHRIS / "qd_sweep.json", jobname=j).assign(label=j)
                       for j in ("qd-1", "qd-32")])
     figs = {
         "bs-tput": splots.block_size_throughput(bs_summ),
         "bs-lat": splots.block_size_latency(bs_summ),
-        "rw": splots.rw_ratio(storage.summary(storage.with_totals(mix_df))),
+        "rw": splots.rw_ratio(summary_table(mix_df)),
         "tl": splots.throughput_latency(qd_summ),
         "pct": splots.qd_percentiles(qd_summ),
         "qd": splots.qd_iops(qd_summ),
@@ -375,7 +376,7 @@ def test_rw_ratio_sweep_real_fio(tmp_path):
     assert r50.loc["read", "iops"] > 0 and r50.loc["write", "iops"] > 0
     share = r50.loc["read", "total_ios"] / (r50.loc["read", "total_ios"] + r50.loc["write", "total_ios"])
     assert share == pytest.approx(0.5, abs=0.05)
-    tot = storage.with_totals(df)
+    tot = with_totals(observations(df))
     assert (tot["direction"] == "total").sum() == 2
 
 

@@ -126,17 +126,92 @@ def test_rerun_is_cached_and_touches_nothing(tmp_path):
     assert [e["status"] for e in man["points"]] == ["cached"] * 3
 
 
-def test_incomplete_raw_or_changed_params_are_rerun(tmp_path):
+def test_incomplete_raw_is_rerun(tmp_path):
     pts = grid(3)
     run_sweep("e", pts, JsonRunner(), tmp_path, "h", progress=False)
     d = raw_dir(tmp_path, "h", "e")
     (d / f"{pts[0].name}.json").write_text('{"point": "p0", "val')  # truncated raw file
-    changed = [pts[0], pts[1], Point(pts[2].name, {"x": 99, "label": "x=99"})]
+    r2 = JsonRunner()
+    res = run_sweep("e", pts, r2, tmp_path, "h", progress=False)
+    assert r2.calls == [pts[0].name]
+    assert [r.status for r in res] == ["done", "cached", "cached"]
+    assert json.loads((d / f"{pts[0].name}.json").read_text())["value"] == 0
+
+
+def test_completed_point_with_other_params_is_kept_and_the_new_one_fails(tmp_path):
+    """Raw data is immutable: a completed raw point measured with other params (another drive, file or
+    setting under the same name) is never replaced; the new point fails with one line naming the raw
+    file, that it is kept, and the way out; the other points still run."""
+    pts = grid(3)
+    run_sweep("e", pts, JsonRunner(), tmp_path, "h", progress=False)
+    d = raw_dir(tmp_path, "h", "e")
+    keep = {p.name: p.read_bytes() for p in d.iterdir() if p.name.startswith(pts[2].name)}
+    assert len(keep) == 2  # raw file + meta
+    (d / f"{pts[0].name}.json").write_text('{"point": "p0", "val')  # incomplete: may be re-measured
+    changed = [pts[0], pts[1], Point(pts[2].name, {"x": 99, "label": "x=99"}), Point("p3-x30", {"x": 30})]
     r2 = JsonRunner()
     res = run_sweep("e", changed, r2, tmp_path, "h", progress=False)
-    assert r2.calls == [pts[0].name, pts[2].name]
-    assert [r.status for r in res] == ["done", "cached", "done"]
-    assert json.loads((d / f"{pts[2].name}.json").read_text())["value"] == 198
+    assert r2.calls == [pts[0].name, "p3-x30"]
+    assert [r.status for r in res] == ["done", "cached", "failed", "done"]
+    raw = d / f"{pts[2].name}.json"
+    assert res[2].raw is None and res[2].error == (
+        f"point {pts[2].name}: {raw} is a completed measurement with other parameters (label, x); it is kept, "
+        f"not replaced: measure into another --data or --host, or move or rename {d} first")
+    assert {p.name: p.read_bytes() for p in d.iterdir() if p.name.startswith(pts[2].name)} == keep
+    man = json.loads((d / "manifest.json").read_text())
+    assert [e["status"] for e in man["points"]] == ["done", "cached", "failed", "done"]
+    assert man["points"][2]["error"] == res[2].error and man["points"][2]["raw"] is None
+    again = JsonRunner()  # the same refusal every time, still nothing touched
+    assert [r.status for r in run_sweep("e", changed, again, tmp_path, "h", progress=False)] == \
+        ["cached", "cached", "failed", "cached"]
+    assert again.calls == [] and json.loads(raw.read_text())["value"] == 40
+
+
+def test_incidental_params_do_not_make_another_measurement(tmp_path):
+    """A point that differs only in its incidental params (the test file's folder on the same device)
+    is the same measurement: cached, neither re-measured nor refused."""
+    first = [Point("p0", {"x": 1, "test_file": "/a/f"}, incidental=("test_file",))]
+    run_sweep("e", first, JsonRunner(), tmp_path, "h", progress=False)
+    moved = [Point("p0", {"x": 1, "test_file": "/b/f"}, incidental=("test_file",))]
+    r = JsonRunner()
+    assert [x.status for x in run_sweep("e", moved, r, tmp_path, "h", progress=False)] == ["cached"]
+    assert r.calls == []
+    other = [Point("p0", {"x": 2, "test_file": "/b/f"}, incidental=("test_file",))]
+    res = run_sweep("e", other, JsonRunner(), tmp_path, "h", progress=False)
+    assert res[0].status == "failed" and "other parameters (x)" in res[0].error
+
+
+def test_failed_or_incomplete_points_with_other_params_are_remeasured(tmp_path):
+    pts = grid(2)
+    run_sweep("e", pts, JsonRunner(fail={pts[0].name}, incomplete={pts[1].name}), tmp_path, "h", progress=False)
+    d = raw_dir(tmp_path, "h", "e")
+    # a meta that says done over a raw file that is not complete: not a completed measurement either
+    meta = json.loads((d / f"{pts[1].name}.meta.json").read_text())
+    meta.update(status="done")
+    (d / f"{pts[1].name}.meta.json").write_text(json.dumps(meta))
+    (d / f"{pts[1].name}.json").write_text('{"complete": false}')
+    changed = [Point(p.name, {"x": p.params["x"] + 1, "label": "new"}) for p in pts]
+    r2 = JsonRunner()
+    res = run_sweep("e", changed, r2, tmp_path, "h", progress=False)
+    assert r2.calls == [p.name for p in pts] and [r.status for r in res] == ["done", "done"]
+    assert json.loads((d / f"{pts[1].name}.meta.json").read_text())["params"]["label"] == "new"
+
+
+def test_recording_adds_fields_to_manifest_and_metas(tmp_path):
+    from memstor.measure.sweep import recording
+
+    dev = {"name": "h-sda1", "kind": "filesystem", "uuid": "0a1b"}
+    with recording(device=dev):
+        run_sweep("e", grid(2), JsonRunner(), tmp_path, "h-sda1", sysinfo={"cpu": "X"}, progress=False)
+    d = raw_dir(tmp_path, "h-sda1", "e")
+    man = json.loads((d / "manifest.json").read_text())
+    assert man["device"] == dev and man["host"] == "h-sda1" and man["sysinfo"] == {"cpu": "X"}
+    assert list(man)[-1] == "points"
+    for m in d.glob("*.meta.json"):
+        meta = json.loads(m.read_text())
+        assert meta["device"] == dev and meta["host"] == "h-sda1" and meta["status"] == "done"
+    run_sweep("e2", grid(1), JsonRunner(), tmp_path, "h", progress=False)  # outside: nothing added
+    assert "device" not in json.loads((raw_dir(tmp_path, "h", "e2") / "manifest.json").read_text())
 
 
 def test_failed_point_recorded_sweep_goes_on_and_rerun_retries(tmp_path):

@@ -7,13 +7,17 @@ import json
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 matplotlib.use("Agg")
 
 from memstor import cli  # noqa: E402
 from memstor.analysis import synthesis as syn
+from memstor.analysis.dataset import NoData, load_dataset
+from memstor.report import text
 from memstor.report.plots import synthesis as figs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,22 +68,32 @@ def test_both_hosts_are_loaded_with_their_tables(S, data):
 
 
 def test_headline_numbers_of_the_imported_host_match_the_fixtures(S):
-    h = S.headline.set_index(["host", "key"])["value"]
-    # SOURCES.md: qd128 runs 148527.23 / 148561.76 / 148570.70 IOPS -> median
-    assert h[(IMPORTED, "best_randread_iops")] == pytest.approx(148_561.762549, rel=1e-6)
-    # QD1 4K randread: qd_sweep qd1 x3 + qd1_test x3 -> median of six mean latencies (us)
-    assert h[(IMPORTED, "qd1_randread_lat_us")] == pytest.approx((79.407695281 + 79.699319714) / 2, rel=1e-6)
-    # randwrite QD1: 14796.15 / 14840.92 / 14953.62 ns -> median
-    assert h[(IMPORTED, "qd1_randwrite_lat_us")] == pytest.approx(14.840922903, rel=1e-6)
+    long = S.headline.set_index(["host", "key"])
+    h = long["value"]
+    # SOURCES.md: qd128 runs 148527.23 / 148561.76 / 148570.70 IOPS -> their mean, n = 3, with its CI
+    x = np.array([148527.229, 148561.762549, 148570.697])
+    assert h[(IMPORTED, "best_randread_iops")] == pytest.approx(x.mean(), rel=1e-6)
+    best = long.loc[(IMPORTED, "best_randread_iops")]
+    assert best["n"] == 3 and best["value_ci_low"] < x.mean() < best["value_ci_high"]
+    assert best["detail"] == "QD128x1, io_uring, O_DIRECT, imported, n=3"
+    # QD1 4K randread: two jobs (qd_sweep "qd1" x3, qd1_test "randread_qd1" x3) are two configurations,
+    # never pooled; the headline is the lower mean latency: qd1 runs 79.0086 / 79.0868 / 79.8225 us
+    assert h[(IMPORTED, "qd1_randread_lat_us")] == pytest.approx(np.mean([79.008614514, 79.086756, 79.822488]),
+                                                                 rel=1e-5)
+    # randwrite QD1: 14796.15 / 14840.92 / 14953.62 ns -> mean
+    assert h[(IMPORTED, "qd1_randwrite_lat_us")] == pytest.approx(np.mean([14.796155, 14.840923, 14.953620]),
+                                                                  rel=1e-5)
     assert h[(IMPORTED, "idle_latency_ns")] == pytest.approx(89.0)       # icelake idle matrix, local min
     assert h[(IMPORTED, "peak_bw_MBps")] == pytest.approx(351_762.1)      # icelake ALL Reads
     assert h[(IMPORTED, "seq_read_MBps")] > 3000
     assert h[(THIS, "best_randwrite_iops")] > 0
     assert h[(THIS, "qd1_randwrite_lat_us")] > 0
     assert pd.isna(h[(THIS, "best_randread_iops")])  # this host measured no random read: missing, not 0
-    table = syn.headline_table(S.headline)
+    table = text.headline_table(S.headline)
     assert list(table.columns) == ["metric", IMPORTED, THIS]
-    assert table.loc[table["metric"] == "Best 4K random read (IOPS)", IMPORTED].iloc[0] == "148,562 (at QD128x1)"
+    half = stats.t.ppf(0.975, 2) * x.std(ddof=1) / np.sqrt(3)
+    assert table.loc[table["metric"] == "Best 4K random read (IOPS)", IMPORTED].iloc[0] == \
+        f"148,553 ± {half:.1f} (QD128x1, io_uring, O_DIRECT, imported, n=3)"
     assert table.loc[table["metric"] == "Sequential read (MB/s)", THIS].iloc[0] == "–"
 
 
@@ -88,18 +102,19 @@ def test_spec_comparison_uses_the_spec_point_and_flags_conditions(S):
     head = comp[comp["headline"]].set_index("host")
     assert set(head.index) == {IMPORTED, THIS}
     mine = head.loc[THIS]
-    assert mine["selection"] == "spec-conditions point (QD32x4)"
+    assert mine["selection"].startswith("spec-conditions point (QD32x4, ")
     assert mine["measured_conditions"].startswith("QD32x4=128, 4 KiB, 16 MiB file span, fresh, file on a filesystem")
     assert mine["flag"] == "differs: span, state, target"
     assert mine["ratio"] == pytest.approx(mine["measured"] / 130_000)
     theirs = head.loc[IMPORTED]
-    # randwrite 4K QD32 x1 runs: 130728.74, 154276.66, 100999.07, 135267.22, 112747.12 -> median
-    assert theirs["measured"] == pytest.approx(130_728.742375, rel=1e-6)
-    assert theirs["ratio"] == pytest.approx(130_728.742375 / 130_000, rel=1e-6)
+    # randwrite 4K QD32 x1: three jobs (mix_R0W100 x3: mean 128668.16, rw_burst 135267.22, rw_steady
+    # 112747.12) are three configurations; the best matching one has the highest IOPS: rw_burst, n = 1
+    assert theirs["measured"] == pytest.approx(135_267.224426, rel=1e-6)
+    assert theirs["ratio"] == pytest.approx(135_267.224426 / 130_000, rel=1e-6) and theirs["n"] == 1
     assert theirs["selection"].startswith("best matching point, no spec-conditions point (QD32x1")
     assert theirs["flag"] == "differs: outstanding, span?, state?, target?"
     assert list(comp["headline"])[:2] == [True, True]
-    shown = syn.spec_table(comp)
+    shown = text.spec_table(comp)
     assert list(shown.columns) == ["host", "spec value", "unit", "measured", "spec", "ratio",
                                    "conditions", "flag"]
     seq = comp[(comp["host"] == THIS) & (comp["id"] == "seqread_series")].iloc[0]
@@ -117,13 +132,19 @@ def test_measured_conditions_come_from_table_and_meta(S):
 def test_littles_law_for_every_queue_depth_point(S):
     lit = S.little
     mine = lit[lit["host"] == THIS]
-    assert sorted(mine["N_outstanding"]) == [1, 4, 16, 128]
+    assert sorted(mine["outstanding_io"]) == [1, 4, 16, 128]
     r = mine.iloc[0]
-    assert r["XR_outstanding"] == pytest.approx(r["X_iops"] * r["R_mean_us"] * 1e-6)
-    assert r["residual_pct"] == pytest.approx(100 * (r["XR_outstanding"] - r["N_outstanding"]) / r["N_outstanding"])
-    theirs = lit[(lit["host"] == IMPORTED) & (lit["rw"] == "randread")]
-    assert sorted(theirs["N_outstanding"]) == [1, 2, 4, 8, 16, 32, 64, 128]
-    assert theirs["residual_pct"].abs().max() < 2.0        # real fio keeps Little's law within ~1 %
+    assert r["littles_outstanding"] == pytest.approx(r["iops"] * r["lat_mean_us"] * 1e-6)
+    assert r["residual_pct"] == pytest.approx(100 * (r["littles_outstanding"] - r["outstanding_io"])
+                                              / r["outstanding_io"])
+    assert (r["band_low"], r["band_high"]) == pytest.approx((0.95 * r["outstanding_io"], 1.05 * r["outstanding_io"]))
+    assert {"flagged", "reason", "n"} <= set(lit.columns)
+    qd = lit[(lit["host"] == IMPORTED) & (lit["rw"] == "randread") & lit["config"].str.startswith("qd")]
+    assert sorted(qd["outstanding_io"]) == [1, 2, 4, 8, 16, 32, 64, 128] and (qd["n"] == 3).all()
+    assert qd["residual_pct"].abs().max() < 2.0        # real fio keeps Little's law within ~1 %
+    # a mixed job is judged on its read + write total, from the same three runs
+    mix = lit[(lit["host"] == IMPORTED) & (lit["rw"] == "randrw") & lit["config"].str.startswith("mix_R70W30")]
+    assert list(mix["direction"]) == ["total"] and mix["n"].iloc[0] == 3
 
 
 def test_knee_fits_per_host_and_workload(S):
@@ -135,10 +156,14 @@ def test_knee_fits_per_host_and_workload(S):
     assert mine["points"] == 3 and mine["N_range"] == "1-16"      # the spec point is shown, not fitted
     assert mine["N_star_fit"] == pytest.approx(mine["X_max_fit_iops"] * mine["R_min_fit_us"] * 1e-6)
     assert (IMPORTED, "randread") in S.knee_fits and (THIS, "randwrite") in S.knee_fits
-    shown = syn.knee_display(S.knees)
-    assert {"N* fit (I/Os)", "R_min fit (µs)", "X_max fit (IOPS)", "R²"} <= set(shown.columns)
-    text = " ".join(syn.knee_sentences(S.knees))
-    assert f"{k.loc[(IMPORTED, 'randread'), 'N_star_fit']:.1f} I/Os in flight" in text
+    fit = k.loc[(IMPORTED, "randread")]
+    assert fit["N_star_fit_ci_low"] < fit["N_star_fit"] < fit["N_star_fit_ci_high"]
+    assert fit["R_min_fit_se_us"] > 0 and fit["X_max_fit_se_iops"] > 0
+    assert fit["N_star_bound"] == pytest.approx(fit["X_max_meas_iops"] * fit["R_min_meas_us"] * 1e-6)
+    shown = text.knee_display(S.knees)
+    assert {"N* fit (I/Os, 95 % CI)", "R_min fit (µs)", "X_max fit (IOPS)", "R²", "N* bound (I/Os)"} <= set(shown.columns)
+    sentences = " ".join(text.knee_sentences(S.knees))
+    assert "two-asymptote fit gives N*" in sentences and "closed-system bound gives N*" in sentences
 
 
 def test_memory_fit_of_the_imported_curve(S):
@@ -147,7 +172,7 @@ def test_memory_fit_of_the_imported_curve(S):
     row = m.loc[IMPORTED]
     assert row["points"] == 19 and row["traffic"] == "read-only" and row["r2"] > 0.99
     assert 88 < row["R0_ns"] < 98 and row["knee_reached"]
-    assert "R0 = " in syn.memory_sentences(S.mem)[0]
+    assert "R0 = " in text.memory_sentences(S.mem)[0]
 
 
 def test_figures_show_every_host(S):
@@ -175,7 +200,7 @@ def test_figures_show_every_host(S):
 
 
 def test_systems_provenance_and_commands(S):
-    sysinfo = syn.systems_table(S.dataset).set_index("property")
+    sysinfo = text.systems_table(S.dataset).set_index("property")
     assert sysinfo.loc["Data", IMPORTED] == "imported (memstor parse)"
     assert sysinfo.loc["Data", THIS] == "measured by memstor"
     assert sysinfo.loc["fio", IMPORTED] == "fio-3.36"
@@ -184,26 +209,26 @@ def test_systems_provenance_and_commands(S):
     assert prov.loc[(THIS, "fio-queue-depth.csv"), "points"] == 4
     assert prov.loc[(THIS, "fio-queue-depth.csv"), "failed"] == 0
     assert prov.loc[(IMPORTED, "fio.csv"), "tools"] == "fio-3.36"
-    cmds = syn.commands(S.dataset, width=86)
+    cmds = text.commands(S.dataset, width=86)
     assert len(cmds) == 1 and cmds[0]["host"] == THIS and cmds[0]["points"] == 4
     assert "fio" in cmds[0]["command"] and "--rw=randwrite" in cmds[0]["command"]
     assert {"iodepth", "numjobs", "spec_point"} <= set(cmds[0]["varies"])
 
 
 def test_no_data_and_bad_tables_give_one_line(tmp_path):
-    with pytest.raises(syn.NoData) as exc:
-        syn.load_dataset(tmp_path)
+    with pytest.raises(NoData) as exc:
+        load_dataset(tmp_path)
     assert "memstor parse" in str(exc.value) and "\n" not in str(exc.value)
     host = tmp_path / "processed" / "broken"
     host.mkdir(parents=True)
     (host / "fio.csv").write_text("", encoding="utf-8")
-    with pytest.raises(syn.NoData):
-        syn.load_dataset(tmp_path)
+    with pytest.raises(NoData):
+        load_dataset(tmp_path)
     good = tmp_path / "processed" / "ok"
     good.mkdir()
     pd.DataFrame([{"host": "x", "rw": "randread", "direction": "read", "bs_bytes": 4096, "iodepth": 1,
                    "numjobs": 1, "iops": 1000.0, "lat_mean_us": 999.0, "error": 0}]).to_csv(good / "fio.csv")
-    ds = syn.load_dataset(tmp_path)
+    ds = load_dataset(tmp_path)
     assert ds.host_names == ["ok"]
     assert any("broken/fio.csv: empty file" in p for p in ds.problems)
 
@@ -219,8 +244,27 @@ def test_failed_points_never_enter_a_number(tmp_path):
     ]
     pd.DataFrame(rows).to_csv(host / "fio-queue-depth.csv", index=False)
     (host / "sysinfo.json").write_text(json.dumps({"cpu": {"model": "X"}}), encoding="utf-8")
-    ds = syn.load_dataset(tmp_path)
+    ds = load_dataset(tmp_path)
     assert ds.fio["ok"].tolist() == [True, False]
-    pts = syn.point_medians(ds.fio)
-    assert pts["iodepth"].tolist() == [1]
+    pts = syn.fio_summary(ds)
+    assert pts["iodepth"].tolist() == [1, 4] and pts["n"].tolist() == [1, 0] and pd.isna(pts["iops"].iloc[1])
     assert syn.provenance(ds).iloc[0]["failed"] == 1
+
+
+def test_methods_describe_exactly_the_points_in_the_tables(data, tmp_path):
+    """A raw point of an earlier run with other settings (still on disk, never removed) is not counted
+    in the methods section: its meta is left out of the provenance and the commands."""
+    import shutil
+
+    copy = tmp_path / "data"
+    shutil.copytree(data, copy)
+    raw = copy / "raw" / THIS / "fio-queue-depth"
+    meta = next(raw.glob("*.meta.json"))
+    old = json.loads(meta.read_text())
+    old.update(point="randwrite-bs4k-qd1-nj1-io_uring-d1-t10-r2-f4g-rep1", start_time="2020-01-01T00:00:00Z")
+    (raw / f"{old['point']}.meta.json").write_text(json.dumps(old))
+    ds = load_dataset(copy)
+    h = ds.host(THIS)
+    assert len(h.metas) == 4 and h.metas_not_shown == 1
+    assert all(not str(m.get("start_time", "")).startswith("2020") for m in h.metas)
+    assert text.commands(ds)[0]["points"] == 4

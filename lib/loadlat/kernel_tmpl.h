@@ -45,24 +45,24 @@ ATTR static void KN(run)(struct load_args *a)
     const int random = a->random;
     VT acc0 = VZERO, acc1 = VZERO;
     size_t roff = 0, woff = 0;
-    uint64_t rng = a->seed | 1;
+    uint64_t rng = a->seed;  /* random block order: rng_below (loadlat.h) */
     uint64_t groups = 0, g0 = 0;
     int measuring = 0;
 
     for (;;) {
         for (int k = 0; k < 16; k++) {
             if (tr->triad) {
-                size_t o = random ? L * rand_below(&rng, rblocks) : roff;
+                size_t o = random ? L * rng_below(&rng, rblocks) : roff;
                 KN(triad_block)(a->wr + o, a->rd + o, a->rd2 + o, L, &acc0);
                 roff = (roff + L == a->rd_len) ? 0 : roff + L;
             } else {
                 for (int r = 0; r < tr->reads; r++) {
-                    size_t o = random ? L * rand_below(&rng, rblocks) : roff;
+                    size_t o = random ? L * rng_below(&rng, rblocks) : roff;
                     KN(read_block)(a->rd + o, L, &acc0, &acc1);
                     roff = (roff + L == a->rd_len) ? 0 : roff + L;
                 }
                 for (int w = 0; w < tr->writes; w++) {
-                    size_t o = random ? L * rand_below(&rng, wblocks) : woff;
+                    size_t o = random ? L * rng_below(&rng, wblocks) : woff;
                     KN(write_block)(a->wr + o, L, VXOR(acc0, acc1), tr->nt);
                     woff = (woff + L == a->wr_len) ? 0 : woff + L;
                 }

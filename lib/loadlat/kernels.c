@@ -57,16 +57,6 @@ static inline __attribute__((always_inline)) void delay_inline(uint64_t n)
 
 void delay_loop(uint64_t n) { delay_inline(n); }
 
-static inline uint64_t rand_below(uint64_t *s, size_t n)  /* xorshift64*, uniform-ish in [0, n) */
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return (uint64_t)(((unsigned __int128)(x * 0x2545F4914F6CDD1Dull) * n) >> 64);
-}
-
 /* ------------------------------------------------------------ generic (64-bit scalar) kernel */
 #define KN(x) gen_##x
 #define ATTR

@@ -1,9 +1,12 @@
 /* loadlat - an open, MLC-compatible loaded-latency tool (memstor).
  *
- * Shared declarations of the three translation units:
+ * Shared declarations of the five translation units (and the one random number generator):
  *   main.c     options, thread orchestration, MLC-style text output, JSON sidecar
  *   kernels.c  load-generation kernels (read / write / non-temporal / triad), delay loop, calibrations
- *   memory.c   buffers (mmap, huge pages, first touch, THP evidence), latency chain, CPUs, clocks
+ *              (kernel_tmpl.h: the body of one kernel, included once per instruction set)
+ *   memory.c   buffers (mmap, huge pages, first touch, THP evidence), latency chain
+ *   cpus.c     CPU lists (parse, format), the affinity mask, pinning
+ *   clocks.c   time sources (CLOCK_MONOTONIC, thread CPU time) and sleeping
  */
 #ifndef LOADLAT_H
 #define LOADLAT_H
@@ -55,17 +58,35 @@ long long smaps_anon_huge_kib(const void *addr);
  * each pointer at a random 8-byte-aligned offset inside its slot. Returns the start pointer. */
 void **chain_build(struct buffer *b, size_t slot, uint64_t seed);
 
-/* Time. */
+/* Random numbers: splitmix64, the one generator of loadlat (latency chain order and offsets, random load
+ * order). Any seed is fine (0 too); its output is also a good 64-bit hash of the state, which
+ * chain_build uses per slot. Seeds k * 0x9E3779B97F4A7C15 give one stream shifted by k: mix them first. */
+static inline uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t rng_below(uint64_t *s, uint64_t n)  /* uniform in [0, n) (multiply-shift) */
+{
+    return (uint64_t)(((unsigned __int128)rng_next(s) * n) >> 64);
+}
+
+/* Time (clocks.c). */
 double now_s(void);                     /* CLOCK_MONOTONIC in seconds */
 double thread_cpu_s(void);              /* CLOCK_THREAD_CPUTIME_ID in seconds (CPU time of this thread) */
 void sleep_s(double s);                 /* nanosleep, returns early on a signal */
 
-/* CPUs. */
-int cpu_list_parse(const char *text, int *cpus, int max, char *err, size_t errlen);
+/* CPUs (cpus.c). */
+int cpu_list_parse(const char *text, int *cpus, int max, char *err, size_t errlen); /* count, or -1 + err */
+void cpu_list_format(const int *cpus, int n, char *out, size_t len);                /* {1,2,3,5} -> "1-3,5" */
+int cpu_list_has(int cpu, const int *cpus, int n);
 int allowed_cpus(int *cpus, int max);   /* CPUs in this process's affinity mask, ascending */
 int pin_self(int cpu);                  /* 0 or errno */
 
-/* Kernels. */
+/* Kernels (kernels.c). */
 struct load_args {
     const struct traffic *tr;
     unsigned char *rd, *rd2, *wr;       /* read buffer, second read buffer (triad), write buffer */

@@ -62,6 +62,27 @@ struct result {
     char why[200];
 };
 
+/* The points of a run: planned, done (nres, in order), and how the run ended. */
+struct run {
+    struct result *res;
+    int planned, nres;
+    int interrupted, any_failed;
+};
+
+/* Calibrations made before the threads start. */
+struct calib {
+    double delay_ns;
+    uint64_t delay_iters;
+    int cpu;
+    double core_ghz, tsc_ghz, cpufreq_max_ghz;  /* cpufreq_max_ghz 0 = not readable */
+    const char *core_check;                     /* "ok" or why the core clock is implausible */
+};
+
+/* Transparent huge page settings ("unavailable" when not readable). */
+struct thp {
+    char enabled[64], defrag[64];
+};
+
 struct ctx;
 
 struct worker {
@@ -93,6 +114,15 @@ struct ctx {
 static volatile sig_atomic_t g_signal;
 
 static void on_signal(int sig) { g_signal = sig; }
+
+/* A latency thread runs for --idle_latency and for --loaded_latency without -T. */
+static int uses_lat_thread(const struct opts *o)
+{
+    return o->mode == MODE_IDLE || (o->mode == MODE_LOADED && !o->no_lat);
+}
+
+static size_t lat_len(const struct opts *o) { return o->lat_bytes / CHAIN_SLOT * CHAIN_SLOT; }  /* bytes chained */
+static size_t load_len(const struct opts *o) { return o->load_bytes / o->access * o->access; }  /* per load buffer */
 
 static void die_usage(const char *fmt, ...)
 {
@@ -379,32 +409,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         die_usage("-b: latency buffer too large (limit 256 GiB)");
 }
 
-/* ------------------------------------------------------------------ CPUs and memory checks */
-
-static void fmt_cpu_list(const int *c, int n, char *out, size_t len)
-{
-    size_t pos = 0;
-    out[0] = '\0';
-    for (int i = 0; i < n && pos < len; i++) {
-        int j = i;
-        while (j + 1 < n && c[j + 1] == c[j] + 1)
-            j++;
-        int w = (j > i + 1) ? snprintf(out + pos, len - pos, "%s%d-%d", i ? "," : "", c[i], c[j])
-                            : snprintf(out + pos, len - pos, "%s%d", i ? "," : "", c[i]);
-        if (j == i + 1)
-            w += snprintf(out + pos + w, len - pos - w, ",%d", c[j]);
-        pos += (size_t)w;
-        i = j;
-    }
-}
-
-static int in_list(int cpu, const int *c, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (c[i] == cpu)
-            return 1;
-    return 0;
-}
+/* ------------------------------------------------------------------ memory and THP */
 
 static long long mem_available_bytes(void)
 {
@@ -420,6 +425,7 @@ static long long mem_available_bytes(void)
     return kib < 0 ? -1 : kib * 1024;
 }
 
+/* The [selected] word of a sysfs choice file such as "always [madvise] never"; "unavailable" otherwise. */
 static void read_sysfs_word(const char *path, char *out, size_t len)
 {
     FILE *f = fopen(path, "r");
@@ -451,8 +457,7 @@ static int worker_init(struct worker *w)
     }
     char err[200];
     if (w->is_lat) {
-        size_t len = o->lat_bytes / CHAIN_SLOT * CHAIN_SLOT;
-        if (buffer_alloc(&w->lat, len, o->huge, 0, err, sizeof err) != 0) {
+        if (buffer_alloc(&w->lat, lat_len(o), o->huge, 0, err, sizeof err) != 0) {
             snprintf(w->err, sizeof w->err, "latency buffer on CPU %d: %s", w->cpu, err);
             return -1;
         }
@@ -465,7 +470,7 @@ static int worker_init(struct worker *w)
         w->lat.anon_huge_kib = smaps_anon_huge_kib(w->lat.p);
         return 0;
     }
-    size_t len = o->load_bytes / o->access * o->access;
+    size_t len = load_len(o);
     struct {
         int need;
         struct buffer *b;
@@ -514,7 +519,8 @@ static void *worker_main(void *arg)
                 a->access = c->o->access;
                 a->delay = c->cur_delay;
                 a->random = c->o->random;
-                a->seed = 0x9E3779B97F4A7C15ull * (uint64_t)(w->index + 1);
+                uint64_t s = (uint64_t)w->index;
+                a->seed = rng_next(&s);  /* a well-mixed seed per thread: streams far apart */
                 a->phase = &c->phase;
                 load_run(a);
             }
@@ -639,17 +645,8 @@ static void json_num(FILE *f, double v)
         fputs("null", f);
 }
 
-struct calib {
-    double delay_ns;
-    uint64_t delay_iters;
-    int cpu;
-    double core_ghz, tsc_ghz, cpufreq_max_ghz;  /* cpufreq_max_ghz 0 = not readable */
-    const char *core_check;                     /* "ok" or why the core clock is implausible */
-};
-
 static void write_json(const struct opts *o, int argc, char **argv, const struct ctx *c, const struct calib *cal,
-                       const struct result *res, int nres, int planned, int interrupted, const char *thp_enabled,
-                       const char *thp_defrag)
+                       const struct run *run, const struct thp *thp)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->json, (long)getpid());
@@ -689,15 +686,14 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
     fprintf(f, "  \"access_bytes\": %zu,\n  \"random_load_access\": %s,\n", o->access,
             o->random ? "true" : "false");
     fprintf(f, "  \"latency_buffer_bytes\": %zu,\n  \"load_buffer_bytes\": %zu,\n  \"chain_slot_bytes\": %d,\n",
-            lat_cpu >= 0 ? o->lat_bytes / CHAIN_SLOT * CHAIN_SLOT : (size_t)0,
-            o->load_bytes / o->access * o->access, CHAIN_SLOT);
+            lat_cpu >= 0 ? lat_len(o) : (size_t)0, load_len(o), CHAIN_SLOT);
     fprintf(f, "  \"seconds_per_point\": ");
     json_num(f, o->seconds);
     fprintf(f, ",\n  \"warmup_s\": ");
     json_num(f, warmup_s(o));
     fprintf(f, ",\n  \"huge_pages\": {\"requested\": %s, \"thp_enabled\": \"%s\", \"thp_defrag\": \"%s\", "
                "\"buffers\": [",
-            o->huge ? "true" : "false", thp_enabled, thp_defrag);
+            o->huge ? "true" : "false", thp->enabled, thp->defrag);
     first = 1;
     long long tot = 0, huge = 0;
     for (int i = 0; i < c->nw; i++) {
@@ -734,10 +730,10 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
         json_num(f, cal->cpufreq_max_ghz);
     else
         fputs("null", f);
-    fprintf(f, "},\n  \"points_planned\": %d,\n  \"interrupted\": %s,\n  \"points\": [", planned,
-            interrupted ? "true" : "false");
-    for (int i = 0; i < nres; i++) {
-        const struct result *r = &res[i];
+    fprintf(f, "},\n  \"points_planned\": %d,\n  \"interrupted\": %s,\n  \"points\": [", run->planned,
+            run->interrupted ? "true" : "false");
+    for (int i = 0; i < run->nres; i++) {
+        const struct result *r = &run->res[i];
         int has_lat = lat_cpu >= 0 && r->ok;
         fprintf(f, "%s\n    {\"status\": \"%s\", \"traffic\": \"%s\", \"delay\": %llu, \"delay_ns\": ",
                 i ? "," : "", r->ok ? "ok" : "failed", r->tr->code, (unsigned long long)r->delay);
@@ -790,129 +786,135 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
     }
 }
 
-/* ------------------------------------------------------------------ main */
+/* ------------------------------------------------------------------ the steps of main */
 
-static void print_row(const struct result *r, int has_lat)
+/* The latency CPU (-c, default the first allowed CPU) and the load CPUs (-k, default every other allowed
+ * CPU), checked against the affinity mask; allowed_txt gets the allowed CPUs as a list ("0-3,8"). */
+static void resolve_cpus(struct opts *o, char *allowed_txt, size_t len)
 {
-    printf(" %05llu\t%6.2f\t%9.1f\n", (unsigned long long)r->delay, has_lat ? r->latency_ns : 0.0, r->bw_MBps);
-    fflush(stdout);
-}
-
-int main(int argc, char **argv)
-{
-    static struct opts o;  /* large (CPU and delay arrays): not on the stack */
-    parse_args(argc, argv, &o);
-
-    /* CPUs */
     static int allowed[LOADLAT_MAX_CPUS];
     int nallowed = allowed_cpus(allowed, LOADLAT_MAX_CPUS);
     if (nallowed <= 0)
         die("cannot read the CPU affinity mask: %s", strerror(errno));
-    char allowed_txt[512];
-    fmt_cpu_list(allowed, nallowed, allowed_txt, sizeof allowed_txt);
-    int use_lat = (o.mode == MODE_IDLE) || (o.mode == MODE_LOADED && !o.no_lat);
+    cpu_list_format(allowed, nallowed, allowed_txt, len);
+    int use_lat = uses_lat_thread(o);
     if (use_lat) {
-        if (!o.c_given)
-            o.lat_cpu = allowed[0];
-        if (!in_list(o.lat_cpu, allowed, nallowed))
-            die_usage("-c%d: CPU %d is not available to this process (allowed CPUs: %s)", o.lat_cpu, o.lat_cpu,
+        if (!o->c_given)
+            o->lat_cpu = allowed[0];
+        if (!cpu_list_has(o->lat_cpu, allowed, nallowed))
+            die_usage("-c%d: CPU %d is not available to this process (allowed CPUs: %s)", o->lat_cpu, o->lat_cpu,
                       allowed_txt);
     }
-    if (o.mode != MODE_IDLE) {
-        if (!o.k_given) {
-            o.nload = 0;
-            for (int i = 0; i < nallowed; i++)
-                if (!use_lat || allowed[i] != o.lat_cpu)
-                    o.load_cpus[o.nload++] = allowed[i];
-            if (o.nload == 0)
-                die_usage("no CPU left for load threads besides the latency CPU %d: give -k or -T", o.lat_cpu);
-        }
-        for (int i = 0; i < o.nload; i++) {
-            if (!in_list(o.load_cpus[i], allowed, nallowed))
-                die_usage("-k: CPU %d is not available to this process (allowed CPUs: %s)", o.load_cpus[i],
-                          allowed_txt);
-            if (use_lat && o.load_cpus[i] == o.lat_cpu)
-                die_usage("-k: CPU %d is also the latency CPU (-c%d): leave it out or add -T", o.lat_cpu,
-                          o.lat_cpu);
-        }
-    } else {
-        o.nload = 0;
+    if (o->mode == MODE_IDLE) {
+        o->nload = 0;
+        return;
     }
+    if (!o->k_given) {
+        o->nload = 0;
+        for (int i = 0; i < nallowed; i++)
+            if (!use_lat || allowed[i] != o->lat_cpu)
+                o->load_cpus[o->nload++] = allowed[i];
+        if (o->nload == 0)
+            die_usage("no CPU left for load threads besides the latency CPU %d: give -k or -T", o->lat_cpu);
+    }
+    for (int i = 0; i < o->nload; i++) {
+        if (!cpu_list_has(o->load_cpus[i], allowed, nallowed))
+            die_usage("-k: CPU %d is not available to this process (allowed CPUs: %s)", o->load_cpus[i],
+                      allowed_txt);
+        if (use_lat && o->load_cpus[i] == o->lat_cpu)
+            die_usage("-k: CPU %d is also the latency CPU (-c%d): leave it out or add -T", o->lat_cpu, o->lat_cpu);
+    }
+}
 
-    /* which buffers the load threads need */
-    static struct ctx c;
-    c.o = &o;
-    const struct traffic *peak_tr[5] = {traffic_lookup("R"), traffic_lookup("W3"), traffic_lookup("W2"),
-                                        traffic_lookup("W5"), traffic_lookup("W10")};
-    const char *peak_names[5] = {"ALL Reads        ", "3:1 Reads-Writes ", "2:1 Reads-Writes ",
-                                 "1:1 Reads-Writes ", "Stream-triad like"};
-    if (o.mode == MODE_PEAK) {
-        c.need_rd = c.need_rd2 = c.need_wr = 1;
-    } else if (o.mode == MODE_LOADED) {
-        c.need_rd = o.tr->reads > 0;
-        c.need_rd2 = o.tr->triad;
-        c.need_wr = o.tr->writes > 0;
+/* Which buffers each load thread needs: all three for peak bandwidth (its mixes change per point), else
+ * those of the traffic type. */
+static void plan_buffers(struct ctx *c)
+{
+    const struct opts *o = c->o;
+    if (o->mode == MODE_PEAK) {
+        c->need_rd = c->need_rd2 = c->need_wr = 1;
+    } else if (o->mode == MODE_LOADED) {
+        c->need_rd = o->tr->reads > 0;
+        c->need_rd2 = o->tr->triad;
+        c->need_wr = o->tr->writes > 0;
     }
-    size_t load_len = o.load_bytes / o.access * o.access;
-    double need = (use_lat ? (double)o.lat_bytes * 1.07 : 0) +
-                  (double)o.nload * (double)load_len * (c.need_rd + c.need_rd2 + c.need_wr);
+}
+
+/* Refuse buffers beyond 90% of MemAvailable (the latency buffer counts 7% extra for its chain order). */
+static void check_memory(const struct ctx *c)
+{
+    const struct opts *o = c->o;
+    double need = (uses_lat_thread(o) ? (double)o->lat_bytes * 1.07 : 0) +
+                  (double)o->nload * (double)load_len(o) * (c->need_rd + c->need_rd2 + c->need_wr);
     long long avail = mem_available_bytes();
     if (avail > 0 && need > 0.9 * (double)avail)
         die_usage("-b: buffers need %.0f MiB but only %.0f MiB of memory are available: use a smaller -b",
                   need / 1048576.0, (double)avail / 1048576.0);
+}
 
-    /* calibrations, on the CPU that will run the delay loop (or the latency CPU) */
-    struct calib cal;
-    memset(&cal, 0, sizeof cal);
-    cal.cpu = o.nload ? o.load_cpus[0] : o.lat_cpu;
+/* Delay unit and clock rates, measured on the CPU that will run the delay loop (the first load CPU, else
+ * the latency CPU); the process's affinity mask is restored afterwards. */
+static void calibrate(struct calib *cal, const struct opts *o)
+{
+    memset(cal, 0, sizeof *cal);
+    cal->cpu = o->nload ? o->load_cpus[0] : o->lat_cpu;
     cpu_set_t saved;
     if (sched_getaffinity(0, sizeof saved, &saved) != 0)
         die("sched_getaffinity failed: %s", strerror(errno));
-    int e = pin_self(cal.cpu);
+    int e = pin_self(cal->cpu);
     if (e)
-        die("cannot pin to CPU %d for calibration: %s", cal.cpu, strerror(e));
-    cal.core_ghz = calibrate_core_ghz();
-    cal.delay_ns = calibrate_delay_ns(&cal.delay_iters);
-    cal.tsc_ghz = calibrate_tsc_ghz();
-    cal.cpufreq_max_ghz = cpufreq_max_ghz(cal.cpu);
-    cal.core_check = core_clock_check(cal.core_ghz, cal.tsc_ghz, cal.cpufreq_max_ghz);
-    if (strcmp(cal.core_check, "ok") != 0)
+        die("cannot pin to CPU %d for calibration: %s", cal->cpu, strerror(e));
+    cal->core_ghz = calibrate_core_ghz();
+    cal->delay_ns = calibrate_delay_ns(&cal->delay_iters);
+    cal->tsc_ghz = calibrate_tsc_ghz();
+    cal->cpufreq_max_ghz = cpufreq_max_ghz(cal->cpu);
+    cal->core_check = core_clock_check(cal->core_ghz, cal->tsc_ghz, cal->cpufreq_max_ghz);
+    if (strcmp(cal->core_check, "ok") != 0)
         fprintf(stderr, "loadlat: warning: core clock %.3f GHz is %s (TSC %.3f GHz); core-clock figures are "
-                "unreliable, use the ns figures\n", cal.core_ghz, cal.core_check, cal.tsc_ghz);
+                "unreliable, use the ns figures\n", cal->core_ghz, cal->core_check, cal->tsc_ghz);
     if (sched_setaffinity(0, sizeof saved, &saved) != 0)
         die("sched_setaffinity failed: %s", strerror(errno));
+}
 
-    /* header, as MLC prints it */
+/* The header, as MLC prints it. */
+static void print_header(const struct opts *o, int argc, char **argv)
+{
     printf("loadlat (Memory Latency Checker-compatible) - v%s\n", LOADLAT_VERSION);
     printf("Command line parameters: ");
     for (int i = 1; i < argc; i++)
         printf("%s ", argv[i]);
     printf("\n\n");
-    if (o.mode == MODE_IDLE)
-        printf("Using buffer size of %.3fMiB\n", (double)(o.lat_bytes / CHAIN_SLOT * CHAIN_SLOT) / 1048576.0);
+    if (o->mode == MODE_IDLE)
+        printf("Using buffer size of %.3fMiB\n", (double)lat_len(o) / 1048576.0);
     else
         printf("Using buffer size of %.3fMiB/thread for reads and an additional %.3fMiB/thread for writes\n",
-               (double)load_len / 1048576.0, (double)load_len / 1048576.0);
+               (double)load_len(o) / 1048576.0, (double)load_len(o) / 1048576.0);
     fflush(stdout);
+}
 
-    /* threads: block signals in them so that only main sees SIGINT/SIGTERM */
-    c.nw = (use_lat ? 1 : 0) + o.nload;
-    c.w = calloc((size_t)c.nw, sizeof *c.w);
-    if (!c.w)
+/* One thread per CPU, the latency thread first; each pins itself and sets up its buffers (worker_init).
+ * SIGINT/SIGTERM are blocked in them so that only main sees them. */
+static void start_workers(struct ctx *c)
+{
+    const struct opts *o = c->o;
+    int use_lat = uses_lat_thread(o);
+    c->nw = (use_lat ? 1 : 0) + o->nload;
+    c->w = calloc((size_t)c->nw, sizeof *c->w);
+    if (!c->w)
         die("out of memory");
     int k = 0;
     if (use_lat) {
-        c.w[k].cpu = o.lat_cpu;
-        c.w[k].is_lat = 1;
+        c->w[k].cpu = o->lat_cpu;
+        c->w[k].is_lat = 1;
         k++;
     }
-    for (int i = 0; i < o.nload; i++, k++)
-        c.w[k].cpu = o.load_cpus[i];
-    for (int i = 0; i < c.nw; i++) {
-        c.w[i].ctx = &c;
-        c.w[i].index = i;
+    for (int i = 0; i < o->nload; i++, k++)
+        c->w[k].cpu = o->load_cpus[i];
+    for (int i = 0; i < c->nw; i++) {
+        c->w[i].ctx = c;
+        c->w[i].index = i;
     }
-    e = pthread_barrier_init(&c.bar, NULL, (unsigned)c.nw + 1);
+    int e = pthread_barrier_init(&c->bar, NULL, (unsigned)c->nw + 1);
     if (e)
         die("pthread_barrier_init failed: %s", strerror(e));
     sigset_t block, old;
@@ -920,8 +922,8 @@ int main(int argc, char **argv)
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    for (int i = 0; i < c.nw; i++) {
-        e = pthread_create(&c.w[i].th, NULL, worker_main, &c.w[i]);
+    for (int i = 0; i < c->nw; i++) {
+        e = pthread_create(&c->w[i].th, NULL, worker_main, &c->w[i]);
         if (e)
             die("pthread_create failed: %s", strerror(e));
     }
@@ -932,165 +934,254 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 
-    pthread_barrier_wait(&c.bar);  /* every thread pinned, buffers first-touched, chain built */
-    int failed = 0;
-    for (int i = 0; i < c.nw; i++)
-        if (c.w[i].failed) {
-            fprintf(stderr, "loadlat: %s\n", c.w[i].err);
-            failed = 1;
+/* Wait until every thread is pinned, its buffers first-touched and the chain built. Returns 0, with the
+ * threads' errors on stderr, when any of them failed. */
+static int workers_ready(struct ctx *c)
+{
+    pthread_barrier_wait(&c->bar);
+    int ok = 1;
+    for (int i = 0; i < c->nw; i++)
+        if (c->w[i].failed) {
+            fprintf(stderr, "loadlat: %s\n", c->w[i].err);
+            ok = 0;
         }
-    if (failed) {
-        atomic_store(&c.quit, 1);
-        pthread_barrier_wait(&c.bar);
-        for (int i = 0; i < c.nw; i++)
-            pthread_join(c.w[i].th, NULL);
-        return 1;
-    }
+    return ok;
+}
 
-    /* '#' lines: everything MLC does not print */
-    char thp_enabled[64], thp_defrag[64];
-    read_sysfs_word("/sys/kernel/mm/transparent_hugepage/enabled", thp_enabled, sizeof thp_enabled);
-    read_sysfs_word("/sys/kernel/mm/transparent_hugepage/defrag", thp_defrag, sizeof thp_defrag);
-    char loadtxt[512] = "none";
-    if (o.nload)
-        fmt_cpu_list(o.load_cpus, o.nload, loadtxt, sizeof loadtxt);
-    printf("# loadlat v%s: %s kernels; allowed CPUs %s\n", LOADLAT_VERSION, load_isa(), allowed_txt);
-    if (use_lat)
-        printf("# latency thread: CPU %d, %.3f MiB buffer, random cyclic chain of %zu slots of %d bytes "
-               "(random 8-byte offset in each)\n",
-               o.lat_cpu, (double)c.w[0].lat.len / 1048576.0, c.w[0].lat.len / CHAIN_SLOT, CHAIN_SLOT);
-    if (o.nload)
-        printf("# load threads: CPUs %s (%d threads), %zu-byte %s requests, own buffers of %.3f MiB each\n",
-               loadtxt, o.nload, o.access, o.random ? "random" : "sequential", (double)load_len / 1048576.0);
-    long long huge_kib = 0, tot_kib = 0;
-    int unknown = 0;
-    for (int i = 0; i < c.nw; i++) {
-        const struct buffer *bs[4] = {&c.w[i].lat, &c.w[i].rd, &c.w[i].rd2, &c.w[i].wr};
+static void stop_workers(struct ctx *c)
+{
+    atomic_store(&c->quit, 1);
+    pthread_barrier_wait(&c->bar);
+    for (int i = 0; i < c->nw; i++)
+        pthread_join(c->w[i].th, NULL);
+}
+
+static void read_thp(struct thp *t)
+{
+    read_sysfs_word("/sys/kernel/mm/transparent_hugepage/enabled", t->enabled, sizeof t->enabled);
+    read_sysfs_word("/sys/kernel/mm/transparent_hugepage/defrag", t->defrag, sizeof t->defrag);
+}
+
+/* KiB of all buffers and of AnonHugePages in them; *unknown = 1 when some buffer's smaps was unreadable. */
+static void huge_page_totals(const struct ctx *c, long long *huge_kib, long long *tot_kib, int *unknown)
+{
+    *huge_kib = *tot_kib = 0;
+    *unknown = 0;
+    for (int i = 0; i < c->nw; i++) {
+        const struct buffer *bs[4] = {&c->w[i].lat, &c->w[i].rd, &c->w[i].rd2, &c->w[i].wr};
         for (int j = 0; j < 4; j++) {
             if (!bs[j]->p)
                 continue;
-            tot_kib += (long long)(bs[j]->len / 1024);
+            *tot_kib += (long long)(bs[j]->len / 1024);
             if (bs[j]->anon_huge_kib < 0)
-                unknown = 1;
+                *unknown = 1;
             else
-                huge_kib += bs[j]->anon_huge_kib;
+                *huge_kib += bs[j]->anon_huge_kib;
         }
     }
+}
+
+/* The '#' lines: everything MLC does not print (threads, buffers, huge pages, calibrations, timing). */
+static void print_setup(const struct ctx *c, const struct calib *cal, const char *allowed_txt,
+                        const struct thp *thp)
+{
+    const struct opts *o = c->o;
+    char loadtxt[512] = "none";
+    if (o->nload)
+        cpu_list_format(o->load_cpus, o->nload, loadtxt, sizeof loadtxt);
+    printf("# loadlat v%s: %s kernels; allowed CPUs %s\n", LOADLAT_VERSION, load_isa(), allowed_txt);
+    if (uses_lat_thread(o))
+        printf("# latency thread: CPU %d, %.3f MiB buffer, random cyclic chain of %zu slots of %d bytes "
+               "(random 8-byte offset in each)\n",
+               o->lat_cpu, (double)c->w[0].lat.len / 1048576.0, c->w[0].lat.len / CHAIN_SLOT, CHAIN_SLOT);
+    if (o->nload)
+        printf("# load threads: CPUs %s (%d threads), %zu-byte %s requests, own buffers of %.3f MiB each\n",
+               loadtxt, o->nload, o->access, o->random ? "random" : "sequential", (double)load_len(o) / 1048576.0);
+    long long huge_kib, tot_kib;
+    int unknown;
+    huge_page_totals(c, &huge_kib, &tot_kib, &unknown);
     printf("# huge pages: %s; THP enabled=%s defrag=%s; AnonHugePages in buffers: %s%lld of %lld KiB (%.1f%%)\n",
-           o.huge ? "requested with madvise(MADV_HUGEPAGE) (-L)" : "not requested (MADV_NOHUGEPAGE)",
-           thp_enabled, thp_defrag, unknown ? "at least " : "", huge_kib, tot_kib,
+           o->huge ? "requested with madvise(MADV_HUGEPAGE) (-L)" : "not requested (MADV_NOHUGEPAGE)",
+           thp->enabled, thp->defrag, unknown ? "at least " : "", huge_kib, tot_kib,
            tot_kib ? 100.0 * (double)huge_kib / (double)tot_kib : 0.0);
-    if (o.huge && huge_kib == 0)
+    if (o->huge && huge_kib == 0)
         fprintf(stderr, "loadlat: warning: -L asked for huge pages but none are in use (THP enabled=%s)\n",
-                thp_enabled);
+                thp->enabled);
     printf("# delay calibration: 1 delay unit = %.4f ns on CPU %d (thread CPU time, min of 5 runs of %llu iterations)\n",
-           cal.delay_ns, cal.cpu, (unsigned long long)cal.delay_iters);
-    printf("# clocks: core %.3f GHz (%s; check: %s), TSC %.3f GHz, cpufreq max ", cal.core_ghz, CORE_GHZ_METHOD,
-           cal.core_check, cal.tsc_ghz);
-    if (cal.cpufreq_max_ghz > 0)
-        printf("%.3f GHz", cal.cpufreq_max_ghz);
+           cal->delay_ns, cal->cpu, (unsigned long long)cal->delay_iters);
+    printf("# clocks: core %.3f GHz (%s; check: %s), TSC %.3f GHz, cpufreq max ", cal->core_ghz, CORE_GHZ_METHOD,
+           cal->core_check, cal->tsc_ghz);
+    if (cal->cpufreq_max_ghz > 0)
+        printf("%.3f GHz", cal->cpufreq_max_ghz);
     else
         printf("not readable");
     printf("; core clocks = ns x core GHz\n");
     printf("# timing: CLOCK_MONOTONIC; warm-up %.3f s then %.3f s measured per point; MB = 1e6 bytes\n",
-           warmup_s(&o), o.seconds);
-    if (o.no_lat)
+           warmup_s(o), o->seconds);
+    if (o->no_lat)
         printf("# -T: no latency thread; the latency column is 0.00 (not measured)\n");
-    if (o.mode == MODE_LOADED)
+    if (o->mode == MODE_LOADED)
         printf("# traffic %s (%s): per request group %d read(s) and %d %swrite(s) of %zu bytes, then the "
                "delay loop\n",
-               o.tr->code, o.tr->label, o.tr->reads, o.tr->writes, o.tr->nt ? "non-temporal " : "", o.access);
+               o->tr->code, o->tr->label, o->tr->reads, o->tr->writes, o->tr->nt ? "non-temporal " : "", o->access);
     printf("\n");
     fflush(stdout);
+}
 
-    int planned = o.mode == MODE_LOADED ? o.ndelays : o.mode == MODE_PEAK ? 5 : 1;
-    struct result *res = calloc((size_t)planned, sizeof *res);
-    if (!res)
-        die("out of memory");
-    int nres = 0, interrupted = 0, any_failed = 0;
-
-    if (o.mode == MODE_IDLE) {
-        if (run_point(&c, o.tr, 0, &res[0]))
-            interrupted = 1;
-        else {
-            nres = 1;
-            if (res[0].ok)
-                printf("Each iteration took %.1f core clocks (\t%.1f\tns)\n", res[0].latency_ns * cal.core_ghz,
-                       res[0].latency_ns);
-            else {
-                printf("# measurement failed: %s\n", res[0].why);
-                any_failed = 1;
-            }
-        }
-    } else if (o.mode == MODE_PEAK) {
-        printf("Measuring Peak Injection Memory Bandwidths for the system\n");
-        printf("Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)\n");
-        printf("Using all the threads from each core if Hyper-threading is enabled\n");
-        printf("Using traffic with the following read-write ratios\n");
-        fflush(stdout);
-        for (int i = 0; i < 5; i++) {
-            if (run_point(&c, peak_tr[i], 0, &res[i])) {
-                interrupted = 1;
-                break;
-            }
-            nres++;
-            if (res[i].ok)
-                printf("%s:\t%.1f\t\n", peak_names[i], res[i].bw_MBps);
-            else {
-                printf("# %s failed: %s\n", peak_names[i], res[i].why);
-                any_failed = 1;
-            }
-            fflush(stdout);
-        }
+/* --idle_latency: one point, MLC's "Each iteration took" line. */
+static void run_idle(struct ctx *c, const struct calib *cal, struct run *run)
+{
+    struct result *r = &run->res[0];
+    if (run_point(c, c->o->tr, 0, r)) {
+        run->interrupted = 1;
+        return;
+    }
+    run->nres = 1;
+    if (r->ok) {
+        printf("Each iteration took %.1f core clocks (\t%.1f\tns)\n", r->latency_ns * cal->core_ghz, r->latency_ns);
     } else {
-        printf("Measuring Loaded Latencies for the system\n");
-        printf("Using all the threads from each core if Hyper-threading is enabled\n");
-        if (o.tr->reads && !o.tr->writes)
-            printf("Using Read-only traffic type\n");
-        printf("Inject\tLatency\tBandwidth\n");
-        printf("Delay\t(ns)\tMB/sec\n");
-        printf("==========================\n");
+        printf("# measurement failed: %s\n", r->why);
+        run->any_failed = 1;
+    }
+}
+
+/* --peak_injection_bandwidth: MLC's five mixes at delay 0, one line each. */
+static void run_peak(struct ctx *c, struct run *run)
+{
+    const struct traffic *peak_tr[5] = {traffic_lookup("R"), traffic_lookup("W3"), traffic_lookup("W2"),
+                                        traffic_lookup("W5"), traffic_lookup("W10")};
+    static const char *const peak_names[5] = {"ALL Reads        ", "3:1 Reads-Writes ", "2:1 Reads-Writes ",
+                                              "1:1 Reads-Writes ", "Stream-triad like"};
+    printf("Measuring Peak Injection Memory Bandwidths for the system\n");
+    printf("Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)\n");
+    printf("Using all the threads from each core if Hyper-threading is enabled\n");
+    printf("Using traffic with the following read-write ratios\n");
+    fflush(stdout);
+    for (int i = 0; i < 5; i++) {
+        struct result *r = &run->res[i];
+        if (run_point(c, peak_tr[i], 0, r)) {
+            run->interrupted = 1;
+            return;
+        }
+        run->nres++;
+        if (r->ok)
+            printf("%s:\t%.1f\t\n", peak_names[i], r->bw_MBps);
+        else {
+            printf("# %s failed: %s\n", peak_names[i], r->why);
+            run->any_failed = 1;
+        }
         fflush(stdout);
-        for (int i = 0; i < o.ndelays; i++) {
-            if (run_point(&c, o.tr, o.delays[i], &res[i])) {
-                interrupted = 1;
-                break;
-            }
-            nres++;
-            if (res[i].ok)
-                print_row(&res[i], use_lat);
-            else {
-                fprintf(stderr, "loadlat: point delay %llu failed: %s\n", (unsigned long long)o.delays[i],
-                        res[i].why);
-                any_failed = 1;
-            }
+    }
+}
+
+static void print_row(const struct result *r, int has_lat)
+{
+    printf(" %05llu\t%6.2f\t%9.1f\n", (unsigned long long)r->delay, has_lat ? r->latency_ns : 0.0, r->bw_MBps);
+    fflush(stdout);
+}
+
+/* --loaded_latency: MLC's Inject Delay / Latency / Bandwidth table, one row per delay. */
+static void run_loaded(struct ctx *c, struct run *run)
+{
+    const struct opts *o = c->o;
+    printf("Measuring Loaded Latencies for the system\n");
+    printf("Using all the threads from each core if Hyper-threading is enabled\n");
+    if (o->tr->reads && !o->tr->writes)
+        printf("Using Read-only traffic type\n");
+    printf("Inject\tLatency\tBandwidth\n");
+    printf("Delay\t(ns)\tMB/sec\n");
+    printf("==========================\n");
+    fflush(stdout);
+    for (int i = 0; i < o->ndelays; i++) {
+        struct result *r = &run->res[i];
+        if (run_point(c, o->tr, o->delays[i], r)) {
+            run->interrupted = 1;
+            return;
+        }
+        run->nres++;
+        if (r->ok)
+            print_row(r, uses_lat_thread(o));
+        else {
+            fprintf(stderr, "loadlat: point delay %llu failed: %s\n", (unsigned long long)o->delays[i], r->why);
+            run->any_failed = 1;
         }
     }
-    if (interrupted) {
-        printf("\n# interrupted by signal %d after %d of %d points\n", (int)g_signal, nres, planned);
+}
+
+/* Every point of the mode, printed as it completes; a signal ends the run after a '#' line. */
+static void run_points(struct ctx *c, const struct calib *cal, struct run *run)
+{
+    const struct opts *o = c->o;
+    memset(run, 0, sizeof *run);
+    run->planned = o->mode == MODE_LOADED ? o->ndelays : o->mode == MODE_PEAK ? 5 : 1;
+    run->res = calloc((size_t)run->planned, sizeof *run->res);
+    if (!run->res)
+        die("out of memory");
+    if (o->mode == MODE_IDLE)
+        run_idle(c, cal, run);
+    else if (o->mode == MODE_PEAK)
+        run_peak(c, run);
+    else
+        run_loaded(c, run);
+    if (run->interrupted) {
+        printf("\n# interrupted by signal %d after %d of %d points\n", (int)g_signal, run->nres, run->planned);
         fflush(stdout);
-        fprintf(stderr, "loadlat: interrupted after %d of %d points\n", nres, planned);
+        fprintf(stderr, "loadlat: interrupted after %d of %d points\n", run->nres, run->planned);
     }
+}
 
-    atomic_store(&c.quit, 1);
-    pthread_barrier_wait(&c.bar);
-    for (int i = 0; i < c.nw; i++)
-        pthread_join(c.w[i].th, NULL);
-
-    if (o.json)
-        write_json(&o, argc, argv, &c, &cal, res, nres, planned, interrupted, thp_enabled, thp_defrag);
-
-    for (int i = 0; i < c.nw; i++) {
-        buffer_free(&c.w[i].lat);
-        buffer_free(&c.w[i].rd);
-        buffer_free(&c.w[i].rd2);
-        buffer_free(&c.w[i].wr);
+static void free_all(struct ctx *c, struct run *run)
+{
+    for (int i = 0; i < c->nw; i++) {
+        buffer_free(&c->w[i].lat);
+        buffer_free(&c->w[i].rd);
+        buffer_free(&c->w[i].rd2);
+        buffer_free(&c->w[i].wr);
     }
-    pthread_barrier_destroy(&c.bar);
-    free(res);
-    free(c.w);
-    if (interrupted)
+    pthread_barrier_destroy(&c->bar);
+    free(run->res);
+    free(c->w);
+}
+
+/* 0; 1 when a point failed; 128 + signal when interrupted. */
+static int exit_status(const struct run *run)
+{
+    if (run->interrupted)
         return 128 + (int)g_signal;
-    return any_failed ? 1 : 0;
+    return run->any_failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    static struct opts o;  /* large (CPU and delay arrays): not on the stack */
+    static struct ctx c;
+    char allowed_txt[512];
+    struct calib cal;
+    struct thp thp;
+    struct run run;
+
+    parse_args(argc, argv, &o);
+    resolve_cpus(&o, allowed_txt, sizeof allowed_txt);
+    c.o = &o;
+    plan_buffers(&c);
+    check_memory(&c);
+    calibrate(&cal, &o);
+    print_header(&o, argc, argv);
+    start_workers(&c);
+    if (!workers_ready(&c)) {
+        stop_workers(&c);
+        return 1;
+    }
+    read_thp(&thp);
+    print_setup(&c, &cal, allowed_txt, &thp);
+    run_points(&c, &cal, &run);
+    stop_workers(&c);
+    if (o.json)
+        write_json(&o, argc, argv, &c, &cal, &run, &thp);
+    free_all(&c, &run);
+    return exit_status(&run);
 }

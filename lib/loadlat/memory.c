@@ -1,4 +1,4 @@
-/* loadlat: buffers (mmap, huge pages, first touch, THP evidence), latency chain, CPU lists, clocks. */
+/* loadlat: buffers (mmap, huge pages, first touch, THP evidence) and the latency chain. */
 #include "loadlat.h"
 
 #include <errno.h>
@@ -7,125 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
-
-/* ---------------------------------------------------------------- clocks */
-
-double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);  /* cannot fail for CLOCK_MONOTONIC on Linux */
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double thread_cpu_s(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return 0.0;
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void sleep_s(double s)
-{
-    if (s <= 0)
-        return;
-    struct timespec ts;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    nanosleep(&ts, NULL);  /* EINTR (a signal) simply ends the sleep early; the caller checks flags */
-}
-
-/* ---------------------------------------------------------------- CPUs */
-
-int allowed_cpus(int *cpus, int max)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return -1;
-    int n = 0;
-    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-        if (CPU_ISSET(c, &set))
-            cpus[n++] = c;
-    return n;
-}
-
-int pin_self(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (cpu < 0 || cpu >= CPU_SETSIZE)
-        return EINVAL;
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0)
-        return errno;
-    return 0;
-}
-
-static int parse_uint(const char **s, long *out)
-{
-    char *end;
-    if (**s < '0' || **s > '9')
-        return -1;
-    errno = 0;
-    long v = strtol(*s, &end, 10);
-    if (errno || v < 0 || v >= CPU_SETSIZE)
-        return -1;
-    *out = v;
-    *s = end;
-    return 0;
-}
-
-/* "1-3,5" -> {1,2,3,5}. Returns the count, or -1 with a message in err. */
-int cpu_list_parse(const char *text, int *cpus, int max, char *err, size_t errlen)
-{
-    int n = 0;
-    const char *s = text;
-    if (!*s) {
-        snprintf(err, errlen, "empty CPU list");
-        return -1;
-    }
-    while (*s) {
-        long a, b;
-        if (parse_uint(&s, &a) != 0) {
-            snprintf(err, errlen, "bad CPU list '%s' (expected e.g. 1-3,5)", text);
-            return -1;
-        }
-        b = a;
-        if (*s == '-') {
-            s++;
-            if (parse_uint(&s, &b) != 0 || b < a) {
-                snprintf(err, errlen, "bad CPU range in '%s' (expected e.g. 1-3,5)", text);
-                return -1;
-            }
-        }
-        for (long c = a; c <= b; c++) {
-            for (int i = 0; i < n; i++)
-                if (cpus[i] == c) {
-                    snprintf(err, errlen, "CPU %ld listed twice in '%s'", c, text);
-                    return -1;
-                }
-            if (n >= max) {
-                snprintf(err, errlen, "too many CPUs in '%s'", text);
-                return -1;
-            }
-            cpus[n++] = (int)c;
-        }
-        if (*s == ',')
-            s++;
-        else if (*s) {
-            snprintf(err, errlen, "bad CPU list '%s' (expected e.g. 1-3,5)", text);
-            return -1;
-        }
-        if (*s == '\0' && s[-1] == ',') {
-            snprintf(err, errlen, "bad CPU list '%s' (trailing comma)", text);
-            return -1;
-        }
-    }
-    return n;
-}
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -211,23 +93,12 @@ void buffer_free(struct buffer *b)
 
 /* ---------------------------------------------------------------- latency chain */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t below(uint64_t *s, uint64_t n)  /* uniform in [0, n) */
-{
-    return (uint64_t)(((unsigned __int128)splitmix64(s) * n) >> 64);
-}
-
+/* The 8-byte-aligned offset of the pointer inside a slot: the first rng_below draw from a state made of
+ * (seed, slot index), i.e. splitmix64 used as a hash, so each slot's offset is recomputed, never stored. */
 static size_t slot_offset(uint64_t slot_index, size_t slot, uint64_t seed)
 {
     uint64_t s = seed ^ (slot_index * 0xD6E8FEB86659FD93ull);
-    return (size_t)below(&s, slot / sizeof(void *)) * sizeof(void *);
+    return (size_t)rng_below(&s, slot / sizeof(void *)) * sizeof(void *);
 }
 
 void **chain_build(struct buffer *b, size_t slot, uint64_t seed)
@@ -240,7 +111,7 @@ void **chain_build(struct buffer *b, size_t slot, uint64_t seed)
         perm[i] = (uint32_t)i;
     uint64_t s = seed;
     for (size_t i = n - 1; i > 0; i--) {  /* Fisher-Yates: a uniformly random visiting order */
-        size_t j = (size_t)below(&s, i + 1);
+        size_t j = (size_t)rng_below(&s, i + 1);
         uint32_t t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;

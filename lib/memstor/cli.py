@@ -57,6 +57,11 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="add a notebook parameter that is not in the profile (e.g. target_dir)")
     pa.add_argument("-o", "--output", metavar="FILE", help="write FILE only when its content changes")
 
+    pm = sub.add_parser("summary", parents=[common],
+                        help="per-configuration summary (n, mean, 95 %% CI) of every device's fio results")
+    pm.add_argument("--data", metavar="DIR", default="data", help="data root holding processed/ (default data)")
+    pm.add_argument("-o", "--output", metavar="FILE.csv", help="CSV file (default: stdout)")
+
     pe = sub.add_parser("report", parents=[common], help="export an executed notebook to HTML (and PDF)")
     pe.add_argument("notebook", type=Path, metavar="EXECUTED.ipynb", help="the executed notebook (papermill output)")
     pe.add_argument("outdir", type=Path, metavar="OUTDIR", help="folder for NAME.html, NAME.pdf and figures/")
@@ -142,6 +147,24 @@ def _cmd_params(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from memstor.analysis.dataset import load_dataset
+    from memstor.analysis.synthesis import fio_summary
+    from memstor.measure.sweep import atomic_write
+
+    ds = load_dataset(args.data)
+    for problem in ds.problems:
+        print(f"memstor: {problem}", file=sys.stderr)
+    text = fio_summary(ds).to_csv(index=False)
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_PARTIAL if ds.problems else EXIT_OK
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from memstor.report.export import export
 
@@ -151,7 +174,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"parse": _cmd_parse, "run": _cmd_run, "sysinfo": _cmd_sysinfo, "params": _cmd_params,
-            "report": _cmd_report}
+            "summary": _cmd_summary, "report": _cmd_report}
 
 
 def _os_error_line(exc: OSError) -> str:

@@ -1,8 +1,59 @@
-"""Memory analysis (pure): idle latency, peak bandwidth, loaded-latency curves, knees and checks."""
+"""Memory analysis (pure): idle latency (huge pages, 4 KiB pages and the page-walk cost between them), peak
+bandwidth, loaded-latency curves, the fitted knee, checks.
+
+**A curve's identity** is everything that changes it (:data:`CURVE_KEY`): host, tool, traffic, access size,
+load thread count, buffer size, random vs sequential latency chase and loads, huge pages. Values a table
+does not give stay unknown (NaN, shown as ``?``), never guessed: memstor's own tables carry them
+(:data:`memstor.experiments.mlc_loaded_latency.SETTING_COLUMNS`); for imported MLC/loadlat files they are
+read from the row's own text where it says them (:func:`with_settings`). Rows with the same *complete*
+identity are repetitions: one curve, each point summarised by n, mean and the 95 % Student-t interval
+(:func:`memstor.analysis.summary.ci95`). When any part of the identity is unknown, nobody can tell that two
+files measured the same thing, so each source file (and run within it) stays its own curve (``origin``).
+
+**The knee** is the fitted model's (:func:`memstor.analysis.queueing.fit_loaded_latency`): the bandwidth at
+which the M/M/1-style queueing term equals the unloaded latency, i.e. latency = 2 R0. It is the only knee
+in notebooks, tables and the report (:func:`fit_table`). The model-free *latency +25 % point*
+(:func:`latency_rise_table`) is a different thing and is never called a knee.
+
+Units: latency in ns, bandwidth in MB/s (10^6 bytes/s), buffer in KiB, access size in bytes, inject delay
+in cycles of the tool's delay loop.
+"""
 
 from __future__ import annotations
 
+import math
+import re
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
+
+#: Settings columns that, with host, tool, traffic and access size, identify a curve.
+SETTINGS = ["load_threads", "buffer_kib", "random", "load_random", "huge_pages"]
+#: The identity of a loaded-latency curve (repetitions share all of it).
+CURVE_KEY = ["host", "tool", "traffic", "access_bytes", *SETTINGS]
+#: Parts of a curve's label, in order (see :func:`curve_label`).
+LABEL_PARTS = ["traffic", "access_bytes", "tool", "load_threads", "buffer_kib", "huge_pages", "load_random",
+               "random", "origin"]
+#: Columns of :func:`curve_table`.
+CURVE_COLUMNS = [*CURVE_KEY, "pages", "origin", "curve", "inject_delay", "n", "latency_ns", "latency_ns_ci_low",
+                 "latency_ns_ci_high", "bandwidth_MBps", "bandwidth_MBps_ci_low", "bandwidth_MBps_ci_high"]
+#: Columns of :func:`fit_table` (the report's ``memory_fit`` table).
+FIT_COLUMNS = ["host", "curve", "tool", "traffic", "access_B", *SETTINGS, "pages", "origin", "points", "n_min",
+               "R0_ns", "R0_ns_se", "a_ns", "a_ns_se", "peak_fit_MBps", "peak_fit_MBps_se", "bw_max_MBps", "r2",
+               "knee_rho", "knee_bw_MBps", "knee_bw_MBps_ci_low", "knee_bw_MBps_ci_high", "knee_lat_ns",
+               "knee_lat_ns_ci_low", "knee_lat_ns_ci_high", "knee_delay", "knee_reached", "note"]
+#: What the knee is, in words (tables, figures and text use this name).
+KNEE_DEFINITION = "knee: fitted model R0 + a·ρ/(1−ρ) reaches 2·R0 (queueing doubles the unloaded latency)"
+UNKNOWN = "?"
+
+
+def ci95(values) -> tuple[float, float, float, int]:
+    """(mean, low, high, n): the 95 % Student-t interval of the mean; memstor's one summary helper
+    (:func:`memstor.analysis.summary.ci95`; NaN bounds when n < 2)."""
+    from memstor.analysis.summary import ci95 as _ci95
+
+    return _ci95(values)
 
 
 def measured(df: pd.DataFrame) -> pd.DataFrame:
@@ -10,20 +61,207 @@ def measured(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["status"] != "failed"] if "status" in df else df
 
 
+# ----------------------------------------------------------------------------------------- settings
+
+
+def _known(v) -> bool:
+    """A value that is not None/NaN/empty."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return False
+    return not (isinstance(v, str) and not v.strip())
+
+
+def _bool_or_nan(v):
+    """True/False from a CSV cell (True, 'True', 'true', 1...), NaN when empty or unreadable."""
+    if not _known(v):
+        return np.nan
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    text = str(v).strip().lower()
+    if text in ("true", "1", "1.0", "yes"):
+        return True
+    if text in ("false", "0", "0.0", "no"):
+        return False
+    return np.nan
+
+
+def _options(detail) -> list[str]:
+    """The tool options a parsed row recorded in its detail (``options: -b1g -k1-3 -L``), else []."""
+    if not _known(detail):
+        return []
+    for part in str(detail).split("; "):
+        if part.startswith("options: "):
+            return part[len("options: "):].split()
+    return []
+
+
+def _cpu_count(text: str) -> int | None:
+    """Number of CPUs in an MLC list ``1-3,5`` (None when malformed)."""
+    n = 0
+    for item in text.split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", item.strip())
+        if not m:
+            return None
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            return None
+        n += hi - lo + 1
+    return n or None
+
+
+def _buffer_kib(value: str) -> float:
+    """KiB of a ``-b`` value: digits are KiB (MLC); k/m/g suffixes are KiB/MiB/GiB (loadlat)."""
+    m = re.fullmatch(r"(\d+)([kmgKMG]?)", value)
+    if not m:
+        return np.nan
+    return float(int(m.group(1)) * {"": 1, "k": 1, "m": 1024, "g": 1024**2}[m.group(2).lower()])
+
+
+def _row_settings(row: pd.Series) -> dict:
+    """Settings a row's own text gives (its test, tool and recorded options); NaN where it says nothing."""
+    test, tool, detail = row.get("test"), row.get("tool"), row.get("detail")
+    opts = _options(detail)
+    out = dict.fromkeys(SETTINGS, np.nan)
+    out["pages"] = np.nan
+    if test == "idle_latency":
+        out["load_threads"] = 0
+    for o in opts:
+        if o.startswith("-k") and test != "idle_latency":
+            count = _cpu_count(o[2:])
+            out["load_threads"] = count if count else np.nan
+        elif o.startswith("-m") and test != "idle_latency":
+            try:
+                out["load_threads"] = bin(int(o[2:], 16)).count("1") or np.nan
+            except ValueError:
+                pass
+        elif o.startswith("-b"):
+            out["buffer_kib"] = _buffer_kib(o[2:])
+        elif o == "-L":
+            out["huge_pages"], out["pages"] = True, f"2M ({tool or 'tool'} -L)"
+        elif o == "-U" or (o == "-r" and tool == "loadlat"):
+            out["load_random"] = True
+        elif o == "-r":  # MLC: random access reads for the latency thread
+            out["random"] = True
+    if test in ("idle_latency", "loaded_latency", "latency_matrix"):
+        if tool == "loadlat" or "random access" in str(detail if _known(detail) else ""):
+            out["random"] = True  # loadlat's latency chain is always random; MLC says when it is
+    return out
+
+
+def with_settings(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the :data:`SETTINGS` columns and ``pages`` (added when missing); empty cells are filled
+    with what the row's own text gives (:func:`_row_settings`: an idle-latency test has no load threads,
+    ``options: -b.. -k.. -L -U`` recorded from the command line, MLC's "random access", loadlat's random
+    chain) and otherwise stay NaN. Booleans become True/False/NaN, counts floats."""
+    out = df.copy()
+    for col in [*SETTINGS, "pages"]:
+        if col not in out.columns:
+            out[col] = np.nan
+    for col in ("random", "load_random", "huge_pages"):
+        out[col] = out[col].map(_bool_or_nan).astype(object)
+    for col in ("load_threads", "buffer_kib"):
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
+    out["pages"] = out["pages"].astype(object)
+    gaps = out[[*SETTINGS, "pages"]].isna().any(axis=1)
+    for i in out.index[gaps]:
+        derived = _row_settings(out.loc[i])
+        for col, value in derived.items():
+            if not _known(out.at[i, col]) and _known(value):
+                out.at[i, col] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------- idle latency
+
+
+def idle_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Idle latency per page size: columns huge_pages (True/False/NaN), pages, n, latency_ns (mean),
+    latency_ns_ci_low, latency_ns_ci_high (95 % interval; NaN when n < 2). Huge pages first."""
+    rows = with_settings(measured(df))
+    rows = rows[(rows["test"] == "idle_latency") & rows["latency_ns"].notna()]
+    out = []
+    for huge in (True, False, None):
+        sel = rows[rows["huge_pages"].map(lambda v, h=huge: v is h if h is not None else not _known(v))]
+        if sel.empty:
+            continue
+        mean, lo, hi, n = ci95(pd.to_numeric(sel["latency_ns"]).tolist())
+        pages = ", ".join(dict.fromkeys(str(p) for p in sel["pages"] if _known(p))) or UNKNOWN
+        out.append({"huge_pages": huge if huge is not None else np.nan, "pages": pages, "n": n,
+                    "latency_ns": mean, "latency_ns_ci_low": lo, "latency_ns_ci_high": hi})
+    return pd.DataFrame(out, columns=["huge_pages", "pages", "n", "latency_ns", "latency_ns_ci_low",
+                                      "latency_ns_ci_high"])
+
+
 def idle_latency_ns(df: pd.DataFrame) -> float | None:
-    """Idle latency in ns (median of the idle-latency rows), or None when it was not measured."""
-    values = measured(df).query("test == 'idle_latency'")["latency_ns"].dropna()
-    return float(values.median()) if len(values) else None
+    """Idle (DRAM) latency in ns: the mean of the idle-latency rows measured with huge pages when there
+    are any (no page walks), else of the other idle rows (4 KiB or unknown pages); None when not measured."""
+    table = idle_table(df)
+    if table.empty:
+        return None
+    huge = table[table["huge_pages"].map(lambda v: _bool_or_nan(v) is True)]
+    if not huge.empty:
+        return float(huge["latency_ns"].iloc[0])
+    rest = table["latency_ns"].to_numpy(dtype=float)
+    weights = table["n"].to_numpy(dtype=float)
+    return float(np.sum(rest * weights) / np.sum(weights))
+
+
+def page_walk(df: pd.DataFrame) -> dict:
+    """The two idle figures and their difference, in ns: ``huge_page_ns`` (DRAM latency, buffers on 2 MiB
+    pages), ``small_page_ns`` (4 KiB pages: each random load also misses the TLB and walks the page
+    table), ``page_walk_ns`` = small - huge, ``page_walk_pct`` (of the huge-page figure), ``pages`` (how
+    the huge-page buffer was paged, e.g. ``2M (THP, 100 %)``) and ``n_huge``, ``n_small``. NaN where a
+    figure was not measured."""
+    table = idle_table(df)
+    out = {"huge_page_ns": math.nan, "small_page_ns": math.nan, "page_walk_ns": math.nan,
+           "page_walk_pct": math.nan, "pages": "", "n_huge": 0, "n_small": 0}
+    for _, r in table.iterrows():
+        huge = _bool_or_nan(r["huge_pages"])
+        if huge is True:
+            out.update(huge_page_ns=float(r["latency_ns"]), pages=r["pages"], n_huge=int(r["n"]))
+        elif huge is False:
+            out.update(small_page_ns=float(r["latency_ns"]), n_small=int(r["n"]))
+    if out["n_huge"] and out["n_small"]:
+        out["page_walk_ns"] = out["small_page_ns"] - out["huge_page_ns"]
+        out["page_walk_pct"] = 100.0 * out["page_walk_ns"] / out["huge_page_ns"]
+    return out
+
+
+def page_walk_text(df: pd.DataFrame) -> str:
+    """One markdown sentence on the idle latency with huge and 4 KiB pages (or why one is missing)."""
+    w = page_walk(df)
+    if w["n_huge"] and w["n_small"] and w["page_walk_ns"] <= 0:
+        return (f"Idle latency {w['huge_page_ns']:.1f} ns with huge pages ({w['pages']}) and "
+                f"{w['small_page_ns']:.1f} ns with 4 KiB pages: no page-walk cost shows here (the buffer's "
+                "page tables fit the caches, or the noise is larger than the cost).")
+    if w["n_huge"] and w["n_small"]:
+        return (f"Idle latency **{w['huge_page_ns']:.1f} ns** with huge pages ({w['pages']}; the DRAM latency) "
+                f"and {w['small_page_ns']:.1f} ns with 4 KiB pages: the difference, "
+                f"**{w['page_walk_ns']:+.1f} ns ({w['page_walk_pct']:+.0f} %)**, is the page-walk cost. With 4 KiB "
+                "pages a random chase over a buffer far larger than the TLB's reach misses the TLB on almost "
+                "every load and walks the page tables first (on a VM with nested paging, two levels of "
+                "them), so that figure is DRAM latency plus translation, not DRAM latency.")
+    if w["n_small"]:
+        return (f"Idle latency {w['small_page_ns']:.1f} ns with 4 KiB pages only (huge pages were not used): it "
+                "includes the page-walk cost of TLB misses, so the DRAM latency is lower.")
+    if w["n_huge"]:
+        return f"Idle latency {w['huge_page_ns']:.1f} ns with huge pages ({w['pages']}); no 4 KiB-page figure."
+    return "Idle latency was not measured."
 
 
 def peak_bandwidth_MBps(df: pd.DataFrame) -> pd.Series:
-    """Peak injection bandwidth in MB/s per traffic label (index), in the tool's order."""
+    """Peak injection bandwidth in MB/s per traffic label (index, in the tool's order): the mean over the
+    rows of that traffic."""
     rows = measured(df).query("test == 'peak_injection_bandwidth'").dropna(subset=["bandwidth_MBps"])
-    return rows.groupby("traffic", sort=False)["bandwidth_MBps"].median().rename("peak_bandwidth_MBps")
+    return rows.groupby("traffic", sort=False)["bandwidth_MBps"].mean().rename("peak_bandwidth_MBps")
+
+
+# -------------------------------------------------------------------------------------------- curves
 
 
 def loaded_curves(df: pd.DataFrame) -> pd.DataFrame:
-    """Loaded-latency rows sorted by access size, traffic (in order of appearance) and inject delay."""
+    """Loaded-latency rows (not summarised) sorted by access size, traffic (in order of appearance) and
+    inject delay."""
     rows = measured(df).query("test == 'loaded_latency'").dropna(subset=["latency_ns", "bandwidth_MBps"])
     order = {t: i for i, t in enumerate(pd.unique(rows["traffic"]))}
     key = rows["traffic"].map(order)
@@ -31,69 +269,283 @@ def loaded_curves(df: pd.DataFrame) -> pd.DataFrame:
         columns="_order")
 
 
-def _curve_groups(df: pd.DataFrame):
-    """(traffic, access_bytes, curve sorted by delay) for each loaded-latency curve."""
-    curves = loaded_curves(df)
-    for (size, traffic), curve in curves.groupby(["access_bytes", "traffic"], sort=False):
-        yield traffic, size, curve.sort_values("inject_delay")
+def _part(name: str, v) -> str:
+    """One part of a curve label; ``?`` for an unknown value."""
+    known = _known(v)
+    if name == "traffic":
+        return str(v) if known else f"{UNKNOWN} traffic"
+    if name == "access_bytes":
+        return f"{int(v)} B" if known else f"{UNKNOWN} B"
+    if name == "tool":
+        return str(v) if known else f"{UNKNOWN} tool"
+    if name == "load_threads":
+        return (f"{int(v)} load thread" + ("" if int(v) == 1 else "s")) if known else f"{UNKNOWN} load threads"
+    if name == "buffer_kib":
+        if not known:
+            return f"{UNKNOWN} buffer"
+        kib = int(v)
+        for unit, suffix in ((1024**2, "GiB"), (1024, "MiB")):
+            if kib % unit == 0:
+                return f"{kib // unit} {suffix} buffer"
+        return f"{kib} KiB buffer"
+    if name == "huge_pages":
+        return ("2M pages" if v else "4K pages") if known else f"{UNKNOWN} pages"
+    if name == "load_random":
+        return ("random loads" if v else "sequential loads") if known else f"{UNKNOWN} load order"
+    if name == "random":
+        return ("random chase" if v else "sequential chase") if known else f"{UNKNOWN} chase"
+    if name == "origin":
+        return str(v) if known else ""
+    return str(v) if known else UNKNOWN
 
 
-def knee_table(df: pd.DataFrame, rise: float = 0.25) -> pd.DataFrame:
-    """Knee hints per traffic x access size: the highest bandwidth reached while latency stays within
-    ``rise`` (0.25 = 25%) of the unloaded latency.
+def curve_label(row, parts=LABEL_PARTS, short_origin: bool = False) -> str:
+    """A curve's label from ``parts`` of a row (``?`` where unknown), e.g. ``read-only, 64 B, loadlat, 1 load
+    thread, 1 GiB buffer, 2M pages, sequential loads, random chase``; ``short_origin`` keeps only the file
+    name of the origin."""
+    words = []
+    for name in parts:
+        v = row.get(name) if hasattr(row, "get") else row[name]
+        if name == "origin" and short_origin and _known(v):
+            v = Path(str(v).split(" (run ")[0]).name + (f" (run {str(v).split(' (run ')[1]}" if " (run " in str(v)
+                                                         else "")
+        text = _part(name, v)
+        if text:
+            words.append(text)
+    return ", ".join(words)
 
-    Unloaded latency (ns) = median latency of the points at <= 25% of the curve's maximum bandwidth
-    (robust to a noisy last point). Columns: traffic, access_bytes, unloaded_latency_ns,
-    max_bandwidth_MBps, latency_at_max_bandwidth_ns, knee_delay, knee_bandwidth_MBps, knee_latency_ns,
-    knee_share_of_max (knee bandwidth / max bandwidth).
-    """
+
+def varying_parts(curves: pd.DataFrame, parts=LABEL_PARTS, exclude=()) -> list[str]:
+    """The label parts whose value differs between the curves of ``curves`` (for short legend labels)."""
     out = []
-    for traffic, size, curve in _curve_groups(df):
-        bw, lat = curve["bandwidth_MBps"], curve["latency_ns"]
+    for name in parts:
+        if name in exclude or name not in curves.columns:
+            continue
+        if curves[name].map(lambda v, n=name: _part(n, v)).nunique() > 1:
+            out.append(name)
+    return out
+
+
+def legend_labels(curves: pd.DataFrame, panel_by=("host", "access_bytes")) -> dict:
+    """{curve: short label} for figures with one panel per ``panel_by`` value: only the label parts that
+    differ between curves (traffic at least), the panel's own parts left out, and the origin file name
+    only when the curves of a panel cannot be told apart without it."""
+    if curves.empty:
+        return {}
+    firsts = curves.drop_duplicates("curve").copy()
+    panel_by = [c for c in panel_by if c in firsts.columns]
+    panel = firsts[panel_by].map(lambda v: str(v) if _known(v) else UNKNOWN).agg("|".join, axis=1) \
+        if panel_by else pd.Series("", index=firsts.index)
+    parts = varying_parts(firsts, exclude=(*panel_by, "origin")) or ["traffic"]
+    labels = firsts.apply(lambda r: curve_label(r, parts), axis=1)
+    if labels.groupby(panel).transform("nunique").lt(panel.groupby(panel).transform("size")).any():
+        labels = firsts.apply(lambda r: curve_label(r, [*parts, "origin"], short_origin=True), axis=1)
+    return dict(zip(firsts["curve"], labels))
+
+
+def _origin(row, with_run: bool) -> str:
+    """Where an incompletely described row came from: its source file, and its run when the file held
+    several runs."""
+    src = str(row["source"]) if _known(row.get("source")) else UNKNOWN
+    run = row.get("run")
+    return f"{src} (run {int(run)})" if with_run and _known(run) else src
+
+
+def curve_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per loaded-latency curve x inject delay: the curve's identity (:data:`CURVE_KEY`, ``pages``,
+    ``origin``, the ``curve`` label) and, over the repetitions of that point, ``n`` and the mean and 95 %
+    interval of ``latency_ns`` and ``bandwidth_MBps`` (NaN bounds when n = 1). See the module docstring
+    for when rows are repetitions. Sorted by host, access size, traffic (order of appearance), curve, delay.
+    Columns: :data:`CURVE_COLUMNS`."""
+    rows = with_settings(loaded_curves(df))
+    if rows.empty:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
+    for col in ("host", "source", "run"):
+        if col not in rows.columns:
+            rows[col] = np.nan
+    complete = rows[CURVE_KEY].map(_known).all(axis=1)
+    rows["origin"] = ""
+    if (~complete).any():
+        runs = rows.groupby(rows["source"].astype(str))["run"].transform("nunique")
+        rows.loc[~complete, "origin"] = [_origin(r, runs[i] > 1) for i, r in rows.loc[~complete].iterrows()]
+    rows["curve"] = rows.apply(lambda r: curve_label(r, short_origin=True), axis=1)
+    rows["_host"] = rows["host"].map(lambda v: str(v) if _known(v) else UNKNOWN)
+    traffic_order = {t: i for i, t in enumerate(pd.unique(rows["traffic"].map(lambda v: _part("traffic", v))))}
+    out = []
+    for (_, _, delay), g in rows.groupby(["_host", "curve", "inject_delay"], sort=False):
+        first = g.iloc[0]
+        lat, lat_lo, lat_hi, n = ci95(g["latency_ns"].astype(float).tolist())
+        bw, bw_lo, bw_hi, _ = ci95(g["bandwidth_MBps"].astype(float).tolist())
+        pages = ", ".join(dict.fromkeys(str(p) for p in g["pages"] if _known(p))) or np.nan
+        out.append({**{k: first[k] for k in CURVE_KEY}, "pages": pages, "origin": first["origin"],
+                    "curve": first["curve"], "inject_delay": delay, "n": n, "latency_ns": lat,
+                    "latency_ns_ci_low": lat_lo, "latency_ns_ci_high": lat_hi, "bandwidth_MBps": bw,
+                    "bandwidth_MBps_ci_low": bw_lo, "bandwidth_MBps_ci_high": bw_hi})
+    table = pd.DataFrame(out, columns=CURVE_COLUMNS)
+    sort = pd.DataFrame({
+        "h": table["host"].map(lambda v: str(v) if _known(v) else "~"),
+        "a": table["access_bytes"].map(lambda v: float(v) if _known(v) else math.inf),
+        "t": table["traffic"].map(lambda v: traffic_order[_part("traffic", v)]),
+        "c": table["curve"], "d": table["inject_delay"].astype(float)})
+    return table.loc[sort.sort_values(["h", "a", "t", "c", "d"], kind="stable").index].reset_index(drop=True)
+
+
+def _curves(curves: pd.DataFrame):
+    """(host key, curve label, that curve's rows sorted by inject delay) for each curve of a curve_table."""
+    hosts = curves["host"].map(lambda v: str(v) if _known(v) else UNKNOWN)
+    for (host, curve), g in curves.groupby([hosts, curves["curve"]], sort=False):
+        yield host, curve, g.sort_values("inject_delay")
+
+
+# ------------------------------------------------------------------------------------------ the knee
+
+
+def fit_note(f) -> str:
+    """Caveat of a loaded-latency fit: poor fit (latency does not rise with load) or knee not reached."""
+    if not f.r2 == f.r2 or f.r2 < 0.5:
+        return "poor fit: latency does not rise with bandwidth as the model expects; the knee is not meaningful"
+    return "" if f.knee_reached else "curve stays below the knee"
+
+
+def fit_table(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The fitted model R = R0 + a·ρ/(1−ρ), ρ = bandwidth / peak
+    (:func:`memstor.analysis.queueing.fit_loaded_latency`) of every curve of a :func:`curve_table`, fitted
+    to the mean points, and its knee (latency = 2 R0; :data:`KNEE_DEFINITION`).
+
+    Returns (table, fits); fits maps (host, curve) -> queueing.LatencyCurveFit (host ``?`` when unknown).
+    Columns (:data:`FIT_COLUMNS`): the identity, ``points`` (delays), ``n_min`` (fewest repetitions of a
+    point), R0_ns, a_ns, peak_fit_MBps with standard errors ``*_se`` (from the fit's covariance, NaN when
+    not computable), bw_max_MBps, r2, knee_rho, knee_bw_MBps with its 95 % interval
+    (``knee_bw_MBps_ci_low/high``), knee_lat_ns (= 2 R0) with its interval, knee_delay (inject delay of
+    the measured point nearest to the knee), knee_reached, note."""
+    from memstor.analysis import queueing
+
+    rows, fits = [], {}
+    for host, curve, g in _curves(curves):
+        first = g.iloc[0]
+        acc = first["access_bytes"]
+        base = {"host": first["host"], "curve": curve, "tool": first["tool"], "traffic": first["traffic"],
+                "access_B": int(acc) if _known(acc) else np.nan, **{k: first[k] for k in SETTINGS},
+                "pages": first["pages"], "origin": first["origin"], "points": int(len(g)),
+                "n_min": int(g["n"].min())}
+        try:
+            f = queueing.fit_loaded_latency(g["bandwidth_MBps"], g["latency_ns"], inject_delay=g["inject_delay"])
+        except (ValueError, RuntimeError) as err:
+            rows.append({**base, "note": str(err).splitlines()[0]})
+            continue
+        fits[(host, curve)] = f
+        rows.append({**base, "R0_ns": f.r0_ns, "R0_ns_se": f.r0_se_ns, "a_ns": f.a_ns, "a_ns_se": f.a_se_ns,
+                     "peak_fit_MBps": f.peak_MBps, "peak_fit_MBps_se": f.peak_se_MBps,
+                     "bw_max_MBps": f.bw_max_MBps, "r2": f.r2, "knee_rho": f.knee_rho,
+                     "knee_bw_MBps": f.knee_bw_MBps, "knee_bw_MBps_ci_low": f.knee_bw_ci_low_MBps,
+                     "knee_bw_MBps_ci_high": f.knee_bw_ci_high_MBps, "knee_lat_ns": f.knee_latency_ns,
+                     "knee_lat_ns_ci_low": f.knee_latency_ci_low_ns, "knee_lat_ns_ci_high": f.knee_latency_ci_high_ns,
+                     "knee_delay": f.knee_inject_delay, "knee_reached": f.knee_reached, "note": fit_note(f)})
+    table = pd.DataFrame(rows, columns=FIT_COLUMNS)
+    for col in ("access_B", "load_threads", "buffer_kib", "points", "n_min"):
+        table[col] = pd.to_numeric(table[col]).astype("Int64")  # whole numbers stay whole; unknown = <NA>
+    return table, fits
+
+
+def _pm(value, se, digits: int = 1) -> str:
+    """``80.2 ± 0.3`` (``–`` when there is no value, no ``±`` part when the error is unknown)."""
+    if not _known(value):
+        return "–"
+    return f"{value:,.{digits}f}" + (f" ± {se:,.{digits}f}" if _known(se) else "")
+
+
+def fit_summary(fits: pd.DataFrame) -> pd.DataFrame:
+    """The :func:`fit_table` as a short table to read (notebook): curve, points, the parameters ± their
+    standard errors, R², the knee bandwidth with its 95 % interval, the knee latency (2·R0) and note."""
+    if fits.empty:
+        return pd.DataFrame(columns=["curve", "points", "R0 (ns)", "a (ns)", "peak (MB/s)", "R²",
+                                     "knee bandwidth (MB/s) [95 % interval]", "knee latency 2·R0 (ns)",
+                                     "nearest delay", "knee reached", "note"])
+
+    def interval(r) -> str:
+        if not _known(r.get("knee_bw_MBps")):
+            return "–"
+        lo, hi = r.get("knee_bw_MBps_ci_low"), r.get("knee_bw_MBps_ci_high")
+        ci = f" [{lo:,.0f}, {hi:,.0f}]" if _known(lo) and _known(hi) else " [?]"
+        return f"{r['knee_bw_MBps']:,.0f}{ci}"
+
+    return pd.DataFrame({
+        "curve": fits["curve"], "points": fits["points"],
+        "R0 (ns)": [_pm(v, s) for v, s in zip(fits["R0_ns"], fits["R0_ns_se"])],
+        "a (ns)": [_pm(v, s) for v, s in zip(fits["a_ns"], fits["a_ns_se"])],
+        "peak (MB/s)": [_pm(v, s, 0) for v, s in zip(fits["peak_fit_MBps"], fits["peak_fit_MBps_se"])],
+        "R²": fits["r2"].map(lambda v: f"{v:.3f}" if _known(v) else "–"),
+        "knee bandwidth (MB/s) [95 % interval]": [interval(r) for _, r in fits.iterrows()],
+        "knee latency 2·R0 (ns)": fits["knee_lat_ns"].map(lambda v: f"{v:.1f}" if _known(v) else "–"),
+        "nearest delay": fits["knee_delay"], "knee reached": fits["knee_reached"], "note": fits["note"],
+    })
+
+
+def latency_rise_table(df: pd.DataFrame, rise: float = 0.25) -> pd.DataFrame:
+    """The model-free *latency +25 % point* of each curve (not a knee: the knee is :func:`fit_table`'s):
+    the highest bandwidth reached while the mean latency stays within ``rise`` (0.25 = 25 %) of the
+    unloaded latency (median latency of the points at <= 25 % of the curve's maximum bandwidth).
+
+    Columns: host, curve, traffic, access_bytes, unloaded_latency_ns, max_bandwidth_MBps,
+    latency_at_max_bandwidth_ns, rise_delay, rise_bandwidth_MBps, rise_latency_ns, rise_share_of_max
+    (rise bandwidth / max bandwidth)."""
+    out = []
+    for _, curve, g in _curves(curve_table(df)):
+        bw, lat = g["bandwidth_MBps"], g["latency_ns"]
         light = lat[bw <= 0.25 * bw.max()]
         unloaded = float(light.median()) if len(light) else float(lat.min())
-        top = curve.loc[bw.idxmax()]
-        within = curve[lat <= (1 + rise) * unloaded]
-        knee = within.loc[within["bandwidth_MBps"].idxmax()] if len(within) else None
+        top = g.loc[bw.idxmax()]
+        within = g[lat <= (1 + rise) * unloaded]
+        hit = within.loc[within["bandwidth_MBps"].idxmax()] if len(within) else None
         out.append({
-            "traffic": traffic,
-            "access_bytes": size,
-            "unloaded_latency_ns": unloaded,
+            "host": g["host"].iloc[0], "curve": curve, "traffic": g["traffic"].iloc[0],
+            "access_bytes": g["access_bytes"].iloc[0], "unloaded_latency_ns": unloaded,
             "max_bandwidth_MBps": float(top["bandwidth_MBps"]),
             "latency_at_max_bandwidth_ns": float(top["latency_ns"]),
-            "knee_delay": int(knee["inject_delay"]) if knee is not None else None,
-            "knee_bandwidth_MBps": float(knee["bandwidth_MBps"]) if knee is not None else None,
-            "knee_latency_ns": float(knee["latency_ns"]) if knee is not None else None,
-            "knee_share_of_max": float(knee["bandwidth_MBps"] / top["bandwidth_MBps"]) if knee is not None else None,
+            "rise_delay": int(hit["inject_delay"]) if hit is not None else None,
+            "rise_bandwidth_MBps": float(hit["bandwidth_MBps"]) if hit is not None else None,
+            "rise_latency_ns": float(hit["latency_ns"]) if hit is not None else None,
+            "rise_share_of_max": float(hit["bandwidth_MBps"] / top["bandwidth_MBps"]) if hit is not None else None,
         })
     return pd.DataFrame(out)
 
 
+# ------------------------------------------------------------------------------------------- checks
+
+
 def check_table(df: pd.DataFrame, bw_tol: float = 0.05, lat_tol: float = 0.15) -> pd.DataFrame:
-    """Acceptance checks per traffic x access size (issue 4, acceptance 3).
+    """Acceptance checks per curve (issue 4, acceptance 3), on the mean points of :func:`curve_table`.
 
     - ``bw_non_increasing``: bandwidth never rises by more than ``bw_tol`` (5%) from one inject delay to
       the next larger one (``max_bw_increase_pct`` is the largest step-to-step change in %; negative
       when bandwidth falls at every step).
     - ``latency_near_idle``: latency at the largest delay is within ``lat_tol`` (15%) of the idle latency
-      (``latency_vs_idle_pct`` = (latency / idle - 1) x 100; False when idle latency is missing).
+      measured with the same pages as the curve (huge or 4 KiB; any idle figure when the curve's pages are
+      unknown) (``latency_vs_idle_pct`` = (latency / idle - 1) x 100; False when idle latency is missing).
     """
-    idle = idle_latency_ns(df)
+    idle = idle_table(df)
+    by_pages = {_bool_or_nan(r["huge_pages"]): float(r["latency_ns"]) for _, r in idle.iterrows()
+                if _known(r["huge_pages"])}
+    any_idle = idle_latency_ns(df)
     out = []
-    for traffic, size, curve in _curve_groups(df):
-        bw = curve["bandwidth_MBps"].to_numpy()
+    for _, curve, g in _curves(curve_table(df)):
+        bw = g["bandwidth_MBps"].to_numpy(dtype=float)
         rises = [(b / a - 1) * 100 for a, b in zip(bw[:-1], bw[1:]) if a > 0]
         worst = max(rises) if rises else 0.0
-        last = curve.iloc[-1]
-        vs_idle = (float(last["latency_ns"]) / idle - 1) * 100 if idle else None
+        last = g.iloc[-1]
+        huge = _bool_or_nan(last["huge_pages"])
+        ref = by_pages.get(huge, any_idle) if _known(huge) else any_idle
+        vs_idle = (float(last["latency_ns"]) / ref - 1) * 100 if ref else None
         near = vs_idle is not None and abs(vs_idle) <= lat_tol * 100
         out.append({
-            "traffic": traffic,
-            "access_bytes": size,
-            "delays": len(curve),
+            "host": last["host"],
+            "curve": curve,
+            "traffic": last["traffic"],
+            "access_bytes": last["access_bytes"],
+            "delays": len(g),
             "max_bw_increase_pct": round(worst, 2),
             "bw_non_increasing": worst <= bw_tol * 100,
-            "idle_latency_ns": idle,
+            "idle_latency_ns": ref,
             "largest_delay": int(last["inject_delay"]),
             "latency_at_largest_delay_ns": float(last["latency_ns"]),
             "latency_vs_idle_pct": round(vs_idle, 2) if vs_idle is not None else None,

@@ -72,7 +72,13 @@ class KneeFit:
     r2: coefficient of determination of the fitted curve on the measured IOPS;
     r_min_measured_us: mean latency at the smallest N measured; x_max_measured_iops: highest IOPS measured;
     n_star_measured: N* from those two measured inputs; n_min, n_max: range of N measured;
-    saturated: the sweep reaches beyond the fitted knee (else X_max is only a lower estimate).
+    saturated: the sweep reaches beyond the fitted knee (else X_max is only a lower estimate);
+    r_min_se_us, x_max_se_iops: standard errors of the two fitted parameters (from the covariance of the
+    least-squares fit, NaN when not computable); n_star_ci_low/high: 95 % interval of the fitted N*.
+
+    Names: the *two-asymptote fit* is the least-squares curve min(N / R_min, X_max) through the points;
+    the *closed-system bound* N* = X_max R_min uses the measured inputs (latency at the smallest N, the
+    highest throughput) — ``n_star_measured``.
     """
 
     r_min_us: float
@@ -86,6 +92,10 @@ class KneeFit:
     n_min: float
     n_max: float
     saturated: bool
+    r_min_se_us: float = float("nan")
+    x_max_se_iops: float = float("nan")
+    n_star_ci_low: float = float("nan")
+    n_star_ci_high: float = float("nan")
 
     def as_dict(self) -> dict:
         """The fit as a plain dict (for tables)."""
@@ -142,6 +152,7 @@ def fit_closed_bounds(outstanding, iops, lat_mean_us=None) -> KneeFit:
     r_min_us = math.exp(sol.x[0]) * 1e6
     x_max = math.exp(sol.x[1])
     n_star = knee_outstanding(r_min_us, x_max)
+    se_log, ci = _log_fit_uncertainty(sol, len(n))
     return KneeFit(
         r_min_us=r_min_us,
         x_max_iops=x_max,
@@ -154,7 +165,29 @@ def fit_closed_bounds(outstanding, iops, lat_mean_us=None) -> KneeFit:
         n_min=float(n[0]),
         n_max=float(n[-1]),
         saturated=bool(n[-1] > n_star),
+        r_min_se_us=r_min_us * se_log[0],
+        x_max_se_iops=x_max * se_log[1],
+        n_star_ci_low=n_star * math.exp(-ci),
+        n_star_ci_high=n_star * math.exp(ci),
     )
+
+
+def _log_fit_uncertainty(sol, m: int) -> tuple[np.ndarray, float]:
+    """(standard errors of the log-parameters, 95 % half-width of log N*) of a 2-parameter log fit:
+    covariance s² (JᵀJ)⁻¹ with s² = SS_res / (m − 2); NaN when singular or m <= 2."""
+    from scipy import stats
+
+    nan = (np.array([math.nan, math.nan]), math.nan)
+    if m <= 2:
+        return nan
+    try:
+        cov = np.linalg.inv(sol.jac.T @ sol.jac) * float(np.sum(sol.fun ** 2)) / (m - 2)
+    except np.linalg.LinAlgError:
+        return nan
+    se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    var_knee = float(cov[0, 0] + cov[1, 1] + 2 * cov[0, 1])  # log N* = log R_min + log X_max
+    half = float(stats.t.ppf(0.975, m - 2)) * math.sqrt(max(var_knee, 0.0))
+    return se, half
 
 
 # --------------------------------------------------------------------------------------------------
@@ -178,6 +211,14 @@ class LatencyCurveFit:
     rho_max: bw_max / peak; knee_*: the knee, where queueing has doubled the unloaded latency
     (a * rho / (1 - rho) = R0, i.e. rho_knee = R0 / (R0 + a)); knee_reached: a measured point lies at or
     beyond the knee; knee_inject_delay: the inject delay of the measured point nearest to the knee.
+
+    Uncertainty (from curve_fit's covariance, residual variance scaled; NaN when not computable: no degree
+    of freedom left, a non-finite covariance, or a parameter pinned at a bound of the fit): r0_se_ns, a_se_ns, peak_se_MBps are standard
+    errors (peak_se_MBps is NaN when the peak was given); knee_bw_ci_low/high_MBps is the 95 % interval
+    of the knee bandwidth peak * R0 / (R0 + a) by the delta method (Student t with n - p degrees of
+    freedom, low end clipped at 0); knee_latency_ci_low/high_ns the 95 % interval of 2 R0.
+
+    This is memstor's one definition of a memory *knee* (notebook, analysis and report use it).
     """
 
     r0_ns: float
@@ -193,6 +234,14 @@ class LatencyCurveFit:
     knee_latency_ns: float
     knee_reached: bool
     knee_inject_delay: float | None = None
+    r0_se_ns: float = math.nan
+    a_se_ns: float = math.nan
+    peak_se_MBps: float = math.nan
+    knee_bw_se_MBps: float = math.nan
+    knee_bw_ci_low_MBps: float = math.nan
+    knee_bw_ci_high_MBps: float = math.nan
+    knee_latency_ci_low_ns: float = math.nan
+    knee_latency_ci_high_ns: float = math.nan
 
     def as_dict(self) -> dict:
         """The fit as a plain dict (for tables)."""
@@ -234,7 +283,7 @@ def fit_loaded_latency(bw_MBps, latency_ns, peak_MBps: float | None = None, inje
             peak0 = 1.05 * bw_max
             rho0 = bw_max / peak0
             a0 = max((r_hi - r_lo) * (1 - rho0) / rho0, 1e-3)
-            popt, _ = curve_fit(
+            popt, pcov = curve_fit(
                 mm1_latency_ns, bw, lat, p0=[r_lo, a0, peak0],
                 bounds=([0.0, 0.0, bw_max * (1 + 1e-6)], [np.inf, np.inf, 5 * bw_max]), maxfev=20000,
             )
@@ -247,11 +296,17 @@ def fit_loaded_latency(bw_MBps, latency_ns, peak_MBps: float | None = None, inje
 
             rho0 = bw_max / peak
             a0 = max((r_hi - r_lo) * (1 - rho0) / rho0, 1e-3)
-            popt, _ = curve_fit(model, bw, lat, p0=[r_lo, a0], bounds=([0.0, 0.0], [np.inf, np.inf]),
-                                maxfev=20000)
+            popt, pcov = curve_fit(model, bw, lat, p0=[r_lo, a0], bounds=([0.0, 0.0], [np.inf, np.inf]),
+                                   maxfev=20000)
             r0, a = (float(v) for v in popt)
     k_rho = knee_rho(r0, a) if (r0 + a) > 0 else float("nan")
     k_bw = k_rho * peak
+    lower = [0.0, 0.0] + ([bw_max * (1 + 1e-6)] if fit_peak else [])
+    upper = [math.inf, math.inf] + ([5 * bw_max] if fit_peak else [])
+    values = [r0, a] + ([peak] if fit_peak else [])
+    scale = [max(r_hi, 1.0), max(r_hi, 1.0)] + ([bw_max] if fit_peak else [])
+    pinned = any(v - lo <= 1e-6 * s or hi - v <= 1e-6 * s for v, lo, hi, s in zip(values, lower, upper, scale))
+    unc = _knee_uncertainty(r0, a, peak, None if pinned else pcov, len(bw))
     near = None
     if delays is not None and len(delays) == len(bw) and np.isfinite(k_bw):
         near = float(delays[int(np.argmin(np.abs(bw - k_bw)))])
@@ -269,4 +324,45 @@ def fit_loaded_latency(bw_MBps, latency_ns, peak_MBps: float | None = None, inje
         knee_latency_ns=2.0 * r0,
         knee_reached=bool(bw_max >= k_bw),
         knee_inject_delay=near,
+        **unc,
     )
+
+
+def _knee_uncertainty(r0: float, a: float, peak: float, pcov, m: int) -> dict:
+    """Standard errors of (R0, a[, peak]) from curve_fit's covariance and 95 % intervals of the knee
+    bandwidth (delta method) and knee latency 2 R0; NaN where the covariance is not usable.
+
+    pcov: 2x2 (peak given) or 3x3 (peak fitted) covariance, None when a parameter is pinned at a bound of
+    the fit (the curvature there says nothing about its uncertainty); m: number of points fitted."""
+    nan = math.nan
+    out = {"r0_se_ns": nan, "a_se_ns": nan, "peak_se_MBps": nan, "knee_bw_se_MBps": nan,
+           "knee_bw_ci_low_MBps": nan, "knee_bw_ci_high_MBps": nan, "knee_latency_ci_low_ns": nan,
+           "knee_latency_ci_high_ns": nan}
+    cov = np.asarray(pcov if pcov is not None else np.nan, dtype=float)
+    k = cov.shape[0] if cov.ndim == 2 else 0
+    dof = m - k
+    if k not in (2, 3) or dof <= 0 or not np.all(np.isfinite(cov)) or (r0 + a) <= 0:
+        return out
+    var = np.diag(cov)
+    if np.any(var < 0):
+        return out
+    from scipy import stats
+
+    t95 = float(stats.t.ppf(0.975, dof))
+    se = np.sqrt(var)
+    out["r0_se_ns"], out["a_se_ns"] = float(se[0]), float(se[1])
+    if k == 3:
+        out["peak_se_MBps"] = float(se[2])
+    s = r0 + a
+    grad = [peak * a / s**2, -peak * r0 / s**2] + ([r0 / s] if k == 3 else [])  # d(knee bw)/d(R0, a, peak)
+    g = np.asarray(grad)
+    knee_var = float(g @ cov @ g)
+    if knee_var >= 0:
+        knee_se = math.sqrt(knee_var)
+        k_bw = peak * r0 / s
+        out["knee_bw_se_MBps"] = knee_se
+        out["knee_bw_ci_low_MBps"] = max(k_bw - t95 * knee_se, 0.0)
+        out["knee_bw_ci_high_MBps"] = k_bw + t95 * knee_se
+    out["knee_latency_ci_low_ns"] = max(2.0 * (r0 - t95 * float(se[0])), 0.0)
+    out["knee_latency_ci_high_ns"] = 2.0 * (r0 + t95 * float(se[0]))
+    return out

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from memstor.errors import UsageError
+from memstor.validate import Section
 
 SCHEMA = "memstor-spec/1"
 METRICS = {"iops": "IOPS", "bw_MBps": "MB/s"}
@@ -123,8 +124,14 @@ def _need(obj: dict, key: str, where: str, path: Path):
     return obj[key]
 
 
+def _section(path: Path, where: str) -> Section:
+    """The validation section of one place in a spec sheet (errors name the file, the place, the way out)."""
+    return Section(f"{path}: {where}", fix="fix the file; data/specs/README.md describes the format", exc=SpecError)
+
+
 def _conditions(raw: dict, where: str, path: Path) -> Conditions:
     """Validate one conditions mapping."""
+    v = _section(path, where)
     unknown = set(raw) - set(CONDITION_KEYS) - {"conditions"}
     if unknown:
         raise SpecError(f"{path}: {where}: unknown condition key(s) {sorted(unknown)}; "
@@ -132,16 +139,13 @@ def _conditions(raw: dict, where: str, path: Path) -> Conditions:
     c = Conditions()
     for key in ("iodepth", "numjobs", "bs_bytes"):
         if raw.get(key) is not None:
-            v = raw[key]
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise SpecError(f"{path}: {where}: {key} must be a positive integer, got {v!r}")
-            setattr(c, key, v)
+            if not isinstance(raw[key], int):
+                raise v.error(key, raw[key], "use a whole number >= 1")
+            setattr(c, key, v.integer(key, raw[key], 1))
     for key, allowed in (("span", SPAN_VALUES), ("state", STATE_VALUES), ("target", TARGET_VALUES),
                          ("mb", MB_VALUES)):
         if raw.get(key) is not None:
-            if raw[key] not in allowed:
-                raise SpecError(f"{path}: {where}: {key} must be one of {', '.join(allowed)}, got {raw[key]!r}")
-            setattr(c, key, raw[key])
+            setattr(c, key, v.choice(key, raw[key], allowed))
     c.note = str(raw.get("note") or "").strip()
     return c
 
@@ -177,15 +181,10 @@ def load_spec(path: Path | str) -> SpecSheet:
         if vid in seen:
             raise SpecError(f"{path}: {where}: duplicate id; every value needs its own id")
         seen.add(vid)
-        metric = _need(v, "metric", where, path)
-        if metric not in METRICS:
-            raise SpecError(f"{path}: {where}: metric must be one of {', '.join(METRICS)}, got {metric!r}")
-        rw = _need(v, "rw", where, path)
-        if rw not in RW_VALUES:
-            raise SpecError(f"{path}: {where}: rw must be one of {', '.join(RW_VALUES)}, got {rw!r}")
-        number = _need(v, "value", where, path)
-        if not isinstance(number, (int, float)) or isinstance(number, bool) or number <= 0:
-            raise SpecError(f"{path}: {where}: value must be a positive number, got {number!r}")
+        check = _section(path, where)
+        metric = check.choice("metric", _need(v, "metric", where, path), list(METRICS))
+        rw = check.choice("rw", _need(v, "rw", where, path), list(RW_VALUES))
+        number = check.number("value", _need(v, "value", where, path))
         base: dict = {}
         ref = v.get("conditions")
         if isinstance(ref, str):

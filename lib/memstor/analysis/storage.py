@@ -1,120 +1,38 @@
-"""Storage analysis (pure: DataFrame in, DataFrame out): totals of mixed jobs, summaries over
-repetitions (n, mean, 95 % CI), Little's law, saturation, latency CDFs from json+ bins."""
+"""Storage analysis (pure: DataFrame in, DataFrame out): Little's law, saturation, latency CDFs from
+json+ bins, printable views. Summaries over repetitions (n, mean, 95 % CI) are memstor.analysis.summary's."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.summary import summary_table
 from memstor.errors import MemstorError
 from memstor.parse.fio import depth_bucket
-from memstor.schema import FIO_LAT_COLUMNS, SYNC_ENGINES
+from memstor.schema import SYNC_ENGINES
 
 #: Little's law: flag a point whose X*R differs from the intended outstanding I/O by more than this (%).
 LITTLE_TOL_PCT = 5.0
-#: Metrics summarised over repetitions (units in the names).
-METRICS = ("iops", "bw_MBps", "lat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p99_9_us")
-
-#: Columns that describe a configuration (carried into summaries).
-DESCRIPTORS = ("experiment", "rw", "pattern", "bs_bytes", "iodepth", "numjobs", "outstanding_io",
-               "rwmixread", "ioengine", "direct", "spec_point")
-
-
-def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows of measurements that succeeded (status done, no error)."""
-    if "status" in df.columns:
-        df = df[df["status"].fillna("done") == "done"]
-    return df
+#: Columns of the Little's-law table (one row per run, or per configuration with n), units in the names.
+LITTLE_COLUMNS = ["host", "experiment", "config", "point", "rep", "rw", "bs_bytes", "iodepth", "numjobs",
+                  "rwmixread", "ioengine", "direct", "spec_point", "direction", "n", "outstanding_io", "iops",
+                  "lat_mean_us", "littles_outstanding", "residual_pct", "band_low", "band_high",
+                  "iodepth_level_pct", "depth_reached", "flagged", "reason"]
 
 
-def with_totals(df: pd.DataFrame) -> pd.DataFrame:
-    """df plus one direction ``"total"`` row per measured point (read + write of the same fio run).
-
-    IOPS, MB/s and total_ios are summed; lat_mean_us is the I/O-weighted mean of the directions (exact);
-    percentiles, stddev, min/max are left empty when more than one direction did I/O (not derivable).
-    Failed points get no total row.
-    """
-    good = ok_rows(df)
-    good = good[good["direction"].isin(["read", "write", "trim"])]
-    totals = []
-    for _, g in good.groupby("point", sort=False):
-        first = g.iloc[0].to_dict()
-        active = g[pd.to_numeric(g["total_ios"], errors="coerce").fillna(0) > 0]
-        row = dict(first)
-        row["direction"] = "total"
-        row["iops"] = pd.to_numeric(g["iops"], errors="coerce").sum()
-        row["bw_MBps"] = pd.to_numeric(g["bw_MBps"], errors="coerce").sum()
-        n = pd.to_numeric(g["total_ios"], errors="coerce").fillna(0)
-        row["total_ios"] = int(n.sum())
-        if len(active) == 1:
-            for k in FIO_LAT_COLUMNS:
-                row[k] = active.iloc[0][k]
-        else:
-            for k in FIO_LAT_COLUMNS:
-                row[k] = np.nan
-            lat = pd.to_numeric(g["lat_mean_us"], errors="coerce")
-            mask = (n > 0) & lat.notna()
-            if mask.any():
-                row["lat_mean_us"] = float((lat[mask] * n[mask]).sum() / n[mask].sum())
-        totals.append(row)
-    if not totals:
-        return df.copy()
-    return pd.concat([df, pd.DataFrame(totals, columns=df.columns)], ignore_index=True)
-
-
-def ci95(values: Sequence[float]) -> tuple[float, float, float, int]:
-    """(mean, low, high, n) with the 95% Student-t confidence interval of the mean (NaN bounds if n < 2)."""
-    x = np.asarray([v for v in values if v is not None and not pd.isna(v)], dtype=float)
-    n = int(x.size)
-    if n == 0:
-        return math.nan, math.nan, math.nan, 0
-    mean = float(x.mean())
-    if n < 2:
-        return mean, math.nan, math.nan, n
-    from scipy import stats  # slow first import: only when there is an interval to compute
-
-    sem = float(stats.sem(x))
-    if sem == 0:
-        return mean, mean, mean, n
-    lo, hi = stats.t.interval(0.95, n - 1, loc=mean, scale=sem)
-    return mean, float(lo), float(hi), n
-
-
-def summary(df: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
-    """Per configuration x direction: <metric>_mean, <metric>_ci95_low, <metric>_ci95_high over the
-    successful repetitions, n (successful repetitions) and n_failed. Units as in the metric names."""
-    if df.empty:
-        return pd.DataFrame()
-    key = ["config", "direction"]
-    out = []
-    for (cfg, direction), g in df.groupby(key, sort=False, dropna=False):
-        good = ok_rows(g)
-        row: dict = {"config": cfg, "direction": direction}
-        for d in DESCRIPTORS:
-            if d in g.columns:
-                row[d] = g.iloc[0][d]
-        row["n"] = int(good["point"].nunique()) if "point" in good.columns else len(good)
-        row["n_failed"] = int(g["point"].nunique() - row["n"]) if "point" in g.columns else len(g) - len(good)
-        for m in metrics:
-            mean, lo, hi, _ = ci95(pd.to_numeric(good[m], errors="coerce").tolist() if m in good else [])
-            row[f"{m}_mean"], row[f"{m}_ci95_low"], row[f"{m}_ci95_high"] = mean, lo, hi
-        out.append(row)
-    return pd.DataFrame(out)
-
-
-def _reason(row: dict, residual: float | None, engine: str, direct: Any) -> str:
+def _reason(row: dict, residual: float | None, engine: str, direct: Any, tol_pct: float = LITTLE_TOL_PCT) -> str:
     """Why a Little's-law point is flagged ('' when it is not)."""
     if row.get("status") == "failed":
         return f"measurement failed: {row.get('error')}"
     reached = row.get("iodepth_reached")
     if reached is False or (isinstance(reached, (np.bool_,)) and not reached):
         pct = row.get("iodepth_level_pct")
-        why = (f"intended depth {int(row['iodepth'])} not reached: only {pct:.1f}% of I/Os were submitted in "
+        share = "a few" if pct is None or pd.isna(pct) else f"only {float(pct):.1f}%"
+        why = (f"intended depth {int(row['iodepth'])} not reached: {share} of I/Os were submitted in "
                f"fio's iodepth_level bucket {depth_bucket(int(row['iodepth']))}")
         if engine in SYNC_ENGINES:
             why += f"; {engine} is synchronous (1 I/O in flight per job, iodepth ignored)"
@@ -125,7 +43,7 @@ def _reason(row: dict, residual: float | None, engine: str, direct: Any) -> str:
         return why
     if residual is None or math.isnan(residual):
         return "no IOPS or latency to check"
-    if abs(residual) > LITTLE_TOL_PCT:
+    if abs(residual) > tol_pct:
         return (f"IOPS x mean latency differs from the intended outstanding I/O by {residual:+.1f}% although "
                 f"the depth was reached: fio's own gaps between completion and resubmission (CPU-bound, "
                 f"shared CPU) or a too-short run")
@@ -142,43 +60,73 @@ def _truthy(v: Any) -> bool:
         return bool(v)
 
 
-def littles_law_table(df: pd.DataFrame, tol_pct: float = LITTLE_TOL_PCT) -> pd.DataFrame:
-    """Little's law per measured point (one row per point x repetition, all directions together).
+def _judged(obs: pd.DataFrame) -> pd.DataFrame:
+    """The rows Little's law judges: a mixed job's read + write total, else its only direction."""
+    key = ["host", "experiment", "config", "source", "groupid", "jobname"]
+    has_total = obs.groupby(key, dropna=False)["direction"].transform(lambda d: (d == "total").any())
+    return obs[(obs["direction"] == "total") | ~has_total.astype(bool)]
 
-    Columns: point, config, rep, rw, bs_bytes, iodepth, numjobs, spec_point, ioengine, outstanding_io
-    (intended: iodepth x numjobs), iops, lat_mean_us, littles_outstanding (IOPS x mean latency),
-    residual_pct (100 (X R - N) / N), iodepth_level_pct, depth_reached, flagged (|residual| > tol_pct,
-    depth not reached or failed) and reason.
-    """
+
+def _little_row(row: dict, n_runs: int, tol_pct: float) -> dict:
+    """One Little's-law row: N = iodepth x numjobs, X, R, X·R, the residual, the ±tol band, flag, reason."""
     from memstor.analysis.queueing import littles_law_outstanding, littles_law_residual_pct
 
+    n = float(row["iodepth"]) * float(row["numjobs"])
+    x, lat = row.get("iops"), row.get("lat_mean_us")
+    ok = bool(row.get("ok", True)) and not pd.isna(x) and not pd.isna(lat) and float(x) > 0 and n > 0
+    xr = littles_law_outstanding(float(x), float(lat)) if ok else math.nan
+    res = littles_law_residual_pct(n, float(x), float(lat)) if ok else math.nan
+    reached = row.get("iodepth_reached")
+    reached = None if reached is None or pd.isna(reached) else _truthy(reached)
+    probe = dict(row, iodepth_reached=reached, status="done" if ok or row.get("ok", True) else "failed")
+    reason = _reason(probe, res if ok else None, str(row.get("ioengine")), row.get("direct"), tol_pct)
+    out = {c: row.get(c) for c in LITTLE_COLUMNS}
+    out.update(n=n_runs, outstanding_io=n, iops=x if ok else math.nan, lat_mean_us=lat if ok else math.nan,
+               littles_outstanding=xr, residual_pct=res, band_low=n * (1 - tol_pct / 100),
+               band_high=n * (1 + tol_pct / 100), depth_reached=reached, flagged=bool(reason), reason=reason,
+               spec_point=_truthy(row.get("spec_point")))
+    return out
+
+
+def littles_law_table(df: pd.DataFrame, tol_pct: float = LITTLE_TOL_PCT, per: str = "run",
+                      data_dir: Path | str | None = None) -> pd.DataFrame:
+    """Little's law, N = X·R: for every run (``per="run"``) or configuration (``per="config"``: X and R
+    are the means over the same successful runs, n of them) of a fio table (LITTLE_COLUMNS).
+
+    N is the intended outstanding I/O (iodepth x numjobs), X the IOPS (a job's clones summed), R the mean
+    total latency (µs); mixed read/write jobs are judged on their read + write totals. residual_pct =
+    100 (X·R − N) / N; ``flagged`` when outside ±tol_pct (band_low..band_high), when fio did not reach the
+    intended depth, or when the run failed; ``reason`` says which and why.
+    """
+    from memstor.analysis.summary import observations, summarise, with_totals
+
     if df.empty:
-        return pd.DataFrame()
-    tot = with_totals(df)
-    tot = tot[tot["direction"] == "total"]
-    failed = df[df["status"] == "failed"].drop_duplicates("point") if "status" in df.columns else df.iloc[:0]
-    out = []
-    for _, r in pd.concat([tot, failed], ignore_index=True).iterrows():
-        row = r.to_dict()
-        n = float(row["outstanding_io"])
-        x, lat = row.get("iops"), row.get("lat_mean_us")
-        ok = row.get("status") != "failed" and not pd.isna(x) and not pd.isna(lat) and float(x) > 0
-        xr = littles_law_outstanding(float(x), float(lat)) if ok else math.nan
-        res = littles_law_residual_pct(n, float(x), float(lat)) if ok else math.nan
-        reached = row.get("iodepth_reached")
-        reached = None if reached is None or pd.isna(reached) else _truthy(reached)
-        row["iodepth_reached"] = reached
-        reason = _reason(row, res if ok else None, str(row.get("ioengine")), row.get("direct"))
-        out.append({
-            "point": row["point"], "config": row["config"], "rep": row["rep"], "rw": row["rw"],
-            "bs_bytes": row["bs_bytes"], "iodepth": row["iodepth"], "numjobs": row["numjobs"],
-            "spec_point": _truthy(row.get("spec_point")), "ioengine": row.get("ioengine"),
-            "outstanding_io": n, "iops": x if ok else math.nan, "lat_mean_us": lat if ok else math.nan,
-            "littles_outstanding": xr, "residual_pct": res, "iodepth_level_pct": row.get("iodepth_level_pct"),
-            "depth_reached": reached, "flagged": bool(reason), "reason": reason,
-        })
-    table = pd.DataFrame(out)
-    return table.sort_values(["spec_point", "rw", "outstanding_io", "rep"], kind="stable").reset_index(drop=True)
+        return pd.DataFrame(columns=LITTLE_COLUMNS)
+    judged = _judged(with_totals(observations(df, data_dir)))
+    if per == "run":
+        rows = [_little_row(r.to_dict(), 1 if r["ok"] else 0, tol_pct) for _, r in judged.iterrows()]
+    elif per == "config":
+        summ = summarise(judged)
+        groups = judged[judged["ok"]].groupby(["host", "experiment", "config", "direction"], dropna=False)
+        depth = {}
+        if "iodepth_reached" in judged:  # the depth counts as reached when every run reached it
+            for key, g in groups:
+                pct = pd.to_numeric(g["iodepth_level_pct"], errors="coerce")
+                depth[key] = (None if g["iodepth_reached"].isna().all()
+                              else bool(g["iodepth_reached"].fillna(True).map(_truthy).all()),
+                              None if pct.isna().all() else float(pct.min()))
+        rows = []
+        for _, r in summ.iterrows():
+            d = r.to_dict()
+            d["ok"] = d["n"] > 0
+            d["iodepth_reached"], d["iodepth_level_pct"] = depth.get(
+                (d["host"], d["experiment"], d["config"], d["direction"]), (None, None))
+            rows.append(_little_row(d, int(d["n"]), tol_pct))
+    else:
+        raise ValueError(f"per={per!r}: use 'run' or 'config'")
+    table = pd.DataFrame(rows, columns=LITTLE_COLUMNS)
+    return table.sort_values(["host", "experiment", "spec_point", "rw", "outstanding_io", "rep"], kind="stable",
+                             na_position="first").reset_index(drop=True)
 
 
 def saturation_iodepth(summ: pd.DataFrame, rw: str, frac: float = 0.95) -> int | None:
@@ -187,11 +135,11 @@ def saturation_iodepth(summ: pd.DataFrame, rw: str, frac: float = 0.95) -> int |
     s = summ[(summ["rw"] == rw) & (summ["direction"] != "total")]
     if "spec_point" in s.columns:
         s = s[~s["spec_point"].map(_truthy)]
-    s = s[s["iops_mean"].notna()]
+    s = s[s["iops"].notna()]
     if s.empty:
         return None
-    best = s["iops_mean"].max()
-    return int(s[s["iops_mean"] >= frac * best]["iodepth"].min())
+    best = s["iops"].max()
+    return int(s[s["iops"] >= frac * best]["iodepth"].min())
 
 
 def latency_cdf(src: Any, direction: str = "read", jobname: str | None = None) -> pd.DataFrame:
@@ -238,13 +186,14 @@ def qd_cdfs(df: pd.DataFrame, data_root: Path | str, frac: float = 0.95) -> pd.D
 
     Uses the first successful repetition of each point; columns clat_us, count, cdf, rw, iodepth, label.
     """
-    summ = summary(df[~df["spec_point"].map(_truthy)])
+    summ = summary_table(df[~df["spec_point"].map(_truthy)])
     frames = []
     for rw in summ["rw"].dropna().unique():
         s = summ[summ["rw"] == rw]
         depths = sorted({int(s["iodepth"].min())} | {q for q in [saturation_iodepth(summ, rw, frac)] if q})
         for qd in depths:
-            cand = ok_rows(df[(df["rw"] == rw) & (df["iodepth"] == qd) & ~df["spec_point"].map(_truthy)])
+            cand = df[(df["rw"] == rw) & (df["iodepth"] == qd) & ~df["spec_point"].map(_truthy)
+                      & (df["status"] != "failed")]
             if cand.empty:
                 continue
             r = cand.sort_values("rep").iloc[0]
@@ -288,9 +237,9 @@ def summary_view(summ: pd.DataFrame) -> pd.DataFrame:
     for m, label, digits in (("iops", "IOPS", 0), ("bw_MBps", "MB/s", 1), ("lat_mean_us", "mean lat (µs)", 1),
                              ("clat_p50_us", "p50 (µs)", 1), ("clat_p99_us", "p99 (µs)", 1),
                              ("clat_p99_9_us", "p99.9 (µs)", 1)):
-        if f"{m}_mean" in summ:
+        if m in summ:
             out[label] = [_fmt_ci(a, b, c, digits) for a, b, c in
-                          zip(summ[f"{m}_mean"], summ[f"{m}_ci95_low"], summ[f"{m}_ci95_high"])]
+                          zip(summ[m], summ[f"{m}_ci_low"], summ[f"{m}_ci_high"])]
     out["n"] = summ["n"]
     if summ["n_failed"].any():
         out["failed"] = summ["n_failed"]
@@ -310,18 +259,19 @@ def spec_point_table(df: pd.DataFrame) -> pd.DataFrame:
     if "spec_point" not in df.columns:
         return pd.DataFrame()
     spec = df[df["spec_point"].map(_truthy)]
-    return summary_view(summary(spec)) if not spec.empty else pd.DataFrame()
+    return summary_view(summary_table(spec)) if not spec.empty else pd.DataFrame()
 
 
 def best_iops(df: pd.DataFrame, rw: str = "randread") -> dict:
     """The configuration with the highest mean IOPS for `rw` (spec point included): point config,
     iodepth, numjobs, iops (mean over repetitions). Empty dict without a successful measurement."""
-    s = summary(df[df["rw"] == rw]) if not df.empty else pd.DataFrame()
-    if s.empty or s["iops_mean"].isna().all():
+    s = summary_table(df[df["rw"] == rw]) if not df.empty else pd.DataFrame()
+    if s.empty or s["iops"].isna().all():
         return {}
-    r = s.loc[s["iops_mean"].idxmax()]
+    r = s.loc[s["iops"].idxmax()]
     return {"config": r["config"], "iodepth": int(r["iodepth"]), "numjobs": int(r["numjobs"]),
-            "iops": float(r["iops_mean"])}
+            "iops": float(r["iops"]), "iops_ci_low": r["iops_ci_low"], "iops_ci_high": r["iops_ci_high"],
+            "n": int(r["n"]), "ioengine": r["ioengine"], "direct": r["direct"]}
 
 
 def describe_run(df: pd.DataFrame) -> str:

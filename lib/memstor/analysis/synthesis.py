@@ -1,12 +1,5 @@
-"""Synthesis across hosts: load every processed table, headline numbers, spec comparison, queueing tables.
-
-Input layout (``<data>`` is the data root, default ``data/``)::
-
-    <data>/processed/<host>/fio-block-size.csv, fio-rw-ratio.csv, fio-queue-depth.csv   memstor runs
-    <data>/processed/<host>/mlc-loaded-latency.csv                                      memstor runs
-    <data>/processed/<host>/fio.csv, mlc.csv          imported: memstor parse FILES -o <data>/processed/<host>/
-    <data>/processed/<host>/sysinfo.json              the machine (memstor runs)
-    <data>/raw/<host>/<experiment>/*.meta.json        provenance of every memstor point
+"""Synthesis across devices (pure analysis of a loaded data root, memstor.analysis.dataset): headline
+numbers, spec comparison under matched conditions, Little's law, queueing fits, memory curves, provenance.
 
 Every folder under ``processed/`` is one host (one device under test) and appears side by side with the
 others in every table. Units are in the column names (``_us``, ``_ns``, ``_MBps`` = 10^6 bytes/s, ``iops``).
@@ -15,248 +8,39 @@ Failed points (status failed or fio error set) never enter a number; they are co
 
 from __future__ import annotations
 
-import json
 import math
-import shlex
-import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from memstor.analysis import queueing, specs
-from memstor.errors import MemstorError, UsageError
-from memstor.schema import FIO_COLUMNS, MLC_COLUMNS
+from memstor.analysis import memory, queueing, specs
+from memstor.analysis.dataset import (
+    IMPORTED,
+    IMPORTED_TABLE,
+    Dataset,
+    HostData,
+    experiment_kinds,
+    load_dataset,
+)
 
 
-def experiment_kinds() -> dict[str, str]:
-    """{experiment: "fio" | "mlc"} of every registered family (memstor.experiments), in notebook order."""
-    from memstor.experiments import families
+def fio_summary(ds: Dataset) -> pd.DataFrame:
+    """The one summary of every device's fio rows (memstor.analysis.summary.summary_table): one row per
+    device x experiment x configuration x direction with n, means and 95 % CIs (``report/tables/summary.csv``)."""
+    from memstor.analysis.summary import summary_table
 
-    return {m.EXPERIMENT: m.KIND for m in families()}
-
-
-IMPORTED = {"fio.csv": "fio", "mlc.csv": "mlc"}
-IMPORTED_TABLE = "imported"
-FIO_NUMERIC = ("bs_bytes", "iodepth", "numjobs", "rwmixread", "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us",
-               "lat_min_us", "lat_max_us", "clat_p50_us", "clat_p90_us", "clat_p99_us", "clat_p99_9_us",
-               "clat_p99_99_us", "runtime_s", "total_ios", "file_size_bytes")
-MLC_NUMERIC = ("run", "read_fraction", "access_bytes", "inject_delay", "latency_ns", "bandwidth_MBps",
-               "src_node", "dst_node")
-#: Keys that identify one fio measurement point (repetitions share them).
-POINT_KEY = ["host", "rw", "direction", "bs_bytes", "iodepth", "numjobs", "rwmixread"]
+    summ = summary_table(ds.fio, ds.data_dir)
+    summ["spec_point"] = summ["spec_point"].map(lambda v: bool(v) and str(v).lower() not in ("false", "0", "nan"))
+    return summ
 
 
-class NoData(UsageError):
-    """No processed table under the data root."""
-
-
-# -------------------------------------------------------------------------------------------- loading
-
-
-@dataclass
-class HostData:
-    """Everything found for one host folder ``<data>/processed/<host>/``."""
-
-    name: str
-    tables: list = field(default_factory=list)      # file names read (fio-queue-depth.csv, fio.csv...)
-    sysinfo: dict | None = None
-    metas: list = field(default_factory=list)       # meta sidecars (dicts, plus 'experiment', 'meta_path')
-    problems: list = field(default_factory=list)    # one-line problems (unreadable table...)
-
-
-@dataclass
-class Dataset:
-    """All hosts of a data root: fio and MLC rows with a ``host`` and a ``table`` column."""
-
-    data_dir: Path
-    hosts: list
-    fio: pd.DataFrame
-    mlc: pd.DataFrame
-    skipped: list = field(default_factory=list)   # problems of host folders left out (nothing readable)
-
-    @property
-    def host_names(self) -> list:
-        """Host folder names, sorted."""
-        return [h.name for h in self.hosts]
-
-    def host(self, name: str) -> HostData:
-        """The HostData called `name`."""
-        for h in self.hosts:
-            if h.name == name:
-                return h
-        raise KeyError(name)
-
-    @property
-    def problems(self) -> list:
-        """All one-line loading problems."""
-        return [p for h in self.hosts for p in h.problems] + list(self.skipped)
-
-
-def _truthy(v) -> bool:
-    """CSV booleans: True/'True'/'true'/1/'1'/'yes' -> True; empty/NaN/False -> False."""
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return False
-    return str(v).strip().lower() in ("true", "1", "yes", "1.0")
-
-
-def _read_csv(path: Path, host: HostData) -> pd.DataFrame | None:
-    """A CSV as a DataFrame, or None with a one-line problem recorded."""
-    try:
-        df = pd.read_csv(path, low_memory=False)
-    except pd.errors.EmptyDataError:
-        host.problems.append(f"{path}: empty file; rerun the experiment or `memstor parse` that wrote it")
-        return None
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        host.problems.append(f"{path}: cannot read ({str(err).splitlines()[0]}); rerun what wrote it")
-        return None
-    return df
-
-
-def _normalise_fio(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
-    """fio rows with numeric columns, the host folder as ``host``, ``table`` and an ``ok`` flag."""
-    df = df.copy()
-    for col in FIO_COLUMNS:
-        if col not in df.columns:
-            df[col] = np.nan
-    if "host" in df.columns:
-        df["fio_host"] = df["host"]
-    df["host"] = host
-    df["table"] = table
-    for col in FIO_NUMERIC:
-        if col in df.columns:
-            df[col] = pd.to_numeric(df[col], errors="coerce")
-    for col in ("file_size_bytes", "point"):
-        if col not in df.columns:
-            df[col] = np.nan
-    df["spec_point"] = df["spec_point"].map(_truthy) if "spec_point" in df.columns else False
-    if "status" not in df.columns:
-        df["status"] = "done"
-    if df["point"].isna().all():
-        df["point"] = df["source"].map(lambda s: Path(str(s)).stem if isinstance(s, str) else None)
-    err = pd.to_numeric(df["error"], errors="coerce")
-    bad_err = df["error"].notna() & (err.isna() | (err != 0))
-    df["ok"] = (~bad_err) & (df["status"].astype(str) != "failed") & df["iops"].notna()
-    df["rwmixread"] = df["rwmixread"].where(df["rw"].isin(["rw", "randrw", "readwrite"]))
-    df["outstanding_io"] = df["iodepth"] * df["numjobs"]
-    return df
-
-
-def _normalise_mlc(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
-    """MLC/loadlat rows with numeric columns, ``host``, ``table`` and ``ok``."""
-    df = df.copy()
-    for col in MLC_COLUMNS:
-        if col not in df.columns:
-            df[col] = np.nan
-    df["host"] = host
-    df["table"] = table
-    for col in MLC_NUMERIC:
-        df[col] = pd.to_numeric(df[col], errors="coerce")
-    if "status" not in df.columns:
-        df["status"] = "done"
-    df["ok"] = df["status"].astype(str) != "failed"
-    return df
-
-
-def _read_metas(data_dir: Path, host: HostData) -> None:
-    """Collect ``<data>/raw/<host>/<experiment>/*.meta.json`` into host.metas."""
-    raw = data_dir / "raw" / host.name
-    if not raw.is_dir():
-        return
-    for meta in sorted(raw.glob("*/*.meta.json")):
-        try:
-            info = json.loads(meta.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            host.problems.append(f"{meta}: unreadable meta sidecar ({err}); provenance of that point is missing")
-            continue
-        if isinstance(info, dict):
-            info.setdefault("experiment", meta.parent.name)
-            info.setdefault("point", meta.name[: -len(".meta.json")])
-            info["meta_path"] = str(meta)
-            host.metas.append(info)
-
-
-def load_dataset(data_dir: Path | str) -> Dataset:
-    """Read every host under ``<data_dir>/processed/``; NoData (one line) when there is none."""
-    data_dir = Path(data_dir).expanduser()
-    processed = data_dir / "processed"
-    if not processed.is_dir():
-        raise NoData(f"{processed}: no processed data; run `make all` (or `memstor run ...`) or import "
-                     f"someone's files with `memstor parse FILES -o {processed}/<name>/`")
-    hosts, fio_frames, mlc_frames, skipped = [], [], [], []
-    for folder in sorted(p for p in processed.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        h = HostData(name=folder.name)
-        for exp, kind in experiment_kinds().items():
-            path = folder / f"{exp}.csv"
-            if path.is_file():
-                df = _read_csv(path, h)
-                if df is not None:
-                    h.tables.append(path.name)
-                    if kind == "fio":
-                        fio_frames.append(_normalise_fio(df, h.name, exp))
-                    else:
-                        mlc_frames.append(_normalise_mlc(df, h.name, exp))
-        for name, kind in IMPORTED.items():
-            path = folder / name
-            if path.is_file():
-                df = _read_csv(path, h)
-                if df is not None and not df.empty:
-                    h.tables.append(name)
-                    norm = _normalise_fio if kind == "fio" else _normalise_mlc
-                    (fio_frames if kind == "fio" else mlc_frames).append(norm(df, h.name, IMPORTED_TABLE))
-        info = folder / "sysinfo.json"
-        if info.is_file():
-            try:
-                h.sysinfo = json.loads(info.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as err:
-                h.problems.append(f"{info}: unreadable ({err}); the systems table misses this host")
-        _read_metas(data_dir, h)
-        if h.tables or h.sysinfo:
-            hosts.append(h)
-        else:
-            skipped.extend(h.problems)
-    if not any(h.tables for h in hosts):
-        why = f" ({skipped[0]})" if skipped else ""
-        raise NoData(f"{processed}: no readable processed tables{why} (fio-*.csv, mlc-*.csv, fio.csv, mlc.csv) in any host "
-                     f"folder; run `make all` or `memstor parse FILES -o {processed}/<name>/`")
-    fio = pd.concat(fio_frames, ignore_index=True) if fio_frames else _normalise_fio(
-        pd.DataFrame(columns=FIO_COLUMNS), "", "")
-    mlc = pd.concat(mlc_frames, ignore_index=True) if mlc_frames else _normalise_mlc(
-        pd.DataFrame(columns=MLC_COLUMNS), "", "")
-    return Dataset(data_dir=data_dir, hosts=hosts, fio=fio, mlc=mlc, skipped=skipped)
-
-
-# -------------------------------------------------------------------------------------- fio points
-
-
-def point_medians(fio: pd.DataFrame) -> pd.DataFrame:
-    """One row per fio point (POINT_KEY) of the successful rows: medians over repetitions.
-
-    Columns: POINT_KEY, outstanding_io, iops, bw_MBps, lat_mean_us, clat_p99_us (medians), n (rows),
-    spec_point (any), tables (which tables contributed), file_size_bytes, point (first point name).
-    """
-    good = fio[fio["ok"]].copy()
-    if good.empty:
-        return pd.DataFrame(columns=[*POINT_KEY, "outstanding_io", "iops", "bw_MBps", "lat_mean_us",
-                                     "clat_p99_us", "n", "spec_point", "tables", "file_size_bytes", "point"])
-    good["rwmixread"] = good["rwmixread"].fillna(-1)
-    agg = good.groupby(POINT_KEY, dropna=False, sort=True).agg(
-        outstanding_io=("outstanding_io", "first"),
-        iops=("iops", "median"),
-        bw_MBps=("bw_MBps", "median"),
-        lat_mean_us=("lat_mean_us", "median"),
-        clat_p99_us=("clat_p99_us", "median"),
-        n=("iops", "size"),
-        spec_point=("spec_point", "any"),
-        tables=("table", lambda s: ",".join(sorted(set(s)))),
-        file_size_bytes=("file_size_bytes", "max"),
-        point=("point", "first"),
-    ).reset_index()
-    agg["rwmixread"] = agg["rwmixread"].where(agg["rwmixread"] >= 0)
-    return agg
+def _preferred(sel: pd.DataFrame) -> pd.DataFrame:
+    """Candidates ordered for a headline: O_DIRECT first (the device, not the page cache), then the
+    queue-depth sweep, then more repetitions."""
+    return sel.assign(_d=-sel["direct"].fillna(-1), _q=(sel["experiment"] != "fio-queue-depth").astype(int),
+                      _n=-sel["n"]).sort_values(["_d", "_q", "_n"], kind="stable").drop(columns=["_d", "_q", "_n"])
 
 
 def _select(pts: pd.DataFrame, host: str, rw: str, bs: int | None = 4096, direction: str | None = None):
@@ -288,7 +72,10 @@ def idle_latency(mlc: pd.DataFrame, host: str) -> tuple[float | None, str]:
     m = mlc[(mlc["host"] == host) & mlc["ok"] & mlc["latency_ns"].notna()]
     idle = m[m["test"] == "idle_latency"]
     if not idle.empty:
-        return float(idle["latency_ns"].median()), "idle latency"
+        walk = memory.page_walk(idle)
+        if walk["n_huge"]:
+            return float(walk["huge_page_ns"]), f"idle latency, huge pages ({walk['pages']}), n={walk['n_huge']}"
+        return float(memory.idle_latency_ns(idle)), f"idle latency, n={len(idle)}"
     mat = m[(m["test"] == "latency_matrix") & (m["src_node"] == m["dst_node"])]
     if not mat.empty:
         return float(mat["latency_ns"].min()), "latency matrix, local node"
@@ -318,180 +105,56 @@ def _qd_text(row) -> str:
     return f"QD{int(row['iodepth'])}x{int(row['numjobs'])}"
 
 
+def config_text(row) -> str:
+    """The configuration a number comes from: 'QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=3'
+    ('?' for what the data does not say)."""
+    d = row["direct"]
+    direct = {1: "O_DIRECT", 0: "buffered"}.get(int(d) if d == d and d is not None else -1, "direct ?")
+    engine = row["ioengine"] if isinstance(row["ioengine"], str) and row["ioengine"] else "engine ?"
+    return f"{_qd_text(row)}, {engine}, {direct}, {row['experiment']}, n={int(row['n'])}"
+
+
+def _value(row, metric: str) -> tuple:
+    """(value, detail, ci_low, ci_high, n) of a summary row's metric for the headline table."""
+    return (float(row[metric]), config_text(row), row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high"),
+            int(row["n"]))
+
+
 def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Headline numbers per host, long form: host, key, metric, unit, value, detail (how/where measured)."""
-    pts = point_medians(ds.fio) if pts is None else pts
+    """Headline numbers per device, long form: host, key, metric, unit, value, detail (the configuration
+    it comes from: QD, engine, O_DIRECT, experiment, n), value_ci_low, value_ci_high (95 %), n."""
+    pts = fio_summary(ds) if pts is None else pts
+    pts = pts[pts["n"] > 0]
+    none = (None, "", None, None, None)
     rows = []
     for host in ds.host_names:
         vals: dict = {}
-        vals["idle_latency_ns"] = idle_latency(ds.mlc, host)
-        vals["peak_bw_MBps"] = peak_bandwidth(ds.mlc, host)
+        v, how = idle_latency(ds.mlc, host)
+        vals["idle_latency_ns"] = (v, how, None, None, None)
+        v, how = peak_bandwidth(ds.mlc, host)
+        vals["peak_bw_MBps"] = (v, how, None, None, None)
         for rw in ("randread", "randwrite"):
-            q1 = _select(pts, host, rw)
-            q1 = q1[(q1["iodepth"] == 1) & (q1["numjobs"] == 1) & q1["lat_mean_us"].notna()]
-            vals[f"qd1_{rw}_lat_us"] = ((float(q1["lat_mean_us"].median()), "QD1x1 mean latency")
-                                       if not q1.empty else (None, ""))
             sel = _select(pts, host, rw)
-            if sel.empty:
-                vals[f"best_{rw}_iops"] = (None, "")
-            else:
-                r = sel.loc[sel["iops"].idxmax()]
-                vals[f"best_{rw}_iops"] = (float(r["iops"]), f"at {_qd_text(r)}")
+            q1 = sel[(sel["iodepth"] == 1) & (sel["numjobs"] == 1) & sel["lat_mean_us"].notna()]
+            q1 = q1[q1["direct"].fillna(-1) == q1["direct"].fillna(-1).max()]  # O_DIRECT when there is one
+            vals[f"qd1_{rw}_lat_us"] = (_value(q1.loc[q1["lat_mean_us"].idxmin()], "lat_mean_us")
+                                       if not q1.empty else none)
+            sel = sel[sel["iops"].notna()]
+            vals[f"best_{rw}_iops"] = _value(sel.loc[sel["iops"].idxmax()], "iops") if not sel.empty else none
         for rw, key in (("read", "seq_read_MBps"), ("write", "seq_write_MBps")):
             sel = _select(pts, host, rw, bs=None)
+            sel = sel[sel["bw_MBps"].notna()]
             if sel.empty:
-                vals[key] = (None, "")
+                vals[key] = none
             else:
                 r = sel.loc[sel["bw_MBps"].idxmax()]
-                vals[key] = (float(r["bw_MBps"]), f"bs {specs._size_text(int(r['bs_bytes']))}, {_qd_text(r)}")
+                val = _value(r, "bw_MBps")
+                vals[key] = (val[0], f"bs {specs._size_text(int(r['bs_bytes']))}, {val[1]}", *val[2:])
         for key, label, unit in HEADLINE_METRICS:
-            value, detail = vals[key]
+            value, detail, lo, hi, n = vals[key]
             rows.append({"host": host, "key": key, "metric": label, "unit": unit, "value": value,
-                         "detail": detail})
+                         "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n})
     return pd.DataFrame(rows)
-
-
-def headline_table(long: pd.DataFrame) -> pd.DataFrame:
-    """Hosts side by side: one row per metric ('metric (unit)'), one column per host, cells as text
-    'value (detail)'; '–' where not measured."""
-    hosts = list(dict.fromkeys(long["host"]))
-    out = []
-    for key, label, unit in HEADLINE_METRICS:
-        row = {"metric": f"{label} ({unit})"}
-        for h in hosts:
-            r = long[(long["host"] == h) & (long["key"] == key)]
-            v = r["value"].iloc[0] if not r.empty else None
-            d = r["detail"].iloc[0] if not r.empty else ""
-            row[h] = "–" if v is None or v != v else (fmt_number(v) + (f" ({d})" if d else ""))
-        out.append(row)
-    return pd.DataFrame(out)
-
-
-def fmt_number(v: float | None) -> str:
-    """A number for tables: thousands separators, about 3-4 significant digits; '–' for missing."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.2f}"
-    return f"{v:.3g}"
-
-
-# ------------------------------------------------------------------------------------- systems
-
-
-def _flat(d, prefix: str = "") -> dict:
-    """Nested dict -> {'a.b': value} (lists kept as values)."""
-    out = {}
-    if isinstance(d, dict):
-        for k, v in d.items():
-            key = f"{prefix}.{k}" if prefix else str(k)
-            if isinstance(v, dict):
-                out.update(_flat(v, key))
-            else:
-                out[key] = v
-    return out
-
-
-def _pick(flat: dict, *needles: str):
-    """The first value whose key contains all the words of one needle ('cpu model'), else None."""
-    for needle in needles:
-        words = needle.lower().split()
-        for k, v in flat.items():
-            kl = k.lower()
-            if all(w in kl for w in words) and v not in (None, "", [], {}):
-                return v
-    return None
-
-
-SYSTEM_FIELDS = [
-    ("CPU", ("cpu.model", "cpu model", "model name")),
-    ("Logical CPUs", ("cpu.logical_cpus", "logical", "cpu count")),
-    ("Memory (GiB)", ("memory.total_bytes", "mem total bytes", "memtotal")),
-    ("NUMA nodes", ("memory.numa_nodes", "numa nodes")),
-    ("OS", ("os.name", "os name")),
-    ("Kernel", ("os.kernel", "kernel")),
-    ("Test file folder", ("target.path", "target path")),
-    ("Block device", ("target.source", "target device")),
-    ("Filesystem", ("target.fstype", "fstype", "filesystem")),
-    ("fio", ("tools.fio", "fio version")),
-    ("Memory tool (sysinfo)", ("tools.mlc", "tools.loadlat")),
-    ("memstor", ("memstor_version", "memstor version")),
-]
-
-
-def _sys_value(label: str, v) -> str:
-    """A sysinfo value as short text (bytes -> GiB for the memory row)."""
-    if isinstance(v, (list, tuple)):
-        v = ", ".join(str(x) for x in v[:3])
-    if label.startswith("Memory (GiB)") and isinstance(v, (int, float)) and v > 2**20:
-        return f"{v / 2**30:.1f}"
-    text = " ".join(str(v).split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _disk_text(info: dict) -> str | None:
-    """'vda, 256.0 GiB, rotational, vendor 0x1af4' from sysinfo target.disks (first disk)."""
-    disks = ((info or {}).get("target") or {}).get("disks") or []
-    if not disks or not isinstance(disks[0], dict):
-        return None
-    d = disks[0]
-    parts = [str(d.get("name") or "?")]
-    if d.get("model"):
-        parts.append(str(d["model"]))
-    if d.get("size_bytes"):
-        parts.append(f"{d['size_bytes'] / 2**30:.0f} GiB")
-    if d.get("rotational") is not None:
-        parts.append("rotational" if d["rotational"] else "non-rotational")
-    if d.get("vendor") and not d.get("model"):
-        parts.append(f"vendor {d['vendor']}")
-    return ", ".join(parts)
-
-
-def systems_table(ds: Dataset) -> pd.DataFrame:
-    """Systems under test side by side: one row per property, one column per host ('–' if unknown).
-
-    From sysinfo.json where present; imported hosts show their tool versions from the tables."""
-    out = []
-    flats = {h.name: _flat(h.sysinfo or {}) for h in ds.hosts}
-    for label, needles in SYSTEM_FIELDS:
-        row = {"property": label}
-        for h in ds.hosts:
-            flat = flats[h.name]
-            v = next((flat[n] for n in needles if flat.get(n) not in (None, "", [], {})), None)
-            if v is None:
-                v = _pick(flat, *[n.replace(".", " ").replace("_", " ") for n in needles])
-            if v is None and label == "fio":
-                vs = ds.fio.loc[ds.fio["host"] == h.name, "fio_version"].dropna().unique()
-                v = ", ".join(sorted(map(str, vs))) or None
-            row[h.name] = "–" if v is None else _sys_value(label, v)
-        if any(v != "–" for k, v in row.items() if k != "property"):
-            out.append(row)
-        if label == "Block device":
-            disk = {h.name: _disk_text(h.sysinfo) for h in ds.hosts}
-            if any(disk.values()):
-                out.append({"property": "Disk", **{k: v or "–" for k, v in disk.items()}})
-    row = {"property": "Memory tool"}
-    for h in ds.hosts:
-        m = ds.mlc[ds.mlc["host"] == h.name]
-        tools = sorted({f"{t} {v}".strip() for t, v in zip(m["tool"].fillna(""), m["tool_version"].fillna(""))
-                        if t})
-        row[h.name] = ", ".join(tools) or "–"
-    out.append(row)
-    row = {"property": "Data"}
-    for h in ds.hosts:
-        row[h.name] = "measured by memstor" if h.sysinfo else "imported (memstor parse)"
-    out.append(row)
-    return pd.DataFrame(out)
-
-
-# ------------------------------------------------------------------------------- spec comparison
 
 
 def _meta_index(host: HostData) -> dict:
@@ -513,7 +176,7 @@ def _command_option(cmd, name: str) -> str | None:
 
 
 def measured_conditions(point: pd.Series, host: HostData) -> specs.Conditions:
-    """Conditions of a measured point (a point_medians row): outstanding I/O, bs, span, state, target.
+    """Conditions of a measured configuration (a fio_summary row): outstanding I/O, bs, span, state, target.
 
     memstor points: span = the test file (size from the table or the meta sidecar), state fresh (short
     runs on a test file, no preconditioning), target from the meta's test file / fio --filename (a /dev
@@ -524,8 +187,7 @@ def measured_conditions(point: pd.Series, host: HostData) -> specs.Conditions:
         bs_bytes=int(point["bs_bytes"]) if point["bs_bytes"] == point["bs_bytes"] else None,
         mb="decimal",
     )
-    tables = str(point.get("tables", ""))
-    if any(experiment_kinds().get(t) == "fio" for t in tables.split(",")):
+    if experiment_kinds().get(str(point.get("experiment"))) == "fio":
         meta = _meta_index(host).get(point.get("point")) or {}
         params = meta.get("params") or {}
         filename = params.get("test_file") or _command_option(meta.get("command"), "filename") or ""
@@ -553,14 +215,15 @@ def _spec_point_choice(pts: pd.DataFrame, host: str, sv: specs.SpecValue) -> tup
     closest block size, then closest outstanding I/O."""
     sc = sv.conditions
     cands = _select(pts, host, sv.rw, bs=None)
+    cands = cands[cands["n"] > 0]
     if cands.empty:
         return None, ""
     if sv.metric == "iops" and sc.bs_bytes:
         same_bs = cands[cands["bs_bytes"] == sc.bs_bytes]
         spec_pts = same_bs[same_bs["spec_point"]]
         if not spec_pts.empty:
-            r = spec_pts.iloc[0]
-            return r, f"spec-conditions point ({_qd_text(r)})"
+            r = _preferred(spec_pts).iloc[0]
+            return r, f"spec-conditions point ({config_text(r)})"
         if not same_bs.empty:
             cands = same_bs
     target_n = sc.outstanding or 1
@@ -569,11 +232,12 @@ def _spec_point_choice(pts: pd.DataFrame, host: str, sv: specs.SpecValue) -> tup
         _dbs=(np.log2(cands["bs_bytes"].astype(float)) - math.log2(target_bs)).abs(),
         _dn=(np.log2(cands["outstanding_io"].astype(float)) - math.log2(target_n)).abs(),
         _dj=(cands["numjobs"] != (sc.numjobs or 1)).astype(int),
+        _d=-cands["direct"].fillna(-1),
         _neg=-cands[sv.metric],
-    ).sort_values(["_dbs", "_dn", "_dj", "_neg"])
+    ).sort_values(["_dbs", "_dn", "_dj", "_d", "_neg"])
     r = d.iloc[0]
     how = "best matching point" + ("" if sv.metric != "iops" else ", no spec-conditions point")
-    return r, f"{how} ({_qd_text(r)}, bs {specs._size_text(int(r['bs_bytes']))})"
+    return r, f"{how} ({config_text(r)}, bs {specs._size_text(int(r['bs_bytes']))})"
 
 
 def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -582,7 +246,7 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) 
     Columns: host, device, id, metric, unit, measured, spec, ratio (measured / spec), measured_conditions,
     spec_conditions, flag ('matched' or 'differs: ...'), n_differ, selection, headline. Headline rows
     first. Hosts without any fio measurement are left out."""
-    pts = point_medians(ds.fio) if pts is None else pts
+    pts = fio_summary(ds) if pts is None else pts
     rows = []
     for h in ds.hosts:
         if pts[pts["host"] == h.name].empty:
@@ -592,7 +256,11 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) 
                 r, how = _spec_point_choice(pts, h.name, sv)
                 measured = None if r is None else float(r[sv.metric])
                 cond = None if r is None else measured_conditions(r, h)
-                rows.append(specs.compare(sv, measured, cond, device=sheet.device, host=h.name, selection=how))
+                row = specs.compare(sv, measured, cond, device=sheet.device, host=h.name, selection=how)
+                row.update(measured_ci_low=None if r is None else r.get(f"{sv.metric}_ci_low"),
+                           measured_ci_high=None if r is None else r.get(f"{sv.metric}_ci_high"),
+                           n=None if r is None else int(r["n"]))
+                rows.append(row)
     df = pd.DataFrame(rows)
     if df.empty:
         return df
@@ -600,51 +268,27 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) 
     return df.sort_values(["_order", "device", "host"], kind="stable").drop(columns="_order").reset_index(drop=True)
 
 
-def spec_table(comp: pd.DataFrame) -> pd.DataFrame:
-    """The comparison for display: short headers with units, numbers formatted, conditions both sides."""
-    if comp.empty:
-        return comp
-    return pd.DataFrame({
-        "host": comp["host"],
-        "spec value": comp["metric"] + comp["headline"].map(lambda b: " ★" if b else ""),
-        "unit": comp["unit"],
-        "measured": comp["measured"].map(fmt_number),
-        "spec": comp["spec"].map(fmt_number),
-        "ratio": comp["ratio"].map(lambda v: "–" if v is None or v != v else f"{v:.2f}"),
-        "conditions": [
-            f"measured: {m}" + (f" [{_short_selection(sel)}]" if sel else "") + f"\nspec: {s}"
-            for m, s, sel in zip(comp["measured_conditions"], comp["spec_conditions"], comp["selection"])],
-        "flag": comp["flag"],
-    })
-
-
-def _short_selection(selection: str) -> str:
-    """'spec point' or 'closest point' from a selection text."""
-    if selection.startswith("spec-conditions"):
-        return "spec point"
-    return "closest point; no spec point" if "no spec-conditions" in selection else "closest point"
-
-
-# ------------------------------------------------------------------------------------- queueing
-
-
 def qd_points(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Queue-depth sweep points: 4K randread/randwrite per host, medians over repetitions.
+    """Queue-depth sweep configurations: 4K randread/randwrite per device (fio_summary rows, n > 0).
 
-    Hosts with a fio-queue-depth table use only that table; imported hosts use every 4K random point.
-    Adds ``in_sweep``: the point enters the fit (every N = iodepth x numjobs once: of several points with
-    the same N the one with most runs, then fewest jobs; spec-conditions points are shown, not fitted)."""
-    if pts is None:
-        pts = point_medians(ds.fio)
+    Devices with a fio-queue-depth table use only that table; imported devices use the 4K random points
+    of one engine, O_DIRECT setting and table (the preferred one, see _preferred), so that different
+    setups never mix in one curve. Adds ``in_sweep``: the configuration enters the fit (every N = iodepth
+    x numjobs once: of several with the same N the one with most runs, then fewest jobs; spec-conditions
+    points are shown, not fitted)."""
+    pts = fio_summary(ds) if pts is None else pts
     out = []
     for host in ds.host_names:
-        hp = pts[(pts["host"] == host) & (pts["bs_bytes"] == 4096)]
-        if hp["tables"].str.contains("fio-queue-depth").any():
-            hp = hp[hp["tables"].str.contains("fio-queue-depth")]
+        hp = pts[(pts["host"] == host) & (pts["bs_bytes"] == 4096) & (pts["n"] > 0)]
+        if (hp["experiment"] == "fio-queue-depth").any():
+            hp = hp[hp["experiment"] == "fio-queue-depth"]
         for rw, direction in (("randread", "read"), ("randwrite", "write")):
             sel = hp[(hp["rw"] == rw) & (hp["direction"] == direction) & hp["iops"].notna()].copy()
             if sel.empty:
                 continue
+            first = _preferred(sel).iloc[0]
+            setup = ["ioengine", "direct", "experiment"]
+            sel = sel[(sel[setup].fillna("?").astype(str) == first[setup].fillna("?").astype(str)).all(axis=1)]
             sel["in_sweep"] = False
             nonspec = sel[~sel["spec_point"]].sort_values(["outstanding_io", "n", "numjobs"],
                                                           ascending=[True, False, True])
@@ -655,33 +299,25 @@ def qd_points(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True).sort_values(["host", "rw", "outstanding_io"]).reset_index(drop=True)
 
 
-def littles_law(qd: pd.DataFrame) -> pd.DataFrame:
-    """Little's law for every queue-depth point: N (intended), X (IOPS), R (us), X*R and the residual %.
+def littles_law(ds: Dataset) -> pd.DataFrame:
+    """Little's law for every fio configuration of every device (memstor.analysis.storage.littles_law_table
+    per configuration): X and R are means over the same successful runs, mixed jobs judged on their
+    read + write totals, with the ±5 % band, the flag and the reason."""
+    from memstor.analysis.storage import littles_law_table
 
-    residual_pct = 100 (X R - N) / N; a large negative residual means fewer I/Os were really in flight
-    than asked for (the engine or the device could not keep the queue full)."""
-    rows = []
-    for _, r in qd.iterrows():
-        n, x, lat = float(r["outstanding_io"]), float(r["iops"]), r["lat_mean_us"]
-        ok = lat == lat and lat is not None and n > 0
-        rows.append({
-            "host": r["host"], "rw": r["rw"], "iodepth": int(r["iodepth"]), "numjobs": int(r["numjobs"]),
-            "N_outstanding": n, "X_iops": x, "R_mean_us": float(lat) if ok else None,
-            "XR_outstanding": queueing.littles_law_outstanding(x, float(lat)) if ok else None,
-            "residual_pct": queueing.littles_law_residual_pct(n, x, float(lat)) if ok else None,
-            "spec_point": bool(r["spec_point"]), "n_runs": int(r["n"]),
-        })
-    return pd.DataFrame(rows)
+    return littles_law_table(ds.fio, per="config", data_dir=ds.data_dir)
 
 
 def knee_fits(qd: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Fit X(N) <= min(N / R_min, X_max) and N* = X_max R_min per host x workload (the sweep points).
 
     Returns (table, fits) where fits maps (host, rw) -> queueing.KneeFit. Table columns: host, rw, points,
-    N_range, R_min_fit_us, X_max_fit_iops, N_star_fit, r2, R_min_meas_us (latency at the smallest N),
-    X_max_meas_iops (highest IOPS), N_star_meas, saturated, note."""
+    N_range, the two-asymptote fit (R_min_fit_us ± R_min_fit_se_us, X_max_fit_iops ± X_max_fit_se_iops,
+    N_star_fit with its 95 % interval N_star_fit_ci_low/high, r2) and the closed-system bound from the
+    measured inputs (R_min_meas_us: latency at the smallest N, X_max_meas_iops: highest IOPS,
+    N_star_bound = their product), saturated, note. One row per device x workload (knee.csv)."""
     rows, fits = [], {}
-    for (host, rw), g in qd[qd["in_sweep"]].groupby(["host", "rw"], sort=True):
+    for (host, rw), g in qd[qd["in_sweep"].astype(bool)].groupby(["host", "rw"], sort=True):
         base = {"host": host, "rw": rw, "points": int(len(g)),
                 "N_range": f"{int(g['outstanding_io'].min())}-{int(g['outstanding_io'].max())}"}
         try:
@@ -695,55 +331,43 @@ def knee_fits(qd: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
             note = "poor fit (R² < 0.5): the points do not follow the two asymptotes; read N* with care"
         rows.append({**base, "R_min_fit_us": f.r_min_us, "X_max_fit_iops": f.x_max_iops, "N_star_fit": f.n_star,
                      "r2": f.r2, "R_min_meas_us": f.r_min_measured_us, "X_max_meas_iops": f.x_max_measured_iops,
-                     "N_star_meas": f.n_star_measured, "saturated": f.saturated, "note": note})
+                     "N_star_bound": f.n_star_measured, "saturated": f.saturated, "note": note,
+                     "R_min_fit_se_us": f.r_min_se_us, "X_max_fit_se_iops": f.x_max_se_iops,
+                     "N_star_fit_ci_low": f.n_star_ci_low, "N_star_fit_ci_high": f.n_star_ci_high})
     return pd.DataFrame(rows), fits
 
 
 def memory_curves(mlc: pd.DataFrame) -> pd.DataFrame:
-    """Loaded-latency points per curve (host, tool, traffic, access_bytes, inject_delay): medians over
-    runs/repetitions. Columns: host, tool, traffic, access_bytes, inject_delay, latency_ns, bandwidth_MBps, n."""
-    m = mlc[mlc["ok"] & (mlc["test"] == "loaded_latency") & mlc["latency_ns"].notna()
-            & mlc["bandwidth_MBps"].notna()].copy()
-    if m.empty:
-        return pd.DataFrame(columns=["host", "tool", "traffic", "access_bytes", "inject_delay", "latency_ns",
-                                     "bandwidth_MBps", "n"])
-    m["traffic"] = m["traffic"].fillna("read-only")
-    m["access_bytes"] = m["access_bytes"].fillna(64)
-    m["tool"] = m["tool"].fillna("mlc")
-    return m.groupby(["host", "tool", "traffic", "access_bytes", "inject_delay"], sort=True).agg(
-        latency_ns=("latency_ns", "median"), bandwidth_MBps=("bandwidth_MBps", "median"),
-        n=("latency_ns", "size")).reset_index()
+    """Loaded-latency curves of every host (memstor.analysis.memory.curve_table): one row per curve x inject
+    delay with the curve's identity (host, tool, traffic, access_bytes, load_threads, buffer_kib, random,
+    load_random, huge_pages; unknown = NaN, never guessed), ``pages``, ``origin`` (the source file when the
+    identity is incomplete, so files that may differ are never pooled), the ``curve`` label, and over
+    repetitions ``n``, mean and 95 % interval of latency_ns and bandwidth_MBps."""
+    from memstor.analysis import memory
+
+    ok = mlc[mlc["ok"]] if "ok" in mlc.columns else mlc
+    return memory.curve_table(ok)
 
 
 def _memory_note(f) -> str:
     """Caveat of a loaded-latency fit: poor fit (latency does not rise with load) or knee not reached."""
-    if not f.r2 == f.r2 or f.r2 < 0.5:
-        return "poor fit: latency does not rise with bandwidth as the model expects; the knee is not meaningful"
-    return "" if f.knee_reached else "curve stays below the knee"
+    from memstor.analysis import memory
+
+    return memory.fit_note(f)
 
 
 def memory_fits(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """M/M/1-style fit R = R0 + a rho/(1 - rho), rho = bandwidth / peak, of every loaded-latency curve.
+    """M/M/1-style fit R = R0 + a rho/(1 - rho), rho = bandwidth / peak, of every loaded-latency curve, and
+    its knee (latency = 2 R0; memstor's one memory knee, memstor.analysis.memory.fit_table).
 
-    Returns (table, fits); fits maps (host, tool, traffic, access_bytes) -> queueing.LatencyCurveFit.
-    Table columns: host, tool, traffic, access_B, points, R0_ns, a_ns, peak_fit_MBps, bw_max_MBps, r2,
-    knee_rho, knee_bw_MBps, knee_lat_ns, knee_delay (inject delay of the nearest point), knee_reached, note."""
-    rows, fits = [], {}
-    for key, g in curves.groupby(["host", "tool", "traffic", "access_bytes"], sort=True):
-        host, tool, traffic, acc = key
-        base = {"host": host, "tool": tool, "traffic": traffic, "access_B": int(acc), "points": int(len(g))}
-        try:
-            f = queueing.fit_loaded_latency(g["bandwidth_MBps"], g["latency_ns"], inject_delay=g["inject_delay"])
-        except (ValueError, RuntimeError) as err:
-            rows.append({**base, "note": str(err).splitlines()[0]})
-            continue
-        fits[key] = f
-        rows.append({**base, "R0_ns": f.r0_ns, "a_ns": f.a_ns, "peak_fit_MBps": f.peak_MBps,
-                     "bw_max_MBps": f.bw_max_MBps, "r2": f.r2, "knee_rho": f.knee_rho,
-                     "knee_bw_MBps": f.knee_bw_MBps, "knee_lat_ns": f.knee_latency_ns,
-                     "knee_delay": f.knee_inject_delay, "knee_reached": f.knee_reached,
-                     "note": _memory_note(f)})
-    return pd.DataFrame(rows), fits
+    Returns (table, fits); fits maps (host, curve label) -> queueing.LatencyCurveFit. Table columns
+    (memstor.analysis.memory.FIT_COLUMNS): host, curve, tool, traffic, access_B, load_threads, buffer_kib,
+    random, load_random, huge_pages, pages, origin, points, n_min, R0_ns, R0_ns_se, a_ns, a_ns_se,
+    peak_fit_MBps, peak_fit_MBps_se, bw_max_MBps, r2, knee_rho, knee_bw_MBps, knee_bw_MBps_ci_low,
+    knee_bw_MBps_ci_high, knee_lat_ns (+ _ci_low/_ci_high), knee_delay, knee_reached, note."""
+    from memstor.analysis import memory
+
+    return memory.fit_table(curves)
 
 
 # ------------------------------------------------------------------------------------ provenance
@@ -786,60 +410,6 @@ def provenance(ds: Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _shell_word(word: str) -> str:
-    """A command word quoted for a POSIX shell only when needed ($DATA stays expandable)."""
-    import re
-
-    if re.fullmatch(r"[\w@%+=:,./$-]+", word):
-        return word
-    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"' if "$DATA" in word else shlex.quote(word)
-
-
-def _wrap_command(cmd, width: int = 110) -> str:
-    """A command list as shell text wrapped at spaces with ' \\' continuations (fits a printed page)."""
-    text = " ".join(_shell_word(str(c)) for c in cmd) if isinstance(cmd, list) else str(cmd)
-    lines = textwrap.wrap(text, width=width - 2, break_long_words=False, break_on_hyphens=False,
-                          subsequent_indent="    ")
-    return " \\\n".join(lines)
-
-
-def _with_data_var(cmd, data_dir: Path):
-    """The command with the data root written as $DATA (shorter; the report names the folder)."""
-    if not isinstance(cmd, list):
-        return cmd
-    root = str(Path(data_dir).resolve())
-    return [str(c).replace(root, "$DATA") for c in cmd]
-
-
-def commands(ds: Dataset, width: int = 110) -> list:
-    """One example command per host x experiment from the meta sidecars, with what varies between points.
-
-    Returns a list of dicts: host, experiment, points, command (wrapped text), varies (param names), params."""
-    out = []
-    for h in ds.hosts:
-        by_exp: dict = {}
-        for m in h.metas:
-            by_exp.setdefault(m.get("experiment"), []).append(m)
-        for exp in sorted(by_exp):
-            ms = sorted(by_exp[exp], key=lambda m: str(m.get("start_time") or ""))
-            first = next((m for m in ms if m.get("command")), ms[0])
-            params = [m.get("params") or {} for m in ms]
-            keys = sorted({k for p in params for k in p})
-            varies = [k for k in keys if len({json.dumps(p.get(k), sort_keys=True) for p in params}) > 1]
-            fixed = {k: params[0].get(k) for k in keys if k not in varies}
-            out.append({
-                "host": h.name, "experiment": exp, "points": len(ms),
-                "command": _wrap_command(_with_data_var(first.get("command"), ds.data_dir)
-                                         or "(no command recorded)", width),
-                "tool": f"{first.get('tool', '')} {first.get('tool_version', '')}".strip(),
-                "varies": varies, "params": fixed,
-            })
-    return out
-
-
-# ------------------------------------------------------------------------------------ everything
-
-
 @dataclass
 class Synthesis:
     """Every table of the report, computed once from a data root and the spec sheets."""
@@ -862,114 +432,13 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str) -> Synthesis:
     """Load every host under ``<data_dir>/processed`` and the spec sheets, and compute every table."""
     ds = load_dataset(data_dir)
     sheets = specs.load_specs(specs_dir)
-    pts = point_medians(ds.fio)
+    pts = fio_summary(ds)
     qd = qd_points(ds, pts)
     knees, kfits = knee_fits(qd)
     curves = memory_curves(ds.mlc)
     mem, mfits = memory_fits(curves)
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline_long(ds, pts),
-        spec=spec_comparison(ds, sheets, pts), qd=qd, little=littles_law(qd), knees=knees, knee_fits=kfits,
+        spec=spec_comparison(ds, sheets, pts), qd=qd, little=littles_law(ds), knees=knees, knee_fits=kfits,
         curves=curves, mem=mem, mem_fits=mfits,
     )
-
-
-__all__ = [
-    "Dataset", "HostData", "MemstorError", "NoData", "Synthesis", "commands", "fmt_number", "headline_long",
-    "headline_table", "knee_fits", "littles_law", "load_dataset", "measured_conditions", "memory_curves",
-    "memory_fits", "point_medians", "provenance", "qd_points", "spec_comparison", "spec_table",
-    "synthesise", "systems_table",
-]
-
-
-# ------------------------------------------------------------------------- display (short headers)
-
-
-def little_display(little: pd.DataFrame) -> pd.DataFrame:
-    """Little's-law table with short headers and units, for the report."""
-    if little.empty:
-        return little
-    return pd.DataFrame({
-        "host": little["host"], "workload": little["rw"], "QD": little["iodepth"], "jobs": little["numjobs"],
-        "N (I/Os)": little["N_outstanding"].astype(int), "X (IOPS)": little["X_iops"],
-        "R (µs)": little["R_mean_us"], "X·R (I/Os)": little["XR_outstanding"],
-        "residual (%)": little["residual_pct"].map(lambda v: "–" if v is None or v != v else f"{v:+.1f}"),
-        "spec point": little["spec_point"].map(lambda b: "yes" if b else ""),
-    })
-
-
-def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
-    """Knee table (fitted and measured inputs of N* = X_max R_min) with short headers and units."""
-    if knees.empty:
-        return knees
-    k = knees.copy()
-    for col in ("R_min_fit_us", "X_max_fit_iops", "N_star_fit", "r2", "R_min_meas_us", "X_max_meas_iops",
-                "N_star_meas"):
-        if col not in k.columns:
-            k[col] = np.nan
-    return pd.DataFrame({
-        "host": k["host"], "workload": k["rw"], "points": k["points"], "N range (I/Os)": k["N_range"],
-        "R_min fit (µs)": k["R_min_fit_us"], "X_max fit (IOPS)": k["X_max_fit_iops"],
-        "N* fit (I/Os)": k["N_star_fit"], "R²": k["r2"].map(lambda v: "–" if v != v else f"{v:.3f}"),
-        "R at N_min (µs)": k["R_min_meas_us"], "X max meas. (IOPS)": k["X_max_meas_iops"],
-        "N* meas. (I/Os)": k["N_star_meas"],
-    })
-
-
-def memory_display(mem: pd.DataFrame) -> pd.DataFrame:
-    """Memory-curve fit table with short headers and units."""
-    if mem.empty:
-        return mem
-    m = mem.copy()
-    for col in ("R0_ns", "a_ns", "peak_fit_MBps", "bw_max_MBps", "r2", "knee_rho", "knee_bw_MBps", "knee_lat_ns",
-                "knee_delay"):
-        if col not in m.columns:
-            m[col] = np.nan
-    return pd.DataFrame({
-        "host": m["host"], "traffic": m["traffic"] + ", " + m["access_B"].astype(str) + " B",
-        "points": m["points"], "R0 (ns)": m["R0_ns"], "a (ns)": m["a_ns"], "peak fit (MB/s)": m["peak_fit_MBps"],
-        "max meas. (MB/s)": m["bw_max_MBps"], "R²": m["r2"].map(lambda v: "–" if v != v else f"{v:.3f}"),
-        "knee ρ": m["knee_rho"].map(lambda v: "–" if v != v else f"{v:.2f}"),
-        "knee BW (MB/s)": m["knee_bw_MBps"], "knee R (ns)": m["knee_lat_ns"],
-        "nearest delay": m["knee_delay"],
-    })
-
-
-def knee_sentences(knees: pd.DataFrame) -> list:
-    """One sentence per host x workload stating N* with its inputs (markdown)."""
-    out = []
-    for _, k in knees.iterrows():
-        if k.get("N_star_fit") is None or k.get("N_star_fit") != k.get("N_star_fit"):
-            out.append(f"**{k['host']}, 4K {k['rw']}**: no fit — {k.get('note') or 'too few points'}.")
-            continue
-        s = (f"**{k['host']}, 4K {k['rw']}**: N* = X_max × R_min = {fmt_number(k['X_max_fit_iops'])} IOPS × "
-             f"{fmt_number(k['R_min_fit_us'])} µs = **{k['N_star_fit']:.1f} I/Os in flight** (fit of "
-             f"{int(k['points'])} points, N = {k['N_range']}, R² = {k['r2']:.3f}); from the measured inputs "
-             f"(latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, best "
-             f"{fmt_number(k['X_max_meas_iops'])} IOPS) N* = {k['N_star_meas']:.1f}.")
-        if k.get("note"):
-            s += f" Note: {k['note']}."
-        out.append(s)
-    return out
-
-
-def memory_sentences(mem: pd.DataFrame) -> list:
-    """One sentence per loaded-latency curve: fitted parameters, R² and where the knee lies (markdown)."""
-    out = []
-    for _, m in mem.iterrows():
-        name = f"**{m['host']}, {m['traffic']} {m['access_B']} B ({m['tool']})**"
-        if m.get("R0_ns") is None or m.get("R0_ns") != m.get("R0_ns"):
-            out.append(f"{name}: no fit — {m.get('note') or 'too few points'}.")
-            continue
-        if m.get("note", "").startswith("poor fit"):
-            out.append(f"{name}: R0 = {m['R0_ns']:.1f} ns, a = {m['a_ns']:.3g} ns, R² = {m['r2']:.3f} — "
-                       f"{m['note']}.")
-            continue
-        where = (f"reached at about {fmt_number(m['knee_bw_MBps'])} MB/s (ρ = {m['knee_rho']:.2f}, nearest "
-                 f"inject delay {fmt_number(m['knee_delay'])})" if m["knee_reached"] else
-                 f"not reached: it would lie at {fmt_number(m['knee_bw_MBps'])} MB/s (ρ = {m['knee_rho']:.2f}), "
-                 f"above the highest bandwidth measured")
-        out.append(f"{name}: R0 = {m['R0_ns']:.1f} ns, a = {m['a_ns']:.1f} ns, peak = "
-                   f"{fmt_number(m['peak_fit_MBps'])} MB/s, R² = {m['r2']:.3f}; the knee (latency "
-                   f"{m['knee_lat_ns']:.0f} ns = 2 R0) is {where}.")
-    return out

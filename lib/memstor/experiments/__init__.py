@@ -72,14 +72,27 @@ def notebook_params(experiment: str, namespace: dict) -> dict:
     return {k: namespace[k] for k in dict.fromkeys(keys)}
 
 
-def write_sysinfo(data_root: Path, host: str, target_dir: Path | None) -> Path:
-    """Store the machine description beside the processed tables: `<data>/processed/<host>/sysinfo.json`."""
-    from memstor.measure.sweep import atomic_write
+def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: dict | None = None) -> Path:
+    """Store the machine description beside the processed tables: `<data>/processed/<host>/sysinfo.json`.
+
+    host: the device (folder) name; target_dir: the folder whose filesystem and disks are described
+    (None for a memory experiment); device: the record of what was measured (memstor.measure.device),
+    stored under ``device``. A memory run (target_dir None, device kind ``memory``) keeps the ``target``
+    and ``device`` a storage run stored there before: the folder still describes that storage.
+    """
+    from memstor.measure.sweep import atomic_write, read_json
     from memstor.measure.sysinfo import collect
 
     out = Path(data_root) / "processed" / host / "sysinfo.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(out, json.dumps(collect(target_dir), indent=2, sort_keys=True, default=str) + "\n")
+    info = collect(target_dir)
+    info["device"] = device
+    old = read_json(out) or {}
+    stored = old.get("device") if isinstance(old.get("device"), dict) else {}
+    if target_dir is None and (device or {}).get("kind") in (None, "memory") and \
+            stored.get("kind") not in (None, "memory"):
+        info["target"], info["device"] = old.get("target"), stored
+    atomic_write(out, json.dumps(info, indent=2, sort_keys=True, default=str) + "\n")
     return out
 
 
@@ -88,10 +101,16 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
                    progress: bool = True) -> pd.DataFrame:
     """Run or resume `experiment` with `params` (a profile section); write and return its processed table.
 
-    Raw outputs go to `<data_root>/raw/<host>/<experiment>/`, the tidy table to
-    `<data_root>/processed/<host>/<experiment>.csv`, the machine description to `.../sysinfo.json`.
+    Raw outputs go to `<data_root>/raw/<device>/<experiment>/`, the tidy table to
+    `<data_root>/processed/<device>/<experiment>.csv`, the machine description to `.../sysinfo.json`.
+    The device (folder) name is `host` when given; else, for a storage family, this machine's host name
+    when the test file is in `<data>/scratch` or on its filesystem, `<host>-<label>` for a `target_dir`
+    on another filesystem or a raw device (`params` device + confirm_device); for a memory family, the
+    host name (memstor.measure.device). What was measured is recorded in every manifest and point meta
+    and in sysinfo.json (key ``device``).
     """
-    from memstor.measure.sweep import check_name
+    from memstor.measure.device import resolve
+    from memstor.measure.sweep import check_name, recording
     from memstor.measure.sysinfo import host_name
 
     fam = family(experiment)
@@ -99,10 +118,15 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     target = Path(target_dir).expanduser() if target_dir not in (None, "") else None
     if target is not None and not os.path.lexists(target):
         raise UsageError(f"--target {target}: no such directory; create it first or pick an existing one")
-    host = host or host_name()
-    check_name("host", host)
-    table = fam.run(params, data_root=data_root, target_dir=target, host=host, progress=progress)
-    write_sysinfo(data_root, host, target)
+    if host:
+        check_name("host", host)
+    storage = fam.KIND == "fio"
+    name, device = resolve(fam.KIND, params, data_root, target if storage else None, host or None, host_name())
+    check_name("host", name)
+    with recording(device=device):
+        table = fam.run(params, data_root=data_root, target_dir=target, host=name, progress=progress)
+    described = (target or data_root / "scratch") if storage and device.get("kind") == "filesystem" else None
+    write_sysinfo(data_root, name, described, device)
     return table
 
 

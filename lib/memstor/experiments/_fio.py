@@ -25,18 +25,17 @@ reads one raw json+ file.
 from __future__ import annotations
 
 import io
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from memstor.errors import MemstorError, UsageError
+from memstor.errors import MemstorError
 from memstor.parse.fio import depth_bucket
 from memstor.schema import FIO_COLUMNS, FIO_LAT_COLUMNS
+from memstor.validate import Section
 
 BLOCK_SIZE = "fio-block-size"
 RW_RATIO = "fio-rw-ratio"
@@ -95,130 +94,47 @@ class FioCommon:
 
 
 _COMMON_KEYS = ("runtime_s", "ramp_s", "file_size", "ioengine", "direct", "numjobs", "repetitions")
-_IGNORED_KEYS = ("profile",)
 #: Keys a section may leave out (default ""): a raw device is used only when both name the same device.
 _OPTIONAL_KEYS = ("device", "confirm_device")
 
 
-def _bad(experiment: str, key: str, value: Any, want: str) -> UsageError:
-    """The one-line error for a bad parameter value."""
-    return UsageError(f"{experiment}: parameter {key}={value!r} is invalid: {want} "
-                      f"(fix params/<profile>.yaml, the notebook parameter or --set {key}=...)")
-
-
-def _check_keys(experiment: str, params: dict, keys: Sequence[str]) -> None:
-    """UsageError for a missing or unknown key of the profile section."""
-    if not isinstance(params, dict):
-        raise UsageError(f"{experiment}: parameters must be a mapping of the profile section, got "
-                         f"{type(params).__name__}")
-    known = _COMMON_KEYS + tuple(keys)
-    for key in params:
-        if key not in known and key not in _IGNORED_KEYS and key not in _OPTIONAL_KEYS:
-            raise UsageError(f"{experiment}: unknown parameter {key!r}; known: {', '.join(known + _OPTIONAL_KEYS)}")
-    for key in known:
-        if key not in params:
-            raise UsageError(f"{experiment}: missing parameter {key!r}; add it to the profile section "
-                             f"(see params/standard.yaml)")
-
-
-def _int(experiment: str, params: dict, key: str, lo: int, hi: int, value: Any = None) -> int:
-    """An integer in lo..hi (an int-valued float or digit string is accepted)."""
-    v = params[key] if value is None else value
-    try:
-        if isinstance(v, bool):
-            raise ValueError
-        n = int(v) if not isinstance(v, str) else int(v.strip())
-        if isinstance(v, float) and v != n:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise _bad(experiment, key, v, f"use an integer {lo}..{hi}") from None
-    if not lo <= n <= hi:
-        raise _bad(experiment, key, v, f"use an integer {lo}..{hi}")
-    return n
-
-
-def _seconds(experiment: str, params: dict, key: str, positive: bool) -> float:
-    """A number of seconds: > 0 (positive) or >= 0."""
-    v = params[key]
-    want = "use a number of seconds > 0" if positive else "use a number of seconds >= 0"
-    try:
-        if isinstance(v, bool):
-            raise ValueError
-        x = float(v)
-    except (TypeError, ValueError):
-        raise _bad(experiment, key, v, want) from None
-    if not math.isfinite(x) or x < 0 or (positive and x == 0) or x > 7 * 86400:
-        raise _bad(experiment, key, v, want)
-    return int(x) if x == int(x) else x
-
-
-def _size(experiment: str, key: str, v: Any) -> tuple[str, int]:
-    """(normalised fio size string, bytes) of a size like 4k, 64k, 1m; > 0."""
-    from memstor.units import format_size, parse_size
-
-    want = "use a size > 0 like 4k, 64k, 1m (k/m/g = KiB/MiB/GiB)"
-    if isinstance(v, bool):
-        raise _bad(experiment, key, v, want)
-    try:
-        n = int(v) if isinstance(v, int) else parse_size(str(v).strip())
-    except (TypeError, ValueError):
-        raise _bad(experiment, key, v, want) from None
-    if n <= 0:
-        raise _bad(experiment, key, v, want)
-    return format_size(n), n
-
-
-def _list(experiment: str, params: dict, key: str, allow_empty: bool = False) -> list:
-    """A list parameter (a scalar is taken as a one-element list); non-empty unless allow_empty."""
-    v = params[key]
-    if v is None or v == "":
-        v = []
-    if not isinstance(v, (list, tuple)):
-        v = [v]
-    if not v and not allow_empty:
-        raise _bad(experiment, key, v, "give at least one value")
-    return list(v)
-
-
-def _choice(experiment: str, key: str, v: Any, allowed: Sequence[str]) -> str:
-    """A value out of `allowed`."""
-    if not isinstance(v, str) or v.strip() not in allowed:
-        raise _bad(experiment, key, v, f"choose one of {', '.join(allowed)}")
-    return v.strip()
-
-
-def _block_sizes(experiment: str, key: str, values: list, common: FioCommon) -> tuple:
-    """Validated, de-duplicated block sizes (order kept): > 0, <= file size, 512-aligned for O_DIRECT."""
+def block_sizes(v: Section, key: str, values: list, common: FioCommon) -> tuple:
+    """Validated block sizes (fio size strings, order kept, each once): > 0, <= file size, 512-aligned
+    for O_DIRECT."""
     out: list[str] = []
-    for v in values:
-        text, n = _size(experiment, key, v)
+    for value in values:
+        text, n = v.size(key, value)
         if n > common.file_size_bytes:
-            raise _bad(experiment, key, v, f"block size larger than file_size={common.file_size}")
+            raise v.error(key, value, f"block size larger than file_size={common.file_size}")
         if common.direct and n % 512:
-            raise _bad(experiment, key, v, "O_DIRECT (direct: 1) needs a multiple of 512 bytes")
-        if text not in out:
-            out.append(text)
-    return tuple(out)
+            raise v.error(key, value, "O_DIRECT (direct: 1) needs a multiple of 512 bytes")
+        out.append(text)
+    return v.unique(key, out)
 
 
-def _common(experiment: str, params: dict, keys: Sequence[str] = ()) -> FioCommon:
-    """Validate the keys every storage experiment shares; `keys` are the family's own (all required)."""
-    _check_keys(experiment, params, keys)
-    size_text, size_bytes = _size(experiment, "file_size", params["file_size"])
+def common_params(v: Section, params: dict, keys: Sequence[str] = ()) -> FioCommon:
+    """Validate the keys every fio family shares; ``keys`` are the family's own (all required)."""
+    v.keys(params, _COMMON_KEYS + tuple(keys), optional=_OPTIONAL_KEYS)
+    size_text, size_bytes = v.size("file_size", params["file_size"])
     if size_bytes < 1024 * 1024:
-        raise _bad(experiment, "file_size", params["file_size"], "use at least 1m")
+        raise v.error("file_size", params["file_size"], "use at least 1m")
     return FioCommon(
-        runtime_s=_seconds(experiment, params, "runtime_s", positive=True),
-        ramp_s=_seconds(experiment, params, "ramp_s", positive=False),
+        runtime_s=v.seconds("runtime_s", params["runtime_s"], positive=True),
+        ramp_s=v.seconds("ramp_s", params["ramp_s"], positive=False),
         file_size=size_text,
         file_size_bytes=size_bytes,
-        ioengine=_choice(experiment, "ioengine", params["ioengine"], ENGINES),
-        direct=_int(experiment, params, "direct", 0, 1),
-        numjobs=_int(experiment, params, "numjobs", 1, MAX_NUMJOBS),
-        repetitions=_int(experiment, params, "repetitions", 1, MAX_REPETITIONS),
+        ioengine=v.choice("ioengine", params["ioengine"], ENGINES),
+        direct=v.integer("direct", params["direct"], 0, 1),
+        numjobs=v.integer("numjobs", params["numjobs"], 1, MAX_NUMJOBS),
+        repetitions=v.integer("repetitions", params["repetitions"], 1, MAX_REPETITIONS),
         device=str(params.get("device") or ""),
         confirm_device=str(params.get("confirm_device") or ""),
     )
+
+
+def patterns(v: Section, params: dict) -> tuple:
+    """The ``rw`` list: single-direction patterns, each once."""
+    return v.unique("rw", [v.choice("rw", x, SINGLE_RW) for x in v.items("rw", params["rw"])])
 
 
 def _num(x: float) -> str:
@@ -251,6 +167,11 @@ def config_name(p: dict) -> str:
     return "-".join(parts)
 
 
+#: Point params that do not change a measurement on one device: the test file's path (another folder on
+#: the same filesystem) and the engine asked for (the engine that ran is in the point name).
+INCIDENTAL = ("test_file", "ioengine_requested")
+
+
 def make_points(configs: Sequence[dict], repetitions: int, test_file: str) -> list:
     """sweep.Point list: every config x repetition, repetitions outer (a first full pass over the grid
     comes first); est_s = runtime + ramp + fio overhead, in seconds."""
@@ -261,7 +182,8 @@ def make_points(configs: Sequence[dict], repetitions: int, test_file: str) -> li
         for cfg in configs:
             params = dict(cfg, rep=rep, test_file=test_file)
             est = float(cfg["runtime_s"]) + float(cfg["ramp_s"]) + OVERHEAD_S + 0.1 * cfg["numjobs"]
-            points.append(Point(name=f"{config_name(cfg)}-rep{rep}", params=params, est_s=est))
+            points.append(Point(name=f"{config_name(cfg)}-rep{rep}", params=params, est_s=est,
+                                incidental=INCIDENTAL))
     return points
 
 
@@ -414,8 +336,9 @@ def _engine(c: FioCommon, directory: Path) -> tuple[str, str]:
 def _run(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,
          progress: bool) -> pd.DataFrame:
     """Shared body of the three entry points: test file, engine, sweep, parse, CSV."""
+    from memstor.measure.device import medium_id
     from memstor.measure.fio import FioRunner
-    from memstor.measure.sweep import atomic_write, folder_lock, processed_path, raw_dir, run_sweep
+    from memstor.measure.sweep import KEPT, atomic_write, folder_lock, processed_path, raw_dir, run_sweep
     from memstor.measure.target import prepare_test_file
 
     c: FioCommon = validated.common
@@ -432,12 +355,17 @@ def _run(experiment: str, configs_fn, validated, *, data_root: Path, target_dir:
             tf = prepare_test_file(c.file_size_bytes, data_root, target_dir)
             engine, why = _engine(c, Path(tf.path).parent)
         note = f"{engine} ({why})" if why else engine
-        points = make_points(configs_fn(validated, engine), c.repetitions, str(tf.path))
+        medium = medium_id(tf.path, raw)  # part of each point's identity: another drive is another point
+        points = make_points([dict(cfg, medium=medium) for cfg in configs_fn(validated, engine)], c.repetitions,
+                             str(tf.path))
         runner = FioRunner({p.name: fio_job(p, str(tf.path)) for p in points})
         info = {"ioengine_requested": c.ioengine, "ioengine": engine, "ioengine_why": why,
                 "test_file": str(tf.path), "test_file_bytes": tf.size_bytes}
         results = run_sweep(experiment, points, runner, data_root, host, sysinfo=info, progress=progress)
         _remove_when_full(results, tf)
+    refused = [r for r in results if r.status == "failed" and KEPT in (r.error or "")]
+    if refused and len(refused) == len(results):  # another medium's data is there: leave its table too
+        raise MemstorError(f"{experiment}: {refused[0].error} (all {len(results)} points)")
     rows: list = []
     for res in results:
         p = res.point

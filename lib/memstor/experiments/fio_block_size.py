@@ -14,16 +14,14 @@ import pandas as pd
 from memstor.experiments._fio import (
     BLOCK_SIZE,
     MAX_IODEPTH,
-    SINGLE_RW,
     FioCommon,
-    _block_sizes,
-    _choice,
-    _common,
-    _int,
-    _list,
     _run,
+    block_sizes,
+    common_params,
+    patterns,
     point_params,
 )
+from memstor.validate import Section
 
 EXPERIMENT = BLOCK_SIZE
 NOTEBOOK = "20-fio-block-size"
@@ -47,15 +45,14 @@ class BlockSizeParams:
 
 def block_size_params(params: dict) -> BlockSizeParams:
     """Validate a fio-block-size section (UsageError naming the parameter and allowed values)."""
-    e = BLOCK_SIZE
-    c = _common(e, params, KEYS)
-    rws = tuple(dict.fromkeys(_choice(e, "rw", v, SINGLE_RW) for v in _list(e, params, "rw")))
+    v = Section(EXPERIMENT)
+    c = common_params(v, params, KEYS)
     return BlockSizeParams(
         common=c,
-        iodepth=_int(e, params, "iodepth", 1, MAX_IODEPTH),
-        bs=_block_sizes(e, "bs", _list(e, params, "bs"), c),
-        rw=rws,
-        seq_bs=_block_sizes(e, "seq_bs", _list(e, params, "seq_bs", allow_empty=True), c),
+        iodepth=v.integer("iodepth", params["iodepth"], 1, MAX_IODEPTH),
+        bs=block_sizes(v, "bs", v.items("bs", params["bs"]), c),
+        rw=patterns(v, params),
+        seq_bs=block_sizes(v, "seq_bs", v.items("seq_bs", params["seq_bs"], allow_empty=True), c),
     )
 
 

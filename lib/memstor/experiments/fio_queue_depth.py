@@ -15,17 +15,14 @@ from memstor.experiments._fio import (
     MAX_IODEPTH,
     MAX_NUMJOBS,
     QUEUE_DEPTH,
-    SINGLE_RW,
     FioCommon,
-    _bad,
-    _block_sizes,
-    _choice,
-    _common,
-    _int,
-    _list,
     _run,
+    block_sizes,
+    common_params,
+    patterns,
     point_params,
 )
+from memstor.validate import Section
 
 EXPERIMENT = QUEUE_DEPTH
 NOTEBOOK = "40-fio-queue-depth"
@@ -50,23 +47,21 @@ class QueueDepthParams:
 
 def queue_depth_params(params: dict) -> QueueDepthParams:
     """Validate a fio-queue-depth section (UsageError naming the parameter and allowed values)."""
-    e = QUEUE_DEPTH
-    c = _common(e, params, KEYS)
+    v = Section(EXPERIMENT)
+    c = common_params(v, params, KEYS)
     bs = params["bs"]
     if isinstance(bs, (list, tuple)):
         if len(bs) != 1:
-            raise _bad(e, "bs", bs, "give one block size, e.g. 4k")
+            raise v.error("bs", bs, "give one block size, e.g. 4k")
         bs = bs[0]
-    depths = [_int(e, params, "iodepth", 1, MAX_IODEPTH, value=v if not isinstance(v, bool) else "x")
-              for v in _list(e, params, "iodepth")]
-    spec_qd = _int(e, params, "spec_iodepth", 0, MAX_IODEPTH)
+    depths = [v.integer("iodepth", d, 1, MAX_IODEPTH) for d in v.items("iodepth", params["iodepth"])]
     return QueueDepthParams(
         common=c,
-        bs=_block_sizes(e, "bs", [bs], c)[0],
-        rw=tuple(dict.fromkeys(_choice(e, "rw", v, SINGLE_RW) for v in _list(e, params, "rw"))),
-        iodepth=tuple(dict.fromkeys(depths)),
-        spec_iodepth=spec_qd,
-        spec_numjobs=_int(e, params, "spec_numjobs", 1, MAX_NUMJOBS),
+        bs=block_sizes(v, "bs", [bs], c)[0],
+        rw=patterns(v, params),
+        iodepth=v.unique("iodepth", depths),
+        spec_iodepth=v.integer("spec_iodepth", params["spec_iodepth"], 0, MAX_IODEPTH),
+        spec_numjobs=v.integer("spec_numjobs", params["spec_numjobs"], 1, MAX_NUMJOBS),
     )
 
 

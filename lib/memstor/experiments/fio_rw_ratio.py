@@ -15,13 +15,12 @@ from memstor.experiments._fio import (
     MAX_IODEPTH,
     RW_RATIO,
     FioCommon,
-    _block_sizes,
-    _common,
-    _int,
-    _list,
     _run,
+    block_sizes,
+    common_params,
     point_params,
 )
+from memstor.validate import Section
 
 EXPERIMENT = RW_RATIO
 NOTEBOOK = "30-fio-rw-ratio"
@@ -44,15 +43,14 @@ class RwRatioParams:
 
 def rw_ratio_params(params: dict) -> RwRatioParams:
     """Validate a fio-rw-ratio section (UsageError naming the parameter and allowed values)."""
-    e = RW_RATIO
-    c = _common(e, params, KEYS)
-    mixes = [_int(e, params, "rwmixread", 0, 100, value=v) if not isinstance(v, bool) else
-             _int(e, params, "rwmixread", 0, 100, value="x") for v in _list(e, params, "rwmixread")]
+    v = Section(EXPERIMENT)
+    c = common_params(v, params, KEYS)
+    mixes = [v.integer("rwmixread", m, 0, 100) for m in v.items("rwmixread", params["rwmixread"])]
     return RwRatioParams(
         common=c,
-        iodepth=_int(e, params, "iodepth", 1, MAX_IODEPTH),
-        rwmixread=tuple(dict.fromkeys(mixes)),
-        bs=_block_sizes(e, "bs", _list(e, params, "bs"), c),
+        iodepth=v.integer("iodepth", params["iodepth"], 1, MAX_IODEPTH),
+        rwmixread=v.unique("rwmixread", mixes),
+        bs=block_sizes(v, "bs", v.items("bs", params["bs"]), c),
     )
 
 

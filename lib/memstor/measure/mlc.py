@@ -10,6 +10,11 @@ Modes used by memstor (see ``mlc --help``):
 - ``--loaded_latency``           latency thread + load threads at each inject delay:
   ``-b<KiB> -c<cpu> -k<cpus> -t<s> -l<bytes> -R|-W<n> -d<delay>|-g<delay file>``
 
+Every mode adds ``-L`` for huge pages (MLC: its 2 MiB large pages, which need pages reserved in
+``/proc/sys/vm/nr_hugepages``; loadlat: transparent huge pages via madvise, the share really used is in
+its ``# huge pages`` header line and JSON ``huge_fraction``) and the load modes ``-U`` for random load
+addresses (both tools; default sequential).
+
 Units: buffer sizes in KiB (MLC's ``-b``), access size in bytes, time in seconds, inject delay in
 cycles of the tool's delay loop (not ns).
 """
@@ -139,27 +144,38 @@ def traffic_flag(code: str) -> str:
     return "-R" if code == "R" else f"-{code}"
 
 
-def idle_latency_args(buffer_kib: int, latency_cpu: int, seconds: float) -> list[str]:
-    """Options of ``--idle_latency``: buffer per thread (KiB), latency CPU, seconds."""
-    return ["--idle_latency", f"-b{int(buffer_kib)}", f"-c{int(latency_cpu)}", f"-t{format_seconds(seconds)}"]
+def _page_and_order_flags(huge_pages: bool, random_access: bool = False) -> list[str]:
+    """``-U`` (random load addresses) and ``-L`` (huge pages), as both tools spell them."""
+    return (["-U"] if random_access else []) + (["-L"] if huge_pages else [])
 
 
-def peak_bandwidth_args(buffer_kib: int, load_cpus: Sequence[int], seconds: float) -> list[str]:
-    """Options of ``--peak_injection_bandwidth``: buffer per thread (KiB), load CPUs, seconds per ratio."""
+def idle_latency_args(buffer_kib: int, latency_cpu: int, seconds: float, huge_pages: bool = False) -> list[str]:
+    """Options of ``--idle_latency``: buffer per thread (KiB), latency CPU, seconds, ``-L`` for huge pages."""
+    return ["--idle_latency", f"-b{int(buffer_kib)}", f"-c{int(latency_cpu)}", f"-t{format_seconds(seconds)}",
+            *_page_and_order_flags(huge_pages)]
+
+
+def peak_bandwidth_args(buffer_kib: int, load_cpus: Sequence[int], seconds: float, huge_pages: bool = False,
+                        random_access: bool = False) -> list[str]:
+    """Options of ``--peak_injection_bandwidth``: buffer per thread (KiB), load CPUs, seconds per ratio,
+    ``-U`` for random load addresses, ``-L`` for huge pages."""
     return [
         "--peak_injection_bandwidth",
         f"-b{int(buffer_kib)}",
         f"-k{format_cpus(load_cpus)}",
         f"-t{format_seconds(seconds)}",
+        *_page_and_order_flags(huge_pages, random_access),
     ]
 
 
 def loaded_latency_args(traffic: str, access_bytes: int, buffer_kib: int, latency_cpu: int,
                         load_cpus: Sequence[int], seconds: float, delay: int | None = None,
-                        delay_file: Path | str | None = None) -> list[str]:
+                        delay_file: Path | str | None = None, huge_pages: bool = False,
+                        random_access: bool = False) -> list[str]:
     """Options of ``--loaded_latency`` for one traffic (-W code) x access size (bytes).
 
-    Give exactly one of ``delay`` (``-d``, one inject delay) or ``delay_file`` (``-g``, one delay per line).
+    Give exactly one of ``delay`` (``-d``, one inject delay) or ``delay_file`` (``-g``, one delay per line);
+    ``random_access`` adds ``-U`` (random load addresses), ``huge_pages`` adds ``-L``.
     """
     if (delay is None) == (delay_file is None):
         raise ValueError("give exactly one of delay or delay_file")
@@ -171,6 +187,7 @@ def loaded_latency_args(traffic: str, access_bytes: int, buffer_kib: int, latenc
         f"-t{format_seconds(seconds)}",
         f"-l{int(access_bytes)}",
         traffic_flag(traffic),
+        *_page_and_order_flags(huge_pages, random_access),
     ]
     args.append(f"-d{int(delay)}" if delay is not None else f"-g{delay_file}")
     return args
@@ -184,16 +201,18 @@ def delay_file_text(delays: Sequence[int]) -> str:
 def point_args(params: dict, delay_file: Path | str | None = None) -> list[str]:
     """Tool options for a sweep point's params (``mode`` plus that mode's keys; see memstor.experiments.mlc_loaded_latency)."""
     mode = params.get("mode")
+    huge, rand = bool(params.get("huge_pages", False)), bool(params.get("random_access", False))
     if mode == "idle_latency":
-        return idle_latency_args(params["buffer_kib"], params["latency_cpu"], params["seconds"])
+        return idle_latency_args(params["buffer_kib"], params["latency_cpu"], params["seconds"], huge)
     if mode == "peak_injection_bandwidth":
-        return peak_bandwidth_args(params["buffer_kib"], params["load_cpus"], params["seconds"])
+        return peak_bandwidth_args(params["buffer_kib"], params["load_cpus"], params["seconds"], huge, rand)
     if mode == "loaded_latency":
         delays = list(params["delays"])
         one = delays[0] if len(delays) == 1 else None
         return loaded_latency_args(
             params["traffic"], params["access_bytes"], params["buffer_kib"], params["latency_cpu"],
             params["load_cpus"], params["seconds"], delay=one, delay_file=None if one is not None else delay_file,
+            huge_pages=huge, random_access=rand,
         )
     raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
 
@@ -206,6 +225,80 @@ def estimate_s(params: dict) -> float:
     if mode == "peak_injection_bandwidth":
         return 5 * seconds + STARTUP_S
     return seconds + STARTUP_S
+
+
+# ---------------------------------------------------------------------------------------- huge pages
+
+THP_ENABLED = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+MEMINFO = Path("/proc/meminfo")
+_HUGE_LINE_RE = re.compile(r"^#\s*huge pages:.*?AnonHugePages in buffers:\s*(\d+)\s+of\s+(\d+)\s*KiB",
+                           re.IGNORECASE | re.MULTILINE)
+
+
+def thp_mode(path: Path = THP_ENABLED) -> str | None:
+    """Transparent huge pages mode (``always`` | ``madvise`` | ``never``), the bracketed word of
+    /sys/kernel/mm/transparent_hugepage/enabled; None when unreadable (not Linux, no THP)."""
+    try:
+        m = re.search(r"\[(\w+)\]", path.read_text())
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+def hugetlb_free_bytes(path: Path = MEMINFO) -> int | None:
+    """Free reserved huge pages in bytes (HugePages_Free x Hugepagesize of /proc/meminfo): what MLC's
+    ``-L`` can use; None when unknown."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    free = re.search(r"^HugePages_Free:\s*(\d+)", text, re.MULTILINE)
+    size = re.search(r"^Hugepagesize:\s*(\d+)\s*kB", text, re.MULTILINE)
+    if not free or not size:
+        return None
+    return int(free.group(1)) * int(size.group(1)) * 1024
+
+
+def huge_pages_available(tool: str, need_bytes: int) -> tuple[bool, str]:
+    """(usable, why) for ``-L`` with ``tool``: loadlat uses transparent huge pages (THP ``always`` or
+    ``madvise``); MLC needs ``need_bytes`` of free reserved 2 MiB pages (HugePages_Free)."""
+    if tool == "loadlat":
+        mode = thp_mode()
+        if mode in ("always", "madvise"):
+            return True, f"transparent huge pages: {mode}"
+        return False, (f"transparent huge pages are {mode or 'not available'} on this kernel; "
+                       "as root: echo madvise > /sys/kernel/mm/transparent_hugepage/enabled")
+    free = hugetlb_free_bytes()
+    if free is not None and free >= need_bytes:
+        return True, f"{free // 2**20} MiB of reserved huge pages free"
+    pages = -(-int(need_bytes) // (2 * 2**20))
+    return False, (f"MLC -L needs {need_bytes / 2**30:.1f} GiB of reserved 2 MiB huge pages, "
+                   f"{(free or 0) / 2**30:.1f} GiB free; as root: echo {pages} > /proc/sys/vm/nr_hugepages")
+
+
+def huge_page_share(text: str) -> float | None:
+    """Share (0..1) of loadlat's buffers backed by huge pages, from its ``# huge pages: ...
+    AnonHugePages in buffers: X of Y KiB`` header line (summed over the lines of the output); None when
+    the output has no such line (Intel MLC, old loadlat)."""
+    got = total = 0
+    for m in _HUGE_LINE_RE.finditer(text):
+        got, total = got + int(m.group(1)), total + int(m.group(2))
+    return got / total if total else None
+
+
+def pages_text(tool: str, huge_pages: bool, share: float | None = None, thp: str | None = None) -> str:
+    """How the buffers were paged, for the table's ``pages`` column: ``2M (THP, 100 %)`` (loadlat -L,
+    share from its header), ``2M (MLC -L)``, ``4K``; ``4K or 2M (THP always)`` for MLC without -L when
+    the kernel may back it with transparent huge pages anyway."""
+    if tool == "loadlat":
+        if share is None:
+            return "2M (THP requested)" if huge_pages else "4K"
+        if huge_pages or share > 0:
+            return f"2M (THP, {share * 100:.0f} %)" if share > 0 else "4K (THP requested, none granted)"
+        return "4K"
+    if huge_pages:
+        return "2M (MLC -L)"
+    return "4K or 2M (THP always)" if thp == "always" else "4K"
 
 
 # ------------------------------------------------------------------------------------- output checks
@@ -384,7 +477,8 @@ class MlcRunner:
             json_file = Path(tmpdir) / "loadlat.json"
             if self.tool == "loadlat":
                 argv.append(f"--json={json_file}")
-            meta = {"command": argv, "tool": self.tool, "tool_choice": self.requested, "executable": self.executable}
+            meta = {"command": argv, "tool": self.tool, "tool_choice": self.requested, "executable": self.executable,
+                    "thp_enabled": thp_mode()}
             if delay_file is not None:
                 meta["delay_file"] = {"path": str(delay_file), "delays": [int(d) for d in params["delays"]]}
             try:

@@ -14,16 +14,24 @@ Guarantees:
   ``runner.complete(out_tmp)`` accepted it, so a SIGKILL mid-point leaves no half-written raw file.
   Stale temp files (``*.tmp*``) from a killed sweep are removed when the next sweep starts.
 - A point whose raw file is complete (``runner.complete(raw)``) and whose meta says ``status: done``
-  with the same params is not rerun (``cached``). A point whose meta records different params is rerun.
+  with the same params is not rerun (``cached``).
+- Raw data is immutable: a point whose raw file is complete and whose meta says ``status: done`` with
+  OTHER params (another drive, file or setting under the same point name) is never replaced. The new
+  point is marked failed (manifest and PointResult only: the old raw file and meta stay byte for byte)
+  with one line naming the raw file and the way out (another ``--data`` or ``--host``, or move the old
+  folder); the other points proceed. Incomplete or failed points are re-measured.
 - A failed point is recorded (meta ``status: failed`` + ``error``, no raw file) and the sweep goes on;
   the next run retries it.
 - Ctrl-C (KeyboardInterrupt) removes the interrupted point's temp file, records nothing for it, and
   raises :class:`SweepInterrupted` ("interrupted: N of M points done; rerun the same command to resume").
+- Inside ``with recording(device={...}):`` every sweep adds those fields to its manifest and to each
+  point meta it writes (``memstor.experiments.run_experiment`` records what device was measured).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import json
 import os
@@ -50,6 +58,26 @@ LOCK = ".lock"
 META_SUFFIX = ".meta.json"
 
 
+#: Fields every sweep run inside :func:`recording` adds to its manifest and point metas (None: none).
+_RECORD: contextvars.ContextVar[dict | None] = contextvars.ContextVar("memstor_sweep_record", default=None)
+
+
+@contextlib.contextmanager
+def recording(**fields: Any) -> Iterator[None]:
+    """Add JSON-able ``fields`` (e.g. ``device={...}``) to the manifest and every point meta written by the
+    sweeps run inside the block (this thread/context only); they never override the sweep's own keys."""
+    token = _RECORD.set({**(_RECORD.get() or {}), **fields})
+    try:
+        yield
+    finally:
+        _RECORD.reset(token)
+
+
+def _recorded() -> dict:
+    """The fields of the enclosing :func:`recording` blocks ({} outside any)."""
+    return dict(_RECORD.get() or {})
+
+
 class SweepInterrupted(Interrupted):
     """The user interrupted a sweep (Ctrl-C); completed points are kept and a rerun resumes."""
 
@@ -65,11 +93,24 @@ class Point:
     name: unique, filesystem-safe; encodes everything that changes the measurement.
     params: JSON-able grid coordinates (copied into meta + manifest).
     est_s: expected wall time in seconds (weights the progress bar's ETA).
+    incidental: params keys that do not change the measurement (e.g. the test file's path on the same
+        device): a completed raw point that differs only in them is the same measurement (cached).
     """
 
     name: str
     params: dict = field(default_factory=dict, hash=False, compare=True)
     est_s: float = 0.0
+    incidental: tuple = ()
+
+
+def same_measurement(point: Point, recorded) -> bool:
+    """True when a meta's recorded params describe the same measurement as ``point`` (its params, the
+    ``incidental`` keys aside)."""
+    new = _normalise(point.params)
+    if not (isinstance(recorded, dict) and isinstance(new, dict)):
+        return recorded == new
+    keys = (set(recorded) | set(new)) - set(point.incidental)
+    return all(recorded.get(k) == new.get(k) for k in keys)
 
 
 class Runner(Protocol):
@@ -300,12 +341,43 @@ def is_cached(point: Point, runner: Runner, directory: Path) -> bool:
     meta = read_json(meta_path(directory, point))
     if meta is None or meta.get("status") != "done" or not raw.is_file():
         return False
-    if "params" in meta and meta["params"] != _normalise(point.params):
+    if "params" in meta and not same_measurement(point, meta["params"]):
         return False
     try:
         return bool(runner.complete(raw))
     except Exception:  # a runner that cannot read its own file: treat as incomplete, rerun
         return False
+
+
+#: The words of a refusal to replace a completed raw point (PointResult.error contains them).
+KEPT = "it is kept, not replaced"
+#: At most this many differing parameter names are listed in a conflict message.
+_MAX_DIFF_KEYS = 4
+
+
+def conflict(point: Point, runner: Runner, directory: Path) -> str | None:
+    """The one-line error when the point's raw file is a completed measurement of OTHER params (kept), else
+    None: meta status done, raw file complete, and the meta's params differ from ``point.params``."""
+    raw = raw_path(directory, point, runner.suffix)
+    meta = read_json(meta_path(directory, point))
+    if meta is None or meta.get("status") != "done" or "params" not in meta or not raw.is_file():
+        return None
+    new = _normalise(point.params)
+    old = meta["params"]
+    if same_measurement(point, old):
+        return None
+    try:
+        if not runner.complete(raw):
+            return None
+    except Exception:  # unreadable by its own runner: incomplete, may be re-measured
+        return None
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(k for k in (set(old) | set(new)) - set(point.incidental) if old.get(k) != new.get(k))
+        shown = ", ".join(keys[:_MAX_DIFF_KEYS]) + (", ..." if len(keys) > _MAX_DIFF_KEYS else "")
+    else:
+        shown = "params"
+    return (f"point {point.name}: {raw} is a completed measurement with other parameters ({shown}); "
+            f"{KEPT}: measure into another --data or --host, or move or rename {directory} first")
 
 
 class _Progress:
@@ -364,17 +436,20 @@ class _Progress:
             self.bar.close()
 
 
-def _manifest(experiment: str, host: str, sysinfo: dict | None, entries: list[dict], started: str) -> dict:
-    """The manifest.json object."""
-    return {
+def _manifest(experiment: str, host: str, sysinfo: dict | None, entries: list[dict], started: str,
+              extra: dict | None = None) -> dict:
+    """The manifest.json object (``extra``: the :func:`recording` fields, before the point list)."""
+    man = {
         "experiment": experiment,
         "host": host,
         "memstor_version": __version__,
         "started": started,
         "updated": utc_now(),
         "sysinfo": sysinfo,
-        "points": entries,
     }
+    man.update({k: v for k, v in (extra or {}).items() if k not in man and k != "points"})
+    man["points"] = entries
+    return man
 
 
 def _finalise_raw(tmp: Path, raw: Path) -> None:
@@ -404,6 +479,7 @@ def run_sweep(
     SweepLocked when another sweep of the same experiment runs, SweepInterrupted on Ctrl-C.
     A runner's PointFailed is recorded and the sweep goes on; any other MemstorError stops the
     sweep after recording the point as failed (e.g. fio not installed: every point would fail).
+    A point whose completed raw file holds other params is failed without running (see :func:`conflict`).
     """
     check_name("experiment", experiment)
     check_name("host", host)
@@ -415,22 +491,28 @@ def run_sweep(
     except OSError as err:
         raise UsageError(f"cannot create {directory}: {err.strerror}; choose another --data folder") from None
     started = utc_now()
+    extra = _recorded()
     with sweep_lock(directory):
         clean_stale_tmp(directory)
         cached = {p.name for p in points if is_cached(p, runner, directory)}
+        kept: dict[str, str] = {}  # point name -> why its completed raw file is kept (other params)
+        for p in points:
+            why = None if p.name in cached else conflict(p, runner, directory)
+            if why:
+                kept[p.name] = why
         entries = [
             {
                 "name": p.name,
                 "params": _normalise(p.params),
-                "status": "cached" if p.name in cached else "pending",
+                "status": "cached" if p.name in cached else "failed" if p.name in kept else "pending",
                 "raw": raw_path(directory, p, runner.suffix).name if p.name in cached else None,
                 "meta": meta_path(directory, p).name,
-                "error": None,
+                "error": kept.get(p.name),
             }
             for p in points
         ]
-        write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started))
-        bar = _Progress(points, cached, experiment, progress)
+        write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started, extra))
+        bar = _Progress(points, cached | set(kept), experiment, progress)
         results: list[PointResult] = []
         try:
             for i, p in enumerate(points):
@@ -439,11 +521,14 @@ def run_sweep(
                         PointResult(p, "cached", raw_path(directory, p, runner.suffix), meta_path(directory, p))
                     )
                     continue
+                if p.name in kept:  # never touch a completed measurement of something else
+                    results.append(PointResult(p, "failed", None, meta_path(directory, p), kept[p.name]))
+                    continue
                 bar.start(p)
-                res = _run_point(experiment, host, p, runner, directory)
+                res = _run_point(experiment, host, p, runner, directory, extra)
                 results.append(res)
                 entries[i].update(status=res.status, raw=res.raw.name if res.raw else None, error=res.error)
-                write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started))
+                write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started, extra))
                 bar.finish(p)
         except KeyboardInterrupt:
             n_ok = sum(1 for r in results if r.status in ("done", "cached"))
@@ -455,8 +540,11 @@ def run_sweep(
     return results
 
 
-def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: Path) -> PointResult:
-    """Run one point: runner -> temp file -> checks -> rename + meta. Never leaves a temp file."""
+def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: Path,
+               extra: dict | None = None) -> PointResult:
+    """Run one point: runner -> temp file -> checks -> rename + meta. Never leaves a temp file.
+
+    extra: the :func:`recording` fields, added to the meta (never over its own keys)."""
     raw = raw_path(directory, p, runner.suffix)
     meta = meta_path(directory, p)
     tmp = directory / f"{raw.name}{TMP_MARK}"
@@ -467,6 +555,7 @@ def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: 
         "host": host,
         "memstor_version": __version__,
     }
+    base.update({k: v for k, v in (extra or {}).items() if k not in base})
     start_wall, t0 = utc_now(), time.monotonic()
 
     def record(status: str, extras: dict, error: str | None) -> None:

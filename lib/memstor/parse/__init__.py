@@ -1,1 +1,8 @@
-"""Pure text -> tidy rows: fio (JSON, json+, text, terse), MLC and loadlat, file walking and detection."""
+"""Pure text -> tidy rows: fio (JSON, json+, text, terse), MLC and loadlat, file walking and detection.
+
+Entry points: memstor.parse.fio (parse_fio, looks_like_fio, load_fio_json, ...), memstor.parse.mlc
+(parse_mlc, looks_like_mlc) and memstor.parse.files (``memstor parse``: walk, detect, write CSVs).
+fio's formats: fio_json, fio_text, fio_terse on fio_spec (job options, row skeleton). MLC's sections:
+mlc_header, mlc_loaded, mlc_matrix, mlc_bandwidth on mlc_state, rows by mlc_rows. guards: one-line
+messages, emptied impossible cells and the exceptions a damaged file can raise, for all of them.
+"""

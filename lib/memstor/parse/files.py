@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memstor.parse.guards import empty_cells, one_line
 from memstor.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
 
 KINDS = ("fio", "mlc")
@@ -110,12 +111,7 @@ def parse_file(path: Path, kind: str | None, named: bool, outcome: ParseOutcome)
     result = _parser(use)(text, str(path))
     outcome.files += 1
     outcome.rows[use].extend(sanitise_rows(result.rows, use, outcome.errors))
-    outcome.errors.extend(_one_line(e) for e in result.errors)
-
-
-def _one_line(text: str) -> str:
-    """An error as one printable line (a damaged file can put CR, NUL or escapes into a message)."""
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in str(text)).split())
+    outcome.errors.extend(one_line(e) for e in result.errors)  # a damaged file can put CR, NUL, escapes
 
 
 # Numeric columns that hold a count, size, fraction or measurement: finite and >= 0, else empty.
@@ -140,11 +136,8 @@ def sanitise_rows(rows: list, kind: str, errors: list) -> list:
     can never put NaN, inf or a negative latency into a table as if it had been measured.
     """
     for row in rows:
-        bad = [c for c, v in row.items() if _impossible(kind, c, v)]
-        if bad:
-            shown = ", ".join(f"{c}={row[c]!r}" for c in bad)
-            for c in bad:
-                row[c] = None
+        shown = empty_cells(row, lambda column, value: _impossible(kind, column, value))
+        if shown:
             errors.append(f"{row.get('source')}: impossible value {shown} (left empty; damaged file?)")
     return rows
 

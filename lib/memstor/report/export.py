@@ -1,9 +1,9 @@
 """Export an executed notebook as the report: ``report.html`` (offline) and ``report.pdf`` (LaTeX route).
 
-Usage::
+Usage (``make report`` runs these)::
 
-    python -m memstor.report.export build/notebooks/90-synthesis.ipynb report/            # report.html + report.pdf
-    python -m memstor.report.export build/notebooks/20-fio-block-size.ipynb report/ --name 20-fio-block-size --html-only
+    memstor report build/notebooks/90-synthesis.ipynb report/            # report.html + report.pdf
+    memstor report build/notebooks/20-fio-block-size.ipynb report/ --name 20-fio-block-size --html-only
 
 Both go through nbconvert with the code hidden (``--no-input``): the HTML through the ``lab`` template
 without any CDN script (no require.js, MathJax or mermaid; CSS inlined, figures embedded as base64
@@ -25,10 +25,10 @@ import html
 import math
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from memstor.errors import MemstorError, UsageError
+from memstor.measure.sweep import atomic_write
 
 PDF_TOOLS = ("xelatex", "pandoc")
 PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended texlive-plain-generic pandoc "
@@ -37,70 +37,9 @@ PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended tex
 
 # --------------------------------------------------------------------------------------- templates
 
-HTML_TEMPLATE = r"""{%- extends 'index.html.j2' -%}
-{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
-{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
-{% block extra_css %}
-<style type="text/css">
-main { max-width: 1100px; margin: 0 auto; }
-.memstor-title { padding: 1.5em 0 0.5em 0; border-bottom: 1px solid #ccc; margin-bottom: 1em; }
-.memstor-title h1 { margin: 0 0 0.3em 0; font-size: 2em; }
-.memstor-title p { margin: 0; color: #444; }
-.jp-RenderedHTMLCommon table.memstor { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em 0;
-  table-layout: auto; }
-.jp-RenderedHTMLCommon table.memstor th, .jp-RenderedHTMLCommon table.memstor td {
-  border-bottom: 1px solid #ddd; padding: 3px 8px; vertical-align: top; text-align: left; max-width: 28em; }
-.jp-RenderedHTMLCommon table.memstor th { border-bottom: 2px solid #555; background: #f4f4f4; }
-.jp-RenderedHTMLCommon table.memstor td.num, .jp-RenderedHTMLCommon table.memstor th.num {
-  text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
-table.memstor caption { caption-side: top; text-align: left; font-weight: bold; padding-bottom: 4px; }
-.jp-RenderedImage img { max-width: 100%; height: auto; }
-@media print { main { max-width: none; } }
-</style>
-{% endblock extra_css %}
-{%- block body_header -%}
-{{ super() }}
-<header class="memstor-title">
-<h1>{{ nb.metadata.get('title', '') | e }}</h1>
-<p>{{ nb.metadata.get('authors', []) | map(attribute='name') | join(', ') | e }}{% if nb.metadata.get('date') %} — {{ nb.metadata.date | e }}{% endif %}</p>
-</header>
-{%- endblock body_header -%}
-"""
-
-LATEX_TEMPLATE = r"""((*- extends 'index.tex.j2' -*))
-((* block packages *))
-((( super() )))
-\usepackage{newunicodechar}
-\newunicodechar{ρ}{\ensuremath{\rho}}
-\newunicodechar{≤}{\ensuremath{\le}}
-\newunicodechar{≥}{\ensuremath{\ge}}
-\newunicodechar{≈}{\ensuremath{\approx}}
-\newunicodechar{≠}{\ensuremath{\neq}}
-\newunicodechar{∞}{\ensuremath{\infty}}
-\newunicodechar{→}{\ensuremath{\rightarrow}}
-\newunicodechar{★}{\ensuremath{\star}}
-\newunicodechar{⁶}{\textsuperscript{6}}
-\newunicodechar{Δ}{\ensuremath{\Delta}}
-\newunicodechar{λ}{\ensuremath{\lambda}}
-\newunicodechar{−}{\ensuremath{-}}
-\setcounter{secnumdepth}{0}
-\setlength{\LTpre}{4pt}
-\setlength{\LTpost}{8pt}
-((* endblock packages *))
-((* block margins *))
-\geometry{verbose,tmargin=0.9in,bmargin=0.9in,lmargin=0.9in,rmargin=0.9in}
-((* endblock margins *))
-"""
-
-
-def _template_dir() -> Path:
-    """A temporary folder holding memstor's two nbconvert templates."""
-    d = Path(tempfile.mkdtemp(prefix="memstor-templates-"))
-    (d / "memstor.html.j2").write_text(HTML_TEMPLATE, encoding="utf-8")
-    (d / "memstor.tex.j2").write_text(LATEX_TEMPLATE, encoding="utf-8")
-    return d
+#: memstor's two nbconvert templates (package data): memstor.html.j2 (offline HTML on the lab template)
+#: and memstor.tex.j2 (the LaTeX route for the PDF).
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 # ------------------------------------------------------------------------------------------ tables
@@ -108,7 +47,7 @@ def _template_dir() -> Path:
 
 def _cell_text(v) -> str:
     """A table cell as text: numbers formatted (thousands separators), booleans yes/no, missing '–'."""
-    from memstor.analysis.synthesis import fmt_number
+    from memstor.report.text import fmt_number
 
     if v is None:
         return "–"
@@ -161,8 +100,9 @@ class Table:
     LONG_ROWS = 36
 
     def __init__(self, df, caption: str = "", widths: dict | None = None, font: str = "footnotesize",
-                 max_rows: int | None = None):
+                 max_rows: int | None = None, empty: str = "nothing in the data for this table"):
         self.df = df
+        self.empty = empty  # said in place of a table without rows (never an empty grid)
         self.caption = caption
         self.widths = widths or {}
         self.font = font
@@ -180,7 +120,13 @@ class Table:
         vals = [r[j] for r in rows]
         return bool(vals) and all(_NUM_RE.match(v.replace(" ", "")) for v in vals) and any(v != "–" for v in vals)
 
+    def _empty_text(self) -> str:
+        """'Caption: none — why' for a table without rows."""
+        return f"{self.caption + ': ' if self.caption else ''}none — {self.empty}."
+
     def _repr_html_(self) -> str:
+        if self.df is None or len(self.df) == 0 or len(self.df.columns) == 0:
+            return f'<p class="memstor-empty"><i>{html.escape(self._empty_text())}</i></p>'
         header, rows = self._cells()
         num = [self._numeric(rows, j) for j in range(len(header))]
         out = ['<table class="memstor">']
@@ -252,6 +198,8 @@ class Table:
         return total
 
     def _repr_latex_(self) -> str:
+        if self.df is None or len(self.df) == 0 or len(self.df.columns) == 0:
+            return "\n\\emph{" + latex_escape(self._empty_text()) + "}\n"
         header, rows = self._cells()
         specs = self._colspec(header, rows)
         wrap = [s.startswith("p") for s in specs]
@@ -295,6 +243,8 @@ class Table:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
+        if self.df is None or len(self.df) == 0 or len(self.df.columns) == 0:
+            return self._empty_text()
         header, rows = self._cells()
         return "\n".join(["\t".join(header)] + ["\t".join(r).replace("\n", " ") for r in rows])
 
@@ -389,13 +339,6 @@ def save_figures(nb, outdir: Path, stem: str) -> list:
     return paths
 
 
-def _atomic_write(path: Path, data: str | bytes) -> None:
-    """Write via memstor.measure.sweep.atomic_write (temp file + rename)."""
-    from memstor.measure.sweep import atomic_write
-
-    atomic_write(path, data)
-
-
 def export_html(nb, out: Path, templates: Path) -> Path:
     """nb -> self-contained HTML at `out` (no input cells, no CDN scripts)."""
     from nbconvert import HTMLExporter
@@ -409,7 +352,7 @@ def export_html(nb, out: Path, templates: Path) -> Path:
     exporter = HTMLExporter(config=c, template_name="lab", extra_template_paths=[str(templates)])
     exporter.template_file = "memstor.html.j2"
     body, _ = exporter.from_notebook_node(nb)
-    _atomic_write(out, body)
+    atomic_write(out, body)
     return out
 
 
@@ -430,11 +373,11 @@ def export_pdf(nb, out: Path, templates: Path) -> Path:
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": out.stem}})
     except LatexFailed as err:
         log = out.with_suffix(".latex.log")
-        _atomic_write(log, str(getattr(err, "output", err)))
+        atomic_write(log, str(getattr(err, "output", err)))
         raise MemstorError(f"{out}: xelatex failed; see {log} (the HTML report was written)") from None
     except OSError as err:
         raise MemstorError(f"{out}: PDF not built ({str(err).splitlines()[0]}); install: {PDF_INSTALL}") from None
-    _atomic_write(out, body)
+    atomic_write(out, body)
     return out
 
 
@@ -448,21 +391,17 @@ def export(executed_nb: Path, outdir: Path, name: str = "report", pdf: bool = Tr
     nb = _read_notebook(executed_nb)
     nb, dropped = _prepare(nb)
     outdir.mkdir(parents=True, exist_ok=True)
-    templates = _template_dir()
-    try:
-        html_path = export_html(nb, outdir / f"{name}.html", templates)
-        figures = save_figures(nb, outdir, name)
-        result = {"html": html_path, "pdf": None, "figures": figures, "stderr_outputs_dropped": dropped}
-        if not pdf:
-            result["message"] = f"wrote {html_path}"
-            return result
-        missing = pdf_tools_missing()
-        if missing:
-            result["message"] = (f"wrote {html_path}; PDF not built: {' and '.join(missing)} not found. "
-                                 f"To get {outdir / (name + '.pdf')}: {PDF_INSTALL}, then `make report`")
-            return result
-        result["pdf"] = export_pdf(nb, outdir / f"{name}.pdf", templates)
-        result["message"] = f"wrote {html_path} and {result['pdf']}"
+    html_path = export_html(nb, outdir / f"{name}.html", TEMPLATES)
+    figures = save_figures(nb, outdir, name)
+    result = {"html": html_path, "pdf": None, "figures": figures, "stderr_outputs_dropped": dropped}
+    if not pdf:
+        result["message"] = f"wrote {html_path}"
         return result
-    finally:
-        shutil.rmtree(templates, ignore_errors=True)
+    missing = pdf_tools_missing()
+    if missing:
+        result["message"] = (f"wrote {html_path}; PDF not built: {' and '.join(missing)} not found. "
+                             f"To get {outdir / (name + '.pdf')}: {PDF_INSTALL}, then `make report`")
+        return result
+    result["pdf"] = export_pdf(nb, outdir / f"{name}.pdf", TEMPLATES)
+    result["message"] = f"wrote {html_path} and {result['pdf']}"
+    return result

@@ -1,5 +1,5 @@
 """Figures of the storage experiments (fio). Inputs are `memstor.analysis.storage.summary` tables (one row per
-configuration x direction with <metric>_mean / _ci95_low / _ci95_high and n), so the 95% confidence
+configuration x direction with <metric> (mean) / <metric>_ci_low / <metric>_ci_high and n), so the 95% confidence
 interval is drawn as error bars whenever a point has repetitions. Every axis carries its unit.
 """
 
@@ -48,17 +48,17 @@ def _spec_only(summ: pd.DataFrame) -> pd.DataFrame:
 
 def _err(g: pd.DataFrame, metric: str):
     """Error-bar half-lengths (2 x n) from the 95% CI columns, or None without any CI."""
-    lo, hi = f"{metric}_ci95_low", f"{metric}_ci95_high"
+    lo, hi = f"{metric}_ci_low", f"{metric}_ci_high"
     if lo not in g.columns or g[lo].isna().all():
         return None
-    mean = g[f"{metric}_mean"].to_numpy(float)
+    mean = g[metric].to_numpy(float)
     return np.vstack([np.nan_to_num(mean - g[lo].to_numpy(float)), np.nan_to_num(g[hi].to_numpy(float) - mean)])
 
 
 def _series(ax, g: pd.DataFrame, x: str, metric: str, label: str, i: int, **kw) -> None:
     """One line with markers (and CI error bars) of metric_mean against x."""
     g = g.sort_values(x)
-    y = g[f"{metric}_mean"].to_numpy(float)
+    y = g[metric].to_numpy(float)
     if np.all(np.isnan(y)):
         return
     ax.errorbar(g[x].to_numpy(float), y, yerr=_err(g, metric), label=label, marker=MARKERS[i % len(MARKERS)],
@@ -172,12 +172,12 @@ def rw_ratio(summ: pd.DataFrame, title: str = ""):
         base = np.zeros(len(shares))
         for k, (d, hatch) in enumerate((("read", ""), ("write", "//"))):
             gd = g[g["direction"] == d].set_index("rwmixread").reindex(shares)
-            y = np.nan_to_num(gd["iops_mean"].to_numpy(float))
+            y = np.nan_to_num(gd["iops"].to_numpy(float))
             top.bar(x, y, 0.6, bottom=base, label=d, hatch=hatch, color=f"C{k}", edgecolor="black", linewidth=0.5)
             base = base + y
         tot = g[g["direction"] == "total"].set_index("rwmixread").reindex(shares)
-        if "iops_ci95_low" in tot and tot["iops_ci95_low"].notna().any():
-            top.errorbar(x, tot["iops_mean"], yerr=_err(tot.reset_index(), "iops"), fmt="none", ecolor="black",
+        if "iops_ci_low" in tot and tot["iops_ci_low"].notna().any():
+            top.errorbar(x, tot["iops"], yerr=_err(tot.reset_index(), "iops"), fmt="none", ecolor="black",
                          capsize=4, label="total, 95% CI")
         top.set_xticks(x, [f"{int(v)}" for v in shares])
         top.set_xlabel("read share (% of I/Os, rwmixread)")
@@ -187,7 +187,7 @@ def rw_ratio(summ: pd.DataFrame, title: str = ""):
         top.legend(fontsize="small")
         for i, d in enumerate(("read", "write", "total")):
             gd = g[g["direction"] == d]
-            gd = gd[gd["lat_mean_us_mean"].notna()]
+            gd = gd[gd["lat_mean_us"].notna()]
             _series(bottom, gd, "rwmixread", "lat_mean_us", d, i)
         bottom.set_xlabel("read share (% of I/Os, rwmixread)")
         bottom.set_ylabel(METRIC_LABEL["lat_mean_us"])
@@ -221,21 +221,21 @@ def throughput_latency(summ: pd.DataFrame, title: str = ""):
     curve = _no_spec(s)
     for i, rw in enumerate(_rws(s)):
         g = curve[curve["rw"] == rw].sort_values("outstanding_io")
-        g = g[g["iops_mean"].notna()]
+        g = g[g["iops"].notna()]
         if g.empty:
             continue
-        ax.errorbar(g["iops_mean"], g["lat_mean_us_mean"], xerr=_err(g, "iops"), yerr=_err(g, "lat_mean_us"),
+        ax.errorbar(g["iops"], g["lat_mean_us"], xerr=_err(g, "iops"), yerr=_err(g, "lat_mean_us"),
                     marker=MARKERS[i], dashes=DASHES[i] or (None, None), label=RW_LABEL.get(rw, rw),
                     color=f"C{i}", capsize=3)
         for _, r in g.iterrows():
-            ax.annotate(_qd_text(r), (r["iops_mean"], r["lat_mean_us_mean"]), textcoords="offset points",
+            ax.annotate(_qd_text(r), (r["iops"], r["lat_mean_us"]), textcoords="offset points",
                         xytext=(-6, 6), ha="right", fontsize="x-small", color=f"C{i}",
                         bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
         spec = _spec_only(s[s["rw"] == rw])
         for _, r in spec.iterrows():
-            if pd.isna(r["iops_mean"]):
+            if pd.isna(r["iops"]):
                 continue
-            ax.plot(r["iops_mean"], r["lat_mean_us_mean"], marker="*", markersize=15, color=f"C{i}",
+            ax.plot(r["iops"], r["lat_mean_us"], marker="*", markersize=15, color=f"C{i}",
                     markeredgecolor="black", linestyle="none",
                     label=f"{RW_LABEL.get(rw, rw)}, spec point QD {int(r['iodepth'])} x {int(r['numjobs'])} jobs")
     ax.set_yscale("log")

@@ -137,42 +137,70 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict):
 
 
 def memory_figure(curves: pd.DataFrame, fits: dict):
-    """One panel per host: loaded latency (ns) vs bandwidth (GB/s) per traffic, with the M/M/1-style
-    fit R0 + a rho/(1 - rho) (dashed) and its knee (star, where queueing doubles the unloaded latency)."""
+    """Loaded latency (ns) vs bandwidth (GB/s): one panel per host x access size (title: the host, plus the
+    access size when the host has several), mean points per curve (95 % intervals as error bars when
+    repeated), the fitted model R0 + a rho/(1 - rho) dashed, and its knee (star at latency 2 R0, with the
+    95 % interval of the knee bandwidth as a horizontal bar). Each panel's legend sits outside it, to the
+    right, and names only the settings that differ between curves (memstor.analysis.memory labels)."""
+    from memstor.analysis import memory
+
     if curves is None or curves.empty:
         return None
-    hosts = sorted(curves["host"].unique())
-    ncols = min(len(hosts), 3)
-    nrows = math.ceil(len(hosts) / ncols)
-    fig, axes = _figure(ncols=ncols, nrows=nrows, sharey=False)
     import seaborn as sns
+    from matplotlib.lines import Line2D
 
-    keys = sorted({(t, int(a)) for t, a in zip(curves["traffic"], curves["access_bytes"])})
+    d = curves.assign(_host=curves["host"].map(lambda v: str(v) if v == v and v is not None else "?"),
+                      _acc=curves["access_bytes"].map(lambda v: float(v) if v == v and v is not None else -1.0))
+    panels = sorted({(h, a) for h, a in zip(d["_host"], d["_acc"])})
+    per_host = d.groupby("_host")["_acc"].nunique()
+    labels = memory.legend_labels(d)
+    keys = list(dict.fromkeys(labels.values()))
     colours = dict(zip(keys, sns.color_palette("colorblind", max(len(keys), 1))))
-    for ax, host in zip(axes, hosts):
-        d = curves[curves["host"] == host]
-        for i, ((tool, traffic, acc), g) in enumerate(d.groupby(["tool", "traffic", "access_bytes"], sort=True)):
+    style()
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.2, 2.9 * len(panels)), squeeze=False,
+                             constrained_layout=True, dpi=REPORT_DPI)
+    axes = list(axes.flat)
+    for ax, (host, acc) in zip(axes, panels):
+        p = d[(d["_host"] == host) & (d["_acc"] == acc)]
+        right = float(p["bandwidth_MBps"].max())
+        for curve, g in p.groupby("curve", sort=False):
             g = g.sort_values("bandwidth_MBps")
-            colour = colours[(traffic, int(acc))]
-            label = f"{traffic}, {int(acc)} B ({tool})"
-            ax.plot(g["bandwidth_MBps"] / 1e3, g["latency_ns"], marker=MARKERS[i % len(MARKERS)], ls="none",
-                    color=colour, label=label)
-            f = fits.get((host, tool, traffic, acc))
+            label = labels[curve]
+            colour, marker = colours[label], MARKERS[keys.index(label) % len(MARKERS)]
+            f = fits.get((host, curve))
+            text = f"{label} (R² = {f.r2:.3f})" if f is not None else f"{label} (no fit)"
+            if (g["n"] > 1).any():
+                yerr = [(g["latency_ns"] - g["latency_ns_ci_low"]).fillna(0),
+                        (g["latency_ns_ci_high"] - g["latency_ns"]).fillna(0)]
+                ax.errorbar(g["bandwidth_MBps"] / 1e3, g["latency_ns"], yerr=yerr, marker=marker, ls="none",
+                            color=colour, capsize=2, label=text)
+            else:
+                ax.plot(g["bandwidth_MBps"] / 1e3, g["latency_ns"], marker=marker, ls="none", color=colour,
+                        label=text)
             if f is None:
                 continue
             bw = np.linspace(0, min(max(f.bw_max_MBps, f.knee_bw_MBps) * 1.02, f.peak_MBps * 0.995), 200)
             r = f.r0_ns + f.a_ns * (bw / f.peak_MBps) / (1 - bw / f.peak_MBps)
-            ax.plot(bw / 1e3, r, ls="--", lw=1.3, color=colour, label=f"fit, R² = {f.r2:.3f}")
-            ax.plot([f.knee_bw_MBps / 1e3], [f.knee_latency_ns], marker="*", ms=15, color=colour, mec="black",
+            ax.plot(bw / 1e3, r, ls="--", lw=1.3, color=colour)
+            lo, hi = f.knee_bw_ci_low_MBps, f.knee_bw_ci_high_MBps
+            if lo == lo and hi == hi:
+                ax.errorbar([f.knee_bw_MBps / 1e3], [f.knee_latency_ns],
+                            xerr=[[(f.knee_bw_MBps - lo) / 1e3], [(hi - f.knee_bw_MBps) / 1e3]],
+                            color=colour, capsize=3, lw=1, ls="none")
+            ax.plot([f.knee_bw_MBps / 1e3], [f.knee_latency_ns], marker="*", ms=13, color=colour, mec="black",
                     ls="none")
+            right = max(right, f.knee_bw_MBps)
+        handles, texts = ax.get_legend_handles_labels()
+        handles += [Line2D([], [], ls="--", color="0.3"),
+                    Line2D([], [], marker="*", ms=11, color="0.5", mec="black", ls="none")]
+        texts += ["fit R0 + a·ρ/(1−ρ)", "knee (latency 2·R0), 95 % interval"]
+        ax.legend(handles, texts, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
         ax.set_xlabel("bandwidth (GB/s, 1 GB/s = 1000 MB/s)")
         ax.set_ylabel("loaded latency (ns)")
-        ax.set_title(host)
-        ax.set_xlim(left=0)
+        size = f"{int(acc)} B accesses" if acc >= 0 else "? B accesses"
+        ax.set_title(host if per_host[host] == 1 else f"{host}, {size}")
+        ax.set_xlim(0, right * 1.12 / 1e3)  # a wide knee interval runs off the panel rather than squash it
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=7.5, loc="upper left")
-    for ax in axes[len(hosts):]:
-        ax.set_visible(False)
     return fig
 
 
@@ -270,21 +298,30 @@ def block_size_figure(points: pd.DataFrame):
 
 
 def littles_law_figure(little: pd.DataFrame):
-    """Little's-law residual 100 (X R - N) / N (%) per queue-depth point and host."""
-    if little is None or little.empty or little["residual_pct"].isna().all():
+    """Little's-law residual 100 (X R - N) / N (%) per configuration of the queue-depth sweeps (4K random,
+    single direction) and device, with the ±5 % band; flagged configurations hollow."""
+    if little is None or little.empty:
+        return None
+    little = little[(little["bs_bytes"] == 4096) & little["rw"].isin(["randread", "randwrite"])
+                    & ~little["spec_point"].astype(bool) & little["residual_pct"].notna()]
+    if little.empty:
         return None
     styles = host_styles(little["host"])
     fig, axes = _figure(ncols=1, nrows=1, scale=SCALE)
     ax = axes[0]
     for (host, rw), g in little.groupby(["host", "rw"], sort=True):
         colour, marker = styles[host]
-        g = g.sort_values("N_outstanding")
-        ax.plot(g["N_outstanding"], g["residual_pct"], marker=marker, color=colour,
-                ls="-" if rw == "randread" else ":", label=f"{host}, {rw}")
+        g = g.sort_values("outstanding_io")
+        ax.plot(g["outstanding_io"], g["residual_pct"], color=colour, ls="-" if rw == "randread" else ":",
+                label=f"{host}, {rw}")
+        for flagged, part in g.groupby("flagged"):
+            ax.plot(part["outstanding_io"], part["residual_pct"], marker=marker, ls="none", color=colour,
+                    markerfacecolor="none" if flagged else colour)
+    ax.axhspan(-5, 5, color="green", alpha=0.12, label="±5 % band")
     ax.axhline(0, color="black", lw=1)
     ax.set_xscale("log", base=2)
-    _log2_x(ax, little["N_outstanding"])
+    _log2_x(ax, little["outstanding_io"])
     ax.set_xlabel("outstanding I/O N (I/Os)")
     ax.set_ylabel("Little's-law residual (%)")
-    ax.legend(fontsize=7.5)
+    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     return fig

@@ -1,0 +1,240 @@
+"""Load a data root for analysis: every device folder under ``<data>/processed/`` (memstor's experiment
+tables and imported ``fio.csv`` / ``mlc.csv``), its ``sysinfo.json`` and the raw points' meta sidecars.
+
+Input layout (``<data>`` is the data root, default ``data/``)::
+
+    <data>/processed/<device>/<experiment>.csv         memstor runs (one table per registered family)
+    <data>/processed/<device>/fio.csv, mlc.csv          imported: memstor parse FILES -o <data>/processed/<device>/
+    <data>/processed/<device>/sysinfo.json              the machine (memstor runs)
+    <data>/raw/<device>/<experiment>/*.meta.json        provenance of every memstor point
+
+Every folder under ``processed/`` is one device and appears side by side with the others in every table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from memstor.errors import UsageError
+from memstor.schema import FIO_COLUMNS, MLC_COLUMNS
+
+
+def experiment_kinds() -> dict[str, str]:
+    """{experiment: "fio" | "mlc"} of every registered family (memstor.experiments), in notebook order."""
+    from memstor.experiments import families
+
+    return {m.EXPERIMENT: m.KIND for m in families()}
+
+
+IMPORTED = {"fio.csv": "fio", "mlc.csv": "mlc"}
+
+
+IMPORTED_TABLE = "imported"
+
+
+FIO_NUMERIC = ("bs_bytes", "iodepth", "numjobs", "rwmixread", "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us",
+               "lat_min_us", "lat_max_us", "clat_p50_us", "clat_p90_us", "clat_p99_us", "clat_p99_9_us",
+               "clat_p99_99_us", "runtime_s", "total_ios", "file_size_bytes")
+
+
+MLC_NUMERIC = ("run", "read_fraction", "access_bytes", "inject_delay", "latency_ns", "bandwidth_MBps",
+               "src_node", "dst_node")
+
+
+class NoData(UsageError):
+    """No processed table under the data root."""
+
+
+# -------------------------------------------------------------------------------------------- loading
+
+
+@dataclass
+class HostData:
+    """Everything found for one host folder ``<data>/processed/<host>/``."""
+
+    name: str
+    tables: list = field(default_factory=list)      # file names read (fio-queue-depth.csv, fio.csv...)
+    sysinfo: dict | None = None
+    metas: list = field(default_factory=list)       # meta sidecars (dicts, plus 'experiment', 'meta_path')
+    metas_not_shown: int = 0                        # raw points not in the tables (e.g. an earlier run)
+    problems: list = field(default_factory=list)    # one-line problems (unreadable table...)
+
+
+@dataclass
+class Dataset:
+    """All hosts of a data root: fio and MLC rows with a ``host`` and a ``table`` column."""
+
+    data_dir: Path
+    hosts: list
+    fio: pd.DataFrame
+    mlc: pd.DataFrame
+    skipped: list = field(default_factory=list)   # problems of host folders left out (nothing readable)
+
+    @property
+    def host_names(self) -> list:
+        """Host folder names, sorted."""
+        return [h.name for h in self.hosts]
+
+    def host(self, name: str) -> HostData:
+        """The HostData called `name`."""
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise KeyError(name)
+
+    @property
+    def problems(self) -> list:
+        """All one-line loading problems."""
+        return [p for h in self.hosts for p in h.problems] + list(self.skipped)
+
+
+def _truthy(v) -> bool:
+    """CSV booleans: True/'True'/'true'/1/'1'/'yes' -> True; empty/NaN/False -> False."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return False
+    return str(v).strip().lower() in ("true", "1", "yes", "1.0")
+
+
+def _read_csv(path: Path, host: HostData) -> pd.DataFrame | None:
+    """A CSV as a DataFrame, or None with a one-line problem recorded."""
+    try:
+        df = pd.read_csv(path, low_memory=False)
+    except pd.errors.EmptyDataError:
+        host.problems.append(f"{path}: empty file; rerun the experiment or `memstor parse` that wrote it")
+        return None
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        host.problems.append(f"{path}: cannot read ({str(err).splitlines()[0]}); rerun what wrote it")
+        return None
+    return df
+
+
+def _normalise_fio(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
+    """fio rows with numeric columns, the host folder as ``host``, ``table`` and an ``ok`` flag."""
+    df = df.copy()
+    for col in FIO_COLUMNS:
+        if col not in df.columns:
+            df[col] = np.nan
+    if "host" in df.columns:
+        df["fio_host"] = df["host"]
+    df["host"] = host
+    df["table"] = table
+    for col in FIO_NUMERIC:
+        if col in df.columns:
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+    for col in ("file_size_bytes", "point"):
+        if col not in df.columns:
+            df[col] = np.nan
+    df["spec_point"] = df["spec_point"].map(_truthy) if "spec_point" in df.columns else False
+    if "status" not in df.columns:
+        df["status"] = "done"
+    if df["point"].isna().all():
+        df["point"] = df["source"].map(lambda s: Path(str(s)).stem if isinstance(s, str) else None)
+    err = pd.to_numeric(df["error"], errors="coerce")
+    bad_err = df["error"].notna() & (err.isna() | (err != 0))
+    df["ok"] = (~bad_err) & (df["status"].astype(str) != "failed") & df["iops"].notna()
+    df["rwmixread"] = df["rwmixread"].where(df["rw"].isin(["rw", "randrw", "readwrite"]))
+    df["outstanding_io"] = df["iodepth"] * df["numjobs"]
+    return df
+
+
+def _normalise_mlc(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
+    """MLC/loadlat rows with numeric columns, ``host``, ``table`` and ``ok``."""
+    df = df.copy()
+    for col in MLC_COLUMNS:
+        if col not in df.columns:
+            df[col] = np.nan
+    df["host"] = host
+    df["table"] = table
+    for col in MLC_NUMERIC:
+        df[col] = pd.to_numeric(df[col], errors="coerce")
+    if "status" not in df.columns:
+        df["status"] = "done"
+    df["ok"] = df["status"].astype(str) != "failed"
+    return df
+
+
+def _read_metas(data_dir: Path, host: HostData, shown: set) -> None:
+    """Collect ``<data>/raw/<host>/<experiment>/*.meta.json`` into host.metas: only the points the
+    processed tables hold (``shown``: {(experiment, point)}), so that the methods section's counts, time
+    ranges and commands describe exactly the data the tables show (raw points of an earlier run with
+    other settings stay on disk, untouched, and are counted in ``host.metas_not_shown``)."""
+    raw = data_dir / "raw" / host.name
+    if not raw.is_dir():
+        return
+    for meta in sorted(raw.glob("*/*.meta.json")):
+        if (meta.parent.name, meta.name[: -len(".meta.json")]) not in shown:
+            host.metas_not_shown += 1
+            continue
+        try:
+            info = json.loads(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            host.problems.append(f"{meta}: unreadable meta sidecar ({err}); provenance of that point is missing")
+            continue
+        if isinstance(info, dict):
+            info.setdefault("experiment", meta.parent.name)
+            info.setdefault("point", meta.name[: -len(".meta.json")])
+            info["meta_path"] = str(meta)
+            host.metas.append(info)
+
+
+def load_dataset(data_dir: Path | str) -> Dataset:
+    """Read every host under ``<data_dir>/processed/``; NoData (one line) when there is none."""
+    data_dir = Path(data_dir).expanduser()
+    processed = data_dir / "processed"
+    if not processed.is_dir():
+        raise NoData(f"{processed}: no processed data; run `make all` (or `memstor run ...`) or import "
+                     f"someone's files with `memstor parse FILES -o {processed}/<name>/`")
+    hosts, fio_frames, mlc_frames, skipped = [], [], [], []
+    for folder in sorted(p for p in processed.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        h = HostData(name=folder.name)
+        for exp, kind in experiment_kinds().items():
+            path = folder / f"{exp}.csv"
+            if path.is_file():
+                df = _read_csv(path, h)
+                if df is not None:
+                    h.tables.append(path.name)
+                    if kind == "fio":
+                        fio_frames.append(_normalise_fio(df, h.name, exp))
+                    else:
+                        mlc_frames.append(_normalise_mlc(df, h.name, exp))
+        for name, kind in IMPORTED.items():
+            path = folder / name
+            if path.is_file():
+                df = _read_csv(path, h)
+                if df is not None and not df.empty:
+                    h.tables.append(name)
+                    norm = _normalise_fio if kind == "fio" else _normalise_mlc
+                    (fio_frames if kind == "fio" else mlc_frames).append(norm(df, h.name, IMPORTED_TABLE))
+        info = folder / "sysinfo.json"
+        if info.is_file():
+            try:
+                h.sysinfo = json.loads(info.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as err:
+                h.problems.append(f"{info}: unreadable ({err}); the systems table misses this host")
+        mine = [f for f in (*fio_frames, *mlc_frames) if len(f) and f["host"].iloc[0] == h.name]
+        shown = {(t, str(pt)) for f in mine if "point" in f for t, pt in zip(f["table"], f["point"])}
+        _read_metas(data_dir, h, shown)
+        if h.tables or h.sysinfo:
+            hosts.append(h)
+        else:
+            skipped.extend(h.problems)
+    if not any(h.tables for h in hosts):
+        why = f" ({skipped[0]})" if skipped else ""
+        raise NoData(f"{processed}: no readable processed tables{why} (fio-*.csv, mlc-*.csv, fio.csv, mlc.csv) in any host "
+                     f"folder; run `make all` or `memstor parse FILES -o {processed}/<name>/`")
+    fio = pd.concat(fio_frames, ignore_index=True) if fio_frames else _normalise_fio(
+        pd.DataFrame(columns=FIO_COLUMNS), "", "")
+    mlc = pd.concat(mlc_frames, ignore_index=True) if mlc_frames else _normalise_mlc(
+        pd.DataFrame(columns=MLC_COLUMNS), "", "")
+    return Dataset(data_dir=data_dir, hosts=hosts, fio=fio, mlc=mlc, skipped=skipped)
+
+
+# -------------------------------------------------------------------------------------- fio points

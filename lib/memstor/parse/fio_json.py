@@ -1,0 +1,199 @@
+"""fio's JSON and json+ output (``--output-format=json`` / ``json+``) -> rows of FIO_COLUMNS.
+
+fio 2.x prints latencies in microseconds under ``clat``/``lat``; fio 3.x in nanoseconds under
+``clat_ns``/``lat_ns`` (json+ adds the ``clat_ns.bins`` histogram, {latency ns: count}). ``bw`` is
+KiB/s, ``bw_bytes`` (3.x) bytes/s, ``runtime`` milliseconds. Text before the JSON, several documents
+(``--status-interval``: the last complete one counts), truncated documents and client/server output
+(``client_stats``, one host per fio server) are read.
+
+Units of the rows: ``bw_MBps`` decimal MB/s (bytes/s / 1e6), latencies microseconds, ``runtime_s``
+seconds, ``total_ios`` a count. Pure functions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from memstor.errors import ParseError
+from memstor.parse.fio_spec import (
+    DIRECTIONS,
+    METRIC_COLUMNS,
+    base_row,
+    damaged_job_line,
+    directions,
+    leading_int,
+    pct_key,
+    percentile_columns,
+    spec_from_options,
+)
+from memstor.parse.guards import DAMAGE
+
+_DOC_START = re.compile(r"^\{", re.M)
+
+
+def _is_fio_doc(doc) -> bool:
+    """A decoded JSON value is a fio result document."""
+    return isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc)
+
+
+def load_fio_json(text: str) -> dict:
+    """The last complete fio JSON document in ``text`` (text before it and truncated docs skipped).
+
+    Raises ParseError when there is none.
+    """
+    body = text.lstrip("\ufeff")
+    if body[:1] == "{":
+        try:
+            doc = json.loads(body)
+            if _is_fio_doc(doc):
+                return doc
+        except ValueError:
+            pass
+    decoder = json.JSONDecoder()
+    starts = [m.start() for m in _DOC_START.finditer(body)]
+    for start in reversed(starts):
+        try:
+            doc, _ = decoder.raw_decode(body, start)
+        except ValueError:
+            continue
+        if _is_fio_doc(doc):
+            return doc
+    raise ParseError("no complete fio JSON document (expected the output of fio --output-format=json)")
+
+
+def clat_bins(job: dict, direction: str) -> dict[int, int]:
+    """json+ completion-latency histogram {latency_ns: count} of one fio 3.x job; {} without bins."""
+    bins = ((job.get(direction) or {}).get("clat_ns") or {}).get("bins") or {}
+    return {int(k): int(v) for k, v in bins.items()}
+
+
+def iodepth_levels(job: dict) -> dict[str, float]:
+    """fio's ``iodepth_level``: percent of time at each queue depth ({"1": 0.1, ..., ">=64": 99.9})."""
+    return {str(k): float(v) for k, v in (job.get("iodepth_level") or {}).items()}
+
+
+# ------------------------------------------------------------------------------------ directions
+def _json_latency(ddir: dict) -> tuple[dict | None, float]:
+    """The total-latency dict of a direction and its factor to microseconds (3.x ns, 2.x usec)."""
+    if "lat_ns" in ddir:
+        return ddir["lat_ns"], 1e-3
+    return ddir.get("lat"), 1.0
+
+
+def _json_percentiles(ddir: dict) -> dict:
+    """clat percentile columns (us) of one JSON direction."""
+    if "clat_ns" in ddir:
+        clat, scale = ddir["clat_ns"], 1e-3
+    else:
+        clat, scale = ddir.get("clat") or {}, 1.0
+    raw = clat.get("percentile") or {}
+    pcts = {}
+    for key, value in raw.items():
+        try:
+            pcts[pct_key(key)] = float(value)
+        except ValueError:
+            continue
+    return percentile_columns(pcts, scale)
+
+
+def _json_direction_metrics(ddir: dict) -> dict:
+    """Metric columns of one JSON direction (``job["read"]``...); latencies None without samples."""
+    total = ddir.get("total_ios")
+    bw_bytes = ddir.get("bw_bytes")
+    out = dict.fromkeys(METRIC_COLUMNS)
+    out["iops"] = _scaled(ddir.get("iops", 0), 1.0)
+    out["bw_MBps"] = _scaled(bw_bytes, 1e-6) if bw_bytes is not None else _scaled(ddir.get("bw", 0), 1024 / 1e6)
+    out["runtime_s"] = _scaled(ddir.get("runtime", 0), 1.0) / 1000  # ms -> s (divide: 9 ms -> 0.009 exactly)
+    out["total_ios"] = total
+    lat, scale = _json_latency(ddir)
+    sampled = lat and lat.get("N", 1) and (lat.get("max") or lat.get("mean"))
+    if sampled and (total is None or total > 0):
+        out.update(lat_mean_us=_scaled(lat["mean"], scale), lat_stddev_us=_scaled(lat.get("stddev", 0), scale),
+                   lat_min_us=_scaled(lat["min"], scale), lat_max_us=_scaled(lat["max"], scale))
+        out.update(_json_percentiles(ddir))
+    return out
+
+
+def _scaled(value, factor: float) -> float:
+    """float(value) * factor; a number too big for a float becomes +-inf (emptied later with an error
+    line by the sanitiser of memstor.parse.fio) instead of an OverflowError that would lose the whole job."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    try:
+        return float(value) * factor
+    except OverflowError:
+        return math.inf if int(value) > 0 else -math.inf
+
+
+def _json_active(ddir: dict) -> bool:
+    """A JSON direction did some I/O."""
+    return bool(ddir.get("total_ios") or ddir.get("io_bytes") or ddir.get("runtime"))
+
+
+# ------------------------------------------------------------------------------------------- jobs
+def _json_hosts(jobs: list[dict]) -> list[str | None]:
+    """host per job: ``hostname``, plus ``:port`` when one hostname runs several fio servers."""
+    ports: dict[str, set] = {}
+    for job in jobs:
+        ports.setdefault(job.get("hostname"), set()).add(job.get("port"))
+    hosts = []
+    for job in jobs:
+        name = job.get("hostname")
+        many = name is not None and len(ports[name]) > 1
+        hosts.append(f"{name}:{job.get('port')}" if many else name)
+    return hosts
+
+
+def _json_job_rows(job: dict, gopts: dict, version: str | None, host: str | None, source: str) -> list[dict]:
+    """Rows of one JSON job: one per direction its rw asks for."""
+    has_options = "job options" in job or bool(gopts)
+    spec = spec_from_options({**gopts, **(job.get("job options") or {})}, version, has_options)
+    error = leading_int(job.get("error")) or 0
+    dirs = directions(spec["rw"], spec["rwmixread"])
+    if not dirs:
+        dirs = tuple(d for d in DIRECTIONS if _json_active(job.get(d) or {})) or (None,)
+    rows = []
+    for ddir in dirs:
+        row = base_row(source, host, job.get("jobname"), job.get("groupid"), spec, ddir, error, version)
+        if not error and ddir in job:
+            row.update(_json_direction_metrics(job[ddir]))
+        rows.append(row)
+    return rows
+
+
+def rows_from_json(doc: dict, source: str, errors: list | None = None) -> list[dict]:
+    """Rows of one fio JSON document (plain or client/server; "All clients" dropped).
+
+    A job whose JSON is damaged (wrong types, numbers out of range) gives one line in ``errors``
+    (raised when ``errors`` is None) and the other jobs still give their rows.
+    """
+    version = doc.get("fio version")
+    version = version if isinstance(version, str) else None
+    gopts = doc.get("global options") or {}
+    if not isinstance(gopts, dict):
+        gopts = {}
+    if "client_stats" in doc:
+        jobs = [j for j in _as_list(doc["client_stats"]) if not isinstance(j, dict) or j.get("jobname") != "All clients"]
+        hosts = _json_hosts([j if isinstance(j, dict) else {} for j in jobs])
+    else:
+        jobs = _as_list(doc.get("jobs"))
+        hosts = [None] * len(jobs)
+    rows = []
+    for i, (job, host) in enumerate(zip(jobs, hosts)):
+        try:
+            if not isinstance(job, dict):
+                raise TypeError(f"a job is a {type(job).__name__}, not an object")
+            rows.extend(_json_job_rows(job, gopts, version, host, source))
+        except DAMAGE as err:
+            if errors is None:
+                raise
+            name = job.get("jobname") if isinstance(job, dict) else None
+            errors.append(damaged_job_line(source, f"{i} ({name!r})", err))
+    return rows
+
+
+def _as_list(value) -> list:
+    """A JSON array as a list; anything else (damaged document) as an empty list."""
+    return value if isinstance(value, list) else []

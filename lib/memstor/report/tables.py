@@ -1,0 +1,42 @@
+"""Every table the report shows, also as CSV: ``report/tables/<name>.csv`` (units in the column names,
+empty cell = not available). Students paste them into their own reports; checks read numbers from them
+without parsing HTML."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+
+#: Table name -> (Synthesis attribute, what one row is). Written in this order.
+TABLES = {
+    "headline": ("headline", "device x headline metric: value, its configuration, 95 % CI and n"),
+    "spec_comparison": ("spec", "device x spec value: measured (with CI and n), spec, ratio, conditions, flag"),
+    "littles_law": ("little", "device x experiment x configuration: N, X, R, X·R, residual, band, flag, reason"),
+    "knee": ("knees", "device x workload: two-asymptote fit (± SE, N* with 95 % CI) and closed-system bound"),
+    "memory_fit": ("mem", "device x loaded-latency curve: fitted model parameters and knee"),
+    "summary": ("points", "device x experiment x configuration x direction: n, means and 95 % CIs"),
+}
+
+
+def report_tables(synthesis) -> dict[str, pd.DataFrame]:
+    """{name: DataFrame} of every report table of a memstor.analysis.synthesis.Synthesis."""
+    return {name: getattr(synthesis, attr) for name, (attr, _) in TABLES.items()}
+
+
+def write_tables(synthesis, outdir: Path | str) -> list[Path]:
+    """Write every report table to ``outdir/<name>.csv`` atomically (an empty table keeps its header);
+    returns the paths."""
+    from memstor.measure.sweep import atomic_write
+
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, df in report_tables(synthesis).items():
+        buf = io.StringIO()
+        df.to_csv(buf, index=False)
+        path = outdir / f"{name}.csv"
+        atomic_write(path, buf.getvalue())
+        paths.append(path)
+    return paths

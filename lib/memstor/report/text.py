@@ -1,0 +1,373 @@
+"""Report text: numbers formatted for tables, display tables with short headers and units, sentences,
+the systems table and the commands of the methods section (pure: DataFrame in, DataFrame/text out)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from memstor.analysis.dataset import Dataset
+from memstor.analysis.synthesis import HEADLINE_METRICS
+
+
+def headline_table(long: pd.DataFrame) -> pd.DataFrame:
+    """Hosts side by side: one row per metric ('metric (unit)'), one column per host, cells as text
+    'value ± 95 % CI half-width (configuration, n)'; '–' where not measured."""
+    hosts = list(dict.fromkeys(long["host"]))
+    out = []
+    for key, label, unit in HEADLINE_METRICS:
+        row = {"metric": f"{label} ({unit})"}
+        for h in hosts:
+            r = long[(long["host"] == h) & (long["key"] == key)]
+            v = r["value"].iloc[0] if not r.empty else None
+            d = r["detail"].iloc[0] if not r.empty else ""
+            lo = r["value_ci_low"].iloc[0] if not r.empty and "value_ci_low" in r else None
+            hi = r["value_ci_high"].iloc[0] if not r.empty and "value_ci_high" in r else None
+            row[h] = "–" if v is None or v != v else (fmt_ci(v, lo, hi) + (f" ({d})" if d else ""))
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def fmt_ci(v: float, lo, hi) -> str:
+    """'value ± half-width' of a 95 % interval, or the value alone without one (n = 1)."""
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return fmt_number(v)
+    return f"{fmt_number(v)} ± {fmt_number((float(hi) - float(lo)) / 2)}"
+
+
+def md_escape(text: str) -> str:
+    """Text that markdown shows as is (file names with _ or * inside bold sentences)."""
+    return "".join("\\" + c if c in "\\`*_[]<>#" else c for c in text)
+
+
+def fmt_se(v, se) -> str:
+    """'value ± standard error' (or the value alone when the error is unknown)."""
+    if v is None or v != v:
+        return "–"
+    return fmt_number(v) if se is None or se != se else f"{fmt_number(v)} ± {fmt_number(se)}"
+
+
+def fmt_interval(v, lo, hi) -> str:
+    """'value [low, high]' (a 95 % interval), or the value alone when the interval is unknown."""
+    if v is None or v != v:
+        return "–"
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return fmt_number(v)
+    return f"{fmt_number(v)} [{fmt_number(lo)}, {fmt_number(hi)}]"
+
+
+def fmt_number(v: float | None) -> str:
+    """A number for tables: thousands separators, about 3-4 significant digits; '–' for missing."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+# ------------------------------------------------------------------------------------- systems
+
+
+def _flat(d, prefix: str = "") -> dict:
+    """Nested dict -> {'a.b': value} (lists kept as values)."""
+    out = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict):
+                out.update(_flat(v, key))
+            else:
+                out[key] = v
+    return out
+
+
+def _pick(flat: dict, *needles: str):
+    """The first value whose key contains all the words of one needle ('cpu model'), else None."""
+    for needle in needles:
+        words = needle.lower().split()
+        for k, v in flat.items():
+            kl = k.lower()
+            if all(w in kl for w in words) and v not in (None, "", [], {}):
+                return v
+    return None
+
+
+SYSTEM_FIELDS = [
+    ("CPU", ("cpu.model", "cpu model", "model name")),
+    ("Logical CPUs", ("cpu.logical_cpus", "logical", "cpu count")),
+    ("Memory (GiB)", ("memory.total_bytes", "mem total bytes", "memtotal")),
+    ("NUMA nodes", ("memory.numa_nodes", "numa nodes")),
+    ("OS", ("os.name", "os name")),
+    ("Kernel", ("os.kernel", "kernel")),
+    ("Test file folder", ("target.path", "target path")),
+    ("Block device", ("target.source", "target device")),
+    ("Filesystem", ("target.fstype", "fstype", "filesystem")),
+    ("fio", ("tools.fio", "fio version")),
+    ("Memory tool (sysinfo)", ("tools.mlc", "tools.loadlat")),
+    ("memstor", ("memstor_version", "memstor version")),
+]
+
+
+def _sys_value(label: str, v) -> str:
+    """A sysinfo value as short text (bytes -> GiB for the memory row)."""
+    if isinstance(v, (list, tuple)):
+        v = ", ".join(str(x) for x in v[:3])
+    if label.startswith("Memory (GiB)") and isinstance(v, (int, float)) and v > 2**20:
+        return f"{v / 2**30:.1f}"
+    text = " ".join(str(v).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _disk_text(info: dict) -> str | None:
+    """'vda, 256.0 GiB, rotational, vendor 0x1af4' from sysinfo target.disks (first disk)."""
+    disks = ((info or {}).get("target") or {}).get("disks") or []
+    if not disks or not isinstance(disks[0], dict):
+        return None
+    d = disks[0]
+    parts = [str(d.get("name") or "?")]
+    if d.get("model"):
+        parts.append(str(d["model"]))
+    if d.get("size_bytes"):
+        parts.append(f"{d['size_bytes'] / 2**30:.0f} GiB")
+    if d.get("rotational") is not None:
+        parts.append("rotational" if d["rotational"] else "non-rotational")
+    if d.get("vendor") and not d.get("model"):
+        parts.append(f"vendor {d['vendor']}")
+    return ", ".join(parts)
+
+
+def systems_table(ds: Dataset) -> pd.DataFrame:
+    """Systems under test side by side: one row per property, one column per host ('–' if unknown).
+
+    From sysinfo.json where present; imported hosts show their tool versions from the tables."""
+    out = []
+    flats = {h.name: _flat(h.sysinfo or {}) for h in ds.hosts}
+    for label, needles in SYSTEM_FIELDS:
+        row = {"property": label}
+        for h in ds.hosts:
+            flat = flats[h.name]
+            v = next((flat[n] for n in needles if flat.get(n) not in (None, "", [], {})), None)
+            if v is None:
+                v = _pick(flat, *[n.replace(".", " ").replace("_", " ") for n in needles])
+            if v is None and label == "fio":
+                vs = ds.fio.loc[ds.fio["host"] == h.name, "fio_version"].dropna().unique()
+                v = ", ".join(sorted(map(str, vs))) or None
+            row[h.name] = "–" if v is None else _sys_value(label, v)
+        if any(v != "–" for k, v in row.items() if k != "property"):
+            out.append(row)
+        if label == "Block device":
+            disk = {h.name: _disk_text(h.sysinfo) for h in ds.hosts}
+            if any(disk.values()):
+                out.append({"property": "Disk", **{k: v or "–" for k, v in disk.items()}})
+    row = {"property": "Memory tool"}
+    for h in ds.hosts:
+        m = ds.mlc[ds.mlc["host"] == h.name]
+        tools = sorted({f"{t} {v}".strip() for t, v in zip(m["tool"].fillna(""), m["tool_version"].fillna(""))
+                        if t})
+        row[h.name] = ", ".join(tools) or "–"
+    out.append(row)
+    row = {"property": "Data"}
+    for h in ds.hosts:
+        row[h.name] = "measured by memstor" if h.sysinfo else "imported (memstor parse)"
+    out.append(row)
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------------------------- spec comparison
+
+
+def spec_table(comp: pd.DataFrame) -> pd.DataFrame:
+    """The comparison for display: short headers with units, numbers formatted, conditions both sides."""
+    if comp.empty:
+        return comp
+    return pd.DataFrame({
+        "host": comp["host"],
+        "spec value": comp["metric"] + comp["headline"].map(lambda b: " ★" if b else ""),
+        "unit": comp["unit"],
+        "measured": comp["measured"].map(fmt_number),
+        "spec": comp["spec"].map(fmt_number),
+        "ratio": comp["ratio"].map(lambda v: "–" if v is None or v != v else f"{v:.2f}"),
+        "conditions": [
+            f"measured: {m}" + (f" [{_short_selection(sel)}]" if sel else "") + f"\nspec: {s}"
+            for m, s, sel in zip(comp["measured_conditions"], comp["spec_conditions"], comp["selection"])],
+        "flag": comp["flag"],
+    })
+
+
+def _short_selection(selection: str) -> str:
+    """'spec point' or 'closest point' from a selection text."""
+    if selection.startswith("spec-conditions"):
+        return "spec point"
+    return "closest point; no spec point" if "no spec-conditions" in selection else "closest point"
+
+
+# ------------------------------------------------------------------------------------- queueing
+
+
+def _shell_word(word: str) -> str:
+    """A command word quoted for a POSIX shell only when needed ($DATA stays expandable)."""
+    import re
+
+    if re.fullmatch(r"[\w@%+=:,./$-]+", word):
+        return word
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"' if "$DATA" in word else shlex.quote(word)
+
+
+def _wrap_command(cmd, width: int = 110) -> str:
+    """A command list as shell text wrapped at spaces with ' \\' continuations (fits a printed page)."""
+    text = " ".join(_shell_word(str(c)) for c in cmd) if isinstance(cmd, list) else str(cmd)
+    lines = textwrap.wrap(text, width=width - 2, break_long_words=False, break_on_hyphens=False,
+                          subsequent_indent="    ")
+    return " \\\n".join(lines)
+
+
+def _with_data_var(cmd, data_dir: Path):
+    """The command with the data root written as $DATA (shorter; the report names the folder)."""
+    if not isinstance(cmd, list):
+        return cmd
+    root = str(Path(data_dir).resolve())
+    return [str(c).replace(root, "$DATA") for c in cmd]
+
+
+def commands(ds: Dataset, width: int = 110) -> list:
+    """One example command per host x experiment from the meta sidecars, with what varies between points.
+
+    Returns a list of dicts: host, experiment, points, command (wrapped text), varies (param names), params."""
+    out = []
+    for h in ds.hosts:
+        by_exp: dict = {}
+        for m in h.metas:
+            by_exp.setdefault(m.get("experiment"), []).append(m)
+        for exp in sorted(by_exp):
+            ms = sorted(by_exp[exp], key=lambda m: str(m.get("start_time") or ""))
+            first = next((m for m in ms if m.get("command")), ms[0])
+            params = [m.get("params") or {} for m in ms]
+            keys = sorted({k for p in params for k in p})
+            varies = [k for k in keys if len({json.dumps(p.get(k), sort_keys=True) for p in params}) > 1]
+            fixed = {k: params[0].get(k) for k in keys if k not in varies}
+            out.append({
+                "host": h.name, "experiment": exp, "points": len(ms),
+                "command": _wrap_command(_with_data_var(first.get("command"), ds.data_dir)
+                                         or "(no command recorded)", width),
+                "tool": f"{first.get('tool', '')} {first.get('tool_version', '')}".strip(),
+                "varies": varies, "params": fixed,
+            })
+    return out
+
+
+# ------------------------------------------------------------------------------------ everything
+
+
+
+
+# ------------------------------------------------------------------------- display (short headers)
+
+
+def little_display(little: pd.DataFrame) -> pd.DataFrame:
+    """Little's-law table with short headers and units, for the report: N, X, R (means over n runs),
+    X·R, the residual (judged against the ±5 % band) and the flag with its reason."""
+    if little.empty:
+        return little
+    def pct(v):
+        return "–" if v is None or v != v else f"{v:+.1f}"
+    return pd.DataFrame({
+        "device": little["host"], "experiment": little["experiment"], "workload": little["rw"]
+        + little["rwmixread"].map(lambda m: "" if m != m or m is None else f" {int(m)}% rd"),
+        "bs": little["bs_bytes"].map(lambda b: "?" if b != b else f"{int(b) // 1024}K"),
+        "QD×jobs": [f"{int(q)}×{int(j)}" for q, j in zip(little["iodepth"], little["numjobs"])],
+        "n": little["n"], "N (I/Os)": little["outstanding_io"].map(lambda v: f"{v:g}"),
+        "X (IOPS)": little["iops"].map(fmt_number), "R (µs)": little["lat_mean_us"].map(fmt_number),
+        "X·R (I/Os)": little["littles_outstanding"].map(fmt_number),
+        "residual (%)": little["residual_pct"].map(pct),
+        "flag": [f"flagged: {r}" if f else "ok" for f, r in zip(little["flagged"], little["reason"])],
+    })
+
+
+def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
+    """Knee table with short headers and units: the two-asymptote fit (parameters ± standard error, N*
+    with its 95 % interval) and the closed-system bound N* = X_max R_min from the measured inputs."""
+    if knees.empty:
+        return knees
+    k = knees.copy()
+    for col in ("R_min_fit_us", "X_max_fit_iops", "N_star_fit", "r2", "R_min_meas_us", "X_max_meas_iops",
+                "N_star_bound", "R_min_fit_se_us", "X_max_fit_se_iops", "N_star_fit_ci_low", "N_star_fit_ci_high"):
+        if col not in k.columns:
+            k[col] = np.nan
+    return pd.DataFrame({
+        "host": k["host"], "workload": k["rw"], "points": k["points"], "N range (I/Os)": k["N_range"],
+        "R_min fit (µs)": [fmt_se(v, e) for v, e in zip(k["R_min_fit_us"], k["R_min_fit_se_us"])],
+        "X_max fit (IOPS)": [fmt_se(v, e) for v, e in zip(k["X_max_fit_iops"], k["X_max_fit_se_iops"])],
+        "N* fit (I/Os, 95 % CI)": [fmt_interval(v, lo, hi) for v, lo, hi in
+                                   zip(k["N_star_fit"], k["N_star_fit_ci_low"], k["N_star_fit_ci_high"])],
+        "R²": k["r2"].map(lambda v: "–" if v != v else f"{v:.3f}"),
+        "R at N_min (µs)": k["R_min_meas_us"], "X max meas. (IOPS)": k["X_max_meas_iops"],
+        "N* bound (I/Os)": k["N_star_bound"],
+    })
+
+
+def memory_display(mem: pd.DataFrame) -> pd.DataFrame:
+    """Memory-curve fit table for the report: the device, then memstor.analysis.memory.fit_summary
+    (parameters ± standard errors, R², the knee with its 95 % interval)."""
+    from memstor.analysis.memory import fit_summary
+
+    if mem.empty:
+        return mem
+    return fit_summary(mem).assign(device=mem["host"].to_numpy())[["device", *fit_summary(mem).columns]]
+
+
+def knee_sentences(knees: pd.DataFrame) -> list:
+    """One sentence per host x workload stating N* with its inputs (markdown)."""
+    out = []
+    for _, k in knees.iterrows():
+        if k.get("N_star_fit") is None or k.get("N_star_fit") != k.get("N_star_fit"):
+            out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: no fit — {k.get('note') or 'too few points'}.")
+            continue
+        s = (f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the two-asymptote fit gives N* = X_max × R_min = "
+             f"{fmt_number(k['X_max_fit_iops'])} IOPS × {fmt_number(k['R_min_fit_us'])} µs = "
+             f"**{fmt_interval(k['N_star_fit'], k.get('N_star_fit_ci_low'), k.get('N_star_fit_ci_high'))} "
+             f"I/Os in flight** (95 % interval; {int(k['points'])} points, N = {k['N_range']}, "
+             f"R² = {k['r2']:.3f}); from the measured inputs "
+             f"(latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, best "
+             f"{fmt_number(k['X_max_meas_iops'])} IOPS) the closed-system bound gives N* = "
+             f"{k['N_star_bound']:.1f}.")
+        if k.get("note"):
+            s += f" Note: {k['note']}."
+        out.append(s)
+    return out
+
+
+def memory_sentences(mem: pd.DataFrame) -> list:
+    """One sentence per loaded-latency curve: fitted parameters, R² and where the knee lies (markdown)."""
+    out = []
+    for _, m in mem.iterrows():
+        name = f"**{md_escape(str(m['host']))}, {md_escape(str(m['curve']))}**"
+        if m.get("R0_ns") is None or m.get("R0_ns") != m.get("R0_ns"):
+            out.append(f"{name}: no fit — {m.get('note') or 'too few points'}.")
+            continue
+        if m.get("note", "").startswith("poor fit"):
+            out.append(f"{name}: R0 = {m['R0_ns']:.1f} ns, a = {m['a_ns']:.3g} ns, R² = {m['r2']:.3f} — "
+                       f"{m['note']}.")
+            continue
+        knee_bw = fmt_interval(m["knee_bw_MBps"], m.get("knee_bw_MBps_ci_low"), m.get("knee_bw_MBps_ci_high"))
+        where = (f"reached at about {knee_bw} MB/s (95 % interval; ρ = {m['knee_rho']:.2f}, nearest "
+                 f"inject delay {fmt_number(m['knee_delay'])})" if m["knee_reached"] else
+                 f"not reached: it would lie at {fmt_number(m['knee_bw_MBps'])} MB/s (ρ = {m['knee_rho']:.2f}), "
+                 f"above the highest bandwidth measured")
+        out.append(f"{name}: R0 = {fmt_se(m['R0_ns'], m.get('R0_ns_se'))} ns, a = {fmt_se(m['a_ns'], m.get('a_ns_se'))}"
+                   f" ns, peak = {fmt_se(m['peak_fit_MBps'], m.get('peak_fit_MBps_se'))} MB/s, R² = {m['r2']:.3f}; "
+                   f"the knee (latency "
+                   f"{m['knee_lat_ns']:.0f} ns = 2 R0) is {where}.")
+    return out
