@@ -48,7 +48,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memstor.cli import guarded
-from memstor.errors import Interrupted, MemstorError, UsageError
+from memstor.errors import Interrupted, MemstorError, UsageError, first_line
 from memstor.measure.sysinfo import collect
 from memstor.measure.target import prepare_test_file
 from memstor.parse.mlc import parse_mlc
@@ -295,7 +295,7 @@ def to_markdown(figures: Sequence[Figure], machine: str, meta: dict) -> str:
 
 def write_report(out: Path, figures: Sequence[Figure], machine: str, machine_full: dict, meta: dict) -> None:
     """Write ``bench.md``, ``bench.csv`` and ``bench-machine.json`` into ``out`` (atomically each)."""
-    from memstor.measure.sweep import atomic_write
+    from memstor.measure.files import atomic_write
 
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "bench.csv", to_csv(figures))
@@ -331,7 +331,7 @@ def _load() -> str:
         return "?"
 
 
-def _one_line(text: str, limit: int = 240) -> str:
+def _last_line(text: str, limit: int = 240) -> str:
     """The last non-empty line of text (a tool's error), shortened to `limit` characters."""
     lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
     line = lines[-1] if lines else ""
@@ -354,7 +354,7 @@ def timed(cmd: Sequence[str], *, cwd: Path | None = None, env: dict | None = Non
 def _require_ok(res: subprocess.CompletedProcess, what: str) -> None:
     """NotMeasured naming the command's own last error line when it exited non-zero."""
     if res.returncode != 0:
-        raise NotMeasured(f"{what} exited {res.returncode}: {_one_line(res.stderr or res.stdout)}")
+        raise NotMeasured(f"{what} exited {res.returncode}: {_last_line(res.stderr or res.stdout)}")
 
 
 # ------------------------------------------------------------------------------ fio test files
@@ -563,7 +563,7 @@ def fresh_checkout(root: Path, dest: Path) -> str:
     res = subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(root), str(dest)],
                          capture_output=True, text=True)
     if res.returncode != 0:
-        raise NotMeasured(f"git clone {root} failed: {_one_line(res.stderr)}")
+        raise NotMeasured(f"git clone {root} failed: {_last_line(res.stderr)}")
     git = ["git", "--no-optional-locks", "-C", str(root)]
     status = subprocess.run(git + ["status", "--porcelain"], capture_output=True, text=True).stdout
     if not status.strip():
@@ -627,9 +627,9 @@ def make_error(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     exc = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Target|Failed|Interrupted)\b:\s*\S", ln)]
     if exc:
-        return _one_line(exc[-1])
+        return _last_line(exc[-1])
     stars = [ln for ln in lines if re.search(r"\*\*\* \[.*\] Error", ln)]
-    return _one_line(stars[0] if stars else (lines[-1] if lines else "no output"))
+    return _last_line(stars[0] if stars else (lines[-1] if lines else "no output"))
 
 
 def snapshot(checkout: Path) -> dict[str, int]:
@@ -732,7 +732,7 @@ def _tool(cfg: Config, name: str) -> Path:
         res = subprocess.run(["cc", "-O2", "-o", str(path), str(cfg.root / "bench" / "chase.c")],
                              capture_output=True, text=True)
         if res.returncode != 0:
-            raise NotMeasured(f"cc -O2 -o build/bin/chase bench/chase.c failed: {_one_line(res.stderr)}")
+            raise NotMeasured(f"cc -O2 -o build/bin/chase bench/chase.c failed: {_last_line(res.stderr)}")
     if not (path.is_file() and os.access(path, os.X_OK)):
         how = "make loadlat" if name == "loadlat" else "cc -O2 -o build/bin/chase bench/chase.c"
         raise NotMeasured(f"{path} not found: build it ({how})")
@@ -751,7 +751,7 @@ def chase_ns(text: str) -> float:
     if not m:
         m = re.findall(r"([0-9]+(?:\.[0-9]+)?)\s*ns\b", text)
     if not m:
-        raise NotMeasured(f"the pointer chase printed no 'ns per load: X' line: {_one_line(text)!r}")
+        raise NotMeasured(f"the pointer chase printed no 'ns per load: X' line: {_last_line(text)!r}")
     return float(m[-1])
 
 
@@ -791,7 +791,7 @@ def fig_latency(cfg: Config) -> list[Figure]:
                 if who == "loadlat":
                     vals = loadlat_values(res.stdout, "latency_ns")
                     if not vals:
-                        raise NotMeasured(f"loadlat printed no idle latency: {_one_line(res.stdout)!r}")
+                        raise NotMeasured(f"loadlat printed no idle latency: {_last_line(res.stdout)!r}")
                     v[who] = vals[-1]
                 else:
                     v[who] = chase_ns(res.stdout)
@@ -809,7 +809,7 @@ def likwid_mbps(text: str) -> float:
     """likwid-bench's `MByte/s:` value (decimal MB/s, 10^6 bytes/s)."""
     m = re.findall(r"^MByte/s:\s*([0-9.]+)", text, re.M)
     if not m:
-        raise NotMeasured(f"likwid-bench printed no MByte/s line: {_one_line(text)!r}")
+        raise NotMeasured(f"likwid-bench printed no MByte/s line: {_last_line(text)!r}")
     return float(m[-1])
 
 
@@ -849,12 +849,12 @@ def fig_bandwidth(cfg: Config) -> list[Figure]:
                     _, res = timed(cmd, timeout=600, what=who)
                     if who == "likwid" and res.returncode != 0:
                         raise NotMeasured(f"likwid-bench cannot run in this VM (exit {res.returncode}): "
-                                          f"{_one_line(res.stderr or res.stdout)}")
+                                          f"{_last_line(res.stderr or res.stdout)}")
                     _require_ok(res, shlex.join(cmd))
                     if who == "loadlat":
                         vals = loadlat_values(res.stdout, "bandwidth_MBps")
                         if not vals:
-                            raise NotMeasured(f"loadlat printed no bandwidth: {_one_line(res.stdout)!r}")
+                            raise NotMeasured(f"loadlat printed no bandwidth: {_last_line(res.stdout)!r}")
                         v[who] = vals[0]
                     else:
                         v[who] = likwid_mbps(res.stdout)
@@ -951,7 +951,7 @@ def fig_qd(cfg: Config) -> list[Figure]:
     except NotMeasured as err:
         fig.stopped(str(err))
     except Exception as err:  # noqa: BLE001 - a MemstorError from the experiment: one line in the report
-        msg = f"{type(err).__name__}: {err}".splitlines()[0]
+        msg = f"{type(err).__name__}: {first_line(err)}"
         if fig.samples:
             fig.failure = msg
         else:
@@ -989,7 +989,7 @@ def run_figures(cfg: Config, names: Sequence[str]) -> list[Figure]:
             figs = [Figure(name, name, name, Target(), not_measured=str(err))]
         except Exception as err:  # noqa: BLE001 - one figure's bug must not lose the others
             figs = [Figure(name, name, name, Target(),
-                           not_measured=f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")]
+                           not_measured=f"{type(err).__name__}: {first_line(err)}")]
         for f in figs:
             f.elapsed_s = time.perf_counter() - t0
             ratio = f"{median(f.ratios()):.3f}" if f.samples else "–"

@@ -21,7 +21,7 @@ TOY_MODULE = '''"""toy-echo: one tiny random-read fio point (a test family; noth
 
 from __future__ import annotations
 
-from memstor.experiments._fio import _run, common_params, point_params
+from memstor.experiments._fio import common_params, point_params, run_family
 from memstor.validate import Section
 
 EXPERIMENT = "toy-echo"
@@ -41,8 +41,8 @@ def _configs(p, engine: str) -> list:
 
 
 def run(params: dict, *, data_root, target_dir, host: str, progress: bool = True):
-    return _run(EXPERIMENT, _configs, validate(params), data_root=data_root, target_dir=target_dir,
-                host=host, progress=progress)
+    return run_family(EXPERIMENT, _configs, validate(params), data_root=data_root, target_dir=target_dir,
+                      host=host, progress=progress)
 '''
 
 TOY_SECTION = {"runtime_s": 1, "ramp_s": 0, "file_size": "16m", "ioengine": "psync", "direct": 0,

@@ -20,12 +20,11 @@ import pytest
 
 import memstor
 from memstor.errors import MemstorError, PointFailed, UsageError
+from memstor.measure.files import SweepLocked, atomic_write
 from memstor.measure.sweep import (
     Point,
     PointResult,
     SweepInterrupted,
-    SweepLocked,
-    atomic_write,
     processed_path,
     raw_dir,
     run_sweep,

@@ -515,7 +515,7 @@ def test_recorded_unmounted_whole_disk_named_twice_is_accepted():
         TestFile(path=Path("/dev/loop1"), size_bytes=32 * MiB, created=False)
     with pytest.raises(UsageError) as ei:  # loop1 holds 65536 sectors of 512 bytes
         check_device_numbers("/dev/loop1", "/dev/loop1", num("7:1"), num("7:1"), 64 * MiB, root=LOOP)
-    assert str(ei.value) == "device /dev/loop1 holds 32.0 MiB, less than the asked 64.0 MiB: ask for a smaller size"
+    assert str(ei.value) == "device /dev/loop1 holds 32 MiB, less than the asked 64 MiB: ask for a smaller size"
 
 
 @pytest.mark.parametrize("extra", [{"device": "/dev/sdb"}, {"confirm_device": "/dev/sdb"},

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from memstor import __version__
-from memstor.errors import Interrupted, MemstorError, UsageError
+from memstor.errors import Interrupted, MemstorError, UsageError, first_line
 from memstor.experiments import names as experiment_names
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
@@ -150,7 +150,7 @@ def _cmd_params(args: argparse.Namespace) -> int:
 def _cmd_summary(args: argparse.Namespace) -> int:
     from memstor.analysis.dataset import load_dataset
     from memstor.analysis.synthesis import fio_summary
-    from memstor.measure.sweep import atomic_write
+    from memstor.measure.files import atomic_write
 
     ds = load_dataset(args.data)
     for problem in ds.problems:
@@ -192,42 +192,37 @@ def _os_error_line(exc: OSError) -> str:
     return f"{exc.strerror or exc}{where.replace(' writing', ' on')} (rerun with --debug for the traceback)"
 
 
+def _failure(exc: Exception) -> tuple[int, str]:
+    """(exit status, one-line reason) of an error that reached the CLI: 2 for a usage error, else 1."""
+    if isinstance(exc, UsageError):
+        return EXIT_USAGE, str(exc)
+    if isinstance(exc, MemstorError):
+        return EXIT_PARTIAL, str(exc)
+    if isinstance(exc, OSError):
+        return EXIT_PARTIAL, _os_error_line(exc)
+    return EXIT_PARTIAL, (f"internal error: {type(exc).__name__}: {first_line(exc)}"
+                          " (rerun with --debug for the traceback and report it)")
+
+
 def guarded(command, debug: bool = False, prog: str = "memstor") -> int:
     """Run ``command()`` (returns an exit status) under memstor's error policy: one ``prog: reason`` line
     on stderr and exit 2 for a usage error, 1 for a failed measurement or file, 130 when interrupted; a
     traceback only with ``debug``. Shared by the ``memstor`` command and ``bench/harness.py``."""
     try:
         return command()
-    except Interrupted as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 130
-    except UsageError as exc:
-        if debug:
-            raise
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except MemstorError as exc:
-        if debug:
-            raise
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_PARTIAL
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted; rerun the same command to resume (completed points are kept)",
-              file=sys.stderr)
-        return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (`memstor ... | head`): nothing left to say
         return EXIT_OK
-    except OSError as exc:
-        if debug:
-            raise
-        print(f"{prog}: {_os_error_line(exc)}", file=sys.stderr)
-        return EXIT_PARTIAL
+    except (Interrupted, KeyboardInterrupt) as exc:
+        reason = (str(exc) if isinstance(exc, Interrupted)
+                  else "interrupted; rerun the same command to resume (completed points are kept)")
+        print(f"{prog}: {reason}", file=sys.stderr)
+        return 130
     except Exception as exc:  # noqa: BLE001 - the promise: no traceback without --debug
         if debug:
             raise
-        print(f"{prog}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-              " (rerun with --debug for the traceback and report it)", file=sys.stderr)
-        return EXIT_PARTIAL
+        status, reason = _failure(exc)
+        print(f"{prog}: {reason}", file=sys.stderr)
+        return status
 
 
 def main(argv: list | None = None) -> int:

@@ -23,3 +23,12 @@ class PointFailed(MemstorError):
 
 class Interrupted(MemstorError):
     """The user interrupted a run (Ctrl-C); completed points are kept and a rerun resumes (exit 130)."""
+
+
+def first_line(text: object) -> str:
+    """The first non-empty line of ``str(text)``, stripped ("" when there is none): what of an error message
+    reaches users (one line). To fold a whole text into one line instead: memstor.parse.guards.one_line."""
+    for line in str(text).splitlines():
+        if line.strip():
+            return line.strip()
+    return ""

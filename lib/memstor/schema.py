@@ -70,3 +70,10 @@ class ParseResult:
 
     rows: list = field(default_factory=list)
     errors: list = field(default_factory=list)
+
+
+def truthy(value: object) -> bool:
+    """A yes/no cell (``direct``, ``spec_point``, ``iodepth_reached``...) as written to CSV and read back:
+    True, 1, 1.0 and the texts true / 1 / 1.0 / yes (any case) are True; False, 0, an empty cell (None,
+    NaN) and any other text are False."""
+    return str(value).strip().lower() in ("true", "1", "1.0", "yes")

@@ -66,6 +66,20 @@ def format_size(n_bytes: int) -> str:
     return str(n)
 
 
+_IEC_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
+def size_text(n_bytes: float) -> str:
+    """Bytes for people (messages, captions) in the largest binary unit reached: 4096 -> ``4 KiB``,
+    2**30 -> ``1 GiB``, 1.5 * 2**30 -> ``1.5 GiB`` (one decimal unless whole), 100 -> ``100 B``."""
+    n = float(n_bytes)
+    for unit, scale in _IEC_UNITS:
+        if abs(n) >= scale:
+            q = n / scale
+            return f"{q:.0f} {unit}" if q.is_integer() else f"{q:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
 _TIME_RE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*\Z")
 _TIME_UNITS_S = {
     "": 1.0, "s": 1.0, "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3,

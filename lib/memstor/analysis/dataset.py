@@ -14,15 +14,14 @@ Every folder under ``processed/`` is one device and appears side by side with th
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from memstor.errors import UsageError
-from memstor.schema import FIO_COLUMNS, MLC_COLUMNS
+from memstor.errors import UsageError, first_line
+from memstor.schema import FIO_COLUMNS, MLC_COLUMNS, truthy
 
 
 def experiment_kinds() -> dict[str, str]:
@@ -94,15 +93,6 @@ class Dataset:
         return [p for h in self.hosts for p in h.problems] + list(self.skipped)
 
 
-def _truthy(v) -> bool:
-    """CSV booleans: True/'True'/'true'/1/'1'/'yes' -> True; empty/NaN/False -> False."""
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return False
-    return str(v).strip().lower() in ("true", "1", "yes", "1.0")
-
-
 def _read_csv(path: Path, host: HostData) -> pd.DataFrame | None:
     """A CSV as a DataFrame, or None with a one-line problem recorded."""
     try:
@@ -111,30 +101,37 @@ def _read_csv(path: Path, host: HostData) -> pd.DataFrame | None:
         host.problems.append(f"{path}: empty file; rerun the experiment or `memstor parse` that wrote it")
         return None
     except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        host.problems.append(f"{path}: cannot read ({str(err).splitlines()[0]}); rerun what wrote it")
+        host.problems.append(f"{path}: cannot read ({first_line(err)}); rerun what wrote it")
         return None
     return df
 
 
-def _normalise_fio(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
-    """fio rows with numeric columns, the host folder as ``host``, ``table`` and an ``ok`` flag."""
+def _normalise(df: pd.DataFrame, columns, numeric, host: str, table: str) -> pd.DataFrame:
+    """A copy with every schema column (missing ones empty), the host folder as ``host``, ``table``, the
+    numeric columns as numbers and ``status`` (``done`` when the table has none)."""
     df = df.copy()
-    for col in FIO_COLUMNS:
+    for col in columns:
         if col not in df.columns:
             df[col] = np.nan
-    if "host" in df.columns:
-        df["fio_host"] = df["host"]
     df["host"] = host
     df["table"] = table
-    for col in FIO_NUMERIC:
+    for col in numeric:
         if col in df.columns:
             df[col] = pd.to_numeric(df[col], errors="coerce")
+    if "status" not in df.columns:
+        df["status"] = "done"
+    return df
+
+
+def _normalise_fio(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
+    """fio rows with numeric columns, the host folder as ``host`` (fio's own as ``fio_host``), ``table``
+    and an ``ok`` flag."""
+    df = df.assign(fio_host=df["host"] if "host" in df.columns else np.nan)
+    df = _normalise(df, FIO_COLUMNS, FIO_NUMERIC, host, table)
     for col in ("file_size_bytes", "point"):
         if col not in df.columns:
             df[col] = np.nan
-    df["spec_point"] = df["spec_point"].map(_truthy) if "spec_point" in df.columns else False
-    if "status" not in df.columns:
-        df["status"] = "done"
+    df["spec_point"] = df["spec_point"].map(truthy) if "spec_point" in df.columns else False
     if df["point"].isna().all():
         df["point"] = df["source"].map(lambda s: Path(str(s)).stem if isinstance(s, str) else None)
     err = pd.to_numeric(df["error"], errors="coerce")
@@ -147,16 +144,7 @@ def _normalise_fio(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
 
 def _normalise_mlc(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
     """MLC/loadlat rows with numeric columns, ``host``, ``table`` and ``ok``."""
-    df = df.copy()
-    for col in MLC_COLUMNS:
-        if col not in df.columns:
-            df[col] = np.nan
-    df["host"] = host
-    df["table"] = table
-    for col in MLC_NUMERIC:
-        df[col] = pd.to_numeric(df[col], errors="coerce")
-    if "status" not in df.columns:
-        df["status"] = "done"
+    df = _normalise(df, MLC_COLUMNS, MLC_NUMERIC, host, table)
     df["ok"] = df["status"].astype(str) != "failed"
     return df
 

@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from memstor.errors import first_line
+
 #: Settings columns that, with host, tool, traffic and access size, identify a curve.
 SETTINGS = ["load_threads", "buffer_kib", "random", "load_random", "huge_pages"]
 #: The identity of a loaded-latency curve (repetitions share all of it).
@@ -431,7 +433,7 @@ def fit_table(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
         try:
             f = queueing.fit_loaded_latency(g["bandwidth_MBps"], g["latency_ns"], inject_delay=g["inject_delay"])
         except (ValueError, RuntimeError) as err:
-            rows.append({**base, "note": str(err).splitlines()[0]})
+            rows.append({**base, "note": first_line(err)})
             continue
         fits[(host, curve)] = f
         rows.append({**base, "R0_ns": f.r0_ns, "R0_ns_se": f.r0_se_ns, "a_ns": f.a_ns, "a_ns_se": f.a_se_ns,

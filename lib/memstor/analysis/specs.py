@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from memstor.errors import UsageError
+from memstor.units import size_text
 from memstor.validate import Section
 
 SCHEMA = "memstor-spec/1"
@@ -65,9 +66,9 @@ class Conditions:
             parts.append(f"QD{self.iodepth}x{self.numjobs}={self.outstanding}")
         else:
             parts.append("QD ?")
-        parts.append(_size_text(self.bs_bytes) if self.bs_bytes else "bs ?")
+        parts.append(size_text(self.bs_bytes) if self.bs_bytes else "bs ?")
         if self.span == "file" and self.span_bytes:
-            parts.append(f"{_size_text(self.span_bytes)} file span")
+            parts.append(f"{size_text(self.span_bytes)} file span")
         else:
             parts.append({"full_device": "full device", "file": "file span"}.get(self.span, "span ?"))
         parts.append({"steady_state": "steady state", "fresh": "fresh"}.get(self.state, "state ?"))
@@ -103,18 +104,6 @@ class SpecSheet:
     availability_note: str
     device_facts: dict = field(default_factory=dict)
     values: list = field(default_factory=list)
-
-
-def _size_text(n: int | None) -> str:
-    """Bytes as a short binary size: 4096 -> '4 KiB', 131072 -> '128 KiB', 2**30 -> '1 GiB'."""
-    if not n:
-        return "?"
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    if n >= 2**30:
-        return f"{n / 2**30:.1f} GiB"
-    return f"{n} B"
 
 
 def _need(obj: dict, key: str, where: str, path: Path):

@@ -13,7 +13,7 @@ import pandas as pd
 from memstor.analysis.summary import summary_table
 from memstor.errors import MemstorError
 from memstor.parse.fio import depth_bucket
-from memstor.schema import SYNC_ENGINES
+from memstor.schema import SYNC_ENGINES, truthy
 
 #: Little's law: flag a point whose X*R differs from the intended outstanding I/O by more than this (%).
 LITTLE_TOL_PCT = 5.0
@@ -36,7 +36,7 @@ def _reason(row: dict, residual: float | None, engine: str, direct: Any, tol_pct
                f"fio's iodepth_level bucket {depth_bucket(int(row['iodepth']))}")
         if engine in SYNC_ENGINES:
             why += f"; {engine} is synchronous (1 I/O in flight per job, iodepth ignored)"
-        elif not _truthy(direct):
+        elif not pd.isna(direct) and not truthy(direct):  # unknown (text output): no claim
             why += "; buffered I/O (direct=0): async engines complete in the submitting call"
         else:
             why += "; the engine or the device queue limited the depth"
@@ -48,16 +48,6 @@ def _reason(row: dict, residual: float | None, engine: str, direct: Any, tol_pct
                 f"the depth was reached: fio's own gaps between completion and resubmission (CPU-bound, "
                 f"shared CPU) or a too-short run")
     return ""
-
-
-def _truthy(v: Any) -> bool:
-    """1/True/'1'/'true' -> True."""
-    if isinstance(v, str):
-        return v.strip().lower() in ("1", "true", "yes")
-    try:
-        return bool(int(v))
-    except (TypeError, ValueError):
-        return bool(v)
 
 
 def _judged(obs: pd.DataFrame) -> pd.DataFrame:
@@ -77,14 +67,14 @@ def _little_row(row: dict, n_runs: int, tol_pct: float) -> dict:
     xr = littles_law_outstanding(float(x), float(lat)) if ok else math.nan
     res = littles_law_residual_pct(n, float(x), float(lat)) if ok else math.nan
     reached = row.get("iodepth_reached")
-    reached = None if reached is None or pd.isna(reached) else _truthy(reached)
+    reached = None if reached is None or pd.isna(reached) else truthy(reached)
     probe = dict(row, iodepth_reached=reached, status="done" if ok or row.get("ok", True) else "failed")
     reason = _reason(probe, res if ok else None, str(row.get("ioengine")), row.get("direct"), tol_pct)
     out = {c: row.get(c) for c in LITTLE_COLUMNS}
     out.update(n=n_runs, outstanding_io=n, iops=x if ok else math.nan, lat_mean_us=lat if ok else math.nan,
                littles_outstanding=xr, residual_pct=res, band_low=n * (1 - tol_pct / 100),
                band_high=n * (1 + tol_pct / 100), depth_reached=reached, flagged=bool(reason), reason=reason,
-               spec_point=_truthy(row.get("spec_point")))
+               spec_point=truthy(row.get("spec_point")))
     return out
 
 
@@ -113,12 +103,13 @@ def littles_law_table(df: pd.DataFrame, tol_pct: float = LITTLE_TOL_PCT, per: st
             for key, g in groups:
                 pct = pd.to_numeric(g["iodepth_level_pct"], errors="coerce")
                 depth[key] = (None if g["iodepth_reached"].isna().all()
-                              else bool(g["iodepth_reached"].fillna(True).map(_truthy).all()),
+                              else bool(g["iodepth_reached"].fillna(True).map(truthy).all()),
                               None if pct.isna().all() else float(pct.min()))
         rows = []
         for _, r in summ.iterrows():
             d = r.to_dict()
             d["ok"] = d["n"] > 0
+            d["point"] = d["rep"] = None  # a configuration, not one run
             d["iodepth_reached"], d["iodepth_level_pct"] = depth.get(
                 (d["host"], d["experiment"], d["config"], d["direction"]), (None, None))
             rows.append(_little_row(d, int(d["n"]), tol_pct))
@@ -134,7 +125,7 @@ def saturation_iodepth(summ: pd.DataFrame, rw: str, frac: float = 0.95) -> int |
     there is no measurement."""
     s = summ[(summ["rw"] == rw) & (summ["direction"] != "total")]
     if "spec_point" in s.columns:
-        s = s[~s["spec_point"].map(_truthy)]
+        s = s[~s["spec_point"].map(truthy)]
     s = s[s["iops"].notna()]
     if s.empty:
         return None
@@ -186,13 +177,13 @@ def qd_cdfs(df: pd.DataFrame, data_root: Path | str, frac: float = 0.95) -> pd.D
 
     Uses the first successful repetition of each point; columns clat_us, count, cdf, rw, iodepth, label.
     """
-    summ = summary_table(df[~df["spec_point"].map(_truthy)])
+    summ = summary_table(df[~df["spec_point"].map(truthy)])
     frames = []
     for rw in summ["rw"].dropna().unique():
         s = summ[summ["rw"] == rw]
         depths = sorted({int(s["iodepth"].min())} | {q for q in [saturation_iodepth(summ, rw, frac)] if q})
         for qd in depths:
-            cand = df[(df["rw"] == rw) & (df["iodepth"] == qd) & ~df["spec_point"].map(_truthy)
+            cand = df[(df["rw"] == rw) & (df["iodepth"] == qd) & ~df["spec_point"].map(truthy)
                       & (df["status"] != "failed")]
             if cand.empty:
                 continue
@@ -232,8 +223,8 @@ def summary_view(summ: pd.DataFrame) -> pd.DataFrame:
     })
     if "rwmixread" in summ and summ["rwmixread"].notna().any():
         out["read %"] = summ["rwmixread"]
-    if "spec_point" in summ and summ["spec_point"].map(_truthy).any():
-        out["spec point"] = summ["spec_point"].map(lambda v: "yes" if _truthy(v) else "")
+    if "spec_point" in summ and summ["spec_point"].map(truthy).any():
+        out["spec point"] = summ["spec_point"].map(lambda v: "yes" if truthy(v) else "")
     for m, label, digits in (("iops", "IOPS", 0), ("bw_MBps", "MB/s", 1), ("lat_mean_us", "mean lat (µs)", 1),
                              ("clat_p50_us", "p50 (µs)", 1), ("clat_p99_us", "p99 (µs)", 1),
                              ("clat_p99_9_us", "p99.9 (µs)", 1)):
@@ -258,7 +249,7 @@ def spec_point_table(df: pd.DataFrame) -> pd.DataFrame:
     """summary_view of the spec-conditions point(s) of the queue-depth sweep (empty without one)."""
     if "spec_point" not in df.columns:
         return pd.DataFrame()
-    spec = df[df["spec_point"].map(_truthy)]
+    spec = df[df["spec_point"].map(truthy)]
     return summary_view(summary_table(spec)) if not spec.empty else pd.DataFrame()
 
 
@@ -282,6 +273,6 @@ def describe_run(df: pd.DataFrame) -> str:
     n_failed = df.loc[df["status"] == "failed", "point"].nunique()
     notes = df["ioengine_note"].dropna()
     engine = notes.iloc[0] if not notes.empty else "?"
-    direct = "O_DIRECT" if df["direct"].map(_truthy).all() else "buffered (page cache) for some points"
+    direct = "O_DIRECT" if df["direct"].dropna().map(truthy).all() else "buffered (page cache) for some points"
     return (f"{n_points} points ({df['config'].nunique()} configurations x up to {int(df['rep'].max())} "
             f"repetitions), {n_failed} failed; engine {engine}; {direct}")

@@ -24,6 +24,8 @@ from memstor.analysis.dataset import (
     experiment_kinds,
     load_dataset,
 )
+from memstor.schema import truthy
+from memstor.units import size_text
 
 
 def fio_summary(ds: Dataset) -> pd.DataFrame:
@@ -32,7 +34,7 @@ def fio_summary(ds: Dataset) -> pd.DataFrame:
     from memstor.analysis.summary import summary_table
 
     summ = summary_table(ds.fio, ds.data_dir)
-    summ["spec_point"] = summ["spec_point"].map(lambda v: bool(v) and str(v).lower() not in ("false", "0", "nan"))
+    summ["spec_point"] = summ["spec_point"].map(truthy)
     return summ
 
 
@@ -149,12 +151,12 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
             else:
                 r = sel.loc[sel["bw_MBps"].idxmax()]
                 val = _value(r, "bw_MBps")
-                vals[key] = (val[0], f"bs {specs._size_text(int(r['bs_bytes']))}, {val[1]}", *val[2:])
+                vals[key] = (val[0], f"bs {size_text(int(r['bs_bytes']))}, {val[1]}", *val[2:])
         for key, label, unit in HEADLINE_METRICS:
             value, detail, lo, hi, n = vals[key]
             rows.append({"host": host, "key": key, "metric": label, "unit": unit, "value": value,
                          "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).astype({"n": "Int64"})
 
 
 def _meta_index(host: HostData) -> dict:
@@ -237,7 +239,7 @@ def _spec_point_choice(pts: pd.DataFrame, host: str, sv: specs.SpecValue) -> tup
     ).sort_values(["_dbs", "_dn", "_dj", "_d", "_neg"])
     r = d.iloc[0]
     how = "best matching point" + ("" if sv.metric != "iops" else ", no spec-conditions point")
-    return r, f"{how} ({config_text(r)}, bs {specs._size_text(int(r['bs_bytes']))})"
+    return r, f"{how} ({config_text(r)}, bs {size_text(int(r['bs_bytes']))})"
 
 
 def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -80,7 +80,7 @@ def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: d
     stored under ``device``. A memory run (target_dir None, device kind ``memory``) keeps the ``target``
     and ``device`` a storage run stored there before: the folder still describes that storage.
     """
-    from memstor.measure.sweep import atomic_write, read_json
+    from memstor.measure.files import atomic_write, read_json
     from memstor.measure.sysinfo import collect
 
     out = Path(data_root) / "processed" / host / "sysinfo.json"

@@ -95,7 +95,7 @@ class FioCommon:
 
 _COMMON_KEYS = ("runtime_s", "ramp_s", "file_size", "ioengine", "direct", "numjobs", "repetitions")
 #: Keys a section may leave out (default ""): a raw device is used only when both name the same device.
-_OPTIONAL_KEYS = ("device", "confirm_device")
+OPTIONAL_KEYS = ("device", "confirm_device")
 
 
 def block_sizes(v: Section, key: str, values: list, common: FioCommon) -> tuple:
@@ -114,7 +114,7 @@ def block_sizes(v: Section, key: str, values: list, common: FioCommon) -> tuple:
 
 def common_params(v: Section, params: dict, keys: Sequence[str] = ()) -> FioCommon:
     """Validate the keys every fio family shares; ``keys`` are the family's own (all required)."""
-    v.keys(params, _COMMON_KEYS + tuple(keys), optional=_OPTIONAL_KEYS)
+    v.keys(params, _COMMON_KEYS + tuple(keys), optional=OPTIONAL_KEYS)
     size_text, size_bytes = v.size("file_size", params["file_size"])
     if size_bytes < 1024 * 1024:
         raise v.error("file_size", params["file_size"], "use at least 1m")
@@ -333,12 +333,14 @@ def _engine(c: FioCommon, directory: Path) -> tuple[str, str]:
     return choose_engine(c.ioengine, directory, direct=bool(c.direct))
 
 
-def _run(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,
-         progress: bool) -> pd.DataFrame:
-    """Shared body of the three entry points: test file, engine, sweep, parse, CSV."""
+def run_family(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,
+               progress: bool) -> pd.DataFrame:
+    """Shared body of the fio families' ``run``: test file, engine, sweep, parse, CSV. ``configs_fn(validated,
+    engine)`` lists the point parameters (:func:`point_params`); ``validated.common`` is a FioCommon."""
     from memstor.measure.device import medium_id
+    from memstor.measure.files import atomic_write, folder_lock
     from memstor.measure.fio import FioRunner
-    from memstor.measure.sweep import KEPT, atomic_write, folder_lock, processed_path, raw_dir, run_sweep
+    from memstor.measure.sweep import KEPT, processed_path, raw_dir, run_sweep
     from memstor.measure.target import prepare_test_file
 
     c: FioCommon = validated.common

@@ -1,8 +1,5 @@
-"""fio-block-size: random (and sequential) I/O at every block size, fixed queue depth.
-
-Registered experiment family (see memstor.experiments): ``EXPERIMENT``, ``NOTEBOOK``, ``KIND``,
-``validate(params)`` and ``run(params, *, data_root, target_dir, host, progress)``.
-"""
+"""fio-block-size, a storage family over :mod:`memstor.experiments._fio`: random (and sequential) I/O
+at every block size, fixed queue depth."""
 
 from __future__ import annotations
 
@@ -11,24 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.experiments._fio import (
-    BLOCK_SIZE,
-    MAX_IODEPTH,
-    FioCommon,
-    _run,
-    block_sizes,
-    common_params,
-    patterns,
-    point_params,
-)
+from memstor.experiments import _fio
 from memstor.validate import Section
 
-EXPERIMENT = BLOCK_SIZE
+EXPERIMENT = _fio.BLOCK_SIZE
 NOTEBOOK = "20-fio-block-size"
 KIND = "fio"
-#: Keys a section may leave out: a raw device instead of the test file (both must name it).
-OPTIONAL_KEYS = ("device", "confirm_device")
-#: This family's own keys, beside the ones every fio family has (memstor.experiments._fio).
+OPTIONAL_KEYS = _fio.OPTIONAL_KEYS
+#: This family's own keys, beside the ones every fio family has.
 KEYS = ("iodepth", "bs", "rw", "seq_bs")
 
 
@@ -36,7 +23,7 @@ KEYS = ("iodepth", "bs", "rw", "seq_bs")
 class BlockSizeParams:
     """fio-block-size: random rw at every bs, sequential read/write at every seq_bs, fixed iodepth."""
 
-    common: FioCommon
+    common: _fio.FioCommon
     iodepth: int
     bs: tuple          # fio size strings, normalised (4k, 64k, 1m)
     rw: tuple          # random (or sequential) patterns for the bs list
@@ -46,24 +33,27 @@ class BlockSizeParams:
 def block_size_params(params: dict) -> BlockSizeParams:
     """Validate a fio-block-size section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
-    c = common_params(v, params, KEYS)
+    c = _fio.common_params(v, params, KEYS)
     return BlockSizeParams(
         common=c,
-        iodepth=v.integer("iodepth", params["iodepth"], 1, MAX_IODEPTH),
-        bs=block_sizes(v, "bs", v.items("bs", params["bs"]), c),
-        rw=patterns(v, params),
-        seq_bs=block_sizes(v, "seq_bs", v.items("seq_bs", params["seq_bs"], allow_empty=True), c),
+        iodepth=v.integer("iodepth", params["iodepth"], 1, _fio.MAX_IODEPTH),
+        bs=_fio.block_sizes(v, "bs", v.items("bs", params["bs"]), c),
+        rw=_fio.patterns(v, params),
+        seq_bs=_fio.block_sizes(v, "seq_bs", v.items("seq_bs", params["seq_bs"], allow_empty=True), c),
     )
 
 
 def block_size_configs(bp: BlockSizeParams, engine: str) -> list:
     """Configurations of fio-block-size: rw x bs at iodepth, then sequential read/write x seq_bs."""
     c = bp.common
-    out = [point_params(BLOCK_SIZE, c, engine, rw=rw, bs=bs, iodepth=bp.iodepth, numjobs=c.numjobs)
-           for rw in bp.rw for bs in bp.bs]
+
+    def config(rw: str, bs: str) -> dict:
+        return _fio.point_params(EXPERIMENT, c, engine, rw=rw, bs=bs, iodepth=bp.iodepth, numjobs=c.numjobs)
+
+    out = [config(rw, bs) for rw in bp.rw for bs in bp.bs]
     for rw in ("read", "write"):
         for bs in bp.seq_bs:
-            cfg = point_params(BLOCK_SIZE, c, engine, rw=rw, bs=bs, iodepth=bp.iodepth, numjobs=c.numjobs)
+            cfg = config(rw, bs)
             if cfg not in out:
                 out.append(cfg)
     return out
@@ -73,8 +63,8 @@ def run_block_size(params: dict, *, data_root: Path, target_dir: Path | None, ho
                    progress: bool = True) -> pd.DataFrame:
     """Run or resume fio-block-size; write and return its tidy table (COLUMNS)."""
     bp = block_size_params(params)
-    return _run(BLOCK_SIZE, block_size_configs, bp, data_root=data_root, target_dir=target_dir, host=host,
-                progress=progress)
+    return _fio.run_family(EXPERIMENT, block_size_configs, bp, data_root=data_root, target_dir=target_dir,
+                           host=host, progress=progress)
 
 
 validate = block_size_params

@@ -1,8 +1,5 @@
-"""fio-queue-depth: every pattern at every queue depth, plus the spec-conditions point.
-
-Registered experiment family (see memstor.experiments): ``EXPERIMENT``, ``NOTEBOOK``, ``KIND``,
-``validate(params)`` and ``run(params, *, data_root, target_dir, host, progress)``.
-"""
+"""fio-queue-depth, a storage family over :mod:`memstor.experiments._fio`: every pattern at every queue
+depth, plus the spec-conditions point."""
 
 from __future__ import annotations
 
@@ -11,25 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.experiments._fio import (
-    MAX_IODEPTH,
-    MAX_NUMJOBS,
-    QUEUE_DEPTH,
-    FioCommon,
-    _run,
-    block_sizes,
-    common_params,
-    patterns,
-    point_params,
-)
+from memstor.experiments import _fio
 from memstor.validate import Section
 
-EXPERIMENT = QUEUE_DEPTH
+EXPERIMENT = _fio.QUEUE_DEPTH
 NOTEBOOK = "40-fio-queue-depth"
 KIND = "fio"
-#: Keys a section may leave out: a raw device instead of the test file (both must name it).
-OPTIONAL_KEYS = ("device", "confirm_device")
-#: This family's own keys, beside the ones every fio family has (memstor.experiments._fio).
+OPTIONAL_KEYS = _fio.OPTIONAL_KEYS
+#: This family's own keys, beside the ones every fio family has.
 KEYS = ("bs", "rw", "iodepth", "spec_iodepth", "spec_numjobs")
 
 
@@ -37,7 +23,7 @@ KEYS = ("bs", "rw", "iodepth", "spec_iodepth", "spec_numjobs")
 class QueueDepthParams:
     """fio-queue-depth: every rw at every iodepth (numjobs jobs), plus the spec-conditions point."""
 
-    common: FioCommon
+    common: _fio.FioCommon
     bs: str
     rw: tuple
     iodepth: tuple
@@ -48,20 +34,20 @@ class QueueDepthParams:
 def queue_depth_params(params: dict) -> QueueDepthParams:
     """Validate a fio-queue-depth section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
-    c = common_params(v, params, KEYS)
+    c = _fio.common_params(v, params, KEYS)
     bs = params["bs"]
     if isinstance(bs, (list, tuple)):
         if len(bs) != 1:
             raise v.error("bs", bs, "give one block size, e.g. 4k")
         bs = bs[0]
-    depths = [v.integer("iodepth", d, 1, MAX_IODEPTH) for d in v.items("iodepth", params["iodepth"])]
+    depths = [v.integer("iodepth", d, 1, _fio.MAX_IODEPTH) for d in v.items("iodepth", params["iodepth"])]
     return QueueDepthParams(
         common=c,
-        bs=block_sizes(v, "bs", [bs], c)[0],
-        rw=patterns(v, params),
+        bs=_fio.block_sizes(v, "bs", [bs], c)[0],
+        rw=_fio.patterns(v, params),
         iodepth=v.unique("iodepth", depths),
-        spec_iodepth=v.integer("spec_iodepth", params["spec_iodepth"], 0, MAX_IODEPTH),
-        spec_numjobs=v.integer("spec_numjobs", params["spec_numjobs"], 1, MAX_NUMJOBS),
+        spec_iodepth=v.integer("spec_iodepth", params["spec_iodepth"], 0, _fio.MAX_IODEPTH),
+        spec_numjobs=v.integer("spec_numjobs", params["spec_numjobs"], 1, _fio.MAX_NUMJOBS),
     )
 
 
@@ -71,11 +57,11 @@ def queue_depth_params(params: dict) -> QueueDepthParams:
 def queue_depth_configs(qp: QueueDepthParams, engine: str) -> list:
     """Configurations of fio-queue-depth: rw x iodepth, then the spec-conditions point per rw."""
     c = qp.common
-    out = [point_params(QUEUE_DEPTH, c, engine, rw=rw, bs=qp.bs, iodepth=qd, numjobs=c.numjobs)
+    out = [_fio.point_params(EXPERIMENT, c, engine, rw=rw, bs=qp.bs, iodepth=qd, numjobs=c.numjobs)
            for rw in qp.rw for qd in qp.iodepth]
     if qp.spec_iodepth:
-        out += [point_params(QUEUE_DEPTH, c, engine, rw=rw, bs=qp.bs, iodepth=qp.spec_iodepth,
-                             numjobs=qp.spec_numjobs, spec_point=True) for rw in qp.rw]
+        out += [_fio.point_params(EXPERIMENT, c, engine, rw=rw, bs=qp.bs, iodepth=qp.spec_iodepth,
+                                  numjobs=qp.spec_numjobs, spec_point=True) for rw in qp.rw]
     return out
 
 
@@ -83,8 +69,8 @@ def run_queue_depth(params: dict, *, data_root: Path, target_dir: Path | None, h
                     progress: bool = True) -> pd.DataFrame:
     """Run or resume fio-queue-depth (incl. the spec-conditions point); write and return its tidy table."""
     qp = queue_depth_params(params)
-    return _run(QUEUE_DEPTH, queue_depth_configs, qp, data_root=data_root, target_dir=target_dir, host=host,
-                progress=progress)
+    return _fio.run_family(EXPERIMENT, queue_depth_configs, qp, data_root=data_root, target_dir=target_dir,
+                           host=host, progress=progress)
 
 
 validate = queue_depth_params

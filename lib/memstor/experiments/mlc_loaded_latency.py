@@ -31,7 +31,8 @@ import pandas as pd
 
 from memstor.errors import UsageError
 from memstor.measure import mlc
-from memstor.measure.sweep import Point, PointResult, atomic_write, processed_path, read_json, run_sweep
+from memstor.measure.files import atomic_write, read_json
+from memstor.measure.sweep import Point, PointResult, processed_path, run_sweep
 from memstor.schema import MLC_COLUMNS, TRAFFIC_CODES
 from memstor.units import format_size
 from memstor.validate import Section

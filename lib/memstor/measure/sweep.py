@@ -9,9 +9,10 @@ Layout (DESIGN.md)::
 
 Guarantees:
 
-- Every file is written atomically (temp file in the same folder + fsync + ``os.replace``). The runner
-  writes its raw output to ``out_tmp``; the sweep renames it only after the runner succeeded and
-  ``runner.complete(out_tmp)`` accepted it, so a SIGKILL mid-point leaves no half-written raw file.
+- Every file is written atomically (:mod:`memstor.measure.files`: temp file in the same folder + fsync +
+  ``os.replace``). The runner writes its raw output to ``out_tmp``; the sweep renames it only after the
+  runner succeeded and ``runner.complete(out_tmp)`` accepted it, so a SIGKILL mid-point leaves no
+  half-written raw file.
   Stale temp files (``*.tmp*``) from a killed sweep are removed when the next sweep starts.
 - A point whose raw file is complete (``runner.complete(raw)``) and whose meta says ``status: done``
   with the same params is not rerun (``cached``).
@@ -32,29 +33,31 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import fcntl
 import json
-import os
 import re
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
 from memstor import __version__
-from memstor.errors import Interrupted, MemstorError, PointFailed, UsageError
+from memstor.errors import Interrupted, MemstorError, PointFailed, UsageError, first_line
+from memstor.measure.files import (
+    TMP_MARK,
+    clean_stale_tmp,
+    read_json,
+    replace_durably,
+    sweep_lock,
+    utc_now,
+    write_json,
+)
 
 #: Names of points, experiments and hosts: file-safe, no path separators, no leading dot.
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=,@-]*$")
-#: Marker in the name of every temporary file the sweep (or atomic_write) creates.
-TMP_MARK = ".tmp"
 MANIFEST = "manifest.json"
-LOCK = ".lock"
 META_SUFFIX = ".meta.json"
 
 
@@ -80,10 +83,6 @@ def _recorded() -> dict:
 
 class SweepInterrupted(Interrupted):
     """The user interrupted a sweep (Ctrl-C); completed points are kept and a rerun resumes."""
-
-
-class SweepLocked(MemstorError):
-    """Another memstor sweep holds the lock of this experiment folder."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +141,7 @@ class PointResult:
     error: str | None = None
 
 
-# --------------------------------------------------------------------------------------------- paths
+# ------------------------------------------------------------------------------------------- layout
 
 
 def raw_dir(data_root: Path, host: str, experiment: str) -> Path:
@@ -165,142 +164,9 @@ def meta_path(directory: Path, point: Point) -> Path:
     return Path(directory) / f"{point.name}{META_SUFFIX}"
 
 
-def utc_now() -> str:
-    """The current time as ISO-8601 UTC with milliseconds, e.g. ``2024-05-01T12:00:00.123Z``."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-# ------------------------------------------------------------------------------------ atomic writes
-
-
-def _fsync_dir(directory: Path) -> None:
-    """fsync a directory so a rename inside it survives a crash (best effort)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def atomic_write(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder + fsync + ``os.replace``.
-
-    Readers see either the old file or the complete new one, never a partial file; the temp file is
-    removed on any error (including KeyboardInterrupt). str is written as UTF-8.
-    """
-    path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.name}{TMP_MARK}-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def write_json(path: Path, obj: Any) -> None:
-    """Atomically write ``obj`` as indented JSON (non-JSON values become their str())."""
-    atomic_write(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
-
-
-def read_json(path: Path) -> dict | None:
-    """The JSON object in ``path``, or None when it is missing, unreadable or not an object."""
-    try:
-        obj = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
 def _normalise(params: dict) -> Any:
     """params as they look after a JSON round trip (tuples -> lists...), for comparing with meta."""
     return json.loads(json.dumps(params, default=str))
-
-
-# --------------------------------------------------------------------------------------------- lock
-
-
-@contextlib.contextmanager
-def sweep_lock(directory: Path) -> Iterator[None]:
-    """Hold an exclusive, non-blocking flock on ``<directory>/.lock`` for the duration of a sweep.
-
-    Raises SweepLocked (one line, with the holder's pid) when another sweep holds it. The lock is
-    released by the kernel when the process dies, even on SIGKILL.
-    """
-    lock = Path(directory) / LOCK
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            try:
-                pid = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
-            except OSError:
-                pid = "?"
-            raise SweepLocked(
-                f"another memstor sweep is running on {directory} (pid {pid}); wait for it or stop it "
-                f"(kill {pid}) and rerun the same command to resume"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
-
-
-def _flock_holder(st: os.stat_result) -> str | None:
-    """pid holding a flock on the file with this stat (from /proc/locks, Linux), or None."""
-    want = f":{st.st_ino}"
-    try:
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        f = line.split()
-        if len(f) >= 6 and f[1] == "FLOCK" and f[5].endswith(want) and f[4].isdigit():
-            return f[4]
-    return None
-
-
-@contextlib.contextmanager
-def folder_lock(directory: Path, what: str) -> Iterator[None]:
-    """Hold an exclusive, non-blocking flock on the folder itself (no file is created in it).
-
-    Raises SweepLocked naming `what` (e.g. "the fio test file") when another memstor process holds it.
-    """
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            pid = _flock_holder(os.fstat(fd)) or "?"
-            raise SweepLocked(f"another memstor sweep is running with {what} in {directory} (pid {pid}); wait "
-                              f"for it or stop it (kill {pid}) and rerun the same command") from None
-        yield
-    finally:
-        os.close(fd)
-
-
-def clean_stale_tmp(directory: Path) -> list[Path]:
-    """Remove temp files (``*.tmp*``) left in an experiment folder by a killed sweep; return them.
-
-    Only call while holding the folder's lock (a running sweep's temp files are not stale).
-    """
-    removed = []
-    for p in sorted(Path(directory).glob(f"*{TMP_MARK}*")):
-        if p.is_file() or p.is_symlink():
-            with contextlib.suppress(OSError):
-                p.unlink()
-                removed.append(p)
-    return removed
 
 
 # -------------------------------------------------------------------------------------------- sweep
@@ -452,17 +318,6 @@ def _manifest(experiment: str, host: str, sysinfo: dict | None, entries: list[di
     return man
 
 
-def _finalise_raw(tmp: Path, raw: Path) -> None:
-    """fsync the runner's temp output and rename it to the raw file name."""
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, raw)
-    _fsync_dir(raw.parent)
-
-
 def run_sweep(
     experiment: str,
     points: Sequence[Point],
@@ -582,9 +437,9 @@ def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: 
     try:
         extras = runner.run(p, tmp) or {}
     except PointFailed as err:
-        return fail(_one_line(str(err)) or f"point {p.name}: failed", dict(getattr(err, "meta", {}) or {}))
+        return fail(first_line(err) or f"point {p.name}: failed", dict(getattr(err, "meta", {}) or {}))
     except MemstorError as err:
-        fail(_one_line(str(err)), dict(getattr(err, "meta", {}) or {}))
+        fail(first_line(err), dict(getattr(err, "meta", {}) or {}))
         raise
     except OSError as err:
         return fail(f"point {p.name}: {err}", {})
@@ -597,18 +452,10 @@ def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: 
             return fail(f"point {p.name}: the runner wrote no output", extras)
         if not runner.complete(tmp):
             return fail(f"point {p.name}: the output is incomplete (no complete measurement in it)", extras)
-        _finalise_raw(tmp, raw)
+        replace_durably(tmp, raw)
         record("done", extras, None)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     return PointResult(p, "done", raw, meta, None)
-
-
-def _one_line(text: str) -> str:
-    """The first non-empty line of text (errors must be one line)."""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""

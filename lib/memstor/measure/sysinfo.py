@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memstor import __version__
+from memstor.measure.files import utc_now
 
 #: Seconds any external command may take before it is abandoned.
 CMD_TIMEOUT_S = 10.0
@@ -361,8 +362,6 @@ def tool_versions(notes: list[str]) -> dict:
 
 def collect(target: Path | None = None) -> dict:
     """A JSON-able description of this machine (and of ``target``'s filesystem when given). Never raises."""
-    from memstor.measure.sweep import utc_now
-
     notes: list[str] = []
     info: dict[str, Any] = {"host": host_name(), "hostname": socket.gethostname(), "collected_at": utc_now(),
                             "memstor_version": __version__}

@@ -44,6 +44,8 @@ from pathlib import Path
 
 from memstor import __version__
 from memstor.errors import UnsafeTarget, UsageError
+from memstor.measure.files import read_json, utc_now, write_json
+from memstor.units import size_text
 
 TESTFILE_NAME = "memstor-testfile.dat"
 MARKER_SUFFIX = ".memstor.json"
@@ -76,14 +78,6 @@ class TestFile:
 
 
 # ------------------------------------------------------------------------------------------- helpers
-
-
-def _fmt_bytes(n: float) -> str:
-    """Human size in binary units (``1.5 GiB``), for messages."""
-    for unit, div in (("TiB", 1 << 40), ("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
-        if abs(n) >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{int(n)} B"
 
 
 def _in_root(root: Path, path: str) -> Path:
@@ -197,8 +191,6 @@ def marker_path(path: Path) -> Path:
 
 def read_marker(path: Path) -> dict | None:
     """The marker of a test file, or None when missing or unreadable."""
-    from memstor.measure.sweep import read_json
-
     return read_json(marker_path(path))
 
 
@@ -254,8 +246,6 @@ def _pages_carry_token(path: Path, size_bytes: int, token_hex: object, samples: 
 
 def _write_marker(path: Path, st: os.stat_result, size_bytes: int, status: str, created: str, token: int,
                   xattr_token: bool) -> None:
-    from memstor.measure.sweep import utc_now, write_json
-
     write_json(
         marker_path(path),
         {
@@ -303,8 +293,6 @@ def _create(path: Path, size_bytes: int) -> None:
 
     On any error (ENOSPC, Ctrl-C...) the half-made file and its marker are removed.
     """
-    from memstor.measure.sweep import utc_now
-
     created = utc_now()
     token = int.from_bytes(os.urandom(8), "little")
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
@@ -377,8 +365,8 @@ def prepare_test_file(
     margin = margin_bytes(fs_size)
     if avail + existing - size_bytes < margin:
         raise UnsafeTarget(
-            f"no room in {directory}: the test file needs {_fmt_bytes(size_bytes)} plus a margin of "
-            f"{_fmt_bytes(margin)} (min(10% of the filesystem, 1 GiB)) and {_fmt_bytes(avail + existing)} "
+            f"no room in {directory}: the test file needs {size_text(size_bytes)} plus a margin of "
+            f"{size_text(margin)} (min(10% of the filesystem, 1 GiB)) and {size_text(avail + existing)} "
             f"is free; free space, pick another --target, or a smaller file size"
         )
     if existing or os.path.lexists(path):
@@ -388,7 +376,7 @@ def prepare_test_file(
     except OSError as err:
         if err.errno in (errno.ENOSPC, errno.EDQUOT):
             raise UnsafeTarget(
-                f"no room in {directory} while writing the {_fmt_bytes(size_bytes)} test file: free space, "
+                f"no room in {directory} while writing the {size_text(size_bytes)} test file: free space, "
                 "pick another --target, or a smaller file size"
             ) from None
         raise UsageError(f"cannot create the test file {path}: {err.strerror}; pick another --target") from None
@@ -589,7 +577,7 @@ def check_device_numbers(device: str, confirm_device: str, rdev: int, confirm_rd
         dev_bytes = int((d / "size").read_text()) * 512  # sysfs counts 512-byte sectors
     if dev_bytes is not None and size_bytes > dev_bytes:
         raise UsageError(
-            f"device {real} holds {_fmt_bytes(dev_bytes)}, less than the asked {_fmt_bytes(size_bytes)}: "
+            f"device {real} holds {size_text(dev_bytes)}, less than the asked {size_text(size_bytes)}: "
             "ask for a smaller size"
         )
     return TestFile(path=real, size_bytes=size_bytes, created=False)

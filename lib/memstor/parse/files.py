@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memstor.errors import first_line
 from memstor.parse.guards import empty_cells, one_line
 from memstor.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
 
@@ -161,9 +162,8 @@ def parse_paths(paths: Iterable[str | Path], kind: str | None = None) -> ParseOu
         except MemoryError:
             outcome.errors.append(f"{path}: too large to parse in memory")
         except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not lose the others
-            first = str(exc).splitlines()[0][:200] if str(exc) else ""
-            outcome.errors.append(f"{path}: parser failed ({type(exc).__name__}: {first}); please report "
-                                  "this file to the memstor authors")
+            outcome.errors.append(f"{path}: parser failed ({type(exc).__name__}: {first_line(exc)[:200]}); "
+                                  "please report this file to the memstor authors")
     return outcome
 
 
@@ -184,7 +184,7 @@ def to_csv(rows: list, kind: str) -> str:
 
 def write_csv(path: Path, rows: list, kind: str) -> None:
     """Write rows atomically (temp file + rename) so a reader never sees half a table."""
-    from memstor.measure.sweep import atomic_write
+    from memstor.measure.files import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, to_csv(rows, kind))

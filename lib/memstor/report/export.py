@@ -27,8 +27,8 @@ import re
 import shutil
 from pathlib import Path
 
-from memstor.errors import MemstorError, UsageError
-from memstor.measure.sweep import atomic_write
+from memstor.errors import MemstorError, UsageError, first_line
+from memstor.measure.files import atomic_write
 
 PDF_TOOLS = ("xelatex", "pandoc")
 PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended texlive-plain-generic pandoc "
@@ -283,7 +283,7 @@ def _read_notebook(path: Path):
     try:
         return nbformat.read(str(path), as_version=4)
     except Exception as err:  # nbformat raises several types for a broken file
-        raise UsageError(f"{path}: not a readable notebook ({str(err).splitlines()[0]}); re-execute it") from None
+        raise UsageError(f"{path}: not a readable notebook ({first_line(err)}); re-execute it") from None
 
 
 def report_metadata(nb) -> dict:
@@ -339,18 +339,26 @@ def save_figures(nb, outdir: Path, stem: str) -> list:
     return paths
 
 
-def export_html(nb, out: Path, templates: Path) -> Path:
-    """nb -> self-contained HTML at `out` (no input cells, no CDN scripts)."""
-    from nbconvert import HTMLExporter
+def _exporter(cls, template_name: str, template_file: str, templates: Path):
+    """An nbconvert exporter of class `cls` with memstor's template (`templates`/`template_file`, based on
+    nbconvert's `template_name`) that leaves out the input cells and the prompts."""
     from traitlets.config import Config
 
     c = Config()
     c.TemplateExporter.exclude_input = True
     c.TemplateExporter.exclude_input_prompt = True
     c.TemplateExporter.exclude_output_prompt = True
-    c.HTMLExporter.embed_images = True
-    exporter = HTMLExporter(config=c, template_name="lab", extra_template_paths=[str(templates)])
-    exporter.template_file = "memstor.html.j2"
+    exporter = cls(config=c, template_name=template_name, extra_template_paths=[str(templates)])
+    exporter.template_file = template_file
+    return exporter
+
+
+def export_html(nb, out: Path, templates: Path) -> Path:
+    """nb -> self-contained HTML at `out` (no input cells, no CDN scripts)."""
+    from nbconvert import HTMLExporter
+
+    exporter = _exporter(HTMLExporter, "lab", "memstor.html.j2", templates)
+    exporter.embed_images = True
     body, _ = exporter.from_notebook_node(nb)
     atomic_write(out, body)
     return out
@@ -360,14 +368,8 @@ def export_pdf(nb, out: Path, templates: Path) -> Path:
     """nb -> PDF at `out` through LaTeX (pandoc + xelatex). Raises MemstorError with the log path on failure."""
     from nbconvert import PDFExporter
     from nbconvert.exporters.pdf import LatexFailed
-    from traitlets.config import Config
 
-    c = Config()
-    c.TemplateExporter.exclude_input = True
-    c.TemplateExporter.exclude_input_prompt = True
-    c.TemplateExporter.exclude_output_prompt = True
-    exporter = PDFExporter(config=c, template_name="latex", extra_template_paths=[str(templates)])
-    exporter.template_file = "memstor.tex.j2"
+    exporter = _exporter(PDFExporter, "latex", "memstor.tex.j2", templates)
     exporter.verbose = False
     try:
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": out.stem}})
@@ -376,7 +378,7 @@ def export_pdf(nb, out: Path, templates: Path) -> Path:
         atomic_write(log, str(getattr(err, "output", err)))
         raise MemstorError(f"{out}: xelatex failed; see {log} (the HTML report was written)") from None
     except OSError as err:
-        raise MemstorError(f"{out}: PDF not built ({str(err).splitlines()[0]}); install: {PDF_INSTALL}") from None
+        raise MemstorError(f"{out}: PDF not built ({first_line(err)}); install: {PDF_INSTALL}") from None
     atomic_write(out, body)
     return out
 

@@ -41,6 +41,16 @@ def fmt_ci(v: float, lo, hi) -> str:
     return f"{fmt_number(v)} ± {fmt_number((float(hi) - float(lo)) / 2)}"
 
 
+def page_walk_sentence(mlc: pd.DataFrame, host: str) -> str:
+    """The idle latency of one device with huge and with 4 KiB pages, and the page-walk cost (markdown)."""
+    from memstor.analysis.memory import page_walk_text
+
+    rows = mlc[(mlc["host"] == host) & mlc["ok"]]
+    if not (rows["test"] == "idle_latency").any():
+        return "no idle-latency measurement."
+    return page_walk_text(rows)
+
+
 def md_escape(text: str) -> str:
     """Text that markdown shows as is (file names with _ or * inside bold sentences)."""
     return "".join("\\" + c if c in "\\`*_[]<>#" else c for c in text)
@@ -197,7 +207,9 @@ def spec_table(comp: pd.DataFrame) -> pd.DataFrame:
         "host": comp["host"],
         "spec value": comp["metric"] + comp["headline"].map(lambda b: " ★" if b else ""),
         "unit": comp["unit"],
-        "measured": comp["measured"].map(fmt_number),
+        "measured": [fmt_number(v) if v is None or v != v else f"{fmt_ci(v, lo, hi)} (n={int(k)})"
+                     for v, lo, hi, k in zip(comp["measured"], comp["measured_ci_low"], comp["measured_ci_high"],
+                                             comp["n"])],
         "spec": comp["spec"].map(fmt_number),
         "ratio": comp["ratio"].map(lambda v: "–" if v is None or v != v else f"{v:.2f}"),
         "conditions": [

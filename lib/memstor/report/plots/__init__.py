@@ -6,13 +6,14 @@ size, and :func:`save` to write a figure (PNG by default) atomically, creating f
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
+import io
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import seaborn as sns
+
+from memstor.measure.files import atomic_write
+from memstor.units import format_size
 
 #: Width x height in inches of one panel (A4/letter printable at 2 panels per row).
 PANEL_IN = (5.2, 3.8)
@@ -47,15 +48,9 @@ def save(fig, path: str | Path, dpi: int = SAVE_DPI) -> Path:
     if not path.suffix:
         path = path.with_suffix(".png")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-", suffix=path.suffix)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip("."))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip("."))
+    atomic_write(path, buf.getvalue())
     return path
 
 
@@ -70,8 +65,4 @@ def save_figures(figures_dir: str | Path, experiment: str, **figures) -> list[Pa
 
 def size_label(n_bytes: float) -> str:
     """A block size for tick labels: 4096 -> '4K', 1048576 -> '1M' (binary units, like fio's bs)."""
-    n = int(n_bytes)
-    for unit, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
-        if n >= unit and n % unit == 0:
-            return f"{n // unit}{suffix}"
-    return str(n)
+    return format_size(n_bytes).upper()

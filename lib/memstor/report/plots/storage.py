@@ -12,6 +12,7 @@ import pandas as pd
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from memstor.report.plots import DASHES, MARKERS, new_figure, size_label
+from memstor.schema import truthy
 
 RW_ORDER = ("randread", "randwrite", "read", "write", "randrw")
 RW_LABEL = {"randread": "random read", "randwrite": "random write", "read": "sequential read",
@@ -26,16 +27,10 @@ METRIC_LABEL = {
 }
 
 
-def _truthy(v) -> bool:
-    if isinstance(v, str):
-        return v.strip().lower() in ("1", "true", "yes")
-    return bool(v) if not pd.isna(v) else False
-
-
 def _no_spec(summ: pd.DataFrame) -> pd.DataFrame:
     """Rows that are not the spec-conditions point."""
     if "spec_point" in summ.columns:
-        return summ[~summ["spec_point"].map(_truthy)]
+        return summ[~summ["spec_point"].map(truthy)]
     return summ
 
 
@@ -43,7 +38,7 @@ def _spec_only(summ: pd.DataFrame) -> pd.DataFrame:
     """Rows of the spec-conditions point only."""
     if "spec_point" not in summ.columns:
         return summ.iloc[:0]
-    return summ[summ["spec_point"].map(_truthy)]
+    return summ[summ["spec_point"].map(truthy)]
 
 
 def _err(g: pd.DataFrame, metric: str):
@@ -107,25 +102,51 @@ def _empty(ax, what: str) -> None:
     ax.text(0.5, 0.5, f"no successful {what} measurement", ha="center", va="center", transform=ax.transAxes)
 
 
-def block_size_throughput(summ: pd.DataFrame, title: str = ""):
-    """IOPS and MB/s vs block size (log2 axis), one line per access pattern; returns the figure."""
-    s = summ[summ["direction"] != "total"]
-    fig, (a1, a2) = new_figure(2)
-    for i, rw in enumerate(_rws(s)):
-        g = s[s["rw"] == rw]
-        _series(a1, g, "bs_bytes", "iops", RW_LABEL.get(rw, rw), i)
-        _series(a2, g, "bs_bytes", "bw_MBps", RW_LABEL.get(rw, rw), i)
-    for ax, m in ((a1, "iops"), (a2, "bw_MBps")):
-        _log2_size_axis(ax, s["bs_bytes"])
-        ax.set_ylabel(METRIC_LABEL[m])
+def _y_axis(ax, log: bool) -> None:
+    """y from 0 with thousands separators, or log with plain numbers."""
+    if log:
+        ax.set_yscale("log")
+        _plain_log(ax.yaxis)
+    else:
         ax.set_ylim(bottom=0)
         _thousands(ax.yaxis)
-    a1.set_title("IOPS vs block size")
-    a2.set_title("Throughput vs block size")
-    a1.legend(title=_qd_title(s), fontsize="small")
+
+
+def _pattern_panels(s: pd.DataFrame, x: str, x_axis, panels):
+    """Two panels side by side, one series per access pattern (95% CI bars) in each. `panels`: two
+    (metric, log y, title); `x_axis(ax, values)` draws the x axis of `x`. Returns (fig, left, right)."""
+    fig, axes = new_figure(2)
+    for i, rw in enumerate(_rws(s)):
+        g = s[s["rw"] == rw]
+        for ax, (metric, _, _) in zip(axes, panels):
+            _series(ax, g, x, metric, RW_LABEL.get(rw, rw), i)
+    for ax, (metric, log, title) in zip(axes, panels):
+        x_axis(ax, s[x])
+        _y_axis(ax, log)
+        ax.set_ylabel(METRIC_LABEL[metric])
+        ax.set_title(title)
+    return fig, *axes
+
+
+def _titled(fig, title: str):
+    """The figure with `title` as its suptitle (none when empty)."""
     if title:
         fig.suptitle(title)
     return fig
+
+
+def _block_size_figure(summ: pd.DataFrame, panels, title: str):
+    """Two metrics vs block size (log2 axis), one line per access pattern, the queue depth in the legend."""
+    s = summ[summ["direction"] != "total"]
+    fig, a1, _ = _pattern_panels(s, "bs_bytes", _log2_size_axis, panels)
+    a1.legend(title=_qd_title(s), fontsize="small")
+    return _titled(fig, title)
+
+
+def block_size_throughput(summ: pd.DataFrame, title: str = ""):
+    """IOPS and MB/s vs block size (log2 axis), one line per access pattern; returns the figure."""
+    return _block_size_figure(summ, (("iops", False, "IOPS vs block size"),
+                                     ("bw_MBps", False, "Throughput vs block size")), title)
 
 
 def _qd_title(s: pd.DataFrame) -> str:
@@ -137,23 +158,8 @@ def _qd_title(s: pd.DataFrame) -> str:
 
 def block_size_latency(summ: pd.DataFrame, title: str = ""):
     """Mean and p99 latency vs block size (log2 x, log y), one line per access pattern."""
-    s = summ[summ["direction"] != "total"]
-    fig, (a1, a2) = new_figure(2)
-    for i, rw in enumerate(_rws(s)):
-        g = s[s["rw"] == rw]
-        _series(a1, g, "bs_bytes", "lat_mean_us", RW_LABEL.get(rw, rw), i)
-        _series(a2, g, "bs_bytes", "clat_p99_us", RW_LABEL.get(rw, rw), i)
-    for ax, m in ((a1, "lat_mean_us"), (a2, "clat_p99_us")):
-        _log2_size_axis(ax, s["bs_bytes"])
-        ax.set_yscale("log")
-        _plain_log(ax.yaxis)
-        ax.set_ylabel(METRIC_LABEL[m])
-    a1.set_title("Mean latency vs block size")
-    a2.set_title("p99 latency vs block size")
-    a1.legend(title=_qd_title(s), fontsize="small")
-    if title:
-        fig.suptitle(title)
-    return fig
+    return _block_size_figure(summ, (("lat_mean_us", True, "Mean latency vs block size"),
+                                     ("clat_p99_us", True, "p99 latency vs block size")), title)
 
 
 def rw_ratio(summ: pd.DataFrame, title: str = ""):
@@ -197,9 +203,7 @@ def rw_ratio(summ: pd.DataFrame, title: str = ""):
         bottom.legend(fontsize="small")
     if not sizes:
         _empty(axes[0], "read/write")
-    if title:
-        fig.suptitle(title)
-    return fig
+    return _titled(fig, title)
 
 
 def _read_share(mix, rw) -> float:
@@ -247,9 +251,7 @@ def throughput_latency(summ: pd.DataFrame, title: str = ""):
     ax.set_xlim(left=0)
     ax.set_title("Throughput-latency curve (labels: queue depth)")
     ax.legend(fontsize="small")
-    if title:
-        fig.suptitle(title)
-    return fig
+    return _titled(fig, title)
 
 
 def _qd_text(r) -> str:
@@ -274,32 +276,16 @@ def qd_percentiles(summ: pd.DataFrame, title: str = ""):
         ax.legend(fontsize="small")
     if not rws:
         _empty(axes[0], "queue-depth")
-    if title:
-        fig.suptitle(title)
-    return fig
+    return _titled(fig, title)
 
 
 def qd_iops(summ: pd.DataFrame, title: str = ""):
     """IOPS and mean latency vs queue depth (log2 x), one line per pattern."""
     s = _no_spec(summ[summ["direction"] != "total"])
-    fig, (a1, a2) = new_figure(2)
-    for i, rw in enumerate(_rws(s)):
-        g = s[s["rw"] == rw]
-        _series(a1, g, "iodepth", "iops", RW_LABEL.get(rw, rw), i)
-        _series(a2, g, "iodepth", "lat_mean_us", RW_LABEL.get(rw, rw), i)
-    for ax, m in ((a1, "iops"), (a2, "lat_mean_us")):
-        _log2_depth_axis(ax, s["iodepth"])
-        ax.set_ylabel(METRIC_LABEL[m])
-    a1.set_ylim(bottom=0)
-    _thousands(a1.yaxis)
-    a2.set_yscale("log")
-    _plain_log(a2.yaxis)
-    a1.set_title("IOPS vs queue depth")
-    a2.set_title("Mean latency vs queue depth")
+    fig, a1, _ = _pattern_panels(s, "iodepth", _log2_depth_axis, (
+        ("iops", False, "IOPS vs queue depth"), ("lat_mean_us", True, "Mean latency vs queue depth")))
     a1.legend(fontsize="small")
-    if title:
-        fig.suptitle(title)
-    return fig
+    return _titled(fig, title)
 
 
 def latency_cdf(cdfs: pd.DataFrame, title: str = ""):
@@ -358,6 +344,4 @@ def littles_law(table: pd.DataFrame, tol_pct: float = 5.0, title: str = ""):
     ax.set_ylabel("residual (X·R − N) / N (%)")
     ax.set_title("Little's law: IOPS x mean latency vs outstanding I/O")
     ax.legend(fontsize="small")
-    if title:
-        fig.suptitle(title)
-    return fig
+    return _titled(fig, title)

@@ -68,7 +68,7 @@ def _log2_x(ax, values) -> None:
 
 
 def queue_depth_figure(qd: pd.DataFrame, fits: dict):
-    """2 x 2 panels, randread and randwrite: (top) IOPS vs outstanding I/O N with the fitted bound
+    """2 x 2 panels, randread and randwrite: (top) IOPS vs outstanding I/O N with the two-asymptote fit
     min(N / R_min, X_max) and the knee N*; (bottom) mean latency vs IOPS (the latency-throughput knee)."""
     if qd is None or qd.empty:
         return None
@@ -99,7 +99,7 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict):
                 continue
             n = np.geomspace(max(min(f.n_min, f.n_star) / 1.5, 0.5), max(f.n_max, f.n_star) * 1.5, 200)
             x = np.minimum(n / (f.r_min_us * 1e-6), f.x_max_iops)
-            top.plot(n, x, ls="--", lw=1.3, color=colour, label=f"{host}: fitted bound")
+            top.plot(n, x, ls="--", lw=1.3, color=colour, label=f"{host}: two-asymptote fit")
             top.plot([f.n_star], [f.x_max_iops], marker="*", ms=15, color=colour, mec="black", ls="none")
             k = sorted(fits).index((host, rw)) if (host, rw) in fits else 0
             top.annotate(f"N* = {f.n_star:.1f}", (f.n_star, f.x_max_iops), textcoords="offset points",
