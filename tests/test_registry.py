@@ -70,7 +70,8 @@ def test_unknown_experiment_names_the_registered_ones():
 def _copy_repo(dest: Path) -> Path:
     """The repository's files (as a bare clone has them, plus uncommitted edits) without generated folders."""
     skip = {".git", ".venv", "build", "data", "report", "__pycache__", ".pytest_cache", ".ruff_cache"}
-    shutil.copytree(ROOT, dest, ignore=lambda d, names: [n for n in names if n in skip or n.endswith(".egg-info")])
+    shutil.copytree(ROOT, dest, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if n in skip or n.endswith(".egg-info")])
     return dest
 
 
