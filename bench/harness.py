@@ -898,7 +898,7 @@ def fio_read_iops(path: Path) -> float:
 def fig_qd(cfg: Config) -> list[Figure]:
     """Best 4K randread IOPS of memstor's queue-depth sweep / best of a hand-tuned fio grid (≥ 0.95)."""
     fig = Figure("qd", "qd-best-iops", "best 4K randread IOPS of the fio-queue-depth experiment "
-                 "(memstor.experiments.storage.run_queue_depth) / best of a hand-written fio grid numjobs x iodepth on the "
+                 "(memstor.experiments.fio_queue_depth) / best of a hand-written fio grid numjobs x iodepth on the "
                  "same test file", Target(lo=0.95), "memstor", "hand-tuned fio")
     from memstor import params as params_mod
     from memstor.experiments import fio_queue_depth as queue_depth

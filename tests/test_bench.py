@@ -59,7 +59,7 @@ def test_figure_ratio_median_and_verdict():
     assert "memstor 8.8 s" in f.absolute() and "bash 8 s" in f.absolute() and "n=3" in f.absolute()
     f.failure = "the second make all changed 2 files"
     assert f.verdict() == "fail"
-    empty = Figure("qd", "qd-best-iops", "x", Target(lo=0.95), not_measured="memstor.experiments.storage is missing")
+    empty = Figure("qd", "qd-best-iops", "x", Target(lo=0.95), not_measured="memstor.experiments.fio_queue_depth is missing")
     assert empty.verdict() == "not measured"
     assert bench.Sample("x", 0, 1.0, 0.0, "s").ratio != bench.Sample("x", 0, 1.0, 0.0, "s").ratio  # NaN
 

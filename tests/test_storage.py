@@ -1,4 +1,4 @@
-"""memstor.experiments.storage: analysis on real fio 3.36 outputs from public repositories, and tiny real sweeps
+"""The storage experiments (memstor.experiments.fio_*) and memstor.analysis.storage: analysis on real fio 3.36 outputs from public repositories, and tiny real sweeps
 (real fio on a real temporary test file) through memstor.experiments.run_experiment."""
 
 from __future__ import annotations
