@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from memstor.analysis import queueing
 from memstor.report.plots import MARKERS, new_figure, size_label, style
 
 #: Scale of memstor's standard panel (plots.PANEL_IN) for report figures: 2 panels fit a printed page.
@@ -98,13 +99,14 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict):
             if f is None:
                 continue
             n = np.geomspace(max(min(f.n_min, f.n_star) / 1.5, 0.5), max(f.n_max, f.n_star) * 1.5, 200)
-            x = np.minimum(n / (f.r_min_us * 1e-6), f.x_max_iops)
+            x = queueing.closed_bound_iops(n, f.r_min_us, f.x_max_iops)
             top.plot(n, x, ls="--", lw=1.3, color=colour, label=f"{host}: two-asymptote fit")
             top.plot([f.n_star], [f.x_max_iops], marker="*", ms=15, color=colour, mec="black", ls="none")
             k = sorted(fits).index((host, rw)) if (host, rw) in fits else 0
             top.annotate(f"N* = {f.n_star:.1f}", (f.n_star, f.x_max_iops), textcoords="offset points",
                          xytext=(8, -16 - 12 * (k % 2)), fontsize=8, color=colour, fontweight="bold")
-            bottom.plot(x, n / x * 1e6, ls="--", lw=1.3, color=colour)
+            bottom.plot(x, queueing.closed_bound_latency_us(n, f.r_min_us, f.x_max_iops), ls="--", lw=1.3,
+                        color=colour)
             bottom.plot([f.x_max_iops], [f.r_min_us], marker="*", ms=15, color=colour, mec="black", ls="none")
         top.set_xscale("log", base=2)
         top.set_yscale("log")
@@ -180,7 +182,7 @@ def memory_figure(curves: pd.DataFrame, fits: dict):
             if f is None:
                 continue
             bw = np.linspace(0, min(max(f.bw_max_MBps, f.knee_bw_MBps) * 1.02, f.peak_MBps * 0.995), 200)
-            r = f.r0_ns + f.a_ns * (bw / f.peak_MBps) / (1 - bw / f.peak_MBps)
+            r = queueing.mm1_latency_ns(bw, f.r0_ns, f.a_ns, f.peak_MBps)
             ax.plot(bw / 1e3, r, ls="--", lw=1.3, color=colour)
             lo, hi = f.knee_bw_ci_low_MBps, f.knee_bw_ci_high_MBps
             if lo == lo and hi == hi:
