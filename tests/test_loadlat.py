@@ -116,11 +116,11 @@ def test_core_clock_matches_an_independent_register_chain(exe, regchain_ghz):
     add-immediate chain (folded at rename on recent Intel cores: 18.9 GHz reported on a 2.6 GHz Xeon, ~6x)
     or any other >= 1.5x error fails here."""
     ghz = []
-    for _ in range(3):  # median of 3: the machine is shared
+    for _ in range(3):  # best of 3: on a shared VM contention only ever makes a clock chain read slow
         res = run(exe, "--idle_latency", "-b4m", "-t0.05")
         assert res.returncode == 0, res.stderr
         ghz.append(float(re.search(r"core (\d+\.\d+) GHz", comment(res.stdout, "clocks")).group(1)))
-    core = statistics.median(ghz)
+    core = max(ghz)
     assert core == pytest.approx(regchain_ghz, rel=0.15), (ghz, regchain_ghz)
     tsc = float(re.search(r"TSC (\d+\.\d+) GHz", comment(res.stdout, "clocks")).group(1))
     if tsc > 0:
@@ -149,8 +149,11 @@ def test_loaded_latency_sweep_output_and_json(exe, tmp_path):
     assert all(b2 <= b1 * 1.3 for b1, b2 in zip(bw, bw[1:])), bw
     ns_per_unit = float(re.search(r"1 delay unit = (\d+\.\d+) ns", comment(res.stdout, "delay calibration")).group(1))
     assert 0.01 < ns_per_unit < 20
-    # one 64-byte read per delay loop at delay 20000 cannot exceed 64 B / (20000 x ns per unit)
-    assert bw[-1] <= 64 / (20000 * ns_per_unit * 1e-9) / 1e6 * 1.05
+    # one 64-byte read per delay loop at delay 20000 cannot exceed 64 B / (20000 x ns per unit). The unit
+    # is calibrated once, over ~30 ms of thread CPU time, so on a shared VM it can read slow: measured
+    # here (2-vCPU EPYC KVM) 0.27 ns/unit usually, once 0.498 ns/unit with 8.7 MB/s against a 6.4 MB/s
+    # bound. A factor 2.5 still fails a delay that is not applied (delay 0 gives thousands of MB/s).
+    assert bw[-1] <= 64 / (20000 * ns_per_unit * 1e-9) / 1e6 * 2.5
 
     doc = json.loads(js.read_text())
     assert doc["tool"] == "loadlat" and doc["version"] == loadlat.version(exe)
