@@ -137,7 +137,7 @@ def test_littles_law_for_every_queue_depth_point(S):
     assert r["littles_outstanding"] == pytest.approx(r["iops"] * r["lat_mean_us"] * 1e-6)
     assert r["residual_pct"] == pytest.approx(100 * (r["littles_outstanding"] - r["outstanding_io"])
                                               / r["outstanding_io"])
-    assert (r["band_low"], r["band_high"]) == pytest.approx((0.95 * r["outstanding_io"], 1.05 * r["outstanding_io"]))
+    assert (r["band_low_io"], r["band_high_io"]) == pytest.approx((0.95 * r["outstanding_io"], 1.05 * r["outstanding_io"]))
     assert {"flagged", "reason", "n"} <= set(lit.columns)
     qd = lit[(lit["host"] == IMPORTED) & (lit["rw"] == "randread") & lit["config"].str.startswith("qd")]
     assert sorted(qd["outstanding_io"]) == [1, 2, 4, 8, 16, 32, 64, 128] and (qd["n"] == 3).all()

@@ -118,4 +118,4 @@ def test_repetitions_give_n_and_ci_and_the_report_agrees_with_the_summary(tmp_pa
     summary = list(csv.DictReader((tmp_path / "tables" / "summary.csv").open()))
     assert [r["iops"] for r in summary if r["experiment"] == "fio-queue-depth"] == [r["iops"] for r in rows]
     little = list(csv.DictReader((tmp_path / "tables" / "littles_law.csv").open()))
-    assert {"flagged", "reason", "band_low", "band_high", "n"} <= set(little[0])
+    assert {"flagged", "reason", "band_low_io", "band_high_io", "n"} <= set(little[0])

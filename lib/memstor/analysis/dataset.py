@@ -13,6 +13,7 @@ Every folder under ``processed/`` is one device and appears side by side with th
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +25,10 @@ from memstor.errors import UsageError, first_line
 from memstor.schema import FIO_COLUMNS, MLC_COLUMNS, truthy
 
 
+@functools.lru_cache(maxsize=1)
 def experiment_kinds() -> dict[str, str]:
-    """{experiment: "fio" | "mlc"} of every registered family (memstor.experiments), in notebook order."""
+    """{experiment: "fio" | "mlc"} of every registered family (memstor.experiments), in notebook order
+    (found once per process: the registry is the package's modules; callers only read the dict)."""
     from memstor.experiments import families
 
     return {m.EXPERIMENT: m.KIND for m in families()}

@@ -20,7 +20,7 @@ LITTLE_TOL_PCT = 5.0
 #: Columns of the Little's-law table (one row per run, or per configuration with n), units in the names.
 LITTLE_COLUMNS = ["host", "experiment", "config", "point", "rep", "rw", "bs_bytes", "iodepth", "numjobs",
                   "rwmixread", "ioengine", "direct", "spec_point", "direction", "n", "outstanding_io", "iops",
-                  "lat_mean_us", "littles_outstanding", "residual_pct", "band_low", "band_high",
+                  "lat_mean_us", "littles_outstanding", "residual_pct", "band_low_io", "band_high_io",
                   "iodepth_level_pct", "depth_reached", "flagged", "reason"]
 
 
@@ -72,8 +72,8 @@ def _little_row(row: dict, n_runs: int, tol_pct: float) -> dict:
     reason = _reason(probe, res if ok else None, str(row.get("ioengine")), row.get("direct"), tol_pct)
     out = {c: row.get(c) for c in LITTLE_COLUMNS}
     out.update(n=n_runs, outstanding_io=n, iops=x if ok else math.nan, lat_mean_us=lat if ok else math.nan,
-               littles_outstanding=xr, residual_pct=res, band_low=n * (1 - tol_pct / 100),
-               band_high=n * (1 + tol_pct / 100), depth_reached=reached, flagged=bool(reason), reason=reason,
+               littles_outstanding=xr, residual_pct=res, band_low_io=n * (1 - tol_pct / 100),
+               band_high_io=n * (1 + tol_pct / 100), depth_reached=reached, flagged=bool(reason), reason=reason,
                spec_point=truthy(row.get("spec_point")))
     return out
 
@@ -85,7 +85,7 @@ def littles_law_table(df: pd.DataFrame, tol_pct: float = LITTLE_TOL_PCT, per: st
 
     N is the intended outstanding I/O (iodepth x numjobs), X the IOPS (a job's clones summed), R the mean
     total latency (µs); mixed read/write jobs are judged on their read + write totals. residual_pct =
-    100 (X·R − N) / N; ``flagged`` when outside ±tol_pct (band_low..band_high), when fio did not reach the
+    100 (X·R − N) / N; ``flagged`` when outside ±tol_pct (band_low_io..band_high_io), when fio did not reach the
     intended depth, or when the run failed; ``reason`` says which and why.
     """
     from memstor.analysis.summary import observations, summarise, with_totals

@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from memstor.errors import MemstorError
+
 #: Metrics summarised over repetitions (units in the names): mean, ``_ci_low``, ``_ci_high``.
 SUMMARY_METRICS = ("iops", "bw_MBps", "lat_mean_us", "clat_p50_us", "clat_p90_us", "clat_p99_us",
                    "clat_p99_9_us", "clat_p99_99_us")
@@ -140,38 +142,23 @@ def _read_doc(source, data_dir: Path | None, cache: dict) -> dict | None:
             path = Path(data_dir) / path
         try:
             cache[source] = load_fio_json(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError, Exception):  # noqa: BLE001 - unreadable raw: percentiles stay empty
+        except (OSError, MemstorError):  # unreadable raw file: the clones' percentiles stay empty
             cache[source] = None
     return cache[source]
 
 
 def merged_percentiles(doc: dict | None, jobname, groupid, direction: str) -> dict:
-    """clat percentiles (µs) of the merged json+ histograms of every clone of one job; {} without bins.
-
-    Like fio, a percentile p is the smallest bin value whose cumulative count reaches p % of the I/Os."""
-    if not doc:
-        return {}
+    """clat percentiles (µs) of the merged json+ histograms of every clone of one job; {} when a clone
+    has no bins. The merge and fio's percentile rule are memstor.analysis.storage's latency CDF."""
+    from memstor.analysis.storage import latency_cdf, percentile_from_cdf
     from memstor.parse.fio import clat_bins
 
-    merged: dict[int, int] = {}
-    for job in doc.get("jobs", []):
-        if job.get("jobname") != jobname or _key_text(job.get("groupid")) != _key_text(groupid):
-            continue
-        bins = clat_bins(job, direction)
-        if not bins:
-            return {}
-        for k, v in bins.items():
-            merged[k] = merged.get(k, 0) + v
-    total = sum(merged.values())
-    if total <= 0:
+    clones = [j for j in (doc or {}).get("jobs", [])
+              if j.get("jobname") == jobname and _key_text(j.get("groupid")) == _key_text(groupid)]
+    if not clones or not all(clat_bins(j, direction) for j in clones):
         return {}
-    keys = sorted(merged)
-    cum = np.cumsum([merged[k] for k in keys])
-    out = {}
-    for col, p in _PCT.items():
-        i = int(np.searchsorted(cum, p / 100.0 * total - 1e-9))
-        out[col] = keys[min(i, len(keys) - 1)] / 1000.0
-    return out
+    cdf = latency_cdf({"jobs": clones}, direction)
+    return {col: percentile_from_cdf(cdf, p) for col, p in _PCT.items()}
 
 
 def observations(fio: pd.DataFrame, data_dir: Path | str | None = None) -> pd.DataFrame:

@@ -120,12 +120,17 @@ class Table:
         vals = [r[j] for r in rows]
         return bool(vals) and all(_NUM_RE.match(v.replace(" ", "")) for v in vals) and any(v != "–" for v in vals)
 
+    @property
+    def _is_empty(self) -> bool:
+        """No rows or no columns: the table is said as a sentence, never drawn as an empty grid."""
+        return self.df is None or len(self.df) == 0 or len(self.df.columns) == 0
+
     def _empty_text(self) -> str:
         """'Caption: none — why' for a table without rows."""
         return f"{self.caption + ': ' if self.caption else ''}none — {self.empty}."
 
     def _repr_html_(self) -> str:
-        if self.df is None or len(self.df) == 0 or len(self.df.columns) == 0:
+        if self._is_empty:
             return f'<p class="memstor-empty"><i>{html.escape(self._empty_text())}</i></p>'
         header, rows = self._cells()
         num = [self._numeric(rows, j) for j in range(len(header))]
@@ -198,7 +203,7 @@ class Table:
         return total
 
     def _repr_latex_(self) -> str:
-        if self.df is None or len(self.df) == 0 or len(self.df.columns) == 0:
+        if self._is_empty:
             return "\n\\emph{" + latex_escape(self._empty_text()) + "}\n"
         header, rows = self._cells()
         specs = self._colspec(header, rows)
@@ -243,7 +248,7 @@ class Table:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        if self.df is None or len(self.df) == 0 or len(self.df.columns) == 0:
+        if self._is_empty:
             return self._empty_text()
         header, rows = self._cells()
         return "\n".join(["\t".join(header)] + ["\t".join(r).replace("\n", " ") for r in rows])

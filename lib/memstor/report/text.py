@@ -337,7 +337,8 @@ def memory_display(mem: pd.DataFrame) -> pd.DataFrame:
 
     if mem.empty:
         return mem
-    return fit_summary(mem).assign(device=mem["host"].to_numpy())[["device", *fit_summary(mem).columns]]
+    shown = fit_summary(mem)
+    return shown.assign(device=mem["host"].to_numpy())[["device", *shown.columns]]
 
 
 def knee_sentences(knees: pd.DataFrame) -> list:
