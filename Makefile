@@ -56,7 +56,7 @@ help: ## list the targets
 all: report/report.html ## measure everything for PROFILE, then build report/report.html and report.pdf
 
 # --- environment -------------------------------------------------------------------------------
-sysdeps: $(SYSDEPS) ## install system packages (fio, cc, make, xelatex, pandoc, poppler)
+sysdeps: $(SYSDEPS) ## install system packages (fio, cc, make, xelatex, pandoc, poppler, nvme-cli, smartmontools)
 $(SYSDEPS): scripts/install-system-deps
 	scripts/install-system-deps
 	@mkdir -p $(@D) && touch $@

@@ -304,19 +304,21 @@ def fake_tool(bin_dir: Path, name: str, outputs: dict[str, tuple[int, str, str]]
 
 def test_missing_tools_are_not_available_with_the_reason(bin_dir):
     h = measure.health("nvme0n1", root=GEN4)
-    assert h["available"] is False and "nvme-cli not installed" in h["reason"]
+    assert h["available"] is False and "nvme not installed (install the nvme-cli package" in h["reason"]
     assert h["status"] == f"not available ({h['reason']})"
     s = measure.health("sda", root=GEN4)
-    assert s["available"] is False and s["reason"] == "smartmontools (smartctl) not installed"
+    assert s["available"] is False
+    assert s["reason"] == "smartctl not installed (install the smartmontools package; scripts/install-system-deps does)"
     ident = measure.identity("nvme0n1", root=GEN4)  # sysfs still names the drive
     assert ident["available"] is True and ident["sources"] == ["sysfs"] and ident["model"] == "Samsung SSD 980 PRO 1TB"
-    assert ident["tools"]["nvme"]["status"] == "not available (nvme-cli not installed)"
+    assert ident["tools"]["nvme"]["status"] == ("not available (nvme not installed (install the nvme-cli package; "
+                                                "scripts/install-system-deps does))")
     assert ident["volatile_write_cache"] is True and ident["pcie"]["current_link_width"] == 4
 
 
 def test_not_an_nvme_or_smart_device(bin_dir):
     h = measure.health("loop0", root=GEN4)
-    assert h["available"] is False and h["reason"] == "not an NVMe or SMART device (loop0)"
+    assert h["available"] is False and h["reason"] == "not an NVMe or SMART device (loop device loop0)"
     ident = measure.identity("loop0", root=GEN4)
     assert ident["available"] is False and "no such block device loop0" in ident["reason"]
 

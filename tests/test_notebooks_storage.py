@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from memstor.experiments import _fio as fio_exp
+from memstor.experiments import fio_steady_state
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -28,6 +29,9 @@ CASES = {
     "30-fio-rw-ratio": (fio_exp.RW_RATIO, dict(TINY, rwmixread=[100, 50], bs=["4k"], iodepth=4), 1),
     "40-fio-queue-depth": (fio_exp.QUEUE_DEPTH, dict(TINY, rw=["randread"], iodepth=[1, 4], spec_iodepth=2,
                                                      spec_numjobs=2), 5),
+    # 6 rounds at most, a 2-point matrix (4k random read + the tracking random write) in every round.
+    "50-fio-steady-state": (fio_steady_state.EXPERIMENT, dict(TINY, runtime_s=1, file_size="64m", max_rounds=6,
+                                                              matrix_bs=["4k"], matrix_rwmixread=[100, 0]), 3),
 }
 
 

@@ -115,8 +115,9 @@ def test_spec_comparison_uses_the_spec_point_and_flags_conditions(S):
     assert theirs["flag"] == "differs: outstanding, span?, state?, target?"
     assert list(comp["headline"])[:2] == [True, True]
     shown = text.spec_table(comp)
-    assert list(shown.columns) == ["host", "spec value", "unit", "measured", "spec", "ratio",
+    assert list(shown.columns) == ["host", "spec value", "unit", "measured", "spec", "state", "ratio",
                                    "conditions", "flag"]
+    assert mine["state"] == "fresh (file span)" and theirs["state"] == "state ? (span ?)"
     seq = comp[(comp["host"] == THIS) & (comp["id"] == "seqread_series")].iloc[0]
     assert seq["flag"] == "not measured" and pd.isna(seq["measured"])
 

@@ -48,6 +48,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     ps = sub.add_parser("sysinfo", parents=[common], help="JSON description of the machine under test")
     ps.add_argument("--target", metavar="DIR", help="also describe the filesystem/device of DIR")
+    ps.add_argument("--data", metavar="DIR", default="data",
+                    help="data root: without --target or --device, the drive under DIR/scratch is described")
+    ps.add_argument("--device", metavar="DEV", help="describe the drive of this raw block device instead")
 
     pa = sub.add_parser("params", parents=[common], help="print a profile section as YAML (for papermill -f)")
     pa.add_argument("experiment", metavar="EXPERIMENT")
@@ -125,7 +128,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_sysinfo(args: argparse.Namespace) -> int:
     from memstor.measure.sysinfo import collect
 
-    print(json.dumps(collect(Path(args.target) if args.target else None), indent=2, default=str))
+    target = Path(args.target) if args.target else None
+    drive_of = args.device or target or Path(args.data) / "scratch"
+    print(json.dumps(collect(target, drive_of=drive_of, raw=bool(args.device)), indent=2, default=str))
     return EXIT_OK
 
 

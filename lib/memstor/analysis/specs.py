@@ -21,6 +21,8 @@ METRICS = {"iops": "IOPS", "bw_MBps": "MB/s"}
 RW_VALUES = ("read", "write", "randread", "randwrite")
 SPAN_VALUES = ("full_device", "file", "unknown")
 STATE_VALUES = ("steady_state", "fresh", "unknown")
+#: Measured side only: preconditioned rounds that did not meet the steady-state rule.
+NOT_STEADY = "not_steady"
 TARGET_VALUES = ("raw_device", "filesystem_file", "unknown")
 MB_VALUES = ("decimal", "binary")
 CONDITION_KEYS = ("iodepth", "numjobs", "bs_bytes", "span", "state", "target", "mb", "note")
@@ -47,7 +49,7 @@ class Conditions:
     bs_bytes: int | None = None
     span: str = "unknown"
     span_bytes: int | None = None
-    state: str = "unknown"
+    state: str = "unknown"  # steady_state | fresh | not_steady (measured: rule not met) | unknown
     target: str = "unknown"
     mb: str = "decimal"
     note: str = ""
@@ -70,12 +72,22 @@ class Conditions:
         if self.span == "file" and self.span_bytes:
             parts.append(f"{size_text(self.span_bytes)} file span")
         else:
-            parts.append({"full_device": "full device", "file": "file span"}.get(self.span, "span ?"))
-        parts.append({"steady_state": "steady state", "fresh": "fresh"}.get(self.state, "state ?"))
+            parts.append(SPAN_TEXT.get(self.span, "span ?"))
+        parts.append(STATE_TEXT.get(self.state, "state ?"))
         parts.append({"raw_device": "raw device", "filesystem_file": "file on a filesystem"}.get(
             self.target, "target ?"))
         parts.append("decimal MB" if self.mb == "decimal" else "binary MB")
         return ", ".join(parts)
+
+
+STATE_TEXT = {"steady_state": "steady state", "fresh": "fresh", NOT_STEADY: "steady state not achieved"}
+SPAN_TEXT = {"full_device": "full device", "file": "file span"}
+
+
+def state_text(c: Conditions) -> str:
+    """The state column of a comparison: 'steady state (file span)', 'fresh (file span)', 'steady state
+    not achieved (full device)', 'state ? (span ?)'."""
+    return f"{STATE_TEXT.get(c.state, 'state ?')} ({SPAN_TEXT.get(c.span, 'span ?')})"
 
 
 @dataclass
@@ -273,6 +285,7 @@ def compare(spec: SpecValue, measured: float | None, conditions: Conditions | No
         "spec": spec.value,
         "ratio": float(measured) / spec.value if has else None,
         "measured_conditions": conditions.describe() if (conditions is not None and has) else "not measured",
+        "state": state_text(conditions) if (conditions is not None and has) else "",
         "spec_conditions": spec.conditions.describe(),
         "flag": flag_text(diffs) if has else "not measured",
         "n_differ": len(diffs) if has else None,

@@ -233,3 +233,126 @@ def round_table(series: Sequence[float], max_rounds: int = MAX_ROUNDS) -> pd.Dat
         "in_window": pd.Series([first <= r <= last for r in rounds], dtype="bool"),
     })
     return df[ROUND_TABLE_COLUMNS]
+
+
+# ------------------------------------------------------------------------ runs of fio-steady-state
+
+#: The experiment whose table holds the rounds (memstor.experiments.fio_steady_state).
+EXPERIMENT = "fio-steady-state"
+
+#: Columns of verdict_table() (``report/tables/steady_state.csv``): one row per device. Units: bytes,
+#: seconds, IOPS, MB/s (10^6 bytes/s), µs, % of the window average.
+VERDICT_COLUMNS = [
+    "host", "workload", "rw", "bs_bytes", "iodepth", "numjobs", "outstanding_io", "ioengine", "direct",
+    "span", "span_bytes", "round_s", "precondition_passes", "precondition_bytes", "rounds", "max_rounds",
+    "ss_status", "ss_achieved", "ss_round", "window_first", "window_last", "window_avg_iops",
+    "window_avg_bw_MBps", "window_avg_lat_mean_us", "window_avg_clat_p99_us", "data_excursion_pct",
+    "slope_excursion_pct", "bytes_written", "verdict",
+]
+
+
+def rounds_of(fio: pd.DataFrame, host: str | None = None) -> pd.DataFrame:
+    """The tracking rounds of fio-steady-state (every host, or `host`), sorted by host and round: rows of
+    a fio table (memstor.analysis.dataset's ``ds.fio`` or the processed CSV) whose experiment is
+    fio-steady-state, with the columns of memstor.experiments.fio_steady_state.SS_COLUMNS."""
+    if "experiment" not in fio.columns or "round" not in fio.columns:
+        return fio.iloc[0:0]
+    sel = fio[fio["experiment"] == EXPERIMENT]
+    if host is not None:
+        sel = sel[sel["host"] == host]
+    return sel.sort_values(["host", "round"], kind="stable")
+
+
+def done_rounds(rounds: pd.DataFrame | None) -> pd.DataFrame:
+    """The successful rounds (status done when the column exists, iops present), sorted by host and round;
+    an empty frame for None or an empty table."""
+    if rounds is None or rounds.empty or "iops" not in rounds.columns:
+        return pd.DataFrame(columns=list(rounds.columns) if rounds is not None else ["round", "iops"])
+    ok = rounds[rounds["iops"].notna()]
+    if "status" in ok.columns:
+        ok = ok[ok["status"] == "done"]
+    return ok.sort_values([c for c in ("host", "round") if c in ok.columns]).reset_index(drop=True)
+
+
+def by_host(rounds: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """[(host, its rows)] sorted by host; [("", rounds)] without a host column; [] when empty."""
+    if rounds.empty:
+        return []
+    if "host" not in rounds.columns:
+        return [("", rounds)]
+    return [(str(h), g) for h, g in rounds.groupby(rounds["host"].fillna("").astype(str), sort=True)]
+
+
+def successful_series(rounds: pd.DataFrame) -> list[float]:
+    """Tracking IOPS of one run's rounds 1, 2, ... up to the first round without a result (the series
+    the rule is evaluated on: a failed round ends it)."""
+    out: list[float] = []
+    ok = rounds["status"] == "done" if "status" in rounds.columns else pd.Series(True, rounds.index)
+    for expected, (rnd, good, iops) in enumerate(zip(rounds["round"], ok, rounds["iops"]), start=1):
+        if int(rnd) != expected or not good or not iops == iops:
+            break
+        out.append(float(iops))
+    return out
+
+
+def run_value(rounds: pd.DataFrame, col: str):
+    """A run-level column's value (repeated on every row): the first non-empty cell, None when none."""
+    if col not in rounds.columns:
+        return None
+    vals = rounds[col].dropna()
+    return vals.iloc[0] if len(vals) else None
+
+
+def verdict_row(host: str, rounds: pd.DataFrame) -> dict:
+    """One device's verdict (VERDICT_COLUMNS) from its rounds, the rule applied anew (:func:`evaluate`)
+    to the table's IOPS; window averages of MB/s, mean and p99 latency over the same window's rounds."""
+    max_rounds = int(run_value(rounds, "max_rounds") or MAX_ROUNDS)
+    series = successful_series(rounds)
+    res = evaluate(series, max_rounds)
+    first, last = res.window or (None, None)
+    win = rounds[rounds["round"].between(first, last)] if res.window else rounds.iloc[0:0]
+
+    def mean(col: str) -> float | None:
+        """The window's mean of `col` (None unless every window round has it)."""
+        return float(win[col].mean()) if len(win) and col in win and win[col].notna().all() else None
+
+    bs = run_value(rounds, "bs_bytes")
+    qd, nj = run_value(rounds, "iodepth"), run_value(rounds, "numjobs")
+    from memstor.units import size_text
+
+    workload = (f"{size_text(int(bs)) if bs else '?'} {run_value(rounds, 'rw')}, "
+                f"QD{int(qd) if qd else '?'}x{int(nj) if nj else '?'}")
+    done = done_rounds(rounds)
+    return {
+        "host": host, "workload": workload, "rw": run_value(rounds, "rw"), "bs_bytes": bs, "iodepth": qd,
+        "numjobs": nj, "outstanding_io": qd * nj if qd and nj else None, "ioengine": run_value(rounds, "ioengine"),
+        "direct": run_value(rounds, "direct"), "span": run_value(rounds, "span"), "span_bytes": run_value(rounds, "span_bytes"),
+        "round_s": run_value(rounds, "round_s"), "precondition_passes": run_value(rounds, "precondition_passes"),
+        "precondition_bytes": run_value(rounds, "precondition_bytes"), "rounds": len(series),
+        "max_rounds": max_rounds, "ss_status": res.status, "ss_achieved": res.achieved, "ss_round": res.round,
+        "window_first": first, "window_last": last, "window_avg_iops": res.window_avg_iops,
+        "window_avg_bw_MBps": mean("bw_MBps"), "window_avg_lat_mean_us": mean("lat_mean_us"),
+        "window_avg_clat_p99_us": mean("clat_p99_us"), "data_excursion_pct": res.data_excursion_pct,
+        "slope_excursion_pct": res.slope_excursion_pct,
+        "bytes_written": float(done["bytes_written"].max()) if len(done) and "bytes_written" in done else None,
+        "verdict": res.verdict,
+    }
+
+
+def window_of(rounds: pd.DataFrame) -> pd.DataFrame:
+    """One run's rows in the window the rule reports (evaluated anew on the table's IOPS), in round
+    order; empty when there is none (fewer than WINDOW_ROUNDS successful rounds)."""
+    res = evaluate(successful_series(rounds), int(run_value(rounds, "max_rounds") or MAX_ROUNDS))
+    if res.window is None:
+        return rounds.iloc[0:0]
+    return rounds[rounds["round"].between(*res.window)].sort_values("round")
+
+
+def verdict_table(fio: pd.DataFrame) -> pd.DataFrame:
+    """One row per device with a fio-steady-state run (VERDICT_COLUMNS): ``report/tables/steady_state.csv``."""
+    rounds = rounds_of(fio)
+    rows = [verdict_row(h, g) for h, g in rounds.groupby("host", sort=True)] if len(rounds) else []
+    df = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+    for col in ("ss_round", "window_first", "window_last", "rounds", "max_rounds"):
+        df[col] = df[col].astype("Int64")
+    return df

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memstor.analysis import memory, queueing, specs
+from memstor.analysis import memory, queueing, specs, steady_state
 from memstor.analysis.dataset import (
     IMPORTED,
     IMPORTED_TABLE,
@@ -63,6 +63,7 @@ HEADLINE_METRICS = [
     ("qd1_randwrite_lat_us", "4K QD1 random write latency", "µs"),
     ("best_randread_iops", "Best 4K random read", "IOPS"),
     ("best_randwrite_iops", "Best 4K random write", "IOPS"),
+    ("ss_randwrite_iops", "Steady-state 4K random write", "IOPS"),
     ("seq_read_MBps", "Sequential read", "MB/s"),
     ("seq_write_MBps", "Sequential write", "MB/s"),
 ]
@@ -125,9 +126,10 @@ def _value(row, metric: str) -> tuple:
 def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Headline numbers per device, long form: host, key, metric, unit, value, detail (the configuration
     it comes from: QD, engine, O_DIRECT, experiment, n), value_ci_low, value_ci_high (95 %), n."""
-    pts = fio_summary(ds) if pts is None else pts
+    pts = sweep_points(fio_summary(ds) if pts is None else pts)
     pts = pts[pts["n"] > 0]
     none = (None, "", None, None, None)
+    verdicts = steady_state.verdict_table(ds.fio).set_index("host")
     rows = []
     for host in ds.host_names:
         vals: dict = {}
@@ -152,11 +154,26 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
                 r = sel.loc[sel["bw_MBps"].idxmax()]
                 val = _value(r, "bw_MBps")
                 vals[key] = (val[0], f"bs {size_text(int(r['bs_bytes']))}, {val[1]}", *val[2:])
+        vals["ss_randwrite_iops"] = _steady_headline(verdicts.loc[host]) if host in verdicts.index else none
         for key, label, unit in HEADLINE_METRICS:
             value, detail, lo, hi, n = vals[key]
             rows.append({"host": host, "key": key, "metric": label, "unit": unit, "value": value,
                          "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n})
     return pd.DataFrame(rows).astype({"n": "Int64"})
+
+
+def sweep_points(pts: pd.DataFrame) -> pd.DataFrame:
+    """Summary rows of the sweeps, without the steady-state rounds (a trajectory of states: its number
+    is the window average, see memstor.analysis.steady_state.verdict_table)."""
+    return pts[pts["experiment"] != steady_state.EXPERIMENT]
+
+
+def _steady_headline(v: pd.Series) -> tuple:
+    """(value, detail, ci_low, ci_high, n) of the steady-state headline: the window average IOPS."""
+    if v["window_avg_iops"] != v["window_avg_iops"] or v["window_avg_iops"] is None:
+        return (None, "", None, None, None)
+    return (float(v["window_avg_iops"]), f"{v['workload']}, {v['verdict']}, window average", None, None,
+            int(v["window_last"] - v["window_first"] + 1))
 
 
 def _meta_index(host: HostData) -> dict:
@@ -242,19 +259,78 @@ def _spec_point_choice(pts: pd.DataFrame, host: str, sv: specs.SpecValue) -> tup
     return r, f"{how} ({config_text(r)}, bs {size_text(int(r['bs_bytes']))})"
 
 
+def _steady_choice(verdicts: pd.DataFrame, host: str, sv: specs.SpecValue) -> pd.Series | None:
+    """The steady-state verdict of `host` that measures spec value `sv` (IOPS of the same rw and block
+    size, with a window to average), else None."""
+    sel = verdicts[(verdicts["host"] == host) & (verdicts["rw"] == sv.rw) & verdicts["window_avg_iops"].notna()]
+    if sv.metric != "iops" or sel.empty:
+        return None
+    if sv.conditions.bs_bytes and not (sel["bs_bytes"] == sv.conditions.bs_bytes).any():
+        return None
+    return sel.iloc[0]
+
+
+def steady_conditions(v: pd.Series) -> specs.Conditions:
+    """Measured conditions of a steady-state verdict (memstor.analysis.steady_state.verdict_table row):
+    its outstanding I/O and block size, the span (test file or whole raw device) and the state: steady
+    state only when the window rule was met."""
+    full = v["span"] == "full_device"
+    return specs.Conditions(
+        iodepth=int(v["iodepth"]), numjobs=int(v["numjobs"]), bs_bytes=int(v["bs_bytes"]),
+        span="full_device" if full else "file", span_bytes=None if full else int(v["span_bytes"]),
+        state="steady_state" if bool(v["ss_achieved"]) else specs.NOT_STEADY,
+        target="raw_device" if full else "filesystem_file", mb="decimal")
+
+
+def _with_interface(comp: pd.DataFrame, ds: Dataset, sheets: list) -> pd.DataFrame:
+    """comp with ``interface``: the drive's PCIe link against the sheet's interface (memstor.analysis.drive
+    .interface_check: 'matched', 'differs: ...' or 'not available (...)'); a measured row whose link differs
+    gets 'interface' added to its flag."""
+    from memstor.analysis.drive import interface_check
+
+    links = interface_check(ds, sheets)
+    if links.empty:
+        return comp.assign(interface="not available (no drive record)")
+    comp = comp.merge(links[["host", "device", "flag"]].rename(columns={"flag": "interface"}),
+                      on=["host", "device"], how="left")
+    comp["interface"] = comp["interface"].fillna("not available (no drive record)")
+    differs = comp["interface"].str.startswith("differs") & comp["measured"].notna()
+    comp.loc[differs, "flag"] = comp.loc[differs, "flag"].map(
+        lambda f: "differs: interface" if f == "matched" else f"{f}, interface")
+    comp.loc[differs, "n_differ"] = comp.loc[differs, "n_differ"] + 1
+    return comp
+
+
 def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Measured vs spec for every host x spec value: measured, spec, ratio, both conditions, flag.
 
-    Columns: host, device, id, metric, unit, measured, spec, ratio (measured / spec), measured_conditions,
-    spec_conditions, flag ('matched' or 'differs: ...'), n_differ, selection, headline. Headline rows
+    A device with a fio-steady-state run is compared on its window average for the spec values it measures
+    (same rw and block size, IOPS): the state reads "steady state (file span)" or "... (full device)", and
+    the state condition matches only when the window rule was met.
+
+    The drive's PCIe link is checked against the sheet's interface (column ``interface``; a mismatch adds
+    'interface' to the flag).
+
+    Columns: host, device, id, metric, unit, measured, spec, ratio (measured / spec), measured_conditions, state,
+    spec_conditions, flag ('matched' or 'differs: ...'), n_differ, selection, headline, measured_ci_low,
+    measured_ci_high, n, interface. Headline rows
     first. Hosts without any fio measurement are left out."""
-    pts = fio_summary(ds) if pts is None else pts
+    pts = sweep_points(fio_summary(ds) if pts is None else pts)
+    verdicts = steady_state.verdict_table(ds.fio)
     rows = []
     for h in ds.hosts:
-        if pts[pts["host"] == h.name].empty:
+        if pts[pts["host"] == h.name].empty and verdicts[verdicts["host"] == h.name].empty:
             continue
         for sheet in sheets:
             for sv in sheet.values:
+                v = _steady_choice(verdicts, h.name, sv)
+                if v is not None:
+                    row = specs.compare(sv, float(v["window_avg_iops"]), steady_conditions(v), device=sheet.device,
+                                        host=h.name, selection=f"steady state: {v['verdict']}, window average")
+                    row.update(measured_ci_low=None, measured_ci_high=None,
+                               n=int(v["window_last"] - v["window_first"] + 1))
+                    rows.append(row)
+                    continue
                 r, how = _spec_point_choice(pts, h.name, sv)
                 measured = None if r is None else float(r[sv.metric])
                 cond = None if r is None else measured_conditions(r, h)
@@ -266,6 +342,7 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) 
     df = pd.DataFrame(rows)
     if df.empty:
         return df
+    df = _with_interface(df, ds, sheets)
     df["_order"] = (~df["headline"]).astype(int)
     return df.sort_values(["_order", "device", "host"], kind="stable").drop(columns="_order").reset_index(drop=True)
 
@@ -428,10 +505,15 @@ class Synthesis:
     curves: pd.DataFrame
     mem: pd.DataFrame
     mem_fits: dict
+    steady: pd.DataFrame
+    drive: pd.DataFrame
+    interface: pd.DataFrame
 
 
 def synthesise(data_dir: Path | str, specs_dir: Path | str) -> Synthesis:
     """Load every host under ``<data_dir>/processed`` and the spec sheets, and compute every table."""
+    from memstor.analysis.drive import drive_table, interface_check
+
     ds = load_dataset(data_dir)
     sheets = specs.load_specs(specs_dir)
     pts = fio_summary(ds)
@@ -442,5 +524,6 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str) -> Synthesis:
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline_long(ds, pts),
         spec=spec_comparison(ds, sheets, pts), qd=qd, little=littles_law(ds), knees=knees, knee_fits=kfits,
-        curves=curves, mem=mem, mem_fits=mfits,
+        curves=curves, mem=mem, mem_fits=mfits, steady=steady_state.verdict_table(ds.fio),
+        drive=drive_table(ds), interface=interface_check(ds, sheets),
     )

@@ -72,14 +72,19 @@ def notebook_params(experiment: str, namespace: dict) -> dict:
     return {k: namespace[k] for k in dict.fromkeys(keys)}
 
 
-def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: dict | None = None) -> Path:
+def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: dict | None = None,
+                  drive: dict | None = None) -> Path:
     """Store the machine description beside the processed tables: `<data>/processed/<host>/sysinfo.json`.
 
     host: the device (folder) name; target_dir: the folder whose filesystem and disks are described
     (None for a memory experiment); device: the record of what was measured (memstor.measure.device),
-    stored under ``device``. A memory run (target_dir None, device kind ``memory``) keeps the ``target``
-    and ``device`` a storage run stored there before: the folder still describes that storage.
+    stored under ``device``; drive: a storage run's drive section (memstor.measure.drive.run_record:
+    identity, pcie_link, health_before, health_after, health_delta), stored under ``drive`` merged with
+    the one stored before (the earliest health_before is kept while it is the same drive). A memory run
+    (target_dir None, device kind ``memory``, no drive) keeps the ``target``, ``device`` and ``drive`` a
+    storage run stored there before: the folder still describes that storage.
     """
+    from memstor.measure.drive import merge_runs
     from memstor.measure.files import atomic_write, read_json
     from memstor.measure.sysinfo import collect
 
@@ -92,6 +97,8 @@ def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: d
     if target_dir is None and (device or {}).get("kind") in (None, "memory") and \
             stored.get("kind") not in (None, "memory"):
         info["target"], info["device"] = old.get("target"), stored
+    old_drive = old.get("drive") if isinstance(old.get("drive"), dict) else None
+    info["drive"] = merge_runs(old_drive, drive) if drive is not None else old_drive
     atomic_write(out, json.dumps(info, indent=2, sort_keys=True, default=str) + "\n")
     return out
 
@@ -107,8 +114,11 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     when the test file is in `<data>/scratch` or on its filesystem, `<host>-<label>` for a `target_dir`
     on another filesystem or a raw device (`params` device + confirm_device); for a memory family, the
     host name (memstor.measure.device). What was measured is recorded in every manifest and point meta
-    and in sysinfo.json (key ``device``).
+    and in sysinfo.json (key ``device``). A storage family's drive gets a health snapshot right before
+    and right after the sweep (one nvme or smartctl run each, time-boxed; memstor.measure.drive),
+    stored with its identity under ``drive`` in sysinfo.json.
     """
+    from memstor.measure import drive
     from memstor.measure.device import resolve
     from memstor.measure.sweep import check_name, recording
     from memstor.measure.sysinfo import host_name
@@ -123,10 +133,13 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     storage = fam.KIND == "fio"
     name, device = resolve(fam.KIND, params, data_root, target if storage else None, host or None, host_name())
     check_name("host", name)
+    where = drive.locate_device(device) if storage else None
+    before = drive.health_snapshot(where) if where else None
     with recording(device=device):
         table = fam.run(params, data_root=data_root, target_dir=target, host=name, progress=progress)
+    after = drive.health_snapshot(where) if where else None
     described = (target or data_root / "scratch") if storage and device.get("kind") == "filesystem" else None
-    write_sysinfo(data_root, name, described, device)
+    write_sysinfo(data_root, name, described, device, drive.run_record(where, before, after) if where else None)
     return table
 
 

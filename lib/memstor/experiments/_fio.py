@@ -24,9 +24,10 @@ reads one raw json+ file.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -333,19 +334,35 @@ def _engine(c: FioCommon, directory: Path) -> tuple[str, str]:
     return choose_engine(c.ioengine, directory, direct=bool(c.direct))
 
 
-def run_family(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,
-               progress: bool) -> pd.DataFrame:
-    """Shared body of the fio families' ``run``: test file, engine, sweep, parse, CSV. ``configs_fn(validated,
-    engine)`` lists the point parameters (:func:`point_params`); ``validated.common`` is a FioCommon."""
+@dataclass(frozen=True)
+class Target:
+    """What a fio family measures on: the test file (or raw device), the engine chosen and the medium.
+
+    tf: memstor.measure.target.TestFile; raw: a raw device named twice; engine: the engine that runs and
+    why (note = both, for the table); medium: the drive's identity (part of every point's params)."""
+
+    tf: object
+    raw: bool
+    engine: str
+    why: str
+    note: str
+    medium: dict
+
+    @property
+    def info(self) -> dict:
+        """The sweep's manifest ``sysinfo`` entry: engines and the test file."""
+        return {"ioengine": self.engine, "ioengine_why": self.why, "test_file": str(self.tf.path),
+                "test_file_bytes": self.tf.size_bytes}
+
+
+@contextlib.contextmanager
+def fio_target(c: FioCommon, data_root: Path, target_dir: Path | None) -> Iterator[Target]:
+    """Hold the test-file folder's lock (one fio sweep at a time per folder: another one must not resize
+    the file in use), prepare the test file or check the raw device, choose the engine, yield a Target."""
     from memstor.measure.device import medium_id
-    from memstor.measure.files import atomic_write, folder_lock
-    from memstor.measure.fio import FioRunner
-    from memstor.measure.sweep import KEPT, processed_path, raw_dir, run_sweep
+    from memstor.measure.files import folder_lock
     from memstor.measure.target import prepare_test_file
 
-    c: FioCommon = validated.common
-    data_root = Path(data_root)
-    # One fio sweep at a time per test-file folder: another one must not resize the file in use.
     raw = bool(c.device or c.confirm_device)
     lock_dir = _test_file_dir(data_root, None if raw else target_dir)
     with folder_lock(lock_dir, "the fio test file"):
@@ -357,17 +374,12 @@ def run_family(experiment: str, configs_fn, validated, *, data_root: Path, targe
             tf = prepare_test_file(c.file_size_bytes, data_root, target_dir)
             engine, why = _engine(c, Path(tf.path).parent)
         note = f"{engine} ({why})" if why else engine
-        medium = medium_id(tf.path, raw)  # part of each point's identity: another drive is another point
-        points = make_points([dict(cfg, medium=medium) for cfg in configs_fn(validated, engine)], c.repetitions,
-                             str(tf.path))
-        runner = FioRunner({p.name: fio_job(p, str(tf.path)) for p in points})
-        info = {"ioengine_requested": c.ioengine, "ioengine": engine, "ioengine_why": why,
-                "test_file": str(tf.path), "test_file_bytes": tf.size_bytes}
-        results = run_sweep(experiment, points, runner, data_root, host, sysinfo=info, progress=progress)
-        _remove_when_full(results, tf)
-    refused = [r for r in results if r.status == "failed" and KEPT in (r.error or "")]
-    if refused and len(refused) == len(results):  # another medium's data is there: leave its table too
-        raise MemstorError(f"{experiment}: {refused[0].error} (all {len(results)} points)")
+        # the medium is part of each point's identity: another drive is another point
+        yield Target(tf=tf, raw=raw, engine=engine, why=why, note=note, medium=medium_id(tf.path, raw))
+
+
+def result_rows(results: list, host: str, note: str, data_root: Path) -> list:
+    """Tidy rows of sweep results: each point's raw fio output parsed (:func:`point_rows`), or failed rows."""
     rows: list = []
     for res in results:
         p = res.point
@@ -381,20 +393,67 @@ def run_family(experiment: str, configs_fn, validated, *, data_root: Path, targe
             rows += failed_rows(p.params, p.name, host, f"{source}: {err.strerror}", source, note)
             continue
         rows += point_rows(text, source, p.params, p.name, host, note)
-    df = to_frame(rows)
-    out = processed_path(data_root, host, experiment)
+    return rows
+
+
+def check_refused(experiment: str, results: list) -> None:
+    """MemstorError when every point was refused because another medium's data holds its name (then the
+    processed table of that data is left as it is)."""
+    from memstor.measure.sweep import KEPT
+
+    refused = [r for r in results if r.status == "failed" and KEPT in (r.error or "")]
+    if refused and len(refused) == len(results):
+        raise MemstorError(f"{experiment}: {refused[0].error} (all {len(results)} points)")
+
+
+def write_table(df: pd.DataFrame, data_root: Path, host: str, name: str) -> Path:
+    """Write `df` atomically to ``<data>/processed/<host>/<name>.csv``; the path."""
+    from memstor.measure.files import atomic_write
+    from memstor.measure.sweep import processed_path
+
+    out = processed_path(data_root, host, name)
     out.parent.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
     df.to_csv(buf, index=False)
     atomic_write(out, buf.getvalue())
+    return out
+
+
+def report_failures(experiment: str, df: pd.DataFrame, n_points: int, out: Path, data_root: Path,
+                    host: str) -> None:
+    """MemstorError when every point failed; a one-line warning on stderr when some did."""
+    from memstor.measure.sweep import raw_dir
+
     failed = sorted(set(df.loc[df["status"] == "failed", "point"]))
-    if failed and len(failed) == len(points):
+    if failed and len(failed) == n_points:
         first = df.loc[df["status"] == "failed", "error"].iloc[0]
-        raise MemstorError(f"{experiment}: all {len(points)} points failed (first: {first}); "
+        raise MemstorError(f"{experiment}: all {n_points} points failed (first: {first}); "
                            f"see {raw_dir(data_root, host, experiment)} and rerun to retry")
     if failed:
-        print(f"{experiment}: {len(failed)} of {len(points)} points failed (status failed in {out}); "
+        print(f"{experiment}: {len(failed)} of {n_points} points failed (status failed in {out}); "
               f"rerun the same command to retry them", file=sys.stderr)
+
+
+def run_family(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,
+               progress: bool) -> pd.DataFrame:
+    """Shared body of the fio families' ``run``: test file, engine, sweep, parse, CSV. ``configs_fn(validated,
+    engine)`` lists the point parameters (:func:`point_params`); ``validated.common`` is a FioCommon."""
+    from memstor.measure.fio import FioRunner
+    from memstor.measure.sweep import run_sweep
+
+    c: FioCommon = validated.common
+    data_root = Path(data_root)
+    with fio_target(c, data_root, target_dir) as t:
+        points = make_points([dict(cfg, medium=t.medium) for cfg in configs_fn(validated, t.engine)],
+                             c.repetitions, str(t.tf.path))
+        runner = FioRunner({p.name: fio_job(p, str(t.tf.path)) for p in points})
+        results = run_sweep(experiment, points, runner, data_root, host,
+                            sysinfo={"ioengine_requested": c.ioengine, **t.info}, progress=progress)
+        _remove_when_full(results, t.tf)
+    check_refused(experiment, results)
+    df = to_frame(result_rows(results, host, t.note, data_root))
+    out = write_table(df, data_root, host, experiment)
+    report_failures(experiment, df, len(points), out, data_root, host)
     return df
 
 

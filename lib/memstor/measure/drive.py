@@ -9,15 +9,23 @@ queue/write_cache) and the NVMe controller (model, firmware_rev, serial, the PCI
 current/max link speed and width). Tools run time-boxed (:data:`CMD_TIMEOUT_S`); parsing is
 :mod:`memstor.parse.drive`.
 
-Nothing here raises for a missing tool, permission or device: the answer is
-``{"available": False, "reason": "nvme-cli not installed", "status": "not available (nvme-cli not
-installed)"}`` (reasons: ``<tool> not installed``, ``permission denied (needs root)``, ``not an NVMe or
-SMART device``, ``no such block device``, a timeout, or the tool's own one-line message). Serial numbers
+Nothing here raises for a missing tool, permission or device: the answer is :func:`not_available`,
+``{"available": False, "reason": "...", "status": "not available (...)"}`` (reasons: ``nvme not
+installed (install the nvme-cli package; ...)``, ``permission denied (needs root)``, ``not an NVMe or
+SMART device (virtio disk vda)``, ``no such block device``, a timeout, or the tool's own one-line
+message). Serial numbers
 are returned as ``serial_number_private``; reports drop them (:func:`memstor.parse.drive.public`).
+
+Wired into the runs: :func:`locate` finds the one disk under a test-file folder (through partitions,
+device-mapper and md) or a raw device; :func:`drive_record` is ``memstor sysinfo``'s ``drive`` section;
+:func:`health_snapshot` runs right before and after each storage sweep, :func:`run_record` and
+:func:`merge_runs` make the ``drive`` section of ``processed/<device>/sysinfo.json`` (identity,
+pcie_link, health_before, health_after, health_delta). :mod:`memstor.analysis.drive` reads them.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -81,6 +89,32 @@ def disk_of(block_device: str, root: Path = SYSTEM_ROOT) -> str:
     return name
 
 
+#: What a block device is, by kernel name (for reasons: "not an NVMe or SMART device (virtio disk vda)").
+_KIND_BY_NAME = ((r"nvme\d+(?:c\d+)?(?:n\d+)?", "NVMe drive"), (r"(?:sd|hd)[a-z]+", "SCSI/SATA disk"),
+                 (r"vd[a-z]+", "virtio disk"), (r"xvd[a-z]+", "Xen virtual disk"), (r"loop\d+", "loop device"),
+                 (r"dm-\d+", "device-mapper device"), (r"md\d+|md_d\d+", "md RAID device"),
+                 (r"zram\d+", "zram device"), (r"ram\d+", "RAM disk"), (r"nbd\d+", "network block device"),
+                 (r"rbd\d+", "Ceph RBD device"), (r"mmcblk\d+", "MMC/SD card"), (r"sr\d+", "optical drive"),
+                 (r"pmem\d+(?:s)?", "persistent-memory device"))
+#: sysfs ``device/subsystem`` -> what the disk is, for names the table above does not know.
+_KIND_BY_SUBSYSTEM = {"virtio": "virtio disk", "scsi": "SCSI/SATA disk", "nvme": "NVMe drive", "mmc": "MMC/SD card",
+                      "xen": "Xen virtual disk"}
+
+
+def disk_label(disk: str, root: Path = SYSTEM_ROOT) -> str:
+    """The disk named with what it is, for messages: ``virtio disk vda``, ``loop device loop0``; its sysfs
+    ``device/subsystem`` decides for other names; the bare name when neither tells."""
+    name = device_name(disk)
+    for pattern, kind in _KIND_BY_NAME:
+        if re.fullmatch(pattern, name):
+            return f"{kind} {name}"
+    try:
+        subsystem = _sys(root, f"/sys/class/block/{name}/device/subsystem").resolve(strict=True).name
+    except OSError:
+        return name
+    return f"{_KIND_BY_SUBSYSTEM[subsystem]} {name}" if subsystem in _KIND_BY_SUBSYSTEM else name
+
+
 def is_nvme(name: str) -> bool:
     """True for an NVMe controller or namespace name (``nvme0``, ``nvme0n1``, ``nvme0n1p2``)."""
     return bool(_NVME_RE.match(device_name(name)))
@@ -122,7 +156,7 @@ def pcie_link(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     non-NVMe devices (SATA's link is smartctl's interface_speed), fabrics transports, or missing files."""
     disk = disk_of(block_device_name, root)
     if not is_nvme(disk):
-        return not_available(f"not an NVMe device ({disk}): no PCIe link of its own", device=disk)
+        return not_available(f"not an NVMe device ({disk_label(disk, root)}): no PCIe link of its own", device=disk)
     ctrl, folder = nvme_controller(disk, root)
     if folder is None:
         return not_available(f"no NVMe controller in sysfs for {disk}", device=disk)
@@ -188,14 +222,21 @@ class _Unavailable(Exception):
     """A tool gave nothing usable; str() is the reason."""
 
 
-_PACKAGES = {"nvme": "nvme-cli", "smartctl": "smartmontools (smartctl)"}
+#: Tool -> the package that installs it (scripts/install-system-deps installs both).
+PACKAGES = {"nvme": "nvme-cli", "smartctl": "smartmontools"}
+
+
+def not_installed(tool: str) -> str:
+    """The reason a missing tool gives, with the way out: ``smartctl not installed (install the
+    smartmontools package; scripts/install-system-deps does)``."""
+    return f"{tool} not installed (install the {PACKAGES.get(tool, tool)} package; scripts/install-system-deps does)"
 
 
 def _run(cmd: list[str]) -> str:
     """stdout of ``cmd`` (time-boxed); _Unavailable with the reason when it cannot run or fails."""
     tool = cmd[0]
     if shutil.which(tool) is None:
-        raise _Unavailable(f"{_PACKAGES.get(tool, tool)} not installed")
+        raise _Unavailable(not_installed(tool))
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=CMD_TIMEOUT_S,
                              stdin=subprocess.DEVNULL, errors="replace")
@@ -277,7 +318,7 @@ def identity(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     elif _SMART_RE.match(disk):
         attempts = [("smartctl", lambda: _smartctl(disk))]
     else:
-        rec["tools"]["smartctl"] = not_available(f"not an NVMe or SMART device ({disk})")
+        rec["tools"]["smartctl"] = not_available(f"not an NVMe or SMART device ({disk_label(disk, root)})")
     for tool, fn in attempts:
         try:
             found = fn()
@@ -326,7 +367,7 @@ def health(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     elif _SMART_RE.match(disk):
         attempts = [("smartctl", lambda: _smartctl(disk))]
     else:
-        return not_available(f"not an NVMe or SMART device ({disk})", device=disk)
+        return not_available(f"not an NVMe or SMART device ({disk_label(disk, root)})", device=disk)
     reasons = []
     for tool, fn in attempts:
         try:
@@ -367,4 +408,308 @@ def health_delta(before: dict, after: dict) -> dict:
             out[key] = None
             notes.append(f"{key}: went down ({b} -> {a}): another drive or a reset, no difference taken")
     out["notes"] = notes
+    return out
+
+
+# ------------------------------------------------------------------------- the drive under a target
+#
+# A *section* (identity, pcie_link, health, health_before/_after/_delta) is a dict: ``available`` (True
+# when at least one of its fields was read), ``reason`` / ``status`` when not (see not_available), what
+# it was read from, ``notes``, and ``fields``: {field: value, or not_available(reason) when unreadable}.
+# Units are in the field names (``_bytes``, ``_C``, ``_pct``, ``_GTps``, ``_Gbps``, ``_hours``).
+
+#: Identity fields every drive record lists (a value or why not).
+IDENTITY_FIELDS = ("model", "firmware", "capacity_bytes", "logical_block_size_bytes", "physical_block_size_bytes",
+                   "rotational", "write_cache", "volatile_write_cache", "protocol", "lba_format_index",
+                   "lba_size_bytes", "metadata_size_bytes")
+#: Identity fields listed only when a tool reported them (NVMe controller, SATA link, HDD speed).
+IDENTITY_EXTRA_FIELDS = ("nvme_version", "nvm_capacity_bytes", "rotation_rpm", "interface_speed_current_Gbps",
+                         "interface_speed_max_Gbps", "serial_number_private")
+#: Identity fields only NVMe has (their reason on other disks says so).
+NVME_ONLY_FIELDS = ("lba_format_index", "lba_size_bytes", "metadata_size_bytes", "nvme_version", "nvm_capacity_bytes")
+#: PCIe link fields (sysfs of the NVMe drive's PCI function).
+PCIE_FIELDS = ("current_link_speed_GTps", "current_link_width", "max_link_speed_GTps", "max_link_width",
+               "pcie_generation_current", "pcie_generation_max", "link_below_max", "pci_address", "controller")
+#: Health fields of a snapshot.
+HEALTH_FIELDS = _HEALTH_KEYS
+#: Fields of the difference after - before (the temperature's is a change in degrees C).
+DELTA_FIELDS = ("data_written_bytes", "data_units_written", "percentage_used_pct", "media_errors", "power_on_hours",
+                "temperature_C")
+
+
+def _blockdir(name: str, root: Path) -> Path | None:
+    try:
+        return _sys(root, f"/sys/class/block/{name}").resolve(strict=True)
+    except OSError:
+        return None
+
+
+def _members(name: str, root: Path) -> list[str]:
+    """The block devices a dm or md device is built on: its ``slaves/``, else (a recorded tree without
+    ``slaves/``) every block device whose ``holders/`` names it."""
+    folder = _blockdir(name, root)
+    if folder is None:
+        return []
+    slaves = folder / "slaves"
+    if slaves.is_dir():
+        found = sorted(p.name for p in slaves.iterdir())
+        if found:
+            return found
+    try:
+        every = sorted(_sys(root, "/sys/class/block").iterdir())
+    except OSError:
+        return []
+    return [p.name for p in every if (p / "holders" / name).exists()]
+
+
+def underlying_disks(block_device: str, root: Path = SYSTEM_ROOT, _seen: frozenset = frozenset()) -> list[str]:
+    """The whole disks under ``block_device``: a partition's disk; for device-mapper (LVM, LUKS) and md
+    the disks under its members, recursively; a disk itself. In order, without repeats."""
+    name = device_name(block_device)
+    if name in _seen:
+        return []
+    members = _members(name, root)
+    disk = disk_of(name, root)
+    if not members and disk != name:
+        members = _members(disk, root)
+    if not members:
+        return [disk]
+    out: list[str] = []
+    for m in members:
+        out += underlying_disks(m, root, _seen | {name})
+    return list(dict.fromkeys(out))
+
+
+def _where(path: str, raw: bool, kname: str | None, why_none: str, root: Path) -> dict:
+    """The location record (see :func:`locate`) of block device ``kname`` (None: ``why_none``)."""
+    out: dict[str, Any] = {"path": str(path), "raw": raw, "block_device": None, "disks": [], "disk": None,
+                           "disk_label": None, "reason": None}
+    if not kname:
+        out["reason"] = why_none
+        return out
+    if _blockdir(kname, root) is None:
+        out["reason"] = f"{path} is not a block device (no {kname} in /sys/class/block)" if raw else \
+            f"no block device {kname} in /sys/class/block"
+        return out
+    disks = underlying_disks(kname, root)
+    out.update(block_device=kname, disks=disks)
+    if len(disks) != 1:
+        out["reason"] = (f"{kname} spans {len(disks)} disks ({', '.join(disks)}): one drive's identity and "
+                         "health would not describe it")
+        return out
+    out.update(disk=disks[0], disk_label=disk_label(disks[0], root))
+    return out
+
+
+def locate_device(record: dict, root: Path = SYSTEM_ROOT) -> dict:
+    """:func:`locate` for a device record of :mod:`memstor.measure.device` (``filesystem`` or
+    ``raw-device`` kind: its ``kernel_name`` is the block device), without looking the path up again."""
+    raw = record.get("kind") == "raw-device"
+    path = record.get("path") or record.get("real_path") or ""
+    fstype, source = record.get("fstype") or "the filesystem", record.get("source")
+    why = f"{fstype} on {record.get('mountpoint') or path}" + (f" (source {source})" if source and source != fstype
+                                                               else "") + " is not on a local block device"
+    if raw:
+        why = f"{path} is not a block device"
+    return _where(path, raw, record.get("kernel_name"), why, root)
+
+
+def locate(path: Path | str, raw: bool = False, root: Path = SYSTEM_ROOT) -> dict:
+    """Which drive holds ``path``: the disk under its filesystem (a test-file folder; the nearest existing
+    parent counts) or, with ``raw``, under the block device ``path``.
+
+    Keys: path, raw, block_device (kernel name of the filesystem's device or of the raw device, else
+    None), disks (the whole disks under it), disk (the one disk, None when there is not exactly one),
+    disk_label (``virtio disk vda``), reason (why disk is None: no local block device, several disks,
+    no such device). Under a recorded ``root`` the mount is found by path alone. Never raises."""
+    from memstor.measure import device
+
+    if raw:
+        record = device.raw_device_identity(str(path), root)
+    elif os.path.realpath(root) == "/":
+        record = device.filesystem_identity(path, root)
+    else:  # a recorded tree: the device number of files under path is their mount's (this machine's means nothing)
+        mounts: list = []
+        try:
+            mounts = device.parse_mountinfo(_sys(root, "/proc/self/mountinfo").read_text(encoding="utf-8"))
+        except OSError:
+            pass
+        mount = device.mount_of(os.path.normpath(str(path)), None, mounts)
+        record = device.filesystem_identity(path, root, st_dev=mount.st_dev if mount else 0)
+    return locate_device(record, root)
+
+
+def _field_na(fields: tuple[str, ...], reason: str) -> dict:
+    return {f: not_available(reason) for f in fields}
+
+
+def unavailable_section(fields: tuple[str, ...], reason: str, **extra: Any) -> dict:
+    """A section none of whose ``fields`` could be read, each with ``reason``."""
+    return {**not_available(reason), **extra, "fields": _field_na(fields, reason)}
+
+
+def _identity_reason(field: str, ident: dict, label: str, nvme: bool) -> str:
+    """Why identity field ``field`` is missing: NVMe-only on another disk, else what sysfs and the tools said."""
+    if field in NVME_ONLY_FIELDS and not nvme:
+        return f"NVMe only ({label} is not NVMe)"
+    read = [t for t, s in ident["tools"].items() if s.get("available")]
+    if read:
+        return f"not reported by sysfs nor {', '.join(read)}"
+    failed = list(dict.fromkeys(s["reason"] for s in ident["tools"].values() if not s.get("available")))
+    return "; ".join(["not in sysfs", *failed])
+
+
+def identity_section(ident: dict, root: Path = SYSTEM_ROOT) -> dict:
+    """The identity section of an :func:`identity` record (its ``pcie`` left out: see pcie_section)."""
+    disk = ident["device"]
+    nvme, label = is_nvme(disk), disk_label(disk, root)
+    fields: dict[str, Any] = {}
+    for f in IDENTITY_FIELDS + IDENTITY_EXTRA_FIELDS:
+        value = ident.get(f)
+        if value is not None:
+            fields[f] = value
+        elif f in IDENTITY_FIELDS:
+            fields[f] = not_available(_identity_reason(f, ident, label, nvme))
+    out = {"available": any(not isinstance(v, dict) for v in fields.values()), "device": disk,
+           "sources": list(ident.get("sources") or []), "tools": ident.get("tools") or {},
+           "notes": list(ident.get("notes") or [])}
+    if not out["available"]:
+        out.update(not_available(ident.get("reason") or f"nothing readable for {label}"))
+    out["fields"] = fields
+    return out
+
+
+def pcie_section(link: dict) -> dict:
+    """The pcie_link section of a :func:`pcie_link` record (the raw sysfs strings kept under ``sysfs``)."""
+    if not link.get("available"):
+        return unavailable_section(PCIE_FIELDS, link.get("reason") or "no PCIe link", device=link.get("device"))
+    fields = {f: link.get(f) if link.get(f) is not None else not_available("sysfs has no readable value")
+              for f in PCIE_FIELDS}
+    return {"available": True, "device": link.get("device"), "source": "sysfs", "sysfs": link.get("sysfs") or {},
+            "fields": fields}
+
+
+def health_section(rec: dict) -> dict:
+    """The health section of a :func:`health` record (a snapshot): source, collected_at (UTC), notes, fields."""
+    if not rec.get("available"):
+        return unavailable_section(HEALTH_FIELDS, rec.get("reason") or "no health record",
+                                   device=rec.get("device"), collected_at=rec.get("collected_at") or utc_now())
+    source = rec.get("source") or "the tool"
+    fields = {f: rec[f] if rec.get(f) is not None else not_available(f"{source} reports none for this drive")
+              for f in HEALTH_FIELDS}
+    return {"available": True, "device": rec.get("device"), "source": rec.get("source"),
+            "collected_at": rec.get("collected_at"), "notes": list(rec.get("notes") or []), "fields": fields}
+
+
+def section_values(section: dict | None) -> dict:
+    """A section back as one flat record (fields not available -> None), as :func:`health_delta` reads it."""
+    section = section or {}
+    out = {k: v for k, v in section.items() if k != "fields"}
+    for k, v in (section.get("fields") or {}).items():
+        out[k] = None if isinstance(v, dict) and v.get("available") is False else v
+    return out
+
+
+def delta_section(before: dict | None, after: dict | None) -> dict:
+    """The health_delta section: after - before of two health sections (:func:`health_delta`), each
+    missing field with its reason (not in a snapshot, or a counter that went down)."""
+    d = health_delta(section_values(before), section_values(after))
+    if not d.get("available"):
+        return unavailable_section(DELTA_FIELDS, d["reason"])
+    fields: dict[str, Any] = {}
+    for f in DELTA_FIELDS:
+        went_down = next((n for n in d["notes"] if n.startswith(f"{f}: went down")), None)
+        if d.get(f) is not None:
+            fields[f] = d[f]
+        else:
+            fields[f] = not_available(went_down.split(": ", 1)[1] if went_down else "not in the before or after snapshot")
+    keep = ("device", "source", "before_at", "after_at", "temperature_before_C", "temperature_after_C", "notes")
+    return {"available": True, **{k: d.get(k) for k in keep}, "fields": fields}
+
+
+def health_snapshot(where: dict, root: Path = SYSTEM_ROOT) -> dict:
+    """The health section of the drive :func:`locate` found (one nvme or smartctl run, time-boxed).
+    Never raises: it runs around every storage sweep, which a drive record must not stop."""
+    if not where.get("disk"):
+        return unavailable_section(HEALTH_FIELDS, where.get("reason") or "no drive", collected_at=utc_now())
+    try:
+        return health_section(health(where["disk"], root))
+    except Exception as err:  # noqa: BLE001 - see the docstring
+        return unavailable_section(HEALTH_FIELDS, f"reading health failed ({type(err).__name__}: {err})",
+                                   collected_at=utc_now())
+
+
+def record_of(where: dict, root: Path = SYSTEM_ROOT, *, with_health: bool = True) -> dict:
+    """The drive record of a :func:`locate` result: its keys plus collected_at (UTC), identity,
+    pcie_link and (``with_health``) health sections. Never raises for a missing tool or permission."""
+    out = {**where, "collected_at": utc_now()}
+    disk = where.get("disk")
+    if not disk:
+        reason = where.get("reason") or "no drive"
+        out.update(identity=unavailable_section(IDENTITY_FIELDS, reason),
+                   pcie_link=unavailable_section(PCIE_FIELDS, reason))
+        if with_health:
+            out["health"] = unavailable_section(HEALTH_FIELDS, reason, collected_at=out["collected_at"])
+        return out
+    ident = identity(disk, root)
+    out["identity"] = identity_section(ident, root)
+    out["pcie_link"] = pcie_section(ident.get("pcie") or pcie_link(disk, root))
+    if with_health:
+        out["health"] = health_snapshot(where, root)
+    return out
+
+
+def drive_record(path: Path | str, raw: bool = False, root: Path = SYSTEM_ROOT) -> dict:
+    """The drive under a test-file folder (or, with ``raw``, the raw block device ``path``), now.
+
+    Keys: path, raw, block_device, disks, disk (None when the target is not on exactly one local disk),
+    disk_label, reason (why disk is None), collected_at (UTC), and the sections identity (model,
+    firmware, capacity_bytes, block sizes, write cache, NVMe LBA format...), pcie_link (current and
+    maximum link speed in GT/s per lane and width in lanes) and health (temperature_C,
+    percentage_used_pct, data_units_written, data_written_bytes, media_errors...). Each section's
+    ``fields`` holds every field as a value or as ``not_available(reason)``. Never raises for a missing
+    tool, permission or device: those are reasons."""
+    return record_of(locate(path, raw, root), root)
+
+
+def run_record(where: dict, before: dict, after: dict, root: Path = SYSTEM_ROOT) -> dict:
+    """The drive section a storage run stores in sysinfo.json: :func:`record_of` without a live health
+    reading, plus health_before and health_after (the snapshots taken right before and after the
+    sweep) and health_delta (after - before). Never raises (a failure is the sections' reason)."""
+    try:
+        out = record_of(where, root, with_health=False)
+    except Exception as err:  # noqa: BLE001 - the sweep is done; its drive record must not lose it
+        reason = f"reading the drive failed ({type(err).__name__}: {err})"
+        out = {**where, "collected_at": utc_now(), "identity": unavailable_section(IDENTITY_FIELDS, reason),
+               "pcie_link": unavailable_section(PCIE_FIELDS, reason)}
+    out.update(health_before=before, health_after=after, health_delta=delta_section(before, after))
+    return out
+
+
+def _value(section: dict | None, field: str) -> Any:
+    v = ((section or {}).get("fields") or {}).get(field)
+    return None if isinstance(v, dict) else v
+
+
+def same_drive(old: dict | None, new: dict | None) -> bool:
+    """True when two drive records describe the same drive: the same disk name, and the same model and
+    serial number wherever both records know them."""
+    if not old or not new or not old.get("disk") or old.get("disk") != new.get("disk"):
+        return False
+    for field in ("model", "serial_number_private"):
+        a, b = _value(old.get("identity"), field), _value(new.get("identity"), field)
+        if a is not None and b is not None and a != b:
+            return False
+    return True
+
+
+def merge_runs(old: dict | None, new: dict) -> dict:
+    """The drive section after another storage run: ``new``, with the earliest health_before kept from
+    ``old`` while it is the same drive (:func:`same_drive`) and that snapshot was read; health_delta
+    recomputed from it to the latest health_after."""
+    out = dict(new)
+    earlier = (old or {}).get("health_before")
+    if same_drive(old, new) and isinstance(earlier, dict) and earlier.get("available"):
+        out["health_before"] = earlier
+        out["health_delta"] = delta_section(earlier, new.get("health_after"))
     return out

@@ -38,7 +38,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -327,8 +327,14 @@ def run_sweep(
     *,
     sysinfo: dict | None = None,
     progress: bool = True,
+    until: Callable[[list[PointResult]], str | None] | None = None,
 ) -> list[PointResult]:
     """Run every point not already complete, one at a time, and return one PointResult per point.
+
+    until: an adaptive sweep's stop rule, called with the results so far after every point (cached ones
+    included); when it returns a reason (e.g. "steady state at round 7"), the remaining points are not
+    run: they are listed in the manifest with status ``not run`` and that reason, and the returned list
+    ends with the last point handled. A later call with the same points resumes where the rule says.
 
     Raw outputs go to ``raw_dir(data_root, host, experiment)``. Raises UsageError for bad names,
     SweepLocked when another sweep of the same experiment runs, SweepInterrupted on Ctrl-C.
@@ -375,16 +381,21 @@ def run_sweep(
                     results.append(
                         PointResult(p, "cached", raw_path(directory, p, runner.suffix), meta_path(directory, p))
                     )
-                    continue
-                if p.name in kept:  # never touch a completed measurement of something else
+                elif p.name in kept:  # never touch a completed measurement of something else
                     results.append(PointResult(p, "failed", None, meta_path(directory, p), kept[p.name]))
-                    continue
-                bar.start(p)
-                res = _run_point(experiment, host, p, runner, directory, extra)
-                results.append(res)
-                entries[i].update(status=res.status, raw=res.raw.name if res.raw else None, error=res.error)
-                write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started, extra))
-                bar.finish(p)
+                else:
+                    bar.start(p)
+                    res = _run_point(experiment, host, p, runner, directory, extra)
+                    results.append(res)
+                    entries[i].update(status=res.status, raw=res.raw.name if res.raw else None, error=res.error)
+                    write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started, extra))
+                    bar.finish(p)
+                why = until(results) if until is not None else None  # cached points too: a rerun stops alike
+                if why:
+                    for entry in entries[i + 1:]:
+                        entry.update(status="not run", raw=None, error=why)
+                    write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started, extra))
+                    break
         except KeyboardInterrupt:
             n_ok = sum(1 for r in results if r.status in ("done", "cached"))
             raise SweepInterrupted(

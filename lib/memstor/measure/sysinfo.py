@@ -1,5 +1,6 @@
 """The machine under test, as JSON: CPU, caches, memory, NUMA, THP, kernel, OS, the target's filesystem and
-device, tool versions. Stored with every experiment (manifest + ``processed/<host>/sysinfo.json``).
+device, the drive under it (identity, PCIe link, health: memstor.measure.drive), tool versions. Stored
+with every experiment (manifest + ``processed/<host>/sysinfo.json``).
 
 collect() never fails: a field it cannot find is None and ``notes`` says why ("field: reason").
 Sources: /proc/cpuinfo, /proc/meminfo, sysfs (/sys/devices/system/cpu, node, block), lscpu -J,
@@ -360,8 +361,12 @@ def tool_versions(notes: list[str]) -> dict:
     return out
 
 
-def collect(target: Path | None = None) -> dict:
-    """A JSON-able description of this machine (and of ``target``'s filesystem when given). Never raises."""
+def collect(target: Path | None = None, drive_of: Path | str | None = None, raw: bool = False) -> dict:
+    """A JSON-able description of this machine (and of ``target``'s filesystem when given). Never raises.
+
+    drive_of: a test-file folder (or, with ``raw``, a raw block device) whose drive is described under
+    ``drive`` (:func:`memstor.measure.drive.drive_record`: identity, PCIe link and health now, each
+    field a value or ``not available (reason)``); None: ``drive`` is None."""
     notes: list[str] = []
     info: dict[str, Any] = {"host": host_name(), "hostname": socket.gethostname(), "collected_at": utc_now(),
                             "memstor_version": __version__}
@@ -374,6 +379,10 @@ def collect(target: Path | None = None) -> dict:
     ]
     if target is not None:
         parts.append(("target", lambda: target_info(Path(target), notes)))
+    if drive_of is not None:
+        from memstor.measure.drive import drive_record
+
+        parts.append(("drive", lambda: drive_record(drive_of, raw)))
     for key, fn in parts:
         try:
             info[key] = fn()
@@ -382,5 +391,7 @@ def collect(target: Path | None = None) -> dict:
             notes.append(f"{key}: {type(err).__name__}: {err}")
     if target is None:
         info["target"] = None
+    if drive_of is None:
+        info["drive"] = None
     info["notes"] = notes
     return info

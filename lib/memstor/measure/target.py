@@ -543,6 +543,22 @@ def check_device(device: str | None, confirm_device: str | None, size_bytes: int
                                 real=Path(os.path.realpath(device)), root=root)
 
 
+def _device_bytes(rdev: int, root: Path = SYSTEM_ROOT) -> int | None:
+    """Size in bytes of block device number `rdev` from sysfs (512-byte sectors), None when unreadable."""
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        return int((_sys_block(rdev, root) / "size").read_text()) * 512
+    return None
+
+
+def device_bytes(device: Path | str, root: Path = SYSTEM_ROOT) -> int | None:
+    """Size in bytes of the block device at `device` (None when it is not one or sysfs is unreadable)."""
+    try:
+        st = os.stat(device)
+    except OSError:
+        return None
+    return _device_bytes(st.st_rdev, root) if stat.S_ISBLK(st.st_mode) else None
+
+
 def check_device_numbers(device: str, confirm_device: str, rdev: int, confirm_rdev: int, size_bytes: int,
                          real: Path | None = None, root: Path = SYSTEM_ROOT) -> TestFile:
     """The raw-device decision from device numbers; UnsafeTarget/UsageError, one line each, otherwise.
@@ -571,10 +587,7 @@ def check_device_numbers(device: str, confirm_device: str, rdev: int, confirm_rd
         if holders and holders.is_dir() and any(holders.iterdir()):
             users = ", ".join(sorted(h.name for h in holders.iterdir()))
             raise UnsafeTarget(f"device {real}: {name} is in use by {users} (LVM/RAID/dm); free it first, or use --target DIR")
-    d = _sys_block(rdev, root)
-    dev_bytes = None
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        dev_bytes = int((d / "size").read_text()) * 512  # sysfs counts 512-byte sectors
+    dev_bytes = _device_bytes(rdev, root)
     if dev_bytes is not None and size_bytes > dev_bytes:
         raise UsageError(
             f"device {real} holds {size_text(dev_bytes)}, less than the asked {size_text(size_bytes)}: "

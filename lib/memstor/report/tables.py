@@ -16,6 +16,9 @@ TABLES = {
     "littles_law": ("little", "device x experiment x configuration: N, X, R, X·R, residual, band, flag, reason"),
     "knee": ("knees", "device x workload: two-asymptote fit (± SE, N* with 95 % CI) and closed-system bound"),
     "memory_fit": ("mem", "device x loaded-latency curve: fitted model parameters and knee"),
+    "steady_state": ("steady", "device: SNIA PTS steady-state verdict, window, window averages, bytes written"),
+    "drive": ("drive", "device x drive field: identity, PCIe link, health before/after and delta, or why not available"),
+    "interface": ("interface", "device x spec sheet: measured PCIe link vs the sheet's interface, flag"),
     "summary": ("points", "device x experiment x configuration x direction: n, means and 95 % CIs"),
 }
 

@@ -56,11 +56,12 @@ def save(fig, path: str | Path, dpi: int = SAVE_DPI) -> Path:
 
 def save_figures(figures_dir: str | Path, experiment: str, **figures) -> list[Path]:
     """The notebooks' figure-saving step: each ``name=fig`` to ``<figures_dir>/<experiment>-<name>.png``
-    (underscores in the name become hyphens); nothing when ``figures_dir`` is empty. Returns the paths."""
+    (underscores in the name become hyphens); nothing when ``figures_dir`` is empty, and nothing for a
+    figure that is None (no data to draw). Returns the paths."""
     if not figures_dir:
         return []
     return [save(fig, Path(figures_dir) / f"{experiment}-{name.replace('_', '-')}.png")
-            for name, fig in figures.items()]
+            for name, fig in figures.items() if fig is not None]
 
 
 def size_label(n_bytes: float) -> str:
