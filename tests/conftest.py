@@ -25,3 +25,30 @@ REAL = ROOT / "tests" / "data" / "real"
 def real() -> Path:
     """The folder of real MLC/fio outputs from public repositories (see its SOURCES.md)."""
     return REAL
+
+
+@pytest.fixture
+def loop_device(tmp_path):
+    """A factory: ``loop_device(size_bytes)`` -> the path of a real loop device over a sparse file in
+    tmp_path (root and losetup only: skips otherwise), detached after the test."""
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("losetup") is None:
+        pytest.skip("needs root and losetup to create a loop device")
+    made: list[str] = []
+
+    def make(size_bytes: int) -> str:
+        img = tmp_path / f"disk{len(made)}.img"
+        with open(img, "wb") as fh:
+            fh.truncate(size_bytes)
+        res = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True)
+        if res.returncode != 0:
+            pytest.skip(f"cannot create a loop device here: {res.stderr.strip()}")
+        made.append(res.stdout.strip())
+        return made[-1]
+
+    yield make
+    for dev in made:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)

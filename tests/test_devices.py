@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -256,25 +255,14 @@ def test_a_standard_memory_run_after_a_quick_one_keeps_the_quick_raw_files(tmp_p
 # --------------------------------------------------------------------------------------- raw device
 
 
-def test_raw_device_is_named_after_its_kernel_name(tmp_path):
+def test_raw_device_is_named_after_its_kernel_name(tmp_path, loop_device):
     """A raw device (named twice) is `<host>-<kernel name>` (a real loop device; root only)."""
-    if os.geteuid() != 0 or shutil.which("losetup") is None:
-        pytest.skip("needs root and losetup to create a loop device")
-    img = tmp_path / "disk.img"
-    with open(img, "wb") as fh:
-        fh.truncate(16 << 20)
-    res = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True)
-    if res.returncode != 0:
-        pytest.skip(f"cannot create a loop device here: {res.stderr.strip()}")
-    loop = res.stdout.strip()
-    try:
-        params = {"device": loop, "confirm_device": loop}
-        name, rec = dev.resolve("fio", params, tmp_path / "data", None, None, "box")
-        assert name == f"box-{Path(loop).name}" and rec["named_by"] == "raw device"
-        assert rec["kind"] == "raw-device" and rec["st_rdev"] and rec["kernel_name"] == Path(loop).name
-        assert dev.resolve("fio", params, tmp_path / "data", None, "mine", "box")[0] == "mine"
-    finally:
-        subprocess.run(["losetup", "-d", loop], capture_output=True)
+    loop = loop_device(16 << 20)
+    params = {"device": loop, "confirm_device": loop}
+    name, rec = dev.resolve("fio", params, tmp_path / "data", None, None, "box")
+    assert name == f"box-{Path(loop).name}" and rec["named_by"] == "raw device"
+    assert rec["kind"] == "raw-device" and rec["st_rdev"] and rec["kernel_name"] == Path(loop).name
+    assert dev.resolve("fio", params, tmp_path / "data", None, "mine", "box")[0] == "mine"
 
 
 def test_run_experiment_validates_an_explicit_host_before_naming(tmp_path):

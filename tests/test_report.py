@@ -215,6 +215,7 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
         assert needle.replace("'", "&#x27;") in html or needle in html, needle
     assert sorted(p.name for p in (tmp_path / "tables").glob("*.csv")) == sorted(
         ["headline.csv", "spec_comparison.csv", "littles_law.csv", "knee.csv", "memory_fit.csv", "steady_state.csv", "drive.csv", "interface.csv",
+         "load_latency.csv", "slo.csv", "load_latency_models.csv",
          "summary.csv"])
     if report.pdf_tools_missing():
         pytest.skip("PDF toolchain missing: the HTML half was checked; scripts/install-system-deps installs it")

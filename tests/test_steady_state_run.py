@@ -435,3 +435,24 @@ def test_spec_table_flags_an_interface_mismatch_from_the_drive_record(tmp_path, 
     assert row["flag"].endswith(", interface") and "state" not in row["flag"]
     unmeasured = S.spec[(S.spec["host"] == HOST) & S.spec["measured"].isna()]
     assert (unmeasured["flag"] == "not measured").all()
+
+
+@needs_fio
+def test_raw_device_named_twice_is_preconditioned_whole_and_compared_as_full_device(tmp_path, loop_device):
+    """A real loop device (root only): the span is the whole device, the state reads 'full device'."""
+    from memstor.analysis.synthesis import synthesise
+
+    loop = loop_device(24 << 20)
+    df = run_experiment(fss.EXPERIMENT, params(max_rounds=5, device=loop, confirm_device=loop, ioengine="libaio",
+                                               file_size="8m"),
+                        data_root=tmp_path / "data", host=HOST, progress=False)
+    assert len(df) == 5 and (df["status"] == "done").all()
+    assert (df["span"] == "full_device").all() and (df["span_bytes"] == 24 << 20).all()
+    assert df["precondition_bytes"].iloc[0] == 2 * (24 << 20)  # the whole device twice, not file_size
+    meta = meta_of(raw(tmp_path / "data"))
+    pc = next(m for n, m in meta.items() if n.startswith("pc1"))
+    assert f"--filename={loop}" in pc["command"] and f"--size={24 << 20}" in pc["command"]
+    S = synthesise(tmp_path / "data", Path(__file__).resolve().parents[1] / "data" / "specs")
+    row = S.spec[(S.spec["host"] == HOST) & (S.spec["id"] == "randwrite_4k_course")].iloc[0]
+    assert row["state"].endswith("(full device)")
+    assert "span" not in row["flag"] and "target" not in row["flag"]

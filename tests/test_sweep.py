@@ -411,3 +411,75 @@ def test_sigint_mid_point_prints_one_line_and_leaves_no_tmp(tmp_path):
     assert tmp_files(d) == [] and not (d / "q2.meta.json").exists()
     man = json.loads((d / "manifest.json").read_text())
     assert [e["status"] for e in man["points"]] == ["done", "done", "pending", "pending"]
+
+
+# --------------------------------------------------------------------------------- sidecar folders
+
+
+class LogRunner(JsonRunner):
+    """JsonRunner that also writes a sidecar folder of 'logs' (like fio's interval logs)."""
+
+    def run(self, point: Point, out_tmp: Path) -> dict:
+        from memstor.measure.sweep import sidecar_tmp
+
+        logs = sidecar_tmp(out_tmp)
+        logs.mkdir()
+        (logs / "iops.log").write_text(f"0, {point.params['x']}, 0, 0\n")
+        return super().run(point, out_tmp)
+
+
+def test_sidecar_folder_lands_with_its_point_and_never_with_a_failed_one(tmp_path):
+    from memstor.measure.sweep import sidecar_dir
+
+    pts = [Point("a", {"x": 1}), Point("b", {"x": 2}), Point("c", {"x": 3})]
+    runner = LogRunner(fail={"b"}, incomplete={"c"})
+    res = run_sweep("exp", pts, runner, tmp_path, "h", progress=False)
+    d = raw_dir(tmp_path, "h", "exp")
+    assert [r.status for r in res] == ["done", "failed", "failed"]
+    assert (sidecar_dir(d, pts[0]) / "iops.log").read_text() == "0, 1, 0, 0\n"
+    assert not sidecar_dir(d, pts[1]).exists() and not sidecar_dir(d, pts[2]).exists()
+    assert not [p for p in d.iterdir() if ".tmp" in p.name]
+    # a rerun keeps the completed point's folder as it is and adds the others'
+    before = (sidecar_dir(d, pts[0]) / "iops.log").stat().st_mtime_ns
+    res = run_sweep("exp", pts, LogRunner(), tmp_path, "h", progress=False)
+    assert [r.status for r in res] == ["cached", "done", "done"]
+    assert (sidecar_dir(d, pts[0]) / "iops.log").stat().st_mtime_ns == before
+    assert (sidecar_dir(d, pts[2]) / "iops.log").read_text() == "0, 3, 0, 0\n"
+
+
+def test_a_killed_runs_sidecar_temp_folder_is_removed_by_the_next_sweep(tmp_path):
+    from memstor.measure.sweep import sidecar_dir, sidecar_tmp
+
+    d = raw_dir(tmp_path, "h", "exp")
+    d.mkdir(parents=True)
+    stale = sidecar_tmp(d / "a.json.tmp")
+    stale.mkdir()
+    (stale / "half.log").write_text("0, 1")
+    run_sweep("exp", [Point("a", {"x": 1})], LogRunner(), tmp_path, "h", progress=False)
+    assert not stale.exists() and (sidecar_dir(d, Point("a")) / "iops.log").is_file()
+
+
+def test_interrupted_point_leaves_no_sidecar(tmp_path):
+    from memstor.measure.sweep import sidecar_dir
+
+    with pytest.raises(SweepInterrupted):
+        run_sweep("exp", [Point("a", {"x": 1})], LogRunner(interrupt="a"), tmp_path, "h", progress=False)
+    d = raw_dir(tmp_path, "h", "exp")
+    assert not sidecar_dir(d, Point("a")).exists() and not [p for p in d.iterdir() if ".tmp" in p.name]
+
+
+def test_until_stops_an_adaptive_sweep_and_a_rerun_stops_at_the_same_point(tmp_path):
+    pts = [Point(f"p{i}", {"x": i}) for i in range(6)]
+
+    def until(results):
+        return "enough: x reached 2" if results[-1].point.params["x"] == 2 else None
+
+    runner = JsonRunner()
+    res = run_sweep("exp", pts, runner, tmp_path, "h", progress=False, until=until)
+    assert [r.point.name for r in res] == ["p0", "p1", "p2"] and runner.calls == ["p0", "p1", "p2"]
+    man = json.loads((raw_dir(tmp_path, "h", "exp") / "manifest.json").read_text())
+    assert [p["status"] for p in man["points"]] == ["done"] * 3 + ["not run"] * 3
+    assert all(p["error"] == "enough: x reached 2" for p in man["points"][3:])
+    again = JsonRunner()
+    res = run_sweep("exp", pts, again, tmp_path, "h", progress=False, until=until)
+    assert again.calls == [] and [r.status for r in res] == ["cached"] * 3

@@ -353,6 +353,7 @@ def verdict_table(fio: pd.DataFrame) -> pd.DataFrame:
     rounds = rounds_of(fio)
     rows = [verdict_row(h, g) for h, g in rounds.groupby("host", sort=True)] if len(rounds) else []
     df = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
-    for col in ("ss_round", "window_first", "window_last", "rounds", "max_rounds"):
-        df[col] = df[col].astype("Int64")
+    for col in ("ss_round", "window_first", "window_last", "rounds", "max_rounds", "bs_bytes", "iodepth", "numjobs",
+                "outstanding_io", "direct", "span_bytes", "precondition_passes", "precondition_bytes", "bytes_written"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").round().astype("Int64")
     return df

@@ -162,10 +162,15 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"n": "Int64"})
 
 
+#: Experiments whose points are not closed-loop sweep points: the steady-state rounds (a trajectory of
+#: states: its number is the window average, memstor.analysis.steady_state.verdict_table) and the
+#: open-loop rate points (rate-limited by design: never a "best" IOPS; memstor.analysis.openloop).
+NOT_SWEEPS = (steady_state.EXPERIMENT, "fio-load-latency")
+
+
 def sweep_points(pts: pd.DataFrame) -> pd.DataFrame:
-    """Summary rows of the sweeps, without the steady-state rounds (a trajectory of states: its number
-    is the window average, see memstor.analysis.steady_state.verdict_table)."""
-    return pts[pts["experiment"] != steady_state.EXPERIMENT]
+    """Rows of the closed-loop sweeps only (see NOT_SWEEPS)."""
+    return pts[~pts["experiment"].isin(NOT_SWEEPS)]
 
 
 def _steady_headline(v: pd.Series) -> tuple:
@@ -384,7 +389,10 @@ def littles_law(ds: Dataset) -> pd.DataFrame:
     read + write totals, with the ±5 % band, the flag and the reason."""
     from memstor.analysis.storage import littles_law_table
 
-    return littles_law_table(ds.fio, per="config", data_dir=ds.data_dir)
+    fio = ds.fio
+    closed = fio[fio["experiment"] != "fio-load-latency"] if "experiment" in fio else fio  # open loop: N is
+    # not iodepth x jobs
+    return littles_law_table(closed, per="config", data_dir=ds.data_dir)
 
 
 def knee_fits(qd: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -508,22 +516,48 @@ class Synthesis:
     steady: pd.DataFrame
     drive: pd.DataFrame
     interface: pd.DataFrame
+    load: pd.DataFrame        # open-loop curves (memstor.analysis.load_latency.curve_table)
+    slo: pd.DataFrame         # highest IOPS meeting each p99 target
+    load_models: pd.DataFrame  # queueing models against the open-loop points
+    unloaded: pd.DataFrame    # unloaded latency and the low-rate anomaly per device x workload
 
 
-def synthesise(data_dir: Path | str, specs_dir: Path | str) -> Synthesis:
-    """Load every host under ``<data_dir>/processed`` and the spec sheets, and compute every table."""
+#: The SLO answer's p99 target (µs) when no profile section names one.
+DEFAULT_SLO_P99_US = 1000.0
+
+
+def slo_targets(profile: str | None = None) -> list[float]:
+    """The p99 targets (µs) of the SLO answer: ``slo_p99_us`` of the profile's fio-load-latency section
+    (the default profile when None), else [DEFAULT_SLO_P99_US]."""
+    from memstor import params
+    from memstor.errors import UsageError
+
+    try:
+        section = params.load_profile(profile or params.DEFAULT_PROFILE, "fio-load-latency")
+    except UsageError:
+        return [DEFAULT_SLO_P99_US]
+    return [float(t) for t in section.get("slo_p99_us") or [DEFAULT_SLO_P99_US]]
+
+
+def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[float] | None = None) -> Synthesis:
+    """Load every host under ``<data_dir>/processed`` and the spec sheets, and compute every table.
+    targets_us: the SLO answer's p99 targets in µs (default :func:`slo_targets`)."""
+    from memstor.analysis import load_latency
     from memstor.analysis.drive import drive_table, interface_check
 
     ds = load_dataset(data_dir)
     sheets = specs.load_specs(specs_dir)
     pts = fio_summary(ds)
-    qd = qd_points(ds, pts)
+    qd = qd_points(ds, sweep_points(pts))
     knees, kfits = knee_fits(qd)
     curves = memory_curves(ds.mlc)
     mem, mfits = memory_fits(curves)
+    curves_ol = load_latency.curve_table(ds.fio)
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline_long(ds, pts),
         spec=spec_comparison(ds, sheets, pts), qd=qd, little=littles_law(ds), knees=knees, knee_fits=kfits,
         curves=curves, mem=mem, mem_fits=mfits, steady=steady_state.verdict_table(ds.fio),
-        drive=drive_table(ds), interface=interface_check(ds, sheets),
+        drive=drive_table(ds), interface=interface_check(ds, sheets), load=curves_ol,
+        slo=load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us),
+        load_models=load_latency.models(ds, curves_ol), unloaded=load_latency.unloaded(curves_ol),
     )

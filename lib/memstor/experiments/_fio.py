@@ -113,6 +113,16 @@ def block_sizes(v: Section, key: str, values: list, common: FioCommon) -> tuple:
     return v.unique(key, out)
 
 
+def single_block_size(v: Section, params: dict, common: FioCommon, key: str = "bs") -> str:
+    """The one block size of a family that takes one (a scalar, or a one-item list), validated."""
+    bs = params[key]
+    if isinstance(bs, (list, tuple)):
+        if len(bs) != 1:
+            raise v.error(key, bs, "give one block size, e.g. 4k")
+        bs = bs[0]
+    return block_sizes(v, key, [bs], common)[0]
+
+
 def common_params(v: Section, params: dict, keys: Sequence[str] = ()) -> FioCommon:
     """Validate the keys every fio family shares; ``keys`` are the family's own (all required)."""
     v.keys(params, _COMMON_KEYS + tuple(keys), optional=OPTIONAL_KEYS)

@@ -35,15 +35,10 @@ def queue_depth_params(params: dict) -> QueueDepthParams:
     """Validate a fio-queue-depth section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
     c = _fio.common_params(v, params, KEYS)
-    bs = params["bs"]
-    if isinstance(bs, (list, tuple)):
-        if len(bs) != 1:
-            raise v.error("bs", bs, "give one block size, e.g. 4k")
-        bs = bs[0]
     depths = [v.integer("iodepth", d, 1, _fio.MAX_IODEPTH) for d in v.items("iodepth", params["iodepth"])]
     return QueueDepthParams(
         common=c,
-        bs=_fio.block_sizes(v, "bs", [bs], c)[0],
+        bs=_fio.single_block_size(v, params, c),
         rw=_fio.patterns(v, params),
         iodepth=v.unique("iodepth", depths),
         spec_iodepth=v.integer("spec_iodepth", params["spec_iodepth"], 0, _fio.MAX_IODEPTH),

@@ -107,11 +107,6 @@ def steady_state_params(params: dict) -> SteadyStateParams:
         raise v.error("repetitions", params["repetitions"], "1: a steady-state run is one trajectory of "
                       "rounds; measure another run on another target to repeat it")
     c = _fio.common_params(v, {"repetitions": 1, **params}, KEYS)
-    bs = params["bs"]
-    if isinstance(bs, (list, tuple)):
-        if len(bs) != 1:
-            raise v.error("bs", bs, "give one block size, e.g. 4k")
-        bs = bs[0]
     mixes = [v.integer("matrix_rwmixread", m, 0, 100)
              for m in v.items("matrix_rwmixread", params["matrix_rwmixread"], allow_empty=True)]
     matrix_bs = _fio.block_sizes(v, "matrix_bs", v.items("matrix_bs", params["matrix_bs"], allow_empty=True), c)
@@ -120,7 +115,7 @@ def steady_state_params(params: dict) -> SteadyStateParams:
                       "matrix_rwmixread"], "a list too: the PTS IOPS matrix needs both block sizes and read %")
     return SteadyStateParams(
         common=c,
-        bs=_fio.block_sizes(v, "bs", [bs], c)[0],
+        bs=_fio.single_block_size(v, params, c),
         iodepth=v.integer("iodepth", params["iodepth"], 1, _fio.MAX_IODEPTH),
         max_rounds=v.integer("max_rounds", params["max_rounds"], ss.WINDOW_ROUNDS, MAX_ROUNDS_LIMIT,
                              want=f"at least the {ss.WINDOW_ROUNDS}-round window"),

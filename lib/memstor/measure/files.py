@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -101,7 +102,7 @@ def read_json(path: Path) -> dict | None:
 
 
 def clean_stale_tmp(directory: Path) -> list[Path]:
-    """Remove temp files (``*.tmp*``) left in a folder by a killed run; return them.
+    """Remove temp files and folders (``*.tmp*``) left in a folder by a killed run; return them.
 
     Only call while holding the folder's lock (a running sweep's temp files are not stale).
     """
@@ -111,6 +112,9 @@ def clean_stale_tmp(directory: Path) -> list[Path]:
             with contextlib.suppress(OSError):
                 p.unlink()
                 removed.append(p)
+        elif p.is_dir():  # a runner's half-written sidecar folder (memstor.measure.sweep.sidecar_tmp)
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
     return removed
 
 

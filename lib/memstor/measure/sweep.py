@@ -4,6 +4,7 @@ Layout (DESIGN.md)::
 
     <data>/raw/<host>/<experiment>/<point><suffix>      raw tool output (immutable once complete)
     <data>/raw/<host>/<experiment>/<point>.meta.json    exact command, tool + version, params, times...
+    <data>/raw/<host>/<experiment>/<point>.files/       optional: the point's extra raw files (e.g. fio logs)
     <data>/raw/<host>/<experiment>/manifest.json        experiment, host, sysinfo, points in order
     <data>/raw/<host>/<experiment>/.lock                flock: one sweep per experiment at a time
 
@@ -34,7 +35,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import os
 import re
+import shutil
 import sys
 import time
 import warnings
@@ -157,6 +160,22 @@ def processed_path(data_root: Path, host: str, experiment: str) -> Path:
 def raw_path(directory: Path, point: Point, suffix: str) -> Path:
     """The raw output file of a point inside an experiment folder."""
     return Path(directory) / f"{point.name}{suffix}"
+
+
+#: Suffix of a point's sidecar folder: extra raw files of one measurement (e.g. fio's interval logs).
+FILES_SUFFIX = ".files"
+
+
+def sidecar_tmp(out_tmp: Path) -> Path:
+    """The temp folder a runner may fill with a point's extra raw files (beside ``out_tmp``). The sweep
+    moves it to :func:`sidecar_dir` just before the raw file, so a complete raw file always has its
+    complete sidecar; a killed run's temp folder is removed by the next sweep."""
+    return Path(f"{out_tmp}{FILES_SUFFIX}")
+
+
+def sidecar_dir(directory: Path, point: Point) -> Path:
+    """``<raw dir>/<point>.files``: the point's extra raw files (immutable once the point is complete)."""
+    return Path(directory) / f"{point.name}{FILES_SUFFIX}"
 
 
 def meta_path(directory: Path, point: Point) -> Path:
@@ -414,6 +433,7 @@ def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: 
     raw = raw_path(directory, p, runner.suffix)
     meta = meta_path(directory, p)
     tmp = directory / f"{raw.name}{TMP_MARK}"
+    files_tmp, files = sidecar_tmp(tmp), sidecar_dir(directory, p)
     base = {
         "experiment": experiment,
         "point": p.name,
@@ -442,6 +462,8 @@ def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: 
             tmp.unlink()
         with contextlib.suppress(OSError):
             raw.unlink()  # a failed point has no raw file (an older, unreferenced one included)
+        for folder in (files_tmp, files):
+            shutil.rmtree(folder, ignore_errors=True)
         record("failed", extras, error)
         return PointResult(p, "failed", None, meta, error)
 
@@ -457,16 +479,21 @@ def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: 
     except BaseException:  # KeyboardInterrupt included: no temp file, nothing recorded
         with contextlib.suppress(OSError):
             tmp.unlink()
+        shutil.rmtree(files_tmp, ignore_errors=True)
         raise
     try:
         if not tmp.is_file():
             return fail(f"point {p.name}: the runner wrote no output", extras)
         if not runner.complete(tmp):
             return fail(f"point {p.name}: the output is incomplete (no complete measurement in it)", extras)
+        if files_tmp.is_dir():  # the sidecar first: a complete raw file always has its complete sidecar
+            shutil.rmtree(files, ignore_errors=True)  # of an earlier, incomplete attempt
+            os.replace(files_tmp, files)
         replace_durably(tmp, raw)
         record("done", extras, None)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        shutil.rmtree(files_tmp, ignore_errors=True)
         raise
     return PointResult(p, "done", raw, meta, None)

@@ -17,6 +17,11 @@ TABLES = {
     "knee": ("knees", "device x workload: two-asymptote fit (± SE, N* with 95 % CI) and closed-system bound"),
     "memory_fit": ("mem", "device x loaded-latency curve: fitted model parameters and knee"),
     "steady_state": ("steady", "device: SNIA PTS steady-state verdict, window, window averages, bytes written"),
+    "load_latency": ("load", "device x workload x offered rate: offered/achieved IOPS, mean/p50/p99/p99.9 latency, "
+                             "flags, stability, the closed loop at the same IOPS"),
+    "slo": ("slo", "device x workload x p99 target: the highest IOPS meeting it (interpolated; censored)"),
+    "load_latency_models": ("load_models", "device x workload x offered rate: M/M/1, M/D/1, M/G/1, M/G/c predictions "
+                                           "and errors"),
     "drive": ("drive", "device x drive field: identity, PCIe link, health before/after and delta, or why not available"),
     "interface": ("interface", "device x spec sheet: measured PCIe link vs the sheet's interface, flag"),
     "summary": ("points", "device x experiment x configuration x direction: n, means and 95 % CIs"),

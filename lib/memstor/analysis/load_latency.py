@@ -1,0 +1,158 @@
+"""The fio-load-latency results for reports: the latency–throughput curve per device and workload, the
+queueing models fitted to it, the SLO answer, and the open loop beside the closed queue-depth sweep.
+
+Input: ``ds.fio`` (memstor.analysis.dataset) rows of the fio-load-latency experiment (columns of
+memstor.experiments.fio_load_latency.TABLE_COLUMNS) and of fio-queue-depth. The formulas live in
+:mod:`memstor.analysis.openloop`; this module only selects, groups and joins. The one exception to "no
+I/O": the service-time histogram of the QD1 point is read from its raw json+ file (as
+memstor.analysis.storage.latency_cdf does). Units in the names: IOPS, µs, %.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from memstor.analysis import openloop
+from memstor.errors import MemstorError
+from memstor.schema import truthy
+
+EXPERIMENT = "fio-load-latency"
+QUEUE_DEPTH = "fio-queue-depth"
+
+#: Columns of curve_table() (``report/tables/load_latency.csv``): one row per device x workload x offered
+#: rate (repetitions averaged, n of them). closed_lat_mean_us: the closed queue-depth sweep's mean latency
+#: at the same achieved IOPS (linear interpolation; empty outside its range); open_vs_closed_pct:
+#: 100 (open - closed) / closed.
+CURVE_COLUMNS = [
+    "host", "rw", "direction", "utilisation_pct", "offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us",
+    "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "overloaded", "ceiling_reached", "x_max_iops", "x_max_source",
+    "iops_cv", "min_1s_iops_pct", "n", "closed_lat_mean_us", "open_vs_closed_pct",
+]
+_MEANS = ("offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
+          "x_max_iops", "iops_cv", "min_1s_iops_pct")
+
+
+def rate_rows(fio: pd.DataFrame) -> pd.DataFrame:
+    """Successful offered-rate rows of fio-load-latency (probes and failed points left out)."""
+    if "phase" not in fio.columns or "experiment" not in fio.columns:
+        return fio.iloc[0:0]
+    sel = fio[(fio["experiment"] == EXPERIMENT) & (fio["phase"] == "rate") & fio["ok"]]
+    return sel[sel["direction"] == np.where(sel["rw"].str.contains("write"), "write", "read")]
+
+
+def _closed_curve(fio: pd.DataFrame, host: str, rw: str) -> pd.DataFrame:
+    """The closed queue-depth sweep of `rw` on `host` (4 KiB-or-any bs as in the open loop): mean IOPS and
+    mean latency per configuration, sorted by IOPS."""
+    direction = "write" if "write" in rw else "read"
+    q = fio[(fio["host"] == host) & (fio["experiment"] == QUEUE_DEPTH) & (fio["rw"] == rw)
+            & (fio["direction"] == direction) & fio["ok"]]
+    if q.empty:
+        return q
+    return q.groupby("config", sort=False)[["iops", "lat_mean_us", "iodepth", "numjobs", "bs_bytes"]].mean() \
+        .sort_values("iops").reset_index()
+
+
+def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
+    """The closed loop's mean latency (µs) at `iops`, interpolated; None outside its measured range."""
+    c = closed[closed["bs_bytes"] == bs] if len(closed) else closed
+    if len(c) < 2 or not (c["iops"].min() <= iops <= c["iops"].max()):
+        return None
+    return float(np.interp(iops, c["iops"].to_numpy(float), c["lat_mean_us"].to_numpy(float)))
+
+
+def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
+    """The open-loop curves (CURVE_COLUMNS), sorted by host, rw and utilisation."""
+    rows = []
+    rates = rate_rows(fio)
+    if rates.empty:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
+    for (host, rw, _config), g in rates.groupby(["host", "rw", "config"], sort=False):
+        row = {"host": host, "rw": rw, "direction": g["direction"].iloc[0],
+               "utilisation_pct": float(g["utilisation_pct"].iloc[0]), "n": len(g),
+               "x_max_source": g["x_max_source"].iloc[0]}
+        for col in _MEANS:
+            row[col] = float(pd.to_numeric(g[col], errors="coerce").mean()) if col in g else math.nan
+        row["overloaded"] = bool(g["overloaded"].map(truthy).any())
+        row["ceiling_reached"] = bool(g["ceiling_reached"].map(truthy).any())
+        closed = _closed_at(_closed_curve(fio, host, rw), g["bs_bytes"].iloc[0], row["achieved_iops"])
+        row["closed_lat_mean_us"] = closed
+        row["open_vs_closed_pct"] = None if closed is None else 100.0 * (row["lat_mean_us"] - closed) / closed
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=CURVE_COLUMNS)
+    return df.sort_values(["host", "rw", "utilisation_pct"], kind="stable").reset_index(drop=True)
+
+
+def slo(curves: pd.DataFrame, targets_us) -> pd.DataFrame:
+    """``report/tables/slo.csv``: per device x workload x p99 target, the highest achieved IOPS that meets
+    it (memstor.analysis.openloop.slo_table: interpolated, censored when every point meets it)."""
+    if curves.empty:
+        return pd.DataFrame(columns=openloop.SLO_COLUMNS)
+    return openloop.slo_table(curves, targets_us)
+
+
+def service_time(ds, host: str, rw: str) -> tuple[float | None, float | None, str]:
+    """(S_us, cs2, source): mean and squared coefficient of variation of the service time of `rw` on `host`
+    from the json+ completion-latency histogram of its QD1 point in fio-queue-depth (one I/O in flight:
+    latency = service time); else from the lowest offered rate of the open loop (a small queueing share
+    included; said in source); (None, None, why) when neither exists."""
+    from memstor.parse.fio import clat_bins, load_fio_json
+
+    direction = "write" if "write" in rw else "read"
+    fio = ds.fio
+    base = fio[(fio["host"] == host) & (fio["rw"] == rw) & (fio["direction"] == direction) & fio["ok"]]
+    qd1 = base[(base["experiment"] == QUEUE_DEPTH) & (base["iodepth"] == 1) & (base["numjobs"] == 1)]
+    rates = rate_rows(base)
+    pick = [(qd1, "QD1 point of fio-queue-depth"),
+            (rates.sort_values("utilisation_pct").head(1), "lowest offered rate (includes a little queueing)")]
+    for rows, what in pick:
+        for src in rows["source"].dropna():
+            path = Path(ds.data_dir) / str(src)
+            try:
+                doc = load_fio_json(path.read_text(encoding="utf-8", errors="replace"))
+            except (OSError, MemstorError):  # an unreadable raw file: try the next one
+                continue
+            bins: dict = {}
+            for job in doc.get("jobs", []):
+                for k, v in clat_bins(job, direction).items():
+                    bins[k] = bins.get(k, 0) + v
+            if bins:
+                s_us, cs2 = openloop.service_time_stats(bins)
+                return s_us, cs2, f"{what}: {src}"
+    return None, None, "no QD1 point and no open-loop point with json+ bins"
+
+
+#: Columns of models() beside openloop.MODEL_COLUMNS: host, rw, utilisation_pct, achieved_iops,
+#: lat_mean_us, overloaded, service_source, fit_rms_err_pct (of M/G/c at the fitted c).
+def models(ds, curves: pd.DataFrame) -> pd.DataFrame:
+    """Per device x workload: every open-loop point with the M/M/1, M/D/1, M/G/1 and M/G/c predictions
+    (openloop.model_table) from the measured service time; c fitted on the points that were not
+    overloaded (openloop.fit_servers). Devices without a service time are left out."""
+    out = []
+    for (host, rw), g in curves.groupby(["host", "rw"], sort=True):
+        s_us, cs2, source = service_time(ds, host, rw)
+        if s_us is None:
+            continue
+        ok = g[~g["overloaded"]]
+        c, rms = 1, math.nan
+        if len(ok) >= 2:
+            fit = openloop.fit_servers(ok["achieved_iops"].to_numpy(float), ok["lat_mean_us"].to_numpy(float),
+                                       s_us, cs2)
+            c, rms = fit.c, fit.rms_err_pct
+        t = openloop.model_table(g[["host", "rw", "utilisation_pct", "offered_iops", "achieved_iops", "lat_mean_us",
+                                    "overloaded"]], s_us, cs2, c)
+        out.append(t.assign(service_source=source, fit_rms_err_pct=rms))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def unloaded(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per device x workload: the unloaded mean latency taken at a moderate rate and the low-rate anomaly
+    flag (openloop.unloaded_latency; utilisation as a fraction)."""
+    rows = []
+    for (host, rw), g in curves.groupby(["host", "rw"], sort=True):
+        u = openloop.unloaded_latency(g.assign(offered_util=g["utilisation_pct"] / 100.0))
+        rows.append({"host": host, "rw": rw, **u})
+    return pd.DataFrame(rows)
