@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from memstor.experiments import _fio as fio_exp
-from memstor.experiments import fio_steady_state
+from memstor.experiments import fio_load_latency, fio_steady_state
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -32,6 +32,10 @@ CASES = {
     # 6 rounds at most, a 2-point matrix (4k random read + the tracking random write) in every round.
     "50-fio-steady-state": (fio_steady_state.EXPERIMENT, dict(TINY, runtime_s=1, file_size="64m", max_rounds=6,
                                                               matrix_bs=["4k"], matrix_rwmixread=[100, 0]), 3),
+    # no queue-depth table in the data: the X_max probe, then two offered rates
+    "60-fio-load-latency": (fio_load_latency.EXPERIMENT, dict(TINY, runtime_s=1, rw=["randread"],
+                                                              utilisation_pct=[30, 90], probe_iodepth=8,
+                                                              probe_numjobs=1), 3),
 }
 
 

@@ -52,7 +52,7 @@ TOY_SECTION = {"runtime_s": 1, "ramp_s": 0, "file_size": "16m", "ioengine": "psy
 def test_every_family_has_its_notebook_and_a_section_in_every_profile():
     fams = experiments.families()
     assert [m.EXPERIMENT for m in fams] == ["mlc-loaded-latency", "fio-block-size", "fio-rw-ratio",
-                                            "fio-queue-depth", "fio-steady-state"]
+                                            "fio-queue-depth", "fio-steady-state", "fio-load-latency"]
     notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("[1-8][0-9]-*.ipynb"))
     assert notebooks == sorted(m.NOTEBOOK for m in fams)
     for profile in sorted((ROOT / "params").glob("*.yaml")):

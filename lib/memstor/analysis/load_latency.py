@@ -11,6 +11,7 @@ memstor.analysis.storage.latency_cdf does). Units in the names: IOPS, µs, %.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,12 +25,14 @@ EXPERIMENT = "fio-load-latency"
 QUEUE_DEPTH = "fio-queue-depth"
 
 #: Columns of curve_table() (``report/tables/load_latency.csv``): one row per device x workload x offered
-#: rate (repetitions averaged, n of them). closed_lat_mean_us: the closed queue-depth sweep's mean latency
+#: rate (repetitions averaged, n of them; a flag set in any repetition is set; open_loop: every run's
+#: arrivals stayed Poisson, empty when unknown). closed_lat_mean_us: the closed queue-depth sweep's mean latency
 #: at the same achieved IOPS (linear interpolation; empty outside its range); open_vs_closed_pct:
 #: 100 (open - closed) / closed.
 CURVE_COLUMNS = [
     "host", "rw", "direction", "utilisation_pct", "offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us",
-    "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "overloaded", "ceiling_reached", "x_max_iops", "x_max_source",
+    "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "overloaded", "ceiling_reached", "open_loop", "x_max_iops",
+    "x_max_source",
     "iops_cv", "min_1s_iops_pct", "n", "closed_lat_mean_us", "open_vs_closed_pct",
 ]
 _MEANS = ("offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
@@ -78,6 +81,8 @@ def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
             row[col] = float(pd.to_numeric(g[col], errors="coerce").mean()) if col in g else math.nan
         row["overloaded"] = bool(g["overloaded"].map(truthy).any())
         row["ceiling_reached"] = bool(g["ceiling_reached"].map(truthy).any())
+        known = g["open_loop"].dropna() if "open_loop" in g else pd.Series(dtype=object)
+        row["open_loop"] = bool(known.map(truthy).all()) if len(known) else None
         closed = _closed_at(_closed_curve(fio, host, rw), g["bs_bytes"].iloc[0], row["achieved_iops"])
         row["closed_lat_mean_us"] = closed
         row["open_vs_closed_pct"] = None if closed is None else 100.0 * (row["lat_mean_us"] - closed) / closed
@@ -126,7 +131,7 @@ def service_time(ds, host: str, rw: str) -> tuple[float | None, float | None, st
 
 
 #: Columns of models() beside openloop.MODEL_COLUMNS: host, rw, utilisation_pct, achieved_iops,
-#: lat_mean_us, overloaded, service_source, fit_rms_err_pct (of M/G/c at the fitted c).
+#: lat_mean_us, overloaded, service_source, fit_rms_err_pct (of M/G/c at the fitted c), fit_note.
 def models(ds, curves: pd.DataFrame) -> pd.DataFrame:
     """Per device x workload: every open-loop point with the M/M/1, M/D/1, M/G/1 and M/G/c predictions
     (openloop.model_table) from the measured service time; c fitted on the points that were not
@@ -137,14 +142,17 @@ def models(ds, curves: pd.DataFrame) -> pd.DataFrame:
         if s_us is None:
             continue
         ok = g[~g["overloaded"]]
-        c, rms = 1, math.nan
+        c, rms, note = 1, math.nan, "c not fitted (fewer than 2 points that kept up)"
         if len(ok) >= 2:
-            fit = openloop.fit_servers(ok["achieved_iops"].to_numpy(float), ok["lat_mean_us"].to_numpy(float),
-                                       s_us, cs2)
-            c, rms = fit.c, fit.rms_err_pct
+            try:
+                fit = openloop.fit_servers(ok["achieved_iops"].to_numpy(float), ok["lat_mean_us"].to_numpy(float),
+                                           s_us, cs2)
+                c, rms, note = fit.c, fit.rms_err_pct, f"c fitted on {fit.n_points} points"
+            except ValueError as err:  # e.g. more servers needed than fit_servers tries
+                note = f"c not fitted ({err})"
         t = openloop.model_table(g[["host", "rw", "utilisation_pct", "offered_iops", "achieved_iops", "lat_mean_us",
                                     "overloaded"]], s_us, cs2, c)
-        out.append(t.assign(service_source=source, fit_rms_err_pct=rms))
+        out.append(t.assign(service_source=source, fit_rms_err_pct=rms, fit_note=note))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 
@@ -156,3 +164,32 @@ def unloaded(curves: pd.DataFrame) -> pd.DataFrame:
         u = openloop.unloaded_latency(g.assign(offered_util=g["utilisation_pct"] / 100.0))
         rows.append({"host": host, "rw": rw, **u})
     return pd.DataFrame(rows)
+
+
+@dataclass
+class DeviceView:
+    """One device's open-loop analysis (notebook 60): its curves, the closed queue-depth configurations
+    (memstor.analysis.synthesis.qd_points), the SLO answer, the models and the unloaded latency."""
+
+    device: str
+    curves: pd.DataFrame
+    closed: pd.DataFrame
+    slo: pd.DataFrame
+    models: pd.DataFrame
+    unloaded: pd.DataFrame
+
+
+def device_view(data_dir: Path | str, device: str, targets_us) -> DeviceView:
+    """The open-loop analysis of `device` alone (its folder under ``<data_dir>/processed``); targets_us:
+    the SLO answer's p99 targets (µs)."""
+    import dataclasses
+
+    from memstor.analysis.dataset import load_dataset
+    from memstor.analysis.synthesis import fio_summary, qd_points, sweep_points
+
+    ds = load_dataset(data_dir)
+    ds = dataclasses.replace(ds, hosts=[ds.host(device)], fio=ds.fio[ds.fio["host"] == device],
+                             mlc=ds.mlc[ds.mlc["host"] == device])
+    curves = curve_table(ds.fio)
+    return DeviceView(device=device, curves=curves, closed=qd_points(ds, sweep_points(fio_summary(ds))),
+                      slo=slo(curves, targets_us), models=models(ds, curves), unloaded=unloaded(curves))

@@ -16,6 +16,28 @@ Choices (documented here because they change what is measured):
 - ``--eta=never``: no progress lines in the captured output.
 - time in ms (``--runtime=1500ms``) so fractional seconds are exact.
 - ``--thread`` is not used (fio's default processes, as in the seed reports).
+
+Open-loop options (all off by default: a job without them gives exactly the command it always gave):
+
+- ``rate_iops`` (per job), ``rate_process`` (poisson | linear), ``io_submit_mode`` (inline | offload): see
+  memstor.measure.openloop for what fio-3.33 does with them (Poisson overshoot, inline gating, offload
+  hang) and for the rate split and the submit-mode probe.
+- ``logs``: fio's interval logs in the point's sidecar folder (``sweep.sidecar_tmp(out_tmp)``, moved with
+  the point to ``<point>.files/``): ``--write_bw_log --write_iops_log --write_lat_log --write_hist_log``
+  with prefix ``fio`` (files ``fio_bw.N.log``, ``fio_iops.N.log``, ``fio_lat.N.log``, ``fio_clat.N.log``,
+  ``fio_slat.N.log``, ``fio_clat_hist.N.log``; N = job number), ``--log_avg_msec``, ``--log_hist_msec``,
+  ``--log_hist_coarseness=0`` (every one of fio's 1856 histogram bins: the percentiles of a second are
+  exact, the same as json+ gives for the whole run), ``--per_job_logs=1`` (one file per job: with
+  ``per_job_logs=0`` the clones of a job would write into one file; memstor.parse.fio_logs.per_second
+  sums IOPS and MB/s over the jobs and merges their histograms). ``log_avg_msec=0`` logs every I/O and
+  adds ``--log_offset=1`` (offsets; time still in whole ms).
+- ``lat_percentiles``: ``--lat_percentiles=1``: json+ then holds total-latency (``lat_ns``) percentiles and
+  bins beside the completion-latency ones (``clat_ns``, unchanged). The histogram LOG stays completion
+  latency (measured: its bins equal json+ ``clat_ns`` bins, not ``lat_ns``, with lat_percentiles=1).
+- ``write_iolog``: fio's iolog v3 (``fio.iolog`` in the sidecar folder): every I/O's submission time in
+  microseconds, the only fio-3.33 log fine enough for inter-arrival times at thousands of IOPS. One job
+  only (clones would append into one file), and not with offload on fio < 3.34 (the job segfaults:
+  axboe/fio#1511; measured: ``got signal=11``, exit status 0, JSON with zero I/O).
 """
 
 from __future__ import annotations
@@ -52,6 +74,16 @@ INSTALL_HINT = (
 )
 #: Seconds fio may take beyond runtime + ramp before it is killed (startup, file layout, teardown).
 TIMEOUT_MARGIN_S = 120.0
+RATE_PROCESSES = ("poisson", "linear")
+SUBMIT_MODES = ("inline", "offload")
+#: Engines fio refuses with io_submit_mode=offload ("can't be used with offloaded submit. Use a sync engine").
+ASYNC_ENGINES = ("io_uring", "libaio", "posixaio")
+#: fio's Poisson gaps are whole microseconds of 1e6 // rate_iops: above 1e6 IOPS the gap is 0 (no limit).
+MAX_POISSON_RATE_IOPS = 1_000_000
+#: File-name prefix of fio's logs inside a point's sidecar folder (fio_bw.1.log, fio_clat_hist.1.log...).
+LOG_PREFIX = "fio"
+#: fio's iolog (submission times) inside a point's sidecar folder.
+IOLOG_NAME = "fio.iolog"
 
 
 # ------------------------------------------------------------------------------------- the binary
@@ -120,6 +152,14 @@ class FioJob:
     time_based: bool = True  # run for runtime_s even when the file is covered sooner
     group_reporting: bool = True  # numjobs reported as one aggregate
     filename: str = ""  # the test file (from memstor.measure.target)
+    rate_iops: int | None = None  # I/O per second PER JOB (fio's rate_iops); None = as fast as possible
+    rate_process: str | None = None  # "poisson" | "linear" (None: fio's default, linear); needs rate_iops
+    io_submit_mode: str | None = None  # "inline" | "offload" (None: fio's default, inline)
+    logs: bool = False  # fio's bw/iops/lat/hist logs into the point's sidecar folder
+    log_avg_msec: int = 1000  # averaging window of the bw/iops/lat logs, ms (0: one line per I/O)
+    log_hist_msec: int = 1000  # window of the completion-latency histogram log, ms
+    write_iolog: bool = False  # fio's iolog v3 (submission time of every I/O, us) into the sidecar folder
+    lat_percentiles: bool = False  # json+ also holds TOTAL-latency percentiles and bins (lat_ns)
 
     def _bad(self, param: str, value: Any, allowed: str) -> UsageError:
         return UsageError(f"fio job {self.name!r}: {param}={value!r} is not allowed: {allowed}")
@@ -156,6 +196,44 @@ class FioJob:
             raise self._bad("runtime_s", self.runtime_s, "at least 0.001 s")
         if not _is_num(self.ramp_s) or self.ramp_s < 0:
             raise self._bad("ramp_s", self.ramp_s, "a number of seconds >= 0")
+        self._validate_open_loop()
+
+    def _validate_open_loop(self) -> None:
+        """The rate, submit-mode and log options (UsageError naming the parameter)."""
+        if self.rate_iops is not None:
+            if not _is_int(self.rate_iops) or self.rate_iops < 1:
+                raise self._bad("rate_iops", self.rate_iops, "an integer >= 1 (I/O per second per job) or None")
+            if self.rw in MIXED_MODES:
+                raise self._bad("rate_iops", self.rate_iops, f"only with a one-direction rw (fio limits each "
+                                f"direction of rw={self.rw} separately); use randread or randwrite")
+            if self.rate_process == "poisson" and self.rate_iops > MAX_POISSON_RATE_IOPS:
+                raise self._bad("rate_iops", self.rate_iops, f"at most {MAX_POISSON_RATE_IOPS} per job with "
+                                "rate_process=poisson (fio's gaps are whole us); split the rate over more jobs")
+        if self.rate_process is not None:
+            if self.rate_process not in RATE_PROCESSES:
+                raise self._bad("rate_process", self.rate_process, "one of " + ", ".join(RATE_PROCESSES) + " or None")
+            if self.rate_iops is None:
+                raise self._bad("rate_process", self.rate_process, "only together with rate_iops")
+        if self.io_submit_mode is not None:
+            if self.io_submit_mode not in SUBMIT_MODES:
+                raise self._bad("io_submit_mode", self.io_submit_mode, "one of " + ", ".join(SUBMIT_MODES) + " or None")
+            if self.io_submit_mode == "offload" and self.ioengine in ASYNC_ENGINES:
+                raise self._bad("io_submit_mode", self.io_submit_mode, f"offload needs a sync engine such as psync "
+                                f"(fio refuses ioengine={self.ioengine} with offloaded submission)")
+        for param in ("logs", "write_iolog", "lat_percentiles"):
+            if not isinstance(getattr(self, param), bool):
+                raise self._bad(param, getattr(self, param), "true or false")
+        if not _is_int(self.log_avg_msec) or self.log_avg_msec < 0:
+            raise self._bad("log_avg_msec", self.log_avg_msec, "an integer number of ms >= 0 (0: every I/O)")
+        if not _is_int(self.log_hist_msec) or self.log_hist_msec < 1:
+            raise self._bad("log_hist_msec", self.log_hist_msec, "an integer number of ms >= 1")
+        if self.write_iolog:
+            if self.numjobs != 1:
+                raise self._bad("write_iolog", self.write_iolog, f"only with numjobs=1 (the {self.numjobs} clones "
+                                "would append into one iolog file)")
+            if self.io_submit_mode == "offload" and _version_tuple(fio_version()) < (3, 34):
+                raise self._bad("write_iolog", self.write_iolog, f"not with io_submit_mode=offload on "
+                                f"{fio_version()} (the job segfaults, axboe/fio#1511; fixed in fio 3.34)")
 
     def _size(self, param: str, value: Any, allowed: str) -> int:
         try:
@@ -183,6 +261,19 @@ def _is_int(v: Any) -> bool:
 
 def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _version_tuple(version: str) -> tuple[int, int]:
+    """(3, 33) from ``fio-3.33`` / ``fio-3.33-12-gabc``; (0, 0) when unreadable."""
+    m = re.search(r"(\d+)\.(\d+)", version or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def log_folder(output: Path) -> Path:
+    """Where a job's logs go: the sidecar folder of its raw output (``sweep.sidecar_tmp(output)``)."""
+    from memstor.measure.sweep import sidecar_tmp
+
+    return sidecar_tmp(Path(output))
 
 
 def _ms(seconds: float) -> str:
@@ -217,6 +308,7 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
         cmd.append("--time_based")
     if job.group_reporting:
         cmd.append("--group_reporting")
+    cmd += _open_loop_options(job, output)
     cmd += ["--randrepeat=0"]
     if job.rw in RANDOM_MODES:
         cmd.append("--norandommap")
@@ -228,6 +320,29 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
         f"--output={output}",
     ]
     return cmd
+
+
+def _open_loop_options(job: FioJob, output: Path) -> list[str]:
+    """fio options of the rate, submit mode and logs ([] when the job asks for none of them)."""
+    opts = []
+    if job.rate_iops is not None:
+        opts.append(f"--rate_iops={job.rate_iops}")
+    if job.rate_process is not None:
+        opts.append(f"--rate_process={job.rate_process}")
+    if job.io_submit_mode is not None:
+        opts.append(f"--io_submit_mode={job.io_submit_mode}")
+    if job.lat_percentiles:
+        opts.append("--lat_percentiles=1")
+    if job.logs:
+        prefix = log_folder(output) / LOG_PREFIX
+        opts += [f"--write_bw_log={prefix}", f"--write_iops_log={prefix}", f"--write_lat_log={prefix}",
+                 f"--write_hist_log={prefix}", f"--log_avg_msec={job.log_avg_msec}",
+                 f"--log_hist_msec={job.log_hist_msec}", "--log_hist_coarseness=0", "--per_job_logs=1"]
+        if job.log_avg_msec == 0:
+            opts.append("--log_offset=1")
+    if job.write_iolog:
+        opts.append(f"--write_iolog={log_folder(output) / IOLOG_NAME}")
+    return opts
 
 
 # ------------------------------------------------------------------------------------- fio's output
@@ -253,6 +368,9 @@ def _text_before_json(text: str) -> str:
     return text[: m.start()] if m else text
 
 
+_JOB_SIGNAL = re.compile(r"fio: pid=\d+, got signal=(\d+)")
+
+
 def check_fio_output(point: str, returncode: int, stderr: str, out_text: str) -> dict:
     """The fio JSON of a run, or PointFailed("point NAME: ...") naming fio's own error."""
     before = _text_before_json(out_text)
@@ -265,6 +383,9 @@ def check_fio_output(point: str, returncode: int, stderr: str, out_text: str) ->
     jobs = doc.get("jobs") or []
     if not jobs:
         raise PointFailed(f"point {point}: fio's JSON has no jobs: {first_error_line(stderr, before)}")
+    killed = _JOB_SIGNAL.search(f"{stderr}\n{before}")
+    if killed:  # fio-3.33 exits 0 with a JSON of zeros when a job process dies of a signal
+        raise PointFailed(f"point {point}: a fio job died of signal {killed.group(1)} ({killed.group(0).strip()})")
     for j in jobs:
         err = j.get("error", 0)
         if err:
@@ -525,6 +646,10 @@ class FioRunner:
         engine, why = self._engine(job)
         job = dataclasses.replace(job, ioengine=engine)
         cmd = fio_command(job, Path(out_tmp))
+        if job.logs or job.write_iolog:  # fio writes no log into a folder that does not exist
+            folder_tmp = log_folder(Path(out_tmp))
+            shutil.rmtree(folder_tmp, ignore_errors=True)  # of a killed attempt
+            folder_tmp.mkdir(parents=True)
         meta: dict[str, Any] = {
             "command": cmd,
             "command_line": shlex.join(cmd),

@@ -1,0 +1,434 @@
+"""fio-load-latency: open-loop latency under offered load (Poisson arrivals at a share of X_max).
+
+The queue-depth sweep is a closed loop (N I/Os always in flight). Here fio offers a rate instead: each
+workload (``rw`` x ``bs``) at ``utilisation_pct`` of X_max, arrivals Poisson (``rate_iops`` +
+``rate_process=poisson``), with fio's pitfalls neutralised (memstor.measure.openloop):
+
+- **X_max** comes from this device's ``fio-queue-depth`` table (the best IOPS of the same rw and block
+  size) when there is one, else from a short closed-loop probe at ``probe_iodepth`` x ``probe_numjobs``
+  (one point per rw, recorded like every other point), else from ``x_max_iops`` when the profile sets it.
+- **Poisson overshoot**: fio truncates its Poisson gaps to whole microseconds, so one job overshoots a
+  high rate; the rate is split over jobs of at most MAX_JOB_RATE_IOPS each (a sum of Poisson streams is
+  Poisson). The rate actually asked (jobs x integer rate per job) is ``offered_iops``.
+- **Open loop**: the submit mode is probed (inline waits for in-flight I/O before each rate sleep);
+  the chosen mode and why are recorded in every point's params.
+- **Coordinated omission**: ``iodepth`` is a per-job ceiling; a point whose queue reached it is flagged
+  ``ceiling_reached`` (arrivals may have waited for a slot).
+- **Overload**: a point whose achieved IOPS is below 95 % of the offered rate is flagged ``overloaded``.
+
+Every rate point also writes fio's interval logs (1 s IOPS, bandwidth, latency and latency histograms),
+kept raw in ``<point>.files/`` beside its JSON; they give the per-second table.
+
+Tables, ``<data>/processed/<device>/``:
+- ``fio-load-latency.csv``: one row per point x direction: the DESIGN.md fio columns, memstor's extra fio
+  columns (``config`` = the point: each offered rate is its own configuration), then :data:`LOAD_COLUMNS`;
+- ``fio-load-latency-seconds.csv``: one row per point x direction x second (:data:`SECOND_COLUMNS`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.errors import MemstorError
+from memstor.experiments import _fio
+from memstor.validate import Section
+
+EXPERIMENT = "fio-load-latency"
+NOTEBOOK = "60-fio-load-latency"
+KIND = "fio"
+OPTIONAL_KEYS = _fio.OPTIONAL_KEYS
+#: This family's own keys, beside the ones every fio family has (numjobs is chosen by the rate split).
+KEYS = ("bs", "rw", "utilisation_pct", "iodepth", "x_max_iops", "probe_iodepth", "probe_numjobs", "slo_p99_us")
+SECONDS_TABLE = f"{EXPERIMENT}-seconds"
+#: Achieved below this share of the offered rate: the device could not keep up (flag ``overloaded``).
+OVERLOAD_RATIO = 0.95
+QUEUE_DEPTH = _fio.QUEUE_DEPTH
+#: Seconds after which a hung submit-mode probe run is killed (offload hangs on fio-3.33).
+PROBE_TIMEOUT_S = 5.0
+
+#: Columns after memstor's fio columns in fio-load-latency.csv (units: IOPS, µs, %).
+LOAD_COLUMNS = [
+    "phase",              # probe (closed-loop X_max probe) | rate (an offered rate)
+    "utilisation_pct",    # offered rate as % of X_max (empty for a probe)
+    "offered_iops",       # the rate offered: what fio's Poisson process delivers on average for jobs x
+                          # integer rate per job (memstor.measure.openloop.split_rate; empty for a probe)
+    "achieved_iops",      # fio's IOPS of the point (all jobs)
+    "achieved_pct",       # achieved / offered, %
+    "lat_p50_us",         # total latency (submission to completion) percentiles from json+ lat_ns bins
+    "lat_p99_us",
+    "lat_p99_9_us",
+    "overloaded",         # achieved < 95 % of offered
+    "ceiling_reached",    # fio's queue reached the per-job iodepth ceiling (arrivals may have waited)
+    "x_max_iops",         # the X_max the rates are shares of
+    "x_max_source",       # where X_max comes from (fio-queue-depth table, probe, profile)
+    "rate_per_job_iops",  # fio rate_iops of each job
+    "submit_mode",        # fio io_submit_mode used (the probe's choice)
+    "open_loop",          # arrivals not gated by completions: inline mode keeps Poisson arrivals only while
+                          # rate per job x mean latency <= 0.5 (memstor.measure.openloop.INLINE_MAX_LOAD)
+    "iops_cv",            # coefficient of variation of the per-second IOPS (stability)
+    "min_1s_iops_pct",    # lowest 1-s IOPS as % of the mean of the seconds
+]
+TABLE_COLUMNS = _fio.COLUMNS + LOAD_COLUMNS
+#: Columns of fio-load-latency-seconds.csv (t_s: end of the 1-s interval, s after the start).
+#: fio's histogram logs hold completion latency only (clat; memstor.parse.fio_logs), hence clat_p*.
+SECOND_COLUMNS = ["host", "point", "rw", "utilisation_pct", "offered_iops", "direction", "t_s", "iops", "bw_MBps",
+                  "lat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p99_9_us"]
+#: Added to each rate point's runtime (s): fio-3.33 never writes a run's last log window, so a run of
+#: whole seconds would lose its last second of the per-second series (memstor.parse.fio_logs).
+LOG_TAIL_S = 0.5
+
+
+@dataclass(frozen=True)
+class LoadLatencyParams:
+    """fio-load-latency: every rw at every utilisation of X_max, Poisson arrivals."""
+
+    common: _fio.FioCommon  # numjobs is set per point by the rate split
+    bs: str
+    rw: tuple
+    utilisation_pct: tuple   # offered rates as % of X_max, each in (0, 100]
+    iodepth: int             # per-job ceiling of outstanding I/Os
+    x_max_iops: float        # 0: from the queue-depth table or a probe
+    probe_iodepth: int
+    probe_numjobs: int
+    slo_p99_us: tuple        # p99 targets (µs) of the SLO answer
+
+
+def load_latency_params(params: dict) -> LoadLatencyParams:
+    """Validate a fio-load-latency section (UsageError naming the parameter and allowed values)."""
+    v = Section(EXPERIMENT)
+    c = _fio.common_params(v, {"numjobs": 1, **params}, KEYS)
+    utils = [v.number("utilisation_pct", u) for u in v.items("utilisation_pct", params["utilisation_pct"])]
+    for u in utils:
+        if not 0 < u <= 100:
+            raise v.error("utilisation_pct", u, "a percentage of X_max in (0, 100]")
+    targets = [v.number("slo_p99_us", t) for t in v.items("slo_p99_us", params["slo_p99_us"])]
+    x_max = v.number("x_max_iops", params["x_max_iops"], positive=False)
+    if x_max < 0:
+        raise v.error("x_max_iops", x_max, "0 (from the queue-depth table or a probe) or the device's IOPS > 0")
+    return LoadLatencyParams(
+        common=c,
+        bs=_fio.single_block_size(v, params, c),
+        rw=_fio.patterns(v, params),
+        utilisation_pct=v.unique("utilisation_pct", sorted(utils)),
+        iodepth=v.integer("iodepth", params["iodepth"], 1, _fio.MAX_IODEPTH),
+        x_max_iops=x_max,
+        probe_iodepth=v.integer("probe_iodepth", params["probe_iodepth"], 1, _fio.MAX_IODEPTH),
+        probe_numjobs=v.integer("probe_numjobs", params["probe_numjobs"], 1, _fio.MAX_NUMJOBS),
+        slo_p99_us=v.unique("slo_p99_us", targets),
+    )
+
+
+validate = load_latency_params
+
+
+# ------------------------------------------------------------------------------------------ X_max
+
+
+def x_max_from_queue_depth(data_root: Path, host: str, rw: str, bs: str) -> tuple[float | None, str]:
+    """(best IOPS, how) of `rw` at block size `bs` in this device's fio-queue-depth table, else (None, why)."""
+    from memstor.measure.sweep import processed_path
+    from memstor.units import parse_size
+
+    path = processed_path(Path(data_root), host, QUEUE_DEPTH)
+    if not path.is_file():
+        return None, f"no {QUEUE_DEPTH} table for {host}"
+    try:
+        qd = pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError) as err:
+        return None, f"{path}: unreadable ({err})"
+    direction = "write" if "write" in rw else "read"
+    sel = qd[(qd["rw"] == rw) & (qd["direction"] == direction) & (qd["bs_bytes"] == parse_size(bs))
+             & (qd["status"] == "done") & qd["iops"].notna()]
+    if sel.empty:
+        return None, f"no successful {rw} {bs} point in {path.name}"
+    best = sel.loc[sel["iops"].idxmax()]
+    return float(best["iops"]), (f"{QUEUE_DEPTH} table: best of {len(sel)} runs "
+                                 f"(QD{int(best['iodepth'])}x{int(best['numjobs'])})")
+
+
+# ------------------------------------------------------------------------------------------ points
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x) == int(x) else f"{x:g}"
+
+
+def _suffix(c: _fio.FioCommon, engine: str) -> str:
+    return f"{engine}-d{c.direct}-t{_num(c.runtime_s)}-r{_num(c.ramp_s)}-f{c.file_size}"
+
+
+def probe_config(lp: LoadLatencyParams, engine: str, rw: str) -> dict:
+    """The closed-loop X_max probe of `rw` (point parameters)."""
+    return dict(_fio.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.probe_iodepth,
+                                  numjobs=lp.probe_numjobs), phase="probe")
+
+
+def rate_config(lp: LoadLatencyParams, engine: str, rw: str, util: float, x_max: float, x_max_source: str,
+                submit_mode: str, max_per_job: int) -> dict:
+    """An offered-rate point: util % of x_max split over jobs of at most max_per_job IOPS each
+    (memstor.measure.openloop.split_rate)."""
+    from memstor.measure.openloop import split_rate
+
+    plan = split_rate(util / 100.0 * x_max, max_per_job)
+    cfg = _fio.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.iodepth,
+                            numjobs=plan.numjobs)
+    return dict(cfg, phase="rate", utilisation_pct=util, rate_iops=plan.rate_per_job,
+                offered_iops=round(plan.expected_iops, 1), rate_process="poisson", io_submit_mode=submit_mode,
+                x_max_iops=round(x_max, 1), x_max_source=x_max_source)
+
+
+def point_name(cfg: dict, c: _fio.FioCommon, rep: int) -> str:
+    """e.g. ``randread-bs4k-u50-r5000x6-qd128x6-inline-io_uring-d1-t2-r1-f256m-rep1`` (r: rate per job x jobs;
+    probe: ``probe-randread-...``)."""
+    engine = cfg["ioengine"]
+    if cfg["phase"] == "probe":
+        return f"probe-{cfg['rw']}-bs{cfg['bs']}-qd{cfg['iodepth']}x{cfg['numjobs']}-{_suffix(c, engine)}-rep{rep}"
+    return (f"{cfg['rw']}-bs{cfg['bs']}-u{_num(cfg['utilisation_pct'])}-r{cfg['rate_iops']}x{cfg['numjobs']}-"
+            f"qd{cfg['iodepth']}x{cfg['numjobs']}-{cfg['io_submit_mode']}-{_suffix(c, engine)}-rep{rep}")
+
+
+def make_points(configs: list[dict], c: _fio.FioCommon, medium: dict, test_file: str) -> list:
+    """sweep.Points of the configs x repetitions (repetitions outer); est_s = runtime + ramp + overhead."""
+    from memstor.measure.sweep import Point
+
+    points = []
+    for rep in range(1, c.repetitions + 1):
+        for cfg in configs:
+            params = dict(cfg, rep=rep, medium=medium, test_file=test_file)
+            est = float(c.runtime_s) + float(c.ramp_s) + _fio.OVERHEAD_S + 0.1 * cfg["numjobs"]
+            points.append(Point(name=point_name(cfg, c, rep), params=params, est_s=est, incidental=_fio.INCIDENTAL))
+    return points
+
+
+def fio_job(point, filename: str):
+    """The FioJob of a point: a probe is a plain closed-loop job; a rate point adds the rate, the Poisson
+    process, the submit mode, total-latency percentiles and the interval logs."""
+    import dataclasses
+
+    job = _fio.fio_job(point, filename)
+    p = point.params
+    if p["phase"] != "rate":
+        return job
+    return dataclasses.replace(job, rate_iops=int(p["rate_iops"]), rate_process="poisson",
+                               io_submit_mode=p["io_submit_mode"], lat_percentiles=True, logs=True,
+                               runtime_s=float(p["runtime_s"]) + LOG_TAIL_S)
+
+
+# ------------------------------------------------------------------------------------------- rows
+
+
+def _percentile(bins: dict, pct: float) -> float | None:
+    """The smallest latency (µs) at or above `pct` % of the I/Os of json+ bins {ns: count}."""
+    total = sum(bins.values())
+    if not total:
+        return None
+    need, seen = pct / 100.0 * total, 0
+    for ns in sorted(bins):
+        seen += bins[ns]
+        if seen >= need - 1e-9:
+            return ns / 1000.0
+    return max(bins) / 1000.0
+
+
+def _lat_bins(doc: dict, direction: str) -> dict:
+    """Total-latency json+ bins {ns: count} of a point, merged over its jobs."""
+    merged: dict = {}
+    for job in doc.get("jobs", []):
+        for k, v in (((job.get(direction) or {}).get("lat_ns") or {}).get("bins") or {}).items():
+            merged[int(k)] = merged.get(int(k), 0) + int(v)
+    return merged
+
+
+def _ceiling(jobs: list, iodepth: int) -> bool | None:
+    """Any job's queue reached the iodepth ceiling (memstor.measure.openloop.ceiling_reached); None when
+    fio's depth distribution cannot say (offload mode reports depth 1; no iodepth_level)."""
+    from memstor.measure.openloop import ceiling_reached
+
+    try:
+        return any(ceiling_reached(j, iodepth) for j in jobs)
+    except (ValueError, MemstorError):
+        return None
+
+
+def _open_loop(params: dict, row: dict) -> bool | None:
+    """Whether the point's arrivals stayed Poisson: offload mode always; inline while rate per job x mean
+    latency <= INLINE_MAX_LOAD (fio waits for in-flight I/O before each rate sleep)."""
+    from memstor.measure.openloop import INLINE_MAX_LOAD
+
+    if params.get("io_submit_mode") == "offload":
+        return True
+    lat = row.get("lat_mean_us")
+    if lat is None or lat != lat:
+        return None
+    return bool(float(params["rate_iops"]) * float(lat) * 1e-6 <= INLINE_MAX_LOAD)
+
+
+def load_columns(row: dict, params: dict, doc: dict, seconds: pd.DataFrame) -> dict:
+    """The LOAD_COLUMNS of one tidy row (a direction of a point) from its fio document and per-second rows."""
+    rate = params["phase"] == "rate"
+    achieved = row.get("iops")
+    offered = params.get("offered_iops") if rate else None
+    bins = _lat_bins(doc, row["direction"]) if doc else {}
+    jobs = [j for j in doc.get("jobs", []) if isinstance(j, dict)] if doc else []
+    sec = seconds[seconds["direction"] == row["direction"]]["iops"] if len(seconds) else pd.Series(dtype=float)
+    mean = float(sec.mean()) if len(sec) else math.nan
+    return {
+        "phase": params["phase"], "utilisation_pct": params.get("utilisation_pct"), "offered_iops": offered,
+        "achieved_iops": achieved,
+        "achieved_pct": 100.0 * achieved / offered if rate and achieved is not None and offered else None,
+        "lat_p50_us": _percentile(bins, 50), "lat_p99_us": _percentile(bins, 99),
+        "lat_p99_9_us": _percentile(bins, 99.9),
+        "overloaded": bool(achieved is not None and offered and achieved < OVERLOAD_RATIO * offered) if rate else None,
+        "ceiling_reached": _ceiling(jobs, int(params["iodepth"])) if rate and jobs else None,
+        "x_max_iops": params.get("x_max_iops"), "x_max_source": params.get("x_max_source"),
+        "rate_per_job_iops": params.get("rate_iops"), "submit_mode": params.get("io_submit_mode"),
+        "open_loop": _open_loop(params, row) if rate else None,
+        "iops_cv": float(sec.std(ddof=1) / mean) if len(sec) > 1 and mean > 0 else None,
+        "min_1s_iops_pct": float(100.0 * sec.min() / mean) if len(sec) and mean > 0 else None,
+    }
+
+
+def point_seconds(res, host: str) -> pd.DataFrame:
+    """Per-second rows (SECOND_COLUMNS) of one rate point from the interval logs in its sidecar folder."""
+    from memstor.measure.sweep import sidecar_dir
+    from memstor.parse.fio_logs import point_seconds as parse_seconds
+
+    p = res.point.params
+    if p["phase"] != "rate" or res.raw is None:
+        return pd.DataFrame(columns=SECOND_COLUMNS)
+    folder = sidecar_dir(Path(res.raw).parent, res.point)
+    sec = parse_seconds(folder)
+    return sec.assign(host=host, point=res.point.name, rw=p["rw"], utilisation_pct=p["utilisation_pct"],
+                      offered_iops=p["offered_iops"]).reindex(columns=SECOND_COLUMNS)
+
+
+def result_tables(results: list, host: str, note: str, data_root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the experiment's table, the per-second table) of the sweep results."""
+    from memstor.parse.fio import load_fio_json
+
+    rows, seconds = [], []
+    for res in results:
+        base = _fio.result_rows([res], host, note, data_root)
+        doc: dict = {}
+        sec = pd.DataFrame(columns=SECOND_COLUMNS)
+        if res.raw is not None and res.status != "failed":
+            try:
+                doc = load_fio_json(Path(res.raw).read_text(encoding="utf-8", errors="replace"))
+                sec = point_seconds(res, host)
+            except (OSError, MemstorError) as err:
+                for r in base:
+                    r.update(status="failed", error=f"{res.point.name}: {err}")
+        seconds.append(sec)
+        for r in base:
+            ok = r.get("status") == "done"
+            extra = load_columns(r, res.point.params, doc if ok else {}, sec if ok else sec.iloc[0:0])
+            rows.append({**r, "config": r["point"].rsplit("-rep", 1)[0], **extra})
+    table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
+    per_s = pd.concat([s for s in seconds if len(s)], ignore_index=True) if any(len(s) for s in seconds) \
+        else pd.DataFrame(columns=SECOND_COLUMNS)
+    return table, per_s
+
+
+# ---------------------------------------------------------------------------------------- running
+
+
+def _x_max(lp: LoadLatencyParams, rw: str, data_root: Path, host: str, probes: dict) -> tuple[float | None, str]:
+    """X_max of `rw`: the profile's, this device's queue-depth table, or the probe's result."""
+    if lp.x_max_iops > 0:
+        return lp.x_max_iops, "profile x_max_iops"
+    x, why = x_max_from_queue_depth(data_root, host, rw, lp.bs)
+    if x is not None:
+        return x, why
+    iops = probes.get(rw)
+    if iops:
+        return iops, f"probe at QD{lp.probe_iodepth}x{lp.probe_numjobs} ({why})"
+    return None, why
+
+
+#: The submit-mode decision of a device, kept beside its raw points: the rate split (and so every rate
+#: point's name) depends on it, so a rerun must reuse it rather than probe again.
+SUBMIT_MODE_FILE = "submit-mode.json"
+
+
+def submit_mode(data_root: Path, host: str, target: Path, engine: str, direct: bool, medium: dict) -> dict:
+    """{mode, why, latency_us, ...}: the recorded decision for this engine, O_DIRECT, fio and medium, else a
+    new probe (memstor.measure.openloop.probe_submit_mode_details) recorded in ``<raw dir>/submit-mode.json``."""
+    from memstor.measure.files import read_json, utc_now, write_json
+    from memstor.measure.fio import fio_version
+    from memstor.measure.openloop import probe_submit_mode_details
+    from memstor.measure.sweep import raw_dir
+
+    path = raw_dir(Path(data_root), host, EXPERIMENT) / SUBMIT_MODE_FILE
+    key = {"engine": engine, "direct": direct, "fio_version": fio_version(), "medium": medium}
+    old = read_json(path) or {}
+    if old.get("key") == json.loads(json.dumps(key, default=str)):
+        return old
+    probe = probe_submit_mode_details(target, engine, timeout_s=PROBE_TIMEOUT_S, direct=direct)
+    record = {"key": key, "mode": probe.mode, "why": probe.why, "open_loop": probe.open_loop,
+              "latency_us": probe.latency_us, "rate_iops": probe.rate_iops, "probed": utc_now()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, record)
+    return json.loads(json.dumps(record, default=str))
+
+
+def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
+                     progress: bool = True) -> pd.DataFrame:
+    """Run or resume fio-load-latency; write and return its tidy table (and the per-second table)."""
+    from memstor.measure.fio import FioRunner
+    from memstor.measure.openloop import MAX_JOB_RATE_IOPS, gating_cap_iops
+    from memstor.measure.sweep import run_sweep
+
+    lp = load_latency_params(params)
+    c = lp.common
+    data_root = Path(data_root)
+    with _fio.fio_target(c, data_root, target_dir) as t:
+        test_file = str(t.tf.path)
+        need_probe = [rw for rw in lp.rw if lp.x_max_iops <= 0
+                      and x_max_from_queue_depth(data_root, host, rw, lp.bs)[0] is None]
+        probe_pts = make_points([probe_config(lp, t.engine, rw) for rw in need_probe], c, t.medium, test_file)
+        info = {"ioengine_requested": c.ioengine, **t.info}
+        probes: dict = {}
+        results = []
+        if probe_pts:
+            runner = FioRunner({p.name: _fio.fio_job(p, test_file) for p in probe_pts})
+            results = run_sweep(EXPERIMENT, probe_pts, runner, data_root, host, sysinfo=info, progress=progress)
+            for row in _fio.result_rows(results, host, t.note, data_root):
+                if row.get("status") == "done" and row.get("iops"):
+                    rw = row["rw"]
+                    probes[rw] = max(probes.get(rw, 0.0), float(row["iops"]))
+        probe = submit_mode(data_root, host, Path(test_file), t.engine, bool(c.direct), t.medium)
+        mode = probe["mode"]
+        # inline holds Poisson arrivals only while rate per job x latency stays small: more, slower jobs
+        max_per_job = gating_cap_iops(probe["latency_us"]) if mode == "inline" else MAX_JOB_RATE_IOPS
+        info.update(submit_mode=mode, submit_mode_why=probe["why"], max_job_rate_iops=max_per_job,
+                    qd1_latency_us=round(probe["latency_us"], 1))
+        configs, missing = [], []
+        for rw in lp.rw:
+            x_max, source = _x_max(lp, rw, data_root, host, probes)
+            if x_max is None:
+                missing.append(f"{rw}: {source}")
+                continue
+            configs += [rate_config(lp, t.engine, rw, u, x_max, source, mode, max_per_job)
+                        for u in lp.utilisation_pct]
+        points = probe_pts + make_points(configs, c, t.medium, test_file)
+        if configs:
+            runner = FioRunner({p.name: fio_job(p, test_file) for p in points})
+            results = run_sweep(EXPERIMENT, points, runner, data_root, host, sysinfo=info, progress=progress)
+        _fio._remove_when_full(results, t.tf)
+    _fio.check_refused(EXPERIMENT, results)
+    table, seconds = result_tables(results, host, t.note, data_root)
+    out = _fio.write_table(table, data_root, host, EXPERIMENT)
+    _fio.write_table(seconds, data_root, host, SECONDS_TABLE)
+    if missing:
+        raise MemstorError(f"{EXPERIMENT}: no X_max for {'; '.join(missing)}; rerun to retry the probe, or set "
+                           "x_max_iops in the profile")
+    _fio.report_failures(EXPERIMENT, table, len(points), out, data_root, host)
+    return table
+
+
+run = run_load_latency

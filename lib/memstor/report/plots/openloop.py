@@ -1,0 +1,390 @@
+"""Figures of the fio-load-latency experiment: open-loop latency under offered load (Poisson arrivals at
+a share of the device's X_max), beside the closed queue-depth loop and the queueing models.
+
+Inputs (one device or several stacked; column ``host``: one line or panel per device x workload):
+
+- ``load``: the open-loop curves, :func:`memstor.analysis.load_latency.curve_table` (CURVE_COLUMNS: one row
+  per device x rw x offered rate, ``overloaded`` / ``ceiling_reached`` flags as booleans or CSV text);
+- ``qd``: the closed-loop queue-depth configurations (``memstor.analysis.synthesis.qd_points``, i.e.
+  ``Synthesis.qd``: fio summary rows with host, rw, direction, iodepth, numjobs, iops, lat_mean_us,
+  clat_p99_us, in_sweep);
+- ``models``: :func:`memstor.analysis.load_latency.models` (openloop.model_table columns + host, rw,
+  service_source, fit_rms_err_pct);
+- ``seconds``: ``<data>/processed/<device>/fio-load-latency-seconds.csv``
+  (:data:`memstor.experiments.fio_load_latency.SECOND_COLUMNS`).
+
+Units: IOPS (I/O per s), µs, % of X_max (the offered utilisation, "u50" = 50 % of X_max), s. Every figure
+function returns a matplotlib Figure, or None when there is nothing to draw. Colours: the colour-blind
+palette for devices x workloads; offered rates (an ordered quantity) in viridis, which stays readable for
+colour-blind readers and in gray scale.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import LogLocator, MaxNLocator
+
+from memstor.analysis import openloop
+from memstor.report.plots import MARKERS, new_figure
+from memstor.report.plots.storage import RW_LABEL, RW_ORDER, _plain_log, _thousands
+from memstor.schema import truthy
+
+IOPS_LABEL = "achieved IOPS (I/O per s)"
+OVERLOADED_LABEL = "hollow: overloaded (achieved < 95 % of offered)"
+CEILING_LABEL = "×: iodepth ceiling reached (latency a lower bound)"
+#: Offered rates in this colour map (ordered: light = high rate).
+RATE_CMAP = "viridis"
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def _flags(col: pd.Series) -> np.ndarray:
+    """Booleans of a flag column (bools, or CSV text True/False/empty)."""
+    return np.array([truthy(v) for v in col], dtype=bool)
+
+
+def _num(df: pd.DataFrame, col: str) -> np.ndarray:
+    """A column as floats (NaN where missing or not a number; all NaN when the column is absent)."""
+    if col not in df.columns:
+        return np.full(len(df), np.nan)
+    return pd.to_numeric(df[col], errors="coerce").to_numpy(float)
+
+
+def _util(u) -> str:
+    """An offered utilisation (% of X_max) as a point label: 50 -> "u50", 97.5 -> "u97.5"."""
+    return "u?" if u is None or u != u else f"u{float(u):g}"
+
+
+def _groups(df: pd.DataFrame) -> list:
+    """[(host, rw, rows)] sorted by host, then rw in the storage figures' order."""
+    out = []
+    for host in sorted(df["host"].dropna().astype(str).unique()):
+        h = df[df["host"].astype(str) == host]
+        present = list(dict.fromkeys(h["rw"].dropna()))
+        for rw in [r for r in RW_ORDER if r in present] + sorted(r for r in present if r not in RW_ORDER):
+            out.append((host, rw, h[h["rw"] == rw]))
+    return out
+
+
+def _log(axis) -> None:
+    """A log axis with plain numbers at 1, 2, 5 x 10^k (readable when the data span less than a decade)."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    _plain_log(axis)
+
+
+def _direction(rw: str) -> str:
+    return "write" if "write" in str(rw) else "read"
+
+
+def _name(host: str, rw: str, multi_host: bool) -> str:
+    """Series name: "random read", or "host, random read" with several devices."""
+    what = RW_LABEL.get(rw, rw)
+    return f"{host}, {what}" if multi_host else what
+
+
+def _qd_text(r) -> str:
+    """"QD8", or "QD32x4" with several jobs."""
+    qd = r.get("iodepth")
+    nj = r.get("numjobs")
+    if qd is None or qd != qd:
+        return "QD?"
+    nj = 1 if nj is None or nj != nj else int(nj)
+    return f"QD{int(qd)}" + (f"x{nj}" if nj > 1 else "")
+
+
+def _closed(qd: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:
+    """The closed-loop configurations of `host` and `rw` (its own direction) with an IOPS, by IOPS."""
+    if qd is None or len(qd) == 0 or not {"host", "rw", "iops"} <= set(qd.columns):
+        return pd.DataFrame()
+    c = qd[(qd["host"].astype(str) == host) & (qd["rw"] == rw)]
+    if "direction" in c.columns:
+        c = c[c["direction"] == _direction(rw)]
+    c = c[pd.to_numeric(c["iops"], errors="coerce").notna()]
+    return c.assign(iops=pd.to_numeric(c["iops"], errors="coerce")).sort_values("iops")
+
+
+def _legend(fig, axes, n_entries: int) -> None:
+    """The figure's legend: below the panels (one legend for both), two or three columns."""
+    handles, labels, seen = [], [], set()
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in seen:
+                seen.add(lab)
+                handles.append(h)
+                labels.append(lab)
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=2 if n_entries <= 6 else 3,
+                   fontsize="small")
+
+
+# ------------------------------------------------------------------------------ latency-throughput
+
+
+def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: str, key: str,
+                 seen: set) -> None:
+    """One open-loop curve on one panel: line through every point, filled markers where the device kept
+    up, hollow where it was overloaded, a black × where the iodepth ceiling was reached, "uNN" labels."""
+    x = _num(g, "achieved_iops")
+    y = _num(g, col)
+    keep = np.isfinite(x) & np.isfinite(y) & (y > 0)
+    if not keep.any():
+        return
+    x, y = x[keep], y[keep]
+    over = _flags(g["overloaded"])[keep] if "overloaded" in g.columns else np.zeros(len(x), bool)
+    ceil = _flags(g["ceiling_reached"])[keep] if "ceiling_reached" in g.columns else np.zeros(len(x), bool)
+    utils = _num(g, "utilisation_pct")[keep]
+    ax.plot(x, y, color=colour, marker=marker, markevery=[int(i) for i in np.flatnonzero(~over)],
+            label=f"{name}: open loop (Poisson)", gid=f"open:{key}")
+    if over.any():
+        ax.plot(x[over], y[over], color=colour, marker=marker, markersize=10, markerfacecolor="white",
+                markeredgewidth=2, linestyle="none", gid=f"overloaded:{key}",
+                label=OVERLOADED_LABEL if "over" not in seen else "_nolegend_")
+        seen.add("over")
+    if ceil.any():
+        ax.plot(x[ceil], y[ceil], color="black", marker="x", markersize=9, markeredgewidth=2, linestyle="none",
+                gid=f"ceiling:{key}", label=CEILING_LABEL if "ceil" not in seen else "_nolegend_")
+        seen.add("ceil")
+    for xi, yi, u in zip(x, y, utils):
+        ax.annotate(_util(u), (xi, yi), textcoords="offset points", xytext=(5, -11), fontsize="x-small",
+                    color=colour, gid=f"util:{key}")
+
+
+def _closed_series(ax, c: pd.DataFrame, col: str, colour: str, name: str, key: str) -> None:
+    """The closed queue-depth loop of the same device and rw: dotted line through the sweep points,
+    diamonds, "QD8" labels (configurations outside the sweep, e.g. the spec point, as diamonds only)."""
+    if c.empty or col not in c.columns:
+        return
+    c = c[pd.to_numeric(c[col], errors="coerce") > 0]
+    if c.empty:
+        return
+    sweep = _flags(c["in_sweep"]) if "in_sweep" in c.columns else np.ones(len(c), bool)
+    x, y = c["iops"].to_numpy(float), pd.to_numeric(c[col], errors="coerce").to_numpy(float)
+    ax.plot(x[sweep], y[sweep], color=colour, linestyle=":", marker="D", markersize=5, linewidth=1.5,
+            label=f"{name}: closed loop (queue depth)", gid=f"closed:{key}")
+    if (~sweep).any():
+        ax.plot(x[~sweep], y[~sweep], color=colour, linestyle="none", marker="D", markersize=5,
+                markerfacecolor="white", gid=f"closed-other:{key}", label="_nolegend_")
+    for (_, r), xi, yi in zip(c.iterrows(), x, y):
+        ax.annotate(_qd_text(r), (xi, yi), textcoords="offset points", xytext=(-4, 5), ha="right",
+                    fontsize="xx-small", color=colour, alpha=0.9, gid=f"qd:{key}")
+
+
+def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None):
+    """Mean and p99 latency (µs, log y) against achieved IOPS: the open-loop points per device x rw
+    (line + markers, each labelled with its offered utilisation "u50"; overloaded points hollow, points
+    that reached the iodepth ceiling crossed) and the closed queue-depth loop of the same device and rw
+    (dotted, diamonds, labelled "QD8"). The p99 panel shows total latency for the open loop (fio
+    ``lat_percentiles``) and completion latency for the closed loop (the same within fio's submission
+    time). None without an open-loop point."""
+    if load is None or len(load) == 0 or "achieved_iops" not in load.columns:
+        return None
+    pts = load[np.isfinite(_num(load, "achieved_iops"))]
+    if pts.empty:
+        return None
+    groups = _groups(pts)
+    multi = pts["host"].nunique() > 1
+    panels = (("lat_mean_us", "lat_mean_us", "mean latency (µs, log scale)", "Mean latency"),
+              ("lat_p99_us", "clat_p99_us", "p99 latency (µs, log scale)",
+               "p99 latency (open: total, closed: completion)"))
+    fig, axes = new_figure(2, scale=1.3)
+    seen: set = set()
+    for i, (host, rw, g) in enumerate(groups):
+        colour, marker = f"C{i % 10}", MARKERS[i % len(MARKERS)]
+        name, key = _name(host, rw, multi), f"{host}:{rw}"
+        g = g.sort_values("utilisation_pct")  # in offered order: an overloaded point bends the line back
+        closed = _closed(qd, host, rw)
+        for ax, (ocol, ccol, _, _) in zip(axes, panels):
+            _open_series(ax, g, ocol, colour, marker, name, key, seen)
+            _closed_series(ax, closed, ccol, colour, name, key)
+    for ax, (_, _, ylabel, title) in zip(axes, panels):
+        ax.set_xlabel(IOPS_LABEL)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize="medium")
+        if any(line.get_ydata().size for line in ax.get_lines()):
+            ax.set_yscale("log")
+            _log(ax.yaxis)
+        ax.set_xlim(left=0)
+        ax.margins(x=0.06, y=0.1)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+        _thousands(ax.xaxis)
+    _legend(fig, axes, 2 * len(groups) + len(seen))
+    fig.suptitle("Latency vs throughput: open loop (offered rate, labels u = % of X_max) and closed loop (QD)")
+    return fig
+
+
+# ------------------------------------------------------------------------------------------- models
+
+
+def _first(g: pd.DataFrame, col: str) -> float:
+    v = _num(g, col)
+    v = v[np.isfinite(v)]
+    return float(v[0]) if v.size else math.nan
+
+
+def _model_panel(ax, host: str, rw: str, g: pd.DataFrame, multi: bool) -> None:
+    """Measured mean latency against ρ₁ = λ S and the M/M/1, M/G/1 and M/G/c lines of one device x rw."""
+    key = f"{host}:{rw}"
+    g = g.sort_values("rho_1")
+    rho = _num(g, "rho_1")
+    meas = _num(g, "lat_mean_us")
+    ok = np.isfinite(rho) & np.isfinite(meas) & (meas > 0)
+    s_us, cs2, c = _first(g, "service_mean_us"), _first(g, "service_cs2"), _first(g, "servers_c")
+    rms = _first(g, "fit_rms_err_pct")
+    hi = float(rho[ok].max()) * 1.1
+    log_x = hi > 2.0  # beyond one server: the single-server region and the measured span both readable
+    # from ρ₁ = 0.1 at least: where the single-server models rise to their asymptote at ρ₁ = 1 stays visible
+    lo = min(0.1, float(rho[ok].min()) * 0.7) if log_x else 0.0
+    if math.isfinite(s_us) and s_us > 0:
+        grid = np.geomspace(max(lo, 1e-3), hi, 600) if log_x else np.linspace(0.0, hi, 600)
+        lines = [("mm1", openloop.mm1_response_us(s_us, rho=grid), "M/M/1 (one server, exponential service)", "--")]
+        if math.isfinite(cs2):
+            lines.append(("mg1", openloop.mg1_response_us(s_us, cs2, rho=grid),
+                          f"M/G/1 (one server, cs² = {cs2:.2f})", "-."))
+            if math.isfinite(c) and c >= 1:
+                fit = f", rms error {rms:.1f} %" if math.isfinite(rms) else ""
+                lines.append(("mgc", openloop.mgc_response_us(s_us, cs2, int(c), rho=grid / int(c)),
+                              f"M/G/c, c = {int(c)} servers (fitted{fit})", "-"))
+        for k, (name, y, label, style) in enumerate(lines):
+            ax.plot(grid, y, color=f"C{k + 1}", linestyle=style, linewidth=1.8, label=label, gid=f"{name}:{key}")
+        if lo <= 1.0 <= hi:
+            ax.axvline(1.0, color="0.4", linewidth=1, linestyle=":", gid=f"rho1:{key}",
+                       label="ρ₁ = 1: one server saturates")
+    else:  # no service time in the table: the per-point predictions only
+        for k, (name, label) in enumerate((("mm1", "M/M/1"), ("mg1", "M/G/1"), ("mgc", "M/G/c"))):
+            y = _num(g, f"{name}_us")
+            if np.isfinite(y).any():
+                ax.plot(rho, y, color=f"C{k + 1}", linestyle="--", label=label, gid=f"{name}:{key}")
+    over = _flags(g["overloaded"]) if "overloaded" in g.columns else np.zeros(len(g), bool)
+    steady, bad = ok & ~over, ok & over
+    ax.plot(rho[steady], meas[steady], color="C0", marker="o", linestyle="none", markersize=8,
+            label="measured mean latency", gid=f"measured:{key}")
+    if bad.any():
+        ax.plot(rho[bad], meas[bad], color="C0", marker="o", linestyle="none", markersize=9,
+                markerfacecolor="white", markeredgewidth=2, label=OVERLOADED_LABEL, gid=f"overloaded:{key}")
+    for x, y, u in zip(rho[ok], meas[ok], _num(g, "utilisation_pct")[ok]):
+        ax.annotate(_util(u), (x, y), textcoords="offset points", xytext=(5, 4), fontsize="x-small", color="C0",
+                    gid=f"util:{key}")
+    bottom = min(float(meas[ok].min()), s_us if math.isfinite(s_us) else math.inf) * 0.7
+    ax.set_yscale("log")
+    ax.set_ylim(bottom, float(meas[ok].max()) * 3.0)
+    _log(ax.yaxis)
+    if log_x:
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        _log(ax.xaxis)
+    else:
+        ax.set_xlim(0, hi)
+    s_text = f"S = {s_us:.1f} µs" if math.isfinite(s_us) else "S unknown"
+    ax.set_xlabel(f"ρ₁ = λ·S (one-server utilisation; λ = achieved IOPS, {s_text})")
+    ax.set_ylabel("mean latency (µs, log scale)")
+    who = f"{host}: " if multi else ""
+    cs = f", cs² = {cs2:.2f}" if math.isfinite(cs2) else ""
+    ax.set_title(f"{who}{RW_LABEL.get(rw, rw)} ({s_text}{cs})", fontsize="medium")
+    ax.legend(fontsize="x-small", loc="upper left")
+
+
+def model_figure(models: pd.DataFrame):
+    """Per device x rw panel: the measured mean latency (µs, log y) against the one-server utilisation
+    ρ₁ = λ·S (λ the achieved IOPS, S the measured mean service time; log x once ρ₁ passes 2), each point
+    labelled with its offered utilisation, and the M/M/1, M/G/1 and M/G/c (fitted c in the legend) mean
+    response times as lines; the single-server models end at ρ₁ = 1 (dotted line), M/G/c at ρ₁ = c.
+    None without a modelled point."""
+    if models is None or len(models) == 0 or not {"rho_1", "lat_mean_us", "host", "rw"} <= set(models.columns):
+        return None
+    usable = models[np.isfinite(_num(models, "rho_1")) & (_num(models, "lat_mean_us") > 0)]
+    groups = _groups(usable)
+    if not groups:
+        return None
+    ncols = min(2, len(groups))
+    nrows = math.ceil(len(groups) / ncols)
+    fig, axes = new_figure(ncols, nrows, scale=1.15)
+    multi = usable["host"].nunique() > 1
+    for ax, (host, rw, g) in zip(axes, groups):
+        _model_panel(ax, host, rw, g, multi)
+    for ax in axes[len(groups):]:
+        ax.set_visible(False)
+    fig.suptitle("Queueing models of the open-loop mean latency (labels u = offered % of X_max)")
+    return fig
+
+
+# -------------------------------------------------------------------------------------- time series
+
+
+def time_series_figure(seconds: pd.DataFrame, rw: str | None = None):
+    """Per-second IOPS (left) and p99 completion latency (right, µs, log y; fio's histogram logs hold clat) over each point's run (s since its
+    start), one line per offered rate (colour by utilisation, "u50" in the legend; repetitions share a
+    colour), the offered rate dotted in the IOPS panel. One row of panels per device x rw (only `rw` when
+    given); the rw's own direction. None without a second to draw."""
+    if seconds is None or len(seconds) == 0 or not {"t_s", "iops", "rw", "host"} <= set(seconds.columns):
+        return None
+    s = seconds.copy()
+    for col in ("t_s", "iops", "clat_p99_us", "utilisation_pct", "offered_iops"):
+        s[col] = _num(s, col)
+    if rw is not None:
+        s = s[s["rw"] == rw]
+    if "direction" in s.columns:
+        s = s[s["direction"].to_numpy() == np.array([_direction(r) for r in s["rw"]], dtype=object)]
+    s = s[np.isfinite(s["t_s"].to_numpy(float))]
+    groups = _groups(s)
+    if not groups:
+        return None
+    utils = sorted(u for u in s["utilisation_pct"].dropna().unique())
+    cmap = matplotlib.colormaps[RATE_CMAP]
+
+    def colour(u):
+        k = utils.index(u) if u in utils else 0
+        return cmap(0.9 * k / max(len(utils) - 1, 1))
+
+    multi = s["host"].nunique() > 1
+    fig, axes = new_figure(2, len(groups), scale=1.1)
+    for row, (host, rw_, g) in enumerate(groups):
+        a_iops, a_p99 = axes[2 * row], axes[2 * row + 1]
+        key = f"{host}:{rw_}"
+        offered_label = "dotted: offered rate"
+        for u, gu in g.groupby("utilisation_pct", sort=True, dropna=False):
+            col = colour(u)
+            offered = float(np.nanmean(gu["offered_iops"])) if gu["offered_iops"].notna().any() else math.nan
+            label = _util(u) + (f" ({offered:,.0f} IOPS offered)" if math.isfinite(offered) else "")
+            by_point = gu.groupby("point", sort=False) if "point" in gu.columns else [(None, gu)]
+            for j, (_, gp) in enumerate(by_point):
+                gp = gp.sort_values("t_s")
+                a_iops.plot(gp["t_s"], gp["iops"], color=col, linewidth=1.6, label=label if j == 0 else "_nolegend_",
+                            gid=f"iops:{key}:{_util(u)}")
+                p99 = gp[gp["clat_p99_us"] > 0]
+                a_p99.plot(p99["t_s"], p99["clat_p99_us"], color=col, linewidth=1.6,
+                           label=label if j == 0 else "_nolegend_", gid=f"p99:{key}:{_util(u)}")
+            if math.isfinite(offered):
+                a_iops.axhline(offered, color=col, linestyle=":", linewidth=1, label=offered_label,
+                               gid=f"offered:{key}:{_util(u)}")
+                offered_label = "_nolegend_"
+        who = f"{host}: " if multi else ""
+        what = RW_LABEL.get(rw_, rw_)
+        a_iops.set_title(f"{who}{what}: IOPS", fontsize="medium")
+        a_iops.set_ylabel("IOPS (I/O per s, 1-s intervals)")
+        a_iops.set_ylim(bottom=0)
+        _thousands(a_iops.yaxis)
+        a_p99.set_title(f"{who}{what}: p99 latency", fontsize="medium")
+        a_p99.set_ylabel("p99 completion latency (µs, log scale, 1-s intervals)")
+        if any(line.get_ydata().size for line in a_p99.get_lines()):
+            a_p99.set_yscale("log")
+            _log(a_p99.yaxis)
+        for ax in (a_iops, a_p99):
+            ax.set_xlabel("time (s since the point's start)")
+            ax.set_xlim(left=0)
+        handles, labels = a_p99.get_legend_handles_labels()
+        extra = [(h, lab) for h, lab in zip(*a_iops.get_legend_handles_labels()) if lab.startswith("dotted")]
+        for h, lab in extra:
+            handles.append(h)
+            labels.append(lab)
+        a_p99.legend(handles, labels, fontsize="x-small", title="offered rate (% of X_max)",
+                     title_fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle("Open loop over time: per-second IOPS and p99 at each offered rate")
+    return fig
+
+
+__all__ = ["latency_throughput_figure", "model_figure", "time_series_figure"]

@@ -1,0 +1,186 @@
+"""fio-load-latency, the experiment, with the real fio on a small test file: X_max (probe or the
+queue-depth table), offered rates split over jobs, the flags, the raw logs and the per-second table, the
+SLO answer checked by an independent interpolation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from memstor.errors import UsageError
+from memstor.experiments import fio_load_latency as fll
+from memstor.experiments import run_experiment
+from memstor.params import load_profile
+from reliability_helpers import manifest_of, meta_of
+
+FIO = shutil.which("fio")
+needs_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed (make env installs it)")
+HOST = "llhost"
+TINY = {"runtime_s": 1, "ramp_s": 0, "file_size": "16m", "rw": ["randread"], "utilisation_pct": [20, 60, 95],
+        "probe_iodepth": 8, "probe_numjobs": 1, "slo_p99_us": [300, 100000]}
+SPECS = Path(__file__).resolve().parents[1] / "data" / "specs"
+
+
+def params(**over) -> dict:
+    return load_profile("quick", fll.EXPERIMENT, {**TINY, **over})
+
+
+def raw(data: Path) -> Path:
+    return data / "raw" / HOST / fll.EXPERIMENT
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """One real run (probe for X_max, three offered rates) and a rerun of it: (data root, table, rerun)."""
+    if FIO is None:
+        pytest.skip("fio is not installed")
+    data = tmp_path_factory.mktemp("ll") / "data"
+    table = run_experiment(fll.EXPERIMENT, params(), data_root=data, host=HOST, progress=False)
+    def files():  # every raw file but the manifest (rewritten by every sweep)
+        return {p.name: p.stat().st_mtime_ns for p in raw(data).glob("*.json") if p.name != "manifest.json"}
+
+    before = files()
+    again = run_experiment(fll.EXPERIMENT, params(), data_root=data, host=HOST, progress=False)
+    after = files()
+    return data, table, again, before == after
+
+
+@needs_fio
+def test_probe_then_offered_rates_with_flags_that_match_the_numbers(measured):
+    data, table, _, _ = measured
+    probe = table[table["phase"] == "probe"]
+    rates = table[table["phase"] == "rate"].sort_values("utilisation_pct")
+    assert len(probe) == 1 and probe["status"].iloc[0] == "done"
+    x_max = float(probe["iops"].iloc[0])
+    assert list(rates["utilisation_pct"]) == [20, 60, 95] and (rates["status"] == "done").all()
+    assert rates["x_max_iops"].tolist() == pytest.approx([round(x_max, 1)] * 3)
+    assert rates["x_max_source"].str.startswith("probe at QD8x1").all()
+    # offered = what the split asks: jobs x integer per-job rate, within 1 % of the share of X_max
+    assert (rates["offered_iops"] / (rates["utilisation_pct"] / 100 * x_max)).between(0.99, 1.01).all()
+    assert (rates["rate_per_job_iops"] * rates["numjobs"] <= rates["offered_iops"] * 1.01).all()
+    # the acceptance: not overloaded <=> achieved within 5 % of offered (and the flag says so)
+    ratio = rates["achieved_iops"] / rates["offered_iops"]
+    assert (rates["overloaded"] == (ratio < fll.OVERLOAD_RATIO)).all()
+    assert ratio[~rates["overloaded"].astype(bool)].between(0.95, 1.05).all()
+    assert rates["achieved_pct"].tolist() == pytest.approx((100 * ratio).tolist())
+    # total-latency percentiles from the json+ lat_ns bins: ordered, and the total >= completion
+    assert (rates["lat_p50_us"] <= rates["lat_p99_us"]).all() and (rates["lat_p99_us"] <= rates["lat_p99_9_us"]).all()
+    assert (rates["lat_p99_us"] >= rates["clat_p99_us"] * 0.999).all()
+    assert rates["submit_mode"].isin(["inline", "offload"]).all() and rates["open_loop"].notna().all()
+    assert rates["ceiling_reached"].notna().all() and rates["config"].is_unique
+
+
+@needs_fio
+def test_every_rate_point_keeps_its_logs_raw_and_gives_seconds(measured):
+    data, table, _, _ = measured
+    rates = table[table["phase"] == "rate"]
+    for point in rates["point"]:
+        files = raw(data) / f"{point}.files"
+        names = sorted(p.name for p in files.iterdir())
+        assert any("_iops." in n for n in names) and any("_clat_hist." in n or "_hist." in n for n in names), names
+        meta = meta_of(raw(data))[point]
+        cmd = " ".join(meta["command"])
+        assert "--rate_process=poisson" in cmd and f"--rate_iops={int(rates.set_index('point').loc[point, 'rate_per_job_iops'])}" in cmd
+    sec = pd.read_csv(data / "processed" / HOST / f"{fll.SECONDS_TABLE}.csv")
+    assert list(sec.columns) == fll.SECOND_COLUMNS and set(sec["point"]) == set(rates["point"])
+    full = sec[sec["iops"].notna()]
+    assert len(full) >= len(rates)  # at least one whole second per point
+    # the per-second IOPS agree with the point's own IOPS (same run, 1-s windows)
+    for point, g in full.groupby("point"):
+        achieved = float(rates.set_index("point").loc[point, "achieved_iops"])
+        assert g["iops"].mean() == pytest.approx(achieved, rel=0.15)
+
+
+@needs_fio
+def test_a_rerun_measures_nothing(measured):
+    data, table, again, untouched = measured
+    assert untouched
+    man = manifest_of(raw(data))
+    assert {p["status"] for p in man["points"]} == {"cached"}
+    cols = ["point", "achieved_iops", "lat_p99_us"]
+    pd.testing.assert_frame_equal(table[cols].reset_index(drop=True), again[cols].reset_index(drop=True))
+
+
+def independent_slo(x: np.ndarray, p99: np.ndarray, over: np.ndarray, target: float) -> tuple[float | None, bool]:
+    """The SLO answer computed here: walk the points by rate; the first miss (or overloaded point) ends it."""
+    order = np.argsort(x)
+    x, p99, over = x[order], p99[order], over[order]
+    for i in range(len(x)):
+        if over[i] or p99[i] > target:
+            if i == 0:
+                return None, False
+            if over[i]:
+                return float(x[i - 1]), False
+            return float(np.interp(target, [p99[i - 1], p99[i]], [x[i - 1], x[i]])), False
+    return float(x[-1]), True
+
+
+@needs_fio
+def test_slo_table_agrees_with_an_independent_interpolation(measured):
+    from memstor.analysis.synthesis import synthesise
+    from memstor.report.tables import write_tables
+
+    data, table, _, _ = measured
+    S = synthesise(data, SPECS, TINY["slo_p99_us"])
+    write_tables(S, data.parent / "tables")
+    slo = pd.read_csv(data.parent / "tables" / "slo.csv")
+    assert list(slo.columns)[:5] == ["host", "rw", "target_p99_us", "max_iops", "censored"]
+    rates = table[table["phase"] == "rate"]
+    x, p99 = rates["achieved_iops"].to_numpy(float), rates["lat_p99_us"].to_numpy(float)
+    over = rates["overloaded"].astype(bool).to_numpy()
+    assert len(slo) == 2
+    for _, row in slo.iterrows():
+        want, censored = independent_slo(x, p99, over, row["target_p99_us"])
+        assert bool(row["censored"]) == censored
+        if want is None:
+            assert pd.isna(row["max_iops"])
+        else:
+            assert row["max_iops"] == pytest.approx(want, rel=0.05)
+    # the 100 ms target is met everywhere on this machine unless a point was overloaded
+    big = slo[slo["target_p99_us"] == 100000].iloc[0]
+    assert bool(big["censored"]) == (not over.any())
+    load = pd.read_csv(data.parent / "tables" / "load_latency.csv")
+    assert len(load) == 3 and (load["host"] == HOST).all()
+
+
+@needs_fio
+def test_x_max_comes_from_the_queue_depth_table_when_there_is_one(tmp_path):
+    data = tmp_path / "data"
+    proc = data / "processed" / HOST
+    proc.mkdir(parents=True)
+    pd.DataFrame([{"rw": "randread", "direction": "read", "bs_bytes": 4096, "status": "done", "iops": v,
+                   "iodepth": qd, "numjobs": 1} for v, qd in ((3000.0, 1), (9000.0, 8), (8000.0, 32))]
+                 ).to_csv(proc / "fio-queue-depth.csv", index=False)
+    table = run_experiment(fll.EXPERIMENT, params(utilisation_pct=[50]), data_root=data, host=HOST, progress=False)
+    assert (table["phase"] == "rate").all()  # no probe
+    row = table.iloc[0]
+    assert row["x_max_iops"] == 9000.0 and row["x_max_source"].startswith("fio-queue-depth table: best of 3 runs (QD8x1)")
+    assert row["offered_iops"] == pytest.approx(4500, rel=0.01)
+
+
+@pytest.mark.parametrize("over, param", [
+    ({"utilisation_pct": [0]}, "utilisation_pct"),
+    ({"utilisation_pct": [120]}, "utilisation_pct"),
+    ({"utilisation_pct": [50, 50]}, "utilisation_pct"),
+    ({"slo_p99_us": [-1]}, "slo_p99_us"),
+    ({"iodepth": 0}, "iodepth"),
+    ({"x_max_iops": -5}, "x_max_iops"),
+])
+def test_bad_parameters_are_refused_naming_the_parameter(over, param):
+    with pytest.raises(UsageError, match=param):
+        fll.validate(params(**over))
+
+
+def test_manifest_records_the_submit_mode_decision(measured):
+    data, _, _, _ = measured
+    info = json.loads((raw(data) / "manifest.json").read_text())["sysinfo"]
+    assert info["submit_mode"] in ("inline", "offload") and info["submit_mode_why"]
+    assert info["max_job_rate_iops"] >= 1 and info["qd1_latency_us"] > 0
+    # the decision is kept beside the raw points (the rate split, so the point names, depend on it)
+    kept = json.loads((raw(data) / fll.SUBMIT_MODE_FILE).read_text())
+    assert kept["mode"] == info["submit_mode"] and kept["why"] == info["submit_mode_why"]

@@ -1,0 +1,528 @@
+"""memstor.report.plots.openloop and the open-loop section of memstor.report.text: the fio-load-latency
+figures, display tables and sentences on synthetic tables with the documented columns (CURVE_COLUMNS,
+the model table of memstor.analysis.load_latency.models, the SLO table, SECOND_COLUMNS): two devices,
+overloaded points, an iodepth ceiling, censored and unmeetable SLO targets, a point where the open loop
+is faster than the closed loop, a low-rate anomaly. Checked for what is drawn and said. Also: notebook 60
+is committed clean with its parameters cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from memstor.analysis import load_latency, openloop  # noqa: E402
+from memstor.experiments.fio_load_latency import SECOND_COLUMNS  # noqa: E402
+from memstor.report import text  # noqa: E402
+from memstor.report.plots import openloop as op  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+UTILS = [10, 30, 50, 70, 80, 90, 95, 98]
+S_US = 80.0    # service time of every synthetic device (µs)
+CS2 = 0.5
+C_TRUE = 16    # servers of the synthetic devices: X_max = 16 / 80 µs = 200,000 IOPS
+HOSTS = ("nvme-a", "ssd-b")
+RWS = ("randread", "randwrite")
+
+
+def curves_frame() -> pd.DataFrame:
+    """Open-loop curves (CURVE_COLUMNS) of two devices x two workloads, the mean latency from M/G/c.
+
+    nvme-a randread: the open loop is 8 % faster than the closed loop at u50; a low-rate anomaly at u10.
+    nvme-a randwrite: u98 overloaded (90 % achieved) and at the iodepth ceiling.
+    ssd-b: plain curves, 2x the latency scale, the open loop slower than the closed loop."""
+    rows = []
+    for host in HOSTS:
+        scale = 1.0 if host == "nvme-a" else 2.0
+        x_max = C_TRUE / (S_US * scale) * 1e6
+        for rw in RWS:
+            for u in UTILS:
+                offered = round(u / 100 * x_max)
+                over = host == "nvme-a" and rw == "randwrite" and u == 98
+                achieved = offered * (0.90 if over else 0.998)
+                lat = float(openloop.mgc_response_us(S_US * scale, CS2, C_TRUE, lambda_iops=min(achieved, 0.97 * x_max)))
+                if over:
+                    lat *= 4  # the queue grew for the whole run
+                if host == "nvme-a" and rw == "randread" and u == 10:
+                    lat *= 1.5  # power states between sparse I/Os
+                closed = lat * (1.087 if (host == "nvme-a" and rw == "randread" and u == 50) else 0.9)
+                closed = None if u == 10 else closed  # below the QD1 point's IOPS: no closed value
+                rows.append({
+                    "host": host, "rw": rw, "direction": "write" if "write" in rw else "read",
+                    "utilisation_pct": float(u), "offered_iops": float(offered), "achieved_iops": achieved,
+                    "achieved_pct": 100 * achieved / offered, "lat_mean_us": lat, "lat_p50_us": 0.9 * lat,
+                    "lat_p99_us": 3 * lat, "lat_p99_9_us": 5 * lat, "overloaded": over,
+                    "ceiling_reached": over, "x_max_iops": x_max,
+                    "x_max_source": "fio-queue-depth table: best of 11 runs (QD128x1)", "iops_cv": 0.012 * (1 + u / 50),
+                    "min_1s_iops_pct": 97.0 - u / 10, "n": 1, "closed_lat_mean_us": closed,
+                    "open_vs_closed_pct": None if closed is None else 100 * (lat - closed) / closed,
+                })
+    return pd.DataFrame(rows, columns=load_latency.CURVE_COLUMNS)
+
+
+def models_frame(curves: pd.DataFrame) -> pd.DataFrame:
+    """What load_latency.models returns for these curves with the QD1 service time (S, cs²): c fitted on
+    the points that were not overloaded, then openloop.model_table."""
+    out = []
+    for (host, _rw), g in curves.groupby(["host", "rw"], sort=True):
+        s_us = S_US * (1.0 if host == "nvme-a" else 2.0)
+        ok = g[~g["overloaded"]]
+        fit = openloop.fit_servers(ok["achieved_iops"], ok["lat_mean_us"], s_us, CS2)
+        t = openloop.model_table(g[["host", "rw", "utilisation_pct", "offered_iops", "achieved_iops", "lat_mean_us",
+                                    "overloaded"]], s_us, CS2, fit.c)
+        out.append(t.assign(service_source=f"QD1 point of fio-queue-depth: raw/{host}/fio-queue-depth/qd1.json",
+                            fit_rms_err_pct=fit.rms_err_pct))
+    return pd.concat(out, ignore_index=True)
+
+
+def qd_frame() -> pd.DataFrame:
+    """Closed queue-depth configurations (Synthesis.qd columns) of both devices: QD 1..64 x 1 job in the
+    sweep and the spec point QD32 x 4 outside it."""
+    rows = []
+    for host in HOSTS:
+        s_us = S_US * (1.0 if host == "nvme-a" else 2.0)
+        for rw in RWS:
+            for qd, nj, sweep in [(1, 1, True), (2, 1, True), (4, 1, True), (8, 1, True), (16, 1, True),
+                                  (32, 1, True), (64, 1, True), (32, 4, False)]:
+                n = qd * nj
+                iops = min(n, 0.95 * C_TRUE) / s_us * 1e6
+                lat = n / iops * 1e6
+                rows.append({"host": host, "rw": rw, "direction": "write" if "write" in rw else "read",
+                             "iodepth": qd, "numjobs": nj, "iops": iops, "lat_mean_us": lat,
+                             "clat_p99_us": 2.5 * lat, "in_sweep": sweep, "spec_point": not sweep,
+                             "outstanding_io": n, "n": 1, "experiment": "fio-queue-depth"})
+    return pd.DataFrame(rows)
+
+
+def seconds_frame() -> pd.DataFrame:
+    """Per-second rows (SECOND_COLUMNS): 10 s per point, u50 of nvme-a randread repeated (rep 2)."""
+    rng = np.random.default_rng(3)
+    curves = curves_frame()
+    rows = []
+    for _, c in curves.iterrows():
+        reps = 2 if (c["host"] == "nvme-a" and c["rw"] == "randread" and c["utilisation_pct"] == 50) else 1
+        for rep in range(1, reps + 1):
+            point = f"{c['rw']}-bs4k-u{c['utilisation_pct']:g}-rep{rep}"
+            for t in range(1, 11):
+                iops = c["achieved_iops"] * (1 + 0.02 * rng.standard_normal())
+                rows.append({"host": c["host"], "point": point, "rw": c["rw"], "utilisation_pct": c["utilisation_pct"],
+                             "offered_iops": c["offered_iops"], "direction": c["direction"], "t_s": float(t),
+                             "iops": iops, "bw_MBps": iops * 4096 / 1e6, "lat_mean_us": c["lat_mean_us"],
+                             "clat_p50_us": c["lat_p50_us"], "clat_p99_us": c["lat_p99_us"] * (1 + 0.1 * rng.random()),
+                             "clat_p99_9_us": c["lat_p99_9_us"]})
+    return pd.DataFrame(rows, columns=SECOND_COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def tables():
+    curves = curves_frame()
+    slo = load_latency.slo(curves, [50.0, 500.0, 1e6])
+    return {"load": curves, "slo": slo, "models": models_frame(curves), "unloaded": load_latency.unloaded(curves),
+            "qd": qd_frame(), "seconds": seconds_frame()}
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def by_gid(fig, gid: str) -> list:
+    """Every artist of the figure's axes whose gid is `gid`."""
+    return [a for ax in fig.axes for a in ax.get_children() if a.get_gid() == gid]
+
+
+def legend_texts(fig) -> list:
+    legends = [*fig.legends, *[ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]]
+    return [t.get_text() for lg in legends for t in lg.get_texts()]
+
+
+def csv_round_trip(df: pd.DataFrame, tmp_path, name: str) -> pd.DataFrame:
+    """The table as a notebook or the report reads it back (flags become text or bools, None empty)."""
+    path = tmp_path / name
+    df.to_csv(path, index=False)
+    return pd.read_csv(path)
+
+
+# ------------------------------------------------------------------------------ synthetic data sanity
+
+
+def test_the_synthetic_tables_hold_the_cases_the_report_must_show(tables):
+    slo, load, un = tables["slo"], tables["load"], tables["unloaded"]
+    assert slo[slo["target_p99_us"] == 50.0]["max_iops"].isna().all()  # none: even the lowest rate misses
+    assert slo[(slo["target_p99_us"] == 1e6)]["censored"].sum() == 3  # all but the overloaded curve
+    assert not slo[(slo["target_p99_us"] == 500.0)]["censored"].any()
+    assert (load["open_vs_closed_pct"] < 0).sum() == 1
+    assert un.set_index(["host", "rw"]).loc[("nvme-a", "randread"), "low_rate_anomaly"]
+    assert un["low_rate_anomaly"].sum() == 1
+    assert tables["models"]["servers_c"].min() > 1 and tables["models"]["rho_1"].max() > 1
+
+
+# --------------------------------------------------------------------------------------- figures
+
+
+def test_latency_throughput_draws_open_and_closed_loops_per_device_and_workload(tables):
+    fig = op.latency_throughput_figure(tables["load"], tables["qd"])
+    assert fig is not None
+    mean_ax, p99_ax = fig.axes[:2]
+    for host in HOSTS:
+        for rw in RWS:
+            key = f"{host}:{rw}"
+            opened = by_gid(fig, f"open:{key}")
+            assert len(opened) == 2  # both panels
+            assert all(len(line.get_xdata()) == len(UTILS) for line in opened)
+            closed = by_gid(fig, f"closed:{key}")
+            assert len(closed) == 2 and all(len(line.get_xdata()) == 7 for line in closed)  # the sweep points
+            assert len(by_gid(fig, f"closed-other:{key}")) == 2  # the spec point, markers only
+            utils = {t.get_text() for t in by_gid(fig, f"util:{key}")}
+            assert utils == {f"u{u}" for u in UTILS}
+            qds = {t.get_text() for t in by_gid(fig, f"qd:{key}")}
+            assert {"QD1", "QD8", "QD64", "QD32x4"} <= qds
+    # the mean panel plots mean latency, the p99 panel p99 (open: lat_p99_us, closed: clat_p99_us)
+    line = next(a for a in by_gid(fig, "open:ssd-b:randread") if a.axes is p99_ax)
+    want = tables["load"].query("host == 'ssd-b' and rw == 'randread'").sort_values("utilisation_pct")["lat_p99_us"]
+    np.testing.assert_allclose(line.get_ydata(), want.to_numpy())
+    for ax in (mean_ax, p99_ax):
+        assert ax.get_yscale() == "log"
+        assert "IOPS" in ax.get_xlabel() and "µs" in ax.get_ylabel()
+    labels = legend_texts(fig)
+    assert "nvme-a, random read: open loop (Poisson)" in labels
+    assert "ssd-b, random write: closed loop (queue depth)" in labels
+    assert op.OVERLOADED_LABEL in labels and op.CEILING_LABEL in labels
+
+
+def test_latency_throughput_marks_overloaded_points_hollow_and_the_ceiling(tables, tmp_path):
+    load = csv_round_trip(tables["load"], tmp_path, "load_latency.csv")  # flags as read back from CSV
+    fig = op.latency_throughput_figure(load, None)
+    over = by_gid(fig, "overloaded:nvme-a:randwrite")
+    assert len(over) == 2 and all(len(a.get_xdata()) == 1 for a in over)
+    assert over[0].get_markerfacecolor() == "white"
+    top = load.query("host == 'nvme-a' and rw == 'randwrite' and utilisation_pct == 98")["achieved_iops"].iloc[0]
+    assert over[0].get_xdata()[0] == pytest.approx(top)
+    assert len(by_gid(fig, "ceiling:nvme-a:randwrite")) == 2
+    assert not by_gid(fig, "overloaded:ssd-b:randwrite") and not by_gid(fig, "ceiling:nvme-a:randread")
+    main = by_gid(fig, "open:nvme-a:randwrite")[0]
+    assert list(main.get_markevery()) == list(range(len(UTILS) - 1))  # filled markers: the steady points
+    assert not by_gid(fig, "closed:nvme-a:randread")  # no qd table given: no closed loop
+
+
+def test_latency_throughput_one_device_names_the_workload_only(tables):
+    one = tables["load"][tables["load"]["host"] == "ssd-b"]
+    fig = op.latency_throughput_figure(one, tables["qd"])
+    labels = legend_texts(fig)
+    assert "random read: open loop (Poisson)" in labels
+    assert not any("nvme-a" in lab for lab in labels)
+    assert not by_gid(fig, "closed:nvme-a:randread")  # the other device's closed loop is not drawn
+
+
+def test_figures_return_none_without_data(tables):
+    empty = tables["load"].iloc[0:0]
+    assert op.latency_throughput_figure(empty, tables["qd"]) is None
+    assert op.latency_throughput_figure(None) is None
+    assert op.model_figure(pd.DataFrame()) is None
+    assert op.model_figure(tables["models"].iloc[0:0]) is None
+    assert op.time_series_figure(pd.DataFrame(columns=SECOND_COLUMNS)) is None
+    assert op.time_series_figure(tables["seconds"], rw="write") is None  # no such workload
+
+
+def test_model_figure_one_panel_per_device_and_workload_with_the_models(tables):
+    models = tables["models"]
+    fig = op.model_figure(models)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 4
+    for host in HOSTS:
+        for rw in RWS:
+            key = f"{host}:{rw}"
+            g = models[(models["host"] == host) & (models["rw"] == rw)]
+            steady = int((~g["overloaded"]).sum())
+            (measured,) = by_gid(fig, f"measured:{key}")
+            assert len(measured.get_xdata()) == steady
+            np.testing.assert_allclose(sorted(measured.get_xdata()), sorted(g.loc[~g["overloaded"], "rho_1"]))
+            for name in ("mm1", "mg1", "mgc"):
+                assert len(by_gid(fig, f"{name}:{key}")) == 1
+            # the single-server models end at ρ₁ = 1, M/G/c goes on to ρ₁ = c
+            (mm1,) = by_gid(fig, f"mm1:{key}")
+            x, y = mm1.get_xdata(), mm1.get_ydata()
+            assert np.all(np.isnan(y[x >= 1])) and np.isfinite(y[x < 0.99]).all()
+            (mgc,) = by_gid(fig, f"mgc:{key}")
+            assert np.isfinite(mgc.get_ydata()[mgc.get_xdata() > 2]).any()
+            assert len(by_gid(fig, f"rho1:{key}")) == 1
+            ax = measured.axes
+            assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+            assert "ρ₁" in ax.get_xlabel() and "µs" in ax.get_ylabel()
+            c = int(g["servers_c"].iloc[0])
+            assert any(f"c = {c} servers" in t.get_text() for t in ax.get_legend().get_texts())
+            assert {t.get_text() for t in by_gid(fig, f"util:{key}")} == {f"u{u}" for u in UTILS}
+    assert len(by_gid(fig, "overloaded:nvme-a:randwrite")) == 1
+    assert not by_gid(fig, "overloaded:ssd-b:randread")
+
+
+def test_model_figure_of_one_panel(tables):
+    one = tables["models"].query("host == 'ssd-b' and rw == 'randwrite'")
+    fig = op.model_figure(one)
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 1
+    assert "random write" in fig.axes[0].get_title() and "ssd-b" not in fig.axes[0].get_title()
+
+
+def test_time_series_one_line_per_offered_rate(tables):
+    sec = tables["seconds"]
+    fig = op.time_series_figure(sec, rw="randread")
+    assert len(fig.axes) == 4  # two devices x (IOPS, p99)
+    for host in HOSTS:
+        for u in UTILS:
+            lines = by_gid(fig, f"iops:{host}:randread:u{u}")
+            reps = 2 if (host == "nvme-a" and u == 50) else 1
+            assert len(lines) == reps and all(len(line.get_xdata()) == 10 for line in lines)
+            assert len({line.get_color() for line in lines}) == 1  # repetitions share the rate's colour
+            assert len(by_gid(fig, f"p99:{host}:randread:u{u}")) == reps
+            (offered,) = by_gid(fig, f"offered:{host}:randread:u{u}")
+            want = sec.query("host == @host and rw == 'randread' and utilisation_pct == @u")["offered_iops"].iloc[0]
+            assert offered.get_ydata()[0] == pytest.approx(want)
+        assert not by_gid(fig, f"iops:{host}:randwrite:u50")
+    colours = {by_gid(fig, f"iops:ssd-b:randread:u{u}")[0].get_color() for u in UTILS}
+    assert len(colours) == len(UTILS)
+    iops_ax, p99_ax = fig.axes[:2]
+    assert "IOPS" in iops_ax.get_ylabel() and "µs" in p99_ax.get_ylabel() and p99_ax.get_yscale() == "log"
+    assert "s" in iops_ax.get_xlabel() and "time" in iops_ax.get_xlabel()
+    labels = legend_texts(fig)
+    assert any(lab.startswith("u50 (") and "IOPS offered" in lab for lab in labels)
+    assert "dotted: offered rate" in labels
+    assert len(op.time_series_figure(sec).axes) == 8  # every device x workload
+
+
+def test_time_series_keeps_the_workloads_own_direction(tables):
+    sec = tables["seconds"]
+    other = sec[sec["rw"] == "randread"].assign(direction="write", iops=1.0)  # a stray write direction
+    fig = op.time_series_figure(pd.concat([sec, other], ignore_index=True), rw="randread")
+    line = by_gid(fig, "iops:ssd-b:randread:u30")[0]
+    assert min(line.get_ydata()) > 1000
+
+
+# -------------------------------------------------------------------------------------- displays
+
+
+def test_load_display_headers_units_and_flags(tables):
+    shown = text.load_display(tables["load"])
+    assert list(shown.columns) == text.LOAD_DISPLAY_COLUMNS
+    assert len(shown) == len(tables["load"])
+    for head in ("utilisation (% of X_max)", "offered (IOPS)", "achieved (% of offered)", "mean (µs)", "p99.9 (µs)",
+                 "CV of 1-s IOPS", "min 1-s IOPS (% of mean)", "closed loop at same IOPS (µs)"):
+        assert head in shown.columns
+    row = shown[(shown["device"] == "nvme-a") & (shown["workload"] == "randwrite")
+                & (shown["utilisation (% of X_max)"] == "98")].iloc[0]
+    assert row["flags"] == "overloaded, iodepth ceiling reached"
+    assert row["achieved (% of offered)"] == "90.0"
+    assert (shown["flags"] == "ok").sum() == len(shown) - 1
+    faster = shown[shown["open vs closed (%)"].str.startswith("-")]
+    assert len(faster) == 1 and faster["utilisation (% of X_max)"].iloc[0] == "50"
+    assert (shown.loc[shown["utilisation (% of X_max)"] == "10", "closed loop at same IOPS (µs)"] == "–").all()
+    assert shown["offered (IOPS)"].iloc[-1] == "98,000"  # ssd-b x_max 100,000 IOPS x 98 %
+    assert text.load_display(tables["load"].iloc[0:0]).columns.tolist() == text.LOAD_DISPLAY_COLUMNS
+
+
+def test_slo_display_says_censored_and_none(tables):
+    shown = text.slo_display(tables["slo"])
+    assert list(shown.columns) == ["device", "workload", "p99 target (µs)", "max IOPS meeting it"]
+    cells = shown["max IOPS meeting it"]
+    assert (cells[shown["p99 target (µs)"] == "50"] == "none: even the lowest rate misses it").all()
+    censored = cells[cells.str.startswith("≥ ")]
+    assert len(censored) == 3 and censored.str.endswith("(censored: every point met it)").all()
+    assert set(shown["p99 target (µs)"]) == {"50", "500", "1,000,000"}
+    plain = cells[shown["p99 target (µs)"] == "500"]
+    assert plain.str.match(r"^[\d,]+$").all()  # interpolated: a plain number
+    assert text.slo_display(pd.DataFrame()).empty
+
+
+def test_models_display_each_model_with_its_error(tables):
+    shown = text.models_display(tables["models"])
+    assert len(shown) == len(tables["models"])
+    for name in ("M/M/1 (µs, error)", "M/D/1 (µs, error)", "M/G/1 (µs, error)", "M/G/c (µs, error)"):
+        assert name in shown.columns
+    mgc = shown["M/G/c (µs, error)"]
+    assert mgc[shown["flag"] == "ok"].str.match(r"^[\d,.]+ \([+-]\d+\.\d %\)$").all()
+    assert shown["M/M/1 (µs, error)"].str.contains("no steady state").any()  # ρ₁ ≥ 1
+    assert (shown["flag"] == "overloaded (not fitted)").sum() == 1
+    assert set(shown["c"]) == {str(int(c)) for c in tables["models"]["servers_c"].unique()}
+    assert text.models_display(pd.DataFrame()).empty
+
+
+# ------------------------------------------------------------------------------------- sentences
+
+
+def _paragraph(paragraphs, host, rw):
+    (p,) = [p for p in paragraphs if p.startswith(f"**{text.md_escape(host)}, {rw}**")]
+    return p
+
+
+def test_load_sentences_per_device_and_workload(tables):
+    t = tables
+    paragraphs = text.load_sentences(t["load"], t["slo"], t["models"], t["unloaded"])
+    assert len(paragraphs) == 4
+    a_read = _paragraph(paragraphs, "nvme-a", "randread")
+    # SLO: none, interpolated, censored
+    assert "p99 ≤ 50 µs is missed even at the lowest offered rate (u10: 19,960 IOPS, p99 360 µs)" in a_read
+    assert "keeps p99 ≤ 500 µs is about **193,157 IOPS** (97 % of X_max = 200,000 IOPS)" in a_read
+    assert "up to **≥ " in a_read and "(censored)" in a_read
+    # the open loop faster than the closed loop at u50, and why it should not be
+    assert "At u50 (" in a_read and "-8.0 %" in a_read and "should not be" in a_read and "N = X·R" in a_read
+    assert "interpolated" in a_read and "convex" in a_read
+    # low-rate anomaly
+    assert "Low-rate anomaly" in a_read and "power state" in a_read and "taken at u30" in a_read
+    # the best model and where the single-server models break
+    c = int(t["models"].query("host == 'nvme-a' and rw == 'randread'")["servers_c"].iloc[0])
+    assert f"M/G/c with c = {c} explains the mean latency best" in a_read
+    assert "not one server" in a_read and "S = 80.0 µs" in a_read and "QD1 point of fio-queue-depth" in a_read
+    assert "not a count of flash channels" in a_read
+    a_write = _paragraph(paragraphs, "nvme-a", "randwrite")
+    assert "Overloaded (achieved < 95 % of the offered rate) at u98 (90.0 % achieved)" in a_write
+    assert "coordinated omission" in a_write and "lower bound" in a_write
+    assert "Low-rate anomaly" not in a_write and "Unloaded mean latency" in a_write
+    b_read = _paragraph(paragraphs, "ssd-b", "randread")
+    assert "should not be" not in b_read and "slower than the closed queue-depth loop" in b_read
+    assert "Overloaded" not in b_read and "coordinated omission" not in b_read
+
+
+def test_load_sentences_large_gap_and_poor_models(tables):
+    t = tables
+    load = t["load"].copy()
+    at = (load["host"] == "ssd-b") & (load["rw"] == "randwrite") & (load["utilisation_pct"] == 70)
+    load.loc[at, "open_vs_closed_pct"] = -25.0
+    models = t["models"].copy()
+    poor = (models["host"] == "ssd-b") & (models["rw"] == "randwrite")
+    models.loc[poor, "mgc_err_pct"] = 45.0  # every point far off
+    models.loc[poor, "lat_mean_us"] = 100.0  # below the 160 µs service time
+    p = _paragraph(text.load_sentences(load, t["slo"], models, t["unloaded"]), "ssd-b", "randwrite")
+    assert "At u70 (" in p and "-25.0 %" in p and "A gap of 25 % is more than interpolation" in p
+    assert "rerun both with repetitions" in p
+    assert "no model explains the mean latency well (mean |error| 45.0 %" in p
+    assert "The service time S = 160 µs is above the lowest mean latency measured here (100 µs)" in p
+    assert "off by more than 20 % at 8 of 8 steady points (u10 to u98" in p
+
+
+def test_load_sentences_without_models_or_slo(tables):
+    t = tables
+    paragraphs = text.load_sentences(t["load"], pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    assert len(paragraphs) == 4 and all("No queueing model" in p for p in paragraphs)
+    assert text.load_sentences(t["load"].iloc[0:0], t["slo"], t["models"], t["unloaded"]) == []
+
+
+def test_displays_and_sentences_from_the_report_csvs(tables, tmp_path):
+    t = {k: csv_round_trip(v, tmp_path, f"{k}.csv") for k, v in tables.items() if k in ("load", "slo", "models",
+                                                                                          "unloaded")}
+    assert text.load_display(t["load"])["flags"].str.contains("overloaded").sum() == 1
+    assert text.slo_display(t["slo"])["max IOPS meeting it"].str.contains("censored").sum() == 3
+    paragraphs = text.load_sentences(t["load"], t["slo"], t["models"], t["unloaded"])
+    assert "Overloaded" in _paragraph(paragraphs, "nvme-a", "randwrite")
+    assert "Low-rate anomaly" in _paragraph(paragraphs, "nvme-a", "randread")
+    assert op.model_figure(t["models"]) is not None
+
+
+# -------------------------------------------------------------------------------------- notebook
+
+
+def test_notebook_60_is_committed_clean_with_a_parameters_cell():
+    import nbformat
+    import yaml
+
+    std = yaml.safe_load((ROOT / "params" / "standard.yaml").read_text())["fio-load-latency"]
+    nb = nbformat.read(ROOT / "notebooks" / "60-fio-load-latency.ipynb", as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code), "notebook 60 has outputs"
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged parameters"
+    src = tagged[0].source
+    for key in ("profile: str", "data_dir: str", "target_dir: str", "host: str", "figures_dir: str"):
+        assert key in src
+    lines = {ln.split(":", 1)[0]: ln for ln in src.splitlines() if ": " in ln and " = " in ln}
+    for key, value in std.items():
+        line = lines.get(key)
+        assert line is not None and "#" in line, f"parameter {key} missing or without comment"
+        default = line.split(" = ", 1)[1].split("  #", 1)[0].strip()
+        assert yaml.safe_load(default) == value, f"{key}: default {default} differs from standard.yaml ({value})"
+    body = "".join(c.source for c in code)
+    assert 'notebook_params("fio-load-latency", globals())' in body
+    assert 'run_experiment("fio-load-latency"' in body
+    assert 'save_figures(figures_dir, "fio-load-latency"' in body
+    assert nb.metadata["kernelspec"] == nbformat.read(ROOT / "notebooks" / "50-fio-steady-state.ipynb",
+                                                      as_version=4).metadata["kernelspec"]
+
+
+REAL_QD1 = ROOT / "tests" / "data" / "real" / "ChrisLvvvv__ECSE_4320_Advanced-Computer-Systems" / "Project3" \
+    / "results" / "zero_queue.json"
+
+
+def _data_root(tmp_path, device: str) -> tuple[Path, pd.DataFrame]:
+    """A data root with this device's fio-load-latency table (rate rows in TABLE_COLUMNS), its per-second
+    table and a fio-queue-depth table whose QD1 points read a real json+ file (the 4K random read and write
+    jobs of a public QD1 run) for the service time. Returns (root, the load-latency table)."""
+    import json
+
+    from memstor.experiments import fio_load_latency as fll
+
+    root = tmp_path / "data"
+    proc = root / "processed" / device
+    raw = root / "raw" / device / "fio-queue-depth"
+    proc.mkdir(parents=True)
+    raw.mkdir(parents=True)
+    doc = json.loads(REAL_QD1.read_text())
+    doc["jobs"] = [j for j in doc["jobs"] if j["jobname"] in ("qd1-randread", "qd1-randwrite")]
+    (raw / "qd1.json").write_text(json.dumps(doc))
+    rows = []
+    for _, c in curves_frame().query("host == 'nvme-a'").iterrows():
+        config = f"{c['rw']}-bs4k-u{c['utilisation_pct']:g}"
+        rows.append({**c.drop(["closed_lat_mean_us", "open_vs_closed_pct", "n"]).to_dict(), "host": device,
+                     "experiment": fll.EXPERIMENT, "phase": "rate", "status": "done", "error": 0,
+                     "bs_bytes": 4096, "iodepth": 128, "numjobs": 2, "iops": c["achieved_iops"], "config": config,
+                     "point": f"{config}-rep1", "rep": 1, "direct": 1, "ioengine": "io_uring",
+                     "clat_p99_us": c["lat_p99_us"], "source": f"raw/{device}/{fll.EXPERIMENT}/{config}-rep1.json"})
+    table = pd.DataFrame(rows).reindex(columns=fll.TABLE_COLUMNS)
+    table.to_csv(proc / f"{fll.EXPERIMENT}.csv", index=False)
+    sec = seconds_frame().query("host == 'nvme-a'").assign(host=device)
+    sec.to_csv(proc / f"{fll.SECONDS_TABLE}.csv", index=False)
+    qd = qd_frame().query("host == 'nvme-a'").assign(host=device, status="done", error=0, bs_bytes=4096, direct=1,
+                                                     ioengine="io_uring", rep=1)
+    qd["config"] = [f"{r}-qd{q}x{j}" for r, q, j in zip(qd["rw"], qd["iodepth"], qd["numjobs"])]
+    qd["point"] = qd["config"] + "-rep1"
+    qd["source"] = [f"raw/{device}/fio-queue-depth/qd1.json" if q == 1 and j == 1 else None
+                    for q, j in zip(qd["iodepth"], qd["numjobs"])]
+    qd.to_csv(proc / "fio-queue-depth.csv", index=False)
+    return root, table
+
+
+def test_notebook_60_analysis_cells_run_on_a_device_folder(tmp_path, monkeypatch):
+    """The notebook's cells after the run, on a synthetic device folder (run_experiment stubbed: no fio):
+    every table and sentence computed, the three figures drawn and saved."""
+    import nbformat
+
+    import memstor.experiments
+
+    root, table = _data_root(tmp_path, "nbdev")
+    monkeypatch.setattr(memstor.experiments, "run_experiment", lambda *a, **k: table)
+    monkeypatch.chdir(ROOT / "notebooks")
+    nb = nbformat.read(ROOT / "notebooks" / "60-fio-load-latency.ipynb", as_version=4)
+    ns: dict = {}
+    figures = tmp_path / "figures"
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        exec(compile(cell.source, "nb60", "exec"), ns)  # noqa: S102 - the notebook's own code
+        if "parameters" in cell.metadata.get("tags", []):
+            ns.update(data_dir=str(root), host="nbdev", figures_dir=str(figures))
+    assert ns["device"] == "nbdev"
+    view = ns["view"]
+    curves, models = view.curves, view.models
+    assert len(curves) == 16 and curves["closed_lat_mean_us"].notna().sum() >= 10
+    assert set(models["rw"]) == {"randread", "randwrite"} and models["servers_c"].min() > 1
+    assert set(view.slo["target_p99_us"]) == {1000.0}
+    assert view.closed["host"].eq("nbdev").all() and len(view.closed) == 16
+    assert ns["fig_curve"] is not None and ns["fig_models"] is not None and ns["fig_time"] is not None
+    assert sorted(p.name for p in figures.iterdir()) == [
+        "fio-load-latency-latency-throughput.png", "fio-load-latency-models.png", "fio-load-latency-time-series.png"]
+    paragraphs = text.load_sentences(curves, view.slo, models, view.unloaded)
+    assert len(paragraphs) == 2 and all("M/G/c with c = " in p for p in paragraphs)
