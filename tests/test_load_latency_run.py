@@ -76,6 +76,16 @@ def test_probe_then_offered_rates_with_flags_that_match_the_numbers(measured):
 
 
 @needs_fio
+def test_fio_latency_target_cross_check_point(measured):
+    data, table, _, _ = measured
+    lt = table[table["phase"] == "lt"]
+    assert len(lt) == 1 and lt["status"].iloc[0] == "done" and lt["latency_target_us"].iloc[0] == 300
+    assert 1 <= lt["latency_depth"].iloc[0] <= TINY["probe_iodepth"] and lt["achieved_iops"].iloc[0] > 0
+    cmd = " ".join(meta_of(raw(data))[lt["point"].iloc[0]]["command"])
+    assert "--latency_target=300us" in cmd and "--latency_percentile=99" in cmd and "--latency_window=500ms" in cmd
+
+
+@needs_fio
 def test_every_rate_point_keeps_its_logs_raw_and_gives_seconds(measured):
     data, table, _, _ = measured
     rates = table[table["phase"] == "rate"]
@@ -146,6 +156,14 @@ def test_slo_table_agrees_with_an_independent_interpolation(measured):
     assert bool(big["censored"]) == (not over.any())
     load = pd.read_csv(data.parent / "tables" / "load_latency.csv")
     assert len(load) == 3 and (load["host"] == HOST).all()
+    # the cross-check: fio's own latency_target search at the first target, beside the SLO answer
+    lt = table[table["phase"] == "lt"].iloc[0]
+    first = slo[slo["target_p99_us"] == TINY["slo_p99_us"][0]].iloc[0]
+    assert first["fio_latency_target_iops"] == pytest.approx(lt["achieved_iops"])
+    assert first["fio_latency_depth"] == lt["latency_depth"]
+    if not pd.isna(first["max_iops"]):
+        assert first["ratio_to_fio"] == pytest.approx(first["max_iops"] / lt["achieved_iops"])
+    assert pd.isna(slo[slo["target_p99_us"] == 100000].iloc[0]["fio_latency_target_iops"])
 
 
 @needs_fio
@@ -157,8 +175,8 @@ def test_x_max_comes_from_the_queue_depth_table_when_there_is_one(tmp_path):
                    "iodepth": qd, "numjobs": 1} for v, qd in ((3000.0, 1), (9000.0, 8), (8000.0, 32))]
                  ).to_csv(proc / "fio-queue-depth.csv", index=False)
     table = run_experiment(fll.EXPERIMENT, params(utilisation_pct=[50]), data_root=data, host=HOST, progress=False)
-    assert (table["phase"] == "rate").all()  # no probe
-    row = table.iloc[0]
+    assert set(table["phase"]) == {"rate", "lt"}  # no probe
+    row = table[table["phase"] == "rate"].iloc[0]
     assert row["x_max_iops"] == 9000.0 and row["x_max_source"].startswith("fio-queue-depth table: best of 3 runs (QD8x1)")
     assert row["offered_iops"] == pytest.approx(4500, rel=0.01)
 

@@ -329,7 +329,9 @@ def test_load_display_headers_units_and_flags(tables):
 
 def test_slo_display_says_censored_and_none(tables):
     shown = text.slo_display(tables["slo"])
-    assert list(shown.columns) == ["device", "workload", "p99 target (µs)", "max IOPS meeting it"]
+    assert list(shown.columns) == ["device", "workload", "p99 target (µs)", "max IOPS meeting it",
+                                   "fio latency_target (IOPS, depth)", "ratio"]
+    assert (shown["fio latency_target (IOPS, depth)"] == "–").all()  # no lt point in these tables
     cells = shown["max IOPS meeting it"]
     assert (cells[shown["p99 target (µs)"] == "50"] == "none: even the lowest rate misses it").all()
     censored = cells[cells.str.startswith("≥ ")]
@@ -338,6 +340,10 @@ def test_slo_display_says_censored_and_none(tables):
     plain = cells[shown["p99 target (µs)"] == "500"]
     assert plain.str.match(r"^[\d,]+$").all()  # interpolated: a plain number
     assert text.slo_display(pd.DataFrame()).empty
+    crossed = tables["slo"].head(1).assign(fio_latency_target_iops=20000.0, fio_latency_depth=4.0,
+                                            ratio_to_fio=1.25)
+    row = text.slo_display(crossed).iloc[0]
+    assert row["fio latency_target (IOPS, depth)"] == "20,000 (QD 4)" and row["ratio"] == "1.25"
 
 
 def test_models_display_each_model_with_its_error(tables):

@@ -91,12 +91,29 @@ def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(["host", "rw", "utilisation_pct"], kind="stable").reset_index(drop=True)
 
 
-def slo(curves: pd.DataFrame, targets_us) -> pd.DataFrame:
+#: Columns slo() adds after openloop.SLO_COLUMNS: fio's own latency_target search at the same p99 target
+#: (IOPS, the queue depth it ended at) and ratio_to_fio = max_iops / fio_latency_target_iops.
+SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "ratio_to_fio"]
+
+
+def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd.DataFrame:
     """``report/tables/slo.csv``: per device x workload x p99 target, the highest achieved IOPS that meets
-    it (memstor.analysis.openloop.slo_table: interpolated, censored when every point meets it)."""
+    it (memstor.analysis.openloop.slo_table: interpolated, censored when every point meets it), and, where
+    `fio` holds the experiment's ``lt`` point at that target, fio's latency_target result beside it
+    (SLO_CROSS_COLUMNS; empty elsewhere)."""
     if curves.empty:
-        return pd.DataFrame(columns=openloop.SLO_COLUMNS)
-    return openloop.slo_table(curves, targets_us)
+        return pd.DataFrame(columns=[*openloop.SLO_COLUMNS, *SLO_CROSS_COLUMNS])
+    out = openloop.slo_table(curves, targets_us)
+    lt = fio[(fio["experiment"] == EXPERIMENT) & (fio["phase"] == "lt") & fio["ok"]] \
+        if fio is not None and {"experiment", "phase"} <= set(fio.columns) else pd.DataFrame()
+    if lt.empty:
+        return out.reindex(columns=[*openloop.SLO_COLUMNS, *SLO_CROSS_COLUMNS])
+    found = lt.groupby(["host", "rw", "latency_target_us"], as_index=False).agg(
+        fio_latency_target_iops=("iops", "mean"), fio_latency_depth=("latency_depth", "min"))
+    found["target_p99_us"] = found["latency_target_us"].astype(float)
+    out = out.merge(found.drop(columns="latency_target_us"), on=["host", "rw", "target_p99_us"], how="left")
+    out["ratio_to_fio"] = out["max_iops"] / out["fio_latency_target_iops"]
+    return out[[*openloop.SLO_COLUMNS, *SLO_CROSS_COLUMNS]]
 
 
 def service_time(ds, host: str, rw: str) -> tuple[float | None, float | None, str]:
@@ -192,4 +209,4 @@ def device_view(data_dir: Path | str, device: str, targets_us) -> DeviceView:
                              mlc=ds.mlc[ds.mlc["host"] == device])
     curves = curve_table(ds.fio)
     return DeviceView(device=device, curves=curves, closed=qd_points(ds, sweep_points(fio_summary(ds))),
-                      slo=slo(curves, targets_us), models=models(ds, curves), unloaded=unloaded(curves))
+                      slo=slo(curves, targets_us, ds.fio), models=models(ds, curves), unloaded=unloaded(curves))

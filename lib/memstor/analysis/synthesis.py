@@ -558,6 +558,6 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[flo
         spec=spec_comparison(ds, sheets, pts), qd=qd, little=littles_law(ds), knees=knees, knee_fits=kfits,
         curves=curves, mem=mem, mem_fits=mfits, steady=steady_state.verdict_table(ds.fio),
         drive=drive_table(ds), interface=interface_check(ds, sheets), load=curves_ol,
-        slo=load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us),
+        slo=load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
         load_models=load_latency.models(ds, curves_ol), unloaded=load_latency.unloaded(curves_ol),
     )

@@ -53,7 +53,8 @@ PROBE_TIMEOUT_S = 5.0
 
 #: Columns after memstor's fio columns in fio-load-latency.csv (units: IOPS, µs, %).
 LOAD_COLUMNS = [
-    "phase",              # probe (closed-loop X_max probe) | rate (an offered rate)
+    "phase",              # probe (closed-loop X_max probe) | rate (an offered rate) | lt (fio's latency_target
+                          # search at the first p99 target: the SLO answer's cross-check)
     "utilisation_pct",    # offered rate as % of X_max (empty for a probe)
     "offered_iops",       # the rate offered: what fio's Poisson process delivers on average for jobs x
                           # integer rate per job (memstor.measure.openloop.split_rate; empty for a probe)
@@ -70,6 +71,8 @@ LOAD_COLUMNS = [
     "submit_mode",        # fio io_submit_mode used (the probe's choice)
     "open_loop",          # arrivals not gated by completions: inline mode keeps Poisson arrivals only while
                           # rate per job x mean latency <= 0.5 (memstor.measure.openloop.INLINE_MAX_LOAD)
+    "latency_target_us",  # lt: the p99 target fio searched under (µs)
+    "latency_depth",      # lt: the queue depth fio's search ended at (its latency_depth)
     "iops_cv",            # coefficient of variation of the per-second IOPS (stability)
     "min_1s_iops_pct",    # lowest 1-s IOPS as % of the mean of the seconds
 ]
@@ -182,12 +185,25 @@ def rate_config(lp: LoadLatencyParams, engine: str, rw: str, util: float, x_max:
                 x_max_iops=round(x_max, 1), x_max_source=x_max_source)
 
 
+def lt_config(lp: LoadLatencyParams, engine: str, rw: str) -> dict:
+    """fio's own answer to the SLO question, for the cross-check: a closed loop whose queue depth (at most
+    probe_iodepth per job) fio searches so that 99 % of the I/Os of every window stay under the first p99
+    target (``latency_target``, ``latency_window`` = a quarter of the runtime, at least 0.5 s)."""
+    return dict(_fio.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.probe_iodepth,
+                                  numjobs=lp.probe_numjobs), phase="lt",
+                latency_target_us=int(round(lp.slo_p99_us[0])), latency_window_s=max(0.5, lp.common.runtime_s / 4),
+                latency_percentile=99.0)
+
+
 def point_name(cfg: dict, c: _fio.FioCommon, rep: int) -> str:
     """e.g. ``randread-bs4k-u50-r5000x6-qd128x6-inline-io_uring-d1-t2-r1-f256m-rep1`` (r: rate per job x jobs;
     probe: ``probe-randread-...``)."""
     engine = cfg["ioengine"]
     if cfg["phase"] == "probe":
         return f"probe-{cfg['rw']}-bs{cfg['bs']}-qd{cfg['iodepth']}x{cfg['numjobs']}-{_suffix(c, engine)}-rep{rep}"
+    if cfg["phase"] == "lt":
+        return (f"lt-{cfg['rw']}-bs{cfg['bs']}-p99-{cfg['latency_target_us']}us-qd{cfg['iodepth']}x{cfg['numjobs']}-"
+                f"{_suffix(c, engine)}-rep{rep}")
     return (f"{cfg['rw']}-bs{cfg['bs']}-u{_num(cfg['utilisation_pct'])}-r{cfg['rate_iops']}x{cfg['numjobs']}-"
             f"qd{cfg['iodepth']}x{cfg['numjobs']}-{cfg['io_submit_mode']}-{_suffix(c, engine)}-rep{rep}")
 
@@ -212,6 +228,10 @@ def fio_job(point, filename: str):
 
     job = _fio.fio_job(point, filename)
     p = point.params
+    if p["phase"] == "lt":
+        return dataclasses.replace(job, latency_target_us=int(p["latency_target_us"]),
+                                   latency_window_s=float(p["latency_window_s"]),
+                                   latency_percentile=float(p["latency_percentile"]))
     if p["phase"] != "rate":
         return job
     return dataclasses.replace(job, rate_iops=int(p["rate_iops"]), rate_process="poisson",
@@ -242,6 +262,12 @@ def _lat_bins(doc: dict, direction: str) -> dict:
         for k, v in (((job.get(direction) or {}).get("lat_ns") or {}).get("bins") or {}).items():
             merged[int(k)] = merged.get(int(k), 0) + int(v)
     return merged
+
+
+def _depth(jobs: list) -> int | None:
+    """The queue depth fio's latency_target search ended at (its ``latency_depth``; the smallest over jobs)."""
+    depths = [j.get("latency_depth") for j in jobs if isinstance(j.get("latency_depth"), (int, float))]
+    return int(min(depths)) if depths else None
 
 
 def _ceiling(jobs: list, iodepth: int) -> bool | None:
@@ -286,6 +312,8 @@ def load_columns(row: dict, params: dict, doc: dict, seconds: pd.DataFrame) -> d
         "overloaded": bool(achieved is not None and offered and achieved < OVERLOAD_RATIO * offered) if rate else None,
         "ceiling_reached": _ceiling(jobs, int(params["iodepth"])) if rate and jobs else None,
         "x_max_iops": params.get("x_max_iops"), "x_max_source": params.get("x_max_source"),
+        "latency_target_us": params.get("latency_target_us"),
+        "latency_depth": _depth(jobs) if params["phase"] == "lt" else None,
         "rate_per_job_iops": params.get("rate_iops"), "submit_mode": params.get("io_submit_mode"),
         "open_loop": _open_loop(params, row) if rate else None,
         "iops_cv": float(sec.std(ddof=1) / mean) if len(sec) > 1 and mean > 0 else None,
@@ -415,6 +443,7 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
                 continue
             configs += [rate_config(lp, t.engine, rw, u, x_max, source, mode, max_per_job)
                         for u in lp.utilisation_pct]
+        configs += [lt_config(lp, t.engine, rw) for rw in lp.rw]
         points = probe_pts + make_points(configs, c, t.medium, test_file)
         if configs:
             runner = FioRunner({p.name: fio_job(p, test_file) for p in points})

@@ -160,6 +160,9 @@ class FioJob:
     log_hist_msec: int = 1000  # window of the completion-latency histogram log, ms
     write_iolog: bool = False  # fio's iolog v3 (submission time of every I/O, us) into the sidecar folder
     lat_percentiles: bool = False  # json+ also holds TOTAL-latency percentiles and bins (lat_ns)
+    latency_target_us: int | None = None  # fio's latency_target: the queue depth (<= iodepth) is searched that
+    latency_window_s: float | None = None  # keeps latency_percentile % of the I/Os of every window under it
+    latency_percentile: float | None = None  # (fio reports the depth found as latency_depth in its JSON)
 
     def _bad(self, param: str, value: Any, allowed: str) -> UsageError:
         return UsageError(f"fio job {self.name!r}: {param}={value!r} is not allowed: {allowed}")
@@ -220,6 +223,13 @@ class FioJob:
             if self.io_submit_mode == "offload" and self.ioengine in ASYNC_ENGINES:
                 raise self._bad("io_submit_mode", self.io_submit_mode, f"offload needs a sync engine such as psync "
                                 f"(fio refuses ioengine={self.ioengine} with offloaded submission)")
+        if self.latency_target_us is not None:
+            if not _is_int(self.latency_target_us) or self.latency_target_us < 1:
+                raise self._bad("latency_target_us", self.latency_target_us, "an integer number of us >= 1 or None")
+            if not _is_num(self.latency_window_s) or self.latency_window_s <= 0:
+                raise self._bad("latency_window_s", self.latency_window_s, "seconds > 0 (with latency_target_us)")
+            if not _is_num(self.latency_percentile) or not 0 < self.latency_percentile <= 100:
+                raise self._bad("latency_percentile", self.latency_percentile, "a percentage in (0, 100]")
         for param in ("logs", "write_iolog", "lat_percentiles"):
             if not isinstance(getattr(self, param), bool):
                 raise self._bad(param, getattr(self, param), "true or false")
@@ -333,6 +343,9 @@ def _open_loop_options(job: FioJob, output: Path) -> list[str]:
         opts.append(f"--io_submit_mode={job.io_submit_mode}")
     if job.lat_percentiles:
         opts.append("--lat_percentiles=1")
+    if job.latency_target_us is not None:
+        opts += [f"--latency_target={job.latency_target_us}us", f"--latency_window={_ms(job.latency_window_s)}",
+                 f"--latency_percentile={job.latency_percentile:g}"]
     if job.logs:
         prefix = log_folder(output) / LOG_PREFIX
         opts += [f"--write_bw_log={prefix}", f"--write_iops_log={prefix}", f"--write_lat_log={prefix}",

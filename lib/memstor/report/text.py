@@ -649,15 +649,25 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     """The SLO table (memstor.analysis.load_latency.slo) for people: device, workload, the p99 target (µs)
     and the highest achieved IOPS meeting it (interpolated between measured rates); '≥ X (censored: every
     point met it)' when the limit lies beyond the highest measured rate, 'none: even the lowest rate
-    misses it' when no rate meets it."""
-    cols = ["device", "workload", "p99 target (µs)", "max IOPS meeting it"]
+    misses it' when no rate meets it; beside it fio's own latency_target search at the same target (its
+    IOPS and the queue depth it ended at) and the ratio max IOPS / fio's."""
+    cols = ["device", "workload", "p99 target (µs)", "max IOPS meeting it", "fio latency_target (IOPS, depth)",
+            "ratio"]
     if slo is None or len(slo) == 0:
         return pd.DataFrame(columns=cols)
     s = slo.reset_index(drop=True)
+
+    def col(name):
+        return s[name] if name in s.columns else pd.Series([None] * len(s))
+
     return pd.DataFrame({
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
         "max IOPS meeting it": [_slo_cell(m, c) for m, c in zip(s["max_iops"], s["censored"])],
+        "fio latency_target (IOPS, depth)": ["–" if _ol_float(i) != _ol_float(i) else
+                                             f"{_ol_fmt(i)} (QD {'?' if _ol_float(d) != _ol_float(d) else int(d)})"
+                                             for i, d in zip(col("fio_latency_target_iops"), col("fio_latency_depth"))],
+        "ratio": ["–" if _ol_float(r) != _ol_float(r) else f"{_ol_float(r):.2f}" for r in col("ratio_to_fio")],
     })[cols]
 
 
