@@ -202,3 +202,18 @@ def test_manifest_records_the_submit_mode_decision(measured):
     # the decision is kept beside the raw points (the rate split, so the point names, depend on it)
     kept = json.loads((raw(data) / fll.SUBMIT_MODE_FILE).read_text())
     assert kept["mode"] == info["submit_mode"] and kept["why"] == info["submit_mode_why"]
+
+
+@needs_fio
+def test_a_broken_log_loses_only_its_per_second_rows(measured, tmp_path, capsys):
+    data, table, _, _ = measured
+    copy = tmp_path / "data"
+    shutil.copytree(data, copy, ignore=shutil.ignore_patterns("scratch"))  # a copied test file is refused
+    point = table[table["phase"] == "rate"]["point"].iloc[0]
+    for log in (raw(copy) / f"{point}.files").glob("*_iops.*.log"):
+        log.write_text("this is not a fio log\n")
+    again = run_experiment(fll.EXPERIMENT, params(), data_root=copy, host=HOST, progress=False)
+    assert (again["status"] == "done").all()  # the point's own numbers stand
+    assert f"{point}: no per-second series" in capsys.readouterr().err
+    sec = pd.read_csv(copy / "processed" / HOST / f"{fll.SECONDS_TABLE}.csv")
+    assert point not in set(sec["point"]) and len(set(sec["point"])) == 2

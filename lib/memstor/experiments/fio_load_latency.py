@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from memstor.errors import MemstorError
+from memstor.errors import MemstorError, first_line
 from memstor.experiments import _fio
 from memstor.validate import Section
 
@@ -347,10 +348,13 @@ def result_tables(results: list, host: str, note: str, data_root: Path) -> tuple
         if res.raw is not None and res.status != "failed":
             try:
                 doc = load_fio_json(Path(res.raw).read_text(encoding="utf-8", errors="replace"))
-                sec = point_seconds(res, host)
             except (OSError, MemstorError) as err:
                 for r in base:
                     r.update(status="failed", error=f"{res.point.name}: {err}")
+            try:  # the logs only add the per-second view: without them the point's own numbers stand
+                sec = point_seconds(res, host)
+            except (OSError, MemstorError) as err:
+                print(f"{EXPERIMENT}: {res.point.name}: no per-second series ({first_line(err)})", file=sys.stderr)
         seconds.append(sec)
         for r in base:
             ok = r.get("status") == "done"
