@@ -286,18 +286,18 @@ def test_poisson_overshoot_detected_and_split_plan_within_2pct(tmp_path):
 @needs_fio
 def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
     """The chosen mode (inline, see the probe) with nothing to wait for: Poisson arrivals, CV 1 +- 0.1."""
-    rate = 4000
+    rate = 1000  # 1 ms mean gap: fio's sleep jitter (tens of us) stays small against it (CV 1.06-1.14 at 4-5k)
     seen = []
     # A descheduled fio (this VM is shared: measured CV 2.2 while a browser test ran beside it) oversleeps
     # and then catches up in a burst; that is the machine, not fio's generator: up to 3 runs, one must hold.
     for attempt in range(3):
         out = tmp_path / f"cv{attempt}"
-        doc = run_job(null_job("cv", tmp_path / "nullf", rate_iops=rate, rate_process="poisson", runtime_s=1.5,
+        doc = run_job(null_job("cv", tmp_path / "nullf", rate_iops=rate, rate_process="poisson", runtime_s=2.5,
                                io_submit_mode="inline", write_iolog=True), out)
         iolog = log_folder(out / "out.json") / IOLOG_NAME
         frame = read_iolog(iolog)
         gaps = interarrival_us(frame)
-        assert len(gaps) >= 0.9 * rate * 1.5 and len(frame) == doc["jobs"][0]["read"]["total_ios"]
+        assert len(gaps) >= 0.9 * rate * 2.5 and len(frame) == doc["jobs"][0]["read"]["total_ios"]
         assert np.array_equal(interarrival_us(iolog), gaps)
         seen.append(cv(gaps))
         if abs(seen[-1] - 1.0) <= 0.1:
