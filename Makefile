@@ -15,6 +15,7 @@ DEVICE  ?=#            raw block device for the fio experiments (overwrites it!)
 CONFIRM_DEVICE ?=#     the same device named a second time
 HOST    ?=#            device name (data folder); default: the host name, <host>-<label> for another filesystem or a raw device
 PYTHON  ?= python3#    interpreter used to create .venv
+PORT    ?= 8888#       make lab: port on 127.0.0.1
 
 # tcsh exports HOST=<hostname> to every program: that is the shell's, not a choice of device name.
 ifeq ($(origin HOST),environment)
@@ -119,8 +120,8 @@ report: $(ENV_STAMP) ## rebuild the report from the data already in DATA (measur
 	$(MEMSTOR) report $(BUILD)/notebooks/90-synthesis.ipynb report
 
 # --- interactive, tests, benchmarks -------------------------------------------------------------
-lab: $(ENV_STAMP) $(LOADLAT) ## open JupyterLab on the notebooks with the memstor kernel
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
+lab: $(ENV_STAMP) $(LOADLAT) ## JupyterLab on notebooks/ (memstor kernel), 127.0.0.1 only, with a token [PORT=8888]
+	@PORT=$(PORT) JUPYTER=$(abspath $(VENV))/bin/jupyter scripts/lab
 
 test: $(ENV_STAMP) $(LOADLAT) ## run the test suite (real fio, loadlat, papermill, nbconvert; a few minutes)
 	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider
