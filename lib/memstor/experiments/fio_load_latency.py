@@ -369,11 +369,12 @@ def result_tables(results: list, host: str, note: str, data_root: Path) -> tuple
 # ---------------------------------------------------------------------------------------- running
 
 
-def _x_max(lp: LoadLatencyParams, rw: str, data_root: Path, host: str, probes: dict) -> tuple[float | None, str]:
-    """X_max of `rw`: the profile's, this device's queue-depth table, or the probe's result."""
+def _x_max(lp: LoadLatencyParams, rw: str, from_qd: tuple[float | None, str], probes: dict) -> tuple[float | None, str]:
+    """X_max of `rw`: the profile's, this device's queue-depth table (from_qd: x_max_from_queue_depth's
+    answer), or the probe's result."""
     if lp.x_max_iops > 0:
         return lp.x_max_iops, "profile x_max_iops"
-    x, why = x_max_from_queue_depth(data_root, host, rw, lp.bs)
+    x, why = from_qd
     if x is not None:
         return x, why
     iops = probes.get(rw)
@@ -420,8 +421,8 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
     data_root = Path(data_root)
     with _fio.fio_target(c, data_root, target_dir) as t:
         test_file = str(t.tf.path)
-        need_probe = [rw for rw in lp.rw if lp.x_max_iops <= 0
-                      and x_max_from_queue_depth(data_root, host, rw, lp.bs)[0] is None]
+        from_qd = {rw: x_max_from_queue_depth(data_root, host, rw, lp.bs) for rw in lp.rw}  # read once
+        need_probe = [rw for rw in lp.rw if lp.x_max_iops <= 0 and from_qd[rw][0] is None]
         probe_pts = make_points([probe_config(lp, t.engine, rw) for rw in need_probe], c, t.medium, test_file)
         info = {"ioengine_requested": c.ioengine, **t.info}
         probes: dict = {}
@@ -441,7 +442,7 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
                     qd1_latency_us=round(probe["latency_us"], 1))
         configs, missing = [], []
         for rw in lp.rw:
-            x_max, source = _x_max(lp, rw, data_root, host, probes)
+            x_max, source = _x_max(lp, rw, from_qd[rw], probes)
             if x_max is None:
                 missing.append(f"{rw}: {source}")
                 continue
