@@ -85,9 +85,10 @@ class Lab:
 
 @contextlib.contextmanager
 def running_lab(tmp: Path, notebook_dir: Path | None = None, *, port: int | None = None, token: str | None = None,
-                timeout: float = 90.0):
+                timeout: float = 90.0, extra_env: dict | None = None):
     """Start scripts/lab on a free loopback port with a random token (headless: no DISPLAY), wait until it
-    answers, yield a Lab, and stop it with SIGTERM (then SIGKILL of its process group if it lingers)."""
+    answers, yield a Lab, and stop it with SIGTERM (then SIGKILL of its process group if it lingers).
+    extra_env: more environment for the server and its kernels (e.g. MEMSTOR_FIO)."""
     port = port or free_port()
     token = token or secrets.token_hex(24)
     tmp.mkdir(parents=True, exist_ok=True)
@@ -102,6 +103,7 @@ def running_lab(tmp: Path, notebook_dir: Path | None = None, *, port: int | None
                JUPYTERLAB_WORKSPACES_DIR=str(tmp / "lab-workspaces"), PYTHONUNBUFFERED="1")
     if notebook_dir is not None:
         env["NOTEBOOK_DIR"] = str(notebook_dir)
+    env.update(extra_env or {})
     log = tmp / "lab.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen([str(LAB_SCRIPT)], stdout=fh, stderr=subprocess.STDOUT, env=env,

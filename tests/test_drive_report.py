@@ -264,7 +264,10 @@ def stub_storage_family(monkeypatch):
     count = iter(range(1000, 100000, 1000))
 
     def run(params, *, data_root, target_dir, host, progress):
+        from memstor.measure import sweep
+
         calls.append("run")
+        sweep._count_point()  # it measured a point (a run that measures nothing leaves sysinfo.json alone)
         return pd.DataFrame({"status": ["done"]})
 
     def fake_snapshot(where, root=measure.SYSTEM_ROOT):

@@ -212,27 +212,37 @@ def test_latency_rise_point_on_real_mlc_curve(real):
     assert rise["rise_share_of_max"] == pytest.approx(23523.7 / 43078.9)
 
 
-def test_the_knee_is_the_fitted_models_everywhere(real):
-    from memstor.analysis import queueing
+def test_one_curve_analysis_everywhere_and_no_number_beyond_the_data(real):
+    # issue 16: memory_fit is memstor.analysis.curves's analysis (the old fitted knee and peak lay beyond the
+    # measured data: a peak far above the maximum, "knee not reached", R² shown instead of an interval)
+    from memstor.analysis import curves
     from memstor.analysis import synthesis as syn
 
     df = real_table(real, [f"{BERNEP}/mlc_write0_64.txt"])
     fits, by_curve = memory.fit_table(memory.curve_table(df))
     row = fits.iloc[0]
     curve = df[df["test"] == "loaded_latency"]
-    f = queueing.fit_loaded_latency(curve["bandwidth_MBps"], curve["latency_ns"], inject_delay=curve["inject_delay"])
-    assert row["knee_bw_MBps"] == pytest.approx(f.knee_bw_MBps) and row["knee_lat_ns"] == pytest.approx(2 * f.r0_ns)
-    assert row["knee_bw_MBps_ci_low"] < row["knee_bw_MBps"] < row["knee_bw_MBps_ci_high"]
-    assert row["R0_ns_se"] > 0 and row["a_ns_se"] > 0 and row["peak_fit_MBps_se"] > 0
+    cf = curves.analyse(curve["inject_delay"], curve["bandwidth_MBps"], curve["latency_ns"], heavier_first=True)
+    assert row["r0_ns"] == pytest.approx(cf.model.r0) and row["r0_ns_ci_low"] < row["r0_ns"] < row["r0_ns_ci_high"]
+    # bandwidth 43078.9 -> 40825.3 MB/s from delay 0 to 2 (-5.2 %): no plateau, every point is fitted
+    assert not row["saturated"] and row["fit_points"] == 19 and row["b_max_MBps"] == 43078.9
+    # the peak's interval runs past 1.5 x the measured maximum: not identifiable, no number, the reason given
+    assert not row["identifiable"] and np.isnan(row["peak_MBps"]) and np.isnan(row["a_ns"])
+    assert row["peak_MBps_ci_high"] > 1.5 * 43078.9 and "more than 1.5 ×" in row["reason"]
+    # 2·R0 on the measured points: between delay 50 (57.82 ns) and 15 (150.22 ns), not at the 9000 spike
+    two = 2 * row["r0_ns"]
+    assert row["bw_at_2_r0_MBps"] == pytest.approx(31128.4 + (42478.0 - 31128.4) * (two - 57.82) / (150.22 - 57.82))
+    assert row["r_at_b_max_over_r0"] == pytest.approx(111.22 / row["r0_ns"])
     assert list(by_curve) == [("?", row["curve"])]
-    # the synthesis's memory table is the same table (one knee definition, one name)
+    # the synthesis's memory table is the same table (one analysis, one name)
     syn_fits, _ = syn.memory_fits(syn.memory_curves(df.assign(ok=True)))
     pd.testing.assert_frame_equal(syn_fits, fits)
-    assert "2·R0" in memory.KNEE_DEFINITION
+    assert "2·R0" in memory.KNEE_DEFINITION and "measured" in memory.KNEE_DEFINITION
     short = memory.fit_summary(fits).iloc[0]
-    assert short["R0 (ns)"] == f"{row['R0_ns']:,.1f} ± {row['R0_ns_se']:,.1f}"
-    assert short["knee bandwidth (MB/s) [95 % interval]"] == (
-        f"{row['knee_bw_MBps']:,.0f} [{row['knee_bw_MBps_ci_low']:,.0f}, {row['knee_bw_MBps_ci_high']:,.0f}]")
+    assert short["R0 (ns) [95 % CI]"] == (
+        f"{row['r0_ns']:,.1f} [{row['r0_ns_ci_low']:,.1f}, {row['r0_ns_ci_high']:,.1f}]")
+    assert short["peak (MB/s) [95 % CI]"] == f"not identifiable: {row['reason']}"
+    assert short["B_max (MB/s)"] == "43,079" and short["BW at 2·R0 (MB/s)"] == f"{row['bw_at_2_r0_MBps']:,.0f}"
 
 
 def _variant(rows: pd.DataFrame, source: str, scale: float = 1.0, **settings) -> pd.DataFrame:
@@ -291,7 +301,7 @@ def test_unknown_traffic_and_access_size_stay_unknown(real):
     curves = syn.memory_curves(no_traffic.assign(host="imported", ok=True))
     assert curves["traffic"].isna().all() and curves["curve"].iloc[0].startswith("? traffic, 64 B")
     fits, _ = syn.memory_fits(curves)
-    assert fits["traffic"].isna().all() and fits["access_B"].tolist() == [64]
+    assert fits["traffic"].isna().all() and fits["access_bytes"].tolist() == [64]  # issue 16 names it access_bytes
 
 
 def test_settings_read_from_an_imported_command_line():
@@ -418,7 +428,14 @@ def test_synthesis_memory_figure_one_panel_per_access_size_legend_outside(real):
     for ax in axes:
         legend = ax.get_legend()
         texts = [t.get_text() for t in legend.get_texts()]
-        assert len(texts) == 4 + 2 and texts[-1].startswith("knee (latency 2·R0)")
+        # issue 16: the fitted knee (a star that could lie beyond the data) is gone; the marks are the
+        # model over its fit range, the plateau, the hook and the measured 2·R0
+        assert len(texts) == 4 + 4 and texts[-1] == "measured latency = 2·R0"
+        assert texts[-4] == "fit R0 + a·ρ/(1−ρ), over its fit range"
+        xmax = df.loc[df["access_bytes"] == (64 if "64" in ax.get_title() else 256), "bandwidth_MBps"].max()
+        assert ax.get_xlim()[1] <= xmax * 1.1 / 1e3                      # nothing drawn beyond the data
+        for line in ax.get_lines():
+            assert max(line.get_xdata(), default=0) <= xmax / 1e3 + 1e-9
         assert not _inside(legend.get_window_extent(renderer), ax.get_window_extent(renderer))
         assert ax.get_window_extent(renderer).height > 150  # not a thin strip
     matplotlib.pyplot.close("all")

@@ -234,7 +234,7 @@ def test_resume_reruns_nothing_then_only_changed_points(standin, tmp_path):
     second = run(small(), data)
     assert len(calls(standin)) == n  # nothing rerun
     manifest = json.loads((data / "raw" / "h1" / EXP / "manifest.json").read_text())
-    assert {p["status"] for p in manifest["points"]} == {"cached"}
+    assert {p["status"] for p in manifest["points"]} == {"done"}  # as the first run left it: nothing written
     pd.testing.assert_frame_equal(first, second)  # a resumed point reads back the same rows (status done)
 
     # a truncated raw file (a row lost) is not complete: that point alone is measured again
@@ -325,8 +325,10 @@ def test_real_loadlat_tiny_run_through_run_experiment(tmp_path, loadlat_bin, mon
     from memstor.experiments import run_experiment
 
     monkeypatch.setenv("LOADLAT", str(loadlat_bin))
+    # max_remeasure 0: one raw file per point (re-measurements of gate failures: tests/test_memory_gate.py)
     params = {"tool": "auto", "mlc_path": "", "traffic": ["R"], "access_bytes": [64], "delays": [0, 1000, 20000],
-              "seconds_per_point": 0.2, "buffer_kib": 65536, "latency_cpu": 0, "load_cpus": "", "profile": "test"}
+              "seconds_per_point": 0.2, "buffer_kib": 65536, "latency_cpu": 0, "load_cpus": "", "profile": "test",
+              "max_remeasure": 0}
     df = run_experiment(EXP, params, data_root=tmp_path / "data", host="tiny", progress=False)
     assert (df["status"] == "done").all() and set(df["tool"]) == {"loadlat"}
     assert (tmp_path / "data" / "processed" / "tiny" / "sysinfo.json").is_file()

@@ -52,7 +52,7 @@ def test_notebook_is_clean_and_declares_the_profile_keys():
     source = "\n".join(c.source for c in nb.cells)
     assert 'run_experiment("mlc-loaded-latency", params, data_root=data_dir, host=host or None)' in source
     assert params["huge_pages"] == ("bool", True) and params["random_access"] == ("bool", False)
-    # one memory knee (the fitted model's, as in the report); the +25 % rise table is not called a knee
+    # one memory curve analysis (memory.fit_table, as in the report); the +25 % rise table is not called a knee
     assert "memory.fit_table(" in source and "knee_table" not in source
     assert "latency_rise_table" in source and "Latency +25 % point" in source
     assert "memory.page_walk_text(df)" in source
@@ -83,7 +83,7 @@ def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin")  # no mlc: loadlat
     data = tmp_path / "data"
     out = tmp_path / "out.ipynb"
-    params = {"profile": "test", "data_dir": str(data), "target_dir": "", "host": "nbhost",
+    params = {"profile": "quick", "data_dir": str(data), "target_dir": "", "host": "nbhost",
               "figures_dir": str(tmp_path / "figures"), "tool": "loadlat", "traffic": ["R", "W5"],
               "access_bytes": [64], "delays": [0, 2000, 20000], "seconds_per_point": 0.2, "buffer_kib": 65536}
     papermill.execute_notebook(str(NOTEBOOK), str(out), parameters=params, kernel_name=KERNEL,
@@ -104,6 +104,8 @@ def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     texts = " ".join(str(o.get("data", {}).get("text/markdown", "")) for o in outputs)
     assert "Idle latency" in texts and "4 KiB pages" in texts
     html = " ".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
-    assert "knee bandwidth (MB/s) [95 % interval]" in html and "R0 (ns)" in html and "rise_bandwidth_MBps" in html
+    # issue 16: memory.fit_summary shows the curve analysis (R0 with its 95 % interval, the measured 2·R0
+    # point), no fitted knee beyond the data
+    assert "BW at 2·R0 (MB/s)" in html and "R0 (ns) [95 % CI]" in html and "rise_bandwidth_MBps" in html
     assert sorted(p.name for p in (tmp_path / "figures").glob("*.png")) == [
         "mlc-loaded-latency-curves.png", "mlc-loaded-latency-delay.png", "mlc-loaded-latency-peak.png"]

@@ -15,7 +15,7 @@ import pytest
 from memstor import cli
 from memstor.analysis import synthesis as syn
 from memstor.report import export as report
-from memstor.report.text import fmt_number, fmt_se
+from memstor.report.text import fmt_number
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "90-synthesis.ipynb"
@@ -149,10 +149,11 @@ def test_pdf_report_from_the_executed_notebook(executed, exported):
     k = S.knees.set_index(["host", "rw"]).loc[("aialra-ssd", "randread")]
     assert (f"the two-asymptote fit gives N* = X_max × R_min = {fmt_number(k['X_max_fit_iops'])} IOPS × "
             f"{fmt_number(k['R_min_fit_us'])} µs = ") in pdf_text
-    # fitted memory-curve parameters
+    # the memory curve (issue 16: saturation and R0 with its 95 % interval; no R², no fitted knee or peak
+    # beyond the measured plateau)
     m = S.mem.iloc[0]
-    assert (f"R0 = {fmt_se(m['R0_ns'], m['R0_ns_se'])} ns, a = {fmt_se(m['a_ns'], m['a_ns_se'])} ns, peak = "
-            f"{fmt_se(m['peak_fit_MBps'], m['peak_fit_MBps_se'])} MB/s, R² = {m['r2']:.3f}") in pdf_text
+    assert f"a plateau at {m['b_sat_MBps']:,.0f} MB/s over {int(m['plateau_points'])} of 19 points" in pdf_text
+    assert f"R0 = {m['r0_ns']:,.1f} ns [{m['r0_ns_ci_low']:,.1f}, {m['r0_ns_ci_high']:,.1f}]" in pdf_text
     # no raw markdown or LaTeX leaked into the PDF
     for leak in ("\\begin", "\\textbf", "**", "```", "\\newline"):
         assert leak not in pdf_text
@@ -189,9 +190,9 @@ IMPORTS = {  # data set -> [(device folder, --kind, fixture path under tests/dat
                     ("fiumad", "mlc", "fiumad__Advanced-Computer-Systems/proj1")],
     "one-experiment": [("chris", "fio", "ChrisLvvvv__ECSE_4320_Advanced-Computer-Systems/Project3/results/qd_sweep.json")],
 }
-MISSING = {"storage-only": ["M/M/1-style fit of the loaded-latency curves: none"],
+MISSING = {"storage-only": ["No idle-latency measurement in this data."],
            "memory-only": ["Measured vs spec: none", "Little's law", "Knee of the queue-depth sweep", "none —"],
-           "one-experiment": ["M/M/1-style fit of the loaded-latency curves: none"]}
+           "one-experiment": ["No idle-latency measurement in this data."]}
 
 
 @pytest.mark.slow
@@ -214,7 +215,8 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
     for needle in MISSING[name]:
         assert needle.replace("'", "&#x27;") in html or needle in html, needle
     assert sorted(p.name for p in (tmp_path / "tables").glob("*.csv")) == sorted(
-        ["headline.csv", "spec_comparison.csv", "littles_law.csv", "knee.csv", "memory_fit.csv", "steady_state.csv", "drive.csv", "interface.csv",
+        ["headline.csv", "spec_comparison.csv", "littles_law.csv", "knee.csv", "memory_fit.csv", "storage_fit.csv",
+         "steady_state.csv", "drive.csv", "interface.csv",
          "load_latency.csv", "slo.csv", "load_latency_models.csv",
          "summary.csv"])
     if report.pdf_tools_missing():

@@ -168,12 +168,30 @@ def test_knee_fits_per_host_and_workload(S):
 
 
 def test_memory_fit_of_the_imported_curve(S):
-    m = S.mem.set_index("host")
-    assert list(m.index) == [IMPORTED]
-    row = m.loc[IMPORTED]
-    assert row["points"] == 19 and row["traffic"] == "read-only" and row["r2"] > 0.99
-    assert 88 < row["R0_ns"] < 98 and row["knee_reached"]
-    assert "R0 = " in text.memory_sentences(S.mem)[0]
+    # issue 16: icelake (hpcleuven) is flat at delays 0-15 (351871.6, 351747.1, 351724.8, 350234.2 MB/s): a
+    # plateau. The old open-queue fit over every point reported R² and a knee; now the plateau is detected,
+    # the model is fitted below it only, and its peak never lies above the plateau
+    row = S.mem.set_index("host").loc[IMPORTED]
+    assert row["points"] == 19 and row["traffic"] == "read-only" and row["access_bytes"] == 64
+    plateau = [351871.6, 351747.1, 351724.8, 350234.2]
+    assert row["saturated"] and row["plateau_points"] == 4 and row["b_sat_MBps"] == pytest.approx(np.mean(plateau))
+    assert row["fit_points"] == 15 and row["identifiable"]
+    assert row["peak_MBps"] <= row["b_sat_MBps"] and row["peak_MBps_ci_high"] <= row["b_sat_MBps"]
+    assert 88 < row["r0_ns"] < 98 and row["r0_ns_ci_low"] < row["r0_ns"] < row["r0_ns_ci_high"]
+    # Little's law at the maximum: 351871.6 MB/s / 64 B x 264.04 ns
+    assert row["outstanding_at_b_max"] == pytest.approx(351871.6e6 / 64 * 264.04e-9)
+    sentence = text.memory_sentences(S.mem)[0]
+    assert "R0 = " in sentence and "a plateau at **351,394 MB/s** over 4 of 19 points" in sentence
+    assert "R²" not in sentence
+    # the per-point roles and Little's law are in the curve table
+    pts = S.curves[S.curves["host"] == IMPORTED].set_index("inject_delay")
+    assert (pts.loc[[0, 2, 8, 15], "role"] == "plateau").all() and (pts.loc[[50, 20000], "role"] == "fit").all()
+    # storage curves through the same analysis: the imported closed sweep (randread) and this machine's
+    st = S.storage.set_index(["host", "rw"])
+    assert {(IMPORTED, "randread"), (THIS, "randwrite")} <= set(st.index)
+    assert (st["kind"] == "closed queue-depth sweep").all() and st.loc[(IMPORTED, "randread"), "r0_us"] > 0
+    shown = text.curves_display(S.mem, S.storage)
+    assert shown["curve"].str.startswith("memory: ").sum() == 1 and shown["curve"].str.startswith("storage: ").sum() >= 2
 
 
 def test_figures_show_every_host(S):
@@ -190,6 +208,8 @@ def test_figures_show_every_host(S):
     mem = figs.memory_figure(S.curves, S.mem_fits)
     assert [a.get_title() for a in mem.axes if a.get_visible()] == [IMPORTED]
     assert "ns" in mem.axes[0].get_ylabel() and "GB/s" in mem.axes[0].get_xlabel()
+    sto = figs.storage_curve_figure(S.storage_fits)
+    assert any("µs" in a.get_ylabel() and "IOPS" in a.get_xlabel() for a in sto.axes if a.get_visible())
     bs = figs.block_size_figure(S.points)
     assert bs is not None and any(IMPORTED in t.get_text() for a in bs.axes if a.get_legend()
                                   for t in a.get_legend().get_texts())

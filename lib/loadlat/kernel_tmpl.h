@@ -36,60 +36,122 @@ ATTR static inline void KN(triad_block)(unsigned char *a, const unsigned char *b
     }
 }
 
+/* The load loop: blocks of 16 request groups, each followed by its delay (fixed, or an exponential draw
+ * for --pacing=exp), then one check of the phase and sub-window flags. In every gap_period-th block the
+ * starts of groups 0 and 1 are stamped with tick_now(): one inter-request time (group + delay) sampled
+ * for arrival_cv. gap_period is set when the measured window starts, from the warm-up's rate, so that the
+ * stamps cost at most ARRIVAL_BUDGET of the time (1 at delays of ~100 ns and more). */
+#ifndef ARRIVAL_BUDGET
+#define ARRIVAL_BUDGET 0.005
+#endif
 ATTR static void KN(run)(struct load_args *a)
 {
     const struct traffic *tr = a->tr;
     const size_t L = a->access;
     const size_t rblocks = a->rd_len / L, wblocks = a->wr_len / L;
     const uint64_t delay = a->delay;
+    const int expm = a->pacing_exp && a->delay > 0;
+    const double mean = a->delay_mean;
     const int random = a->random;
+    const int nwin = a->nwin;
     VT acc0 = VZERO, acc1 = VZERO;
     size_t roff = 0, woff = 0;
     uint64_t rng = a->seed;  /* random block order: rng_below (loadlat.h) */
-    uint64_t groups = 0, g0 = 0;
-    int measuring = 0;
+    uint64_t drng = a->seed ^ 0xD1B54A32D192ED03ull;  /* exponential delays: another stream */
+    uint64_t groups = 0;
+    struct gap_hist *gaps = &a->gaps;  /* zeroed by the caller */
+    uint64_t period = 1, left = 1;
+    const double start = now_s();
+    int measuring = 0, cur = -1;
+
+#define LL_GROUP()                                                                                     \
+    do {                                                                                               \
+        if (tr->triad) {                                                                               \
+            size_t o = random ? L * rng_below(&rng, rblocks) : roff;                                   \
+            KN(triad_block)(a->wr + o, a->rd + o, a->rd2 + o, L, &acc0);                               \
+            roff = (roff + L == a->rd_len) ? 0 : roff + L;                                             \
+        } else {                                                                                       \
+            for (int r = 0; r < tr->reads; r++) {                                                      \
+                size_t o = random ? L * rng_below(&rng, rblocks) : roff;                               \
+                KN(read_block)(a->rd + o, L, &acc0, &acc1);                                            \
+                roff = (roff + L == a->rd_len) ? 0 : roff + L;                                         \
+            }                                                                                          \
+            for (int w = 0; w < tr->writes; w++) {                                                     \
+                size_t o = random ? L * rng_below(&rng, wblocks) : woff;                               \
+                KN(write_block)(a->wr + o, L, VXOR(acc0, acc1), tr->nt);                               \
+                woff = (woff + L == a->wr_len) ? 0 : woff + L;                                         \
+            }                                                                                          \
+        }                                                                                              \
+        delay_inline(expm ? exp_draw(&drng, mean) : delay);                                            \
+        groups++;                                                                                      \
+    } while (0)
 
     for (;;) {
-        for (int k = 0; k < 16; k++) {
-            if (tr->triad) {
-                size_t o = random ? L * rng_below(&rng, rblocks) : roff;
-                KN(triad_block)(a->wr + o, a->rd + o, a->rd2 + o, L, &acc0);
-                roff = (roff + L == a->rd_len) ? 0 : roff + L;
-            } else {
-                for (int r = 0; r < tr->reads; r++) {
-                    size_t o = random ? L * rng_below(&rng, rblocks) : roff;
-                    KN(read_block)(a->rd + o, L, &acc0, &acc1);
-                    roff = (roff + L == a->rd_len) ? 0 : roff + L;
+        int k = 0;
+        if (--left == 0) {
+            left = period;
+            uint64_t ta = tick_now();
+            LL_GROUP();
+            uint64_t tb = tick_now();
+            if (measuring) {
+                uint64_t gap = tb - ta;
+                unsigned b = gap_bin(gap);
+                double g = (double)gap;
+                gaps->n[b]++;
+                gaps->sum[b] += g;
+                gaps->sq[b] += g * g;
+            }
+            k = 1;
+        }
+        for (; k < 16; k++)
+            LL_GROUP();
+        int ph = atomic_load_explicit(a->phase, memory_order_relaxed);
+        if (ph == PH_MEASURE) {
+            int w = atomic_load_explicit(a->subwin, memory_order_relaxed);
+            if (w > nwin - 1)
+                w = nwin - 1;
+            if (cur < w) {
+                if (tr->nt)
+                    VFENCE();
+                double now = now_s(), cpu = thread_cpu_s();
+                if (!measuring && groups > 0) {
+                    double per_block = (now - start) * 1e9 / (double)groups * 16.0;
+                    double p = 2.0 * a->tick_ns / (ARRIVAL_BUDGET * per_block);
+                    period = p > 1 ? (uint64_t)p + 1 : 1;
+                    if (period > 4096)
+                        period = 4096;
+                    left = 1;
                 }
-                for (int w = 0; w < tr->writes; w++) {
-                    size_t o = random ? L * rng_below(&rng, wblocks) : woff;
-                    KN(write_block)(a->wr + o, L, VXOR(acc0, acc1), tr->nt);
-                    woff = (woff + L == a->wr_len) ? 0 : woff + L;
+                measuring = 1;
+                while (cur < w) {  /* a thread that missed a boundary stamps it late (empty window) */
+                    cur++;
+                    a->marks.t[cur] = now;
+                    a->marks.cpu[cur] = cpu;
+                    a->marks.n[cur] = groups;
                 }
             }
-            delay_inline(delay);
-            groups++;
-        }
-        int ph = atomic_load_explicit(a->phase, memory_order_relaxed);
-        if (ph == PH_MEASURE && !measuring) {
-            if (tr->nt)
-                VFENCE();
-            a->cpu_s = thread_cpu_s();
-            a->t0 = now_s();
-            g0 = groups;
-            measuring = 1;
         } else if (ph == PH_STOP) {
             if (tr->nt)
                 VFENCE();
             if (measuring) {
-                a->t1 = now_s();
-                a->cpu_s = thread_cpu_s() - a->cpu_s;
-                a->groups = groups - g0;
+                double now = now_s(), cpu = thread_cpu_s();
+                while (cur < nwin) {
+                    cur++;
+                    a->marks.t[cur] = now;
+                    a->marks.cpu[cur] = cpu;
+                    a->marks.n[cur] = groups;
+                }
+                a->t0 = a->marks.t[0];
+                a->t1 = now;
+                a->cpu_s = cpu - a->marks.cpu[0];
+                a->groups = groups - a->marks.n[0];
+                a->gap_period = period;
                 a->measured = 1;
             }
             break;
         }
     }
+#undef LL_GROUP
     a->sink = VFOLD(VXOR(acc0, acc1));
 }
 

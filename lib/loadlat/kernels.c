@@ -10,6 +10,7 @@
  */
 #include "loadlat.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,34 @@ static inline __attribute__((always_inline)) void delay_inline(uint64_t n)
 }
 
 void delay_loop(uint64_t n) { delay_inline(n); }
+
+/* ------------------------------------------------------------ exponential delays (loadlat.h) */
+
+double exp_q[EXP_TABLE_SIZE];
+double exp_w[EXP_TABLE_SIZE];
+
+void exp_table_init(void)
+{
+    for (unsigned i = 0; i < EXP_TABLE_SIZE; i++)
+        exp_q[i] = -log1p(-(double)i / EXP_TABLE_SIZE);
+    for (unsigned i = 0; i + 1 < EXP_TABLE_SIZE; i++)
+        exp_w[i] = exp_q[i + 1] - exp_q[i];
+    exp_w[EXP_TABLE_SIZE - 1] = 0;
+}
+
+double tick_ghz(double tsc_ghz)
+{
+#if defined(__x86_64__)
+    return tsc_ghz;
+#elif defined(__aarch64__)
+    uint64_t f;
+    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(f));
+    return (double)f * 1e-9;
+#else
+    (void)tsc_ghz;
+    return 1.0;
+#endif
+}
 
 /* ------------------------------------------------------------ generic (64-bit scalar) kernel */
 #define KN(x) gen_##x
@@ -181,22 +210,40 @@ void load_run(struct load_args *a)
 void chase_run(struct chase_args *a)
 {
     void **p = a->start;
-    uint64_t n = 0, n0 = 0;
-    int measuring = 0;
+    uint64_t n = 0;
+    int measuring = 0, cur = -1;
+    const int nwin = a->nwin;
     for (;;) {
         STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8
         n += 64;
         int ph = atomic_load_explicit(a->phase, memory_order_relaxed);
-        if (ph == PH_MEASURE && !measuring) {
-            a->cpu_s = thread_cpu_s();
-            a->t0 = now_s();
-            n0 = n;
-            measuring = 1;
+        if (ph == PH_MEASURE) {
+            int w = atomic_load_explicit(a->subwin, memory_order_relaxed);
+            if (w > nwin - 1)
+                w = nwin - 1;
+            if (cur < w) {
+                double now = now_s(), cpu = thread_cpu_s();
+                measuring = 1;
+                while (cur < w) {
+                    cur++;
+                    a->marks.t[cur] = now;
+                    a->marks.cpu[cur] = cpu;
+                    a->marks.n[cur] = n;
+                }
+            }
         } else if (ph == PH_STOP) {
             if (measuring) {
-                a->t1 = now_s();
-                a->cpu_s = thread_cpu_s() - a->cpu_s;
-                a->loads = n - n0;
+                double now = now_s(), cpu = thread_cpu_s();
+                while (cur < nwin) {
+                    cur++;
+                    a->marks.t[cur] = now;
+                    a->marks.cpu[cur] = cpu;
+                    a->marks.n[cur] = n;
+                }
+                a->t0 = a->marks.t[0];
+                a->t1 = now;
+                a->cpu_s = cpu - a->marks.cpu[0];
+                a->loads = n - a->marks.n[0];
                 a->measured = 1;
             }
             break;
@@ -250,6 +297,59 @@ double calibrate_core_ghz(void)
     volatile uint64_t sink = x;
     (void)sink;
     return (double)iters * 16.0 / best * 1e-9;
+}
+
+/* What an exponential draw adds to a request group: time of n (draw + delay loop of the drawn length)
+ * minus n fixed delay loops of the same mean, over n, in ns (thread CPU time, minimum of 5 runs each).
+ * Measured the way the load loop uses it (the random loop lengths cost branch mispredictions too). The
+ * load threads shorten the mean of their exponential by this much, so that fixed and exp pacing space
+ * request groups alike (approximately: the delay loop overlaps the memory accesses differently). */
+double calibrate_exp_cost_ns(double delay_ns)
+{
+    const uint64_t n = 300000;
+    const double mean = delay_ns > 0 ? 20.0 / delay_ns : 50.0;  /* ~20 ns of delay per group */
+    const uint64_t fixed = (uint64_t)(mean + 0.5);
+    uint64_t s = 0x243F6A8885A308D3ull;
+    double best_exp = 1e30, best_fix = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t0 = thread_cpu_s();
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t d = exp_draw(&s, (double)fixed);
+            __asm__ volatile("" : "+r"(d));
+            delay_inline(d);
+        }
+        double t1 = thread_cpu_s();
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t d = fixed;
+            __asm__ volatile("" : "+r"(d));
+            delay_inline(d);
+        }
+        double t2 = thread_cpu_s();
+        if (t1 - t0 < best_exp)
+            best_exp = t1 - t0;
+        if (t2 - t1 < best_fix)
+            best_fix = t2 - t1;
+    }
+    double extra = (best_exp - best_fix) * 1e9 / (double)n;
+    return extra > 0 ? extra : 0.0;
+}
+
+double calibrate_tick_ns(void)
+{
+    const uint64_t n = 100000;
+    uint64_t sink = 0;
+    double best = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t0 = thread_cpu_s();
+        for (uint64_t i = 0; i < n; i++) {
+            sink += tick_now();
+            __asm__ volatile("" : "+r"(sink));
+        }
+        double dt = thread_cpu_s() - t0;
+        if (dt < best)
+            best = dt;
+    }
+    return best * 1e9 / (double)n;
 }
 
 double cpufreq_max_ghz(int cpu)

@@ -1,6 +1,8 @@
 /* loadlat - an open, MLC-compatible loaded-latency tool (memstor).
  *
- * Shared declarations of the five translation units (and the one random number generator):
+ * Shared declarations of the five translation units (and the one random number generator, the
+ * exponential delay sampler and the cheap time stamps, inline here so that every user compiles the same
+ * code):
  *   main.c     options, thread orchestration, MLC-style text output, JSON sidecar
  *   kernels.c  load-generation kernels (read / write / non-temporal / triad), delay loop, calibrations
  *              (kernel_tmpl.h: the body of one kernel, included once per instruction set)
@@ -17,10 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOADLAT_VERSION "0.2"
+#define LOADLAT_VERSION "0.3"
 #define CORE_GHZ_METHOD "chain of dependent register adds, 1 add = 1 core clock"
 #define LOADLAT_MAX_CPUS 4096
 #define HUGE_2M ((size_t)2 << 20)
+#define LOADLAT_MAX_WINDOWS 100  /* sub-windows per point (--windows) */
 
 /* Phases a measurement point goes through; written by the main thread only. */
 enum phase { PH_WARMUP = 1, PH_MEASURE = 2, PH_STOP = 3 };
@@ -59,8 +62,9 @@ long long smaps_anon_huge_kib(const void *addr);
 void **chain_build(struct buffer *b, size_t slot, uint64_t seed);
 
 /* Random numbers: splitmix64, the one generator of loadlat (latency chain order and offsets, random load
- * order). Any seed is fine (0 too); its output is also a good 64-bit hash of the state, which
- * chain_build uses per slot. Seeds k * 0x9E3779B97F4A7C15 give one stream shifted by k: mix them first. */
+ * order, exponential delays; one state per thread). Any seed is fine (0 too); its output is also a good
+ * 64-bit hash of the state, which chain_build uses per slot. Seeds k * 0x9E3779B97F4A7C15 give one stream
+ * shifted by k: mix them first. */
 static inline uint64_t rng_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
@@ -73,6 +77,96 @@ static inline uint64_t rng_below(uint64_t *s, uint64_t n)  /* uniform in [0, n) 
 {
     return (uint64_t)(((unsigned __int128)rng_next(s) * n) >> 64);
 }
+
+/* Exponential delays (--pacing=exp): inverse-CDF sampling from a table, so that a draw costs one random
+ * number, one table lookup and a multiply-add (no log()). The table holds the quantiles
+ * q[i] = -ln(1 - i/K) of the unit exponential at K = 4096 equiprobable bins. One splitmix64 output
+ * gives everything: its top 12 bits pick the bin, the next 26 bits the position inside it (linear
+ * interpolation between the bin's quantiles), the low 26 bits a uniform dither that turns the scaled
+ * draw into whole delay-loop iterations without bias (E[floor(x + u)] = x, so means of a few units stay
+ * exact). The last bin [q[K-1], inf) uses memorylessness: Exp | Exp > q  =  q + Exp, so it adds q[K-1]
+ * and draws again (the tail is exact and unbounded). (Two outputs per draw, every other one for the
+ * bin, failed Kolmogorov-Smirnov tests across seeds: splitmix64 at an even stride is a poor stream.)
+ * exp_table_init() must run once before any draw. */
+#define EXP_TABLE_BITS 12
+#define EXP_TABLE_SIZE (1u << EXP_TABLE_BITS)
+extern double exp_q[EXP_TABLE_SIZE];  /* bin start quantiles of Exp(1) */
+extern double exp_w[EXP_TABLE_SIZE];  /* bin widths q[i+1] - q[i] (the last is unused) */
+void exp_table_init(void);
+
+/* One draw of Exp(1) from the table; *dither gets a uniform [0, 1) from the same random number. */
+static inline double exp_unit(uint64_t *s, double *dither)
+{
+    double x = 0.0;
+    for (;;) {
+        uint64_t r = rng_next(s);
+        uint32_t i = (uint32_t)(r >> (64 - EXP_TABLE_BITS));
+        double f = (double)((r >> 26) & ((1ull << 26) - 1)) * 0x1p-26;
+        if (i < EXP_TABLE_SIZE - 1) {
+            *dither = (double)(r & ((1ull << 26) - 1)) * 0x1p-26;
+            return x + exp_q[i] + f * exp_w[i];
+        }
+        x += exp_q[EXP_TABLE_SIZE - 1];  /* tail: memoryless restart */
+    }
+}
+
+static inline uint64_t exp_draw(uint64_t *s, double mean)  /* whole delay-loop iterations, E = mean */
+{
+    double u;
+    double x = exp_unit(s, &u) * mean;
+    return (uint64_t)(x + u);
+}
+
+/* Cheap time stamps for the inter-request times of load threads (arrival_cv): the TSC (rdtsc) on
+ * x86-64, the virtual counter CNTVCT_EL0 on aarch64, CLOCK_MONOTONIC in ns elsewhere. */
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define TICK_CLOCK "rdtsc"
+static inline uint64_t tick_now(void) { return __rdtsc(); }
+#elif defined(__aarch64__)
+#define TICK_CLOCK "cntvct_el0"
+static inline uint64_t tick_now(void)
+{
+    uint64_t v;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+}
+#else
+#include <time.h>
+#define TICK_CLOCK "clock_gettime(CLOCK_MONOTONIC)"
+static inline uint64_t tick_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#endif
+double tick_ghz(double tsc_ghz);  /* ticks per ns of tick_now (x86: the measured TSC rate) */
+
+/* Sampled inter-request times of one load thread (ticks), binned on a log scale (8 bins per octave) with
+ * the exact count, sum and sum of squares of each bin, so that the moments can be computed later over the
+ * intervals below a cutoff (main.c excludes interruptions: intervals > 20 x the median). */
+#define GAP_BINS 512
+struct gap_hist {
+    uint64_t n[GAP_BINS];
+    double sum[GAP_BINS], sq[GAP_BINS];
+};
+
+static inline unsigned gap_bin(uint64_t x)
+{
+    if (x < 8)
+        return (unsigned)x;
+    unsigned e = 63u - (unsigned)__builtin_clzll(x);
+    return e * 8u + (unsigned)((x >> (e - 3)) & 7u);
+}
+
+/* Sub-window boundaries of one thread in one point: index 0 = start of the measured window, nwin = its
+ * end; each stamped when the thread saw the main thread's sub-window counter change. */
+struct win_marks {
+    double t[LOADLAT_MAX_WINDOWS + 1];    /* CLOCK_MONOTONIC s */
+    double cpu[LOADLAT_MAX_WINDOWS + 1];  /* thread CPU time s */
+    uint64_t n[LOADLAT_MAX_WINDOWS + 1];  /* request groups (load) or chased loads (latency) so far */
+};
 
 /* Time (clocks.c). */
 double now_s(void);                     /* CLOCK_MONOTONIC in seconds */
@@ -92,14 +186,22 @@ struct load_args {
     unsigned char *rd, *rd2, *wr;       /* read buffer, second read buffer (triad), write buffer */
     size_t rd_len, wr_len;              /* bytes usable (multiples of access) */
     size_t access;                      /* bytes per request (multiple of 64) */
-    uint64_t delay;                     /* delay-loop iterations after each request group */
+    uint64_t delay;                     /* delay-loop iterations after each request group (fixed pacing) */
+    int pacing_exp;                     /* exponential delays of mean delay_mean (else fixed `delay`) */
+    double delay_mean;                  /* mean of the exponential delays, delay-loop units */
     int random;                         /* random block order instead of sequential */
     uint64_t seed;
     _Atomic int *phase;
+    _Atomic int *subwin;                /* sub-window index set by the main thread while measuring */
+    int nwin;                           /* sub-windows per point */
+    double tick_ns;                     /* cost of one tick_now() (sets the arrival sampling period) */
     /* results */
     double t0, t1;                      /* measured window (CLOCK_MONOTONIC s) */
     double cpu_s;                       /* CPU time the thread got inside the window (s) */
     uint64_t groups;                    /* request groups completed inside the window */
+    struct win_marks marks;             /* sub-window boundaries */
+    struct gap_hist gaps;               /* sampled inter-request times (ticks), while measuring */
+    uint64_t gap_period;                /* one interval sampled every gap_period blocks of 16 groups */
     uint64_t sink;                      /* consumed read data */
     int measured;                       /* window seen (MEASURE then STOP) */
 };
@@ -109,6 +211,9 @@ const char *load_isa(void);             /* "avx2", "sse2" or "generic" */
 struct chase_args {
     void **start;
     _Atomic int *phase;
+    _Atomic int *subwin;                /* sub-window index set by the main thread while measuring */
+    int nwin;
+    struct win_marks marks;             /* sub-window boundaries */
     double t0, t1;
     double cpu_s;                       /* CPU time the thread got inside the window (s) */
     uint64_t loads;
@@ -123,5 +228,7 @@ double calibrate_core_ghz(void);                   /* chain of dependent registe
 double cpufreq_max_ghz(int cpu);                   /* cpufreq cpuinfo_max_freq in GHz, 0 when not readable */
 const char *core_clock_check(double core_ghz, double tsc_ghz, double cpufreq_max_ghz); /* "ok" or why not */
 double calibrate_tsc_ghz(void);                    /* x86 TSC rate, 0 elsewhere */
+double calibrate_exp_cost_ns(double delay_ns);    /* extra ns per request group of an exponential draw */
+double calibrate_tick_ns(void);                    /* cost of one tick_now() stamp in ns */
 
 #endif

@@ -46,19 +46,49 @@ struct opts {
     const struct traffic *tr;
     int tr_given;
     int random, huge, no_lat;
+    int pacing_exp, pacing_given;  /* --pacing=exp: exponential delays of mean -d (default fixed) */
+    int nwin;                      /* --windows: sub-windows per point (default 5) */
+    long long sample_delays;       /* --sample-delays=N: print N exponential draws of mean -d and exit */
     const char *json;
+};
+
+/* What one measuring thread got in one point. */
+struct thread_stat {
+    int cpu, is_lat;
+    double share;                  /* CPU time / window time */
+    double steal_pct;              /* steal time of its CPU, % of the window (NAN: /proc/stat unreadable) */
+    double arrival_cv, arrival_mean_ns;  /* load threads: sampled time between request-group starts */
+    uint64_t arrival_samples;            /* intervals in arrival_cv */
+    uint64_t arrival_period;             /* one interval sampled per this many blocks of 16 groups */
+    uint64_t arrival_interruptions;      /* intervals > 20 x the median, left out (descheduled, interrupts) */
+    double arrival_cv_all;               /* CV over every sampled interval, interruptions included */
+};
+
+/* One sub-window of a point (all threads). */
+struct win_stat {
+    double window_s;               /* mean over threads */
+    double latency_ns;             /* NAN when not measured */
+    double bw_MBps;
+    double share_min;              /* min over measuring threads of CPU time / sub-window time */
 };
 
 /* A point: one traffic pattern at one delay. */
 struct result {
     const struct traffic *tr;
     uint64_t delay;
+    double delay_mean;             /* mean delay-loop iterations the load threads drew (exp) or ran (fixed) */
     int ok;
     double latency_ns;
     double bw_MBps, read_MBps, write_MBps;
     double window_s;
     double lat_share, load_share;  /* CPU time / window time of the latency thread, min over load threads */
+    double steal_pct;              /* max over the measuring CPUs, % of the window */
+    double arrival_cv;             /* median over load threads */
     uint64_t loads;
+    struct thread_stat *ts;        /* one per thread (nts) */
+    int nts;
+    struct win_stat *ws;           /* one per sub-window (nws) */
+    int nws;
     char why[200];
 };
 
@@ -76,6 +106,8 @@ struct calib {
     int cpu;
     double core_ghz, tsc_ghz, cpufreq_max_ghz;  /* cpufreq_max_ghz 0 = not readable */
     const char *core_check;                     /* "ok" or why the core clock is implausible */
+    double exp_cost_ns;                         /* extra ns per request group of an exponential draw */
+    double tick_ns, tick_ghz;                   /* cost of one arrival stamp; stamp ticks per ns */
 };
 
 /* Transparent huge page settings ("unavailable" when not readable). */
@@ -103,12 +135,17 @@ struct ctx {
     const struct opts *o;
     pthread_barrier_t bar;
     _Atomic int phase;
+    _Atomic int subwin;            /* sub-window index while measuring (main thread writes it) */
     _Atomic int quit;
     int need_rd, need_rd2, need_wr;
     const struct traffic *cur_tr;  /* written by main between points only (barriers order it) */
     uint64_t cur_delay;
+    double cur_delay_mean;         /* mean of the exponential delays (--pacing=exp) */
     struct worker *w;
     int nw;
+    double exp_cost_units;         /* calibrated cost of an exponential draw, delay-loop units */
+    double cal_tick_ghz;           /* arrival stamp ticks per ns */
+    double cal_tick_ns;            /* cost of one arrival stamp, ns */
 };
 
 static volatile sig_atomic_t g_signal;
@@ -175,6 +212,10 @@ static void usage(FILE *f)
         "  -L            huge pages via madvise(MADV_HUGEPAGE); the real use is reported from smaps\n"
         "  -T            load threads only, no latency thread (latency column prints 0.00)\n"
         "  -e            accepted for MLC compatibility (loadlat never changes prefetchers)\n"
+        "  --pacing=fixed|exp  delay after each request group: fixed (default, as MLC) or drawn from an\n"
+        "                exponential distribution with the same mean (Poisson-like request arrivals)\n"
+        "  --windows=N   sub-windows per point for the stability figures in the JSON (default 5, 1-100)\n"
+        "  --sample-delays=N  with -d<mean>: print N exponential delays (iterations) and exit (a test)\n"
         "  --json=FILE   also write a JSON sidecar (or --json FILE)\n"
         "  -h, --help    this text\n");
 }
@@ -258,6 +299,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
     o->load_bytes = DEFAULT_LOAD_BYTES;
     o->access = 64;
     o->seconds = 2.0;
+    o->nwin = 5;
     o->tr = traffic_lookup("R");
     char err[200];
 
@@ -272,6 +314,28 @@ static void parse_args(int argc, char **argv, struct opts *o)
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             exit(0);
+        } else if (strncmp(a, "--pacing=", 9) == 0 || strcmp(a, "--pacing") == 0) {
+            const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : "");
+            if (strcmp(v, "fixed") == 0)
+                o->pacing_exp = 0;
+            else if (strcmp(v, "exp") == 0)
+                o->pacing_exp = 1;
+            else
+                die_usage("--pacing=%s: use --pacing=fixed (MLC's fixed delay loop, the default) or --pacing=exp "
+                          "(exponential delays with the same mean)", v);
+            o->pacing_given = 1;
+        } else if (strncmp(a, "--windows=", 10) == 0) {
+            uint64_t x;
+            if (parse_u64(a + 10, &x) != 0 || x < 1 || x > LOADLAT_MAX_WINDOWS)
+                die_usage("--windows=%s: sub-windows per point must be a whole number 1..%d (default 5)", a + 10,
+                          LOADLAT_MAX_WINDOWS);
+            o->nwin = (int)x;
+        } else if (strncmp(a, "--sample-delays=", 16) == 0) {
+            uint64_t x;
+            if (parse_u64(a + 16, &x) != 0 || x < 1 || x > 100000000ull)
+                die_usage("--sample-delays=%s: give a number of draws 1..100000000, e.g. "
+                          "--sample-delays=10000 -d1000", a + 16);
+            o->sample_delays = (long long)x;
         } else if (strncmp(a, "--json=", 7) == 0) {
             o->json = a + 7;
             if (!*o->json)
@@ -381,12 +445,18 @@ static void parse_args(int argc, char **argv, struct opts *o)
         }
     }
 
+    if (o->sample_delays) {
+        if (!o->d_given)
+            die_usage("--sample-delays needs the mean as -d<iterations>, e.g. --sample-delays=10000 -d1000");
+        return;
+    }
     if (o->mode == MODE_NONE)
         die_usage("no mode given: use --idle_latency, --loaded_latency or --peak_injection_bandwidth");
     if (o->d_given && o->g_given)
         die_usage("-d and -g both given: use one of them");
     if (o->mode != MODE_LOADED) {
-        const char *bad = o->d_given ? "-d" : o->g_given ? "-g" : o->no_lat ? "-T" : NULL;
+        const char *bad = o->d_given ? "-d" : o->g_given ? "-g" : o->no_lat ? "-T"
+                          : o->pacing_given ? "--pacing" : NULL;
         if (!bad && o->mode == MODE_IDLE)
             bad = o->k_given ? "-k" : o->tr_given ? (strcmp(o->tr->code, "R") ? "-W" : "-R") : NULL;
         if (!bad && o->mode == MODE_PEAK)
@@ -505,6 +575,8 @@ static void *worker_main(void *arg)
                 memset(&w->ca, 0, sizeof w->ca);
                 w->ca.start = w->chain;
                 w->ca.phase = &c->phase;
+                w->ca.subwin = &c->subwin;
+                w->ca.nwin = c->o->nwin;
                 chase_run(&w->ca);
                 w->chain = w->ca.end;  /* continue where the chase stopped */
             } else {
@@ -518,10 +590,15 @@ static void *worker_main(void *arg)
                 a->wr_len = w->wr.len;
                 a->access = c->o->access;
                 a->delay = c->cur_delay;
+                a->pacing_exp = c->o->pacing_exp;
+                a->delay_mean = c->cur_delay_mean;
                 a->random = c->o->random;
                 uint64_t s = (uint64_t)w->index;
                 a->seed = rng_next(&s);  /* a well-mixed seed per thread: streams far apart */
                 a->phase = &c->phase;
+                a->subwin = &c->subwin;
+                a->nwin = c->o->nwin;
+                a->tick_ns = c->cal_tick_ns;
                 load_run(a);
             }
         }
@@ -550,21 +627,209 @@ static double warmup_s(const struct opts *o)
     return w > 0.5 ? 0.5 : (w < 0.05 ? 0.05 : w);
 }
 
+/* Steal time (USER_HZ ticks) of every CPU in /proc/stat: steal[cpu], -1 when not listed. Returns 0, or -1
+ * when /proc/stat cannot be read. */
+static int read_steal(long long *steal, int max)
+{
+    for (int i = 0; i < max; i++)
+        steal[i] = -1;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        int cpu;
+        long long v[8];
+        if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9')
+            continue;
+        if (sscanf(line, "cpu%d %lld %lld %lld %lld %lld %lld %lld %lld", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4],
+                   &v[5], &v[6], &v[7]) == 9 && cpu >= 0 && cpu < max)
+            steal[cpu] = v[7];
+    }
+    fclose(f);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)  /* sorts v; NAN when n == 0 */
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The mean of the delays the load threads run at `delay`: the delay itself (fixed pacing), or for exp
+ * pacing the delay less what a draw costs (calibrate_exp_cost_ns), so both pacings space request groups
+ * alike; never below 0. */
+static double exp_mean_units(const struct ctx *c, uint64_t delay)
+{
+    if (!c->o->pacing_exp || delay == 0)
+        return (double)delay;
+    double m = (double)delay - c->exp_cost_units;
+    return m > 0 ? m : 0.0;
+}
+
+/* CV of n, sum, sum of squares; NAN for fewer than 2 values. */
+static double cv_of(double n, double sum, double sq, double *mean)
+{
+    *mean = n > 0 ? sum / n : NAN;
+    if (n < 2 || !(*mean > 0))
+        return NAN;
+    double var = (sq - n * *mean * *mean) / (n - 1);
+    return var > 0 ? sqrt(var) / *mean : 0.0;
+}
+
+/* arrival_cv of one load thread from its interval histogram: the median interval (the mean of the bin
+ * holding it), then the moments of the bins whose mean is at most ARRIVAL_CUTOFF x the median. Longer
+ * intervals are interruptions of the thread (descheduled, interrupts), not its pacing: under exponential
+ * pacing an interval exceeds 20 x the median (13.9 x the mean) with probability 1e-6. */
+#define ARRIVAL_CUTOFF 20.0
+static void arrival_stats(const struct gap_hist *h, double ghz, struct thread_stat *t)
+{
+    double n = 0, sum = 0, sq = 0;
+    for (int b = 0; b < GAP_BINS; b++) {
+        n += (double)h->n[b];
+        sum += h->sum[b];
+        sq += h->sq[b];
+    }
+    double mean_all;
+    t->arrival_cv_all = cv_of(n, sum, sq, &mean_all);
+    if (n < 2)
+        return;
+    double half = n / 2, acc = 0, med = 0;
+    for (int b = 0; b < GAP_BINS; b++) {
+        acc += (double)h->n[b];
+        if (h->n[b] && acc >= half) {
+            med = h->sum[b] / (double)h->n[b];
+            break;
+        }
+    }
+    double kn = 0, ksum = 0, ksq = 0;
+    uint64_t out = 0;
+    for (int b = 0; b < GAP_BINS; b++) {
+        if (!h->n[b])
+            continue;
+        if (h->sum[b] / (double)h->n[b] <= ARRIVAL_CUTOFF * med) {
+            kn += (double)h->n[b];
+            ksum += h->sum[b];
+            ksq += h->sq[b];
+        } else {
+            out += h->n[b];
+        }
+    }
+    double mean;
+    t->arrival_cv = cv_of(kn, ksum, ksq, &mean);
+    t->arrival_mean_ns = ghz > 0 && mean > 0 ? mean / ghz : NAN;
+    t->arrival_samples = (uint64_t)kn;
+    t->arrival_interruptions = out;
+}
+
+/* Per-thread and per-sub-window figures of a finished point (the JSON's threads[] and windows[]). */
+static void point_details(struct ctx *c, const struct traffic *tr, struct result *r, const long long *steal0,
+                          const long long *steal1, int have_steal)
+{
+    const struct opts *o = c->o;
+    double bytes_per_group = (double)(tr->reads + tr->writes) * (double)o->access;
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    r->nts = c->nw;
+    r->ts = calloc((size_t)c->nw, sizeof *r->ts);
+    r->nws = o->nwin;
+    r->ws = calloc((size_t)o->nwin, sizeof *r->ws);
+    double *cvs = calloc((size_t)c->nw + 1, sizeof *cvs);
+    if (!r->ts || !r->ws || !cvs)
+        die("out of memory");
+    int ncv = 0;
+    r->steal_pct = have_steal ? 0.0 : NAN;
+    for (int i = 0; i < c->nw; i++) {
+        struct worker *w = &c->w[i];
+        struct thread_stat *t = &r->ts[i];
+        t->cpu = w->cpu;
+        t->is_lat = w->is_lat;
+        t->arrival_cv = t->arrival_mean_ns = t->arrival_cv_all = NAN;
+        double dt = w->is_lat ? w->ca.t1 - w->ca.t0 : w->la.t1 - w->la.t0;
+        t->share = dt > 0 ? (w->is_lat ? w->ca.cpu_s : w->la.cpu_s) / dt : NAN;
+        t->steal_pct = NAN;
+        if (have_steal && w->cpu < LOADLAT_MAX_CPUS && steal0[w->cpu] >= 0 && steal1[w->cpu] >= 0 && dt > 0) {
+            t->steal_pct = 100.0 * (double)(steal1[w->cpu] - steal0[w->cpu]) / hz / dt;
+            if (t->steal_pct > r->steal_pct)
+                r->steal_pct = t->steal_pct;
+        }
+        if (!w->is_lat) {
+            arrival_stats(&w->la.gaps, c->cal_tick_ghz, t);
+            t->arrival_period = w->la.gap_period;
+        }
+        if (!w->is_lat && !isnan(t->arrival_cv))
+            cvs[ncv++] = t->arrival_cv;
+    }
+    r->arrival_cv = median(cvs, ncv);
+    free(cvs);
+    for (int k = 0; k < o->nwin; k++) {
+        struct win_stat *ws = &r->ws[k];
+        ws->latency_ns = NAN;
+        ws->share_min = NAN;
+        double sum_s = 0;
+        int n = 0, bad = 0;
+        for (int i = 0; i < c->nw; i++) {
+            struct worker *w = &c->w[i];
+            const struct win_marks *m = w->is_lat ? &w->ca.marks : &w->la.marks;
+            double dt = m->t[k + 1] - m->t[k];
+            if (!(dt > 0)) {
+                bad = 1;
+                continue;
+            }
+            double share = (m->cpu[k + 1] - m->cpu[k]) / dt;
+            if (isnan(ws->share_min) || share < ws->share_min)
+                ws->share_min = share;
+            double cnt = (double)(m->n[k + 1] - m->n[k]);
+            if (w->is_lat)
+                ws->latency_ns = cnt > 0 ? dt * 1e9 / cnt : NAN;
+            else
+                ws->bw_MBps += cnt * bytes_per_group / dt / 1e6;
+            sum_s += dt;
+            n++;
+        }
+        ws->window_s = n ? sum_s / n : 0;
+        if (bad) {  /* a thread saw this sub-window start and end at once (descheduled across it) */
+            ws->latency_ns = NAN;
+            ws->bw_MBps = NAN;
+        }
+    }
+}
+
 /* Run one point on the running threads. Returns 1 when interrupted (point discarded). */
 static int run_point(struct ctx *c, const struct traffic *tr, uint64_t delay, struct result *r)
 {
     const struct opts *o = c->o;
+    static long long steal0[LOADLAT_MAX_CPUS], steal1[LOADLAT_MAX_CPUS];
     memset(r, 0, sizeof *r);
     r->tr = tr;
     r->delay = delay;
+    r->delay_mean = exp_mean_units(c, delay);
     c->cur_tr = tr;
     c->cur_delay = delay;
+    c->cur_delay_mean = r->delay_mean;
+    atomic_store(&c->subwin, 0);
     atomic_store(&c->phase, PH_WARMUP);
     pthread_barrier_wait(&c->bar);
     int stop = sleep_interruptible(warmup_s(o));
+    int have_steal = 0;
     if (!stop) {
+        have_steal = read_steal(steal0, LOADLAT_MAX_CPUS) == 0;
+        double t0 = now_s();
         atomic_store(&c->phase, PH_MEASURE);
-        stop = sleep_interruptible(o->seconds);
+        for (int k = 1; k <= o->nwin && !stop; k++) {  /* sub-window k-1 ends at t0 + k * seconds / nwin */
+            stop = sleep_interruptible(t0 + o->seconds * k / o->nwin - now_s());
+            if (k < o->nwin)
+                atomic_store(&c->subwin, k);
+        }
+        if (have_steal)
+            have_steal = read_steal(steal1, LOADLAT_MAX_CPUS) == 0;
     }
     atomic_store(&c->phase, PH_STOP);
     pthread_barrier_wait(&c->bar);
@@ -610,6 +875,8 @@ static int run_point(struct ctx *c, const struct traffic *tr, uint64_t delay, st
         }
     }
     r->window_s = nwin ? win / nwin : 0;
+    if (r->ok)
+        point_details(c, tr, r, steal0, steal1, have_steal);
     double share = isnan(r->lat_share) ? r->load_share
                    : isnan(r->load_share) ? r->lat_share
                    : fmin(r->lat_share, r->load_share);
@@ -691,6 +958,8 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
     json_num(f, o->seconds);
     fprintf(f, ",\n  \"warmup_s\": ");
     json_num(f, warmup_s(o));
+    fprintf(f, ",\n  \"pacing\": \"%s\",\n  \"windows_per_point\": %d,\n  \"arrival_clock\": \"%s\"",
+            o->pacing_exp ? "exp" : "fixed", o->nwin, TICK_CLOCK);
     fprintf(f, ",\n  \"huge_pages\": {\"requested\": %s, \"thp_enabled\": \"%s\", \"thp_defrag\": \"%s\", "
                "\"buffers\": [",
             o->huge ? "true" : "false", thp->enabled, thp->defrag);
@@ -730,6 +999,12 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
         json_num(f, cal->cpufreq_max_ghz);
     else
         fputs("null", f);
+    fputs(", \"exp_draw_ns\": ", f);
+    json_num(f, cal->exp_cost_ns);
+    fputs(", \"arrival_stamp_ns\": ", f);
+    json_num(f, cal->tick_ns);
+    fputs(", \"arrival_clock_ghz\": ", f);
+    json_num(f, cal->tick_ghz > 0 ? cal->tick_ghz : NAN);
     fprintf(f, "},\n  \"points_planned\": %d,\n  \"interrupted\": %s,\n  \"points\": [", run->planned,
             run->interrupted ? "true" : "false");
     for (int i = 0; i < run->nres; i++) {
@@ -768,6 +1043,47 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
             fputs("null", f);
         fputs(", \"load_threads_cpu_share_min\": ", f);
         json_num(f, r->load_share);
+        fputs(", \"delay_mean\": ", f);
+        json_num(f, r->delay_mean);
+        fputs(", \"steal_pct\": ", f);
+        json_num(f, r->ok ? r->steal_pct : NAN);
+        fputs(", \"arrival_cv\": ", f);
+        json_num(f, r->ok ? r->arrival_cv : NAN);
+        fputs(",\n     \"threads\": [", f);
+        for (int k = 0; k < r->nts; k++) {
+            const struct thread_stat *t = &r->ts[k];
+            fprintf(f, "%s{\"role\": \"%s\", \"cpu\": %d, \"cpu_share\": ", k ? ", " : "",
+                    t->is_lat ? "latency" : "load", t->cpu);
+            json_num(f, t->share);
+            fputs(", \"steal_pct\": ", f);
+            json_num(f, t->steal_pct);
+            if (!t->is_lat) {
+                fputs(", \"arrival_cv\": ", f);
+                json_num(f, t->arrival_cv);
+                fputs(", \"arrival_mean_ns\": ", f);
+                json_num(f, t->arrival_mean_ns);
+                fprintf(f, ", \"arrival_samples\": %llu, \"arrival_sample_every_groups\": %llu, "
+                           "\"arrival_interruptions\": %llu, \"arrival_cv_all\": ",
+                        (unsigned long long)t->arrival_samples, (unsigned long long)t->arrival_period * 16,
+                        (unsigned long long)t->arrival_interruptions);
+                json_num(f, t->arrival_cv_all);
+            }
+            fputc('}', f);
+        }
+        fputs("],\n     \"windows\": [", f);
+        for (int k = 0; k < r->nws; k++) {
+            const struct win_stat *ws = &r->ws[k];
+            fprintf(f, "%s{\"window_s\": ", k ? ", " : "");
+            json_num(f, ws->window_s);
+            fputs(", \"latency_ns\": ", f);
+            json_num(f, has_lat ? ws->latency_ns : NAN);
+            fputs(", \"bandwidth_MBps\": ", f);
+            json_num(f, o->mode != MODE_IDLE ? ws->bw_MBps : NAN);
+            fputs(", \"cpu_share_min\": ", f);
+            json_num(f, ws->share_min);
+            fputc('}', f);
+        }
+        fputc(']', f);
         if (!r->ok) {
             fputs(", \"error\": ", f);
             json_str(f, r->why);
@@ -869,6 +1185,9 @@ static void calibrate(struct calib *cal, const struct opts *o)
     cal->tsc_ghz = calibrate_tsc_ghz();
     cal->cpufreq_max_ghz = cpufreq_max_ghz(cal->cpu);
     cal->core_check = core_clock_check(cal->core_ghz, cal->tsc_ghz, cal->cpufreq_max_ghz);
+    cal->exp_cost_ns = o->pacing_exp ? calibrate_exp_cost_ns(cal->delay_ns) : NAN;
+    cal->tick_ns = calibrate_tick_ns();
+    cal->tick_ghz = tick_ghz(cal->tsc_ghz);
     if (strcmp(cal->core_check, "ok") != 0)
         fprintf(stderr, "loadlat: warning: core clock %.3f GHz is %s (TSC %.3f GHz); core-clock figures are "
                 "unreliable, use the ns figures\n", cal->core_ghz, cal->core_check, cal->tsc_ghz);
@@ -1026,6 +1345,10 @@ static void print_setup(const struct ctx *c, const struct calib *cal, const char
         printf("# traffic %s (%s): per request group %d read(s) and %d %swrite(s) of %zu bytes, then the "
                "delay loop\n",
                o->tr->code, o->tr->label, o->tr->reads, o->tr->writes, o->tr->nt ? "non-temporal " : "", o->access);
+    if (o->pacing_exp)
+        printf("# pacing exp: each delay drawn from an exponential of mean (delay - %.1f) units (a draw costs "
+               "%.2f ns, %.2f ns per %s stamp); arrival_cv in the JSON\n",
+               c->exp_cost_units, cal->exp_cost_ns, cal->tick_ns, TICK_CLOCK);
     printf("\n");
     fflush(stdout);
 }
@@ -1141,6 +1464,10 @@ static void free_all(struct ctx *c, struct run *run)
         buffer_free(&c->w[i].wr);
     }
     pthread_barrier_destroy(&c->bar);
+    for (int i = 0; i < run->nres; i++) {
+        free(run->res[i].ts);
+        free(run->res[i].ws);
+    }
     free(run->res);
     free(c->w);
 }
@@ -1151,6 +1478,19 @@ static int exit_status(const struct run *run)
     if (run->interrupted)
         return 128 + (int)g_signal;
     return run->any_failed ? 1 : 0;
+}
+
+/* --sample-delays=N -d<mean>: N draws of the exponential delay sampler (the load threads' code, seeded as
+ * load thread 0), one whole number of delay-loop iterations per line. For tests of the distribution. */
+static int sample_delays(const struct opts *o)
+{
+    uint64_t s = 0;
+    uint64_t seed = rng_next(&s);
+    uint64_t drng = seed ^ 0xD1B54A32D192ED03ull;
+    double mean = (double)o->delays[0];
+    for (long long i = 0; i < o->sample_delays; i++)
+        printf("%llu\n", (unsigned long long)(o->delays[0] ? exp_draw(&drng, mean) : 0));
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1164,12 +1504,18 @@ int main(int argc, char **argv)
     struct thp thp;
     struct run run;
 
+    exp_table_init();
     parse_args(argc, argv, &o);
+    if (o.sample_delays)
+        return sample_delays(&o);
     resolve_cpus(&o, allowed_txt, sizeof allowed_txt);
     c.o = &o;
     plan_buffers(&c);
     check_memory(&c);
     calibrate(&cal, &o);
+    c.exp_cost_units = o.pacing_exp && cal.delay_ns > 0 ? cal.exp_cost_ns / cal.delay_ns : 0.0;
+    c.cal_tick_ghz = cal.tick_ghz;
+    c.cal_tick_ns = cal.tick_ns;
     print_header(&o, argc, argv);
     start_workers(&c);
     if (!workers_ready(&c)) {

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from memstor import __version__
@@ -231,7 +233,10 @@ def guarded(command, debug: bool = False, prog: str = "memstor") -> int:
 
 
 def main(argv: list | None = None) -> int:
-    """Entry point of the `memstor` command; returns the exit status."""
+    """Entry point of the `memstor` command; returns the exit status. As the program (no `argv` given), a
+    Ctrl-C that arrives once the command is over is ignored: it would only print a traceback from the
+    interpreter's shutdown, the work being done and its files written."""
+    as_program = argv is None
     argv = sys.argv[1:] if argv is None else argv
 
     def command() -> int:
@@ -241,7 +246,10 @@ def main(argv: list | None = None) -> int:
             return EXIT_USAGE
         return COMMANDS[args.command](args)
 
-    return guarded(command, debug="--debug" in argv)
+    status = guarded(command, debug="--debug" in argv)
+    if as_program and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return status
 
 
 if __name__ == "__main__":

@@ -10,10 +10,14 @@ identity are repetitions: one curve, each point summarised by n, mean and the 95
 (:func:`memstor.analysis.summary.ci95`). When any part of the identity is unknown, nobody can tell that two
 files measured the same thing, so each source file (and run within it) stays its own curve (``origin``).
 
-**The knee** is the fitted model's (:func:`memstor.analysis.queueing.fit_loaded_latency`): the bandwidth at
-which the M/M/1-style queueing term equals the unloaded latency, i.e. latency = 2 R0. It is the only knee
-in notebooks, tables and the report (:func:`fit_table`). The model-free *latency +25 % point*
-(:func:`latency_rise_table`) is a different thing and is never called a knee.
+**The curve analysis** is memstor.analysis.curves's, the one used for memory and storage alike
+(:func:`fit_table`): saturation (plateau, hook, Little's law), the open-queue model fitted below the
+plateau with 95 % intervals and an identifiability flag, a held-out check, and the model-free family
+metrics. The *knee* is the bandwidth at which the **measured** latency reaches 2·R0
+(:data:`KNEE_DEFINITION`; interpolated between measured points, censored when not reached — never a
+fitted value beyond the data). The model-free *latency +25 % point* (:func:`latency_rise_table`,
+unloaded latency = median at light load) is kept for notebook 10; memory_fit's ``bw_at_1p25_r0_MBps``
+is the same idea with the fitted R0.
 
 Units: latency in ns, bandwidth in MB/s (10^6 bytes/s), buffer in KiB, access size in bytes, inject delay
 in cycles of the tool's delay loop.
@@ -28,25 +32,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memstor.errors import first_line
+from memstor.analysis.curves import MEMORY_FIT_COLUMNS
 
 #: Settings columns that, with host, tool, traffic and access size, identify a curve.
 SETTINGS = ["load_threads", "buffer_kib", "random", "load_random", "huge_pages"]
 #: The identity of a loaded-latency curve (repetitions share all of it).
 CURVE_KEY = ["host", "tool", "traffic", "access_bytes", *SETTINGS]
+#: Optional identity part: the load threads' pacing (``fixed`` delay loops, ``exp`` Poisson-like), when a
+#: table records it; a curve without it keeps its label (no "?"), and never pools with one that has it.
+OPTIONAL_KEY = ["pacing"]
 #: Parts of a curve's label, in order (see :func:`curve_label`).
 LABEL_PARTS = ["traffic", "access_bytes", "tool", "load_threads", "buffer_kib", "huge_pages", "load_random",
-               "random", "origin"]
+               "random", "pacing", "origin"]
 #: Columns of :func:`curve_table`.
-CURVE_COLUMNS = [*CURVE_KEY, "pages", "origin", "curve", "inject_delay", "n", "latency_ns", "latency_ns_ci_low",
-                 "latency_ns_ci_high", "bandwidth_MBps", "bandwidth_MBps_ci_low", "bandwidth_MBps_ci_high"]
-#: Columns of :func:`fit_table` (the report's ``memory_fit`` table).
-FIT_COLUMNS = ["host", "curve", "tool", "traffic", "access_B", *SETTINGS, "pages", "origin", "points", "n_min",
-               "R0_ns", "R0_ns_se", "a_ns", "a_ns_se", "peak_fit_MBps", "peak_fit_MBps_se", "bw_max_MBps", "r2",
-               "knee_rho", "knee_bw_MBps", "knee_bw_MBps_ci_low", "knee_bw_MBps_ci_high", "knee_lat_ns",
-               "knee_lat_ns_ci_low", "knee_lat_ns_ci_high", "knee_delay", "knee_reached", "note"]
+CURVE_COLUMNS = [*CURVE_KEY, "pages", "pacing", "origin", "curve", "inject_delay", "n", "latency_ns",
+                 "latency_ns_ci_low", "latency_ns_ci_high", "bandwidth_MBps", "bandwidth_MBps_ci_low",
+                 "bandwidth_MBps_ci_high"]
+#: Columns of :func:`fit_table` (the report's ``memory_fit`` table; memstor.analysis.curves).
+FIT_COLUMNS = MEMORY_FIT_COLUMNS
 #: What the knee is, in words (tables, figures and text use this name).
-KNEE_DEFINITION = "knee: fitted model R0 + a·ρ/(1−ρ) reaches 2·R0 (queueing doubles the unloaded latency)"
+KNEE_DEFINITION = ("knee: the bandwidth at which the measured latency reaches 2·R0 (R0 of the open-queue fit "
+                   "below the plateau; interpolated between measured points, censored when not reached)")
 UNKNOWN = "?"
 
 
@@ -296,6 +302,8 @@ def _part(name: str, v) -> str:
         return ("random loads" if v else "sequential loads") if known else f"{UNKNOWN} load order"
     if name == "random":
         return ("random chase" if v else "sequential chase") if known else f"{UNKNOWN} chase"
+    if name == "pacing":
+        return f"{v} pacing" if known else ""
     if name == "origin":
         return str(v) if known else ""
     return str(v) if known else UNKNOWN
@@ -362,7 +370,7 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = with_settings(loaded_curves(df))
     if rows.empty:
         return pd.DataFrame(columns=CURVE_COLUMNS)
-    for col in ("host", "source", "run"):
+    for col in ("host", "source", "run", *OPTIONAL_KEY):
         if col not in rows.columns:
             rows[col] = np.nan
     complete = rows[CURVE_KEY].map(_known).all(axis=1)
@@ -379,7 +387,8 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
         lat, lat_lo, lat_hi, n = ci95(g["latency_ns"].astype(float).tolist())
         bw, bw_lo, bw_hi, _ = ci95(g["bandwidth_MBps"].astype(float).tolist())
         pages = ", ".join(dict.fromkeys(str(p) for p in g["pages"] if _known(p))) or np.nan
-        out.append({**{k: first[k] for k in CURVE_KEY}, "pages": pages, "origin": first["origin"],
+        out.append({**{k: first[k] for k in CURVE_KEY}, "pages": pages, "pacing": first["pacing"],
+                    "origin": first["origin"],
                     "curve": first["curve"], "inject_delay": delay, "n": n, "latency_ns": lat,
                     "latency_ns_ci_low": lat_lo, "latency_ns_ci_high": lat_hi, "bandwidth_MBps": bw,
                     "bandwidth_MBps_ci_low": bw_lo, "bandwidth_MBps_ci_high": bw_hi})
@@ -399,88 +408,95 @@ def _curves(curves: pd.DataFrame):
         yield host, curve, g.sort_values("inject_delay")
 
 
-# ------------------------------------------------------------------------------------------ the knee
-
-
-def fit_note(f) -> str:
-    """Caveat of a loaded-latency fit: poor fit (latency does not rise with load) or knee not reached."""
-    if not f.r2 == f.r2 or f.r2 < 0.5:
-        return "poor fit: latency does not rise with bandwidth as the model expects; the knee is not meaningful"
-    return "" if f.knee_reached else "curve stays below the knee"
+# ------------------------------------------------------------------------------------------ the fit
 
 
 def fit_table(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """The fitted model R = R0 + a·ρ/(1−ρ), ρ = bandwidth / peak
-    (:func:`memstor.analysis.queueing.fit_loaded_latency`) of every curve of a :func:`curve_table`, fitted
-    to the mean points, and its knee (latency = 2 R0; :data:`KNEE_DEFINITION`).
+    """The latency–throughput analysis of every curve of a :func:`curve_table` (mean points): saturation,
+    the open-queue model below the plateau with 95 % intervals, identifiability, the held-out check and
+    the family metrics — memstor.analysis.curves.memory_fit_table, the report's ``memory_fit`` table
+    (columns :data:`FIT_COLUMNS`).
 
-    Returns (table, fits); fits maps (host, curve) -> queueing.LatencyCurveFit (host ``?`` when unknown).
-    Columns (:data:`FIT_COLUMNS`): the identity, ``points`` (delays), ``n_min`` (fewest repetitions of a
-    point), R0_ns, a_ns, peak_fit_MBps with standard errors ``*_se`` (from the fit's covariance, NaN when
-    not computable), bw_max_MBps, r2, knee_rho, knee_bw_MBps with its 95 % interval
-    (``knee_bw_MBps_ci_low/high``), knee_lat_ns (= 2 R0) with its interval, knee_delay (inject delay of
-    the measured point nearest to the knee), knee_reached, note."""
-    from memstor.analysis import queueing
+    Returns (table, fits); fits maps (host, curve) -> memstor.analysis.curves.CurveFit (host ``?`` when
+    unknown)."""
+    from memstor.analysis.curves import memory_fit_table
 
-    rows, fits = [], {}
-    for host, curve, g in _curves(curves):
-        first = g.iloc[0]
-        acc = first["access_bytes"]
-        base = {"host": first["host"], "curve": curve, "tool": first["tool"], "traffic": first["traffic"],
-                "access_B": int(acc) if _known(acc) else np.nan, **{k: first[k] for k in SETTINGS},
-                "pages": first["pages"], "origin": first["origin"], "points": int(len(g)),
-                "n_min": int(g["n"].min())}
-        try:
-            f = queueing.fit_loaded_latency(g["bandwidth_MBps"], g["latency_ns"], inject_delay=g["inject_delay"])
-        except (ValueError, RuntimeError) as err:
-            rows.append({**base, "note": first_line(err)})
-            continue
-        fits[(host, curve)] = f
-        rows.append({**base, "R0_ns": f.r0_ns, "R0_ns_se": f.r0_se_ns, "a_ns": f.a_ns, "a_ns_se": f.a_se_ns,
-                     "peak_fit_MBps": f.peak_MBps, "peak_fit_MBps_se": f.peak_se_MBps,
-                     "bw_max_MBps": f.bw_max_MBps, "r2": f.r2, "knee_rho": f.knee_rho,
-                     "knee_bw_MBps": f.knee_bw_MBps, "knee_bw_MBps_ci_low": f.knee_bw_ci_low_MBps,
-                     "knee_bw_MBps_ci_high": f.knee_bw_ci_high_MBps, "knee_lat_ns": f.knee_latency_ns,
-                     "knee_lat_ns_ci_low": f.knee_latency_ci_low_ns, "knee_lat_ns_ci_high": f.knee_latency_ci_high_ns,
-                     "knee_delay": f.knee_inject_delay, "knee_reached": f.knee_reached, "note": fit_note(f)})
-    table = pd.DataFrame(rows, columns=FIT_COLUMNS)
-    for col in ("access_B", "load_threads", "buffer_kib", "points", "n_min"):
-        table[col] = pd.to_numeric(table[col]).astype("Int64")  # whole numbers stay whole; unknown = <NA>
-    return table, fits
+    return memory_fit_table(curves)
 
 
-def _pm(value, se, digits: int = 1) -> str:
-    """``80.2 ± 0.3`` (``–`` when there is no value, no ``±`` part when the error is unknown)."""
-    if not _known(value):
+def _num(v, digits: int = 1) -> str:
+    """A number with thousands separators and ``digits`` fixed decimals (``–`` when missing)."""
+    if not _known(v) or (isinstance(v, float) and not math.isfinite(v)):
         return "–"
-    return f"{value:,.{digits}f}" + (f" ± {se:,.{digits}f}" if _known(se) else "")
+    return f"{float(v):,.{digits}f}"
+
+
+def _ci(v, lo, hi, digits: int = 1) -> str:
+    """``value [low, high]`` (95 % interval); the value alone when the interval is unknown."""
+    if not _known(v) or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    if _known(lo) and _known(hi) and math.isfinite(float(lo)) and math.isfinite(float(hi)):
+        return f"{_num(v, digits)} [{_num(lo, digits)}, {_num(hi, digits)}]"
+    return _num(v, digits)
+
+
+def saturation_text(r) -> str:
+    """``plateau 135,394 MB/s (4 points)``, ``no plateau``, plus ``; hook`` (a memory_fit row)."""
+    text = (f"plateau {_num(r['b_sat_MBps'], 0)} MB/s ({int(r['plateau_points'])} points)"
+            if bool(r.get("saturated")) else "no plateau")
+    return text + ("; hook" if bool(r.get("hook")) else "")
+
+
+def peak_text(r, unit: str = "MBps") -> str:
+    """The fitted peak with its 95 % interval, or ``not identifiable: <reason>`` (a fit-table row)."""
+    if not bool(r.get("identifiable")):
+        return f"not identifiable: {r.get('reason') or 'no model'}"
+    return _ci(r[f"peak_{unit}"], r.get(f"peak_{unit}_ci_low"), r.get(f"peak_{unit}_ci_high"), 0)
+
+
+def crossing_text(value, censored, level: str) -> str:
+    """Bandwidth at a latency level: the number, ``not reached`` (censored) or ``–``."""
+    if _known(value) and math.isfinite(float(value)):
+        return _num(value, 0)
+    return "not reached" if bool(censored) else "–"
+
+
+def holdout_text(err, points) -> str:
+    """Held-out error: ``12.3 % (3 points)``, ``> 1,000 %`` for a model that diverges, ``–``."""
+    if not _known(err) or not math.isfinite(float(err)):
+        return "–"
+    pts = f" ({int(points)} point{'s' if int(points) != 1 else ''})"
+    return ("> 1,000 %" if float(err) > 1000 else f"{float(err):.1f} %") + pts
 
 
 def fit_summary(fits: pd.DataFrame) -> pd.DataFrame:
-    """The :func:`fit_table` as a short table to read (notebook): curve, points, the parameters ± their
-    standard errors, R², the knee bandwidth with its 95 % interval, the knee latency (2·R0) and note."""
+    """The :func:`fit_table` as a short table to read: curve, points, saturation (plateau bandwidth,
+    hook), R0 with its 95 % interval, the peak with its interval or ``not identifiable: <reason>``, the
+    measured maximum B_max, R(B_max)/R0, the bandwidth where the measured latency reaches 1.25·R0 and
+    2·R0 (``not reached`` = censored), the held-out error, and the DRAM read share beside MLC's mix.
+    Every number in one format (thousands separators, fixed decimals per column)."""
+    cols = ["curve", "points", "saturation", "R0 (ns) [95 % CI]", "peak (MB/s) [95 % CI]", "B_max (MB/s)",
+            "R(B_max)/R0", "BW at 1.25·R0 (MB/s)", "BW at 2·R0 (MB/s)", "held-out error",
+            "DRAM read share (mix)"]
     if fits.empty:
-        return pd.DataFrame(columns=["curve", "points", "R0 (ns)", "a (ns)", "peak (MB/s)", "R²",
-                                     "knee bandwidth (MB/s) [95 % interval]", "knee latency 2·R0 (ns)",
-                                     "nearest delay", "knee reached", "note"])
+        return pd.DataFrame(columns=cols)
 
-    def interval(r) -> str:
-        if not _known(r.get("knee_bw_MBps")):
+    def shares(r) -> str:
+        if not _known(r.get("dram_read_share_est")):
             return "–"
-        lo, hi = r.get("knee_bw_MBps_ci_low"), r.get("knee_bw_MBps_ci_high")
-        ci = f" [{lo:,.0f}, {hi:,.0f}]" if _known(lo) and _known(hi) else " [?]"
-        return f"{r['knee_bw_MBps']:,.0f}{ci}"
+        return f"{r['dram_read_share_est']:.2f} ({r['mix_read_share']:.2f})"
 
-    return pd.DataFrame({
-        "curve": fits["curve"], "points": fits["points"],
-        "R0 (ns)": [_pm(v, s) for v, s in zip(fits["R0_ns"], fits["R0_ns_se"])],
-        "a (ns)": [_pm(v, s) for v, s in zip(fits["a_ns"], fits["a_ns_se"])],
-        "peak (MB/s)": [_pm(v, s, 0) for v, s in zip(fits["peak_fit_MBps"], fits["peak_fit_MBps_se"])],
-        "R²": fits["r2"].map(lambda v: f"{v:.3f}" if _known(v) else "–"),
-        "knee bandwidth (MB/s) [95 % interval]": [interval(r) for _, r in fits.iterrows()],
-        "knee latency 2·R0 (ns)": fits["knee_lat_ns"].map(lambda v: f"{v:.1f}" if _known(v) else "–"),
-        "nearest delay": fits["knee_delay"], "knee reached": fits["knee_reached"], "note": fits["note"],
-    })
+    rows = []
+    for _, r in fits.iterrows():
+        rows.append([
+            r["curve"], r["points"], saturation_text(r),
+            _ci(r["r0_ns"], r["r0_ns_ci_low"], r["r0_ns_ci_high"], 1), peak_text(r),
+            _num(r["b_max_MBps"], 0),
+            _num(r["r_at_b_max_over_r0"], 2),
+            crossing_text(r["bw_at_1p25_r0_MBps"], r["bw_at_1p25_r0_censored"], "1.25"),
+            crossing_text(r["bw_at_2_r0_MBps"], r["bw_at_2_r0_censored"], "2"),
+            holdout_text(r["holdout_error_pct"], r["holdout_points"]), shares(r)])
+    return pd.DataFrame(rows, columns=cols)
 
 
 def latency_rise_table(df: pd.DataFrame, rise: float = 0.25) -> pd.DataFrame:

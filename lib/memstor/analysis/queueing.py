@@ -14,7 +14,9 @@ asymptotes cross at the knee N* = X_max * R_min: below it the device is latency 
 throughput), above it throughput bound (adding I/Os only adds queueing delay).
 
 A memory loaded-latency curve (Intel MLC --loaded_latency, or loadlat) is described with the M/M/1-style
-form R = R0 + a * rho / (1 - rho), rho = bandwidth / peak bandwidth.
+form R = R0 + a * rho / (1 - rho), rho = bandwidth / peak bandwidth (:func:`fit_loaded_latency`: a plain
+fit over every point). The report's curve analysis — saturation first, the fit only below the plateau,
+95 % profile intervals and identifiability — is memstor.analysis.curves.
 """
 
 from __future__ import annotations

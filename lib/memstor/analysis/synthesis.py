@@ -436,25 +436,28 @@ def memory_curves(mlc: pd.DataFrame) -> pd.DataFrame:
     return memory.curve_table(ok)
 
 
-def _memory_note(f) -> str:
-    """Caveat of a loaded-latency fit: poor fit (latency does not rise with load) or knee not reached."""
-    from memstor.analysis import memory
-
-    return memory.fit_note(f)
-
-
 def memory_fits(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """M/M/1-style fit R = R0 + a rho/(1 - rho), rho = bandwidth / peak, of every loaded-latency curve, and
-    its knee (latency = 2 R0; memstor's one memory knee, memstor.analysis.memory.fit_table).
+    """The latency–throughput analysis of every loaded-latency curve (memstor.analysis.curves via
+    memstor.analysis.memory.fit_table): saturation (plateau, hook), the open-queue model R0 + a·ρ/(1 − ρ)
+    fitted only below the plateau with 95 % intervals and an identifiability flag, the held-out check and
+    the family metrics. One row per device × curve (``report/tables/memory_fit.csv``, columns
+    memstor.analysis.memory.FIT_COLUMNS).
 
-    Returns (table, fits); fits maps (host, curve label) -> queueing.LatencyCurveFit. Table columns
-    (memstor.analysis.memory.FIT_COLUMNS): host, curve, tool, traffic, access_B, load_threads, buffer_kib,
-    random, load_random, huge_pages, pages, origin, points, n_min, R0_ns, R0_ns_se, a_ns, a_ns_se,
-    peak_fit_MBps, peak_fit_MBps_se, bw_max_MBps, r2, knee_rho, knee_bw_MBps, knee_bw_MBps_ci_low,
-    knee_bw_MBps_ci_high, knee_lat_ns (+ _ci_low/_ci_high), knee_delay, knee_reached, note."""
+    Returns (table, fits); fits maps (host, curve label) -> memstor.analysis.curves.CurveFit."""
     from memstor.analysis import memory
 
     return memory.fit_table(curves)
+
+
+def storage_fits(qd: pd.DataFrame, load: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The same analysis for the storage curves: each device × workload's closed queue-depth sweep (the
+    points in the sweep of :func:`qd_points`) and open loop (memstor.analysis.load_latency.curve_table).
+    One row per device × curve (``report/tables/storage_fit.csv``, columns
+    memstor.analysis.curves.STORAGE_FIT_COLUMNS: IOPS and µs). Returns (table, fits); fits maps
+    (host, kind, rw) -> memstor.analysis.curves.CurveFit."""
+    from memstor.analysis import curves
+
+    return curves.storage_fit_table(qd, load)
 
 
 # ------------------------------------------------------------------------------------ provenance
@@ -511,8 +514,8 @@ class Synthesis:
     knees: pd.DataFrame
     knee_fits: dict
     curves: pd.DataFrame
-    mem: pd.DataFrame
-    mem_fits: dict
+    mem: pd.DataFrame         # memory_fit: one row per device x loaded-latency curve (analysis.curves)
+    mem_fits: dict            # (host, curve) -> analysis.curves.CurveFit
     steady: pd.DataFrame
     drive: pd.DataFrame
     interface: pd.DataFrame
@@ -520,6 +523,8 @@ class Synthesis:
     slo: pd.DataFrame         # highest IOPS meeting each p99 target
     load_models: pd.DataFrame  # queueing models against the open-loop points
     unloaded: pd.DataFrame    # unloaded latency and the low-rate anomaly per device x workload
+    storage: pd.DataFrame = None  # storage_fit: one row per device x storage curve (closed sweep, open loop)
+    storage_fits: dict = None     # (host, kind, rw) -> analysis.curves.CurveFit
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -542,6 +547,7 @@ def slo_targets(profile: str | None = None) -> list[float]:
 def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[float] | None = None) -> Synthesis:
     """Load every host under ``<data_dir>/processed`` and the spec sheets, and compute every table.
     targets_us: the SLO answer's p99 targets in µs (default :func:`slo_targets`)."""
+    from memstor.analysis import curves as lt
     from memstor.analysis import load_latency
     from memstor.analysis.drive import drive_table, interface_check
 
@@ -552,7 +558,9 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[flo
     knees, kfits = knee_fits(qd)
     curves = memory_curves(ds.mlc)
     mem, mfits = memory_fits(curves)
+    curves = lt.annotate_points(curves, mfits)
     curves_ol = load_latency.curve_table(ds.fio)
+    storage, sfits = storage_fits(qd, curves_ol)
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline_long(ds, pts),
         spec=spec_comparison(ds, sheets, pts), qd=qd, little=littles_law(ds), knees=knees, knee_fits=kfits,
@@ -560,4 +568,5 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[flo
         drive=drive_table(ds), interface=interface_check(ds, sheets), load=curves_ol,
         slo=load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
         load_models=load_latency.models(ds, curves_ol), unloaded=load_latency.unloaded(curves_ol),
+        storage=storage, storage_fits=sfits,
     )

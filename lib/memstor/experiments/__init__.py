@@ -59,17 +59,35 @@ def families(kind: str | None = None) -> list[ModuleType]:
 
 
 
-def notebook_params(experiment: str, namespace: dict) -> dict:
-    """The profile section of `experiment` as a notebook holds it: every key of the experiment's section
-    in the default profile (the notebook's defaults come from it) plus the family's ``OPTIONAL_KEYS``,
-    valued from `namespace` (the notebook's globals, where papermill put its parameters)."""
+def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> dict:
+    """The profile section of `experiment` as a notebook's parameters cell gives it, so that editing the cell
+    and re-running does what ``memstor run EXPERIMENT --profile P --set key=value`` does.
+
+    The cell holds every key of the default profile's section with its default value, plus ``profile``.
+    The result is the section of the cell's ``profile`` with the values the cell changed (those differing
+    from the default profile's) on top, plus the family's ``OPTIONAL_KEYS`` from `namespace` (the notebook's
+    globals, where papermill put its parameters). A value changed back to the default profile's is the
+    chosen profile's value: the line printed (`announce`) says which values came from where."""
     fam = family(experiment)
-    keys = [*_params.load_profile(_params.DEFAULT_PROFILE, experiment), *getattr(fam, "OPTIONAL_KEYS", ())]
+    default = _params.load_profile(_params.DEFAULT_PROFILE, experiment)
+    keys = [k for k in default if k != "profile"]
     missing = [k for k in keys if k not in namespace]
     if missing:
         raise UsageError(f"{experiment}: the notebook has no parameter {', '.join(missing)}; add it to its "
                          f"parameters cell (params/{_params.DEFAULT_PROFILE}.yaml has it)")
-    return {k: namespace[k] for k in dict.fromkeys(keys)}
+    profile = str(namespace.get("profile") or _params.DEFAULT_PROFILE)
+
+    def same(a, b) -> bool:
+        return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+    changed = {k: namespace[k] for k in keys if not same(namespace[k], default[k])}
+    chosen = _params.load_profile(profile, experiment, changed)
+    out = {k: chosen[k] for k in keys}
+    out.update({k: namespace[k] for k in getattr(fam, "OPTIONAL_KEYS", ()) if k in namespace})
+    if announce:
+        edits = ", ".join(f"{k}={out[k]!r}" for k in changed) or "none"
+        print(f"{experiment}: profile {profile} (params/{profile}.yaml); changed in the parameters cell: {edits}")
+    return out
 
 
 def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: dict | None = None,
@@ -116,11 +134,12 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     host name (memstor.measure.device). What was measured is recorded in every manifest and point meta
     and in sysinfo.json (key ``device``). A storage family's drive gets a health snapshot right before
     and right after the sweep (one nvme or smartctl run each, time-boxed; memstor.measure.drive),
-    stored with its identity under ``drive`` in sysinfo.json.
+    stored with its identity under ``drive`` in sysinfo.json. A run that measured nothing (every point found
+    measured) leaves sysinfo.json as it was: it describes the machine when the data was measured.
     """
     from memstor.measure import drive
     from memstor.measure.device import resolve
-    from memstor.measure.sweep import check_name, recording
+    from memstor.measure.sweep import check_name, points_run, recording
     from memstor.measure.sysinfo import host_name
 
     fam = family(experiment)
@@ -135,8 +154,11 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     check_name("host", name)
     where = drive.locate_device(device) if storage else None
     before = drive.health_snapshot(where) if where else None
+    ran = points_run()
     with recording(device=device):
         table = fam.run(params, data_root=data_root, target_dir=target, host=name, progress=progress)
+    if points_run() == ran and (data_root / "processed" / name / "sysinfo.json").is_file():
+        return table  # nothing measured: the stored machine description (and drive health) stays as it was
     after = drive.health_snapshot(where) if where else None
     described = (target or data_root / "scratch") if storage and device.get("kind") == "filesystem" else None
     write_sysinfo(data_root, name, described, device, drive.run_record(where, before, after) if where else None)

@@ -444,22 +444,73 @@ def report_failures(experiment: str, df: pd.DataFrame, n_points: int, out: Path,
               f"rerun the same command to retry them", file=sys.stderr)
 
 
+def recorded_target(experiment: str, c: FioCommon, data_root: Path, target_dir: Path | None,
+                    host: str) -> Target | None:
+    """The Target the last sweep of `experiment` used, from its manifest, when it is this run's test file (same
+    path and size) and engine request; None otherwise (and always for a raw device). Nothing is prepared or
+    probed: it lets a run whose points are all measured re-analyse without touching the test file or fio."""
+    from memstor.measure.device import medium_id
+    from memstor.measure.files import read_json
+    from memstor.measure.sweep import MANIFEST, raw_dir
+    from memstor.measure.target import TESTFILE_NAME, TestFile
+
+    if c.device or c.confirm_device:
+        return None
+    info = (read_json(raw_dir(data_root, host, experiment) / MANIFEST) or {}).get("sysinfo") or {}
+    folder = Path(target_dir) if target_dir is not None else Path(data_root) / "scratch"
+    path = folder.expanduser().resolve() / TESTFILE_NAME
+    same = (info.get("ioengine_requested") == c.ioengine and info.get("ioengine")
+            and info.get("test_file") == str(path) and info.get("test_file_bytes") == c.file_size_bytes)
+    if not same or not folder.is_dir():
+        return None
+    engine, why = str(info["ioengine"]), str(info.get("ioengine_why") or "")
+    return Target(tf=TestFile(path=path, size_bytes=c.file_size_bytes, created=True, reused=True), raw=False,
+                  engine=engine, why=why, note=f"{engine} ({why})" if why else engine,
+                  medium=medium_id(path, False))
+
+
+def on_target(experiment: str, c: FioCommon, data_root: Path, target_dir: Path | None, host: str, body):
+    """``body(target)`` of a fio family: first on the target its last sweep recorded, reading only (no test
+    file prepared, no engine probed, no fio started; memstor.measure.sweep.only_measured), and when a point
+    is not measured yet, under :func:`fio_target` (lock, test file, engine) where the sweep measures it.
+    Returns what ``body`` returns. A re-run on measured data (a notebook's Run All) thus only re-reads."""
+    from memstor.measure.sweep import NotAllMeasured, only_measured
+
+    recorded = recorded_target(experiment, c, data_root, target_dir, host)
+    if recorded is not None:
+        try:
+            with only_measured():
+                return body(recorded)
+        except NotAllMeasured:
+            pass
+    with fio_target(c, data_root, target_dir) as t:
+        return body(t)
+
+
 def run_family(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,
                progress: bool) -> pd.DataFrame:
     """Shared body of the fio families' ``run``: test file, engine, sweep, parse, CSV. ``configs_fn(validated,
-    engine)`` lists the point parameters (:func:`point_params`); ``validated.common`` is a FioCommon."""
+    engine)`` lists the point parameters (:func:`point_params`); ``validated.common`` is a FioCommon.
+
+    When the last sweep's manifest names this test file and every point of the plan is measured, the run
+    only reads them: no test file is prepared and no fio process starts (re-running a notebook in the lab
+    re-analyses)."""
     from memstor.measure.fio import FioRunner
     from memstor.measure.sweep import run_sweep
 
     c: FioCommon = validated.common
     data_root = Path(data_root)
-    with fio_target(c, data_root, target_dir) as t:
+
+    def body(t: Target) -> tuple[Target, list, list]:
         points = make_points([dict(cfg, medium=t.medium) for cfg in configs_fn(validated, t.engine)],
                              c.repetitions, str(t.tf.path))
         runner = FioRunner({p.name: fio_job(p, str(t.tf.path)) for p in points})
         results = run_sweep(experiment, points, runner, data_root, host,
                             sysinfo={"ioengine_requested": c.ioengine, **t.info}, progress=progress)
         _remove_when_full(results, t.tf)
+        return t, points, results
+
+    t, points, results = on_target(experiment, c, data_root, target_dir, host, body)
     check_refused(experiment, results)
     df = to_frame(result_rows(results, host, t.note, data_root))
     out = write_table(df, data_root, host, experiment)

@@ -394,11 +394,17 @@ def submit_mode(data_root: Path, host: str, target: Path, engine: str, direct: b
     from memstor.measure.files import read_json, utc_now, write_json
     from memstor.measure.fio import fio_version
     from memstor.measure.openloop import probe_submit_mode_details
-    from memstor.measure.sweep import raw_dir
+    from memstor.measure.sweep import NotAllMeasured, raw_dir, reading_only
 
     path = raw_dir(Path(data_root), host, EXPERIMENT) / SUBMIT_MODE_FILE
-    key = {"engine": engine, "direct": direct, "fio_version": fio_version(), "medium": medium}
     old = read_json(path) or {}
+    if reading_only():  # a re-run on measured data: the recorded decision, without asking fio its version
+        same = {k: v for k, v in (old.get("key") or {}).items() if k != "fio_version"} == json.loads(
+            json.dumps({"engine": engine, "direct": direct, "medium": medium}, default=str))
+        if same:
+            return old
+        raise NotAllMeasured("the submit mode of this target is not probed yet")
+    key = {"engine": engine, "direct": direct, "fio_version": fio_version(), "medium": medium}
     if old.get("key") == json.loads(json.dumps(key, default=str)):
         return old
     probe = probe_submit_mode_details(target, engine, timeout_s=PROBE_TIMEOUT_S, direct=direct)
@@ -419,7 +425,8 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
     lp = load_latency_params(params)
     c = lp.common
     data_root = Path(data_root)
-    with _fio.fio_target(c, data_root, target_dir) as t:
+
+    def body(t):
         test_file = str(t.tf.path)
         from_qd = {rw: x_max_from_queue_depth(data_root, host, rw, lp.bs) for rw in lp.rw}  # read once
         need_probe = [rw for rw in lp.rw if lp.x_max_iops <= 0 and from_qd[rw][0] is None]
@@ -454,6 +461,9 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
             runner = FioRunner({p.name: fio_job(p, test_file) for p in points})
             results = run_sweep(EXPERIMENT, points, runner, data_root, host, sysinfo=info, progress=progress)
         _fio._remove_when_full(results, t.tf)
+        return t, points, results, missing
+
+    t, points, results, missing = _fio.on_target(EXPERIMENT, c, data_root, target_dir, host, body)
     _fio.check_refused(EXPERIMENT, results)
     table, seconds = result_tables(results, host, t.note, data_root)
     out = _fio.write_table(table, data_root, host, EXPERIMENT)

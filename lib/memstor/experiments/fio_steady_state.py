@@ -346,7 +346,8 @@ def run_steady_state(params: dict, *, data_root: Path, target_dir: Path | None, 
 
     sp = steady_state_params(params)
     data_root = Path(data_root)
-    with _fio.fio_target(sp.common, data_root, target_dir) as t:
+
+    def body(t):
         span = _span(t)
         points = make_points(sp, t.engine, span, t.medium, str(t.tf.path))
         rid = points[0].params["run_id"]
@@ -356,6 +357,9 @@ def run_steady_state(params: dict, *, data_root: Path, target_dir: Path | None, 
                             sysinfo={"ioengine_requested": sp.common.ioengine, "run_id": rid, "span_bytes": span,
                                      **t.info})
         _fio._remove_when_full(results, t.tf)
+        return t, span, rid, rule, results
+
+    t, span, rid, rule, results = _fio.on_target(EXPERIMENT, sp.common, data_root, target_dir, host, body)
     _fio.check_refused(EXPERIMENT, results)
     table, matrix = tables(sp, results, rule, span, t.raw, rid)
     out = _fio.write_table(table, data_root, host, EXPERIMENT)

@@ -142,8 +142,10 @@ def sweep_lock(directory: Path) -> Iterator[None]:
                 f"another memstor sweep is running on {directory} (pid {pid}); wait for it or stop it "
                 f"(kill {pid}) and rerun the same command to resume"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        mine = f"{os.getpid()}\n".encode("ascii")
+        if os.pread(fd, 64, 0) != mine:  # the same process again (a notebook re-run) leaves the file as it is
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, mine, 0)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock

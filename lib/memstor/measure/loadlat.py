@@ -4,6 +4,12 @@
 text layout, so :func:`memstor.parse.mlc.parse_mlc` reads it (tool = ``loadlat``). Units: buffer sizes in
 KiB (``-b``), access size in bytes (``-l``), seconds per point (``-t``), inject delay in delay-loop
 iterations (``-d``; the ns per iteration is printed as a ``#`` line and stored in the ``--json`` sidecar).
+
+loadlat v0.3 adds ``--pacing=fixed|exp`` (exponential delays of the same mean), ``--windows=N`` (sub-windows
+per point) and, in the JSON, per-point sub-windows, per-thread CPU shares, steal time and the load threads'
+arrival CV (lib/loadlat/README.md). The **quality gate** of a point is here (:func:`gate_reasons`, thresholds
+``GATE_*``); memstor.parse.loadlat_json turns the JSON into the figures it judges and
+memstor.experiments.mlc_loaded_latency re-measures what fails.
 """
 
 from __future__ import annotations
@@ -136,3 +142,63 @@ def write_delay_file(path: Path, delays: Iterable[int]) -> Path:
     path = Path(path)
     path.write_text("".join(f"{d}\n" for d in values))
     return path
+
+
+# ------------------------------------------------------------------------------------- quality gate
+
+#: A point is accepted when, across its sub-windows (loadlat ``--windows``, default 5), bandwidth varies by
+#: less than this ((max - min) / mean, %) ...
+GATE_BANDWIDTH_SPREAD_PCT = 5.0
+#: ... and latency by less than this ((max - min) / mean, %) ...
+GATE_LATENCY_SPREAD_PCT = 2.0
+#: ... every measuring thread got at least this share of its CPU over the window (CPU time / wall time, %) ...
+GATE_CPU_SHARE_PCT = 90.0
+#: ... and the hypervisor stole at most this much of the busiest measuring CPU (% of the window; from
+#: /proc/stat in USER_HZ ticks of 10 ms, so 1 tick is 1 % of a 1 s point). 2 %: a point that lost more
+#: than 1/50 of a CPU to other guests ran on a contended host; below that, steal is within the other
+#: gates' noise.
+GATE_STEAL_PCT = 2.0
+#: A loaded-latency point whose bandwidth exceeds the one at the next smaller delay by more than this (%)
+#: is re-measured (more delay is less load: bandwidth must not rise).
+GATE_BANDWIDTH_RISE_PCT = 5.0
+#: Gate outcomes (the ``gate`` column): ``passed``, ``failed:<code>[,<code>...]``, ``not_evaluated:<code>``.
+GATE_CODES = {
+    "bandwidth_unstable": "bandwidth varies across the sub-windows",
+    "latency_unstable": "latency varies across the sub-windows",
+    "cpu_share": "a measuring thread got too little of its CPU",
+    "steal": "the hypervisor stole CPU time",
+    "bandwidth_rises_with_delay": "bandwidth rises with more delay",
+}
+
+
+def gate_reasons(fig: dict) -> list[tuple[str, str]]:
+    """The gates a point's figures (:func:`memstor.parse.loadlat_json.point_figures`) fail, as (code, one
+    readable clause) pairs; [] when it passes. Figures that are None (not measured for this mode) are not
+    judged; a NaN spread (a sub-window lost its value) fails."""
+    out = []
+
+    def spread(key: str, code: str, limit: float, what: str) -> None:
+        v = fig.get(key)
+        if v is None:
+            return
+        if v != v:  # NaN
+            out.append((code, f"{what}: a sub-window has no value (a thread was descheduled across it)"))
+        elif v >= limit:
+            out.append((code, f"{what} spread {v:.1f} % >= {limit:g} % across {fig.get('windows')} sub-windows"))
+
+    spread("bandwidth_spread_pct", "bandwidth_unstable", GATE_BANDWIDTH_SPREAD_PCT, "bandwidth")
+    spread("latency_spread_pct", "latency_unstable", GATE_LATENCY_SPREAD_PCT, "latency")
+    share = fig.get("cpu_share_min_pct")
+    if share is not None and share < GATE_CPU_SHARE_PCT:
+        out.append(("cpu_share", f"a measuring thread got {share:.0f} % of its CPU (< {GATE_CPU_SHARE_PCT:g} %)"))
+    steal = fig.get("steal_pct")
+    if steal is not None and steal > GATE_STEAL_PCT:
+        out.append(("steal", f"steal time {steal:.1f} % of the window (> {GATE_STEAL_PCT:g} %)"))
+    return out
+
+
+def gate_text(reasons: list[tuple[str, str]]) -> str:
+    """``passed`` or ``failed:<code>,<code>`` (codes in :data:`GATE_CODES`, each once, in order)."""
+    if not reasons:
+        return "passed"
+    return "failed:" + ",".join(dict.fromkeys(code for code, _ in reasons))

@@ -171,12 +171,16 @@ def peak_bandwidth_args(buffer_kib: int, load_cpus: Sequence[int], seconds: floa
 def loaded_latency_args(traffic: str, access_bytes: int, buffer_kib: int, latency_cpu: int,
                         load_cpus: Sequence[int], seconds: float, delay: int | None = None,
                         delay_file: Path | str | None = None, huge_pages: bool = False,
-                        random_access: bool = False) -> list[str]:
+                        random_access: bool = False, pacing: str = "fixed") -> list[str]:
     """Options of ``--loaded_latency`` for one traffic (-W code) x access size (bytes).
 
     Give exactly one of ``delay`` (``-d``, one inject delay) or ``delay_file`` (``-g``, one delay per line);
-    ``random_access`` adds ``-U`` (random load addresses), ``huge_pages`` adds ``-L``.
+    ``random_access`` adds ``-U`` (random load addresses), ``huge_pages`` adds ``-L``; ``pacing="exp"``
+    adds loadlat's ``--pacing=exp`` (exponential delays of the same mean; Intel MLC has only fixed delays,
+    the default, which adds nothing).
     """
+    if pacing not in ("fixed", "exp"):
+        raise UsageError(f"pacing={pacing!r}: choose fixed or exp")
     if (delay is None) == (delay_file is None):
         raise ValueError("give exactly one of delay or delay_file")
     args = [
@@ -190,6 +194,8 @@ def loaded_latency_args(traffic: str, access_bytes: int, buffer_kib: int, latenc
         *_page_and_order_flags(huge_pages, random_access),
     ]
     args.append(f"-d{int(delay)}" if delay is not None else f"-g{delay_file}")
+    if pacing == "exp":
+        args.append("--pacing=exp")
     return args
 
 
@@ -212,7 +218,7 @@ def point_args(params: dict, delay_file: Path | str | None = None) -> list[str]:
         return loaded_latency_args(
             params["traffic"], params["access_bytes"], params["buffer_kib"], params["latency_cpu"],
             params["load_cpus"], params["seconds"], delay=one, delay_file=None if one is not None else delay_file,
-            huge_pages=huge, random_access=rand,
+            huge_pages=huge, random_access=rand, pacing=params.get("pacing", "fixed"),
         )
     raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
 

@@ -88,6 +88,30 @@ class SweepInterrupted(Interrupted):
     """The user interrupted a sweep (Ctrl-C); completed points are kept and a rerun resumes."""
 
 
+class NotAllMeasured(MemstorError):
+    """Inside :func:`only_measured`: a sweep reached a point that is not measured yet (nothing was written)."""
+
+
+_ONLY_MEASURED: contextvars.ContextVar[bool] = contextvars.ContextVar("memstor_only_measured", default=False)
+
+
+@contextlib.contextmanager
+def only_measured() -> Iterator[None]:
+    """Within this block a sweep only reads (it writes no manifest): the first point it would run raises
+    NotAllMeasured before anything is written. An experiment tries its run this way first on the target its last sweep recorded,
+    so a re-run on measured data prepares no test file and starts no tool (memstor.experiments._fio)."""
+    token = _ONLY_MEASURED.set(True)
+    try:
+        yield
+    finally:
+        _ONLY_MEASURED.reset(token)
+
+
+def reading_only() -> bool:
+    """True inside :func:`only_measured` (a step that would probe or measure must raise NotAllMeasured)."""
+    return _ONLY_MEASURED.get()
+
+
 @dataclass(frozen=True)
 class Point:
     """One measurement point of a sweep.
@@ -337,6 +361,95 @@ def _manifest(experiment: str, host: str, sysinfo: dict | None, entries: list[di
     return man
 
 
+def _same_sweep(old: dict | None, new: dict) -> bool:
+    """True when manifest `old` already says what `new` says: the same points with the same outcome (a point
+    this run found measured, ``cached``, was ``done`` in the run that measured it) and the same recorded
+    fields. Its ``sysinfo`` is not compared: it describes the machine when the points were measured, which a
+    run that only found them measured must not replace. Rewriting it would only change its times."""
+    if not isinstance(old, dict):
+        return False
+
+    def norm(man: dict) -> dict:
+        points = [dict(e, status="done" if e.get("status") == "cached" else e.get("status"))
+                  for e in man.get("points") or [] if isinstance(e, dict)]
+        return {k: v for k, v in man.items() if k not in ("started", "updated", "sysinfo", "points")} | {"points": points}
+
+    return norm(old) == norm(json.loads(json.dumps(new, default=str)))
+
+
+def _write_manifest(directory: Path, man: dict) -> None:
+    """Write the sweep's manifest unless the one there already says the same (:func:`_same_sweep`), so a
+    re-run that measures nothing leaves the raw folder byte for byte as it was."""
+    if not _same_sweep(read_json(directory / MANIFEST), man):
+        if callable(man.get("sysinfo")):  # collected only now that it is written
+            man = dict(man, sysinfo=man["sysinfo"]())
+        write_json(directory / MANIFEST, man)
+
+
+#: How many points this process has tried to measure (cached ones excluded); see :func:`points_run`.
+_POINTS_RUN = 0
+
+
+def points_run() -> int:
+    """The number of points this process has run so far (measured or failed; found-measured ones excluded).
+    A caller compares it before and after a sweep to know whether anything was measured."""
+    return _POINTS_RUN
+
+
+def _duration(seconds: float) -> str:
+    """A rough human duration: "about 40 s", "about 12 min", "about 2.5 h"."""
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60)} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
+def _where(device: dict | None) -> str:
+    """What a sweep measures, for a person: the test file's folder and its filesystem, a raw device, or memory."""
+    if not isinstance(device, dict):
+        return "this machine"
+    kind, path = device.get("kind"), device.get("path") or device.get("real_path")
+    if kind == "filesystem":
+        return f"a test file in {path} ({device.get('fstype') or '?'} on {device.get('source') or '?'})"
+    if kind == "raw-device":
+        return f"the raw device {path} (its data is overwritten)"
+    if kind == "memory":
+        return "this machine's memory"
+    return str(path or kind or "this machine")
+
+
+def plan_line(experiment: str, points: Sequence[Point], done: set[str], directory: Path,
+              device: dict | None) -> str:
+    """The line a sweep prints before it starts: what it will measure, how long (the points' est_s) and on what;
+    or that everything is already measured and nothing runs."""
+    todo = [p for p in points if p.name not in done]
+    if not todo:
+        return (f"{experiment}: all {len(points)} points already measured in {directory}: nothing is measured, "
+                "the results are re-read")
+    est = sum(max(float(p.est_s), 0.0) for p in todo)
+    how_long = f", {_duration(est)}" if est > 0 else ""
+    kept = f"; {len(points) - len(todo)} already measured" if len(todo) < len(points) else ""
+    return f"{experiment}: measuring {len(todo)} of {len(points)} points{how_long}, on {_where(device)}{kept}"
+
+
+def _once(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """`fn`, called at most once (its first result is kept)."""
+    box: list = []
+
+    def call() -> Any:
+        if not box:
+            box.append(fn())
+        return box[0]
+
+    return call
+
+
+def _count_point() -> None:
+    global _POINTS_RUN
+    _POINTS_RUN += 1
+
+
 def run_sweep(
     experiment: str,
     points: Sequence[Point],
@@ -344,7 +457,7 @@ def run_sweep(
     data_root: Path,
     host: str,
     *,
-    sysinfo: dict | None = None,
+    sysinfo: dict | Callable[[], dict | None] | None = None,
     progress: bool = True,
     until: Callable[[list[PointResult]], str | None] | None = None,
 ) -> list[PointResult]:
@@ -354,6 +467,9 @@ def run_sweep(
     included); when it returns a reason (e.g. "steady state at round 7"), the remaining points are not
     run: they are listed in the manifest with status ``not run`` and that reason, and the returned list
     ends with the last point handled. A later call with the same points resumes where the rule says.
+
+    sysinfo: the manifest's machine description, or a function giving it (called once, and only when the
+    manifest is written: a run that finds every point measured collects nothing).
 
     Raw outputs go to ``raw_dir(data_root, host, experiment)``. Raises UsageError for bad names,
     SweepLocked when another sweep of the same experiment runs, SweepInterrupted on Ctrl-C.
@@ -372,6 +488,8 @@ def run_sweep(
         raise UsageError(f"cannot create {directory}: {err.strerror}; choose another --data folder") from None
     started = utc_now()
     extra = _recorded()
+    if callable(sysinfo):
+        sysinfo = _once(sysinfo)
     with sweep_lock(directory):
         clean_stale_tmp(directory)
         cached = {p.name for p in points if is_cached(p, runner, directory)}
@@ -391,8 +509,13 @@ def run_sweep(
             }
             for p in points
         ]
-        write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started, extra))
-        bar = _Progress(points, cached | set(kept), experiment, progress)
+        only = reading_only()
+        if not only:
+            _write_manifest(directory, _manifest(experiment, host, sysinfo, entries, started, extra))
+            if progress:
+                print(plan_line(experiment, points, cached | set(kept), directory, extra.get("device")),
+                      file=sys.stderr)
+        bar = _Progress(points, cached | set(kept), experiment, progress and not only)
         results: list[PointResult] = []
         try:
             for i, p in enumerate(points):
@@ -402,19 +525,26 @@ def run_sweep(
                     )
                 elif p.name in kept:  # never touch a completed measurement of something else
                     results.append(PointResult(p, "failed", None, meta_path(directory, p), kept[p.name]))
+                elif only:
+                    raise NotAllMeasured(f"point {p.name} is not measured")
                 else:
                     bar.start(p)
+                    _count_point()
                     res = _run_point(experiment, host, p, runner, directory, extra)
                     results.append(res)
                     entries[i].update(status=res.status, raw=res.raw.name if res.raw else None, error=res.error)
-                    write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started, extra))
+                    _write_manifest(directory, _manifest(experiment, host, sysinfo, entries, started, extra))
                     bar.finish(p)
                 why = until(results) if until is not None else None  # cached points too: a rerun stops alike
                 if why:
                     for entry in entries[i + 1:]:
                         entry.update(status="not run", raw=None, error=why)
-                    write_json(directory / MANIFEST, _manifest(experiment, host, sysinfo, entries, started, extra))
+                    if not only:
+                        _write_manifest(directory, _manifest(experiment, host, sysinfo, entries, started, extra))
                     break
+            if only and progress:  # reading only writes nothing: the manifest of the run that measured stays
+                handled = [r.point for r in results]
+                print(plan_line(experiment, handled, {p.name for p in handled}, directory, None), file=sys.stderr)
         except KeyboardInterrupt:
             n_ok = sum(1 for r in results if r.status in ("done", "cached"))
             raise SweepInterrupted(

@@ -309,8 +309,13 @@ def report_metadata(nb) -> dict:
 
 
 def _prepare(nb):
-    """A copy of nb ready for export: metadata set, stderr streams and empty code outputs dropped."""
+    """A copy of nb ready for export: metadata set, stderr streams and empty code outputs dropped, and the
+    lab-only cells (tagged ``explore``: widgets, interactive figures) left out."""
+    from memstor.report.explore import EXPLORE_TAG
+
     nb = copy.deepcopy(nb)
+    nb.cells = [c for c in nb.cells if EXPLORE_TAG not in (c.get("metadata", {}).get("tags") or [])]
+    nb.metadata.pop("widgets", None)  # the explorer's widget state: no widget is left to restore
     md = report_metadata(nb)
     nb.metadata["title"] = md["title"]
     nb.metadata["authors"] = md["authors"]

@@ -15,7 +15,10 @@ TABLES = {
     "spec_comparison": ("spec", "device x spec value: measured (with CI and n), spec, ratio, conditions, flag"),
     "littles_law": ("little", "device x experiment x configuration: N, X, R, X·R, residual, band, flag, reason"),
     "knee": ("knees", "device x workload: two-asymptote fit (± SE, N* with 95 % CI) and closed-system bound"),
-    "memory_fit": ("mem", "device x loaded-latency curve: fitted model parameters and knee"),
+    "memory_fit": ("mem", "device x loaded-latency curve: saturation (plateau, hook), open-queue model below the "
+                          "plateau with 95 % CIs and identifiability, held-out error, curve-family metrics"),
+    "storage_fit": ("storage", "device x storage curve (closed queue-depth sweep, open loop): the same analysis "
+                               "and names as memory_fit, in IOPS and µs"),
     "steady_state": ("steady", "device: SNIA PTS steady-state verdict, window, window averages, bytes written"),
     "load_latency": ("load", "device x workload x offered rate: offered/achieved IOPS, mean/p50/p99/p99.9 latency, "
                              "flags, stability, the closed loop at the same IOPS"),
@@ -30,7 +33,11 @@ TABLES = {
 
 def report_tables(synthesis) -> dict[str, pd.DataFrame]:
     """{name: DataFrame} of every report table of a memstor.analysis.synthesis.Synthesis."""
-    return {name: getattr(synthesis, attr) for name, (attr, _) in TABLES.items()}
+    out = {}
+    for name, (attr, _) in TABLES.items():
+        df = getattr(synthesis, attr, None)
+        out[name] = pd.DataFrame() if df is None else df
+    return out
 
 
 def write_tables(synthesis, outdir: Path | str) -> list[Path]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.curves import POOR_FIT_PCT
 from memstor.analysis.dataset import Dataset
 from memstor.analysis.synthesis import HEADLINE_METRICS
 from memstor.schema import truthy
@@ -334,12 +335,14 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
 
 
 def memory_display(mem: pd.DataFrame) -> pd.DataFrame:
-    """Memory-curve fit table for the report: the device, then memstor.analysis.memory.fit_summary
-    (parameters ± standard errors, R², the knee with its 95 % interval)."""
+    """The memory_fit table (memstor.analysis.curves) for the report: the device, then
+    memstor.analysis.memory.fit_summary — saturation, R0 and the peak with 95 % intervals (or
+    "not identifiable: <reason>"), the measured maximum, R(B_max)/R0, the bandwidth at 1.25·R0 and 2·R0
+    (censored: "not reached"), the held-out error and the DRAM read share."""
     from memstor.analysis.memory import fit_summary
 
-    if mem.empty:
-        return mem
+    if mem is None or mem.empty:
+        return pd.DataFrame()
     shown = fit_summary(mem)
     return shown.assign(device=mem["host"].to_numpy())[["device", *shown.columns]]
 
@@ -365,28 +368,177 @@ def knee_sentences(knees: pd.DataFrame) -> list:
     return out
 
 
+def _f(v, digits: int) -> str:
+    """A number with thousands separators and fixed decimals; '–' when missing."""
+    if v is None or v != v or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    return f"{float(v):,.{digits}f}"
+
+
+def _ci_text(v, lo, hi, digits: int, unit: str) -> str:
+    """'95.5 ns [92.6, 98.4]' (the value alone when its interval is unknown)."""
+    if v is None or v != v:
+        return "–"
+    known = all(x is not None and x == x and math.isfinite(float(x)) for x in (lo, hi))
+    return f"{_f(v, digits)} {unit}" + (f" [{_f(lo, digits)}, {_f(hi, digits)}]" if known else "")
+
+
+#: Units and decimals of the two kinds of curve: (throughput column stem, throughput unit, its decimals,
+#: latency column unit, latency unit shown, its decimals, throughput prefix in metric names).
+_MEM = ("MBps", "MB/s", 0, "ns", "ns", 1, "b")
+_STO = ("iops", "IOPS", 0, "us", "µs", 1, "x")
+
+
+def _curve_sentence(name: str, r, kind) -> str:
+    """One markdown sentence on one row of memory_fit / storage_fit: saturation, the model below the
+    plateau (R0, peak with 95 % intervals, or why not identifiable), the measured maximum and the latency
+    levels, the held-out check."""
+    xu, xs, xd, ru, rs, rd, xp = kind
+    parts = []
+    n_pts = int(r["points"])
+    if bool(r.get("saturated")):
+        out = r.get("outstanding_at_b_max" if xp == "b" else "outstanding_at_x_max")
+        little = (f", with about {_f(out, 0)} requests in flight by Little's law"
+                  if out is not None and out == out else "")
+        parts.append(f"saturated: a plateau at **{_f(r[f'{xp}_sat_{xu}'], xd)} {xs}** over "
+                     f"{int(r['plateau_points'])} of {n_pts} points{little}")
+    else:
+        parts.append(f"no plateau over {n_pts} points")
+    if bool(r.get("hook")):
+        parts.append("it hooks (beyond its maximum, throughput falls while latency rises)")
+    if r.get(f"r0_{ru}") != r.get(f"r0_{ru}") or r.get(f"r0_{ru}") is None:
+        parts.append(f"no model: {r.get('reason') or 'too few points'}")
+    else:
+        r0 = _ci_text(r[f"r0_{ru}"], r[f"r0_{ru}_ci_low"], r[f"r0_{ru}_ci_high"], rd, rs)
+        where = "below it " if bool(r.get("saturated")) else ""
+        fit = f"{where}the open-queue model gives R0 = {r0} (95 % interval, {int(r['fit_points'])} points)"
+        if bool(r.get("identifiable")):
+            peak = _ci_text(r[f"peak_{xu}"], r[f"peak_{xu}_ci_low"], r[f"peak_{xu}_ci_high"], xd, xs)
+            bound = " — bounded by the measured plateau" if bool(r.get("saturated")) else ""
+            fit += f" and a peak of {peak}{bound}"
+        else:
+            fit += f"; its peak is not identifiable: {r.get('reason')}"
+        rms = r.get("fit_rms_pct")
+        if rms is not None and rms == rms and rms > POOR_FIT_PCT:
+            fit += f" — and the open-queue form fits these points poorly (RMS error {rms:.0f} %)"
+        parts.append(fit)
+    xmax = _f(r[f"{xp}_max_{xu}"], xd)
+    ratio = r.get(f"r_at_{xp}_max_over_r0")
+    parts.append(f"the highest throughput measured is {xmax} {xs}"
+                 + (f", at {_f(ratio, 2)} × R0" if ratio is not None and ratio == ratio else ""))
+    reached, censored = [], []
+    stem = "bw" if xp == "b" else "x"
+    for level, key in (("1.25·R0", "1p25"), ("2·R0", "2")):
+        v, cens = r.get(f"{stem}_at_{key}_r0_{xu}"), r.get(f"{stem}_at_{key}_r0_censored")
+        if v is not None and v == v:
+            reached.append(f"{level} at {_f(v, xd)} {xs}")
+        elif bool(cens):
+            censored.append(level)
+    if reached:
+        parts.append("the measured latency reaches " + " and ".join(reached))
+    if censored:
+        parts.append(("it never reaches " if reached else "the measured latency never reaches ")
+                     + " or ".join(censored) + " (censored: not extrapolated)")
+    err = r.get("holdout_error_pct")
+    if err is not None and err == err:
+        shown = "more than 1,000 %" if err > 1000 else f"{err:.1f} %"
+        parts.append(f"fitted below 80 % of its range, the model misses the top {int(r['holdout_points'])} "
+                     f"point(s) by {shown}")
+    elif r.get("holdout_note"):
+        parts.append(f"no held-out check: {r['holdout_note']}")
+    return f"{name}: " + "; ".join(parts) + "."
+
+
 def memory_sentences(mem: pd.DataFrame) -> list:
-    """One sentence per loaded-latency curve: fitted parameters, R² and where the knee lies (markdown)."""
+    """One sentence per loaded-latency curve (memory_fit row): saturation and Little's law, R0 and the peak
+    with 95 % intervals (or "not identifiable: <reason>"), the measured maximum, the bandwidth where the
+    measured latency reaches 1.25·R0 and 2·R0 (censored when not reached), the held-out check, and the
+    DRAM read share beside MLC's instruction mix and the write penalty where known (markdown)."""
     out = []
+    if mem is None:
+        return out
     for _, m in mem.iterrows():
         name = f"**{md_escape(str(m['host']))}, {md_escape(str(m['curve']))}**"
-        if m.get("R0_ns") is None or m.get("R0_ns") != m.get("R0_ns"):
-            out.append(f"{name}: no fit — {m.get('note') or 'too few points'}.")
-            continue
-        if m.get("note", "").startswith("poor fit"):
-            out.append(f"{name}: R0 = {m['R0_ns']:.1f} ns, a = {m['a_ns']:.3g} ns, R² = {m['r2']:.3f} — "
-                       f"{m['note']}.")
-            continue
-        knee_bw = fmt_interval(m["knee_bw_MBps"], m.get("knee_bw_MBps_ci_low"), m.get("knee_bw_MBps_ci_high"))
-        where = (f"reached at about {knee_bw} MB/s (95 % interval; ρ = {m['knee_rho']:.2f}, nearest "
-                 f"inject delay {fmt_number(m['knee_delay'])})" if m["knee_reached"] else
-                 f"not reached: it would lie at {fmt_number(m['knee_bw_MBps'])} MB/s (ρ = {m['knee_rho']:.2f}), "
-                 f"above the highest bandwidth measured")
-        out.append(f"{name}: R0 = {fmt_se(m['R0_ns'], m.get('R0_ns_se'))} ns, a = {fmt_se(m['a_ns'], m.get('a_ns_se'))}"
-                   f" ns, peak = {fmt_se(m['peak_fit_MBps'], m.get('peak_fit_MBps_se'))} MB/s, R² = {m['r2']:.3f}; "
-                   f"the knee (latency "
-                   f"{m['knee_lat_ns']:.0f} ns = 2 R0) is {where}.")
+        s = _curve_sentence(name, m, _MEM)
+        extra = []
+        if m.get("dram_read_share_est") == m.get("dram_read_share_est") and m.get("stores") not in ("", "none", None):
+            extra.append(f"MLC's mix is {m['mix_read_share']:.0%} reads; with {m['stores']} stores DRAM sees "
+                         f"about {m['dram_read_share_est']:.0%} reads")
+        wp = m.get("write_penalty_pct")
+        if wp is not None and wp == wp and m.get("traffic") != "read-only":
+            extra.append(f"write penalty: its maximum is {wp:.1f} % below the read-only curve's" if wp >= 0 else
+                         f"write penalty: none (its maximum is {-wp:.1f} % above the read-only curve's)")
+        if extra:
+            s = s[:-1] + "; " + "; ".join(extra) + "."
+        out.append(s)
     return out
+
+
+def storage_sentences(storage: pd.DataFrame) -> list:
+    """One sentence per storage curve (storage_fit row), in the same words as the memory curves."""
+    out = []
+    if storage is None:
+        return out
+    for _, r in storage.iterrows():
+        bs = "" if pd.isna(r.get("bs_bytes")) else f"{size_text(int(r['bs_bytes']))} "
+        name = f"**{md_escape(str(r['host']))}, {bs}{r['rw']}, {r['kind']}**"
+        out.append(_curve_sentence(name, r, _STO))
+    return out
+
+
+def _curve_rows(df: pd.DataFrame, kind, label) -> list:
+    """Rows of the latency–throughput display for memory_fit or storage_fit rows."""
+    from memstor.analysis.memory import holdout_text
+
+    xu, xs, xd, ru, rs, rd, xp = kind
+    stem = "bw" if xp == "b" else "x"
+    rows = []
+    for _, r in df.iterrows():
+        sat = (f"plateau {_f(r[f'{xp}_sat_{xu}'], xd)} {xs} ({int(r['plateau_points'])} pts)"
+               if bool(r.get("saturated")) else "no plateau") + ("; hook" if bool(r.get("hook")) else "")
+        if r.get(f"r0_{ru}") is None or r.get(f"r0_{ru}") != r.get(f"r0_{ru}"):
+            r0, peak = f"no model: {r.get('reason') or 'too few points'}", "–"
+        else:
+            r0 = _ci_text(r[f"r0_{ru}"], r[f"r0_{ru}_ci_low"], r[f"r0_{ru}_ci_high"], rd, rs)
+            peak = (_ci_text(r[f"peak_{xu}"], r[f"peak_{xu}_ci_low"], r[f"peak_{xu}_ci_high"], xd, xs)
+                    if bool(r.get("identifiable")) else f"not identifiable: {r.get('reason')}")
+
+        def level(key, r=r):
+            v, cens = r.get(f"{stem}_at_{key}_r0_{xu}"), r.get(f"{stem}_at_{key}_r0_censored")
+            if v is not None and v == v:
+                return f"{_f(v, xd)} {xs}"
+            return "not reached" if bool(cens) else "–"
+
+        ratio = r.get(f"r_at_{xp}_max_over_r0")
+        rows.append({"device": r["host"], "curve": label(r), "points": int(r["points"]), "saturation": sat,
+                     "R0 [95 % CI]": r0, "peak [95 % CI]": peak,
+                     "max measured": f"{_f(r[f'{xp}_max_{xu}'], xd)} {xs}",
+                     "R(max)/R0": _f(ratio, 2) if ratio is not None else "–",
+                     "at 1.25·R0": level("1p25"), "at 2·R0": level("2"),
+                     "held-out error": holdout_text(r.get("holdout_error_pct"), r.get("holdout_points"))})
+    return rows
+
+
+def curves_display(mem: pd.DataFrame | None, storage: pd.DataFrame | None) -> pd.DataFrame:
+    """One "latency–throughput curves" table for memory and storage together, one vocabulary
+    (memstor.analysis.curves): per device × curve the saturation (plateau throughput, hook), R0 and the
+    peak with 95 % intervals (or "not identifiable: <reason>"), the highest throughput measured,
+    R(max)/R0, the throughput where the measured latency reaches 1.25·R0 and 2·R0 ("not reached" =
+    censored) and the held-out error. Units are in the cells (memory: ns, MB/s; storage: µs, IOPS)."""
+    rows = []
+    if mem is not None and not mem.empty:
+        rows += _curve_rows(mem, _MEM, lambda r: f"memory: {r['curve']}")
+    if storage is not None and not storage.empty:
+        def label(r):
+            bs = "" if pd.isna(r.get("bs_bytes")) else f"{size_text(int(r['bs_bytes']))} "
+            return f"storage: {bs}{r['rw']}, {r['kind']}"
+        rows += _curve_rows(storage, _STO, label)
+    return pd.DataFrame(rows)
+
+
+def curves_sentences(mem: pd.DataFrame | None, storage: pd.DataFrame | None) -> list:
+    """The sentences of the latency–throughput section: memory curves, then storage curves (markdown)."""
+    return memory_sentences(mem) + storage_sentences(storage)
 
 
 # ---------------------------------------------------------------------------------- steady state

@@ -138,12 +138,51 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict):
 # ---------------------------------------------------------------------------------------- memory
 
 
+def _draw_curve(ax, cf, colour, marker: str, x_div: float) -> None:
+    """One latency–throughput curve (memstor.analysis.curves.CurveFit) on `ax`: the points (hollow in a
+    hook), a thick outline on the plateau points with a dotted vertical line at the plateau's throughput,
+    the open-queue model dashed over its fit range only, and a star where the measured latency reaches
+    2·R0. x_div divides the throughput for the axis (1e3: MB/s -> GB/s)."""
+    from memstor.analysis import curves as lt
+
+    hook = cf.role == lt.HOOK
+    plateau = cf.role == lt.PLATEAU
+    ax.plot(cf.x[~hook] / x_div, cf.r[~hook], marker=marker, ls="none", color=colour)
+    if hook.any():
+        ax.plot(cf.x[hook] / x_div, cf.r[hook], marker=marker, ls="none", mfc="none", mec=colour, mew=1.5)
+    if plateau.any():
+        ax.plot(cf.x[plateau] / x_div, cf.r[plateau], marker=marker, ls="none", color=colour, mec="black", mew=1.3)
+        ax.vlines(cf.sat.x_sat / x_div, float(cf.r[plateau].min()), float(cf.r[plateau].max()), colors=colour,
+                  linestyles=":", lw=1.6)
+    lo, hi = cf.x_fit_range
+    if cf.identifiable and hi == hi:
+        xs = np.linspace(lo, hi, 150)
+        ax.plot(xs / x_div, cf.latency(xs), ls="--", lw=1.3, color=colour)
+    bw2, _ = cf.x_at_level.get(2.0, (math.nan, ""))
+    if bw2 == bw2:
+        ax.plot([bw2 / x_div], [2 * cf.model.r0], marker="*", ms=13, color=colour, mec="black", ls="none")
+
+
+def _curve_legend_extras() -> tuple[list, list]:
+    """(handles, texts) explaining the marks every latency–throughput panel uses."""
+    from matplotlib.lines import Line2D
+
+    return ([Line2D([], [], ls="--", color="0.3"),
+             Line2D([], [], marker="o", ls="none", color="0.6", mec="black", mew=1.3),
+             Line2D([], [], marker="o", ls="none", mfc="none", mec="0.3", mew=1.5),
+             Line2D([], [], marker="*", ms=11, color="0.5", mec="black", ls="none")],
+            ["fit R0 + a·ρ/(1−ρ), over its fit range", "plateau (saturated; dotted: its throughput)",
+             "hook (beyond the maximum)", "measured latency = 2·R0"])
+
+
 def memory_figure(curves: pd.DataFrame, fits: dict):
     """Loaded latency (ns) vs bandwidth (GB/s): one panel per host x access size (title: the host, plus the
     access size when the host has several), mean points per curve (95 % intervals as error bars when
-    repeated), the fitted model R0 + a rho/(1 - rho) dashed, and its knee (star at latency 2 R0, with the
-    95 % interval of the knee bandwidth as a horizontal bar). Each panel's legend sits outside it, to the
-    right, and names only the settings that differ between curves (memstor.analysis.memory labels)."""
+    repeated); the analysis of memstor.analysis.curves on top: plateau points outlined with a dotted line
+    at the plateau's bandwidth, hook points hollow, the open-queue model dashed over its fit range only
+    (never beyond the data; not drawn when not identifiable) and a star where the measured latency
+    reaches 2·R0. Each panel's legend sits outside it, to the right, and names only the settings that
+    differ between curves (memstor.analysis.memory labels), with "saturated" or "peak not identifiable"."""
     from memstor.analysis import memory
 
     if curves is None or curves.empty:
@@ -164,44 +203,76 @@ def memory_figure(curves: pd.DataFrame, fits: dict):
     axes = list(axes.flat)
     for ax, (host, acc) in zip(axes, panels):
         p = d[(d["_host"] == host) & (d["_acc"] == acc)]
-        right = float(p["bandwidth_MBps"].max())
+        handles, texts = [], []
         for curve, g in p.groupby("curve", sort=False):
-            g = g.sort_values("bandwidth_MBps")
             label = labels[curve]
             colour, marker = colours[label], MARKERS[keys.index(label) % len(MARKERS)]
             f = fits.get((host, curve))
-            text = f"{label} (R² = {f.r2:.3f})" if f is not None else f"{label} (no fit)"
+            g = g.sort_values("bandwidth_MBps")
             if (g["n"] > 1).any():
                 yerr = [(g["latency_ns"] - g["latency_ns_ci_low"]).fillna(0),
                         (g["latency_ns_ci_high"] - g["latency_ns"]).fillna(0)]
-                ax.errorbar(g["bandwidth_MBps"] / 1e3, g["latency_ns"], yerr=yerr, marker=marker, ls="none",
-                            color=colour, capsize=2, label=text)
-            else:
-                ax.plot(g["bandwidth_MBps"] / 1e3, g["latency_ns"], marker=marker, ls="none", color=colour,
-                        label=text)
+                ax.errorbar(g["bandwidth_MBps"] / 1e3, g["latency_ns"], yerr=yerr, ls="none", color=colour,
+                            capsize=2, lw=1)
             if f is None:
-                continue
-            bw = np.linspace(0, min(max(f.bw_max_MBps, f.knee_bw_MBps) * 1.02, f.peak_MBps * 0.995), 200)
-            r = queueing.mm1_latency_ns(bw, f.r0_ns, f.a_ns, f.peak_MBps)
-            ax.plot(bw / 1e3, r, ls="--", lw=1.3, color=colour)
-            lo, hi = f.knee_bw_ci_low_MBps, f.knee_bw_ci_high_MBps
-            if lo == lo and hi == hi:
-                ax.errorbar([f.knee_bw_MBps / 1e3], [f.knee_latency_ns],
-                            xerr=[[(f.knee_bw_MBps - lo) / 1e3], [(hi - f.knee_bw_MBps) / 1e3]],
-                            color=colour, capsize=3, lw=1, ls="none")
-            ax.plot([f.knee_bw_MBps / 1e3], [f.knee_latency_ns], marker="*", ms=13, color=colour, mec="black",
-                    ls="none")
-            right = max(right, f.knee_bw_MBps)
-        handles, texts = ax.get_legend_handles_labels()
-        handles += [Line2D([], [], ls="--", color="0.3"),
-                    Line2D([], [], marker="*", ms=11, color="0.5", mec="black", ls="none")]
-        texts += ["fit R0 + a·ρ/(1−ρ)", "knee (latency 2·R0), 95 % interval"]
-        ax.legend(handles, texts, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+                ax.plot(g["bandwidth_MBps"] / 1e3, g["latency_ns"], marker=marker, ls="none", color=colour)
+                state = "no analysis"
+            else:
+                _draw_curve(ax, f, colour, marker, 1e3)
+                state = ("saturated" if f.saturated else "no plateau") + \
+                    ("" if f.identifiable else ", peak not identifiable")
+            handles.append(Line2D([], [], marker=marker, ls="none", color=colour))
+            texts.append(f"{label} ({state})")
+        extra_h, extra_t = _curve_legend_extras()
+        ax.legend(handles + extra_h, texts + extra_t, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  borderaxespad=0)
         ax.set_xlabel("bandwidth (GB/s, 1 GB/s = 1000 MB/s)")
         ax.set_ylabel("loaded latency (ns)")
         size = f"{int(acc)} B accesses" if acc >= 0 else "? B accesses"
         ax.set_title(host if per_host[host] == 1 else f"{host}, {size}")
-        ax.set_xlim(0, right * 1.12 / 1e3)  # a wide knee interval runs off the panel rather than squash it
+        ax.set_xlim(0, float(p["bandwidth_MBps"].max()) * 1.08 / 1e3)   # the data's range, nothing beyond
+        ax.set_ylim(bottom=0)
+    return fig
+
+
+def storage_curve_figure(fits: dict):
+    """Mean latency (µs) vs throughput (IOPS) of every storage curve analysed by memstor.analysis.curves
+    (Synthesis.storage_fits: (host, kind, rw) -> CurveFit): one panel per workload, closed queue-depth
+    sweep solid markers and open loop squares, with the same marks as :func:`memory_figure` (plateau,
+    hook, model over its fit range, measured 2·R0), legend outside to the right. None when there is no
+    storage curve."""
+    from matplotlib.lines import Line2D
+
+    from memstor.analysis import curves as lt
+
+    if not fits:
+        return None
+    workloads = sorted({rw for _, _, rw in fits})
+    styles = host_styles({h for h, _, _ in fits})
+    style()
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(7.2, 2.9 * len(workloads)), squeeze=False,
+                             constrained_layout=True, dpi=REPORT_DPI)
+    axes = list(axes.flat)
+    for ax, rw in zip(axes, workloads):
+        handles, texts = [], []
+        for (host, kind, w), cf in sorted(fits.items()):
+            if w != rw:
+                continue
+            colour, _ = styles[host]
+            marker = "o" if kind == lt.CLOSED else "s"
+            _draw_curve(ax, cf, colour, marker, 1.0)
+            handles.append(Line2D([], [], marker=marker, ls="none", color=colour))
+            state = ("saturated" if cf.saturated else "no plateau") + ("" if cf.identifiable else
+                                                                        ", peak not identifiable")
+            texts.append(f"{host}, {kind} ({state})")
+        extra_h, extra_t = _curve_legend_extras()
+        ax.legend(handles + extra_h, texts + extra_t, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  borderaxespad=0)
+        _thousands(ax, "x")
+        ax.set_xlabel("throughput X (IOPS)")
+        ax.set_ylabel("mean latency R (µs)")
+        ax.set_title(rw)
+        ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
     return fig
 
