@@ -315,3 +315,33 @@ def test_real_fixtures_never_show_a_number_beyond_the_data(real_fits):
     assert (table.loc[~table["identifiable"] & table["r0_ns"].notna(), "reason"] != "").all()
     shown = memory.fit_summary(table)
     assert not shown.map(lambda v: bool(re.search(r"\d[eE][+-]?\d", str(v)))).any().any()
+
+
+def test_pacing_table_compares_fixed_and_exp_at_the_same_bandwidth():
+    fixed = _memory_rows("read-only", 1.0, 0).assign(pacing="fixed")
+    exp = _memory_rows("read-only", 1.0, 0).assign(pacing="exp")
+    exp["latency_ns"] = exp["latency_ns"] * 1.1  # 10 % more latency at every point, same bandwidths
+    other = _memory_rows("1:1", 0.8, 1).assign(pacing="fixed")  # no exp twin: not compared
+    curves = memory.curve_table(pd.concat([fixed, exp, other], ignore_index=True))
+    table = memory.pacing_table(curves)
+    assert list(table["traffic"]) == ["read-only", "read-only"] and list(table["share_of_max_pct"]) == [50, 90]
+    top = fixed["bandwidth_MBps"].max()
+    assert table["bandwidth_MBps"].tolist() == pytest.approx([0.5 * top, 0.9 * top])
+    assert table["exp_vs_fixed_pct"].tolist() == pytest.approx([10.0, 10.0])
+    assert memory.pacing_table(memory.curve_table(other)).empty
+
+
+def test_gate_failures_are_counted_per_curve_and_shown():
+    from memstor.report import text
+
+    rows = _memory_rows("read-only", 1.0, 0)
+    rows["gate"] = "passed"
+    rows.loc[rows.index[:2], "gate"] = "failed:bandwidth_unstable"
+    curves = memory.curve_table(rows)
+    assert int(curves["gate_failed"].sum()) == 2
+    table, _ = memory.fit_table(curves)
+    assert int(table["gate_failed_points"].iloc[0]) == 2
+    shown = text.curves_display(table, None)
+    assert shown["quality gate"].iloc[0] == f"2 of {int(table['points'].iloc[0])} points failed"
+    clean, _ = memory.fit_table(memory.curve_table(_memory_rows("read-only", 1.0, 0)))
+    assert text.curves_display(clean, None)["quality gate"].iloc[0] == "all points passed"

@@ -592,7 +592,7 @@ NON_TEMPORAL = {"write-only-nt", "2:1-nt", "1:1-nt", "3:1-nt", "stream-triad"}
 MEMORY_SETTINGS = ["load_threads", "buffer_kib", "random", "load_random", "huge_pages", "pages", "pacing"]
 #: Columns of :func:`memory_fit_table` (``report/tables/memory_fit.csv``).
 MEMORY_FIT_COLUMNS = [
-    "host", "curve", "tool", "traffic", "access_bytes", *MEMORY_SETTINGS, "origin", "n_min",
+    "host", "curve", "tool", "traffic", "access_bytes", *MEMORY_SETTINGS, "origin", "n_min", "gate_failed_points",
     "points", "saturated", "b_sat_MBps", "plateau_points", "hook", "b_max_MBps", "r_at_b_max_ns",
     "outstanding_at_b_max", "fit_points", "fit_b_max_MBps",
     "r0_ns", "r0_ns_ci_low", "r0_ns_ci_high", "a_ns", "a_ns_ci_low", "a_ns_ci_high",
@@ -672,6 +672,8 @@ def memory_fit_table(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
             "host": first.get("host"), "curve": curve, "tool": first.get("tool"), "traffic": first.get("traffic"),
             "access_bytes": acc, **{k: first.get(k, np.nan) for k in MEMORY_SETTINGS},
             "origin": first.get("origin", ""), "n_min": int(g["n"].min()) if "n" in g else 1,
+            "gate_failed_points": int((pd.to_numeric(g["gate_failed"], errors="coerce") > 0).sum())
+            if "gate_failed" in g else 0,
             **metrics,
             "outstanding_at_b_max": float(memory_outstanding(cf.sat.x_max, cf.sat.r_at_x_max, acc))
             if _known(acc) else math.nan,
@@ -680,7 +682,8 @@ def memory_fit_table(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     table = pd.DataFrame(rows)
     table["write_penalty_pct"] = _write_penalty(table)
     table = table.reindex(columns=MEMORY_FIT_COLUMNS)
-    for col in ("access_bytes", "load_threads", "buffer_kib", "points", "n_min", "plateau_points", "fit_points",
+    for col in ("access_bytes", "load_threads", "buffer_kib", "points", "n_min", "gate_failed_points",
+                "plateau_points", "fit_points",
                 "holdout_points"):
         table[col] = pd.to_numeric(table[col], errors="coerce").astype("Int64")
     return table, fits

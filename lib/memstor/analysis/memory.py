@@ -45,7 +45,7 @@ OPTIONAL_KEY = ["pacing"]
 LABEL_PARTS = ["traffic", "access_bytes", "tool", "load_threads", "buffer_kib", "huge_pages", "load_random",
                "random", "pacing", "origin"]
 #: Columns of :func:`curve_table`.
-CURVE_COLUMNS = [*CURVE_KEY, "pages", "pacing", "origin", "curve", "inject_delay", "n", "latency_ns",
+CURVE_COLUMNS = [*CURVE_KEY, "pages", "pacing", "origin", "curve", "inject_delay", "n", "gate_failed", "latency_ns",
                  "latency_ns_ci_low", "latency_ns_ci_high", "bandwidth_MBps", "bandwidth_MBps_ci_low",
                  "bandwidth_MBps_ci_high"]
 #: Columns of :func:`fit_table` (the report's ``memory_fit`` table; memstor.analysis.curves).
@@ -389,7 +389,8 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
         pages = ", ".join(dict.fromkeys(str(p) for p in g["pages"] if _known(p))) or np.nan
         out.append({**{k: first[k] for k in CURVE_KEY}, "pages": pages, "pacing": first["pacing"],
                     "origin": first["origin"],
-                    "curve": first["curve"], "inject_delay": delay, "n": n, "latency_ns": lat,
+                    "curve": first["curve"], "inject_delay": delay, "n": n, "gate_failed": gate_failed(g),
+                    "latency_ns": lat,
                     "latency_ns_ci_low": lat_lo, "latency_ns_ci_high": lat_hi, "bandwidth_MBps": bw,
                     "bandwidth_MBps_ci_low": bw_lo, "bandwidth_MBps_ci_high": bw_hi})
     table = pd.DataFrame(out, columns=CURVE_COLUMNS)
@@ -399,6 +400,45 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
         "t": table["traffic"].map(lambda v: traffic_order[_part("traffic", v)]),
         "c": table["curve"], "d": table["inject_delay"].astype(float)})
     return table.loc[sort.sort_values(["h", "a", "t", "c", "d"], kind="stable").index].reset_index(drop=True)
+
+
+def gate_failed(rows: pd.DataFrame) -> int:
+    """How many of `rows` (runs of one point) failed memstor's quality gate (``gate`` = ``failed:...``; MLC
+    rows and imported tables have none: 0)."""
+    if "gate" not in rows.columns:
+        return 0
+    return int(rows["gate"].astype(str).str.startswith("failed").sum())
+
+
+def pacing_table(curves: pd.DataFrame, shares=(0.5, 0.9)) -> pd.DataFrame:
+    """Fixed against exponential (Poisson-like) pacing of the load threads: for every pair of curves that
+    differ only in ``pacing`` (same device, tool, traffic, access size and settings), the latency of each at
+    the same bandwidths — `shares` of the lower of the two curves' highest bandwidth — interpolated between
+    measured points (never extrapolated). Columns: host, traffic, access_bytes, share_of_max_pct,
+    bandwidth_MBps, latency_fixed_ns, latency_exp_ns, exp_vs_fixed_pct. Empty without such pairs."""
+    cols = ["host", "traffic", "access_bytes", "share_of_max_pct", "bandwidth_MBps", "latency_fixed_ns",
+            "latency_exp_ns", "exp_vs_fixed_pct"]
+    if curves is None or curves.empty or "pacing" not in curves.columns:
+        return pd.DataFrame(columns=cols)
+    key = [k for k in CURVE_KEY if k in curves.columns]
+    ident = curves[key].apply(lambda col: col.map(str)).agg("|".join, axis=1)  # NaN as "nan", not a float
+    out = []
+    for _, g in curves.groupby(ident, sort=False):
+        by = {p: c.sort_values("bandwidth_MBps") for p, c in g.groupby(g["pacing"].astype(str))}
+        if not {"fixed", "exp"} <= set(by):
+            continue
+        fixed, exp = by["fixed"], by["exp"]
+        top = min(fixed["bandwidth_MBps"].max(), exp["bandwidth_MBps"].max())
+        first = g.iloc[0]
+        for share in shares:
+            bw = share * top
+            lat = [float(np.interp(bw, c["bandwidth_MBps"], c["latency_ns"]))
+                   if c["bandwidth_MBps"].min() <= bw else np.nan for c in (fixed, exp)]
+            out.append({"host": first["host"], "traffic": first["traffic"], "access_bytes": first["access_bytes"],
+                        "share_of_max_pct": round(100 * share), "bandwidth_MBps": bw, "latency_fixed_ns": lat[0],
+                        "latency_exp_ns": lat[1], "exp_vs_fixed_pct": 100 * (lat[1] / lat[0] - 1)
+                        if lat[0] == lat[0] and lat[1] == lat[1] and lat[0] > 0 else np.nan})
+    return pd.DataFrame(out, columns=cols)
 
 
 def _curves(curves: pd.DataFrame):

@@ -525,6 +525,7 @@ class Synthesis:
     unloaded: pd.DataFrame    # unloaded latency and the low-rate anomaly per device x workload
     storage: pd.DataFrame = None  # storage_fit: one row per device x storage curve (closed sweep, open loop)
     storage_fits: dict = None     # (host, kind, rw) -> analysis.curves.CurveFit
+    pacing: pd.DataFrame = None   # fixed vs exponential pacing of the memory load at the same bandwidth
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -568,5 +569,5 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[flo
         drive=drive_table(ds), interface=interface_check(ds, sheets), load=curves_ol,
         slo=load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
         load_models=load_latency.models(ds, curves_ol), unloaded=load_latency.unloaded(curves_ol),
-        storage=storage, storage_fits=sfits,
+        storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
     )

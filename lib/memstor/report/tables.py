@@ -17,6 +17,8 @@ TABLES = {
     "knee": ("knees", "device x workload: two-asymptote fit (± SE, N* with 95 % CI) and closed-system bound"),
     "memory_fit": ("mem", "device x loaded-latency curve: saturation (plateau, hook), open-queue model below the "
                           "plateau with 95 % CIs and identifiability, held-out error, curve-family metrics"),
+    "memory_pacing": ("pacing", "device x traffic x access size x bandwidth (50 and 90 % of the lower maximum): "
+                                "latency under fixed and exponential load pacing, difference"),
     "storage_fit": ("storage", "device x storage curve (closed queue-depth sweep, open loop): the same analysis "
                                "and names as memory_fit, in IOPS and µs"),
     "steady_state": ("steady", "device: SNIA PTS steady-state verdict, window, window averages, bytes written"),

@@ -515,8 +515,33 @@ def _curve_rows(df: pd.DataFrame, kind, label) -> list:
                      "max measured": f"{_f(r[f'{xp}_max_{xu}'], xd)} {xs}",
                      "R(max)/R0": _f(ratio, 2) if ratio is not None else "–",
                      "at 1.25·R0": level("1p25"), "at 2·R0": level("2"),
-                     "held-out error": holdout_text(r.get("holdout_error_pct"), r.get("holdout_points"))})
+                     "held-out error": holdout_text(r.get("holdout_error_pct"), r.get("holdout_points")),
+                     "quality gate": _gate_text(r)})
     return rows
+
+
+def _gate_text(r) -> str:
+    """A memory curve's quality gate in words: how many of its points failed it (loadlat sub-window spreads,
+    CPU share, steal; memstor.measure.loadlat), or "–" where it is not evaluated (storage, MLC, imports)."""
+    failed = r.get("gate_failed_points")
+    if failed is None or failed != failed or str(r.get("tool")) != "loadlat":
+        return "–"
+    return "all points passed" if int(failed) == 0 else f"{int(failed)} of {int(r['points'])} points failed"
+
+
+def pacing_display(pacing: pd.DataFrame | None) -> pd.DataFrame:
+    """The fixed-vs-exponential pacing comparison (memstor.analysis.memory.pacing_table) for the report."""
+    if pacing is None or pacing.empty:
+        return pd.DataFrame()
+    return pd.DataFrame({
+        "device": pacing["host"], "traffic": pacing["traffic"],
+        "access": pacing["access_bytes"].map(lambda v: f"{int(v)} B" if v == v else "?"),
+        "bandwidth (MB/s)": [f"{_f(b, 0)} ({int(s)} % of max)" for b, s in
+                             zip(pacing["bandwidth_MBps"], pacing["share_of_max_pct"])],
+        "latency, fixed (ns)": pacing["latency_fixed_ns"].map(lambda v: _f(v, 0)),
+        "latency, exp (ns)": pacing["latency_exp_ns"].map(lambda v: _f(v, 0)),
+        "exp vs fixed": pacing["exp_vs_fixed_pct"].map(lambda v: "–" if v != v else f"{v:+.1f} %"),
+    })
 
 
 def curves_display(mem: pd.DataFrame | None, storage: pd.DataFrame | None) -> pd.DataFrame:
