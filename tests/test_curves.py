@@ -345,3 +345,24 @@ def test_gate_failures_are_counted_per_curve_and_shown():
     assert shown["quality gate"].iloc[0] == f"2 of {int(table['points'].iloc[0])} points failed"
     clean, _ = memory.fit_table(memory.curve_table(_memory_rows("read-only", 1.0, 0)))
     assert text.curves_display(clean, None)["quality gate"].iloc[0] == "all points passed"
+
+
+def test_overloaded_open_loop_rates_are_not_points_of_the_curve():
+    offered = np.linspace(10_000, 160_000, 16)              # the device keeps up to 120,000 IOPS
+    achieved = np.minimum(offered, 120_000)
+    noise = 1 + 0.01 * np.random.default_rng(7).standard_normal(16)
+    lat = np.where(achieved < 0.95 * offered, 50_000.0,     # a growing queue: latency set by the run's length
+                   cv.open_queue_latency(np.minimum(offered, 119_000), 100.0, 40.0, 125_000.0) * noise)
+    load = pd.DataFrame({"host": "d", "rw": "randwrite", "offered_iops": offered, "achieved_iops": achieved,
+                         "lat_mean_us": lat, "overloaded": achieved < 0.95 * offered})
+    table, _ = cv.storage_fit_table(None, load)
+    row = table.iloc[0]
+    exact, _ = cv.storage_fit_table(None, load.assign(lat_mean_us=np.where(load["overloaded"], 50_000.0, cv.open_queue_latency(
+        np.minimum(offered, 119_000), 100.0, 40.0, 125_000.0))))  # noise-free points: no crash, bounds or NaN
+    assert exact.iloc[0]["points"] == row["points"]
+    kept = int((achieved >= 0.95 * offered).sum())
+    assert row["points"] == kept and row["r_at_x_max_us"] < 50_000
+    assert f"{len(offered) - kept} overloaded rate(s) left out" in row["note"]
+    # CSV text flags ("True"/"False") are read the same way
+    table_csv, _ = cv.storage_fit_table(None, load.assign(overloaded=load["overloaded"].map(str)))
+    assert table_csv.iloc[0]["points"] == kept

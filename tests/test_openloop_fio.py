@@ -308,11 +308,13 @@ def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
         gaps = interarrival_us(frame)
         assert len(gaps) >= 0.9 * rate * 2.5 and len(frame) == doc["jobs"][0]["read"]["total_ios"]
         assert np.array_equal(interarrival_us(iolog), gaps)
-        seen.append(cv(gaps))
-        if abs(seen[-1] - 1.0) <= 0.1:
+        seen.append((cv(gaps), 1e6 / gaps.mean()))
+        # the rate too: a run starved of CPU by a neighbour falls short (948 of 1000 IOPS measured once here)
+        if abs(seen[-1][0] - 1.0) <= 0.1 and seen[-1][1] == pytest.approx(poisson_iops(rate), rel=0.05):
             break
-    assert abs(seen[-1] - 1.0) <= 0.1, f"inter-arrival CV of {len(seen)} runs: {[round(c, 2) for c in seen]}"
-    assert 1e6 / gaps.mean() == pytest.approx(poisson_iops(rate), rel=0.05)
+    shown = [(round(c, 2), round(r)) for c, r in seen]
+    assert abs(seen[-1][0] - 1.0) <= 0.1, f"inter-arrival (CV, IOPS) of {len(seen)} runs: {shown}"
+    assert seen[-1][1] == pytest.approx(poisson_iops(rate), rel=0.05), f"(CV, IOPS) of {len(seen)} runs: {shown}"
 
 
 @needs_fio

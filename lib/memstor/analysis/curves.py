@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from memstor.schema import truthy
+
 #: Relative throughput change (point to point) below which two points are on one plateau; also the
 #: throughput drop that makes a hook.
 TOL = 0.02
@@ -250,6 +252,8 @@ def _interval(prof_ss, best: float, thresh: float, lo_limit: float, hi_limit: fl
                     return limit
                 outer = limit
             if prof_ss(outer) > thresh:
+                if prof_ss(inner) > thresh:  # the profile's minimum was not found to the threshold's precision
+                    return math.nan          # (e.g. noise-free points): no interval rather than a wrong one
                 return float(brentq(lambda v: prof_ss(v) - thresh, min(inner, outer), max(inner, outer),
                                     xtol=1e-10 * max(abs(best), 1.0), maxiter=200))
             if outer == limit:
@@ -774,10 +778,18 @@ def storage_fit_table(qd: pd.DataFrame | None, load: pd.DataFrame | None) -> tup
                          "ioengine": first.get("ioengine"), "direct": first.get("direct"), **_storage_row(cf)})
     if load is not None and not load.empty:
         for (host, rw), g in load.groupby(["host", "rw"], sort=True):
-            cf = analyse(g["offered_iops"], g["achieved_iops"], g["lat_mean_us"])
+            # an overloaded rate (achieved < 95 % of offered) has no steady state: its queue, and so its
+            # latency, grows with the run's length; it is not a point of the curve
+            over = g["overloaded"].map(truthy) if "overloaded" in g else pd.Series(False, index=g.index)
+            kept = g[~over.astype(bool)]
+            cf = analyse(kept["offered_iops"], kept["achieved_iops"], kept["lat_mean_us"])
             fits[(host, OPEN, rw)] = cf
-            rows.append({"host": host, "kind": OPEN, "rw": rw, "bs_bytes": g["bs_bytes"].iloc[0]
-                         if "bs_bytes" in g else math.nan, **_storage_row(cf)})
+            row = {"host": host, "kind": OPEN, "rw": rw, "bs_bytes": g["bs_bytes"].iloc[0]
+                   if "bs_bytes" in g else math.nan, **_storage_row(cf)}
+            if over.any():
+                note = f"{int(over.sum())} overloaded rate(s) left out (achieved < 95 % of offered)"
+                row["note"] = "; ".join(x for x in (row.get("note"), note) if isinstance(x, str) and x)
+            rows.append(row)
     table = pd.DataFrame(rows).reindex(columns=STORAGE_FIT_COLUMNS)
     for col in ("bs_bytes", "points", "plateau_points", "fit_points", "holdout_points"):
         table[col] = pd.to_numeric(table[col], errors="coerce").astype("Int64")
