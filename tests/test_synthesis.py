@@ -93,7 +93,7 @@ def test_headline_numbers_of_the_imported_host_match_the_fixtures(S):
     assert list(table.columns) == ["metric", IMPORTED, THIS]
     half = stats.t.ppf(0.975, 2) * x.std(ddof=1) / np.sqrt(3)
     assert table.loc[table["metric"] == "Best 4K random read (IOPS)", IMPORTED].iloc[0] == \
-        f"148,553 ± {half:.1f} (QD128x1, io_uring, O_DIRECT, imported, n=3)"
+        f"148,553 ± {half:.1f} (95 % CI: repetitions; QD128x1, io_uring, O_DIRECT, imported, n=3)"
     assert table.loc[table["metric"] == "Sequential read (MB/s)", THIS].iloc[0] == "–"
 
 

@@ -184,6 +184,7 @@ def observations(fio: pd.DataFrame, data_dir: Path | str | None = None) -> pd.Da
                 row[col] = math.nan
             rows.append(row)
             continue
+        row["ci_method"] = ""  # the clones' own intervals do not combine into one
         n = g["total_ios"]
         row["iops"], row["bw_MBps"] = float(g["iops"].sum()), float(g["bw_MBps"].sum())
         row["total_ios"] = float(n.sum()) if n.notna().all() else math.nan
@@ -219,10 +220,13 @@ def with_totals(obs: pd.DataFrame) -> pd.DataFrame:
         row = g.iloc[0].to_dict()
         row["direction"] = "total"
         row["ok"] = bool(g["ok"].all())
+        row["ci_method"] = ""  # the directions' own intervals do not make the total's
         active = g[g["total_ios"].fillna(0) > 0]
         if row["ok"] and len(active) == 1:
             row.update({c: active.iloc[0][c] for c in ("iops", "bw_MBps", "total_ios", "lat_mean_us",
                                                        "lat_stddev_us", "lat_min_us", "lat_max_us", *_PCT)})
+            own = [c for m in WITHIN_RUN_METRICS for c in (f"{m}_ci_low", f"{m}_ci_high")] + ["ci_method"]
+            row.update({c: active.iloc[0][c] for c in own if c in active.columns})  # the one direction's own
             row["iops"], row["bw_MBps"] = g["iops"].sum(), g["bw_MBps"].sum()
             totals.append(row)
             continue
@@ -241,11 +245,28 @@ def with_totals(obs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([obs, pd.DataFrame(totals, columns=obs.columns)], ignore_index=True)
 
 
+#: Metrics a single run has its own interval for (memstor.analysis.batch_means, from fio's interval logs).
+WITHIN_RUN_METRICS = ("iops", "bw_MBps", "lat_mean_us")
+
+
+def _within_run(good: pd.DataFrame, m: str) -> tuple[float, float]:
+    """The one successful observation's own batch-means interval of metric m, else (NaN, NaN)."""
+    one = good.iloc[0]
+    if m not in WITHIN_RUN_METRICS or str(one.get("ci_method")) != "batch-means":
+        return math.nan, math.nan
+    lo, hi = pd.to_numeric(pd.Series([one.get(f"{m}_ci_low"), one.get(f"{m}_ci_high")]), errors="coerce")
+    return float(lo), float(hi)
+
+
 def summarise(obs: pd.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS) -> pd.DataFrame:
     """Per configuration x direction: the identity (SUMMARY_KEYS), n (successful observations), n_failed,
-    each metric's mean and ``<metric>_ci_low`` / ``<metric>_ci_high`` (95 % t-interval; empty when n = 1),
-    and the CARRIED descriptors. A metric missing from any successful observation is left empty."""
-    cols = [*SUMMARY_KEYS, *CARRIED] + [c for m in metrics for c in (m, f"{m}_ci_low", f"{m}_ci_high")]
+    each metric's mean and ``<metric>_ci_low`` / ``<metric>_ci_high``, the CARRIED descriptors and
+    ``ci_method``: with n >= 2 the 95 % t-interval between the runs (``repetitions``); with n = 1 the run's
+    own 95 % batch-means interval of IOPS, MB/s and mean latency (``batch-means``, from fio's interval logs;
+    the percentiles stay empty), or none (empty ci_method) when the run has none. A metric missing from
+    any successful observation is left empty."""
+    cols = [*SUMMARY_KEYS, *CARRIED] + [c for m in metrics for c in (m, f"{m}_ci_low", f"{m}_ci_high")] + \
+        ["ci_method"]
     if obs.empty:
         return pd.DataFrame(columns=cols)
     group = ["host", "experiment", "config", "direction"]
@@ -255,10 +276,15 @@ def summarise(obs: pd.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS) -> pd
         first = g.iloc[0]
         row = {c: first.get(c) for c in (*IDENTITY, "config", "direction", *CARRIED)}
         row["n"], row["n_failed"] = int(len(good)), int(len(g) - len(good))
+        row["ci_method"] = "repetitions" if len(good) >= 2 else ""
         for m in metrics:
             vals = good[m] if m in good else pd.Series(dtype=float)
             if len(good) and vals.notna().all():
                 mean, lo, hi, _ = ci95(vals.tolist())
+                if len(good) == 1:
+                    lo, hi = _within_run(good, m)
+                    if lo == lo:
+                        row["ci_method"] = "batch-means"
             else:
                 mean = lo = hi = math.nan
             row[m], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = mean, lo, hi

@@ -118,25 +118,28 @@ def config_text(row) -> str:
 
 
 def _value(row, metric: str) -> tuple:
-    """(value, detail, ci_low, ci_high, n) of a summary row's metric for the headline table."""
-    return (float(row[metric]), config_text(row), row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high"),
-            int(row["n"]))
+    """(value, detail, ci_low, ci_high, n, ci_method) of a summary row's metric for the headline table
+    (ci_method: how its interval was made, ``repetitions`` or ``batch-means``; "" without one)."""
+    lo, hi = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+    method = str(row.get("ci_method") or "") if lo is not None and lo == lo else ""
+    return (float(row[metric]), config_text(row), lo, hi, int(row["n"]), method)
 
 
 def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Headline numbers per device, long form: host, key, metric, unit, value, detail (the configuration
-    it comes from: QD, engine, O_DIRECT, experiment, n), value_ci_low, value_ci_high (95 %), n."""
+    it comes from: QD, engine, O_DIRECT, experiment, n), value_ci_low, value_ci_high (95 %), n, ci_method
+    (``repetitions``: between runs, n >= 2; ``batch-means``: the single run's own interval; "" without)."""
     pts = sweep_points(fio_summary(ds) if pts is None else pts)
     pts = pts[pts["n"] > 0]
-    none = (None, "", None, None, None)
+    none = (None, "", None, None, None, "")
     verdicts = steady_state.verdict_table(ds.fio).set_index("host")
     rows = []
     for host in ds.host_names:
         vals: dict = {}
         v, how = idle_latency(ds.mlc, host)
-        vals["idle_latency_ns"] = (v, how, None, None, None)
+        vals["idle_latency_ns"] = (v, how, None, None, None, "")
         v, how = peak_bandwidth(ds.mlc, host)
-        vals["peak_bw_MBps"] = (v, how, None, None, None)
+        vals["peak_bw_MBps"] = (v, how, None, None, None, "")
         for rw in ("randread", "randwrite"):
             sel = _select(pts, host, rw)
             q1 = sel[(sel["iodepth"] == 1) & (sel["numjobs"] == 1) & sel["lat_mean_us"].notna()]
@@ -156,9 +159,9 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
                 vals[key] = (val[0], f"bs {size_text(int(r['bs_bytes']))}, {val[1]}", *val[2:])
         vals["ss_randwrite_iops"] = _steady_headline(verdicts.loc[host]) if host in verdicts.index else none
         for key, label, unit in HEADLINE_METRICS:
-            value, detail, lo, hi, n = vals[key]
+            value, detail, lo, hi, n, method = vals[key]
             rows.append({"host": host, "key": key, "metric": label, "unit": unit, "value": value,
-                         "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n})
+                         "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n, "ci_method": method})
     return pd.DataFrame(rows).astype({"n": "Int64"})
 
 
@@ -174,11 +177,11 @@ def sweep_points(pts: pd.DataFrame) -> pd.DataFrame:
 
 
 def _steady_headline(v: pd.Series) -> tuple:
-    """(value, detail, ci_low, ci_high, n) of the steady-state headline: the window average IOPS."""
+    """(value, detail, ci_low, ci_high, n, ci_method) of the steady-state headline: the window average IOPS."""
     if v["window_avg_iops"] != v["window_avg_iops"] or v["window_avg_iops"] is None:
-        return (None, "", None, None, None)
+        return (None, "", None, None, None, "")
     return (float(v["window_avg_iops"]), f"{v['workload']}, {v['verdict']}, window average", None, None,
-            int(v["window_last"] - v["window_first"] + 1))
+            int(v["window_last"] - v["window_first"] + 1), "")
 
 
 def _meta_index(host: HostData) -> dict:

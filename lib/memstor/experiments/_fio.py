@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.errors import MemstorError
+from memstor.errors import MemstorError, first_line
 from memstor.parse.fio import depth_bucket
 from memstor.schema import FIO_COLUMNS, FIO_LAT_COLUMNS
 from memstor.validate import Section
@@ -71,6 +71,10 @@ EXTRA_COLUMNS = [
     "ioengine_note",    # why that engine was chosen
     "file_size_bytes",  # test file size
     "ramp_s",           # warm-up seconds excluded from the results
+    # the point's own 95 % interval by batch means over fio's interval logs (memstor.analysis.batch_means):
+    "iops_ci_low", "iops_ci_high", "bw_MBps_ci_low", "bw_MBps_ci_high", "lat_mean_us_ci_low", "lat_mean_us_ci_high",
+    "ci_method",        # batch-means, or empty when the point has no interval (too few windows, no logs)
+    "ci_note",          # ramp excluded, correlated, too few batches, no interval logs
 ]
 COLUMNS = FIO_COLUMNS + EXTRA_COLUMNS
 
@@ -198,15 +202,28 @@ def make_points(configs: Sequence[dict], repetitions: int, test_file: str) -> li
     return points
 
 
+#: fio's interval-log window for a point's batch-means interval, ms: 250 up to LOG_WINDOW_LONG_S of runtime
+#: (a 10 s point gets ~40 windows, so batches can grow past 10), 500 beyond.
+LOG_AVG_MSEC_SHORT, LOG_AVG_MSEC_LONG, LOG_WINDOW_LONG_S = 250, 500, 20.0
+
+
+def log_avg_msec(runtime_s: float) -> int:
+    """The interval-log window (ms) of a point measured for `runtime_s` seconds."""
+    return LOG_AVG_MSEC_SHORT if float(runtime_s) <= LOG_WINDOW_LONG_S else LOG_AVG_MSEC_LONG
+
+
 def fio_job(point, filename: str):
-    """The memstor.measure.fio.FioJob of a point (group_reporting, time based)."""
+    """The memstor.measure.fio.FioJob of a point (group_reporting, time based), with fio's IOPS, bandwidth
+    and latency interval logs in the point's sidecar folder (no histogram log): the point's own interval.
+    The logs are not part of the point's identity: a point measured before them stays measured."""
     from memstor.measure.fio import FioJob
 
     p = point.params
     return FioJob(name=point.name, rw=p["rw"], bs=p["bs"], iodepth=p["iodepth"], numjobs=p["numjobs"],
                   rwmixread=p["rwmixread"], ioengine=p["ioengine"], direct=bool(p["direct"]),
                   size=p["file_size"], runtime_s=p["runtime_s"], ramp_s=p["ramp_s"], time_based=True,
-                  group_reporting=True, filename=filename)
+                  group_reporting=True, filename=filename, logs=True, hist_log=False,
+                  log_avg_msec=log_avg_msec(p["runtime_s"]))
 
 
 # ---------------------------------------------------------------------------------------- tidy rows
@@ -402,7 +419,30 @@ def result_rows(results: list, host: str, note: str, data_root: Path) -> list:
         except OSError as err:
             rows += failed_rows(p.params, p.name, host, f"{source}: {err.strerror}", source, note)
             continue
-        rows += point_rows(text, source, p.params, p.name, host, note)
+        rows += with_intervals(point_rows(text, source, p.params, p.name, host, note), res)
+    return rows
+
+
+def with_intervals(rows: list, res) -> list:
+    """`rows` of one measured point with its batch-means interval columns (memstor.analysis.batch_means)
+    from the interval logs in its sidecar folder. No logs (a point measured before memstor wrote them) or
+    unreadable ones give empty bounds and the reason in ``ci_note``; never a failed point."""
+    from memstor.analysis.batch_means import ci_columns, point_intervals
+    from memstor.measure.sweep import sidecar_dir
+
+    folder = sidecar_dir(Path(res.raw).parent, res.point)
+    intervals, why = None, "no interval logs"
+    if folder.is_dir():
+        try:
+            intervals = point_intervals(folder)
+        except (OSError, ValueError, MemstorError) as err:
+            why = f"interval logs unreadable: {first_line(err)}"
+    for row in rows:
+        if row.get("status") != "done":
+            continue
+        cols = ci_columns(intervals, row.get("direction")) if intervals is not None else \
+            dict(ci_columns(None), ci_note=why)
+        row.update(cols)
     return rows
 
 

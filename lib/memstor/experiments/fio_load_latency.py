@@ -237,6 +237,7 @@ def fio_job(point, filename: str):
         return job
     return dataclasses.replace(job, rate_iops=int(p["rate_iops"]), rate_process="poisson",
                                io_submit_mode=p["io_submit_mode"], lat_percentiles=True, logs=True,
+                               hist_log=True, log_avg_msec=1000,  # 1-s windows and histograms: the seconds table
                                runtime_s=float(p["runtime_s"]) + LOG_TAIL_S)
 
 

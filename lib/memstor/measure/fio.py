@@ -158,6 +158,7 @@ class FioJob:
     logs: bool = False  # fio's bw/iops/lat/hist logs into the point's sidecar folder
     log_avg_msec: int = 1000  # averaging window of the bw/iops/lat logs, ms (0: one line per I/O)
     log_hist_msec: int = 1000  # window of the completion-latency histogram log, ms
+    hist_log: bool = True  # with logs: also the histogram log (1856 bins per line; off when only the means matter)
     write_iolog: bool = False  # fio's iolog v3 (submission time of every I/O, us) into the sidecar folder
     lat_percentiles: bool = False  # json+ also holds TOTAL-latency percentiles and bins (lat_ns)
     latency_target_us: int | None = None  # fio's latency_target: the queue depth (<= iodepth) is searched that
@@ -230,7 +231,7 @@ class FioJob:
                 raise self._bad("latency_window_s", self.latency_window_s, "seconds > 0 (with latency_target_us)")
             if not _is_num(self.latency_percentile) or not 0 < self.latency_percentile <= 100:
                 raise self._bad("latency_percentile", self.latency_percentile, "a percentage in (0, 100]")
-        for param in ("logs", "write_iolog", "lat_percentiles"):
+        for param in ("logs", "hist_log", "write_iolog", "lat_percentiles"):
             if not isinstance(getattr(self, param), bool):
                 raise self._bad(param, getattr(self, param), "true or false")
         if not _is_int(self.log_avg_msec) or self.log_avg_msec < 0:
@@ -349,8 +350,9 @@ def _open_loop_options(job: FioJob, output: Path) -> list[str]:
     if job.logs:
         prefix = log_folder(output) / LOG_PREFIX
         opts += [f"--write_bw_log={prefix}", f"--write_iops_log={prefix}", f"--write_lat_log={prefix}",
-                 f"--write_hist_log={prefix}", f"--log_avg_msec={job.log_avg_msec}",
-                 f"--log_hist_msec={job.log_hist_msec}", "--log_hist_coarseness=0", "--per_job_logs=1"]
+                 f"--log_avg_msec={job.log_avg_msec}", "--per_job_logs=1"]
+        if job.hist_log:
+            opts += [f"--write_hist_log={prefix}", f"--log_hist_msec={job.log_hist_msec}", "--log_hist_coarseness=0"]
         if job.log_avg_msec == 0:
             opts.append("--log_offset=1")
     if job.write_iolog:

@@ -21,7 +21,8 @@ from memstor.units import size_text
 
 def headline_table(long: pd.DataFrame) -> pd.DataFrame:
     """Hosts side by side: one row per metric ('metric (unit)'), one column per host, cells as text
-    'value ± 95 % CI half-width (configuration, n)'; '–' where not measured."""
+    'value ± 95 % CI half-width (95 % CI: method; configuration, n)' — method ``repetitions`` (between runs)
+    or ``batch-means`` (the single run's own interval); '–' where not measured."""
     hosts = list(dict.fromkeys(long["host"]))
     out = []
     for key, label, unit in HEADLINE_METRICS:
@@ -32,7 +33,11 @@ def headline_table(long: pd.DataFrame) -> pd.DataFrame:
             d = r["detail"].iloc[0] if not r.empty else ""
             lo = r["value_ci_low"].iloc[0] if not r.empty and "value_ci_low" in r else None
             hi = r["value_ci_high"].iloc[0] if not r.empty and "value_ci_high" in r else None
-            row[h] = "–" if v is None or v != v else (fmt_ci(v, lo, hi) + (f" ({d})" if d else ""))
+            how = r["ci_method"].iloc[0] if not r.empty and "ci_method" in r else ""
+            shown = fmt_ci(v, lo, hi) if v is not None and v == v else "–"
+            if how and "±" in shown:
+                d = f"95 % CI: {how}" + (f"; {d}" if d else "")
+            row[h] = shown if shown == "–" else shown + (f" ({d})" if d else "")
         out.append(row)
     return pd.DataFrame(out)
 
