@@ -123,24 +123,14 @@ ATTR static void KN(run)(struct load_args *a)
                     left = 1;
                 }
                 measuring = 1;
-                while (cur < w) {  /* a thread that missed a boundary stamps it late (empty window) */
-                    cur++;
-                    a->marks.t[cur] = now;
-                    a->marks.cpu[cur] = cpu;
-                    a->marks.n[cur] = groups;
-                }
+                cur = marks_stamp(&a->marks, cur, w, now, cpu, groups);
             }
         } else if (ph == PH_STOP) {
             if (tr->nt)
                 VFENCE();
             if (measuring) {
                 double now = now_s(), cpu = thread_cpu_s();
-                while (cur < nwin) {
-                    cur++;
-                    a->marks.t[cur] = now;
-                    a->marks.cpu[cur] = cpu;
-                    a->marks.n[cur] = groups;
-                }
+                cur = marks_stamp(&a->marks, cur, nwin, now, cpu, groups);
                 a->t0 = a->marks.t[0];
                 a->t1 = now;
                 a->cpu_s = cpu - a->marks.cpu[0];

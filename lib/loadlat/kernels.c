@@ -224,22 +224,12 @@ void chase_run(struct chase_args *a)
             if (cur < w) {
                 double now = now_s(), cpu = thread_cpu_s();
                 measuring = 1;
-                while (cur < w) {
-                    cur++;
-                    a->marks.t[cur] = now;
-                    a->marks.cpu[cur] = cpu;
-                    a->marks.n[cur] = n;
-                }
+                cur = marks_stamp(&a->marks, cur, w, now, cpu, n);
             }
         } else if (ph == PH_STOP) {
             if (measuring) {
                 double now = now_s(), cpu = thread_cpu_s();
-                while (cur < nwin) {
-                    cur++;
-                    a->marks.t[cur] = now;
-                    a->marks.cpu[cur] = cpu;
-                    a->marks.n[cur] = n;
-                }
+                cur = marks_stamp(&a->marks, cur, nwin, now, cpu, n);
                 a->t0 = a->marks.t[0];
                 a->t1 = now;
                 a->cpu_s = cpu - a->marks.cpu[0];

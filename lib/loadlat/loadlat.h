@@ -168,6 +168,19 @@ struct win_marks {
     uint64_t n[LOADLAT_MAX_WINDOWS + 1];  /* request groups (load) or chased loads (latency) so far */
 };
 
+/* Stamp every boundary after `cur` up to `to` with (now, cpu, n): a thread that missed a boundary stamps it
+ * late (an empty sub-window). Returns the new current boundary (`to` when it was ahead). */
+static inline int marks_stamp(struct win_marks *m, int cur, int to, double now, double cpu, uint64_t n)
+{
+    while (cur < to) {
+        cur++;
+        m->t[cur] = now;
+        m->cpu[cur] = cpu;
+        m->n[cur] = n;
+    }
+    return cur;
+}
+
 /* Time (clocks.c). */
 double now_s(void);                     /* CLOCK_MONOTONIC in seconds */
 double thread_cpu_s(void);              /* CLOCK_THREAD_CPUTIME_ID in seconds (CPU time of this thread) */
