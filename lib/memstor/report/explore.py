@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import LogLocator
 
-#: Plain numbers on log axes (200, 1,000) rather than powers of ten.
-_PLAIN = FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+from memstor.report.plots.storage import _plain_log
+from memstor.units import size_text
+
 #: The cell tag that keeps a notebook cell out of the exported report.
 EXPLORE_TAG = "explore"
 
@@ -78,15 +79,11 @@ def _table(S, source: str) -> pd.DataFrame:
 
 
 def _bs_text(v) -> str:
-    """A block size in bytes as fio writes it: 4096 -> "4 KiB"."""
+    """A block size in bytes as text (4096 -> "4 KiB"); "?" when unknown."""
     try:
-        b = int(float(v))
+        return size_text(int(float(v)))
     except (TypeError, ValueError):
         return "?"
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= size and b % size == 0:
-            return f"{b // size} {unit}"
-    return f"{b} B"
 
 
 def _workload_labels(df: pd.DataFrame, source: str) -> pd.Series:
@@ -155,11 +152,10 @@ def draw(ax, data: pd.DataFrame, source: str, workload: str, metric: str) -> int
     if m.log_y and len(data) and (data["y"] > 0).all():
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.yaxis.set_major_formatter(_PLAIN)
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        _plain_log(ax.yaxis)
     if m.x == "outstanding_io" and len(data) and (data["x"] > 0).all():
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(_PLAIN)
+        _plain_log(ax.xaxis)
     ax.grid(True, alpha=0.3)
     if len(data):
         ax.legend(title="device", fontsize=8)
