@@ -36,6 +36,8 @@ BUILD     := build
 SYSDEPS   := $(BUILD)/.sysdeps
 ENV_STAMP := $(VENV)/.memstor-installed
 LOADLAT   := $(BUILD)/bin/loadlat
+LOADLAT_ARM64 ?= $(BUILD)/arm64/loadlat#  make loadlat-arm64 (a test builds into its own folder)
+ARM64_CC  ?= aarch64-linux-gnu-gcc
 DATA_ABS  := $(abspath $(DATA))
 # fio sections only: a raw device (named twice) instead of the test file
 DEVICE_SET = $(if $(filter fio-%,$(1)),$(if $(DEVICE)$(CONFIRM_DEVICE),--set device=$(DEVICE) --set confirm_device=$(CONFIRM_DEVICE)))
@@ -47,11 +49,11 @@ EXP       = $(shell echo $(1) | sed 's/^[0-9]*-//')#  notebook name -> experimen
 PAPERMILL := $(VENV)/bin/papermill --kernel memstor --cwd notebooks --no-progress-bar
 CC        ?= cc
 
-.PHONY: help all env sysdeps loadlat test lab report bench soak lock clean distclean FORCE
+.PHONY: help all env sysdeps loadlat loadlat-arm64 test lab report bench soak lock clean distclean FORCE
 
 help: ## list the targets
 	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name]"
-	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z][a-zA-Z0-9_-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-14s %s\n", $$1, $$2}'
 	@echo "Profiles: quick (minutes), standard (default, ~15-20 min), full (60 s per point, hours)."
 
 all: report/report.html ## measure everything for PROFILE, then build report/report.html and report.pdf
@@ -80,6 +82,14 @@ $(LOADLAT): $(wildcard lib/loadlat/*.c lib/loadlat/*.h) | $(SYSDEPS)
 	@command -v $(CC) >/dev/null || { echo "make: no C compiler '$(CC)': apt-get install build-essential (or dnf install gcc make), or set CC=..." >&2; exit 1; }
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -pthread -o $@ lib/loadlat/*.c -lm
+
+# aarch64 cross build, linked statically so that qemu-aarch64 runs it without an arm64 sysroot
+# (tests/test_loadlat_arm64.py runs its functional tests that way; scripts/install-system-deps --arm64).
+loadlat-arm64: $(LOADLAT_ARM64) ## cross-build loadlat for aarch64 Linux (build/arm64/loadlat, static)
+$(LOADLAT_ARM64): $(wildcard lib/loadlat/*.c lib/loadlat/*.h)
+	@command -v $(firstword $(ARM64_CC)) >/dev/null || { echo "make: no aarch64 cross compiler '$(ARM64_CC)': scripts/install-system-deps --arm64 (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user), or set ARM64_CC=..." >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(ARM64_CC) -O2 -g -Wall -Wextra -pthread -static -o $@ lib/loadlat/*.c -lm
 
 # --- experiments -------------------------------------------------------------------------------
 # The profile section of each experiment, rewritten only when its content changes.

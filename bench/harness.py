@@ -19,6 +19,10 @@ Figures (``--only`` takes these names, comma separated):
                N = 1 and 2 threads: decimal MB/s.
 ``qd``         the fio-queue-depth experiment's best 4K randread IOPS vs the best of a hand-written fio
                grid numjobs {1,2,4} x iodepth {16..256} on the same test file.
+``precision``  the standard fio-queue-depth sweep with ``precision_pct: 2`` vs the same sweep at its fixed
+               runtime: wall time (target ≤ 0.5), with the achieved half-widths of both in the notes.
+``honesty``    one 4K QD1 randread point run 5 times at 10 s: the mean within-run batch-means half-width
+               vs the between-run t-interval's (IOPS and mean latency; target 0.5–2).
 
 A figure whose prerequisite is missing (a module not written yet, a tool not built, likwid-bench
 refused by the VM...) is reported as ``not measured: <reason>``; the other figures still run.
@@ -199,6 +203,14 @@ class Figure:
         if self.failure:
             parts.append(f"FAILED: {self.failure}")
         return "; ".join(parts + self.notes)
+
+
+def stop_all(figures, err: BaseException) -> None:
+    """Every figure in `figures` stopped by `err`: a NotMeasured's reason as it is, any other error as one line
+    ``Type: first line`` (Figure.stopped: failed when some repetitions ran, else not measured)."""
+    reason = str(err) if isinstance(err, NotMeasured) else f"{type(err).__name__}: {first_line(err)}"
+    for f in figures:
+        f.stopped(reason)
 
 
 def _fmt(x: float) -> str:
@@ -996,10 +1008,8 @@ def fig_steady_state(cfg: Config) -> list[Figure]:
             if pc_s > 0:
                 pc_bps.append(float(done["precondition_bytes"].iloc[0]) / pc_s)
             cfg.log(f"  steady rep {rep}: {verdicts[-1]}")
-    except NotMeasured as err:
-        fig.stopped(str(err))
-    except Exception as err:  # noqa: BLE001 - a MemstorError from the experiment: one line in the report
-        fig.stopped(f"{type(err).__name__}: {first_line(err)}")
+    except Exception as err:  # noqa: BLE001 - NotMeasured, or a MemstorError from the experiment: one line
+        stop_all([fig], err)
     if verdicts:
         overhead = median(per_point) - float(params["runtime_s"])  # s per round beyond its runtime
         from memstor.units import parse_size
@@ -1048,18 +1058,100 @@ def fig_openloop(cfg: Config) -> list[Figure]:
                              f"open loop {r['open_loop']}, overloaded {r['overloaded']}")
             cfg.log(f"  openloop rep {rep}: X_max {float(rates['x_max_iops'].iloc[0]):.0f} IOPS "
                     f"({rates['x_max_source'].iloc[0]})")
-    except NotMeasured as err:
-        for f in figs.values():
-            f.stopped(str(err))
-    except Exception as err:  # noqa: BLE001 - a MemstorError from the experiment: one line in the report
-        for f in figs.values():
-            f.stopped(f"{type(err).__name__}: {first_line(err)}")
+    except Exception as err:  # noqa: BLE001 - NotMeasured, or a MemstorError from the experiment: one line each
+        stop_all(figs.values(), err)
     for u, f in figs.items():
         f.notes += [n for n in notes if f" u{u}:" in n]
     return list(figs.values())
 
 
 # ----------------------------------------------------------------------------------- driver
+
+def _hw_pct(df, metric: str):
+    """Half-widths of the 95 % intervals of `metric` in % of its value, one per row with an interval."""
+    lo, hi, v = df[f"{metric}_ci_low"], df[f"{metric}_ci_high"], df[metric]
+    return ((hi - lo) / 2 / v * 100).dropna()
+
+
+def _qd_sweep(cfg: Config, overrides: dict, data: Path, host: str):
+    """(wall s, table) of one fio-queue-depth sweep from nothing (fresh data folder) with the standard
+    profile and `overrides`."""
+    from memstor import params as params_mod
+    from memstor.experiments import run_experiment
+
+    params = params_mod.load_profile("standard", "fio-queue-depth", overrides)
+    t0 = time.perf_counter()
+    df = run_experiment("fio-queue-depth", params, data_root=data, host=host, progress=False)
+    return time.perf_counter() - t0, df[df["status"] == "done"]
+
+
+def fig_precision(cfg: Config) -> list[Figure]:
+    """Time to precision (issue 18, acceptance 4): wall time of the standard fio-queue-depth sweep with
+    precision_pct 2 / the same sweep at its fixed runtime (target ≤ 0.5), plus the achieved half-widths of
+    both (notes: median and worst over points, IOPS and mean latency)."""
+    fig = Figure("precision", "precision-time", "wall time of the standard fio-queue-depth sweep with "
+                 "precision_pct=2 (each point stops when its IOPS and mean latency are within ±2 %, 95 %) / the same "
+                 "sweep at the fixed runtime_s", Target(hi=0.5), "precision_pct 2", "fixed runtime")
+    small = {"file_size": "64m", "iodepth": [1, 16], "rw": ["randread"], "spec_numjobs": 2, "runtime_s": 3,
+             "ramp_s": 0.5} if cfg.smoke else {}
+    aims = {"precision_pct": 2, "max_runtime_s": 6} if cfg.smoke else {"precision_pct": 2}
+    try:
+        for rep in range(cfg.reps):
+            walls, hws = {}, {}
+            order = ("fixed", "precise") if rep % 2 == 0 else ("precise", "fixed")
+            for who in order:
+                data = cfg.work / "precision" / f"{who}-rep{rep}"
+                wall, df = _qd_sweep(cfg, dict(small, **(aims if who == "precise" else {})), data, f"bench-{who}")
+                if df.empty:
+                    raise NotMeasured(f"the {who} sweep measured no point")
+                walls[who] = wall
+                hws[who] = (_hw_pct(df, "iops"), _hw_pct(df, "lat_mean_us"),
+                            int(df["precision_reached"].map(lambda x: str(x) == "True").sum()), len(df))
+                shutil.rmtree(data / "scratch", ignore_errors=True)
+            fig.add(rep, walls["precise"], walls["fixed"], "s")
+            for who in order:
+                iops, lat, reached, n = hws[who]
+                fig.notes.append(
+                    f"rep {rep} {who}: {walls[who]:.0f} s, half-width % IOPS median {iops.median():.2f} worst "
+                    f"{iops.max():.2f}, mean latency median {lat.median():.2f} worst {lat.max():.2f} "
+                    f"({len(iops)} of {n} points with an interval" + (f", {reached} reached ±2 %)" if who == "precise"
+                                                                     else ")"))
+            cfg.log(f"  precision rep {rep}: {walls['precise']:.0f} s with precision_pct 2, {walls['fixed']:.0f} s "
+                    "fixed")
+    except Exception as err:  # noqa: BLE001 - NotMeasured, or a MemstorError from the experiment: one line
+        stop_all([fig], err)
+    return [fig]
+
+
+def fig_honesty(cfg: Config) -> list[Figure]:
+    """Honesty of the one-run interval (issue 18, acceptance 3): one 4K QD1 randread point run 5 times at
+    10 s; the mean within-run (batch-means) half-width of IOPS / the between-run t-interval's half-width
+    (target 0.5–2: the one-run interval neither hides nor inflates the run-to-run spread)."""
+    from memstor.analysis.summary import summary_table
+
+    figs = {m: Figure("honesty", f"honesty-{m}", f"mean within-run 95 % half-width of {m} (batch means, one 10 s "
+                      f"run each) / between-run 95 % half-width (t-interval over the 5 runs), 4K QD1 randread",
+                      Target(lo=0.5, hi=2.0), "within-run", "between-run") for m in ("iops", "lat_mean_us")}
+    overrides = {"rw": ["randread"], "iodepth": [1], "spec_iodepth": 0, "repetitions": 5, "file_size": "1g"}
+    if cfg.smoke:
+        overrides.update(runtime_s=3, ramp_s=0.5, file_size="64m", repetitions=3)
+    try:
+        for rep in range(cfg.reps):
+            data = cfg.work / "honesty" / f"rep{rep}"
+            _, df = _qd_sweep(cfg, overrides, data, "bench-honesty")
+            summ = summary_table(df, data)
+            row = summ[summ["direction"] == "read"].iloc[0]
+            for m, f in figs.items():
+                within = _hw_pct(df, m).mean()
+                between = (row[f"{m}_ci_high"] - row[f"{m}_ci_low"]) / 2 / row[m] * 100
+                f.add(rep, within, between, "% of the mean")
+                f.notes.append(f"rep {rep}: {int(row['n'])} runs, mean {m} {row[m]:.4g}, within-run half-widths "
+                               + ", ".join(f"{x:.2f}" for x in _hw_pct(df, m)) + f" %, between-run {between:.2f} %")
+            shutil.rmtree(data / "scratch", ignore_errors=True)
+    except Exception as err:  # noqa: BLE001 - NotMeasured, or a MemstorError from the experiment: one line each
+        stop_all(figs.values(), err)
+    return list(figs.values())
+
 
 FIGURES: dict[str, Callable[[Config], list[Figure]]] = {
     "overhead": fig_overhead,
@@ -1070,6 +1162,8 @@ FIGURES: dict[str, Callable[[Config], list[Figure]]] = {
     "qd": fig_qd,
     "steady": fig_steady_state,
     "openloop": fig_openloop,
+    "precision": fig_precision,
+    "honesty": fig_honesty,
 }
 
 

@@ -178,3 +178,13 @@ def test_make_error_names_the_python_exception_not_makes_cleanup_line():
     assert bench.make_error(log).startswith("UnsafeTarget: /d/scratch/memstor-testfile.dat exists")
     plain = "cc: error: no such file\nmake: *** [Makefile:40: build/bin/loadlat] Error 1\n"
     assert bench.make_error(plain) == "make: *** [Makefile:40: build/bin/loadlat] Error 1"
+
+
+def test_stop_all_marks_every_figure_with_one_line():
+    fresh = [Figure("a", "a1", "a", Target()), Figure("a", "a2", "a", Target())]
+    bench.stop_all(fresh, bench.NotMeasured("likwid-bench refused"))
+    assert [f.verdict() for f in fresh] == ["not measured"] * 2 and fresh[1].not_measured == "likwid-bench refused"
+    ran = Figure("b", "b", "b", Target())
+    ran.add(0, 1.0, 2.0, "s")
+    bench.stop_all([ran], ValueError("fio died\nsecond line"))
+    assert ran.verdict() == "fail" and ran.failure == "ValueError: fio died"

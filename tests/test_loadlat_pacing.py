@@ -172,7 +172,7 @@ def test_sub_windows_steal_and_thread_shares_in_the_json(exe, tmp_path):
               f"--json={js}")
     assert res.returncode == 0, res.stderr
     doc = json.loads(js.read_text())
-    assert doc["windows_per_point"] == 3 and doc["version"] == "0.3"
+    assert doc["windows_per_point"] == 3 and tuple(map(int, doc["version"].split("."))) >= (0, 3)
     for p in doc["points"]:
         ws = p["windows"]
         assert len(ws) == 3

@@ -158,6 +158,9 @@ def test_sweep_with_standin_writes_processed_csv(standin, tmp_path):
     assert list(table.columns[-len(loaded_latency.SETTING_COLUMNS):]) == loaded_latency.SETTING_COLUMNS
     assert (table["status"] == "done").all() and table["error"].isna().all()
     assert set(table["tool"]) == {"mlc"}
+    # MLC has no sub-windows: no per-point interval, and the note says why (issue 18)
+    assert table[loaded_latency.CI_COLUMNS[:4]].isna().all().all() and table["ci_method"].isna().all()
+    assert (table["ci_note"] == "no sub-windows (MLC)").all()
 
     # idle latency, twice (MLC -L large pages, then 4 KiB pages), and peak injection bandwidth: the recorded
     # values (fiumad, MLC v3.11a; SOURCES.md)

@@ -23,6 +23,7 @@ import pytest
 
 from conftest import ROOT
 from memstor import cli
+from memstor.analysis.memory import c2c_kind
 from memstor.measure.target import MARKER_SUFFIX, TESTFILE_NAME, owned
 from reliability_helpers import (
     TINY_FIO,
@@ -492,7 +493,9 @@ def _check_resumed(data: Path, experiment: str, n_points: int, kept: dict, kind:
         ok, why = owned(tf)
         assert ok, why  # reused safely: ownership marker intact
     else:
-        keys = [(r["point"], r["test"], r["traffic"], r["inject_delay"], r["run"]) for r in rows]
+        # one value per point x test x traffic x delay x run, and per node pair (matrices) and kind (c2c: HIT, HITM)
+        keys = [(r["point"], r["test"], r["traffic"], r["inject_delay"], r["run"], r["src_node"], r["dst_node"],
+                 c2c_kind(r["detail"]) if r["test"] == "c2c_latency" else "") for r in rows]
         assert len(keys) == len(set(keys)), "duplicate rows"
         want = set(mem_points(*TINY_MEM, "--set", "traffic=[R,W5]"))
         assert {r["point"] for r in rows} == want and all(r["status"] == "done" for r in rows)

@@ -88,6 +88,53 @@ def test_a_missing_point_is_measured_and_announced(tmp_path):
     assert (folder / gone["raw"]).is_file()
 
 
+AUTO_SETS = ["runtime_s=0.3", "ramp_s=0", "file_size=16m", 'rw=["randread"]', "iodepth=auto", "max_points=4",
+             "max_iodepth=16", "spec_iodepth=0"]
+
+
+def test_an_adaptive_grid_rerun_on_measured_data_starts_no_fio_and_decides_the_same(tmp_path):
+    """iodepth: auto measures in rounds; a rerun replays the rounds on the measured points: no fio, not a byte of
+    the raw folder or the table changed, one line saying so, and the same depths with the same reasons."""
+    shim, log = _fio_shim(tmp_path)
+    data = tmp_path / "data"
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        cmd = [str(MEMSTOR), "run", "fio-queue-depth", "--profile", "quick", "--data", str(data), "--host", "h",
+               *extra]
+        for s in AUTO_SETS:
+            cmd += ["--set", s]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ,
+                             MEMSTOR_FIO=str(shim)), cwd=ROOT)
+        assert res.returncode == 0, res.stderr
+        return res
+
+    first = run()
+    plan = first.stderr.splitlines()[0]
+    assert plan.startswith("fio-queue-depth: measuring 1 of 1 points, about "), plan
+    assert "adaptive grid (iodepth: auto), round 1: more points may follow, at most 4 per pattern up to depth 16" in plan
+    decided = [ln for ln in first.stderr.splitlines() if ln.startswith("fio-queue-depth: adaptive grid, randread:")]
+    assert len(decided) == 1
+    runs = [ln for ln in log.read_text().splitlines() if "--output-format=json+" in ln]
+    table = (data / "processed" / "h" / "fio-queue-depth.csv").read_text()
+    assert 3 <= len(runs) <= 4 and len(table.strip().splitlines()) == len(runs) + 1
+    raw = data / "raw" / "h"
+    before = _digest(raw)
+    log.unlink()
+
+    quiet = run("--no-progress")
+    assert not log.exists(), f"fio ran on a measured re-run: {log.read_text()}"
+    assert _digest(raw) == before
+    assert (data / "processed" / "h" / "fio-queue-depth.csv").read_text() == table
+    assert "measuring" not in quiet.stderr
+
+    shown = run()
+    lines = shown.stderr.splitlines()
+    assert not log.exists()
+    assert [ln for ln in lines if "already measured" in ln] == [lines[0]]
+    assert f"all {len(runs)} points already measured" in lines[0] and "adaptive grid" in lines[0]
+    assert decided[0] in lines  # the same depths, complete for the same reason
+
+
 def _edit_parameters_cell(nb, values: dict) -> None:
     """Change the values of the notebook's parameters cell the way a user does: by editing its lines."""
     import re

@@ -1,4 +1,4 @@
-/* loadlat: CPU lists ("1-3,5" parsed and printed), the affinity mask and pinning. */
+/* loadlat: CPU lists ("1-3,5" parsed and printed), the affinity mask, pinning and the cache-line size. */
 #include "loadlat.h"
 
 #include <errno.h>
@@ -123,4 +123,30 @@ int cpu_list_has(int cpu, const int *c, int n)
         if (c[i] == cpu)
             return 1;
     return 0;
+}
+
+/* Bytes per cache line: coherency_line_size of cpu0's first cache (index0, the L1 data cache on Linux) in
+ * /sys/devices/system/cpu (LOADLAT_CPU_DIR replaces that folder, a test aid); 64 when it is missing or not
+ * a power of two between 16 and 1024 (x86-64 and most Arm cores have 64; Apple M1 and ThunderX 128, A64FX
+ * 256). Read once. */
+int cache_line_bytes(void)
+{
+    static _Atomic int cached;  /* 0 = not read yet */
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v)
+        return v;
+    const char *dir = getenv("LOADLAT_CPU_DIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/cpu0/cache/index0/coherency_line_size",
+             dir && *dir ? dir : "/sys/devices/system/cpu");
+    long n = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%ld", &n) != 1)
+            n = 0;
+        fclose(f);
+    }
+    v = (n >= 16 && n <= 1024 && (n & (n - 1)) == 0) ? (int)n : 64;
+    atomic_store_explicit(&cached, v, memory_order_relaxed);
+    return v;
 }

@@ -3,10 +3,13 @@
  *
  * x86-64: AVX2 (32-byte loads/stores, _mm256_stream_si256 for non-temporal stores) when the CPU has it,
  *         else SSE2 (16-byte, _mm_stream_si128), chosen at run time with __builtin_cpu_supports; no
- *         -march flags are needed. LOADLAT_ISA=sse2|avx2|generic forces one.
- * aarch64: NEON 16-byte loads/stores; non-temporal stores with STNP (a hint: the core may still
- *         allocate the line in cache).
- * other:  plain 64-bit loads and stores (non-temporal = ordinary stores).
+ *         -march flags are needed. LOADLAT_ISA=avx2|sse2|generic forces one.
+ * aarch64: NEON, 32 bytes per access as a pair of 16-byte Q registers (LDP/STP); non-temporal stores with
+ *         STNP of the Q pair. STNP is only a hint ("data caching is not required"): a core may still
+ *         allocate the line and read it for ownership, so W6..W10 are non-temporal in name on cores that
+ *         ignore the hint. LOADLAT_ISA=neon|generic forces one.
+ * generic: plain 64-bit loads and stores; its non-temporal stores are MOVNTI on x86-64 and STNP (of two
+ *         32-bit halves) on aarch64. On other architectures it has none: kernel_refusal() refuses W6..W10.
  */
 #include "loadlat.h"
 
@@ -72,20 +75,6 @@ void exp_table_init(void)
     exp_w[EXP_TABLE_SIZE - 1] = 0;
 }
 
-double tick_ghz(double tsc_ghz)
-{
-#if defined(__x86_64__)
-    return tsc_ghz;
-#elif defined(__aarch64__)
-    uint64_t f;
-    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(f));
-    return (double)f * 1e-9;
-#else
-    (void)tsc_ghz;
-    return 1.0;
-#endif
-}
-
 /* ------------------------------------------------------------ generic (64-bit scalar) kernel */
 #define KN(x) gen_##x
 #define ATTR
@@ -93,11 +82,26 @@ double tick_ghz(double tsc_ghz)
 #define VB 8
 #define VLOAD(p) (*(const uint64_t *)(const void *)(p))
 #define VSTORE(p, v) (*(uint64_t *)(void *)(p) = (v))
+#if defined(__x86_64__)
+#define GEN_HAS_NT 1
+#define VSTREAM(p, v) _mm_stream_si64((long long *)(void *)(p), (long long)(v))  /* MOVNTI */
+#define VFENCE() _mm_sfence()
+#elif defined(__aarch64__)
+#define GEN_HAS_NT 1
+static inline void stnp8(unsigned char *p, uint64_t v)  /* STNP of two 32-bit registers: 8 bytes */
+{
+    __asm__ volatile("stnp %w0, %w1, [%2]" : : "r"((uint32_t)v), "r"((uint32_t)(v >> 32)), "r"(p) : "memory");
+}
+#define VSTREAM(p, v) stnp8((p), (v))
+#define VFENCE() __asm__ volatile("dmb ishst" ::: "memory")
+#else
+#define GEN_HAS_NT 0  /* no non-temporal store here: kernel_refusal() refuses the non-temporal codes */
 #define VSTREAM(p, v) VSTORE(p, v)
+#define VFENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 #define VXOR(a, b) ((a) ^ (b))
 #define VADD(a, b) ((a) + (b))
 #define VZERO 0
-#define VFENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define VFOLD(v) (v)
 #include "kernel_tmpl.h"
 
@@ -141,44 +145,117 @@ __attribute__((target("avx2"))) static inline uint64_t fold256(__m256i v)
 #include "kernel_tmpl.h"
 
 #elif defined(__aarch64__)
-/* ------------------------------------------------------------ NEON + STNP */
-static inline void stnp16(unsigned char *p, uint64x2_t v)
+/* ------------------------------------------------------------ NEON, Q-register pairs + STNP */
+/* 32 bytes per vector, as the AVX2 kernel: a pair of 16-byte NEON registers, loaded and stored as a pair
+ * (LDP/STP q), streamed with STNP q, q (the architecture's non-temporal store; a hint only). */
+typedef struct {
+    uint64x2_t lo, hi;
+} q2_t;
+static inline q2_t q2_load(const unsigned char *p)
 {
-    uint64_t lo = vgetq_lane_u64(v, 0), hi = vgetq_lane_u64(v, 1);
-    __asm__ volatile("stnp %x0, %x1, [%2]" : : "r"(lo), "r"(hi), "r"(p) : "memory");
+    q2_t v = {vld1q_u64((const uint64_t *)(const void *)p), vld1q_u64((const uint64_t *)(const void *)(p + 16))};
+    return v;
 }
+static inline void q2_store(unsigned char *p, q2_t v)
+{
+    vst1q_u64((uint64_t *)(void *)p, v.lo);
+    vst1q_u64((uint64_t *)(void *)(p + 16), v.hi);
+}
+static inline void q2_stnp(unsigned char *p, q2_t v)
+{
+    __asm__ volatile("stnp %q0, %q1, [%2]" : : "w"(v.lo), "w"(v.hi), "r"(p) : "memory");
+}
+static inline q2_t q2_xor(q2_t a, q2_t b)
+{
+    q2_t v = {veorq_u64(a.lo, b.lo), veorq_u64(a.hi, b.hi)};
+    return v;
+}
+static inline q2_t q2_add(q2_t a, q2_t b)
+{
+    q2_t v = {vaddq_u64(a.lo, b.lo), vaddq_u64(a.hi, b.hi)};
+    return v;
+}
+static inline uint64_t q2_fold(q2_t v)
+{
+    uint64x2_t x = veorq_u64(v.lo, v.hi);
+    return vgetq_lane_u64(x, 0) ^ vgetq_lane_u64(x, 1);
+}
+static const q2_t Q2_ZERO;  /* all zero */
 #define KN(x) neon_##x
 #define ATTR
-#define VT uint64x2_t
-#define VB 16
-#define VLOAD(p) vld1q_u64((const uint64_t *)(const void *)(p))
-#define VSTORE(p, v) vst1q_u64((uint64_t *)(void *)(p), (v))
-#define VSTREAM(p, v) stnp16((p), (v))
-#define VXOR(a, b) veorq_u64((a), (b))
-#define VADD(a, b) vaddq_u64((a), (b))
-#define VZERO vdupq_n_u64(0)
+#define VT q2_t
+#define VB 32
+#define VLOAD(p) q2_load((const unsigned char *)(p))
+#define VSTORE(p, v) q2_store((p), (v))
+#define VSTREAM(p, v) q2_stnp((p), (v))
+#define VXOR(a, b) q2_xor((a), (b))
+#define VADD(a, b) q2_add((a), (b))
+#define VZERO Q2_ZERO
 #define VFENCE() __asm__ volatile("dmb ishst" ::: "memory")
-#define VFOLD(v) (vgetq_lane_u64((v), 0) ^ vgetq_lane_u64((v), 1))
+#define VFOLD(v) q2_fold(v)
 #include "kernel_tmpl.h"
+#endif
+
+/* 1 when this build has kernel `isa` ("avx2", "sse2", "neon", "generic") and this CPU can run it. */
+static int isa_available(const char *isa)
+{
+    if (strcmp(isa, "generic") == 0)
+        return 1;
+#if defined(__x86_64__)
+    if (strcmp(isa, "sse2") == 0)
+        return 1;
+    if (strcmp(isa, "avx2") == 0) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2");
+    }
+#elif defined(__aarch64__)
+    if (strcmp(isa, "neon") == 0)
+        return 1;  /* Advanced SIMD is mandatory in ARMv8-A (AArch64) */
+#endif
+    return 0;
+}
+
+#if defined(__x86_64__)
+#define ISA_CHOICES "avx2 (CPUs with AVX2), sse2 or generic"
+#elif defined(__aarch64__)
+#define ISA_CHOICES "neon or generic"
+#else
+#define ISA_CHOICES "generic"
 #endif
 
 const char *load_isa(void)
 {
     const char *force = getenv("LOADLAT_ISA");
-    if (force && strcmp(force, "generic") == 0)
-        return "generic";
+    if (force && *force && isa_available(force)) {
+        static const char *const names[] = {"generic", "sse2", "avx2", "neon"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strcmp(force, names[i]) == 0)
+                return names[i];
+    }
 #if defined(__x86_64__)
-    if (force && strcmp(force, "sse2") == 0)
-        return "sse2";
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2"))
-        return "avx2";
-    return "sse2";
+    return isa_available("avx2") ? "avx2" : "sse2";
 #elif defined(__aarch64__)
     return "neon";
 #else
     return "generic";
 #endif
+}
+
+const char *kernel_refusal(const struct traffic *tr)
+{
+    static char why[200];
+    const char *force = getenv("LOADLAT_ISA");
+    if (force && *force && !isa_available(force)) {
+        snprintf(why, sizeof why, "LOADLAT_ISA=%.40s: no such kernel on this CPU (%s: " ISA_CHOICES
+                 "; or unset it)", force, LOADLAT_ARCH);
+        return why;
+    }
+    if (tr && tr->nt && strcmp(load_isa(), "generic") == 0 && !GEN_HAS_NT) {
+        snprintf(why, sizeof why, "-%s needs non-temporal stores, which loadlat has only on x86-64 and aarch64: "
+                 "use -R or -W2..-W5", tr->code);
+        return why;
+    }
+    return NULL;
 }
 
 void load_run(struct load_args *a)
@@ -198,6 +275,8 @@ void load_run(struct load_args *a)
         neon_run(a);
         return;
     }
+#else
+    (void)isa;  /* the generic kernel only */
 #endif
     gen_run(a);
 }

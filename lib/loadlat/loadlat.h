@@ -1,6 +1,6 @@
 /* loadlat - an open, MLC-compatible loaded-latency tool (memstor).
  *
- * Shared declarations of the five translation units (and the one random number generator, the
+ * Shared declarations of the translation units (and the one random number generator, the
  * exponential delay sampler and the cheap time stamps, inline here so that every user compiles the same
  * code):
  *   main.c     options, thread orchestration, MLC-style text output, JSON sidecar
@@ -9,6 +9,8 @@
  *   memory.c   buffers (mmap, huge pages, first touch, THP evidence), latency chain
  *   cpus.c     CPU lists (parse, format), the affinity mask, pinning
  *   clocks.c   time sources (CLOCK_MONOTONIC, thread CPU time) and sleeping
+ *   numa.c     NUMA nodes from sysfs, mbind / get_mempolicy (raw system calls), SMT siblings
+ *   c2c.c      cache-to-cache latency: one line bounced between two pinned threads
  */
 #ifndef LOADLAT_H
 #define LOADLAT_H
@@ -19,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOADLAT_VERSION "0.3"
+#define LOADLAT_VERSION "0.4"
 #define CORE_GHZ_METHOD "chain of dependent register adds, 1 add = 1 core clock"
 #define LOADLAT_MAX_CPUS 4096
 #define HUGE_2M ((size_t)2 << 20)
@@ -117,8 +119,19 @@ static inline uint64_t exp_draw(uint64_t *s, double mean)  /* whole delay-loop i
     return (uint64_t)(x + u);
 }
 
+/* The architecture, for messages. loadlat is built for Linux on x86-64 and aarch64 (`make loadlat`,
+ * `make loadlat-arm64`); elsewhere it builds with the generic kernel and without non-temporal stores. */
+#if defined(__x86_64__)
+#define LOADLAT_ARCH "x86-64"
+#elif defined(__aarch64__)
+#define LOADLAT_ARCH "aarch64"
+#else
+#define LOADLAT_ARCH "this architecture"
+#endif
+
 /* Cheap time stamps for the inter-request times of load threads (arrival_cv): the TSC (rdtsc) on
- * x86-64, the virtual counter CNTVCT_EL0 on aarch64, CLOCK_MONOTONIC in ns elsewhere. */
+ * x86-64, the virtual counter CNTVCT_EL0 on aarch64 (the Arm generic timer, readable at EL0 on Linux; a
+ * fixed rate CNTFRQ_EL0, not the core clock; aarch64 has no TSC), CLOCK_MONOTONIC in ns elsewhere. */
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #define TICK_CLOCK "rdtsc"
@@ -141,7 +154,8 @@ static inline uint64_t tick_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 #endif
-double tick_ghz(double tsc_ghz);  /* ticks per ns of tick_now (x86: the measured TSC rate) */
+double tick_ghz(double tsc_ghz);  /* ticks per ns of tick_now (x86: the measured TSC rate; aarch64: CNTFRQ_EL0
+                                     checked against CLOCK_MONOTONIC; clocks.c) */
 
 /* Sampled inter-request times of one load thread (ticks), binned on a log scale (8 bins per octave) with
  * the exact count, sum and sum of squares of each bin, so that the moments can be computed later over the
@@ -192,6 +206,7 @@ void cpu_list_format(const int *cpus, int n, char *out, size_t len);            
 int cpu_list_has(int cpu, const int *cpus, int n);
 int allowed_cpus(int *cpus, int max);   /* CPUs in this process's affinity mask, ascending */
 int pin_self(int cpu);                  /* 0 or errno */
+int cache_line_bytes(void);             /* sysfs coherency_line_size of cpu0 index0, 64 when unknown */
 
 /* Kernels (kernels.c). */
 struct load_args {
@@ -219,7 +234,10 @@ struct load_args {
     int measured;                       /* window seen (MEASURE then STOP) */
 };
 void load_run(struct load_args *a);     /* runs until phase == PH_STOP */
-const char *load_isa(void);             /* "avx2", "sse2" or "generic" */
+const char *load_isa(void);             /* "avx2", "sse2", "neon" or "generic" */
+/* NULL when the load kernels can run (LOADLAT_ISA names a kernel this CPU has, and traffic `tr`, if given,
+ * needs nothing the kernel lacks), else a one-line reason for a usage error (exit 2). */
+const char *kernel_refusal(const struct traffic *tr);
 
 struct chase_args {
     void **start;
@@ -243,5 +261,65 @@ const char *core_clock_check(double core_ghz, double tsc_ghz, double cpufreq_max
 double calibrate_tsc_ghz(void);                    /* x86 TSC rate, 0 elsewhere */
 double calibrate_exp_cost_ns(double delay_ns);    /* extra ns per request group of an exponential draw */
 double calibrate_tick_ns(void);                    /* cost of one tick_now() stamp in ns */
+
+/* Memory placement, buffers on a NUMA node (memory.c): as buffer_alloc, with the range bound to `node` by
+ * numa_bind (mbind) before the first touch; node < 0 = no binding (buffer_alloc). Fails (errno, message in
+ * err, nothing mapped) when mbind fails. */
+int buffer_alloc_node(struct buffer *b, size_t len, int huge, unsigned char fill, int node, char *err,
+                      size_t errlen);
+
+/* NUMA nodes (numa.c): the nodes the kernel reports under /sys/devices/system/node (LOADLAT_NODE_DIR
+ * overrides the folder, a test aid), their CPUs and memory; mbind and get_mempolicy as raw system calls. */
+#define LOADLAT_MAX_NODES 256
+struct numa_topo {
+    int n;                              /* nodes (at least 1) */
+    int from_sysfs;                     /* 0: no node folders, one node 0 holding the allowed CPUs */
+    char source[320];                   /* the folder read, or why none was */
+    int node[LOADLAT_MAX_NODES];        /* node numbers, ascending */
+    long long mem_kib[LOADLAT_MAX_NODES];  /* MemTotal of the node in KiB, -1 unknown */
+    int ncpu[LOADLAT_MAX_NODES];
+    int *cpu[LOADLAT_MAX_NODES];        /* the node's CPUs (cpulist), ascending */
+};
+const char *numa_node_dir(void);
+int numa_read(struct numa_topo *t, const int *allowed, int nallowed, char *err, size_t errlen);  /* 0 / -1 */
+void numa_free(struct numa_topo *t);
+int numa_index_of_cpu(const struct numa_topo *t, int cpu);  /* index into node[] of the CPU's node, -1 */
+int numa_bind(void *p, size_t len, int node);               /* mbind(MPOL_BIND): 0 or errno */
+/* Fraction of (up to 64 evenly spaced) pages of [p, p+len) that are on `node` (get_mempolicy); NAN when
+ * it cannot be asked; *checked = pages asked. */
+double numa_pages_on_node(const void *p, size_t len, int node, int *checked);
+int cpu_smt_siblings(int a, int b);     /* 1: a and b share a core (SMT), 0: not, -1: unknown */
+
+/* Cache-to-cache latency (c2c.c): one 64-byte line bounced between a writer and a reader thread. */
+#include <signal.h>
+#define C2C_HIT 1                       /* kinds: a clean line in the writer's cache */
+#define C2C_HITM 2                      /* a modified line in the writer's cache */
+struct c2c_args {
+    int writer_cpu, reader_cpu;
+    int home_node;                      /* node the line's page is bound to (mbind); -1: no binding */
+    int home_is_reader;                 /* without mbind: the reader (1) or the writer (0) touches it first */
+    int kinds;                          /* C2C_HIT | C2C_HITM: both alternate round by round */
+    double seconds;                     /* time budget per kind */
+    long long max_rounds;               /* cap of measured rounds (0: the built-in cap, 2e6) */
+    double tick_ghz;                    /* timer ticks per ns (tick_ghz()) */
+    const volatile sig_atomic_t *stop;  /* non-zero: end early (a signal) */
+};
+struct c2c_result {
+    int ok, interrupted;
+    double latency_ns;                  /* mean of the 10-90th percentile of (remote load - L1 load), ns */
+    double median_ns, p10_ns, p90_ns;
+    double resolution_ns;               /* smallest step between the differences seen (timer resolution) */
+    int coarse;                         /* the timer's tick > 2 ns: mean of the 1-99th percentile instead */
+    long long rounds;                   /* measured rounds of this kind */
+    double seconds;                     /* time of all measured rounds (both kinds) */
+    const char *placement;              /* "mbind", "first-touch (writer thread)", ... */
+    char mbind_error[80];               /* why mbind failed (placement first-touch) */
+    double pages_on_node;               /* get_mempolicy check of the line's page: 1 on home_node, 0 not */
+    char why[200];                      /* when not ok */
+};
+/* r[0] HIT, r[1] HITM (those asked for in a->kinds). 0 ok, 1 interrupted (*stop), -1 failed (why). */
+int c2c_measure(const struct c2c_args *a, struct c2c_result r[2]);
+const char *c2c_timer(void);            /* the timed-load clock, e.g. "rdtsc between lfences" */
+int c2c_can_flush(void);                /* 1 when the HIT protocol can flush the line (x86, aarch64) */
 
 #endif

@@ -1,7 +1,9 @@
 /* loadlat - an open, MLC-compatible loaded-latency tool (memstor).
  *
  * main.c: options, thread orchestration (barrier-synchronised points: warm-up, measured window, stop),
- * MLC v3.10-style text output and the JSON sidecar. See README.md for the method.
+ * the sections of MLC's default run (idle latency matrix, peak injection and maximum bandwidth, bandwidth
+ * matrix, loaded latency, cache-to-cache latency; each also alone), MLC v3.10/v3.11-style text output and
+ * the JSON sidecar. See README.md for the method.
  */
 #include "loadlat.h"
 
@@ -16,9 +18,29 @@
 #include <string.h>
 #include <unistd.h>
 
-enum mode { MODE_NONE = 0, MODE_IDLE, MODE_LOADED, MODE_PEAK };
+/* MODE_IDLE, MODE_LOADED and MODE_PEAK are also the worker setups the other sections run on: a latency
+ * thread alone, a latency thread (or none, -T) with load threads, load threads with every buffer. */
+enum mode { MODE_NONE = 0, MODE_IDLE, MODE_LOADED, MODE_PEAK, MODE_LATMAT, MODE_BWMAT, MODE_MAXBW, MODE_C2C,
+            MODE_DEFAULT };
 
-static const char *const MODE_NAMES[] = {"", "idle_latency", "loaded_latency", "peak_injection_bandwidth"};
+static const char *const MODE_NAMES[] = {"",  "idle_latency", "loaded_latency", "peak_injection_bandwidth",
+                                         "latency_matrix", "bandwidth_matrix", "max_bandwidth", "c2c_latency",
+                                         "default"};
+
+/* The sections of the default run, in their order (MLC's, with max bandwidth beside peak injection). */
+static const enum mode DEFAULT_SECTIONS[] = {MODE_LATMAT, MODE_PEAK, MODE_MAXBW, MODE_BWMAT, MODE_LOADED, MODE_C2C};
+#define N_DEFAULT_SECTIONS ((int)(sizeof DEFAULT_SECTIONS / sizeof DEFAULT_SECTIONS[0]))
+
+/* --max_bandwidth: the inject delays tried for each mix, in this order; a mix stops after two delays in a
+ * row below MAXBW_STOP x its best bandwidth (past the best injection rate bandwidth only falls). */
+static const uint64_t MAXBW_DELAYS[] = {0, 2, 8, 15, 30, 50, 100, 200, 400};
+#define N_MAXBW_DELAYS ((int)(sizeof MAXBW_DELAYS / sizeof MAXBW_DELAYS[0]))
+#define MAXBW_STOP 0.8
+
+/* MLC's five read/write mixes of peak injection and max bandwidth, and its row labels. */
+static const char *const MIX_CODES[5] = {"R", "W3", "W2", "W5", "W10"};
+static const char *const MIX_NAMES[5] = {"ALL Reads        ", "3:1 Reads-Writes ", "2:1 Reads-Writes ",
+                                         "1:1 Reads-Writes ", "Stream-triad like"};
 
 /* MLC's default inject delays for --loaded_latency. */
 static const uint64_t MLC_DELAYS[] = {0,   2,   8,   15,   50,   100,  200,  300,  400, 500,
@@ -26,7 +48,7 @@ static const uint64_t MLC_DELAYS[] = {0,   2,   8,   15,   50,   100,  200,  300
 
 #define DEFAULT_LAT_BYTES ((size_t)1 << 30)       /* latency chain: 1 GiB, far beyond any LLC */
 #define DEFAULT_LOAD_BYTES ((size_t)100000 * 1024) /* per load buffer: MLC's default -b100000 (KiB) */
-#define CHAIN_SLOT 64                               /* bytes per latency-chain slot (a cache line) */
+#define CHAIN_SLOT cache_line_bytes()               /* bytes per latency-chain slot: a cache line (cpus.c) */
 #define MAX_DELAYS 4096
 
 struct opts {
@@ -129,6 +151,9 @@ struct worker {
     void **chain;
     int failed;
     char err[300];
+    const char *placement;         /* NUMA cell: "mbind" or "first-touch" (its buffers); NULL: not placed */
+    char mbind_err[80];            /* why mbind failed (placement first-touch) */
+    double on_node;                /* least fraction of its buffers' sampled pages on the target node */
 };
 
 struct ctx {
@@ -146,6 +171,8 @@ struct ctx {
     double exp_cost_units;         /* calibrated cost of an exponential draw, delay-loop units */
     double cal_tick_ghz;           /* arrival stamp ticks per ns */
     double cal_tick_ns;            /* cost of one arrival stamp, ns */
+    int mem_node;                  /* NUMA node every buffer is placed on (mbind), -1: local first touch */
+    int touch_cpu;                 /* CPU on mem_node for the first touch when mbind fails, -1: none */
 };
 
 static volatile sig_atomic_t g_signal;
@@ -189,12 +216,21 @@ static void usage(FILE *f)
         "loadlat (Memory Latency Checker-compatible) - v" LOADLAT_VERSION "\n"
         "Open loaded-latency tool with Intel MLC's command-line syntax and text output (memstor).\n"
         "\n"
-        "USAGE: loadlat --idle_latency | --loaded_latency | --peak_injection_bandwidth [options]\n"
+        "USAGE: loadlat [mode] [options]\n"
         "Values are attached to the option letter, as in MLC (-b200m, -l256, -k1-3,5).\n"
         "\n"
+        "  (no mode)                  MLC's default run: every section below but idle latency, in the\n"
+        "                             order latency matrix, peak injection, max bandwidth, bandwidth\n"
+        "                             matrix, loaded latency, c2c latency (-b, -t, -c, -k, -L, -W, -d/-g\n"
+        "                             apply to the sections they concern)\n"
         "  --idle_latency             latency of dependent loads on an idle system\n"
+        "  --latency_matrix           idle latency from every NUMA node's CPU to every node's memory\n"
         "  --loaded_latency           latency while load threads inject traffic, for each inject delay\n"
         "  --peak_injection_bandwidth bandwidth of all load threads at delay 0 for MLC's five mixes\n"
+        "  --max_bandwidth            the five mixes at several inject delays, the best of each kept\n"
+        "  --bandwidth_matrix         read bandwidth from every node's CPUs to every node's memory\n"
+        "  --c2c_latency              cache-to-cache transfer latency: one line bounced between two\n"
+        "                             cores, clean (HIT) and modified (HITM); remote across nodes\n"
         "  -b<n>[k|m|g]  buffer size per thread in KiB (suffix k/m/g = KiB/MiB/GiB); sets both the\n"
         "                latency buffer (default 1g) and each load buffer (default 100000 KiB)\n"
         "  -l<n>         bytes per load request (access size and stride), multiple of 64 (default 64)\n"
@@ -202,8 +238,10 @@ static void usage(FILE *f)
         "  -g<file>      file with inject delays (whitespace separated; '#' starts a comment)\n"
         "                default: MLC's 19 delays 0 2 8 15 50 100 ... 9000 20000\n"
         "  -t<s>         seconds measured per point (default 2; decimals allowed), after a warm-up\n"
-        "  -c<n>         CPU of the latency thread (default: the first allowed CPU)\n"
-        "  -k<list>      CPUs of the load threads, e.g. -k1-3,5 (default: all allowed CPUs except -c)\n"
+        "  -c<n>         CPU of the latency thread (default: the first allowed CPU); for the latency\n"
+        "                matrix that of its node's row, for c2c the reader CPU\n"
+        "  -k<list>      CPUs of the load threads, e.g. -k1-3,5 (default: all allowed CPUs except -c;\n"
+        "                for the bandwidth matrix those of each node); for c2c the writer CPU (the first)\n"
         "  -R            read-only traffic (default)\n"
         "  -W<n>         traffic: 2 = 2:1 reads:writes, 3 = 3:1, 4 = 3:2, 5 = 1:1, 6 = non-temporal\n"
         "                writes only, 7 = 2:1 NT, 8 = 1:1 NT, 9 = 3:1 NT, 10 = stream-triad like\n"
@@ -311,6 +349,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
             set_mode(o, MODE_LOADED);
         else if (strcmp(a, "--peak_injection_bandwidth") == 0)
             set_mode(o, MODE_PEAK);
+        else if (strcmp(a, "--latency_matrix") == 0)
+            set_mode(o, MODE_LATMAT);
+        else if (strcmp(a, "--bandwidth_matrix") == 0)
+            set_mode(o, MODE_BWMAT);
+        else if (strcmp(a, "--max_bandwidth") == 0)
+            set_mode(o, MODE_MAXBW);
+        else if (strcmp(a, "--c2c_latency") == 0)
+            set_mode(o, MODE_C2C);
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -451,24 +497,35 @@ static void parse_args(int argc, char **argv, struct opts *o)
         return;
     }
     if (o->mode == MODE_NONE)
-        die_usage("no mode given: use --idle_latency, --loaded_latency or --peak_injection_bandwidth");
+        o->mode = MODE_DEFAULT;  /* no mode: MLC's default run */
     if (o->d_given && o->g_given)
         die_usage("-d and -g both given: use one of them");
     if (o->mode != MODE_LOADED) {
-        const char *bad = o->d_given ? "-d" : o->g_given ? "-g" : o->no_lat ? "-T"
-                          : o->pacing_given ? "--pacing" : NULL;
-        if (!bad && o->mode == MODE_IDLE)
-            bad = o->k_given ? "-k" : o->tr_given ? (strcmp(o->tr->code, "R") ? "-W" : "-R") : NULL;
-        if (!bad && o->mode == MODE_PEAK)
-            bad = o->c_given ? "-c" : o->tr_given ? (strcmp(o->tr->code, "R") ? "-W" : "-R") : NULL;
-        if (bad)
-            die_usage("%s does not apply to --%s", bad, MODE_NAMES[o->mode]);
+        /* which options each mode takes: -d/-g/--pacing go to a loaded-latency sweep (also the default
+         * run's), -R/-W to the traffic of loaded latency and the bandwidth matrix, -k to load threads (and
+         * the c2c writer), -c to a latency thread (and the c2c reader) */
+        enum mode m = o->mode;
+        int sweep = m == MODE_DEFAULT, traffic = m == MODE_DEFAULT || m == MODE_BWMAT;
+        int k_ok = m != MODE_IDLE && m != MODE_LATMAT;
+        int c_ok = m == MODE_IDLE || m == MODE_LATMAT || m == MODE_C2C || m == MODE_DEFAULT;
+        const char *tr_opt = o->tr_given ? (strcmp(o->tr->code, "R") ? "-W" : "-R") : NULL;
+        const char *bad = !sweep && o->d_given ? "-d" : !sweep && o->g_given ? "-g" : o->no_lat ? "-T"
+                          : !sweep && o->pacing_given ? "--pacing" : !traffic && tr_opt ? tr_opt
+                          : !k_ok && o->k_given ? "-k" : !c_ok && o->c_given ? "-c" : NULL;
+        if (bad) {
+            if (m == MODE_DEFAULT)
+                die_usage("%s does not apply to the default run (no mode option)", bad);
+            die_usage("%s does not apply to --%s", bad, MODE_NAMES[m]);
+        }
     }
     if (o->no_lat && o->c_given)
         die_usage("-c and -T both given: -T runs no latency thread");
+    const char *refusal = kernel_refusal(o->tr);  /* kernels.c: LOADLAT_ISA, traffic this CPU's kernel lacks */
+    if (refusal)
+        die_usage("%s", refusal);
     if (o->g_given)
         read_delay_file(o, o->delay_file);
-    if (o->mode == MODE_LOADED && o->ndelays == 0) {
+    if ((o->mode == MODE_LOADED || o->mode == MODE_DEFAULT) && o->ndelays == 0) {
         memcpy(o->delays, MLC_DELAYS, sizeof MLC_DELAYS);
         o->ndelays = (int)(sizeof MLC_DELAYS / sizeof MLC_DELAYS[0]);
     }
@@ -515,6 +572,47 @@ static void read_sysfs_word(const char *path, char *out, size_t len)
 
 /* ------------------------------------------------------------------ threads */
 
+/* A buffer of the worker, first-touched by it; in a NUMA matrix cell (ctx mem_node >= 0) placed on that node:
+ * bound with mbind before the touch, or, when mbind is refused (kernel without NUMA system calls, seccomp,
+ * a node the kernel cannot bind), first-touched by this thread moved for the moment to a CPU of that node.
+ * Where the pages landed is checked (numa_pages_on_node) and kept in w->on_node. */
+static int alloc_placed(struct worker *w, struct buffer *b, size_t len, unsigned char fill, char *err,
+                        size_t errlen)
+{
+    struct ctx *c = w->ctx;
+    int huge = c->o->huge;
+    if (c->mem_node < 0)
+        return buffer_alloc(b, len, huge, fill, err, errlen);
+    int e = buffer_alloc_node(b, len, huge, fill, c->mem_node, err, errlen);
+    if (e == 0) {
+        w->placement = "mbind";
+    } else {
+        if (c->touch_cpu < 0)
+            return e;  /* err says why mbind failed; no CPU of that node to touch from */
+        snprintf(w->mbind_err, sizeof w->mbind_err, "%s", strerror(e));
+        e = pin_self(c->touch_cpu);
+        if (e) {
+            snprintf(err, errlen, "mbind failed and cannot move to CPU %d of node %d for the first touch: %s",
+                     c->touch_cpu, c->mem_node, strerror(e));
+            return e;
+        }
+        e = buffer_alloc(b, len, huge, fill, err, errlen);
+        int e2 = pin_self(w->cpu);
+        if (e)
+            return e;
+        if (e2) {
+            snprintf(err, errlen, "cannot pin back to CPU %d: %s", w->cpu, strerror(e2));
+            return e2;
+        }
+        w->placement = "first-touch";
+    }
+    int checked;
+    double f = numa_pages_on_node(b->p, b->len, c->mem_node, &checked);
+    if (!isnan(f) && (isnan(w->on_node) || f < w->on_node))
+        w->on_node = f;
+    return 0;
+}
+
 static int worker_init(struct worker *w)
 {
     struct ctx *c = w->ctx;
@@ -527,7 +625,7 @@ static int worker_init(struct worker *w)
     }
     char err[200];
     if (w->is_lat) {
-        if (buffer_alloc(&w->lat, lat_len(o), o->huge, 0, err, sizeof err) != 0) {
+        if (alloc_placed(w, &w->lat, lat_len(o), 0, err, sizeof err) != 0) {
             snprintf(w->err, sizeof w->err, "latency buffer on CPU %d: %s", w->cpu, err);
             return -1;
         }
@@ -552,7 +650,7 @@ static int worker_init(struct worker *w)
         if (!want[i].need)
             continue;
         /* non-zero fill writes every page: untouched anonymous memory would read the shared zero page */
-        if (buffer_alloc(want[i].b, len, o->huge, want[i].fill, err, sizeof err) != 0) {
+        if (alloc_placed(w, want[i].b, len, want[i].fill, err, sizeof err) != 0) {
             snprintf(w->err, sizeof w->err, "%s buffer on CPU %d: %s", want[i].what, w->cpu, err);
             return -1;
         }
@@ -912,80 +1010,194 @@ static void json_num(FILE *f, double v)
         fputs("null", f);
 }
 
-static void write_json(const struct opts *o, int argc, char **argv, const struct ctx *c, const struct calib *cal,
-                       const struct run *run, const struct thp *thp)
+/* One section's JSON, built while it runs: each group of threads (one for most sections, one per cell of a
+ * NUMA matrix) writes its points and buffers here before its buffers are freed; write_section writes the
+ * document. The document of --idle_latency, --loaded_latency and --peak_injection_bandwidth is the one
+ * loadlat always wrote; the other sections add their own objects after "points" (matrix, max_bandwidth,
+ * c2c, numa). */
+struct jsec {
+    enum mode mode;
+    const struct opts *o;          /* the user's options */
+    FILE *pf, *bf, *xf;            /* points, buffers, extra objects (open_memstream) */
+    char *pts, *bufs, *xtra;
+    size_t pts_len, bufs_len, xtra_len;
+    int npts, nbufs, planned, interrupted;
+    long long tot_bytes, huge_bytes;
+    int *load_cpus;                /* load threads' CPUs over the section's groups, in order of first use */
+    int nload;
+    int lat_cpu;                   /* the first latency thread's CPU, -1: none */
+    const struct traffic *tr;      /* the section's one traffic (loaded latency, bandwidth matrix) or NULL */
+    size_t lat_bytes;              /* latency buffer bytes, 0 without a latency thread */
+};
+
+static void jsec_open(struct jsec *s, enum mode mode, const struct opts *o)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->json, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        die("--json: cannot write %s: %s", tmp, strerror(errno));
-    fprintf(f, "{\n  \"tool\": \"loadlat\",\n  \"version\": \"%s\",\n  \"command\": [", LOADLAT_VERSION);
-    for (int i = 0; i < argc; i++) {
-        if (i)
-            fputs(", ", f);
-        json_str(f, argv[i]);
-    }
-    fprintf(f, "],\n  \"mode\": \"%s\",\n  \"isa\": \"%s\",\n", MODE_NAMES[o->mode], load_isa());
-    fprintf(f, "  \"online_cpus\": %ld,\n", sysconf(_SC_NPROCESSORS_ONLN));
-    int lat_cpu = -1;
-    fputs("  \"load_cpus\": [", f);
-    int first = 1;
-    for (int i = 0; i < c->nw; i++) {
-        if (c->w[i].is_lat) {
-            lat_cpu = c->w[i].cpu;
-            continue;
-        }
-        fprintf(f, "%s%d", first ? "" : ", ", c->w[i].cpu);
-        first = 0;
-    }
-    fputs("],\n  \"latency_cpu\": ", f);
-    if (lat_cpu >= 0)
-        fprintf(f, "%d", lat_cpu);
+    memset(s, 0, sizeof *s);
+    s->mode = mode;
+    s->o = o;
+    s->lat_cpu = -1;
+    s->pf = open_memstream(&s->pts, &s->pts_len);
+    s->bf = open_memstream(&s->bufs, &s->bufs_len);
+    s->xf = open_memstream(&s->xtra, &s->xtra_len);
+    s->load_cpus = malloc(sizeof(int) * LOADLAT_MAX_CPUS);
+    if (!s->pf || !s->bf || !s->xf || !s->load_cpus)
+        die("out of memory");
+}
+
+static void jsec_close(struct jsec *s)  /* the texts are complete after this */
+{
+    if (s->pf && (fclose(s->pf) != 0 || fclose(s->bf) != 0 || fclose(s->xf) != 0))
+        die("out of memory");
+    s->pf = s->bf = s->xf = NULL;
+}
+
+static void jsec_free(struct jsec *s)
+{
+    jsec_close(s);
+    free(s->pts);
+    free(s->bufs);
+    free(s->xtra);
+    free(s->load_cpus);
+    memset(s, 0, sizeof *s);
+}
+
+/* One point object (a leading ",\n    " or "\n    "); `extra` = more fields (", \"cpu_node\": 0, ...") or NULL. */
+static void json_point(FILE *f, int first, const struct ctx *c, const struct calib *cal, const struct result *r,
+                       const char *extra)
+{
+    const struct opts *o = c->o;
+    int has_lat = uses_lat_thread(o) && r->ok;
+    fprintf(f, "%s\n    {\"status\": \"%s\", \"traffic\": \"%s\", \"delay\": %llu, \"delay_ns\": ",
+            first ? "" : ",", r->ok ? "ok" : "failed", r->tr->code, (unsigned long long)r->delay);
+    json_num(f, (double)r->delay * cal->delay_ns);
+    fputs(", \"latency_ns\": ", f);
+    if (has_lat)
+        json_num(f, r->latency_ns);
     else
         fputs("null", f);
-    if (o->mode == MODE_LOADED)
-        fprintf(f, ",\n  \"traffic\": {\"code\": \"%s\", \"label\": \"%s\", \"reads_per_group\": %d, "
-                   "\"writes_per_group\": %d, \"non_temporal\": %s},\n",
-                o->tr->code, o->tr->label, o->tr->reads, o->tr->writes, o->tr->nt ? "true" : "false");
+    fputs(", \"latency_core_clocks\": ", f);
+    if (has_lat)
+        json_num(f, r->latency_ns * cal->core_ghz);
     else
-        fputs(",\n  \"traffic\": null,\n", f);  /* idle: none; peak: per point */
-    fprintf(f, "  \"access_bytes\": %zu,\n  \"random_load_access\": %s,\n", o->access,
-            o->random ? "true" : "false");
-    fprintf(f, "  \"latency_buffer_bytes\": %zu,\n  \"load_buffer_bytes\": %zu,\n  \"chain_slot_bytes\": %d,\n",
-            lat_cpu >= 0 ? lat_len(o) : (size_t)0, load_len(o), CHAIN_SLOT);
-    fprintf(f, "  \"seconds_per_point\": ");
-    json_num(f, o->seconds);
-    fprintf(f, ",\n  \"warmup_s\": ");
-    json_num(f, warmup_s(o));
-    fprintf(f, ",\n  \"pacing\": \"%s\",\n  \"windows_per_point\": %d,\n  \"arrival_clock\": \"%s\"",
-            o->pacing_exp ? "exp" : "fixed", o->nwin, TICK_CLOCK);
-    fprintf(f, ",\n  \"huge_pages\": {\"requested\": %s, \"thp_enabled\": \"%s\", \"thp_defrag\": \"%s\", "
-               "\"buffers\": [",
-            o->huge ? "true" : "false", thp->enabled, thp->defrag);
-    first = 1;
-    long long tot = 0, huge = 0;
+        fputs("null", f);
+    fputs(", \"bandwidth_MBps\": ", f);
+    if (o->mode != MODE_IDLE && r->ok)
+        json_num(f, r->bw_MBps);
+    else
+        fputs("null", f);
+    fputs(", \"read_MBps\": ", f);
+    json_num(f, r->read_MBps);
+    fputs(", \"write_MBps\": ", f);
+    json_num(f, r->write_MBps);
+    fputs(", \"window_s\": ", f);
+    json_num(f, r->window_s);
+    fprintf(f, ", \"latency_loads\": %llu, \"latency_thread_cpu_share\": ", (unsigned long long)r->loads);
+    json_num(f, r->lat_share);
+    fputs(", \"latency_ns_per_cpu_time\": ", f);
+    if (has_lat)
+        json_num(f, r->latency_ns * r->lat_share);
+    else
+        fputs("null", f);
+    fputs(", \"load_threads_cpu_share_min\": ", f);
+    json_num(f, r->load_share);
+    fputs(", \"delay_mean\": ", f);
+    json_num(f, r->delay_mean);
+    fputs(", \"steal_pct\": ", f);
+    json_num(f, r->ok ? r->steal_pct : NAN);
+    fputs(", \"arrival_cv\": ", f);
+    json_num(f, r->ok ? r->arrival_cv : NAN);
+    fputs(",\n     \"threads\": [", f);
+    for (int k = 0; k < r->nts; k++) {
+        const struct thread_stat *t = &r->ts[k];
+        fprintf(f, "%s{\"role\": \"%s\", \"cpu\": %d, \"cpu_share\": ", k ? ", " : "",
+                t->is_lat ? "latency" : "load", t->cpu);
+        json_num(f, t->share);
+        fputs(", \"steal_pct\": ", f);
+        json_num(f, t->steal_pct);
+        if (!t->is_lat) {
+            fputs(", \"arrival_cv\": ", f);
+            json_num(f, t->arrival_cv);
+            fputs(", \"arrival_mean_ns\": ", f);
+            json_num(f, t->arrival_mean_ns);
+            fprintf(f, ", \"arrival_samples\": %llu, \"arrival_sample_every_groups\": %llu, "
+                       "\"arrival_interruptions\": %llu, \"arrival_cv_all\": ",
+                    (unsigned long long)t->arrival_samples, (unsigned long long)t->arrival_period * 16,
+                    (unsigned long long)t->arrival_interruptions);
+            json_num(f, t->arrival_cv_all);
+        }
+        fputc('}', f);
+    }
+    fputs("],\n     \"windows\": [", f);
+    for (int k = 0; k < r->nws; k++) {
+        const struct win_stat *ws = &r->ws[k];
+        fprintf(f, "%s{\"window_s\": ", k ? ", " : "");
+        json_num(f, ws->window_s);
+        fputs(", \"latency_ns\": ", f);
+        json_num(f, has_lat ? ws->latency_ns : NAN);
+        fputs(", \"bandwidth_MBps\": ", f);
+        json_num(f, o->mode != MODE_IDLE ? ws->bw_MBps : NAN);
+        fputs(", \"cpu_share_min\": ", f);
+        json_num(f, ws->share_min);
+        fputc('}', f);
+    }
+    fputc(']', f);
+    if (extra)
+        fputs(extra, f);
+    if (!r->ok) {
+        fputs(", \"error\": ", f);
+        json_str(f, r->why);
+    }
+    fputc('}', f);
+}
+
+/* The CPUs and buffers of a group of threads (a ctx), added to the section before the buffers are freed. */
+static void jsec_workers(struct jsec *s, const struct ctx *c)
+{
     for (int i = 0; i < c->nw; i++) {
         const struct worker *w = &c->w[i];
+        if (w->is_lat) {
+            if (s->lat_cpu < 0)
+                s->lat_cpu = w->cpu;
+            s->lat_bytes = lat_len(c->o);
+        } else if (!cpu_list_has(w->cpu, s->load_cpus, s->nload)) {
+            s->load_cpus[s->nload++] = w->cpu;
+        }
         const struct buffer *bs[4] = {&w->lat, &w->rd, &w->rd2, &w->wr};
         const char *names[4] = {"latency", "read", "read2", "write"};
         for (int j = 0; j < 4; j++) {
             if (!bs[j]->p)
                 continue;
-            fprintf(f, "%s\n    {\"role\": \"%s\", \"cpu\": %d, \"bytes\": %zu, \"anon_huge_bytes\": ",
-                    first ? "" : ",", names[j], w->cpu, bs[j]->len);
+            fprintf(s->bf, "%s\n    {\"role\": \"%s\", \"cpu\": %d, \"bytes\": %zu, \"anon_huge_bytes\": ",
+                    s->nbufs ? "," : "", names[j], w->cpu, bs[j]->len);
             if (bs[j]->anon_huge_kib >= 0)
-                fprintf(f, "%lld}", bs[j]->anon_huge_kib * 1024);
+                fprintf(s->bf, "%lld", bs[j]->anon_huge_kib * 1024);
             else
-                fputs("null}", f);
-            first = 0;
-            tot += (long long)bs[j]->len;
-            huge += bs[j]->anon_huge_kib > 0 ? bs[j]->anon_huge_kib * 1024 : 0;
+                fputs("null", s->bf);
+            if (c->mem_node >= 0) {
+                fprintf(s->bf, ", \"node\": %d, \"placement\": ", c->mem_node);
+                json_str(s->bf, w->placement ? w->placement : "none");
+                fputs(", \"pages_on_node\": ", s->bf);
+                json_num(s->bf, w->on_node);
+            }
+            fputc('}', s->bf);
+            s->nbufs++;
+            s->tot_bytes += (long long)bs[j]->len;
+            s->huge_bytes += bs[j]->anon_huge_kib > 0 ? bs[j]->anon_huge_kib * 1024 : 0;
         }
     }
-    fprintf(f, "],\n    \"huge_fraction\": ");
-    json_num(f, tot ? (double)huge / (double)tot : 0.0);
-    fprintf(f, "},\n  \"calibration\": {\"delay_ns_per_unit\": ");
+}
+
+/* Points [from, to) of a run, measured on the threads of c, with the same extra fields. */
+static void jsec_points(struct jsec *s, const struct ctx *c, const struct calib *cal, const struct run *run,
+                        int from, int to, const char *extra)
+{
+    for (int i = from; i < to; i++)
+        json_point(s->pf, s->npts++ == 0, c, cal, &run->res[i], extra);
+}
+
+static void json_calibration(FILE *f, const struct calib *cal)
+{
+    fprintf(f, "{\"delay_ns_per_unit\": ");
     json_num(f, cal->delay_ns);
     fprintf(f, ", \"delay_loop_iterations\": %llu, \"cpu\": %d, \"core_ghz\": ",
             (unsigned long long)cal->delay_iters, cal->cpu);
@@ -1005,92 +1217,125 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
     json_num(f, cal->tick_ns);
     fputs(", \"arrival_clock_ghz\": ", f);
     json_num(f, cal->tick_ghz > 0 ? cal->tick_ghz : NAN);
-    fprintf(f, "},\n  \"points_planned\": %d,\n  \"interrupted\": %s,\n  \"points\": [", run->planned,
-            run->interrupted ? "true" : "false");
-    for (int i = 0; i < run->nres; i++) {
-        const struct result *r = &run->res[i];
-        int has_lat = lat_cpu >= 0 && r->ok;
-        fprintf(f, "%s\n    {\"status\": \"%s\", \"traffic\": \"%s\", \"delay\": %llu, \"delay_ns\": ",
-                i ? "," : "", r->ok ? "ok" : "failed", r->tr->code, (unsigned long long)r->delay);
-        json_num(f, (double)r->delay * cal->delay_ns);
-        fputs(", \"latency_ns\": ", f);
-        if (has_lat)
-            json_num(f, r->latency_ns);
+    fputc('}', f);
+}
+
+static void json_command(FILE *f, int argc, char **argv)
+{
+    fputc('[', f);
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            fputs(", ", f);
+        json_str(f, argv[i]);
+    }
+    fputc(']', f);
+}
+
+/* The document of one section (no final newline). */
+static void write_section(FILE *f, const struct jsec *s, int argc, char **argv, const struct calib *cal,
+                          const struct thp *thp)
+{
+    const struct opts *o = s->o;
+    fprintf(f, "{\n  \"tool\": \"loadlat\",\n  \"version\": \"%s\",\n  \"command\": ", LOADLAT_VERSION);
+    json_command(f, argc, argv);
+    fprintf(f, ",\n  \"mode\": \"%s\",\n  \"isa\": \"%s\",\n", MODE_NAMES[s->mode], load_isa());
+    fprintf(f, "  \"online_cpus\": %ld,\n", sysconf(_SC_NPROCESSORS_ONLN));
+    fputs("  \"load_cpus\": [", f);
+    for (int i = 0; i < s->nload; i++)
+        fprintf(f, "%s%d", i ? ", " : "", s->load_cpus[i]);
+    fputs("],\n  \"latency_cpu\": ", f);
+    if (s->lat_cpu >= 0)
+        fprintf(f, "%d", s->lat_cpu);
+    else
+        fputs("null", f);
+    if (s->tr)
+        fprintf(f, ",\n  \"traffic\": {\"code\": \"%s\", \"label\": \"%s\", \"reads_per_group\": %d, "
+                   "\"writes_per_group\": %d, \"non_temporal\": %s},\n",
+                s->tr->code, s->tr->label, s->tr->reads, s->tr->writes, s->tr->nt ? "true" : "false");
+    else
+        fputs(",\n  \"traffic\": null,\n", f);  /* idle: none; peak: per point */
+    fprintf(f, "  \"access_bytes\": %zu,\n  \"random_load_access\": %s,\n", o->access,
+            o->random ? "true" : "false");
+    fprintf(f, "  \"latency_buffer_bytes\": %zu,\n  \"load_buffer_bytes\": %zu,\n  \"chain_slot_bytes\": %d,\n",
+            s->lat_cpu >= 0 ? s->lat_bytes : (size_t)0, load_len(o), CHAIN_SLOT);
+    fprintf(f, "  \"seconds_per_point\": ");
+    json_num(f, o->seconds);
+    fprintf(f, ",\n  \"warmup_s\": ");
+    json_num(f, warmup_s(o));
+    fprintf(f, ",\n  \"pacing\": \"%s\",\n  \"windows_per_point\": %d,\n  \"arrival_clock\": \"%s\"",
+            o->pacing_exp ? "exp" : "fixed", o->nwin, TICK_CLOCK);
+    fprintf(f, ",\n  \"huge_pages\": {\"requested\": %s, \"thp_enabled\": \"%s\", \"thp_defrag\": \"%s\", "
+               "\"buffers\": [",
+            o->huge ? "true" : "false", thp->enabled, thp->defrag);
+    fwrite(s->bufs, 1, s->bufs_len, f);
+    fprintf(f, "],\n    \"huge_fraction\": ");
+    json_num(f, s->tot_bytes ? (double)s->huge_bytes / (double)s->tot_bytes : 0.0);
+    fprintf(f, "},\n  \"calibration\": ");
+    json_calibration(f, cal);
+    fprintf(f, ",\n  \"points_planned\": %d,\n  \"interrupted\": %s,\n  \"points\": [", s->planned,
+            s->interrupted ? "true" : "false");
+    fwrite(s->pts, 1, s->pts_len, f);
+    fputs("\n  ]", f);
+    fwrite(s->xtra, 1, s->xtra_len, f);
+    fputs("\n}", f);
+}
+
+/* The NUMA nodes as read (an object). */
+static void json_numa(FILE *f, const struct numa_topo *t)
+{
+    fputs("{\"source\": ", f);
+    json_str(f, t->source);
+    fprintf(f, ", \"from_sysfs\": %s, \"placement_method\": \"mbind(MPOL_BIND) before the first touch; when mbind "
+               "fails, first touch by the thread moved to a CPU of the node\", \"nodes\": [",
+            t->from_sysfs ? "true" : "false");
+    for (int i = 0; i < t->n; i++) {
+        char cpus[1024] = "";
+        cpu_list_format(t->cpu[i], t->ncpu[i], cpus, sizeof cpus);
+        fprintf(f, "%s{\"node\": %d, \"cpus\": ", i ? ", " : "", t->node[i]);
+        json_str(f, cpus);
+        fputs(", \"mem_total_bytes\": ", f);
+        if (t->mem_kib[i] >= 0)
+            fprintf(f, "%lld", t->mem_kib[i] * 1024);
         else
             fputs("null", f);
-        fputs(", \"latency_core_clocks\": ", f);
-        if (has_lat)
-            json_num(f, r->latency_ns * cal->core_ghz);
-        else
-            fputs("null", f);
-        fputs(", \"bandwidth_MBps\": ", f);
-        if (o->mode != MODE_IDLE && r->ok)
-            json_num(f, r->bw_MBps);
-        else
-            fputs("null", f);
-        fputs(", \"read_MBps\": ", f);
-        json_num(f, r->read_MBps);
-        fputs(", \"write_MBps\": ", f);
-        json_num(f, r->write_MBps);
-        fputs(", \"window_s\": ", f);
-        json_num(f, r->window_s);
-        fprintf(f, ", \"latency_loads\": %llu, \"latency_thread_cpu_share\": ", (unsigned long long)r->loads);
-        json_num(f, r->lat_share);
-        fputs(", \"latency_ns_per_cpu_time\": ", f);
-        if (has_lat)
-            json_num(f, r->latency_ns * r->lat_share);
-        else
-            fputs("null", f);
-        fputs(", \"load_threads_cpu_share_min\": ", f);
-        json_num(f, r->load_share);
-        fputs(", \"delay_mean\": ", f);
-        json_num(f, r->delay_mean);
-        fputs(", \"steal_pct\": ", f);
-        json_num(f, r->ok ? r->steal_pct : NAN);
-        fputs(", \"arrival_cv\": ", f);
-        json_num(f, r->ok ? r->arrival_cv : NAN);
-        fputs(",\n     \"threads\": [", f);
-        for (int k = 0; k < r->nts; k++) {
-            const struct thread_stat *t = &r->ts[k];
-            fprintf(f, "%s{\"role\": \"%s\", \"cpu\": %d, \"cpu_share\": ", k ? ", " : "",
-                    t->is_lat ? "latency" : "load", t->cpu);
-            json_num(f, t->share);
-            fputs(", \"steal_pct\": ", f);
-            json_num(f, t->steal_pct);
-            if (!t->is_lat) {
-                fputs(", \"arrival_cv\": ", f);
-                json_num(f, t->arrival_cv);
-                fputs(", \"arrival_mean_ns\": ", f);
-                json_num(f, t->arrival_mean_ns);
-                fprintf(f, ", \"arrival_samples\": %llu, \"arrival_sample_every_groups\": %llu, "
-                           "\"arrival_interruptions\": %llu, \"arrival_cv_all\": ",
-                        (unsigned long long)t->arrival_samples, (unsigned long long)t->arrival_period * 16,
-                        (unsigned long long)t->arrival_interruptions);
-                json_num(f, t->arrival_cv_all);
-            }
-            fputc('}', f);
-        }
-        fputs("],\n     \"windows\": [", f);
-        for (int k = 0; k < r->nws; k++) {
-            const struct win_stat *ws = &r->ws[k];
-            fprintf(f, "%s{\"window_s\": ", k ? ", " : "");
-            json_num(f, ws->window_s);
-            fputs(", \"latency_ns\": ", f);
-            json_num(f, has_lat ? ws->latency_ns : NAN);
-            fputs(", \"bandwidth_MBps\": ", f);
-            json_num(f, o->mode != MODE_IDLE ? ws->bw_MBps : NAN);
-            fputs(", \"cpu_share_min\": ", f);
-            json_num(f, ws->share_min);
-            fputc('}', f);
-        }
-        fputc(']', f);
-        if (!r->ok) {
-            fputs(", \"error\": ", f);
-            json_str(f, r->why);
-        }
         fputc('}', f);
     }
-    fputs("\n  ]\n}\n", f);
+    fputs("]}", f);
+}
+
+/* The sidecar: one section's document, or for the default run a document holding every section's. */
+static void write_json(const struct opts *o, int argc, char **argv, struct jsec *secs, int nsec, int interrupted,
+                       const struct calib *cal, const struct thp *thp, const struct numa_topo *topo)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->json, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        die("--json: cannot write %s: %s", tmp, strerror(errno));
+    for (int i = 0; i < nsec; i++)
+        jsec_close(&secs[i]);
+    if (o->mode != MODE_DEFAULT) {
+        write_section(f, &secs[0], argc, argv, cal, thp);
+    } else {
+        fprintf(f, "{\n  \"tool\": \"loadlat\",\n  \"version\": \"%s\",\n  \"command\": ", LOADLAT_VERSION);
+        json_command(f, argc, argv);
+        fprintf(f, ",\n  \"mode\": \"default\",\n  \"isa\": \"%s\",\n  \"online_cpus\": %ld,\n  \"numa\": ", load_isa(),
+                sysconf(_SC_NPROCESSORS_ONLN));
+        json_numa(f, topo);
+        fputs(",\n  \"calibration\": ", f);
+        json_calibration(f, cal);
+        fputs(",\n  \"sections_planned\": [", f);
+        for (int i = 0; i < N_DEFAULT_SECTIONS; i++)
+            fprintf(f, "%s\"%s\"", i ? ", " : "", MODE_NAMES[DEFAULT_SECTIONS[i]]);
+        fprintf(f, "],\n  \"interrupted\": %s,\n  \"sections\": [\n", interrupted ? "true" : "false");
+        for (int i = 0; i < nsec; i++) {
+            if (i)
+                fputs(",\n", f);
+            write_section(f, &secs[i], argc, argv, cal, thp);
+        }
+        fputs("\n  ]\n}", f);
+    }
+    fputc('\n', f);
     if (ferror(f) || fclose(f) != 0) {
         remove(tmp);
         die("--json: write to %s failed", tmp);
@@ -1104,16 +1349,65 @@ static void write_json(const struct opts *o, int argc, char **argv, const struct
 
 /* ------------------------------------------------------------------ the steps of main */
 
+/* What every section needs: the options, the allowed CPUs, the NUMA nodes, calibrations, THP settings, and
+ * how the run went. */
+struct env {
+    const struct opts *o;
+    int argc;
+    char **argv;
+    int *allowed;
+    int nallowed;
+    char allowed_txt[512];
+    struct numa_topo topo;
+    struct calib cal;
+    struct thp thp;
+    int any_failed;                /* a point, cell or c2c value failed */
+    int interrupted;               /* a signal ended the run */
+};
+
+static int in_node(const struct numa_topo *t, int idx, int cpu) { return cpu_list_has(cpu, t->cpu[idx], t->ncpu[idx]); }
+
+/* The first allowed CPU of node index idx, -1 when none. */
+static int node_first_allowed(const struct env *e, int idx)
+{
+    for (int i = 0; i < e->nallowed; i++)
+        if (in_node(&e->topo, idx, e->allowed[i]))
+            return e->allowed[i];
+    return -1;
+}
+
+/* Load CPUs of a section: the -k list, else every allowed CPU; without `skip`; only those of node index
+ * `node_idx` when >= 0. Returns the count. */
+static int section_loads(const struct env *e, int skip, int node_idx, int *out)
+{
+    const struct opts *o = e->o;
+    const int *src = o->k_given ? o->load_cpus : e->allowed;
+    int nsrc = o->k_given ? o->nload : e->nallowed, n = 0;
+    for (int i = 0; i < nsrc; i++)
+        if (src[i] != skip && (node_idx < 0 || in_node(&e->topo, node_idx, src[i])))
+            out[n++] = src[i];
+    return n;
+}
+
 /* The latency CPU (-c, default the first allowed CPU) and the load CPUs (-k, default every other allowed
- * CPU), checked against the affinity mask; allowed_txt gets the allowed CPUs as a list ("0-3,8"). */
-static void resolve_cpus(struct opts *o, char *allowed_txt, size_t len)
+ * CPU), checked against the affinity mask; e->allowed_txt gets the allowed CPUs as a list ("0-3,8"). For
+ * the sections of the default run and the new modes the load CPUs are chosen per section (section_loads). */
+static void resolve_cpus(struct opts *o, struct env *e)
 {
     static int allowed[LOADLAT_MAX_CPUS];
     int nallowed = allowed_cpus(allowed, LOADLAT_MAX_CPUS);
     if (nallowed <= 0)
         die("cannot read the CPU affinity mask: %s", strerror(errno));
-    cpu_list_format(allowed, nallowed, allowed_txt, len);
-    int use_lat = uses_lat_thread(o);
+    e->allowed = allowed;
+    e->nallowed = nallowed;
+    cpu_list_format(allowed, nallowed, e->allowed_txt, sizeof e->allowed_txt);
+    const char *allowed_txt = e->allowed_txt;
+    if ((o->mode == MODE_C2C || o->mode == MODE_DEFAULT) && nallowed < 2)
+        die_usage("%s needs two CPUs (a writer and a reader core for the cache-to-cache latency%s), but this process "
+                  "may only run on CPU %s: allow two or more CPUs (e.g. taskset -c 0,1)",
+                  o->mode == MODE_C2C ? "--c2c_latency" : "the default run",
+                  o->mode == MODE_C2C ? "" : "; a load CPU besides the latency CPU", allowed_txt);
+    int use_lat = uses_lat_thread(o) || o->mode == MODE_LATMAT || o->mode == MODE_C2C || o->mode == MODE_DEFAULT;
     if (use_lat) {
         if (!o->c_given)
             o->lat_cpu = allowed[0];
@@ -1121,11 +1415,11 @@ static void resolve_cpus(struct opts *o, char *allowed_txt, size_t len)
             die_usage("-c%d: CPU %d is not available to this process (allowed CPUs: %s)", o->lat_cpu, o->lat_cpu,
                       allowed_txt);
     }
-    if (o->mode == MODE_IDLE) {
+    if (o->mode == MODE_IDLE || o->mode == MODE_LATMAT) {
         o->nload = 0;
         return;
     }
-    if (!o->k_given) {
+    if (!o->k_given && (o->mode == MODE_LOADED || o->mode == MODE_PEAK)) {
         o->nload = 0;
         for (int i = 0; i < nallowed; i++)
             if (!use_lat || allowed[i] != o->lat_cpu)
@@ -1137,9 +1431,13 @@ static void resolve_cpus(struct opts *o, char *allowed_txt, size_t len)
         if (!cpu_list_has(o->load_cpus[i], allowed, nallowed))
             die_usage("-k: CPU %d is not available to this process (allowed CPUs: %s)", o->load_cpus[i],
                       allowed_txt);
-        if (use_lat && o->load_cpus[i] == o->lat_cpu)
+        if (o->mode == MODE_LOADED && use_lat && o->load_cpus[i] == o->lat_cpu)
             die_usage("-k: CPU %d is also the latency CPU (-c%d): leave it out or add -T", o->lat_cpu, o->lat_cpu);
     }
+    if ((o->mode == MODE_C2C || o->mode == MODE_DEFAULT) && o->k_given && o->nload == 1 &&
+        o->load_cpus[0] == o->lat_cpu)
+        die_usage("-k%d: CPU %d is also the %s CPU (-c%d): give another CPU", o->lat_cpu, o->lat_cpu,
+                  o->mode == MODE_C2C ? "c2c reader" : "latency", o->lat_cpu);
 }
 
 /* Which buffers each load thread needs: all three for peak bandwidth (its mixes change per point), else
@@ -1168,12 +1466,12 @@ static void check_memory(const struct ctx *c)
                   need / 1048576.0, (double)avail / 1048576.0);
 }
 
-/* Delay unit and clock rates, measured on the CPU that will run the delay loop (the first load CPU, else
- * the latency CPU); the process's affinity mask is restored afterwards. */
-static void calibrate(struct calib *cal, const struct opts *o)
+/* Delay unit and clock rates, measured on `cpu` (the CPU that will run the delay loop: the first load CPU,
+ * else the latency CPU); the process's affinity mask is restored afterwards. */
+static void calibrate(struct calib *cal, const struct opts *o, int cpu)
 {
     memset(cal, 0, sizeof *cal);
-    cal->cpu = o->nload ? o->load_cpus[0] : o->lat_cpu;
+    cal->cpu = cpu;
     cpu_set_t saved;
     if (sched_getaffinity(0, sizeof saved, &saved) != 0)
         die("sched_getaffinity failed: %s", strerror(errno));
@@ -1195,24 +1493,29 @@ static void calibrate(struct calib *cal, const struct opts *o)
         die("sched_setaffinity failed: %s", strerror(errno));
 }
 
-/* The header, as MLC prints it. */
+/* The header, as MLC prints it: banner, command line, buffer size. MLC's default run prints the banner
+ * only (and the command line when there is one). */
 static void print_header(const struct opts *o, int argc, char **argv)
 {
     printf("loadlat (Memory Latency Checker-compatible) - v%s\n", LOADLAT_VERSION);
+    if (o->mode == MODE_DEFAULT && argc < 2) {
+        fflush(stdout);
+        return;
+    }
     printf("Command line parameters: ");
     for (int i = 1; i < argc; i++)
         printf("%s ", argv[i]);
-    printf("\n\n");
-    if (o->mode == MODE_IDLE)
+    printf(o->mode == MODE_DEFAULT ? "\n" : "\n\n");
+    if (o->mode == MODE_IDLE || o->mode == MODE_LATMAT)
         printf("Using buffer size of %.3fMiB\n", (double)lat_len(o) / 1048576.0);
-    else
+    else if (o->mode != MODE_C2C && o->mode != MODE_DEFAULT)
         printf("Using buffer size of %.3fMiB/thread for reads and an additional %.3fMiB/thread for writes\n",
                (double)load_len(o) / 1048576.0, (double)load_len(o) / 1048576.0);
     fflush(stdout);
 }
 
 /* One thread per CPU, the latency thread first; each pins itself and sets up its buffers (worker_init).
- * SIGINT/SIGTERM are blocked in them so that only main sees them. */
+ * SIGINT/SIGTERM are blocked in them so that only main sees them (main installs the handlers). */
 static void start_workers(struct ctx *c)
 {
     const struct opts *o = c->o;
@@ -1232,6 +1535,7 @@ static void start_workers(struct ctx *c)
     for (int i = 0; i < c->nw; i++) {
         c->w[i].ctx = c;
         c->w[i].index = i;
+        c->w[i].on_node = NAN;
     }
     int e = pthread_barrier_init(&c->bar, NULL, (unsigned)c->nw + 1);
     if (e)
@@ -1246,13 +1550,17 @@ static void start_workers(struct ctx *c)
         if (e)
             die("pthread_create failed: %s", strerror(e));
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void install_signals(void)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Wait until every thread is pinned, its buffers first-touched and the chain built. Returns 0, with the
@@ -1302,54 +1610,70 @@ static void huge_page_totals(const struct ctx *c, long long *huge_kib, long long
     }
 }
 
-/* The '#' lines: everything MLC does not print (threads, buffers, huge pages, calibrations, timing). */
-static void print_setup(const struct ctx *c, const struct calib *cal, const char *allowed_txt,
-                        const struct thp *thp)
+#define PART_GLOBAL 1  /* ISA and allowed CPUs, calibrations, clocks, timing */
+#define PART_GROUP 2   /* the threads of one group, their buffers and huge pages, traffic, pacing */
+#define PART_BLANK 4   /* a blank line after them */
+
+/* The '#' lines: everything MLC does not print (threads, buffers, huge pages, calibrations, timing). The
+ * single modes of loadlat <= 0.3 print every part at once; the default run prints the global part once and
+ * each section's group part before its heading. c may be NULL without PART_GROUP. */
+static void print_setup(const struct opts *o, const struct ctx *c, const struct calib *cal, const char *allowed_txt,
+                        const struct thp *thp, int parts)
 {
-    const struct opts *o = c->o;
-    char loadtxt[512] = "none";
-    if (o->nload)
-        cpu_list_format(o->load_cpus, o->nload, loadtxt, sizeof loadtxt);
-    printf("# loadlat v%s: %s kernels; allowed CPUs %s\n", LOADLAT_VERSION, load_isa(), allowed_txt);
-    if (uses_lat_thread(o))
-        printf("# latency thread: CPU %d, %.3f MiB buffer, random cyclic chain of %zu slots of %d bytes "
-               "(random 8-byte offset in each)\n",
-               o->lat_cpu, (double)c->w[0].lat.len / 1048576.0, c->w[0].lat.len / CHAIN_SLOT, CHAIN_SLOT);
-    if (o->nload)
-        printf("# load threads: CPUs %s (%d threads), %zu-byte %s requests, own buffers of %.3f MiB each\n",
-               loadtxt, o->nload, o->access, o->random ? "random" : "sequential", (double)load_len(o) / 1048576.0);
-    long long huge_kib, tot_kib;
-    int unknown;
-    huge_page_totals(c, &huge_kib, &tot_kib, &unknown);
-    printf("# huge pages: %s; THP enabled=%s defrag=%s; AnonHugePages in buffers: %s%lld of %lld KiB (%.1f%%)\n",
-           o->huge ? "requested with madvise(MADV_HUGEPAGE) (-L)" : "not requested (MADV_NOHUGEPAGE)",
-           thp->enabled, thp->defrag, unknown ? "at least " : "", huge_kib, tot_kib,
-           tot_kib ? 100.0 * (double)huge_kib / (double)tot_kib : 0.0);
-    if (o->huge && huge_kib == 0)
-        fprintf(stderr, "loadlat: warning: -L asked for huge pages but none are in use (THP enabled=%s)\n",
-                thp->enabled);
-    printf("# delay calibration: 1 delay unit = %.4f ns on CPU %d (thread CPU time, min of 5 runs of %llu iterations)\n",
-           cal->delay_ns, cal->cpu, (unsigned long long)cal->delay_iters);
-    printf("# clocks: core %.3f GHz (%s; check: %s), TSC %.3f GHz, cpufreq max ", cal->core_ghz, CORE_GHZ_METHOD,
-           cal->core_check, cal->tsc_ghz);
-    if (cal->cpufreq_max_ghz > 0)
-        printf("%.3f GHz", cal->cpufreq_max_ghz);
-    else
-        printf("not readable");
-    printf("; core clocks = ns x core GHz\n");
-    printf("# timing: CLOCK_MONOTONIC; warm-up %.3f s then %.3f s measured per point; MB = 1e6 bytes\n",
-           warmup_s(o), o->seconds);
-    if (o->no_lat)
-        printf("# -T: no latency thread; the latency column is 0.00 (not measured)\n");
-    if (o->mode == MODE_LOADED)
-        printf("# traffic %s (%s): per request group %d read(s) and %d %swrite(s) of %zu bytes, then the "
-               "delay loop\n",
-               o->tr->code, o->tr->label, o->tr->reads, o->tr->writes, o->tr->nt ? "non-temporal " : "", o->access);
-    if (o->pacing_exp)
-        printf("# pacing exp: each delay drawn from an exponential of mean (delay - %.1f) units (a draw costs "
-               "%.2f ns, %.2f ns per %s stamp); arrival_cv in the JSON\n",
-               c->exp_cost_units, cal->exp_cost_ns, cal->tick_ns, TICK_CLOCK);
-    printf("\n");
+    if (parts & PART_GLOBAL)
+        printf("# loadlat v%s: %s kernels; allowed CPUs %s\n", LOADLAT_VERSION, load_isa(), allowed_txt);
+    if (parts & PART_GROUP) {
+        const struct opts *g = c->o;
+        char loadtxt[512] = "none";
+        if (g->nload)
+            cpu_list_format(g->load_cpus, g->nload, loadtxt, sizeof loadtxt);
+        if (uses_lat_thread(g))
+            printf("# latency thread: CPU %d, %.3f MiB buffer, random cyclic chain of %zu slots of %d bytes "
+                   "(random 8-byte offset in each)\n",
+                   g->lat_cpu, (double)c->w[0].lat.len / 1048576.0, c->w[0].lat.len / CHAIN_SLOT, CHAIN_SLOT);
+        if (g->nload)
+            printf("# load threads: CPUs %s (%d threads), %zu-byte %s requests, own buffers of %.3f MiB each\n",
+                   loadtxt, g->nload, g->access, g->random ? "random" : "sequential", (double)load_len(g) / 1048576.0);
+        long long huge_kib, tot_kib;
+        int unknown;
+        huge_page_totals(c, &huge_kib, &tot_kib, &unknown);
+        printf("# huge pages: %s; THP enabled=%s defrag=%s; AnonHugePages in buffers: %s%lld of %lld KiB (%.1f%%)\n",
+               g->huge ? "requested with madvise(MADV_HUGEPAGE) (-L)" : "not requested (MADV_NOHUGEPAGE)",
+               thp->enabled, thp->defrag, unknown ? "at least " : "", huge_kib, tot_kib,
+               tot_kib ? 100.0 * (double)huge_kib / (double)tot_kib : 0.0);
+        if (g->huge && huge_kib == 0)
+            fprintf(stderr, "loadlat: warning: -L asked for huge pages but none are in use (THP enabled=%s)\n",
+                    thp->enabled);
+    }
+    if (parts & PART_GLOBAL) {
+        printf("# delay calibration: 1 delay unit = %.4f ns on CPU %d (thread CPU time, min of 5 runs of %llu iterations)\n",
+               cal->delay_ns, cal->cpu, (unsigned long long)cal->delay_iters);
+        printf("# clocks: core %.3f GHz (%s; check: %s), TSC %.3f GHz, cpufreq max ", cal->core_ghz, CORE_GHZ_METHOD,
+               cal->core_check, cal->tsc_ghz);
+        if (cal->cpufreq_max_ghz > 0)
+            printf("%.3f GHz", cal->cpufreq_max_ghz);
+        else
+            printf("not readable");
+        printf("; core clocks = ns x core GHz\n");
+        printf("# timing: CLOCK_MONOTONIC; warm-up %.3f s then %.3f s measured per point; MB = 1e6 bytes\n",
+               warmup_s(o), o->seconds);
+    }
+    if (parts & PART_GROUP) {
+        const struct opts *g = c->o;
+        if (g->no_lat)
+            printf("# -T: no latency thread; the latency column is 0.00 (not measured)\n");
+        if (g->mode == MODE_LOADED)
+            printf("# traffic %s (%s): per request group %d read(s) and %d %swrite(s) of %zu bytes, then the "
+                   "delay loop\n",
+                   g->tr->code, g->tr->label, g->tr->reads, g->tr->writes, g->tr->nt ? "non-temporal " : "",
+                   g->access);
+        if (g->pacing_exp)
+            printf("# pacing exp: each delay drawn from an exponential of mean (delay - %.1f) units (a draw costs "
+                   "%.2f ns, %.2f ns per %s stamp); arrival_cv in the JSON\n",
+                   c->exp_cost_units, cal->exp_cost_ns, cal->tick_ns, TICK_CLOCK);
+    }
+    if (parts & PART_BLANK)
+        printf("\n");
     fflush(stdout);
 }
 
@@ -1373,10 +1697,6 @@ static void run_idle(struct ctx *c, const struct calib *cal, struct run *run)
 /* --peak_injection_bandwidth: MLC's five mixes at delay 0, one line each. */
 static void run_peak(struct ctx *c, struct run *run)
 {
-    const struct traffic *peak_tr[5] = {traffic_lookup("R"), traffic_lookup("W3"), traffic_lookup("W2"),
-                                        traffic_lookup("W5"), traffic_lookup("W10")};
-    static const char *const peak_names[5] = {"ALL Reads        ", "3:1 Reads-Writes ", "2:1 Reads-Writes ",
-                                              "1:1 Reads-Writes ", "Stream-triad like"};
     printf("Measuring Peak Injection Memory Bandwidths for the system\n");
     printf("Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)\n");
     printf("Using all the threads from each core if Hyper-threading is enabled\n");
@@ -1384,15 +1704,15 @@ static void run_peak(struct ctx *c, struct run *run)
     fflush(stdout);
     for (int i = 0; i < 5; i++) {
         struct result *r = &run->res[i];
-        if (run_point(c, peak_tr[i], 0, r)) {
+        if (run_point(c, traffic_lookup(MIX_CODES[i]), 0, r)) {
             run->interrupted = 1;
             return;
         }
         run->nres++;
         if (r->ok)
-            printf("%s:\t%.1f\t\n", peak_names[i], r->bw_MBps);
+            printf("%s:\t%.1f\t\n", MIX_NAMES[i], r->bw_MBps);
         else {
-            printf("# %s failed: %s\n", peak_names[i], r->why);
+            printf("# %s failed: %s\n", MIX_NAMES[i], r->why);
             run->any_failed = 1;
         }
         fflush(stdout);
@@ -1433,29 +1753,49 @@ static void run_loaded(struct ctx *c, struct run *run)
     }
 }
 
-/* Every point of the mode, printed as it completes; a signal ends the run after a '#' line. */
+static void run_alloc(struct run *run, int planned)
+{
+    memset(run, 0, sizeof *run);
+    run->planned = planned;
+    run->res = calloc((size_t)(planned > 0 ? planned : 1), sizeof *run->res);
+    if (!run->res)
+        die("out of memory");
+}
+
+static void run_free(struct run *run)
+{
+    for (int i = 0; i < run->nres; i++) {
+        free(run->res[i].ts);
+        free(run->res[i].ws);
+    }
+    free(run->res);
+    memset(run, 0, sizeof *run);
+}
+
+static void print_interrupted(int done, int planned)
+{
+    printf("\n# interrupted by signal %d after %d of %d points\n", (int)g_signal, done, planned);
+    fflush(stdout);
+    fprintf(stderr, "loadlat: interrupted after %d of %d points\n", done, planned);
+}
+
+/* Every point of a single mode (idle, loaded, peak), printed as it completes; a signal ends the run after a
+ * '#' line. */
 static void run_points(struct ctx *c, const struct calib *cal, struct run *run)
 {
     const struct opts *o = c->o;
-    memset(run, 0, sizeof *run);
-    run->planned = o->mode == MODE_LOADED ? o->ndelays : o->mode == MODE_PEAK ? 5 : 1;
-    run->res = calloc((size_t)run->planned, sizeof *run->res);
-    if (!run->res)
-        die("out of memory");
+    run_alloc(run, o->mode == MODE_LOADED ? o->ndelays : o->mode == MODE_PEAK ? 5 : 1);
     if (o->mode == MODE_IDLE)
         run_idle(c, cal, run);
     else if (o->mode == MODE_PEAK)
         run_peak(c, run);
     else
         run_loaded(c, run);
-    if (run->interrupted) {
-        printf("\n# interrupted by signal %d after %d of %d points\n", (int)g_signal, run->nres, run->planned);
-        fflush(stdout);
-        fprintf(stderr, "loadlat: interrupted after %d of %d points\n", run->nres, run->planned);
-    }
+    if (run->interrupted)
+        print_interrupted(run->nres, run->planned);
 }
 
-static void free_all(struct ctx *c, struct run *run)
+static void free_workers(struct ctx *c)
 {
     for (int i = 0; i < c->nw; i++) {
         buffer_free(&c->w[i].lat);
@@ -1464,20 +1804,731 @@ static void free_all(struct ctx *c, struct run *run)
         buffer_free(&c->w[i].wr);
     }
     pthread_barrier_destroy(&c->bar);
-    for (int i = 0; i < run->nres; i++) {
-        free(run->res[i].ts);
-        free(run->res[i].ws);
-    }
-    free(run->res);
     free(c->w);
+    c->w = NULL;
+    c->nw = 0;
 }
 
-/* 0; 1 when a point failed; 128 + signal when interrupted. */
-static int exit_status(const struct run *run)
+/* ------------------------------------------------------------------ groups of threads and sections */
+
+/* The options of one group of threads: the user's, with the worker mode (MODE_IDLE: a latency thread;
+ * MODE_LOADED: a latency thread unless no_lat, and load threads; MODE_PEAK: load threads with every buffer),
+ * its CPUs and its traffic. Free with free(). */
+static struct opts *group_opts(const struct env *e, enum mode wmode, int lat_cpu, const int *loads, int nload,
+                               const struct traffic *tr, int no_lat)
 {
-    if (run->interrupted)
-        return 128 + (int)g_signal;
-    return run->any_failed ? 1 : 0;
+    struct opts *g = malloc(sizeof *g);
+    if (!g)
+        die("out of memory");
+    *g = *e->o;
+    g->mode = wmode;
+    g->lat_cpu = lat_cpu;
+    g->nload = nload;
+    if (nload)
+        memcpy(g->load_cpus, loads, sizeof(int) * (size_t)nload);
+    g->tr = tr;
+    g->no_lat = no_lat;
+    if (wmode != MODE_LOADED || no_lat)
+        g->pacing_exp = 0;  /* pacing is the loaded-latency sweep's; the other groups run at delay 0 */
+    return g;
+}
+
+/* Start the threads of a group on the options g, their buffers placed on mem_node (-1: local first touch;
+ * touch_cpu: a CPU of mem_node for the first touch when mbind fails). Returns 0, or -1 (threads' errors on
+ * stderr, nothing left running). */
+static int group_start(struct ctx *c, const struct env *e, const struct opts *g, int mem_node, int touch_cpu)
+{
+    memset(c, 0, sizeof *c);
+    c->o = g;
+    c->mem_node = mem_node;
+    c->touch_cpu = touch_cpu;
+    c->exp_cost_units = g->pacing_exp && e->cal.delay_ns > 0 ? e->cal.exp_cost_ns / e->cal.delay_ns : 0.0;
+    c->cal_tick_ghz = e->cal.tick_ghz;
+    c->cal_tick_ns = e->cal.tick_ns;
+    plan_buffers(c);
+    start_workers(c);
+    if (!workers_ready(c)) {
+        stop_workers(c);
+        free_workers(c);
+        return -1;
+    }
+    return 0;
+}
+
+static void group_end(struct ctx *c)
+{
+    stop_workers(c);
+    free_workers(c);
+}
+
+/* Where a group's buffers went: the first placement recorded, the least fraction of pages on the node. */
+static void group_placement(const struct ctx *c, const char **placement, double *on_node, const char **mbind_err)
+{
+    *placement = NULL;
+    *on_node = NAN;
+    *mbind_err = NULL;
+    for (int i = 0; i < c->nw; i++) {
+        const struct worker *w = &c->w[i];
+        if (!*placement && w->placement)
+            *placement = w->placement;
+        if (!*mbind_err && w->mbind_err[0])
+            *mbind_err = w->mbind_err;
+        if (!isnan(w->on_node) && (isnan(*on_node) || w->on_node < *on_node))
+            *on_node = w->on_node;
+    }
+}
+
+/* A single-group section (peak injection, max bandwidth, loaded latency of the default run): start the
+ * threads, print their '#' lines. Returns 0 or -1 (a '#' line says the section failed). */
+static int single_group(struct ctx *c, struct env *e, const struct opts *g, const char *section)
+{
+    if (group_start(c, e, g, -1, -1) != 0) {
+        e->any_failed = 1;
+        printf("# %s failed: its threads could not set up their buffers (the loadlat: lines on stderr say why)\n\n",
+               section);
+        fflush(stdout);
+        return -1;
+    }
+    print_setup(e->o, c, &e->cal, e->allowed_txt, &e->thp, PART_GROUP);
+    return 0;
+}
+
+static void json_cell(FILE *f, int first, int cpu_node, int mem_node, const char *cpus, const char *status,
+                      double value, const char *placement, double on_node, const char *mbind_err, const char *why)
+{
+    fprintf(f, "%s\n      {\"cpu_node\": %d, \"mem_node\": %d, \"cpus\": ", first ? "" : ",", cpu_node, mem_node);
+    json_str(f, cpus);
+    fputs(", \"status\": ", f);
+    json_str(f, status);
+    fputs(", \"value\": ", f);
+    json_num(f, value);
+    fputs(", \"placement\": ", f);
+    if (placement)
+        json_str(f, placement);
+    else
+        fputs("null", f);
+    fputs(", \"pages_on_node\": ", f);
+    json_num(f, on_node);
+    fputs(", \"mbind_error\": ", f);
+    if (mbind_err)
+        json_str(f, mbind_err);
+    else
+        fputs("null", f);
+    fputs(", \"why\": ", f);
+    if (why)
+        json_str(f, why);
+    else
+        fputs("null", f);
+    fputc('}', f);
+}
+
+/* --latency_matrix and --bandwidth_matrix: MLC's "Numa node" table, rows = the node of the CPUs, columns =
+ * the node of the memory. Every cell is one group of threads (latency: one latency thread on one CPU of the
+ * row's node; bandwidth: load threads on the row's allowed CPUs (or its -k CPUs), reads at delay 0) whose
+ * buffers are placed on the column's node. A row without an allowed CPU or a column without memory prints
+ * "-". Returns 1 when interrupted. */
+static int sec_matrix(struct env *e, struct jsec *js, int bandwidth)
+{
+    const struct opts *o = e->o;
+    const struct numa_topo *t = &e->topo;
+    int n = t->n;
+    static int cpus[LOADLAT_MAX_CPUS];
+    int *rowcpu = malloc(sizeof(int) * (size_t)n);  /* latency: the row's CPU */
+    double *vals = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    char *cells = NULL;
+    size_t cells_len = 0;
+    FILE *cf = open_memstream(&cells, &cells_len);
+    if (!rowcpu || !vals || !cf)
+        die("out of memory");
+    for (int i = 0; i < n * n; i++)
+        vals[i] = NAN;
+    int planned = 0, done = 0, ncell = 0, stop = 0;
+    for (int i = 0; i < n; i++) {
+        rowcpu[i] = o->c_given && in_node(t, i, o->lat_cpu) ? o->lat_cpu : node_first_allowed(e, i);
+        int has_cpu = bandwidth ? section_loads(e, -1, i, cpus) > 0 : rowcpu[i] >= 0;
+        for (int j = 0; j < n; j++)
+            planned += has_cpu && t->mem_kib[j] != 0;
+    }
+    js->planned = planned;
+    js->tr = bandwidth ? o->tr : NULL;
+    char rows_txt[1024] = "";
+    for (int i = 0, pos = 0; i < n && pos < (int)sizeof rows_txt - 40; i++) {
+        char list[256] = "none";
+        int k = bandwidth ? section_loads(e, -1, i, cpus) : (rowcpu[i] >= 0 ? (cpus[0] = rowcpu[i], 1) : 0);
+        if (k)
+            cpu_list_format(cpus, k, list, sizeof list);
+        pos += snprintf(rows_txt + pos, sizeof rows_txt - (size_t)pos, "%snode %d: CPU%s %s", i ? ", " : "",
+                        t->node[i], k > 1 ? "s" : "", list);
+    }
+    if (bandwidth) {
+        printf("# bandwidth matrix: load threads on the allowed CPUs of each row's node (%s), %zu-byte %s %s "
+               "requests at delay 0, own buffers of %.3f MiB each placed on the column's node\n",
+               rows_txt, o->access, o->random ? "random" : "sequential", o->tr->code, (double)load_len(o) / 1048576.0);
+        printf("Measuring Memory Bandwidths between nodes within system \n");
+        printf("Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)\n");
+        printf("Using all the threads from each core if Hyper-threading is enabled\n");
+        if (o->tr->reads && !o->tr->writes)
+            printf("Using Read-only traffic type\n");
+    } else {
+        printf("# latency matrix: a latency thread on one CPU of each row's node (%s), a %.3f MiB random chain "
+               "placed on the column's node per cell\n", rows_txt, (double)lat_len(o) / 1048576.0);
+        printf("Measuring idle latencies for random access (in ns)...\n");
+    }
+    printf("\t\tNuma node\n");
+    printf("Numa node\t");
+    for (int j = 0; j < n; j++)
+        printf("%6d\t", t->node[j]);
+    printf("\n");
+    fflush(stdout);
+    for (int i = 0; i < n && !stop; i++) {
+        printf("%8d\t", t->node[i]);
+        fflush(stdout);
+        int k = bandwidth ? section_loads(e, -1, i, cpus) : (rowcpu[i] >= 0 ? (cpus[0] = rowcpu[i], 1) : 0);
+        char list[256] = "";
+        if (k)
+            cpu_list_format(cpus, k, list, sizeof list);
+        for (int j = 0; j < n && !stop; j++) {
+            double v = NAN;
+            const char *status = "ok", *why = NULL, *placement = NULL, *mbind_err = NULL;
+            double on_node = NAN;
+            char whybuf[200];
+            if (!k) {
+                status = "not measured";
+                why = "no allowed CPU on this node";
+            } else if (t->mem_kib[j] == 0) {
+                status = "not measured";
+                why = "no memory on this node";
+            } else {
+                struct opts *g = bandwidth ? group_opts(e, MODE_LOADED, -1, cpus, k, o->tr, 1)
+                                           : group_opts(e, MODE_IDLE, cpus[0], NULL, 0, traffic_lookup("R"), 0);
+                static struct ctx c;
+                if (group_start(&c, e, g, t->node[j], node_first_allowed(e, j)) != 0) {
+                    status = "failed";
+                    why = "the threads could not set up their buffers (see the loadlat: lines on stderr)";
+                    e->any_failed = 1;
+                } else {
+                    struct run run;
+                    run_alloc(&run, 1);
+                    if (run_point(&c, g->tr, 0, &run.res[0])) {
+                        stop = 1;
+                        status = "interrupted";
+                    } else {
+                        run.nres = 1;
+                        done++;
+                        struct result *r = &run.res[0];
+                        group_placement(&c, &placement, &on_node, &mbind_err);
+                        if (r->ok) {
+                            v = bandwidth ? r->bw_MBps : r->latency_ns;
+                        } else {
+                            status = "failed";
+                            snprintf(whybuf, sizeof whybuf, "%s", r->why);
+                            why = whybuf;
+                            e->any_failed = 1;
+                            fprintf(stderr, "loadlat: %s matrix cell %d,%d failed: %s\n",
+                                    bandwidth ? "bandwidth" : "latency", t->node[i], t->node[j], r->why);
+                        }
+                        char extra[300];
+                        snprintf(extra, sizeof extra, ", \"cpu_node\": %d, \"mem_node\": %d, \"placement\": \"%s\", "
+                                 "\"pages_on_node\": ", t->node[i], t->node[j], placement ? placement : "none");
+                        size_t l = strlen(extra);
+                        if (isfinite(on_node))
+                            snprintf(extra + l, sizeof extra - l, "%.4g", on_node);
+                        else
+                            snprintf(extra + l, sizeof extra - l, "null");
+                        jsec_workers(js, &c);
+                        jsec_points(js, &c, &e->cal, &run, 0, 1, extra);
+                    }
+                    run_free(&run);
+                    group_end(&c);
+                }
+                free(g);
+            }
+            if (stop)
+                break;
+            vals[i * n + j] = v;
+            json_cell(cf, ncell++ == 0, t->node[i], t->node[j], list, status, v, placement, on_node, mbind_err, why);
+            if (isfinite(v))
+                printf(bandwidth ? "%.1f\t" : "%6.1f\t", v);
+            else
+                printf(bandwidth ? "-\t" : "%6s\t", "-");
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    if (stop) {
+        js->interrupted = e->interrupted = 1;
+        print_interrupted(done, planned);
+    } else {
+        printf("\n");
+    }
+    fflush(stdout);
+    if (fclose(cf) != 0)
+        die("out of memory");
+    fputs(",\n  \"numa\": ", js->xf);
+    json_numa(js->xf, t);
+    fprintf(js->xf, ",\n  \"matrix\": {\"quantity\": \"%s\", \"rows\": \"node of the CPUs\", \"columns\": \"node of "
+                    "the memory\", \"nodes\": [", bandwidth ? "bandwidth_MBps" : "latency_ns");
+    for (int j = 0; j < n; j++)
+        fprintf(js->xf, "%s%d", j ? ", " : "", t->node[j]);
+    fputs("], \"values\": [", js->xf);
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ", [" : "[", js->xf);
+        for (int j = 0; j < n; j++) {
+            if (j)
+                fputs(", ", js->xf);
+            json_num(js->xf, vals[i * n + j]);
+        }
+        fputc(']', js->xf);
+    }
+    fputs("],\n    \"cells\": [", js->xf);
+    fwrite(cells, 1, cells_len, js->xf);
+    fputs("]}", js->xf);
+    free(cells);
+    free(vals);
+    free(rowcpu);
+    return stop;
+}
+
+/* One measuring group of a default-run section (peak injection, loaded latency): start the group `g`, measure
+ * js->planned points with `measure`, end the section's text (blank line, or the interrupted note), write the
+ * section's workers and points to its JSON, free `g`. Returns 1 when the run was interrupted. */
+static int section_group(struct env *e, struct jsec *js, struct opts *g, const char *what,
+                         void (*measure)(struct ctx *, struct run *))
+{
+    static struct ctx c;
+    int stop = 0;
+    if (single_group(&c, e, g, what) == 0) {
+        struct run run;
+        run_alloc(&run, js->planned);
+        measure(&c, &run);
+        if (run.any_failed)
+            e->any_failed = 1;
+        if (run.interrupted) {
+            stop = js->interrupted = e->interrupted = 1;
+            print_interrupted(run.nres, run.planned);
+        } else {
+            printf("\n");
+        }
+        jsec_workers(js, &c);
+        jsec_points(js, &c, &e->cal, &run, 0, run.nres, NULL);
+        run_free(&run);
+        group_end(&c);
+    }
+    free(g);
+    return stop;
+}
+
+/* Peak injection bandwidth (the default run's section; --peak_injection_bandwidth alone is a single mode). */
+static int sec_peak(struct env *e, struct jsec *js)
+{
+    static int cpus[LOADLAT_MAX_CPUS];
+    int k = section_loads(e, -1, -1, cpus);
+    struct opts *g = group_opts(e, MODE_PEAK, -1, cpus, k, traffic_lookup("R"), 0);
+    js->planned = 5;
+    return section_group(e, js, g, "peak injection bandwidth", run_peak);
+}
+
+/* --max_bandwidth: MLC's five mixes, each at the inject delays MAXBW_DELAYS in turn (fewer injected requests
+ * can give more bandwidth when the memory system is over-subscribed), until two delays in a row fall below
+ * MAXBW_STOP x the best; the best is printed with MLC's two decimals. */
+static int sec_maxbw(struct env *e, struct jsec *js)
+{
+    static int cpus[LOADLAT_MAX_CPUS];
+    int k = section_loads(e, -1, -1, cpus);
+    struct opts *g = group_opts(e, MODE_PEAK, -1, cpus, k, traffic_lookup("R"), 0);
+    static struct ctx c;
+    js->planned = 5 * N_MAXBW_DELAYS;
+    int stop = 0;
+    if (single_group(&c, e, g, "max bandwidth") != 0) {
+        free(g);
+        return 0;
+    }
+    printf("# max bandwidth: each mix at inject delays");
+    for (int d = 0; d < N_MAXBW_DELAYS; d++)
+        printf(" %llu", (unsigned long long)MAXBW_DELAYS[d]);
+    printf(" in turn, until two in a row fall below %.0f%% of its best; the best is printed (every delay in the "
+           "JSON)\n", 100 * MAXBW_STOP);
+    printf("Measuring Maximum Memory Bandwidths for the system\n");
+    printf("Will take several minutes to complete as multiple injection rates will be tried to get the best "
+           "bandwidth\n");
+    printf("Bandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)\n");
+    printf("Using all the threads from each core if Hyper-threading is enabled\n");
+    printf("Using traffic with the following read-write ratios\n");
+    fflush(stdout);
+    struct run run;
+    run_alloc(&run, 5 * N_MAXBW_DELAYS);
+    int mix_of[5 * N_MAXBW_DELAYS];  /* the mix of each point */
+    int best_i[5], started = 0;      /* best point of each mix; mixes begun */
+    for (int m = 0; m < 5 && !stop; m++) {
+        const struct traffic *tr = traffic_lookup(MIX_CODES[m]);
+        best_i[m] = -1;
+        started = m + 1;
+        int below = 0;
+        const char *why = NULL;
+        for (int d = 0; d < N_MAXBW_DELAYS; d++) {
+            struct result *r = &run.res[run.nres];
+            if (run_point(&c, tr, MAXBW_DELAYS[d], r)) {
+                stop = 1;
+                break;
+            }
+            mix_of[run.nres++] = m;
+            if (!r->ok) {
+                why = r->why;
+                continue;
+            }
+            double best = best_i[m] >= 0 ? run.res[best_i[m]].bw_MBps : 0;
+            if (r->bw_MBps > best) {
+                best_i[m] = run.nres - 1;
+                below = 0;
+            } else if (r->bw_MBps < MAXBW_STOP * best) {
+                if (++below == 2)
+                    break;
+            } else {
+                below = 0;
+            }
+        }
+        if (stop)
+            break;
+        if (best_i[m] >= 0) {
+            printf("%s:\t%.2f\t\n", MIX_NAMES[m], run.res[best_i[m]].bw_MBps);
+        } else {
+            printf("# %s failed: %s\n", MIX_NAMES[m], why ? why : "no point measured");
+            e->any_failed = 1;
+        }
+        fflush(stdout);
+    }
+    if (stop) {
+        js->interrupted = e->interrupted = 1;
+        print_interrupted(run.nres, run.planned);
+    } else {
+        printf("\n");
+    }
+    fflush(stdout);
+    jsec_workers(js, &c);
+    for (int i = 0; i < run.nres; i++) {
+        char extra[120];
+        snprintf(extra, sizeof extra, ", \"mix\": \"%s\", \"best\": %s", MIX_CODES[mix_of[i]],
+                 i == best_i[mix_of[i]] ? "true" : "false");
+        jsec_points(js, &c, &e->cal, &run, i, i + 1, extra);
+    }
+    fputs(",\n  \"max_bandwidth_delays\": [", js->xf);
+    for (int d = 0; d < N_MAXBW_DELAYS; d++)
+        fprintf(js->xf, "%s%llu", d ? ", " : "", (unsigned long long)MAXBW_DELAYS[d]);
+    fprintf(js->xf, "],\n  \"max_bandwidth_stop_fraction\": %.2f,\n  \"max_bandwidth\": [", MAXBW_STOP);
+    for (int m = 0; m < started; m++) {
+        char label[32];
+        snprintf(label, sizeof label, "%s", MIX_NAMES[m]);
+        for (int l = (int)strlen(label) - 1; l >= 0 && label[l] == ' '; l--)
+            label[l] = '\0';
+        fprintf(js->xf, "%s\n    {\"traffic\": \"%s\", \"label\": \"%s\", \"complete\": %s, \"bandwidth_MBps\": ",
+                m ? "," : "", MIX_CODES[m], label, stop && m == started - 1 ? "false" : "true");
+        json_num(js->xf, best_i[m] >= 0 ? run.res[best_i[m]].bw_MBps : NAN);
+        fputs(", \"best_delay\": ", js->xf);
+        if (best_i[m] >= 0)
+            fprintf(js->xf, "%llu", (unsigned long long)run.res[best_i[m]].delay);
+        else
+            fputs("null", js->xf);
+        fputs(", \"delays\": [", js->xf);
+        int k = 0;
+        for (int i = 0; i < run.nres; i++)
+            if (mix_of[i] == m)
+                fprintf(js->xf, "%s%llu", k++ ? ", " : "", (unsigned long long)run.res[i].delay);
+        fputs("], \"bandwidths_MBps\": [", js->xf);
+        k = 0;
+        for (int i = 0; i < run.nres; i++)
+            if (mix_of[i] == m) {
+                if (k++)
+                    fputs(", ", js->xf);
+                json_num(js->xf, run.res[i].ok ? run.res[i].bw_MBps : NAN);
+            }
+        fputs("]}", js->xf);
+    }
+    fputs("\n  ]", js->xf);
+    run_free(&run);
+    group_end(&c);
+    free(g);
+    return stop;
+}
+
+/* Loaded latency (the default run's section; --loaded_latency alone is a single mode). */
+static int sec_loaded(struct env *e, struct jsec *js)
+{
+    const struct opts *o = e->o;
+    static int cpus[LOADLAT_MAX_CPUS];
+    int k = section_loads(e, o->lat_cpu, -1, cpus);
+    if (k == 0) {
+        fprintf(stderr, "loadlat: loaded latency: no load CPU besides the latency CPU %d\n", o->lat_cpu);
+        e->any_failed = 1;
+        return 0;
+    }
+    struct opts *g = group_opts(e, MODE_LOADED, o->lat_cpu, cpus, k, o->tr, 0);
+    js->planned = o->ndelays;
+    js->tr = o->tr;
+    return section_group(e, js, g, "loaded latency", run_loaded);
+}
+
+/* The c2c writer for a reader CPU: the first -k CPU that is not the reader, else an allowed CPU of the
+ * reader's node that does not share its core (SMT), else any other CPU of its node, else any other allowed
+ * CPU; -1 when none. Among nodes: node index `node_idx` only when >= 0. */
+static int c2c_writer_cpu(const struct env *e, int reader, int node_idx)
+{
+    const struct opts *o = e->o;
+    const struct numa_topo *t = &e->topo;
+    if (o->k_given)
+        for (int i = 0; i < o->nload; i++)
+            if (o->load_cpus[i] != reader && (node_idx < 0 || in_node(t, node_idx, o->load_cpus[i])))
+                return o->load_cpus[i];
+    int rn = numa_index_of_cpu(t, reader);
+    int same = -1, other = -1;
+    for (int i = 0; i < e->nallowed; i++) {
+        int cpu = e->allowed[i];
+        if (cpu == reader || (node_idx >= 0 && !in_node(t, node_idx, cpu)))
+            continue;
+        if (node_idx < 0 && rn >= 0 && !in_node(t, rn, cpu)) {
+            if (other < 0)
+                other = cpu;
+            continue;
+        }
+        if (cpu_smt_siblings(reader, cpu) == 0)
+            return cpu;
+        if (same < 0)
+            same = cpu;
+    }
+    return same >= 0 ? same : other;
+}
+
+/* c2c values of the kinds asked for (C2C_HIT, C2C_HITM; both alternate round by round): measured, added to the
+ * JSON (results[]), in v[0] (HIT) and v[1] (HITM), NAN when not measured. *stop = 1 when interrupted. */
+static void c2c_values(struct env *e, FILE *xf, int *nres, const char *const labels[2], const char *scope,
+                       const char *home, int writer, int reader, int home_idx, int kinds, double v[2], int *stop)
+{
+    const struct numa_topo *t = &e->topo;
+    struct c2c_args a;
+    memset(&a, 0, sizeof a);
+    a.writer_cpu = writer;
+    a.reader_cpu = reader;
+    a.home_node = t->from_sysfs && home_idx >= 0 ? t->node[home_idx] : -1;
+    a.home_is_reader = strcmp(home, "reader") == 0;
+    a.kinds = kinds;
+    a.seconds = e->o->seconds;
+    a.tick_ghz = e->cal.tick_ghz;
+    a.stop = &g_signal;
+    struct c2c_result res[2];
+    v[0] = v[1] = NAN;
+    int rc = c2c_measure(&a, res);
+    if (rc == 1) {
+        *stop = 1;
+        return;
+    }
+    int wi = numa_index_of_cpu(t, writer), ri = numa_index_of_cpu(t, reader);
+    int smt = cpu_smt_siblings(reader, writer);
+    for (int k = 0; k < 2; k++) {
+        if (!(kinds & (k ? C2C_HITM : C2C_HIT)))
+            continue;
+        const struct c2c_result *r = &res[k];
+        fprintf(xf, "%s\n      {\"label\": ", (*nres)++ ? "," : "");
+        json_str(xf, labels[k]);
+        fprintf(xf, ", \"kind\": \"%s\", \"scope\": \"%s\", \"home\": \"%s\", \"writer_cpu\": %d, \"reader_cpu\": %d, "
+                    "\"writer_node\": %d, \"reader_node\": %d, \"home_node\": ",
+                k ? "HITM" : "HIT", scope, home, writer, reader, wi >= 0 ? t->node[wi] : -1, ri >= 0 ? t->node[ri] : -1);
+        if (home_idx >= 0)
+            fprintf(xf, "%d", t->node[home_idx]);
+        else
+            fputs("null", xf);
+        fprintf(xf, ", \"interleaved\": %s, \"smt_siblings\": %s, \"status\": \"%s\", \"latency_ns\": ",
+                kinds == (C2C_HIT | C2C_HITM) ? "true" : "false", smt < 0 ? "null" : smt ? "true" : "false",
+                r->ok ? "ok" : "failed");
+        json_num(xf, r->latency_ns);
+        fputs(", \"median_ns\": ", xf);
+        json_num(xf, r->median_ns);
+        fputs(", \"p10_ns\": ", xf);
+        json_num(xf, r->p10_ns);
+        fputs(", \"p90_ns\": ", xf);
+        json_num(xf, r->p90_ns);
+        fputs(", \"timer_resolution_ns\": ", xf);
+        json_num(xf, r->resolution_ns);
+        fprintf(xf, ", \"estimator\": \"%s\", \"rounds\": %lld, \"seconds\": ",
+                r->coarse ? "mean of the 1-99th percentile (coarse timer)" : "mean of the 10-90th percentile", r->rounds);
+        json_num(xf, r->seconds);
+        fputs(", \"placement\": ", xf);
+        json_str(xf, r->placement);
+        fputs(", \"mbind_error\": ", xf);
+        if (r->mbind_error[0])
+            json_str(xf, r->mbind_error);
+        else
+            fputs("null", xf);
+        fputs(", \"pages_on_node\": ", xf);
+        json_num(xf, r->pages_on_node);
+        if (!r->ok) {
+            fputs(", \"error\": ", xf);
+            json_str(xf, r->why);
+        }
+        fputc('}', xf);
+        if (r->ok) {
+            v[k] = r->latency_ns;
+        } else {
+            e->any_failed = 1;
+            fprintf(stderr, "loadlat: c2c %s (writer CPU %d, reader CPU %d) failed: %s\n", labels[k], writer, reader,
+                    r->why);
+        }
+    }
+}
+
+/* --c2c_latency: MLC's local HIT and HITM lines (a reader CPU and a writer CPU of one node, the line homed
+ * on that node) and, with two or more nodes, its remote HITM matrices (writer node x reader node, the line
+ * homed on the writer's, then on the reader's node). */
+static int sec_c2c(struct env *e, struct jsec *js)
+{
+    const struct opts *o = e->o;
+    const struct numa_topo *t = &e->topo;
+    int n = t->n, stop = 0, nres = 0, done = 0;
+    int reader = o->lat_cpu;
+    int writer = c2c_writer_cpu(e, reader, -1);
+    int rn = numa_index_of_cpu(t, reader);
+    int nodes_with_cpus = 0;
+    for (int i = 0; i < n; i++)
+        nodes_with_cpus += node_first_allowed(e, i) >= 0;
+    int remote = nodes_with_cpus >= 2;
+    js->planned = 2 + (remote ? 2 * n * (n - 1) : 0);
+    js->lat_cpu = reader;
+    if (writer >= 0)
+        js->load_cpus[js->nload++] = writer;
+    int smt = writer >= 0 ? cpu_smt_siblings(reader, writer) : -1;
+    printf("# c2c: reader CPU %d, writer CPU %d (%s), the line's page homed on node %d; each value = mean of the "
+           "10-90th percentile (1-99th with a timer tick over 2 ns) over up to %.3f s of rounds per value (HIT and "
+           "HITM rounds alternate) of (timed load of the line - the same load again), %s%s\n",
+           reader, writer, smt == 1 ? "SMT siblings: one core" : smt == 0 ? "not SMT siblings" : "SMT unknown",
+           rn >= 0 ? t->node[rn] : 0, o->seconds, c2c_timer(),
+           c2c_can_flush() ? "" : "; no cache flush on this architecture: HIT is not a clean-line transfer");
+    printf("Measuring cache-to-cache transfer latency (in ns)...\n");
+    fflush(stdout);
+    fputs(",\n  \"numa\": ", js->xf);
+    json_numa(js->xf, t);
+    fprintf(js->xf, ",\n  \"c2c\": {\"timer\": \"%s\", \"timer_ticks_per_ns\": ", c2c_timer());
+    json_num(js->xf, e->cal.tick_ghz);
+    fprintf(js->xf, ", \"flush\": %s, \"seconds_per_value\": ", c2c_can_flush() ? "true" : "false");
+    json_num(js->xf, o->seconds);
+    fputs(", \"method\": \"a writer thread stores to (HITM) or flushes and reads (HIT) one 64-byte line, then a reader "
+          "thread times one load of it and the same load again; latency_ns = mean of the 10-90th percentile of the "
+          "differences\", \"results\": [", js->xf);
+    static const char *const local_labels[2] = {"Local Socket L2->L2 HIT  latency", "Local Socket L2->L2 HITM latency"};
+    if (writer < 0) {
+        printf("# c2c local latencies not measured: no second CPU\n");
+    } else {
+        double v[2];
+        c2c_values(e, js->xf, &nres, local_labels, "local", "local", writer, reader, rn, C2C_HIT | C2C_HITM, v, &stop);
+        for (int m = 0; m < 2 && !stop; m++) {
+            done++;
+            if (isfinite(v[m]))
+                printf("%s\t%.1f\n", local_labels[m], v[m]);
+            else
+                printf("# c2c %s failed: see stderr\n", local_labels[m]);
+        }
+        fflush(stdout);
+    }
+    for (int h = 0; h < 2 && remote && !stop; h++) {
+        const char *home = h == 0 ? "writer" : "reader";
+        printf("Remote Socket L2->L2 HITM latency (data address homed in %s socket)\n", home);
+        printf("\t\t\tReader Numa Node\n");
+        printf("Writer Numa Node");
+        for (int j = 0; j < n; j++)
+            printf("%6d\t", t->node[j]);
+        printf("\n");
+        fflush(stdout);
+        for (int w = 0; w < n && !stop; w++) {
+            printf("%13d\t", t->node[w]);
+            fflush(stdout);
+            for (int r = 0; r < n && !stop; r++) {
+                double v = NAN;
+                if (w != r) {
+                    int rcpu = o->c_given && in_node(t, r, o->lat_cpu) ? o->lat_cpu : node_first_allowed(e, r);
+                    int wcpu = rcpu >= 0 ? c2c_writer_cpu(e, rcpu, w) : -1;
+                    if (rcpu >= 0 && wcpu >= 0) {
+                        char label[120];
+                        snprintf(label, sizeof label, "Remote Socket L2->L2 HITM latency (data address homed in %s "
+                                 "socket)", home);
+                        const char *const labels[2] = {label, label};
+                        double vv[2];
+                        c2c_values(e, js->xf, &nres, labels, "remote", home, wcpu, rcpu, h == 0 ? w : r, C2C_HITM, vv,
+                                   &stop);
+                        if (stop)
+                            break;
+                        v = vv[1];
+                        done++;
+                    }
+                }
+                if (isfinite(v))
+                    printf("%6.1f\t", v);
+                else
+                    printf("%6s\t", "-");
+                fflush(stdout);
+            }
+            printf("\n");
+        }
+    }
+    fputs("]}", js->xf);
+    if (stop) {
+        js->interrupted = e->interrupted = 1;
+        print_interrupted(done, js->planned);
+    } else {
+        printf("\n");
+    }
+    fflush(stdout);
+    return stop;
+}
+
+static int run_section(struct env *e, enum mode m, struct jsec *js)
+{
+    switch (m) {
+    case MODE_LATMAT:
+        return sec_matrix(e, js, 0);
+    case MODE_BWMAT:
+        return sec_matrix(e, js, 1);
+    case MODE_PEAK:
+        return sec_peak(e, js);
+    case MODE_MAXBW:
+        return sec_maxbw(e, js);
+    case MODE_LOADED:
+        return sec_loaded(e, js);
+    case MODE_C2C:
+        return sec_c2c(e, js);
+    default:
+        die("internal error: no section %d", (int)m);
+    }
+    return 0;
+}
+
+/* Refuse, before anything is printed, buffers beyond the memory available for the largest group of threads
+ * a section of this run starts. */
+static void preflight_memory(const struct env *e, const enum mode *secs, int nsec)
+{
+    const struct opts *o = e->o;
+    static int cpus[LOADLAT_MAX_CPUS];
+    for (int s = 0; s < nsec; s++) {
+        struct opts *g = NULL;
+        if (secs[s] == MODE_LATMAT) {
+            g = group_opts(e, MODE_IDLE, o->lat_cpu, NULL, 0, traffic_lookup("R"), 0);
+        } else if (secs[s] == MODE_PEAK || secs[s] == MODE_MAXBW) {
+            g = group_opts(e, MODE_PEAK, -1, cpus, section_loads(e, -1, -1, cpus), traffic_lookup("R"), 0);
+        } else if (secs[s] == MODE_BWMAT) {
+            int best = 0;
+            for (int i = 0; i < e->topo.n; i++) {
+                int k = section_loads(e, -1, i, cpus);
+                best = k > best ? k : best;
+            }
+            g = group_opts(e, MODE_LOADED, -1, cpus, best, o->tr, 1);
+        } else if (secs[s] == MODE_LOADED) {
+            g = group_opts(e, MODE_LOADED, o->lat_cpu, cpus, section_loads(e, o->lat_cpu, -1, cpus), o->tr, 0);
+        }
+        if (!g)
+            continue;
+        struct ctx c;
+        memset(&c, 0, sizeof c);
+        c.o = g;
+        plan_buffers(&c);
+        check_memory(&c);
+        free(g);
+    }
 }
 
 /* --sample-delays=N -d<mean>: N draws of the exponential delay sampler (the load threads' code, seeded as
@@ -1493,41 +2544,116 @@ static int sample_delays(const struct opts *o)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
-/* ------------------------------------------------------------------ main */
-
-int main(int argc, char **argv)
+/* --idle_latency, --loaded_latency, --peak_injection_bandwidth: one group of threads, the output and JSON of
+ * loadlat <= 0.3. Returns the exit status. */
+static int run_single(struct env *e, struct opts *o)
 {
-    static struct opts o;  /* large (CPU and delay arrays): not on the stack */
     static struct ctx c;
-    char allowed_txt[512];
-    struct calib cal;
-    struct thp thp;
     struct run run;
-
-    exp_table_init();
-    parse_args(argc, argv, &o);
-    if (o.sample_delays)
-        return sample_delays(&o);
-    resolve_cpus(&o, allowed_txt, sizeof allowed_txt);
-    c.o = &o;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.mem_node = c.touch_cpu = -1;
     plan_buffers(&c);
     check_memory(&c);
-    calibrate(&cal, &o);
-    c.exp_cost_units = o.pacing_exp && cal.delay_ns > 0 ? cal.exp_cost_ns / cal.delay_ns : 0.0;
-    c.cal_tick_ghz = cal.tick_ghz;
-    c.cal_tick_ns = cal.tick_ns;
-    print_header(&o, argc, argv);
+    calibrate(&e->cal, o, o->nload ? o->load_cpus[0] : o->lat_cpu);
+    c.exp_cost_units = o->pacing_exp && e->cal.delay_ns > 0 ? e->cal.exp_cost_ns / e->cal.delay_ns : 0.0;
+    c.cal_tick_ghz = e->cal.tick_ghz;
+    c.cal_tick_ns = e->cal.tick_ns;
+    print_header(o, e->argc, e->argv);
     start_workers(&c);
     if (!workers_ready(&c)) {
         stop_workers(&c);
         return 1;
     }
-    read_thp(&thp);
-    print_setup(&c, &cal, allowed_txt, &thp);
-    run_points(&c, &cal, &run);
+    read_thp(&e->thp);
+    print_setup(o, &c, &e->cal, e->allowed_txt, &e->thp, PART_GLOBAL | PART_GROUP | PART_BLANK);
+    run_points(&c, &e->cal, &run);
     stop_workers(&c);
+    if (o->json) {
+        struct jsec js;
+        jsec_open(&js, o->mode, o);
+        js.planned = run.planned;
+        js.interrupted = run.interrupted;
+        js.tr = o->mode == MODE_LOADED ? o->tr : NULL;
+        jsec_workers(&js, &c);
+        jsec_points(&js, &c, &e->cal, &run, 0, run.nres, NULL);
+        write_json(o, e->argc, e->argv, &js, 1, run.interrupted, &e->cal, &e->thp, NULL);
+        jsec_free(&js);
+    }
+    free_workers(&c);
+    int status = run.interrupted ? 128 + (int)g_signal : run.any_failed ? 1 : 0;
+    run_free(&run);
+    return status;
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    static struct opts o;  /* large (CPU and delay arrays): not on the stack */
+    static struct env e;
+
+    exp_table_init();
+    parse_args(argc, argv, &o);
+    if (o.sample_delays)
+        return sample_delays(&o);
+    e.o = &o;
+    e.argc = argc;
+    e.argv = argv;
+    resolve_cpus(&o, &e);
+    install_signals();
+    if (o.mode == MODE_IDLE || o.mode == MODE_LOADED || o.mode == MODE_PEAK)
+        return run_single(&e, &o);
+
+    char err[300];
+    if (numa_read(&e.topo, e.allowed, e.nallowed, err, sizeof err) != 0)
+        die("NUMA nodes: %s", err);
+    enum mode secs[N_DEFAULT_SECTIONS];
+    int nsec = 0;
+    if (o.mode == MODE_DEFAULT)
+        for (int i = 0; i < N_DEFAULT_SECTIONS; i++)
+            secs[nsec++] = DEFAULT_SECTIONS[i];
+    else
+        secs[nsec++] = o.mode;
+    preflight_memory(&e, secs, nsec);
+    static int cpus[LOADLAT_MAX_CPUS];
+    int cal_cpu = o.mode == MODE_DEFAULT ? (section_loads(&e, o.lat_cpu, -1, cpus) ? cpus[0] : o.lat_cpu)
+                  : o.mode == MODE_MAXBW || o.mode == MODE_BWMAT ? (section_loads(&e, -1, -1, cpus) ? cpus[0] : e.allowed[0])
+                  : o.lat_cpu;
+    calibrate(&e.cal, &o, cal_cpu);
+    read_thp(&e.thp);
+    print_header(&o, argc, argv);
+    print_setup(&o, NULL, &e.cal, e.allowed_txt, &e.thp, PART_GLOBAL);
+    char nodes_txt[1024] = "";
+    for (int i = 0, pos = 0; i < e.topo.n && pos < (int)sizeof nodes_txt - 60; i++) {
+        char list[256] = "none";
+        if (e.topo.ncpu[i])
+            cpu_list_format(e.topo.cpu[i], e.topo.ncpu[i], list, sizeof list);
+        pos += snprintf(nodes_txt + pos, sizeof nodes_txt - (size_t)pos, "%snode %d: CPUs %s", i ? "; " : "",
+                        e.topo.node[i], list);
+        if (e.topo.mem_kib[i] >= 0)
+            pos += snprintf(nodes_txt + pos, sizeof nodes_txt - (size_t)pos, ", %.1f GiB",
+                            (double)e.topo.mem_kib[i] / 1048576.0);
+    }
+    printf("# numa: %d node%s (%s) from %s; memory placed on its node with mbind(MPOL_BIND) before the first "
+           "touch (first touch from a CPU of the node when mbind fails)\n",
+           e.topo.n, e.topo.n > 1 ? "s" : "", nodes_txt, e.topo.source);
+    if (o.mode == MODE_MAXBW || o.mode == MODE_BWMAT)
+        printf("\n");
+    fflush(stdout);
+
+    struct jsec js[N_DEFAULT_SECTIONS];
+    int ran = 0;
+    for (int s = 0; s < nsec; s++) {
+        jsec_open(&js[s], secs[s], &o);
+        ran++;
+        if (run_section(&e, secs[s], &js[s]))
+            break;
+    }
     if (o.json)
-        write_json(&o, argc, argv, &c, &cal, &run, &thp);
-    free_all(&c, &run);
-    return exit_status(&run);
+        write_json(&o, argc, argv, js, ran, e.interrupted, &e.cal, &e.thp, &e.topo);
+    for (int s = 0; s < ran; s++)
+        jsec_free(&js[s]);
+    numa_free(&e.topo);
+    return e.interrupted ? 128 + (int)g_signal : e.any_failed ? 1 : 0;
 }

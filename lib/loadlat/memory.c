@@ -40,6 +40,12 @@ long long smaps_anon_huge_kib(const void *addr)
 
 int buffer_alloc(struct buffer *b, size_t len, int huge, unsigned char fill, char *err, size_t errlen)
 {
+    return buffer_alloc_node(b, len, huge, fill, -1, err, errlen);
+}
+
+int buffer_alloc_node(struct buffer *b, size_t len, int huge, unsigned char fill, int node, char *err,
+                      size_t errlen)
+{
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     memset(b, 0, sizeof *b);
     b->anon_huge_kib = -1;
@@ -73,6 +79,14 @@ int buffer_alloc(struct buffer *b, size_t len, int huge, unsigned char fill, cha
         if (huge) {
             fprintf(stderr, "loadlat: warning: madvise(MADV_HUGEPAGE) failed: %s "
                             "(kernel without transparent huge pages?)\n", strerror(e));
+        }
+    }
+    if (node >= 0) {  /* NUMA placement (numa.c): bind before the first touch below */
+        int e = numa_bind((void *)start, len, node);
+        if (e) {
+            snprintf(err, errlen, "mbind to node %d failed: %s", node, strerror(e));
+            munmap(base, map_len);
+            return e;
         }
     }
     b->base = base;

@@ -78,6 +78,13 @@ def _coerce(key: str, value: object, default: object, experiment: str) -> object
     )
 
 
+def _optional_keys(experiment: str) -> tuple:
+    """Keys `experiment` takes beside its profile section's (the family's OPTIONAL_KEYS, e.g. precision_pct)."""
+    from memstor.experiments import family
+
+    return tuple(getattr(family(experiment), "OPTIONAL_KEYS", ()))
+
+
 def load_profile(profile: str, experiment: str, overrides: dict | None = None,
                  root: Path | None = None) -> dict:
     """Parameters of `experiment` in `profile`, with `overrides` applied (unknown keys are refused)."""
@@ -87,11 +94,12 @@ def load_profile(profile: str, experiment: str, overrides: dict | None = None,
     if not isinstance(section, dict):
         raise UsageError(f"profile {profile!r} has no section {experiment!r}; add one to {profile}.yaml")
     params = dict(section)
+    optional = _optional_keys(experiment) if overrides else ()
     for key, value in (overrides or {}).items():
-        if key not in params:
+        if key not in params and key not in optional:
             raise UsageError(
-                f"unknown parameter {key!r} for {experiment}; known: {', '.join(sorted(params))}"
+                f"unknown parameter {key!r} for {experiment}; known: {', '.join(sorted(set(params) | set(optional)))}"
             )
-        params[key] = _coerce(key, value, params[key], experiment)
+        params[key] = _coerce(key, value, params.get(key), experiment)
     params["profile"] = profile
     return params

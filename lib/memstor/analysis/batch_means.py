@@ -386,8 +386,10 @@ def interval_cis(intervals: pd.DataFrame, direction: str | None = None, **kw) ->
     return out
 
 
-def _notes(cis: dict[str, BatchMeansCI], min_batches: int) -> list[str]:
-    """The ci_note parts of one point: ramp, then the correlated metrics (one part), then too few batches."""
+def _notes(cis: dict[str, BatchMeansCI], min_batches: int, unit: str = "intervals") -> list[str]:
+    """The ci_note parts of one point: ramp, then the correlated metrics (one part), then too few batches.
+    unit: what one window of the series is called in the notes (fio's log "intervals", loadlat's
+    "sub-windows": memstor.analysis.memory.sub_window_ci_columns)."""
     notes = []
     ramp = max((r.ramp_excluded for r in cis.values()), default=0)
     if ramp:
@@ -398,13 +400,13 @@ def _notes(cis: dict[str, BatchMeansCI], min_batches: int) -> list[str]:
         if len(shapes) == 1:
             (b, k), = shapes
             notes.append("correlated (lag-1 " + ", ".join(f"{m} {r.lag1:.2f}" for m, r in corr)
-                         + f" at {k} batches of {b} intervals)")
+                         + f" at {k} batches of {b} {unit})")
         else:
             notes.append("correlated (lag-1 " + ", ".join(f"{m} {r.lag1:.2f} at {r.n_batches} batches of "
                                                           f"{r.batch_size}" for m, r in corr) + ")")
     few = sorted({r.n_intervals for r in cis.values() if r.status == TOO_FEW})
     if few:
-        notes.append(f"too few batches ({'/'.join(map(str, few))} intervals < {min_batches})")
+        notes.append(f"too few batches ({'/'.join(map(str, few))} {unit} < {min_batches})")
     return notes
 
 

@@ -47,7 +47,14 @@ LABEL_PARTS = ["traffic", "access_bytes", "tool", "load_threads", "buffer_kib", 
 #: Columns of :func:`curve_table`.
 CURVE_COLUMNS = [*CURVE_KEY, "pages", "pacing", "origin", "curve", "inject_delay", "n", "gate_failed", "latency_ns",
                  "latency_ns_ci_low", "latency_ns_ci_high", "bandwidth_MBps", "bandwidth_MBps_ci_low",
-                 "bandwidth_MBps_ci_high"]
+                 "bandwidth_MBps_ci_high", "ci_method"]
+#: A memory point's own 95 % interval from its sub-windows (:func:`sub_window_ci_columns`): the columns the
+#: memory tidy table adds (memstor.experiments.mlc_loaded_latency), in order.
+POINT_CI_COLUMNS = ["latency_ns_ci_low", "latency_ns_ci_high", "bandwidth_MBps_ci_low", "bandwidth_MBps_ci_high",
+                    "ci_method", "ci_note"]
+#: Sub-windows of one point count as of equal length (bandwidth unweighted) when every length is within
+#: this share of their mean; else the bandwidth mean is weighted by the lengths.
+EQUAL_WINDOWS_TOL = 0.02
 #: Columns of :func:`fit_table` (the report's ``memory_fit`` table; memstor.analysis.curves).
 FIT_COLUMNS = MEMORY_FIT_COLUMNS
 #: What the knee is, in words (tables, figures and text use this name).
@@ -179,12 +186,104 @@ def with_settings(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# ------------------------------------------------------------------------------- a point's own interval
+
+
+def sub_window_ci_columns(series: dict | None, tool=None, confidence: float = 0.95) -> dict:
+    """The :data:`POINT_CI_COLUMNS` of one memory point from its sub-windows (loadlat ``--windows``; the
+    ``series`` of memstor.parse.loadlat_json.point_figures: lists ``window_s`` (s), ``latency_ns``,
+    ``bandwidth_MBps``, a list None when the point does not measure that figure).
+
+    The 95 % batch-means interval of the point's mean (memstor.analysis.batch_means.batch_means_ci; at
+    least 10 batches, else empty) of latency (ns) and bandwidth (MB/s): ``latency_ns_ci_low/high``,
+    ``bandwidth_MBps_ci_low/high``; ``ci_method`` ``batch-means`` when a bound is a number, else "";
+    ``ci_note`` says why a bound is empty or what to know about it ("no sub-windows (MLC)", "no
+    sub-windows (loadlat before v0.3)", "too few batches (5 sub-windows < 10)", "correlated (lag-1 ...)",
+    "lost sub-window: latency" (a thread descheduled across a whole sub-window: no interval for it)).
+
+    Choices (loadlat's sub-windows, lib/loadlat/README.md):
+    - No ramp (``ramp_intervals=0``): loadlat runs a warm-up of min(0.5 s, max(0.05 s, t/4)) with the
+      same loops before it starts the measured window and its first sub-window, so the first sub-window
+      is not a start-up transient (checked here: over 18 points of 10 sub-windows the first one's
+      deviation from the others averaged -0.05 (latency) and +0.07 (bandwidth) of their standard
+      deviation).
+    - Latency UNWEIGHTED: loadlat's JSON does not record the chased loads of each sub-window. The point's
+      latency is window time / loads, i.e. the sub-windows' latencies weighted by their loads; with
+      sub-windows of equal length the unweighted mean differs from it by about the squared coefficient
+      of variation of the sub-windows (0.01 % at a 1 % spread), far inside the interval.
+    - Bandwidth unweighted when the sub-windows are of equal length (within :data:`EQUAL_WINDOWS_TOL`,
+      the usual case: loadlat splits the window evenly), else weighted by their lengths ``window_s``
+      (the point's bandwidth is bytes / time).
+    """
+    from memstor.analysis.batch_means import METHOD, MIN_BATCHES, _notes, batch_means_ci
+
+    cols: dict = dict.fromkeys(POINT_CI_COLUMNS, math.nan)
+    cols["ci_method"], cols["ci_note"] = "", ""
+    if not isinstance(series, dict):
+        cols["ci_note"] = ("no sub-windows (MLC)" if tool == "mlc"
+                           else "no sub-windows (loadlat before v0.3)" if tool == "loadlat" else "no sub-windows")
+        return cols
+    secs = series.get("window_s") or []
+    n = max((len(v) for v in series.values() if isinstance(v, list)), default=0)
+    good = len(secs) == n and n > 0 and all(isinstance(t, (int, float)) and t > 0 for t in secs)
+    equal = good and max(abs(t / (sum(secs) / n) - 1) for t in secs) <= EQUAL_WINDOWS_TOL
+    cis, lost = {}, []
+    for metric in ("latency_ns", "bandwidth_MBps"):
+        values = series.get(metric)
+        if not isinstance(values, list) or not values:
+            continue  # not measured by this point (idle latency: no bandwidth; peak bandwidth: no latency)
+        if any(v is None or not math.isfinite(float(v)) for v in values):
+            lost.append(metric.split("_")[0])
+            continue
+        weights = secs if metric == "bandwidth_MBps" and good and not equal else None
+        cis[metric] = r = batch_means_ci(values, weights, min_batches=MIN_BATCHES, ramp_intervals=0,
+                                         confidence=confidence)
+        cols[f"{metric}_ci_low"], cols[f"{metric}_ci_high"] = r.ci_low, r.ci_high
+    if any(r.finite for r in cis.values()):
+        cols["ci_method"] = METHOD
+    notes = _notes({m.split("_")[0]: r for m, r in cis.items()}, MIN_BATCHES, unit="sub-windows")
+    if lost:
+        notes.append(f"lost sub-window: {', '.join(lost)}")
+    cols["ci_note"] = "; ".join(notes)
+    return cols
+
+
+def _own_interval(rows: pd.DataFrame, metric: str) -> tuple[float, float]:
+    """The single row's own batch-means interval of ``metric`` (its sub-windows), else (NaN, NaN)."""
+    one = rows.iloc[0]
+    if str(one.get("ci_method")) != "batch-means":
+        return math.nan, math.nan
+    lo, hi = pd.to_numeric(pd.Series([one.get(f"{metric}_ci_low"), one.get(f"{metric}_ci_high")]), errors="coerce")
+    return float(lo), float(hi)
+
+
+def _summary(rows: pd.DataFrame, metric: str) -> tuple[float, float, float, int, str]:
+    """(mean, low, high, n, ci_method) of ``metric`` over ``rows``, the repetitions of one point: the 95 %
+    t-interval between them when n >= 2 (``repetitions``), the one run's own batch-means interval when
+    n = 1 (``batch-means``), else empty bounds and ""."""
+    vals = pd.to_numeric(rows[metric], errors="coerce")
+    mean, lo, hi, n = ci95(vals.tolist())
+    if n >= 2:
+        return mean, lo, hi, n, "repetitions"
+    if n == 1:
+        lo, hi = _own_interval(rows[vals.notna()], metric)
+        return mean, lo, hi, n, "batch-means" if lo == lo else ""
+    return mean, lo, hi, n, ""
+
+
+def _method(*methods: str) -> str:
+    """One ci_method for several metrics of a row: the one any interval has (both come from the same rows)."""
+    return next((m for m in methods if m), "")
+
+
 # ---------------------------------------------------------------------------------------- idle latency
 
 
 def idle_table(df: pd.DataFrame) -> pd.DataFrame:
     """Idle latency per page size: columns huge_pages (True/False/NaN), pages, n, latency_ns (mean),
-    latency_ns_ci_low, latency_ns_ci_high (95 % interval; NaN when n < 2). Huge pages first."""
+    latency_ns_ci_low, latency_ns_ci_high (95 % interval: between the runs when n >= 2, the one run's own
+    batch-means interval from its sub-windows when n = 1, else NaN) and ci_method (``repetitions``,
+    ``batch-means`` or ""). Huge pages first."""
     rows = with_settings(measured(df))
     rows = rows[(rows["test"] == "idle_latency") & rows["latency_ns"].notna()]
     out = []
@@ -192,12 +291,79 @@ def idle_table(df: pd.DataFrame) -> pd.DataFrame:
         sel = rows[rows["huge_pages"].map(lambda v, h=huge: v is h if h is not None else not _known(v))]
         if sel.empty:
             continue
-        mean, lo, hi, n = ci95(pd.to_numeric(sel["latency_ns"]).tolist())
+        mean, lo, hi, n, method = _summary(sel, "latency_ns")
         pages = ", ".join(dict.fromkeys(str(p) for p in sel["pages"] if _known(p))) or UNKNOWN
         out.append({"huge_pages": huge if huge is not None else np.nan, "pages": pages, "n": n,
-                    "latency_ns": mean, "latency_ns_ci_low": lo, "latency_ns_ci_high": hi})
+                    "latency_ns": mean, "latency_ns_ci_low": lo, "latency_ns_ci_high": hi, "ci_method": method})
     return pd.DataFrame(out, columns=["huge_pages", "pages", "n", "latency_ns", "latency_ns_ci_low",
-                                      "latency_ns_ci_high"])
+                                      "latency_ns_ci_high", "ci_method"])
+
+
+# ------------------------------------------------------------------ the other sections of MLC's default run
+
+#: MLC default-run sections beside idle latency, peak injection and loaded latency (memstor.measure.mlc.SECTIONS),
+#: with the column holding each one's value.
+SECTION_VALUES = {"latency_matrix": "latency_ns", "bandwidth_matrix": "bandwidth_MBps",
+                  "max_bandwidth": "bandwidth_MBps", "c2c_latency": "latency_ns"}
+SECTIONS_COLUMNS = ["host", "tool", "section", "what", "src_node", "dst_node", "unit", "n", "value", "ci_low",
+                    "ci_high", "ci_method"]
+
+
+def c2c_kind(detail) -> str:
+    """The kind of a c2c row ("Local Socket L2->L2 HITM") from its ``detail`` (memstor's tables append
+    "; options: ..." to it)."""
+    return str(detail or "").split(";")[0].strip()
+
+
+def _what(row: pd.Series) -> str:
+    """What a section row measured beside its nodes: the c2c kind ("Local Socket L2->L2 HITM"), "idle latency"
+    for the latency matrix, else the traffic ("read-only"; "?" when the output did not say)."""
+    if row["test"] == "c2c_latency":
+        return c2c_kind(row.get("detail"))
+    if row["test"] == "latency_matrix":
+        return "idle latency"
+    return str(row["traffic"]) if _known(row.get("traffic")) else UNKNOWN
+
+
+def sections_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The other sections of MLC's default run (Intel MLC or loadlat, measured or imported): one row per device x
+    tool x section x what (c2c kind or traffic) x source node x destination node x configuration.
+
+    Columns :data:`SECTIONS_COLUMNS`: ``section`` (latency_matrix: idle latency from the CPUs of node
+    ``src_node`` to the memory of ``dst_node``; bandwidth_matrix: the same in MB/s; max_bandwidth: the best
+    of several injection rates per traffic; c2c_latency: a cache line's transfer from one core's cache to
+    another's, ``what`` = HIT (clean) or HITM (modified), local or remote socket), ``unit`` (ns or MB/s =
+    10^6 bytes/s), n, the mean ``value`` and its 95 % interval (between repetitions when n >= 2, else
+    empty). Only repetitions of one configuration are pooled (memstor's ``config``; for imported files the
+    source file and run)."""
+    rows = measured(df)
+    if rows.empty or "test" not in rows:
+        return pd.DataFrame(columns=SECTIONS_COLUMNS)
+    rows = rows[rows["test"].isin(list(SECTION_VALUES))].copy()
+    if rows.empty:
+        return pd.DataFrame(columns=SECTIONS_COLUMNS)
+    rows["what"] = rows.apply(_what, axis=1)
+    conf = rows["config"] if "config" in rows else pd.Series(np.nan, index=rows.index)
+    run = rows["run"] if "run" in rows else pd.Series(np.nan, index=rows.index)
+    rows["_config"] = [str(c) if _known(c) else f"{s}#{r}" for c, s, r in zip(conf, rows["source"], run)]
+    keys = ["host", "tool", "test", "what", "src_node", "dst_node", "_config"]
+    out = []
+    for key, g in rows.groupby([rows[k].map(lambda v: v if _known(v) else UNKNOWN) for k in keys], sort=False):
+        host, tool, test, what, src, dst, _ = key
+        col = SECTION_VALUES[test]
+        vals = pd.to_numeric(g[col], errors="coerce").dropna()
+        if vals.empty:
+            continue
+        mean, lo, hi, n = ci95(vals.tolist())
+        out.append({"host": host, "tool": tool, "section": test, "what": what,
+                    "src_node": src if src != UNKNOWN else np.nan, "dst_node": dst if dst != UNKNOWN else np.nan,
+                    "unit": "ns" if col == "latency_ns" else "MB/s", "n": n, "value": mean, "ci_low": lo,
+                    "ci_high": hi, "ci_method": "repetitions" if n >= 2 else ""})
+    order = {t: i for i, t in enumerate(SECTION_VALUES)}
+    table = pd.DataFrame(out, columns=SECTIONS_COLUMNS)
+    # devices, then sections in MLC's order; inside a section the order of the output (MLC's rows, node pairs)
+    return table.sort_values(["host", "section"], key=lambda c: c.map(order) if c.name == "section" else c,
+                             kind="stable", ignore_index=True)
 
 
 def idle_latency_ns(df: pd.DataFrame) -> float | None:
@@ -364,9 +530,11 @@ def _origin(row, with_run: bool) -> str:
 def curve_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per loaded-latency curve x inject delay: the curve's identity (:data:`CURVE_KEY`, ``pages``,
     ``origin``, the ``curve`` label) and, over the repetitions of that point, ``n`` and the mean and 95 %
-    interval of ``latency_ns`` and ``bandwidth_MBps`` (NaN bounds when n = 1). See the module docstring
-    for when rows are repetitions. Sorted by host, access size, traffic (order of appearance), curve, delay.
-    Columns: :data:`CURVE_COLUMNS`."""
+    interval of ``latency_ns`` and ``bandwidth_MBps``, and ``ci_method``: ``repetitions`` (the 95 %
+    t-interval between runs) when n >= 2, ``batch-means`` (the one run's own interval from its sub-windows,
+    :func:`sub_window_ci_columns`) when n = 1 and the run has one, else "" with NaN bounds. See the module
+    docstring for when rows are repetitions. Sorted by host, access size, traffic (order of appearance),
+    curve, delay. Columns: :data:`CURVE_COLUMNS`."""
     rows = with_settings(loaded_curves(df))
     if rows.empty:
         return pd.DataFrame(columns=CURVE_COLUMNS)
@@ -384,15 +552,16 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (_, _, delay), g in rows.groupby(["_host", "curve", "inject_delay"], sort=False):
         first = g.iloc[0]
-        lat, lat_lo, lat_hi, n = ci95(g["latency_ns"].astype(float).tolist())
-        bw, bw_lo, bw_hi, _ = ci95(g["bandwidth_MBps"].astype(float).tolist())
+        lat, lat_lo, lat_hi, n, lat_how = _summary(g, "latency_ns")
+        bw, bw_lo, bw_hi, _, bw_how = _summary(g, "bandwidth_MBps")
         pages = ", ".join(dict.fromkeys(str(p) for p in g["pages"] if _known(p))) or np.nan
         out.append({**{k: first[k] for k in CURVE_KEY}, "pages": pages, "pacing": first["pacing"],
                     "origin": first["origin"],
                     "curve": first["curve"], "inject_delay": delay, "n": n, "gate_failed": gate_failed(g),
                     "latency_ns": lat,
                     "latency_ns_ci_low": lat_lo, "latency_ns_ci_high": lat_hi, "bandwidth_MBps": bw,
-                    "bandwidth_MBps_ci_low": bw_lo, "bandwidth_MBps_ci_high": bw_hi})
+                    "bandwidth_MBps_ci_low": bw_lo, "bandwidth_MBps_ci_high": bw_hi,
+                    "ci_method": _method(lat_how, bw_how)})
     table = pd.DataFrame(out, columns=CURVE_COLUMNS)
     sort = pd.DataFrame({
         "h": table["host"].map(lambda v: str(v) if _known(v) else "~"),

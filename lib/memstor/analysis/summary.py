@@ -40,7 +40,7 @@ IDENTITY = ["host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "rwmix
 #: Columns of summary tables before the metrics.
 SUMMARY_KEYS = [*IDENTITY, "config", "direction", "n", "n_failed"]
 #: Descriptors carried from the observations into the summary (first value of the configuration).
-CARRIED = ("outstanding_io", "spec_point", "pattern", "file_size_bytes", "clones", "point")
+CARRIED = ("outstanding_io", "spec_point", "pattern", "file_size_bytes", "clones", "point", "precision_pct")
 _PCT = {"clat_p50_us": 50.0, "clat_p90_us": 90.0, "clat_p99_us": 99.0, "clat_p99_9_us": 99.9,
         "clat_p99_99_us": 99.99}
 _JOB_KEY = ["source", "groupid", "jobname", "direction"]
@@ -258,15 +258,27 @@ def _within_run(good: pd.DataFrame, m: str) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def _all_reached(good: pd.DataFrame):
+    """True when every run of a configuration with a precision target reached it, False when one did not,
+    None (empty) without a target (fixed runtime) or without runs."""
+    if "precision_reached" not in good or good.empty:
+        return None
+    flags = good["precision_reached"].dropna()
+    if flags.empty:
+        return None
+    return bool(flags.map(lambda x: str(x).strip().lower() in ("true", "1", "1.0")).all())
+
+
 def summarise(obs: pd.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS) -> pd.DataFrame:
     """Per configuration x direction: the identity (SUMMARY_KEYS), n (successful observations), n_failed,
     each metric's mean and ``<metric>_ci_low`` / ``<metric>_ci_high``, the CARRIED descriptors and
     ``ci_method``: with n >= 2 the 95 % t-interval between the runs (``repetitions``); with n = 1 the run's
     own 95 % batch-means interval of IOPS, MB/s and mean latency (``batch-means``, from fio's interval logs;
-    the percentiles stay empty), or none (empty ci_method) when the run has none. A metric missing from
-    any successful observation is left empty."""
+    the percentiles stay empty), or none (empty ci_method) when the run has none; ``precision_reached``
+    (points with a precision target: every run reached it). A metric missing from any successful
+    observation is left empty."""
     cols = [*SUMMARY_KEYS, *CARRIED] + [c for m in metrics for c in (m, f"{m}_ci_low", f"{m}_ci_high")] + \
-        ["ci_method"]
+        ["ci_method", "precision_reached"]
     if obs.empty:
         return pd.DataFrame(columns=cols)
     group = ["host", "experiment", "config", "direction"]
@@ -288,6 +300,7 @@ def summarise(obs: pd.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS) -> pd
             else:
                 mean = lo = hi = math.nan
             row[m], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = mean, lo, hi
+        row["precision_reached"] = _all_reached(good)
         out.append(row)
     return pd.DataFrame(out, columns=cols)
 

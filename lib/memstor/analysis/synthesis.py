@@ -529,6 +529,8 @@ class Synthesis:
     storage: pd.DataFrame = None  # storage_fit: one row per device x storage curve (closed sweep, open loop)
     storage_fits: dict = None     # (host, kind, rw) -> analysis.curves.CurveFit
     pacing: pd.DataFrame = None   # fixed vs exponential pacing of the memory load at the same bandwidth
+    grid: pd.DataFrame = None     # the points of every adaptive queue-depth grid and why they were added
+    mem_sections: pd.DataFrame = None  # NUMA latency/bandwidth matrices, max bandwidth, cache-to-cache latency
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -551,8 +553,8 @@ def slo_targets(profile: str | None = None) -> list[float]:
 def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[float] | None = None) -> Synthesis:
     """Load every host under ``<data_dir>/processed`` and the spec sheets, and compute every table.
     targets_us: the SLO answer's p99 targets in µs (default :func:`slo_targets`)."""
+    from memstor.analysis import adaptive_grid, load_latency
     from memstor.analysis import curves as lt
-    from memstor.analysis import load_latency
     from memstor.analysis.drive import drive_table, interface_check
 
     ds = load_dataset(data_dir)
@@ -573,4 +575,6 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[flo
         slo=load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
         load_models=load_latency.models(ds, curves_ol), unloaded=load_latency.unloaded(curves_ol),
         storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
+        mem_sections=memory.sections_table(ds.mlc),
+        grid=adaptive_grid.grid_table(ds.fio, pts),
     )

@@ -75,6 +75,9 @@ EXTRA_COLUMNS = [
     "iops_ci_low", "iops_ci_high", "bw_MBps_ci_low", "bw_MBps_ci_high", "lat_mean_us_ci_low", "lat_mean_us_ci_high",
     "ci_method",        # batch-means, or empty when the point has no interval (too few windows, no logs)
     "ci_note",          # ramp excluded, correlated, too few batches, no interval logs
+    "precision_pct",    # the profile's target half-width (% of the mean) of IOPS and mean latency; empty: fixed runtime
+    "precision_reached",  # with precision_pct: both half-widths within it (else the point ran max_runtime_s)
+    "grid_note",        # why the point is in the grid: empty for a listed grid, the reason for an adaptive one
 ]
 COLUMNS = FIO_COLUMNS + EXTRA_COLUMNS
 
@@ -96,11 +99,18 @@ class FioCommon:
     repetitions: int       # runs of every point
     device: str = ""          # raw block device instead of a test file (only with confirm_device)
     confirm_device: str = ""  # the same device named a second time, on purpose
+    precision_pct: float = 0.0  # stop a point when IOPS and mean latency are within +-this % (95 %); 0: fixed runtime
+    max_runtime_s: float = 0.0  # with precision_pct: the longest a point runs (s)
 
 
 _COMMON_KEYS = ("runtime_s", "ramp_s", "file_size", "ioengine", "direct", "numjobs", "repetitions")
 #: Keys a section may leave out (default ""): a raw device is used only when both name the same device.
 OPTIONAL_KEYS = ("device", "confirm_device")
+#: Optional keys of the families whose points may stop when precise (memstor.measure.precision): the target
+#: half-width of the 95 % interval of IOPS and mean latency (% of the mean; 0 or absent: fixed runtime_s)
+#: and the longest a point may run (s; default MAX_RUNTIME_FACTOR x runtime_s).
+PRECISION_KEYS = ("precision_pct", "max_runtime_s")
+MAX_RUNTIME_FACTOR = 6
 
 
 def block_sizes(v: Section, key: str, values: list, common: FioCommon) -> tuple:
@@ -127,14 +137,23 @@ def single_block_size(v: Section, params: dict, common: FioCommon, key: str = "b
     return block_sizes(v, key, [bs], common)[0]
 
 
-def common_params(v: Section, params: dict, keys: Sequence[str] = ()) -> FioCommon:
-    """Validate the keys every fio family shares; ``keys`` are the family's own (all required)."""
-    v.keys(params, _COMMON_KEYS + tuple(keys), optional=OPTIONAL_KEYS)
+def common_params(v: Section, params: dict, keys: Sequence[str] = (), *, precision: bool = False) -> FioCommon:
+    """Validate the keys every fio family shares; ``keys`` are the family's own (all required);
+    ``precision``: the family also takes :data:`PRECISION_KEYS`."""
+    v.keys(params, _COMMON_KEYS + tuple(keys), optional=OPTIONAL_KEYS + (PRECISION_KEYS if precision else ()))
     size_text, size_bytes = v.size("file_size", params["file_size"])
     if size_bytes < 1024 * 1024:
         raise v.error("file_size", params["file_size"], "use at least 1m")
+    runtime_s = v.seconds("runtime_s", params["runtime_s"], positive=True)
+    pct = params.get("precision_pct") or 0
+    if pct:
+        pct = v.number("precision_pct", pct)
+        if pct > 100:
+            raise v.error("precision_pct", pct, "a half-width in % of the mean, e.g. 2 or 5 (0: fixed runtime_s)")
+    max_s = params.get("max_runtime_s") or 0
+    max_s = v.seconds("max_runtime_s", max_s, positive=True) if max_s else MAX_RUNTIME_FACTOR * runtime_s
     return FioCommon(
-        runtime_s=v.seconds("runtime_s", params["runtime_s"], positive=True),
+        runtime_s=runtime_s,
         ramp_s=v.seconds("ramp_s", params["ramp_s"], positive=False),
         file_size=size_text,
         file_size_bytes=size_bytes,
@@ -144,6 +163,8 @@ def common_params(v: Section, params: dict, keys: Sequence[str] = ()) -> FioComm
         repetitions=v.integer("repetitions", params["repetitions"], 1, MAX_REPETITIONS),
         device=str(params.get("device") or ""),
         confirm_device=str(params.get("confirm_device") or ""),
+        precision_pct=float(pct),
+        max_runtime_s=float(max_s) if pct else 0.0,
     )
 
 
@@ -159,44 +180,53 @@ def _num(x: float) -> str:
 
 def point_params(experiment: str, c: FioCommon, engine: str, *, rw: str, bs: str, iodepth: int,
                  numjobs: int, rwmixread: int | None = None, spec_point: bool = False) -> dict:
-    """The JSON-able coordinates of one configuration (without repetition and test file)."""
-    return {
+    """The JSON-able coordinates of one configuration (without repetition and test file). With a
+    precision target, ``runtime_s`` is the longest the point runs and ``precision_pct`` is set (a point
+    measured at a fixed runtime has no such key, so its identity is what it always was)."""
+    out = {
         "experiment": experiment, "rw": rw, "bs": bs, "iodepth": iodepth, "numjobs": numjobs,
         "rwmixread": rwmixread, "ioengine": engine, "ioengine_requested": c.ioengine, "direct": c.direct,
         "runtime_s": c.runtime_s, "ramp_s": c.ramp_s, "file_size": c.file_size, "spec_point": spec_point,
     }
+    if c.precision_pct:
+        out.update(runtime_s=c.max_runtime_s, precision_pct=c.precision_pct, typical_runtime_s=c.runtime_s)
+    return out
 
 
 def config_name(p: dict) -> str:
     """File-safe name of a configuration: everything that changes the measurement, but the repetition.
 
     e.g. ``randread-bs4k-qd32-nj1-io_uring-d1-t10-r2-f4g`` (t runtime s, r ramp s, f file size);
-    ``spec-`` prefix for the spec-conditions point, ``-mix70`` for rwmixread.
+    ``spec-`` prefix for the spec-conditions point, ``-mix70`` for rwmixread; a point with a precision
+    target has ``p2-max60`` (precision %, longest runtime s) in place of ``t10``.
     """
     parts = [("spec-" if p.get("spec_point") else "") + p["rw"], f"bs{p['bs']}", f"qd{p['iodepth']}",
              f"nj{p['numjobs']}"]
     if p.get("rwmixread") is not None:
         parts.append(f"mix{p['rwmixread']}")
-    parts += [p["ioengine"], f"d{p['direct']}", f"t{_num(p['runtime_s'])}", f"r{_num(p['ramp_s'])}",
-              f"f{p['file_size']}"]
+    time = f"p{_num(p['precision_pct'])}-max{_num(p['runtime_s'])}" if p.get("precision_pct") \
+        else f"t{_num(p['runtime_s'])}"
+    parts += [p["ioengine"], f"d{p['direct']}", time, f"r{_num(p['ramp_s'])}", f"f{p['file_size']}"]
     return "-".join(parts)
 
 
 #: Point params that do not change a measurement on one device: the test file's path (another folder on
 #: the same filesystem) and the engine asked for (the engine that ran is in the point name).
-INCIDENTAL = ("test_file", "ioengine_requested")
+INCIDENTAL = ("test_file", "ioengine_requested", "grid_note", "typical_runtime_s")
 
 
 def make_points(configs: Sequence[dict], repetitions: int, test_file: str) -> list:
     """sweep.Point list: every config x repetition, repetitions outer (a first full pass over the grid
-    comes first); est_s = runtime + ramp + fio overhead, in seconds."""
+    comes first); est_s = runtime + ramp + fio overhead, in seconds (with a precision target the profile's
+    runtime_s stands for the runtime: a guess, the point stops when precise or at its longest)."""
     from memstor.measure.sweep import Point
 
     points = []
     for rep in range(1, repetitions + 1):
         for cfg in configs:
             params = dict(cfg, rep=rep, test_file=test_file)
-            est = float(cfg["runtime_s"]) + float(cfg["ramp_s"]) + OVERHEAD_S + 0.1 * cfg["numjobs"]
+            runtime = float(cfg.get("typical_runtime_s") or cfg["runtime_s"])
+            est = runtime + float(cfg["ramp_s"]) + OVERHEAD_S + 0.1 * cfg["numjobs"]
             points.append(Point(name=f"{config_name(cfg)}-rep{rep}", params=params, est_s=est,
                                 incidental=INCIDENTAL))
     return points
@@ -219,11 +249,13 @@ def fio_job(point, filename: str):
     from memstor.measure.fio import FioJob
 
     p = point.params
+    window = log_avg_msec(p["runtime_s"])
+    pct = p.get("precision_pct")
     return FioJob(name=point.name, rw=p["rw"], bs=p["bs"], iodepth=p["iodepth"], numjobs=p["numjobs"],
                   rwmixread=p["rwmixread"], ioengine=p["ioengine"], direct=bool(p["direct"]),
                   size=p["file_size"], runtime_s=p["runtime_s"], ramp_s=p["ramp_s"], time_based=True,
-                  group_reporting=True, filename=filename, logs=True, hist_log=False,
-                  log_avg_msec=log_avg_msec(p["runtime_s"]))
+                  group_reporting=True, filename=filename, logs=True, hist_log=False, log_avg_msec=window,
+                  status_interval_ms=window if pct else 0, precision_pct=float(pct) if pct else None)
 
 
 # ---------------------------------------------------------------------------------------- tidy rows
@@ -286,6 +318,7 @@ def _extras(params: dict, point: str, status: str, note: str | None) -> dict:
         "ioengine_note": note,
         "file_size_bytes": parse_size(str(params["file_size"])),
         "ramp_s": params.get("ramp_s"),
+        "grid_note": params.get("grid_note") or None,
     }
 
 
@@ -425,25 +458,49 @@ def result_rows(results: list, host: str, note: str, data_root: Path) -> list:
 
 def with_intervals(rows: list, res) -> list:
     """`rows` of one measured point with its batch-means interval columns (memstor.analysis.batch_means)
-    from the interval logs in its sidecar folder. No logs (a point measured before memstor wrote them) or
+    from the interval logs in its sidecar folder, or, for a point with a precision target, from fio's
+    status snapshots there (the series its stop rule saw, memstor.measure.precision) plus
+    ``precision_pct`` and ``precision_reached``. No logs (a point measured before memstor wrote them) or
     unreadable ones give empty bounds and the reason in ``ci_note``; never a failed point."""
-    from memstor.analysis.batch_means import ci_columns, point_intervals
+    from memstor.analysis.batch_means import ci_columns
     from memstor.measure.sweep import sidecar_dir
 
     folder = sidecar_dir(Path(res.raw).parent, res.point)
-    intervals, why = None, "no interval logs"
-    if folder.is_dir():
-        try:
+    pct = res.point.params.get("precision_pct")
+    intervals, why, reached = None, "no interval logs", None
+    try:
+        if pct:
+            intervals, reached, why = _precision_windows(folder, float(pct), res.point.params)
+        elif folder.is_dir():
+            from memstor.analysis.batch_means import point_intervals
+
             intervals = point_intervals(folder)
-        except (OSError, ValueError, MemstorError) as err:
-            why = f"interval logs unreadable: {first_line(err)}"
+    except (OSError, ValueError, MemstorError) as err:
+        intervals, why = None, f"interval logs unreadable: {first_line(err)}"
     for row in rows:
         if row.get("status") != "done":
             continue
         cols = ci_columns(intervals, row.get("direction")) if intervals is not None else \
             dict(ci_columns(None), ci_note=why)
+        if pct:
+            cols["ci_note"] = "; ".join(x for x in (cols["ci_note"], why) if x)
+            cols.update(precision_pct=float(pct), precision_reached=reached)
         row.update(cols)
     return rows
+
+
+def _precision_windows(folder: Path, pct: float, params: dict) -> tuple:
+    """(windows, reached, note) of a point with a precision target: the window series of its fio status
+    snapshots (memstor.parse.fio_status), the stop rule's verdict on it, and a note naming the windows
+    (``status windows of N ms``)."""
+    from memstor.measure.precision import verdict
+    from memstor.parse.fio_status import STATUS_NAME, read_status, status_windows
+
+    status = folder / STATUS_NAME
+    if not status.is_file():
+        return None, False, "no fio status snapshots (the point ended before its first one)"
+    windows = status_windows(read_status(status.read_text(encoding="utf-8", errors="replace")))
+    return windows, verdict(windows, pct).reached, f"status windows of {log_avg_msec(params['runtime_s'])} ms"
 
 
 def check_refused(experiment: str, results: list) -> None:

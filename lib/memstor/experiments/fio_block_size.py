@@ -14,7 +14,7 @@ from memstor.validate import Section
 EXPERIMENT = _fio.BLOCK_SIZE
 NOTEBOOK = "20-fio-block-size"
 KIND = "fio"
-OPTIONAL_KEYS = _fio.OPTIONAL_KEYS
+OPTIONAL_KEYS = _fio.OPTIONAL_KEYS + _fio.PRECISION_KEYS
 #: This family's own keys, beside the ones every fio family has.
 KEYS = ("iodepth", "bs", "rw", "seq_bs")
 
@@ -33,7 +33,7 @@ class BlockSizeParams:
 def block_size_params(params: dict) -> BlockSizeParams:
     """Validate a fio-block-size section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
-    c = _fio.common_params(v, params, KEYS)
+    c = _fio.common_params(v, params, KEYS, precision=True)
     return BlockSizeParams(
         common=c,
         iodepth=v.integer("iodepth", params["iodepth"], 1, _fio.MAX_IODEPTH),

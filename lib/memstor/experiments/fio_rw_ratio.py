@@ -14,7 +14,7 @@ from memstor.validate import Section
 EXPERIMENT = _fio.RW_RATIO
 NOTEBOOK = "30-fio-rw-ratio"
 KIND = "fio"
-OPTIONAL_KEYS = _fio.OPTIONAL_KEYS
+OPTIONAL_KEYS = _fio.OPTIONAL_KEYS + _fio.PRECISION_KEYS
 #: This family's own keys, beside the ones every fio family has.
 KEYS = ("iodepth", "rwmixread", "bs")
 
@@ -32,7 +32,7 @@ class RwRatioParams:
 def rw_ratio_params(params: dict) -> RwRatioParams:
     """Validate a fio-rw-ratio section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
-    c = _fio.common_params(v, params, KEYS)
+    c = _fio.common_params(v, params, KEYS, precision=True)
     mixes = [v.integer("rwmixread", m, 0, 100) for m in v.items("rwmixread", params["rwmixread"])]
     return RwRatioParams(
         common=c,

@@ -6,7 +6,8 @@ resumable sweep (:mod:`memstor.measure.sweep`); every raw output is parsed by :f
 loadlat's JSON sidecar (kept in each point's ``.meta.json``) by :mod:`memstor.parse.loadlat_json`.
 Result: ``<data>/processed/<host>/mlc-loaded-latency.csv`` with the DESIGN.md ``mlc`` columns first,
 then ``host, point, status`` (done | failed), ``error, note``, then the repetition and quality-gate columns
-(:data:`GATE_COLUMNS`, below), then the settings that make a curve what it is (:data:`SETTING_COLUMNS`):
+(:data:`GATE_COLUMNS`, below), each value's own interval (:data:`CI_COLUMNS`, below), then the settings
+that make a curve what it is (:data:`SETTING_COLUMNS`):
 ``load_threads`` (0 for idle latency), ``buffer_kib`` (per thread), ``random`` (the latency thread chases
 random addresses: always for loadlat, for MLC when it could not disable the prefetchers), ``load_random``
 (load threads use random addresses, ``-U``), ``huge_pages`` (the buffers were on 2 MiB pages), ``pages``
@@ -31,8 +32,8 @@ its first repetition): rows with the same ``config``, ``test``, ``traffic`` and 
 repetitions, ``repetition`` numbers them (1-based); summaries (n, mean, 95 % interval) group on that.
 
 **Quality gate** (loadlat v0.3+; :mod:`memstor.measure.loadlat` holds the thresholds): loadlat splits each
-point's window into 5 sub-windows. A value passes when bandwidth varies by less than 5 % and latency by
-less than 2 % across them (``bandwidth_spread_pct``, ``latency_spread_pct``: (max - min) / mean, %), every
+point's window into sub-windows (merged into 5 groups when there are more than 5). A value passes when
+bandwidth varies by less than 5 % and latency by less than 2 % across them (``bandwidth_spread_pct``, ``latency_spread_pct``: (max - min) / mean, %), every
 measuring thread got >= 90 % of its CPU (``cpu_share_min_pct``) and steal time was <= 2 % of the window
 (``steal_pct``, the busiest measuring CPU); a loaded-latency value whose bandwidth exceeds the one at the
 next smaller delay by more than 5 % fails too (it and that neighbour are re-measured). A failing value is
@@ -40,11 +41,21 @@ re-measured (``max_remeasure`` times at most) in a new point with only the faili
 ``a<n>``, a new raw file: raw outputs are never overwritten); the table uses the latest attempt that passes
 its own gates, else the latest attempt, and says which (``attempt`` of ``attempts``). ``gate``: ``passed``,
 ``failed:<codes>`` (bandwidth_unstable, latency_unstable, cpu_share, steal, bandwidth_rises_with_delay) or
-``not_evaluated:mlc`` / ``not_evaluated:no_sub_windows``; ``gate_detail`` says why in words and lists
+``not_evaluated:mlc`` / ``not_evaluated:no_sub_windows`` / ``not_evaluated:section`` (matrices, max bandwidth, c2c); ``gate_detail`` says why in words and lists
 every attempt's outcome. A value that never passes is kept and marked, never dropped or averaged away.
 ``windows`` (sub-windows) and ``arrival_cv`` (coefficient of variation of the load threads' time between
 request groups, median over threads) come with it. Failed points (the tool did not run) have empty gate
-columns.
+columns. memstor asks loadlat for sub-windows of 0.1 s or more, a multiple of 5 (10 at 1 s, 20 at 2 s:
+:func:`memstor.measure.loadlat.sub_windows`); the gate judges them merged into 5 consecutive groups, so
+its thresholds keep their meaning.
+
+**A point's own interval** (:data:`CI_COLUMNS`, between the gate and the setting columns): ``latency_ns_ci_low/high`` and
+``bandwidth_MBps_ci_low/high``, the 95 % batch-means interval of the value from its sub-windows
+(:func:`memstor.analysis.memory.sub_window_ci_columns`: at least 10 batches, no ramp excluded: loadlat
+warms up before the first sub-window), ``ci_method`` (``batch-means`` when a bound is a number, else
+empty) and ``ci_note`` (why a bound is empty: ``no sub-windows (MLC)``, ``too few batches (5 sub-windows
+< 10)``, ``correlated (...)``, ...). Summaries (memstor.analysis.memory.curve_table) use the interval
+between repetitions when n >= 2 and this one when n = 1.
 """
 
 from __future__ import annotations
@@ -75,7 +86,11 @@ SETTING_COLUMNS = ["load_threads", "buffer_kib", "random", "load_random", "huge_
 #: Repetitions, re-measurements and the quality gate of each row (see the module docstring).
 GATE_COLUMNS = ["config", "repetition", "attempt", "attempts", "gate", "gate_detail", "windows",
                 "bandwidth_spread_pct", "latency_spread_pct", "cpu_share_min_pct", "steal_pct", "arrival_cv"]
-EXTRA_COLUMNS = ["host", "point", "status", "error", "note", *GATE_COLUMNS, *SETTING_COLUMNS]
+#: Each row's own 95 % interval from its sub-windows (memstor.analysis.memory.sub_window_ci_columns; see the
+#: module docstring).
+CI_COLUMNS = ["latency_ns_ci_low", "latency_ns_ci_high", "bandwidth_MBps_ci_low", "bandwidth_MBps_ci_high",
+              "ci_method", "ci_note"]
+EXTRA_COLUMNS = ["host", "point", "status", "error", "note", *GATE_COLUMNS, *CI_COLUMNS, *SETTING_COLUMNS]
 #: Pacings of the load threads' delays (loadlat --pacing); Intel MLC has only fixed.
 PACINGS = ("fixed", "exp")
 #: Upper limits of the repetitions and max_remeasure parameters.
@@ -104,6 +119,8 @@ class LoadedLatencyParams:
     huge_pages: bool = True                # -L huge pages where the kernel allows them (+ a 4 KiB idle point)
     random_access: bool = False            # -U random addresses for the load threads (default sequential)
     pacing: tuple = ("fixed",)             # loadlat --pacing of each loaded curve: fixed (MLC) and/or exp
+    sections: tuple = ()                   # MLC default-run sections beside these: latency_matrix, bandwidth_matrix,
+    #                                        max_bandwidth, c2c_latency (one point each)
     repetitions: int = 1                   # runs of every point (separate raw files)
     max_remeasure: int = 1                 # re-measurements of a point that fails the quality gate
     profile: str = ""                      # profile the values came from (for the record)
@@ -142,6 +159,18 @@ def _delays(values) -> tuple:
     """Inject delays (delay-loop cycles): whole numbers >= 0, each once, kept in the given order."""
     want = f"use whole numbers >= 0 (inject delays in cycles); MLC's default list is {list(MLC_DELAYS)}"
     return V.unique("delays", [V.integer("delays", v, 0, want=want) for v in V.items("delays", values)])
+
+
+def _sections(values) -> tuple:
+    """The other sections of MLC's default run to measure (memstor.measure.mlc.SECTIONS), each once, in order."""
+    want = f"use a list of {', '.join(mlc.SECTIONS)} (or [] for none)"
+    out = []
+    for value in V.items("sections", values, allow_empty=True):
+        text = str(value).strip().lower().lstrip("-")
+        if text not in mlc.SECTIONS:
+            raise V.error("sections", value, want)
+        out.append(text)
+    return V.unique("sections", out)
 
 
 def _pacing(values) -> tuple:
@@ -214,6 +243,7 @@ def validate_params(params: dict) -> LoadedLatencyParams:
         huge_pages=V.boolean("huge_pages", get("huge_pages", d.huge_pages)),
         random_access=V.boolean("random_access", get("random_access", d.random_access)),
         pacing=_pacing(get("pacing", list(d.pacing))),
+        sections=_sections(get("sections", list(d.sections))),
         repetitions=V.integer("repetitions", get("repetitions", d.repetitions), 1, MAX_REPETITIONS),
         max_remeasure=V.integer("max_remeasure", get("max_remeasure", d.max_remeasure), 0, MAX_REMEASURE),
         profile=str(get("profile", "") or ""),
@@ -306,7 +336,8 @@ def point_name(params: dict) -> str:
 
 
 def build_points(p: LoadedLatencyParams, tool: str, huge: bool | None = None) -> list[Point]:
-    """Idle latency (huge pages, and 4 KiB pages), peak injection bandwidth, then one loaded-latency point
+    """Idle latency (huge pages, and 4 KiB pages), peak injection bandwidth, one point per asked-for section
+    (``sections``: latency/bandwidth matrix, max bandwidth, c2c latency), then one loaded-latency point
     per access size x traffic x pacing; all of it ``p.repetitions`` times (repetitions outer: a first full
     pass over the grid comes first).
 
@@ -333,6 +364,7 @@ def build_points(p: LoadedLatencyParams, tool: str, huge: bool | None = None) ->
         specs.append({"mode": "idle_latency", **common, "huge_pages": False, "latency_cpu": p.latency_cpu})
     loads = {"load_cpus": list(p.load_cpus), "random_access": bool(p.random_access)}
     specs.append({"mode": "peak_injection_bandwidth", **common, **loads})
+    specs += [{"mode": section, **common} for section in p.sections]
     for size in p.access_bytes:
         for code in p.traffic:
             for pacing in p.pacing:
@@ -361,10 +393,18 @@ def config_name(params: dict) -> str:
 
 
 def _row_key(row: dict) -> tuple:
-    """A measured value's identity across attempts: (config, repetition, test, traffic, inject delay)."""
-    delay = row.get("inject_delay")
-    return (row["config"], int(row["repetition"]), row.get("test"), row.get("traffic"),
-            int(delay) if delay is not None and delay == delay else None)
+    """A measured value's identity across attempts: (config, repetition, test, traffic, inject delay, source
+    node, destination node, c2c kind): a matrix point holds one value per node pair, a c2c point one per
+    kind (``detail``: "Local Socket L2->L2 HITM")."""
+
+    def whole(x):
+        return int(x) if x is not None and x == x else None
+
+    from memstor.analysis.memory import c2c_kind
+
+    kind = c2c_kind(row.get("detail")) if row.get("test") == "c2c_latency" else None
+    return (row["config"], int(row["repetition"]), row.get("test"), row.get("traffic"), whole(row.get("inject_delay")),
+            whole(row.get("src_node")), whole(row.get("dst_node")), kind)
 
 
 def _own_gate(row: dict) -> list[tuple[str, str]]:
@@ -431,9 +471,13 @@ def choose_attempts(rows: list[dict]) -> list[dict]:
         reasons = row.pop("_reasons")
         history = row.pop("_history", "")
         if reasons is None:
-            why = ("Intel MLC reports no sub-windows, CPU shares or steal time" if row.get("tool") == "mlc"
-                   else "the raw output has no sub-windows (loadlat before v0.3)")
-            row["gate"] = "not_evaluated:mlc" if row.get("tool") == "mlc" else "not_evaluated:no_sub_windows"
+            if row.get("tool") == "mlc":
+                row["gate"], why = "not_evaluated:mlc", "Intel MLC reports no sub-windows, CPU shares or steal time"
+            elif row.get("test") in mlc.SECTIONS:
+                row["gate"] = "not_evaluated:section"
+                why = "the gate judges idle latency, peak injection and loaded latency (their sub-windows); not this section"
+            else:
+                row["gate"], why = "not_evaluated:no_sub_windows", "the raw output has no sub-windows (loadlat before v0.3)"
             row["gate_detail"] = why
         else:
             row["gate"] = gate_text(reasons)
@@ -579,6 +623,7 @@ def _failed_row(result: PointResult, host: str) -> dict:
     row.update(host=host, point=result.point.name, status="failed", error=result.error, note=note)
     row.update(settings(params, meta))
     row.update(_identity(params))
+    row.update(dict.fromkeys(CI_COLUMNS), ci_method="", ci_note="point failed")
     return row
 
 
@@ -598,6 +643,7 @@ def point_rows(result: PointResult, data_root: Path, host: str) -> list[dict]:
     if result.point.params.get("mode") == "loaded_latency":
         order = {int(d): i for i, d in enumerate(result.point.params["delays"])}
         rows = sorted(rows, key=lambda r: (r.get("run") or 0, order.get(int(r["inject_delay"]), 0)))
+    from memstor.analysis.memory import sub_window_ci_columns
     from memstor.parse.loadlat_json import figures_by_point, point_key
 
     figures = figures_by_point(meta.get("loadlat_json"))
@@ -613,6 +659,7 @@ def point_rows(result: PointResult, data_root: Path, host: str) -> list[dict]:
         for col in ("windows", "bandwidth_spread_pct", "latency_spread_pct", "cpu_share_min_pct", "steal_pct",
                     "arrival_cv"):
             row[col] = fig.get(col)
+        row.update(sub_window_ci_columns(fig.get("series"), params.get("tool")))
         out.append(row)
     return out
 
@@ -623,7 +670,8 @@ _LABEL_CODE = {label: code for code, (label, _frac) in TRAFFIC_CODES.items()}
 
 def build_table(results: Sequence[PointResult], data_root: Path, host: str) -> pd.DataFrame:
     """The experiment's tidy table: schema columns first, then ``host, point, status, error, note``, the
-    :data:`GATE_COLUMNS` and the :data:`SETTING_COLUMNS`; one row per measured value x repetition, from the
+    :data:`GATE_COLUMNS`, the :data:`CI_COLUMNS` and the :data:`SETTING_COLUMNS`; one row per measured value x
+    repetition, from the
     attempt :func:`choose_attempts` uses (``point`` names its raw file). A re-measurement that failed to
     run leaves no row of its own: its error is added to the ``gate_detail`` of the values it was for."""
     rows = [row for res in results for row in point_rows(res, Path(data_root), host)]
@@ -644,7 +692,7 @@ def build_table(results: Sequence[PointResult], data_root: Path, host: str) -> p
     for col in ("random", "load_random", "huge_pages"):
         df[col] = df[col].astype("boolean")
     for col in ("read_fraction", "latency_ns", "bandwidth_MBps", "bandwidth_spread_pct", "latency_spread_pct",
-                "cpu_share_min_pct", "steal_pct", "arrival_cv"):
+                "cpu_share_min_pct", "steal_pct", "arrival_cv", *CI_COLUMNS[:4]):
         df[col] = pd.to_numeric(df[col]).astype("float64")
     return df
 

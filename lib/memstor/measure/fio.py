@@ -164,6 +164,9 @@ class FioJob:
     latency_target_us: int | None = None  # fio's latency_target: the queue depth (<= iodepth) is searched that
     latency_window_s: float | None = None  # keeps latency_percentile % of the I/Os of every window under it
     latency_percentile: float | None = None  # (fio reports the depth found as latency_depth in its JSON)
+    status_interval_ms: int = 0  # fio's --status-interval: a cumulative JSON snapshot every N ms (0: none)
+    precision_pct: float | None = None  # stop when IOPS and mean latency are this precise (memstor.measure.precision);
+    #                                     runtime_s is then the longest the point may run
 
     def _bad(self, param: str, value: Any, allowed: str) -> UsageError:
         return UsageError(f"fio job {self.name!r}: {param}={value!r} is not allowed: {allowed}")
@@ -236,6 +239,14 @@ class FioJob:
                 raise self._bad(param, getattr(self, param), "true or false")
         if not _is_int(self.log_avg_msec) or self.log_avg_msec < 0:
             raise self._bad("log_avg_msec", self.log_avg_msec, "an integer number of ms >= 0 (0: every I/O)")
+        if not _is_int(self.status_interval_ms) or self.status_interval_ms < 0:
+            raise self._bad("status_interval_ms", self.status_interval_ms, "an integer number of ms >= 0 (0: none)")
+        if self.precision_pct is not None:
+            if not _is_num(self.precision_pct) or not 0 < self.precision_pct <= 100:
+                raise self._bad("precision_pct", self.precision_pct, "a percentage in (0, 100] or None")
+            if not self.status_interval_ms or not self.time_based:
+                raise self._bad("precision_pct", self.precision_pct, "only with status_interval_ms > 0 and time_based "
+                                "(the rule is evaluated on fio's status snapshots)")
         if not _is_int(self.log_hist_msec) or self.log_hist_msec < 1:
             raise self._bad("log_hist_msec", self.log_hist_msec, "an integer number of ms >= 1")
         if self.write_iolog:
@@ -320,6 +331,8 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
     if job.group_reporting:
         cmd.append("--group_reporting")
     cmd += _open_loop_options(job, output)
+    if job.status_interval_ms:
+        cmd.append(f"--status-interval={job.status_interval_ms}ms")
     cmd += ["--randrepeat=0"]
     if job.rw in RANDOM_MODES:
         cmd.append("--norandommap")
@@ -579,14 +592,41 @@ def kill_stale_fio(directory: Path, grace_s: float = 2.0) -> list[int]:
     return pids
 
 
-def run_fio(cmd: list[str], timeout_s: float, output: Path) -> subprocess.CompletedProcess:
+#: How often a watched fio run's output is read (s), and how long fio may take to end after SIGINT (s).
+WATCH_POLL_S, STOP_GRACE_S = 0.1, 30.0
+#: fio's exit status after it ended its jobs on SIGINT (measured, fio-3.33; its final JSON is complete).
+SIGINT_EXIT = 128
+
+
+def _watch(proc: subprocess.Popen, watch, timeout_s: float) -> bool:
+    """Poll ``watch()`` every WATCH_POLL_S while fio runs; on True send fio SIGINT (it ends its jobs and
+    writes its final output). Returns True when memstor stopped fio. TimeoutExpired past ``timeout_s``."""
+    end = time.monotonic() + timeout_s
+    while proc.poll() is None:
+        if time.monotonic() > end:
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        if watch():
+            proc.send_signal(signal.SIGINT)
+            return True
+        time.sleep(WATCH_POLL_S)
+    return False
+
+
+def run_fio(cmd: list[str], timeout_s: float, output: Path, watch=None) -> subprocess.CompletedProcess:
     """Run fio capturing stdout and stderr separately (text); on timeout or any interruption every
     process of this fio run is stopped before the exception goes on. fio dies with its parent (Linux).
-    """
+
+    ``watch``: a callable polled while fio runs (memstor.measure.precision.Watcher); when it returns True
+    fio gets SIGINT and ends the point early. The result then has ``stopped = True`` and fio's exit status
+    128 (its answer to SIGINT) reads as 0."""
     preexec = _die_with_parent if sys.platform.startswith("linux") else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
+    stopped = False
     try:
-        out, err = proc.communicate(timeout=timeout_s)
+        if watch is not None:
+            # fio writes its results into --output; stdout/stderr stay small, so the pipes cannot fill
+            stopped = _watch(proc, watch, timeout_s)
+        out, err = proc.communicate(timeout=STOP_GRACE_S if stopped else timeout_s)
     except BaseException:  # TimeoutExpired, KeyboardInterrupt...
         with contextlib.suppress(OSError):
             proc.terminate()
@@ -597,7 +637,25 @@ def run_fio(cmd: list[str], timeout_s: float, output: Path) -> subprocess.Comple
             proc.wait()
         kill_stale_fio(Path(output).parent)
         raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    rc = 0 if stopped and proc.returncode == SIGINT_EXIT else proc.returncode
+    res = subprocess.CompletedProcess(cmd, rc, out, err)
+    res.stopped = stopped
+    return res
+
+
+def _keep_status(output: Path) -> None:
+    """Move fio's status snapshots out of ``output`` into the sidecar's memstor.parse.fio_status.STATUS_NAME
+    (bytes as written; status first, then the output's final document, so a crash between the two
+    writes leaves both copies, never none)."""
+    from memstor.measure.files import atomic_write
+    from memstor.parse.fio_status import STATUS_NAME, split_final
+
+    if not output.exists():
+        return
+    status, final = split_final(output.read_text(encoding="utf-8", errors="replace"))
+    if status:
+        atomic_write(log_folder(output) / STATUS_NAME, status)
+        atomic_write(output, final)
 
 
 def _tail(text: str, n_chars: int = 2000) -> str:
@@ -661,7 +719,7 @@ class FioRunner:
         engine, why = self._engine(job)
         job = dataclasses.replace(job, ioengine=engine)
         cmd = fio_command(job, Path(out_tmp))
-        if job.logs or job.write_iolog:  # fio writes no log into a folder that does not exist
+        if job.logs or job.write_iolog or job.status_interval_ms:  # fio writes no log into a missing folder
             folder_tmp = log_folder(Path(out_tmp))
             shutil.rmtree(folder_tmp, ignore_errors=True)  # of a killed attempt
             folder_tmp.mkdir(parents=True)
@@ -677,13 +735,24 @@ class FioRunner:
         if stale:
             meta["killed_stale_fio_pids"] = stale
         timeout = job.runtime_s + job.ramp_s + self.timeout_margin_s
+        watcher = None
+        if job.precision_pct is not None:
+            from memstor.measure.precision import Watcher
+
+            watcher = Watcher(Path(out_tmp), job.precision_pct)
         try:
-            res = run_fio(cmd, timeout, Path(out_tmp))
+            res = run_fio(cmd, timeout, Path(out_tmp), watch=watcher)
         except subprocess.TimeoutExpired:
             err = PointFailed(f"point {point.name}: fio did not finish within {timeout:.0f} s and was killed")
             err.meta = meta
             raise err from None
         meta.update(returncode=res.returncode, fio_stderr=_tail(res.stderr))
+        if job.status_interval_ms:
+            _keep_status(Path(out_tmp))
+        if watcher is not None:
+            meta["precision"] = {"precision_pct": job.precision_pct, "stopped_by_memstor": res.stopped,
+                                 "evaluations": watcher.evaluations,
+                                 "note": watcher.last.note if watcher.last else "no snapshot read"}
         text = Path(out_tmp).read_text(encoding="utf-8", errors="replace") if Path(out_tmp).exists() else ""
         try:
             check_fio_output(point.name, res.returncode, res.stderr, text)

@@ -28,8 +28,10 @@ from memstor.schema import TRAFFIC_CODES
 BINARY_RELPATH = Path("build") / "bin" / "loadlat"
 #: Sources, relative to the repository root.
 SOURCE_DIR = Path("lib") / "loadlat"
-#: The three modes loadlat implements (MLC's names).
-MODES = ("idle_latency", "loaded_latency", "peak_injection_bandwidth")
+#: The modes loadlat implements (MLC's names); without a mode it runs MLC's default run (v0.4: every section
+#: but idle_latency).
+MODES = ("idle_latency", "loaded_latency", "peak_injection_bandwidth", "latency_matrix", "bandwidth_matrix",
+         "max_bandwidth", "c2c_latency")
 #: MLC's default inject delays for --loaded_latency (delay-loop iterations).
 MLC_DELAYS = (0, 2, 8, 15, 50, 100, 200, 300, 400, 500, 700, 1000, 1300, 1700, 2500, 3500, 5000, 9000, 20000)
 #: Traffic labels (memstor.schema) -> -W codes, so ``traffic="2:1-nt"`` works as well as ``"W7"``.
@@ -144,9 +146,34 @@ def write_delay_file(path: Path, delays: Iterable[int]) -> Path:
     return path
 
 
+# ---------------------------------------------------------------------------------------- sub-windows
+
+#: Shortest sub-window memstor asks loadlat for (s): shorter ones are dominated by scheduler noise.
+SUB_WINDOW_S = 0.1
+#: Most sub-windows loadlat accepts (``--windows``, 1-100).
+MAX_SUB_WINDOWS = 100
+
+
+def sub_windows(seconds: float) -> int:
+    """Sub-windows (loadlat ``--windows``) memstor asks for in a point of ``seconds`` s: windows of
+    :data:`SUB_WINDOW_S` (0.1 s) or longer, a multiple of the gate's 5 groups
+    (memstor.parse.loadlat_json.GATE_GROUPS), 5 at least, 100 at most: 1 s -> 10, 2 s -> 20, 5 s -> 50,
+    0.3 s -> 5 (60 ms: loadlat's default, too few for a batch-means interval).
+
+    loadlat's default of 5 gives every point an EMPTY batch-means interval (fewer than 10 batches,
+    memstor.analysis.batch_means); 10 sub-windows at the quick profile's 1 s and 20 at the standard 2 s
+    give the interval its 10 batches with windows of 100 ms. The quality gate is unchanged: it judges the
+    spreads of the sub-windows merged into 5 consecutive groups, i.e. of the same 5 windows as before."""
+    from memstor.parse.loadlat_json import GATE_GROUPS
+
+    per_group = max(1, int(float(seconds) / (GATE_GROUPS * SUB_WINDOW_S) + 1e-9))
+    return min(MAX_SUB_WINDOWS, GATE_GROUPS * per_group)
+
+
 # ------------------------------------------------------------------------------------- quality gate
 
-#: A point is accepted when, across its sub-windows (loadlat ``--windows``, default 5), bandwidth varies by
+#: A point is accepted when, across its sub-windows (loadlat ``--windows``; memstor asks for a multiple of 5,
+#: :func:`sub_windows`, and judges them merged into 5 consecutive groups), bandwidth varies by
 #: less than this ((max - min) / mean, %) ...
 GATE_BANDWIDTH_SPREAD_PCT = 5.0
 #: ... and latency by less than this ((max - min) / mean, %) ...
@@ -171,6 +198,18 @@ GATE_CODES = {
 }
 
 
+def _gate_windows(n) -> str:
+    """What a spread was taken over: ``5 sub-windows``, or ``20 sub-windows in 5 groups`` (parse.loadlat_json)."""
+    from memstor.parse.loadlat_json import gate_groups
+
+    try:
+        n = int(n)
+    except (TypeError, ValueError):
+        return f"{n} sub-windows"
+    groups = gate_groups(n)
+    return f"{n} sub-windows" + (f" in {groups} groups" if groups != n else "")
+
+
 def gate_reasons(fig: dict) -> list[tuple[str, str]]:
     """The gates a point's figures (:func:`memstor.parse.loadlat_json.point_figures`) fail, as (code, one
     readable clause) pairs; [] when it passes. Figures that are None (not measured for this mode) are not
@@ -184,7 +223,7 @@ def gate_reasons(fig: dict) -> list[tuple[str, str]]:
         if v != v:  # NaN
             out.append((code, f"{what}: a sub-window has no value (a thread was descheduled across it)"))
         elif v >= limit:
-            out.append((code, f"{what} spread {v:.1f} % >= {limit:g} % across {fig.get('windows')} sub-windows"))
+            out.append((code, f"{what} spread {v:.1f} % >= {limit:g} % across {_gate_windows(fig.get('windows'))}"))
 
     spread("bandwidth_spread_pct", "bandwidth_unstable", GATE_BANDWIDTH_SPREAD_PCT, "bandwidth")
     spread("latency_spread_pct", "latency_unstable", GATE_LATENCY_SPREAD_PCT, "latency")

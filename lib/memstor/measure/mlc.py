@@ -34,11 +34,18 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from memstor.errors import PointFailed, UsageError
-from memstor.measure.loadlat import binary, format_cpus
+from memstor.measure.loadlat import binary, format_cpus, sub_windows
 from memstor.schema import TRAFFIC_CODES
 
 TOOLS = ("auto", "mlc", "loadlat")
-MODES = ("idle_latency", "peak_injection_bandwidth", "loaded_latency")
+#: The other sections of MLC's default run a profile may ask for (``sections``): the idle latency and memory
+#: bandwidth matrices between NUMA nodes, the maximum memory bandwidth and cache-to-cache transfer latency
+#: (Intel MLC, and loadlat from v0.4). Each is one point: one tool run in its own mode.
+SECTIONS = ("latency_matrix", "bandwidth_matrix", "max_bandwidth", "c2c_latency")
+MODES = ("idle_latency", "peak_injection_bandwidth", "loaded_latency", *SECTIONS)
+#: What each section's output must hold (the value column of its rows).
+SECTION_VALUE = {"latency_matrix": "latency_ns", "bandwidth_matrix": "bandwidth_MBps",
+                 "max_bandwidth": "bandwidth_MBps", "c2c_latency": "latency_ns"}
 MLC_URL = "https://www.intel.com/content/www/us/en/download/736633/intel-memory-latency-checker-intel-mlc.html"
 #: Extra seconds allowed per tool invocation (buffer allocation and first touch, calibration).
 STARTUP_S = 3.0
@@ -199,6 +206,17 @@ def loaded_latency_args(traffic: str, access_bytes: int, buffer_kib: int, latenc
     return args
 
 
+def section_args(mode: str, buffer_kib: int, seconds: float, huge_pages: bool = False) -> list[str]:
+    """Options of one of :data:`SECTIONS` (``--latency_matrix``, ``--bandwidth_matrix``, ``--max_bandwidth``:
+    buffer per thread in KiB, seconds per measurement, ``-L`` huge pages; ``--c2c_latency``: seconds only).
+    The tool chooses the CPUs of every NUMA node itself, as MLC's default run does."""
+    if mode not in SECTIONS:
+        raise UsageError(f"section {mode!r}: choose among {', '.join(SECTIONS)}")
+    if mode == "c2c_latency":
+        return ["--c2c_latency", f"-t{format_seconds(seconds)}"]
+    return [f"--{mode}", f"-b{int(buffer_kib)}", f"-t{format_seconds(seconds)}", *_page_and_order_flags(huge_pages)]
+
+
 def delay_file_text(delays: Sequence[int]) -> str:
     """Content of a ``-g`` delay file: one inject delay (cycles) per line."""
     return "".join(f"{int(d)}\n" for d in delays)
@@ -220,6 +238,8 @@ def point_args(params: dict, delay_file: Path | str | None = None) -> list[str]:
             params["load_cpus"], params["seconds"], delay=one, delay_file=None if one is not None else delay_file,
             huge_pages=huge, random_access=rand, pacing=params.get("pacing", "fixed"),
         )
+    if mode in SECTIONS:
+        return section_args(mode, params["buffer_kib"], params["seconds"], huge)
     raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
 
 
@@ -230,7 +250,22 @@ def estimate_s(params: dict) -> float:
         return len(params.get("delays", [])) * seconds + STARTUP_S
     if mode == "peak_injection_bandwidth":
         return 5 * seconds + STARTUP_S
+    if mode in ("latency_matrix", "bandwidth_matrix"):
+        return len(numa_nodes()) ** 2 * seconds + STARTUP_S
+    if mode == "max_bandwidth":  # several injection rates of each of 4 read/write mixes, best kept
+        return 12 * seconds + STARTUP_S
+    if mode == "c2c_latency":  # HIT and HITM, locally and between every pair of nodes
+        return 2 * len(numa_nodes()) * seconds + STARTUP_S
     return seconds + STARTUP_S
+
+
+def numa_nodes(root: Path = Path("/sys/devices/system/node")) -> list[int]:
+    """The NUMA nodes the kernel reports (``node<N>`` folders); [0] when there are none (one node)."""
+    try:
+        nodes = sorted(int(d.name[4:]) for d in root.iterdir() if d.name[:4] == "node" and d.name[4:].isdigit())
+    except OSError:
+        nodes = []
+    return nodes or [0]
 
 
 # ---------------------------------------------------------------------------------------- huge pages
@@ -368,6 +403,10 @@ def check_rows(rows: Sequence[dict], params: dict) -> str | None:
         if not any(r.get("bandwidth_MBps") is not None for r in mine):
             return "no peak injection bandwidth in the output"
         return None
+    if mode in SECTIONS:
+        if not any(r.get(SECTION_VALUE[mode]) is not None for r in mine):
+            return f"no {mode.replace('_', ' ')} in the output"
+        return None
     if mode != "loaded_latency":
         return f"unknown mode {mode!r}"
     if any("partial" in str(r.get("detail") or "") for r in mine):
@@ -482,7 +521,11 @@ class MlcRunner:
             argv = self.command(params, delay_file)
             json_file = Path(tmpdir) / "loadlat.json"
             if self.tool == "loadlat":
-                argv.append(f"--json={json_file}")
+                # sub-windows of >= 0.1 s (10 at 1 s, 20 at 2 s) instead of loadlat's 5: enough for a
+                # batch-means interval of the point (memstor.measure.loadlat.sub_windows). Not part of the
+                # point's params or name: it changes the sidecar's detail, not the measured values, so
+                # raw files measured with 5 stay valid (their interval is empty: too few sub-windows).
+                argv += [f"--windows={sub_windows(float(params.get('seconds', 2)))}", f"--json={json_file}"]
             meta = {"command": argv, "tool": self.tool, "tool_choice": self.requested, "executable": self.executable,
                     "thp_enabled": thp_mode()}
             if delay_file is not None:

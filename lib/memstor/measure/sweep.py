@@ -396,8 +396,8 @@ def points_run() -> int:
     return _POINTS_RUN
 
 
-def _duration(seconds: float) -> str:
-    """A rough human duration: "about 40 s", "about 12 min", "about 2.5 h"."""
+def duration_text(seconds: float) -> str:
+    """A rough human duration for a plan: "about 40 s", "about 12 min", "about 2.5 h"."""
     if seconds < 90:
         return f"about {max(1, round(seconds))} s"
     if seconds < 90 * 60:
@@ -419,18 +419,34 @@ def _where(device: dict | None) -> str:
     return str(path or kind or "this machine")
 
 
+#: What the sweeps run inside :func:`plan_note` add to their plan line (e.g. that the grid is adaptive).
+_PLAN_NOTE: contextvars.ContextVar[str] = contextvars.ContextVar("memstor_plan_note", default="")
+
+
+@contextlib.contextmanager
+def plan_note(text: str) -> Iterator[None]:
+    """Add ``text`` to the plan line of every sweep run inside the block (e.g. "adaptive grid: more points may
+    follow, at most 14 per pattern"): a sweep whose points are only the first of several must say so."""
+    token = _PLAN_NOTE.set(text)
+    try:
+        yield
+    finally:
+        _PLAN_NOTE.reset(token)
+
+
 def plan_line(experiment: str, points: Sequence[Point], done: set[str], directory: Path,
               device: dict | None) -> str:
     """The line a sweep prints before it starts: what it will measure, how long (the points' est_s) and on what;
-    or that everything is already measured and nothing runs."""
+    or that everything is already measured and nothing runs. Inside :func:`plan_note` its text follows."""
+    note = f"; {_PLAN_NOTE.get()}" if _PLAN_NOTE.get() else ""
     todo = [p for p in points if p.name not in done]
     if not todo:
         return (f"{experiment}: all {len(points)} points already measured in {directory}: nothing is measured, "
-                "the results are re-read")
+                f"the results are re-read{note}")
     est = sum(max(float(p.est_s), 0.0) for p in todo)
-    how_long = f", {_duration(est)}" if est > 0 else ""
+    how_long = f", {duration_text(est)}" if est > 0 else ""
     kept = f"; {len(points) - len(todo)} already measured" if len(todo) < len(points) else ""
-    return f"{experiment}: measuring {len(todo)} of {len(points)} points{how_long}, on {_where(device)}{kept}"
+    return f"{experiment}: measuring {len(todo)} of {len(points)} points{how_long}, on {_where(device)}{kept}{note}"
 
 
 def _once(fn: Callable[[], Any]) -> Callable[[], Any]:

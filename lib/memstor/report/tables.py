@@ -15,10 +15,15 @@ TABLES = {
     "spec_comparison": ("spec", "device x spec value: measured (with CI and n), spec, ratio, conditions, flag"),
     "littles_law": ("little", "device x experiment x configuration: N, X, R, X·R, residual, band, flag, reason"),
     "knee": ("knees", "device x workload: two-asymptote fit (± SE, N* with 95 % CI) and closed-system bound"),
+    "adaptive_grid": ("grid", "device x workload x queue depth of an adaptive queue-depth grid (iodepth: auto): "
+                              "the step that added the point, IOPS, mean latency and why it was added"),
     "memory_fit": ("mem", "device x loaded-latency curve: saturation (plateau, hook), open-queue model below the "
                           "plateau with 95 % CIs and identifiability, held-out error, curve-family metrics"),
     "memory_pacing": ("pacing", "device x traffic x access size x bandwidth (50 and 90 % of the lower maximum): "
                                 "latency under fixed and exponential load pacing, difference"),
+    "memory_sections": ("mem_sections", "device x MLC default-run section (latency_matrix, bandwidth_matrix, "
+                                        "max_bandwidth, c2c_latency) x what x source node x destination node: n, "
+                                        "mean value (ns or MB/s) and 95 % CI"),
     "storage_fit": ("storage", "device x storage curve (closed queue-depth sweep, open loop): the same analysis "
                                "and names as memory_fit, in IOPS and µs"),
     "steady_state": ("steady", "device: SNIA PTS steady-state verdict, window, window averages, bytes written"),

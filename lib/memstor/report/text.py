@@ -42,6 +42,25 @@ def headline_table(long: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def precision_sentence(points: pd.DataFrame) -> str:
+    """How many configurations with a precision target reached it, per device and experiment (markdown);
+    "" when no point had a target (fixed runtimes). points: the fio summary (precision_pct,
+    precision_reached)."""
+    if "precision_reached" not in points or "precision_pct" not in points:
+        return ""
+    sel = points[points["precision_pct"].notna() & points["precision_reached"].notna()]
+    if sel.empty:
+        return ""
+    parts = []
+    for (host, exp, pct), g in sel.groupby(["host", "experiment", "precision_pct"], sort=True):
+        reached = g["precision_reached"].map(truthy)
+        parts.append(f"{host}, {exp}: {int(reached.sum())} of {len(g)} configurations reached ±{float(pct):g} % "
+                     "for IOPS and mean latency")
+    return ("**Precision targets.** Each point with a target ran until the 95 % intervals of its mean IOPS and "
+            "mean latency were within the target, or for its longest time (`max_runtime_s`): "
+            + "; ".join(parts) + ". `precision_reached` in `summary.csv` says which.")
+
+
 def fmt_ci(v: float, lo, hi) -> str:
     """'value ± half-width' of a 95 % interval, or the value alone without one (n = 1)."""
     if lo is None or hi is None or lo != lo or hi != hi:
@@ -339,6 +358,37 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def grid_display(grid: pd.DataFrame) -> pd.DataFrame:
+    """The adaptive queue-depth grid's points (memstor.analysis.adaptive_grid.grid_table) for the report: device,
+    workload, depth, the step that added the point, IOPS and mean latency, and why it was added."""
+    if grid is None or grid.empty:
+        return pd.DataFrame()
+    return pd.DataFrame({
+        "host": grid["host"], "workload": grid["rw"], "depth": grid["iodepth"], "step": grid["step"],
+        "IOPS": grid["iops"].map(fmt_number), "mean latency (µs)": grid["lat_mean_us"].map(fmt_number),
+        "why it was added": grid["grid_note"],
+    })
+
+
+def grid_sentences(grid: pd.DataFrame) -> list:
+    """One sentence per device x workload of an adaptive grid (markdown): depths measured, how many the knee
+    added, and the plateau and knee N* = X_max · R(depth 1) the rule found in them."""
+    from memstor.analysis.adaptive_grid import knee_of
+
+    out = []
+    if grid is None or grid.empty:
+        return out
+    for (host, rw), g in grid.groupby(["host", "rw"], sort=True):
+        depths = ", ".join(str(int(d)) for d in g["iodepth"])
+        knee = int((g["step"] == "knee").sum())
+        k = knee_of(zip(g["iodepth"], g["iops"], g["lat_mean_us"]))
+        found = (f"plateau from depth {k.plateau_from}, knee N* = X_max · R(depth 1) = {k.n_star:.1f} I/Os"
+                 if k.plateau_from is not None else f"{k.done}: the grid stopped at its budget or depth limit")
+        out.append(f"**{md_escape(str(host))}, {rw}**: the adaptive grid measured {len(g)} depths ({depths}), "
+                   f"{knee} of them between two depths around the knee; {found}.")
+    return out
+
+
 def memory_display(mem: pd.DataFrame) -> pd.DataFrame:
     """The memory_fit table (memstor.analysis.curves) for the report: the device, then
     memstor.analysis.memory.fit_summary — saturation, R0 and the peak with 95 % intervals (or
@@ -546,6 +596,30 @@ def pacing_display(pacing: pd.DataFrame | None) -> pd.DataFrame:
         "latency, fixed (ns)": pacing["latency_fixed_ns"].map(lambda v: _f(v, 0)),
         "latency, exp (ns)": pacing["latency_exp_ns"].map(lambda v: _f(v, 0)),
         "exp vs fixed": pacing["exp_vs_fixed_pct"].map(lambda v: "–" if v != v else f"{v:+.1f} %"),
+    })
+
+
+#: How the report names each MLC default-run section.
+SECTION_NAMES = {"latency_matrix": "idle latency matrix", "bandwidth_matrix": "bandwidth matrix",
+                 "max_bandwidth": "max bandwidth", "c2c_latency": "cache to cache"}
+
+
+def sections_display(sections: pd.DataFrame | None) -> pd.DataFrame:
+    """The other sections of MLC's default run (memstor.analysis.memory.sections_table) for the report: one row
+    per device x section x what x node pair, the value with its unit ([95 % interval] when repeated) and n."""
+    if sections is None or sections.empty:
+        return pd.DataFrame()
+
+    def nodes(src, dst) -> str:
+        return "–" if src != src and dst != dst else f"{_f(src, 0)} → {_f(dst, 0)}"
+
+    return pd.DataFrame({
+        "device": sections["host"], "tool": sections["tool"],
+        "section": sections["section"].map(lambda v: SECTION_NAMES.get(v, v)), "what": sections["what"],
+        "nodes (CPU → memory; writer → reader)": [nodes(a, b) for a, b in zip(sections["src_node"], sections["dst_node"])],
+        "value (95 % CI)": [_ci_text(v, lo, hi, 1 if u == "ns" else 0, u) for v, lo, hi, u in
+                            zip(sections["value"], sections["ci_low"], sections["ci_high"], sections["unit"])],
+        "n": sections["n"],
     })
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from memstor.analysis.adaptive_grid import is_knee_point, knee_of
 from memstor.report.plots import DASHES, MARKERS, new_figure, size_label
 from memstor.schema import truthy
 
@@ -25,6 +26,45 @@ METRIC_LABEL = {
     "clat_p99_us": "p99 completion latency (µs)",
     "clat_p99_9_us": "p99.9 completion latency (µs)",
 }
+
+
+#: How a point the adaptive grid (iodepth: auto) added around the knee is marked, and its legend entry.
+KNEE_MARK = {"marker": "o", "s": 170, "facecolors": "none", "edgecolors": "black", "linewidths": 1.3, "zorder": 4}
+KNEE_LABEL = "added around the knee N* (adaptive grid)"
+
+
+def grid_notes(summ: pd.DataFrame, grid: pd.DataFrame | None = None) -> pd.Series:
+    """The ``grid_note`` of every row of `summ` (why an adaptive grid measured it; empty for a listed grid):
+    its own column, else looked up by ``config`` in `grid` (the processed table, or
+    memstor.analysis.adaptive_grid.grid_table)."""
+    if "grid_note" in summ.columns:
+        return summ["grid_note"]
+    if grid is None or grid.empty or not {"config", "grid_note"} <= set(grid.columns) or "config" not in summ:
+        return pd.Series(None, index=summ.index, dtype=object)
+    notes = grid[grid["grid_note"].notna()].drop_duplicates("config").set_index("config")["grid_note"]
+    return summ["config"].map(notes)
+
+
+def _knee_marks(axes_xy, s: pd.DataFrame, grid, x: str) -> None:
+    """Mark the points the adaptive grid added around the knee (hollow black rings) in every (ax, y) of
+    `axes_xy`, x from column `x`; and in a panel against queue depth a dotted line per pattern at its knee
+    N* = X_max · R(depth 1) (in depth: N* / jobs)."""
+    knee = s[grid_notes(s, grid).map(is_knee_point).astype(bool)]
+    if knee.empty:
+        return
+    for k, (ax, y) in enumerate(axes_xy):
+        ax.scatter(knee[x], knee[y], label=KNEE_LABEL if k == 0 else None, **KNEE_MARK)
+        if x != "iodepth":
+            continue
+        for i, rw in enumerate(_rws(s)):
+            g = s[s["rw"] == rw]
+            if not (knee["rw"] == rw).any():
+                continue
+            n_star = knee_of(zip(g["iodepth"], g["iops"], g["lat_mean_us"])).n_star
+            jobs = float(g["numjobs"].dropna().iloc[0]) if g["numjobs"].notna().any() else 1.0
+            if n_star is not None and n_star > 0:
+                ax.axvline(n_star / jobs, color=f"C{i}", linestyle=":", linewidth=1.2,
+                           label=f"{RW_LABEL.get(rw, rw)}: N* = {n_star:.1f}" if k == 0 else None)
 
 
 def _no_spec(summ: pd.DataFrame) -> pd.DataFrame:
@@ -70,12 +110,24 @@ def _log2_size_axis(ax, sizes) -> None:
     ax.set_xlabel("block size (bytes, K = 1024)")
 
 
+def labelled_ticks(values) -> tuple[list, list]:
+    """(labelled, unlabelled) ticks of a log2 depth axis: every measured value, except that when the powers of
+    two among them are interleaved with other values (an adaptive grid's points around the knee) only the
+    powers of two are labelled and the others are plain ticks, so the labels do not run into each other."""
+    ticks = sorted({int(v) for v in values if not pd.isna(v) and v > 0})
+    powers = [t for t in ticks if t & (t - 1) == 0]
+    if len(powers) >= 2 and len(powers) < len(ticks):
+        return powers, [t for t in ticks if t not in powers]
+    return ticks, []
+
+
 def _log2_depth_axis(ax, depths, label: str = "queue depth (outstanding I/Os per job)") -> None:
-    """x axis in log2 with integer queue-depth ticks."""
+    """x axis in log2 with integer queue-depth ticks (:func:`labelled_ticks`)."""
     ax.set_xscale("log", base=2)
-    ticks = sorted({int(d) for d in depths if not pd.isna(d)})
+    ticks, others = labelled_ticks(depths)
     ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_locator(FixedLocator(others) if others else NullLocator())
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{int(round(v))}"))
     if len(ticks) > 8:
         ax.tick_params(axis="x", labelrotation=45)
@@ -217,12 +269,14 @@ def _read_share(mix, rw) -> float:
     return math.nan
 
 
-def throughput_latency(summ: pd.DataFrame, title: str = ""):
+def throughput_latency(summ: pd.DataFrame, title: str = "", grid: pd.DataFrame | None = None):
     """The throughput-latency curve: mean latency vs IOPS, one line per pattern, each point labelled
-    with its queue depth; the spec-conditions point drawn as a star."""
+    with its queue depth; the spec-conditions point drawn as a star; the points an adaptive grid added around
+    the knee ringed (their ``grid_note``, in `summ` or by config in `grid`: the processed table)."""
     s = summ[summ["direction"] != "total"]
     fig, (ax,) = new_figure(1, scale=1.25)
     curve = _no_spec(s)
+    _knee_marks([(ax, "lat_mean_us")], curve[curve["iops"].notna()], grid, "iops")
     for i, rw in enumerate(_rws(s)):
         g = curve[curve["rw"] == rw].sort_values("outstanding_io")
         g = g[g["iops"].notna()]
@@ -279,11 +333,14 @@ def qd_percentiles(summ: pd.DataFrame, title: str = ""):
     return _titled(fig, title)
 
 
-def qd_iops(summ: pd.DataFrame, title: str = ""):
-    """IOPS and mean latency vs queue depth (log2 x), one line per pattern."""
+def qd_iops(summ: pd.DataFrame, title: str = "", grid: pd.DataFrame | None = None):
+    """IOPS and mean latency vs queue depth (log2 x), one line per pattern. An adaptive grid's points added
+    around the knee are ringed and each pattern's knee N* = X_max · R(depth 1) is a dotted line (their
+    ``grid_note``, in `summ` or by config in `grid`: the processed table)."""
     s = _no_spec(summ[summ["direction"] != "total"])
-    fig, a1, _ = _pattern_panels(s, "iodepth", _log2_depth_axis, (
+    fig, a1, a2 = _pattern_panels(s, "iodepth", _log2_depth_axis, (
         ("iops", False, "IOPS vs queue depth"), ("lat_mean_us", True, "Mean latency vs queue depth")))
+    _knee_marks([(a1, "iops"), (a2, "lat_mean_us")], s, grid, "iodepth")
     a1.legend(fontsize="small")
     return _titled(fig, title)
 

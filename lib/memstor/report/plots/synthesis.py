@@ -56,23 +56,35 @@ def _thousands(ax, axis: str = "y") -> None:
 
 
 def _log2_x(ax, values) -> None:
-    """Log2 x axis with a tick at every measured value (labels as plain integers)."""
+    """Log2 x axis with a tick at every measured value (labels as plain integers; between interleaved powers
+    of two only those are labelled: memstor.report.plots.storage.labelled_ticks)."""
+    from memstor.report.plots.storage import labelled_ticks
+
     ax.set_xscale("log", base=2)
-    vals = sorted({float(v) for v in values if v == v and v > 0})
+    vals, others = labelled_ticks(values)
     if vals:
         ax.set_xticks(vals)
         ax.set_xticklabels([f"{int(v)}" for v in vals], rotation=0 if len(vals) < 9 else 45)
+        ax.set_xticks(others, minor=True)
         ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 # ------------------------------------------------------------------------------------- queue depth
 
 
-def queue_depth_figure(qd: pd.DataFrame, fits: dict):
+def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None = None):
     """2 x 2 panels, randread and randwrite: (top) IOPS vs outstanding I/O N with the two-asymptote fit
-    min(N / R_min, X_max) and the knee N*; (bottom) mean latency vs IOPS (the latency-throughput knee)."""
+    min(N / R_min, X_max) and the knee N*; (bottom) mean latency vs IOPS (the latency-throughput knee).
+    Points an adaptive grid added around the knee (`grid`: memstor.analysis.adaptive_grid.grid_table) are
+    ringed."""
+    from memstor.analysis.adaptive_grid import is_knee_point
+    from memstor.report.plots.storage import KNEE_LABEL, KNEE_MARK
+
     if qd is None or qd.empty:
         return None
+    added = set()
+    if grid is not None and not grid.empty:
+        added = {(h, c) for h, c, n in zip(grid["host"], grid["config"], grid["grid_note"]) if is_knee_point(n)}
     workloads = [w for w in ("randread", "randwrite") if (qd["rw"] == w).any()]
     styles = host_styles(qd["host"])
     fig, axes = _figure(ncols=2, nrows=2, scale=SCALE * 1.05)
@@ -95,6 +107,11 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict):
                             edgecolors=colour, s=70, zorder=3, label=lab)
                 bottom.scatter(other["iops"], other["lat_mean_us"], marker=marker, facecolors="none",
                                edgecolors=colour, s=70, zorder=3)
+            ringed = g[[(host, c) in added for c in g["config"]]] if added and "config" in g else g.iloc[:0]
+            if not ringed.empty:
+                top.scatter(ringed["outstanding_io"], ringed["iops"], **KNEE_MARK,
+                            label=None if KNEE_LABEL in top.get_legend_handles_labels()[1] else KNEE_LABEL)
+                bottom.scatter(ringed["iops"], ringed["lat_mean_us"], **KNEE_MARK)
             f = fits.get((host, rw))
             if f is None:
                 continue

@@ -1,0 +1,178 @@
+"""Fleet runs for real (issue 20): loopback-only fio servers behind SSH tunnels on namespace hosts.
+
+Uses tests/fleet_helpers.py (root, sshd, ip netns; skipped with the reason otherwise). fio runs are tiny
+(1 s, 16 MiB files) because this machine is shared."""
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fleet_helpers import fleet_hosts_fixture
+from memstor.analysis.cluster import cluster_aggregate, merge_bins
+from memstor.measure.fleet import ALL_CLIENTS, fio_servers, run_fleet_point
+from memstor.measure.fleet_hosts import Host
+from memstor.parse.fio import parse_fio
+
+
+@pytest.fixture(scope="module")
+def fleet_hosts(tmp_path_factory):
+    """Three namespace hosts with sshd, once for this module (skipped with the reason when impossible)."""
+    yield from fleet_hosts_fixture(tmp_path_factory, 3)
+
+
+def _hosts(fleet, n):
+    return [Host(ssh=f"root@{h.address}", label=f"ns{i + 1}", target=str(h.target),
+                 identity_file=str(fleet.identity_file)) for i, h in enumerate(fleet.hosts[:n])]
+
+
+def _fio_pids(fleet):
+    """Pids of fio processes inside any test namespace."""
+    pids = []
+    for h in fleet.hosts:
+        for pid in subprocess.run(["ip", "netns", "pids", h.ns], capture_output=True, text=True).stdout.split():
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "fio":
+                    pids.append(int(pid))
+            except OSError:
+                pass
+    return pids
+
+
+def _connects(fleet, ns, address, port):
+    """True when a TCP connection from namespace ``ns`` to address:port succeeds."""
+    r = fleet.ns_exec(ns, "timeout", "3", "bash", "-c", f"exec 3<>/dev/tcp/{address}/{port}")
+    return r.returncode == 0
+
+
+def test_servers_listen_on_loopback_only_and_end(fleet_hosts):
+    fleet = fleet_hosts
+    hosts = _hosts(fleet, 2)
+    other = fleet.hosts[2]
+    with fio_servers(hosts, fleet.ssh_options) as servers:
+        assert len(_fio_pids(fleet)) == 2
+        for s, th in zip(servers, fleet.hosts):
+            listening = fleet.ns_exec(th.ns, "ss", "-Hltn", f"sport = :{s.remote_port}").stdout
+            assert f"127.0.0.1:{s.remote_port}" in listening and th.address not in listening, listening
+            # from another namespace: the host's sshd answers (the network works) but its fio port does not
+            assert _connects(fleet, other.ns, th.address, 22)
+            assert not _connects(fleet, other.ns, th.address, s.remote_port)
+            # nor from the root namespace directly; only through memstor's tunnel
+            assert subprocess.run(["timeout", "3", "bash", "-c", f"exec 3<>/dev/tcp/{th.address}/{s.remote_port}"]
+                                  ).returncode != 0
+            assert subprocess.run(["timeout", "3", "bash", "-c",
+                                   f"exec 3<>/dev/tcp/{s.local_address}/{s.local_port}"]).returncode == 0
+        tunnels = [s.tunnel for s in servers]
+    assert _fio_pids(fleet) == []
+    assert all(t.poll() is not None for t in tunnels)
+
+
+def test_one_point_on_two_hosts(fleet_hosts, tmp_path):
+    fleet = fleet_hosts
+    hosts = _hosts(fleet, 2)
+    jobs = {h.label: (f"[randread-4k]\nfilename={h.target}/memstor-fleet.test\nsize=16m\nrw=randread\nbs=4k\n"
+                      "ioengine=psync\nruntime=1\ntime_based=1\n") for h in hosts}
+    got = {}
+    run = threading.Thread(target=lambda: got.update(r=run_fleet_point(
+        hosts, jobs, "randread-4k-t1", tmp_path / "raw", fleet.ssh_options, experiment="fio-queue-depth")))
+    run.start()
+    # during the run: every listening fio port in the hosts' namespaces is unreachable from the third one
+    probed_during_job = 0
+    while run.is_alive():
+        for th in fleet.hosts[:2]:
+            out = fleet.ns_exec(th.ns, "ss", "-Hltnp").stdout
+            ports = [ln.split()[3].rsplit(":", 1)[1] for ln in out.splitlines() if '"fio"' in ln]
+            for port in ports:
+                assert not _connects(fleet, fleet.hosts[2].ns, th.address, int(port))
+                if len(_fio_pids(fleet)) > 2:  # a job process runs besides the two servers
+                    probed_during_job += 1
+        time.sleep(0.1)
+    run.join()
+    assert probed_during_job > 0
+    results = got["r"]
+    assert [r.error for r in results] == [None, None]
+    docs = {}
+    for r in results:
+        doc = json.loads(r.raw.read_text())
+        assert [j["jobname"] for j in doc["jobs"]] == ["randread-4k"]
+        assert doc["jobs"][0]["read"]["iops"] > 0
+        assert doc["jobs"][0]["read"]["clat_ns"]["bins"]
+        meta = json.loads(r.meta.read_text())
+        assert meta["host"] == r.label and meta["fio_version"].startswith("fio-")
+        assert "--output-format=json+" in meta["command"]
+        # memstor's own parser reads the per-host file like a local run
+        rows = parse_fio(r.raw.read_text(), str(r.raw)).rows
+        assert [row["direction"] for row in rows] == ["read"] and rows[0]["iops"] > 0
+        docs[r.label] = doc
+    # the test file was created on each host (its own target directory), not here
+    assert all((Path(h.target) / "memstor-fleet.test").stat().st_size == 16 << 20 for h in hosts)
+    # fio's "All clients" entry exists in the client output but has no bins/percentiles in fio-3.33
+    client = (tmp_path / "raw" / ".randread-4k-t1.fleet-tmp" / "client.json").read_text()
+    whole = json.loads(client[client.find("{"):])
+    allc = [j for j in whole["client_stats"] if j["jobname"] == ALL_CLIENTS]
+    if whole["fio version"] == "fio-3.33":
+        assert len(allc) == 1 and "bins" not in allc[0]["read"]["clat_ns"]
+    agg = cluster_aggregate(docs, "read", (99.0,))
+    assert agg["iops"] == pytest.approx(sum(d["jobs"][0]["read"]["iops"] for d in docs.values()))
+    merged = merge_bins(d["jobs"][0]["read"]["clat_ns"]["bins"] for d in docs.values())
+    samples = np.repeat(np.array(list(merged)), list(merged.values()))
+    assert agg["clat_p99_us"] == np.percentile(samples, 99, method="inverted_cdf") / 1e3
+    assert _fio_pids(fleet) == []
+
+
+def test_unreachable_host_fails_alone(fleet_hosts, tmp_path):
+    fleet = fleet_hosts
+    good = _hosts(fleet, 1)[0]
+    bad = Host(ssh=f"root@{fleet.hosts[2].address}", port=2222, label="down", target=str(fleet.hosts[2].target),
+               identity_file=str(fleet.identity_file))
+    job = f"[r]\nfilename={good.target}/memstor-fleet.test\nsize=16m\nrw=randread\nbs=4k\nruntime=1\ntime_based=1\n"
+    results = run_fleet_point([good, bad], {"ns1": job, "down": job}, "p", tmp_path, fleet.ssh_options)
+    assert results[0].error is None and results[0].raw.is_file()
+    assert results[1].raw is None and results[1].error.startswith("down: cannot start fio server: ")
+    assert "\n" not in results[1].error
+    meta = json.loads(results[1].meta.read_text())
+    assert meta["status"] == "failed" and meta["error"] == results[1].error
+    assert _fio_pids(fleet) == []
+
+
+def test_fio_killed_on_one_host_mid_run(fleet_hosts, tmp_path):
+    fleet = fleet_hosts
+    hosts = _hosts(fleet, 2)
+    jobs = {h.label: f"[r]\nfilename={h.target}/memstor-fleet.test\nsize=16m\nrw=randread\nbs=4k\nruntime=2\n"
+                     "time_based=1\n" for h in hosts}
+    got = {}
+    run = threading.Thread(target=lambda: got.update(r=run_fleet_point(hosts, jobs, "p", tmp_path, fleet.ssh_options,
+                                                                       timeout=60)))
+    run.start()
+    victim = fleet.hosts[1]
+
+    def fio_in_victim():
+        return [p for p in _fio_pids(fleet) if str(p) in subprocess.run(
+            ["ip", "netns", "pids", victim.ns], capture_output=True, text=True).stdout.split()]
+
+    deadline = time.monotonic() + 30
+    while len(fio_in_victim()) < 2 and run.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)  # server + its job process
+    time.sleep(0.3)
+    for pid in fio_in_victim():
+        os.kill(pid, 9)
+    run.join()
+    ok, dead = got["r"]
+    assert ok.error is None and json.loads(ok.raw.read_text())["jobs"][0]["read"]["iops"] > 0
+    assert dead.raw is None and dead.error == "ns2: no result from its fio server (client: host=127.0.0.3 disconnected)"
+    assert _fio_pids(fleet) == []
+
+
+def test_skip_reason_when_not_root(monkeypatch):
+    import fleet_helpers
+
+    monkeypatch.setattr(fleet_helpers.os, "geteuid", lambda: 1000)
+    assert fleet_helpers.skip_reason() == "fleet test hosts need root (network namespaces)"
+    monkeypatch.setattr(fleet_helpers.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(fleet_helpers, "SSHD", "/nonexistent/sshd")
+    assert fleet_helpers.skip_reason() == "/nonexistent/sshd missing (apt-get install openssh-server)"
