@@ -14,6 +14,7 @@ DATA    ?= data#       data root: raw/ and processed/
 DEVICE  ?=#            raw block device for the fio experiments (overwrites it!): needs CONFIRM_DEVICE too
 CONFIRM_DEVICE ?=#     the same device named a second time
 HOST    ?=#            device name (data folder); default: the host name, <host>-<label> for another filesystem or a raw device
+HOSTS   ?=#            host file: measure its hosts over SSH (fio-block-size, -rw-ratio, -queue-depth on all at once)
 PYTHON  ?= python3#    interpreter used to create .venv
 PORT    ?= 8888#       make lab: port on 127.0.0.1
 
@@ -39,6 +40,8 @@ LOADLAT   := $(BUILD)/bin/loadlat
 LOADLAT_ARM64 ?= $(BUILD)/arm64/loadlat#  make loadlat-arm64 (a test builds into its own folder)
 ARM64_CC  ?= aarch64-linux-gnu-gcc
 DATA_ABS  := $(abspath $(DATA))
+# memstor run's target options: --hosts FILE for a fleet, else --target/--host
+RUN_WHERE = $(if $(HOSTS),--hosts $(abspath $(HOSTS)),$(if $(TARGET),--target $(TARGET)) $(if $(HOST),--host $(HOST)))
 # fio sections only: a raw device (named twice) instead of the test file
 DEVICE_SET = $(if $(filter fio-%,$(1)),$(if $(DEVICE)$(CONFIRM_DEVICE),--set device=$(DEVICE) --set confirm_device=$(CONFIRM_DEVICE)))
 LIB_SRC   := $(shell find lib/memstor -name '*.py' 2>/dev/null)
@@ -52,7 +55,7 @@ CC        ?= cc
 .PHONY: help all env sysdeps loadlat loadlat-arm64 test lab report bench soak lock clean distclean FORCE
 
 help: ## list the targets
-	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name]"
+	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name] [HOSTS=hosts.yaml]"
 	@grep -E '^[a-z][a-zA-Z0-9_-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-14s %s\n", $$1, $$2}'
 	@echo "Profiles: quick (minutes), standard (default, ~15-20 min), full (60 s per point, hours)."
 
@@ -102,10 +105,10 @@ $(BUILD)/params/%.yaml: params/$(PROFILE).yaml $(ENV_STAMP) FORCE
 $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP) $(LIB_SRC)
 	@mkdir -p $(@D)
 	@echo "== $* (profile $(PROFILE)) =="
-	$(MEMSTOR) run $(call EXP,$*) --profile $(PROFILE) --data $(DATA_ABS) $(if $(TARGET),--target $(TARGET)) \
-	  $(if $(HOST),--host $(HOST)) $(call DEVICE_SET,$(call EXP,$*)) || test $$? -eq 1
+	$(MEMSTOR) run $(call EXP,$*) --profile $(PROFILE) --data $(DATA_ABS) $(RUN_WHERE) \
+	  $(call DEVICE_SET,$(call EXP,$*)) || test $$? -eq 1
 	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)" -p figures_dir $(abspath report/figures) \
-	  $(if $(HOST),-p host $(HOST))
+	  $(if $(HOST),-p host $(HOST)) $(if $(HOSTS),-p hosts $(abspath $(HOSTS)))
 
 $(foreach nb,$(EXECUTED),$(if $(findstring -mlc-,$(nb)),$(nb))): $(LOADLAT)
 

@@ -47,6 +47,14 @@ class Fleet:
     bridge: str
     ssh_options: list[str] = field(default_factory=list)
 
+    def restart_sshd(self, index: int) -> None:
+        """Start host ``index``'s sshd again (after a test killed it) and wait until it listens."""
+        h = self.hosts[index]
+        if h.sshd is not None:
+            end_process(h.sshd)
+        _start_sshd(self, index)
+        _wait_port(h.ns, h.address, 22)
+
     def ns_exec(self, ns: str, *argv: str, **kw) -> subprocess.CompletedProcess:
         """Run argv inside namespace ``ns``."""
         return subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True, **kw)
@@ -83,6 +91,22 @@ def _wait_port(ns: str, address: str, port: int, timeout: float = 10.0) -> None:
     raise RuntimeError(f"sshd in {ns} did not listen on {address}:{port}")
 
 
+def _start_sshd(fleet: Fleet, index: int) -> None:
+    """Start host ``index``'s sshd inside its namespace (key-only root login, throwaway keys, local forwarding)."""
+    h, keys, workdir = fleet.hosts[index], fleet.workdir / "keys", fleet.workdir
+    log = workdir / f"sshd{index + 1}.log"
+    h.sshd = subprocess.Popen(
+        ["ip", "netns", "exec", h.ns, SSHD, "-D", "-e", "-f", "/dev/null",
+         "-o", f"ListenAddress={h.address}", "-o", "Port=22",
+         "-o", f"HostKey={keys / 'host_key'}",
+         "-o", f"AuthorizedKeysFile={keys / 'authorized_keys'}",
+         "-o", "StrictModes=no", "-o", "PermitRootLogin=prohibit-password",
+         "-o", "PasswordAuthentication=no", "-o", "KbdInteractiveAuthentication=no",
+         "-o", "UsePAM=no", "-o", f"PidFile={workdir / f'sshd{index + 1}.pid'}",
+         "-o", "AllowTcpForwarding=local", "-o", "MaxStartups=50"],
+        stdout=open(log, "a"), stderr=subprocess.STDOUT)
+
+
 def make_fleet(n: int, workdir: Path) -> Fleet:
     """Create n namespace hosts with sshd (see the module docstring); :func:`destroy_fleet` undoes it."""
     tag = f"{os.getpid() % 100000}"
@@ -113,17 +137,7 @@ def make_fleet(n: int, workdir: Path) -> Fleet:
             _run("ip", "netns", "exec", ns, "ip", "addr", "add", f"{address}/24", "dev", "eth0")
             _run("ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up")
             fleet.hosts[-1].target.mkdir()
-            log = workdir / f"sshd{i}.log"
-            fleet.hosts[-1].sshd = subprocess.Popen(
-                ["ip", "netns", "exec", ns, SSHD, "-D", "-e", "-f", "/dev/null",
-                 "-o", f"ListenAddress={address}", "-o", "Port=22",
-                 "-o", f"HostKey={keys / 'host_key'}",
-                 "-o", f"AuthorizedKeysFile={keys / 'authorized_keys'}",
-                 "-o", "StrictModes=no", "-o", "PermitRootLogin=prohibit-password",
-                 "-o", "PasswordAuthentication=no", "-o", "KbdInteractiveAuthentication=no",
-                 "-o", "UsePAM=no", "-o", f"PidFile={workdir / f'sshd{i}.pid'}",
-                 "-o", "AllowTcpForwarding=local", "-o", "MaxStartups=50"],
-                stdout=open(log, "w"), stderr=subprocess.STDOUT)
+            _start_sshd(fleet, i - 1)
             known.append(f"{address} {host_pub[0]} {host_pub[1]}")
         fleet.known_hosts.write_text("\n".join(known) + "\n")
         for h in fleet.hosts:
@@ -162,6 +176,8 @@ def fleet_hosts_fixture(tmp_path_factory, n: int = 3):
             yield from fleet_hosts_fixture(tmp_path_factory)
     """
     reason = skip_reason()
+    if reason and os.environ.get("MEMSTOR_REQUIRE_FLEET") == "1":  # CI: the fleet tests must run
+        pytest.fail(f"MEMSTOR_REQUIRE_FLEET=1 but {reason} (scripts/install-system-deps --fleet)")
     if reason:
         pytest.skip(reason)
     fleet = make_fleet(n, tmp_path_factory.mktemp("fleet"))

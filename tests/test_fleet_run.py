@@ -15,8 +15,11 @@ import pytest
 
 from fleet_helpers import fleet_hosts_fixture
 from memstor.analysis.cluster import cluster_aggregate, merge_bins
-from memstor.measure.fleet import ALL_CLIENTS, fio_servers, run_fleet_point
+from memstor.measure.fio import FioJob
+from memstor.measure.fleet import ALL_CLIENTS, CLIENT_OUTPUT, FleetJob, fio_servers, run_fleet_point
 from memstor.measure.fleet_hosts import Host
+from memstor.measure.fleet_target import local_target
+from memstor.measure.sweep import Point
 from memstor.parse.fio import parse_fio
 
 
@@ -29,6 +32,19 @@ def fleet_hosts(tmp_path_factory):
 def _hosts(fleet, n):
     return [Host(ssh=f"root@{h.address}", label=f"ns{i + 1}", target=str(h.target),
                  identity_file=str(fleet.identity_file)) for i, h in enumerate(fleet.hosts[:n])]
+
+
+def _jobs(hosts, tmp_path, point="p", runtime_s=1.0, jobname="r"):
+    """One FleetJob per host: a 4k randread of runtime_s on memstor's marked 16 MiB test file in its target
+    (made here: the namespaces share this machine's filesystem), interval logs on, raw folder per label."""
+    out = []
+    for h in hosts:
+        path = local_target(16 << 20, h.target, None, None, "psync", 0)["path"]
+        job = FioJob(name=jobname, rw="randread", bs="4k", ioengine="psync", direct=False, size="16m",
+                     runtime_s=runtime_s, filename=path, logs=True, hist_log=False, log_avg_msec=250)
+        out.append(FleetJob(h, Point(point, {"rw": "randread", "bs": "4k"}), tmp_path / "raw" / h.label, job))
+        out[-1].directory.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def _fio_pids(fleet):
@@ -75,11 +91,10 @@ def test_servers_listen_on_loopback_only_and_end(fleet_hosts):
 def test_one_point_on_two_hosts(fleet_hosts, tmp_path):
     fleet = fleet_hosts
     hosts = _hosts(fleet, 2)
-    jobs = {h.label: (f"[randread-4k]\nfilename={h.target}/memstor-fleet.test\nsize=16m\nrw=randread\nbs=4k\n"
-                      "ioengine=psync\nruntime=1\ntime_based=1\n") for h in hosts}
+    jobs = _jobs(hosts, tmp_path, "randread-4k-t1", jobname="randread-4k")
     got = {}
     run = threading.Thread(target=lambda: got.update(r=run_fleet_point(
-        hosts, jobs, "randread-4k-t1", tmp_path / "raw", fleet.ssh_options, experiment="fio-queue-depth")))
+        jobs, experiment="fio-queue-depth", ssh_extra=fleet.ssh_options)))
     run.start()
     # during the run: every listening fio port in the hosts' namespaces is unreachable from the third one
     probed_during_job = 0
@@ -97,22 +112,25 @@ def test_one_point_on_two_hosts(fleet_hosts, tmp_path):
     results = got["r"]
     assert [r.error for r in results] == [None, None]
     docs = {}
-    for r in results:
+    for r, h in zip(results, hosts):
         doc = json.loads(r.raw.read_text())
         assert [j["jobname"] for j in doc["jobs"]] == ["randread-4k"]
         assert doc["jobs"][0]["read"]["iops"] > 0
         assert doc["jobs"][0]["read"]["clat_ns"]["bins"]
         meta = json.loads(r.meta.read_text())
-        assert meta["host"] == r.label and meta["fio_version"].startswith("fio-")
-        assert "--output-format=json+" in meta["command"]
+        assert meta["host"] == h.label and meta["tool_version"].startswith("fio-") and meta["status"] == "done"
+        assert "--output-format=json+" in meta["command"] and meta["params"] == {"rw": "randread", "bs": "4k"}
+        # the logs fio's client received from that host's server, under a local run's names
+        files = r.raw.parent / "randread-4k-t1.files"
+        assert sorted(f.name for f in files.iterdir()) == sorted([CLIENT_OUTPUT, "fio_bw.1.log", "fio_clat.1.log",
+                                                                  "fio_iops.1.log", "fio_lat.1.log", "fio_slat.1.log"])
+        assert len((files / "fio_iops.1.log").read_text().splitlines()) >= 3
         # memstor's own parser reads the per-host file like a local run
         rows = parse_fio(r.raw.read_text(), str(r.raw)).rows
         assert [row["direction"] for row in rows] == ["read"] and rows[0]["iops"] > 0
-        docs[r.label] = doc
-    # the test file was created on each host (its own target directory), not here
-    assert all((Path(h.target) / "memstor-fleet.test").stat().st_size == 16 << 20 for h in hosts)
+        docs[h.label] = doc
     # fio's "All clients" entry exists in the client output but has no bins/percentiles in fio-3.33
-    client = (tmp_path / "raw" / ".randread-4k-t1.fleet-tmp" / "client.json").read_text()
+    client = (results[0].raw.parent / "randread-4k-t1.files" / CLIENT_OUTPUT).read_text()
     whole = json.loads(client[client.find("{"):])
     allc = [j for j in whole["client_stats"] if j["jobname"] == ALL_CLIENTS]
     if whole["fio version"] == "fio-3.33":
@@ -130,8 +148,7 @@ def test_unreachable_host_fails_alone(fleet_hosts, tmp_path):
     good = _hosts(fleet, 1)[0]
     bad = Host(ssh=f"root@{fleet.hosts[2].address}", port=2222, label="down", target=str(fleet.hosts[2].target),
                identity_file=str(fleet.identity_file))
-    job = f"[r]\nfilename={good.target}/memstor-fleet.test\nsize=16m\nrw=randread\nbs=4k\nruntime=1\ntime_based=1\n"
-    results = run_fleet_point([good, bad], {"ns1": job, "down": job}, "p", tmp_path, fleet.ssh_options)
+    results = run_fleet_point(_jobs([good, bad], tmp_path), experiment="fio-queue-depth", ssh_extra=fleet.ssh_options)
     assert results[0].error is None and results[0].raw.is_file()
     assert results[1].raw is None and results[1].error.startswith("down: cannot start fio server: ")
     assert "\n" not in results[1].error
@@ -143,11 +160,10 @@ def test_unreachable_host_fails_alone(fleet_hosts, tmp_path):
 def test_fio_killed_on_one_host_mid_run(fleet_hosts, tmp_path):
     fleet = fleet_hosts
     hosts = _hosts(fleet, 2)
-    jobs = {h.label: f"[r]\nfilename={h.target}/memstor-fleet.test\nsize=16m\nrw=randread\nbs=4k\nruntime=2\n"
-                     "time_based=1\n" for h in hosts}
+    jobs = _jobs(hosts, tmp_path, runtime_s=2.0)
     got = {}
-    run = threading.Thread(target=lambda: got.update(r=run_fleet_point(hosts, jobs, "p", tmp_path, fleet.ssh_options,
-                                                                       timeout=60)))
+    run = threading.Thread(target=lambda: got.update(r=run_fleet_point(jobs, experiment="fio-queue-depth",
+                                                                       ssh_extra=fleet.ssh_options)))
     run.start()
     victim = fleet.hosts[1]
 

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT
 from memstor.errors import UsageError
-from memstor.measure.precision import verdict
+from memstor.measure.precision import Watcher, rule_as_applied, verdict
 from memstor.parse.fio_status import split_final, status_windows
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
@@ -82,6 +82,35 @@ def test_verdict_needs_both_metrics_within_the_target_and_uncorrelated():
     drift = _windows(10_000 + 50 * np.arange(41.0), np.full(41, 100.0))  # a trend: correlated, never "precise"
     v = verdict(drift, 50)
     assert not v.reached and "correlated" in v.note
+
+
+def _cumulative(iops: np.ndarray, lat_us: np.ndarray, window_ms: int = 250) -> list[dict]:
+    """Cumulative status snapshots of per-window IOPS and mean latencies (the first window is the ramp)."""
+    docs, ios, lat_sum = [], 0.0, 0.0
+    for k, (x, r) in enumerate(zip(iops, lat_us, strict=True), start=1):
+        n = x * window_ms / 1000
+        ios, lat_sum = ios + n, lat_sum + n * r * 1000
+        docs.append(_snap(k * window_ms, ios, ios, lat_sum / ios))
+    return docs
+
+
+def test_the_rule_is_recorded_as_applied_after_each_snapshot_not_on_a_later_one(tmp_path):
+    """fio may append one more snapshot between memstor's decision and its SIGINT: the point stays precise."""
+    rng = np.random.default_rng(7)
+    iops = 10_000 * (1 + 0.01 * rng.standard_normal(61))
+    lat = 100 * (1 + 0.01 * rng.standard_normal(61))
+    iops[-1], lat[-1] = 1_000, 1_000  # the late snapshot: a stall
+    docs = _cumulative(iops, lat)
+    used, v = rule_as_applied(docs, 2.0)
+    assert v.reached and used < len(docs)
+    assert not verdict(status_windows(docs), 2.0).reached  # judged on every snapshot it would not be
+    # the watcher stops at that same snapshot, reading the file as fio writes it
+    out = tmp_path / "p.json"
+    watch = Watcher(out, 2.0)
+    out.write_text("".join(json.dumps(d) + "\n" for d in docs[:5]))
+    assert not watch()
+    out.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    assert watch() and watch.evaluations == used and watch.last == v
 
 
 def test_precision_keys_are_validated_and_only_where_they_work():

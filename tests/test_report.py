@@ -216,7 +216,7 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
         assert needle.replace("'", "&#x27;") in html or needle in html, needle
     assert sorted(p.name for p in (tmp_path / "tables").glob("*.csv")) == sorted(
         ["headline.csv", "spec_comparison.csv", "littles_law.csv", "knee.csv", "adaptive_grid.csv", "memory_fit.csv",
-         "memory_pacing.csv", "memory_sections.csv",
+         "memory_pacing.csv", "memory_sections.csv", "cluster.csv",
          "storage_fit.csv",
          "steady_state.csv", "drive.csv", "interface.csv",
          "load_latency.csv", "slo.csv", "load_latency_models.csv",

@@ -46,6 +46,8 @@ def _build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                     help="override one profile parameter (repeatable)")
     pr.add_argument("--host", help="host label for the data folders (default: this machine's hostname)")
+    pr.add_argument("--hosts", metavar="HOSTS.yaml",
+                    help="run every fio point on all hosts of this file at once (fio client/server over SSH)")
     pr.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     ps = sub.add_parser("sysinfo", parents=[common], help="JSON description of the machine under test")
@@ -53,6 +55,15 @@ def _build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--data", metavar="DIR", default="data",
                     help="data root: without --target or --device, the drive under DIR/scratch is described")
     ps.add_argument("--device", metavar="DEV", help="describe the drive of this raw block device instead")
+
+    pt = sub.add_parser("testfile", parents=[common],
+                        help="prepare and mark memstor's fio test file here; print it as JSON (fleet runs call it)")
+    pt.add_argument("--size", type=int, required=True, metavar="BYTES", help="test file size in bytes")
+    pt.add_argument("--target", metavar="DIR", help="directory for the test file")
+    pt.add_argument("--device", metavar="DEV", help="a raw block device instead (with --confirm-device DEV)")
+    pt.add_argument("--confirm-device", metavar="DEV", help="the same device again: it will be written")
+    pt.add_argument("--ioengine", default="io_uring", help="preferred engine (probed; default io_uring)")
+    pt.add_argument("--direct", type=int, choices=(0, 1), default=1, help="O_DIRECT (probed when 1)")
 
     pa = sub.add_parser("params", parents=[common], help="print a profile section as YAML (for papermill -f)")
     pa.add_argument("experiment", metavar="EXPERIMENT")
@@ -120,11 +131,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     check_experiment(args.experiment)
     table = run_profile(args.experiment, args.profile, _overrides(args.overrides), data_root=args.data,
-                        target_dir=args.target, host=args.host, progress=not args.no_progress)
+                        target_dir=args.target, host=args.host, progress=not args.no_progress, hosts=args.hosts)
     failed = int((table["status"] == "failed").sum()) if "status" in table.columns else 0
     print(f"memstor run {args.experiment}: {len(table)} rows"
           + (f", {failed} failed (see the error column)" if failed else ""), file=sys.stderr)
     return EXIT_PARTIAL if failed else EXIT_OK
+
+
+def _cmd_testfile(args: argparse.Namespace) -> int:
+    from memstor.measure.fleet_target import local_target
+
+    if not args.target and not args.device:
+        raise UsageError("memstor testfile: give --target DIR (or --device DEV --confirm-device DEV)")
+    info = local_target(args.size, args.target, args.device, args.confirm_device, args.ioengine, args.direct)
+    print(json.dumps(info, sort_keys=True))
+    return EXIT_OK
 
 
 def _cmd_sysinfo(args: argparse.Namespace) -> int:
@@ -180,8 +201,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"parse": _cmd_parse, "run": _cmd_run, "sysinfo": _cmd_sysinfo, "params": _cmd_params,
-            "summary": _cmd_summary, "report": _cmd_report}
+COMMANDS = {"parse": _cmd_parse, "run": _cmd_run, "sysinfo": _cmd_sysinfo, "testfile": _cmd_testfile,
+            "params": _cmd_params, "summary": _cmd_summary, "report": _cmd_report}
 
 
 def _os_error_line(exc: OSError) -> str:

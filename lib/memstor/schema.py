@@ -10,6 +10,14 @@ FIO_COLUMNS = [
 #: Latency columns of the fio schema (total latency lat_*, completion-latency percentiles clat_*), in µs.
 FIO_LAT_COLUMNS = ("lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_max_us", "clat_p50_us", "clat_p90_us",
                    "clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")
+#: A fleet run's cluster table (``<data>/processed/<fleet>/<experiment>-cluster.csv``, memstor.experiments._fleet):
+#: one row per grid point and direction, summed over the hosts measured there; percentiles (µs) from the
+#: hosts' merged json+ bins (memstor.analysis.cluster), never averaged and never fio's "All clients".
+CLUSTER_COLUMNS = ("experiment", "point", "rw", "bs", "iodepth", "numjobs", "rep", "direction", "hosts",
+                   "n_hosts", "iops", "bw_MBps", "total_ios", "clat_p50_us", "clat_p90_us", "clat_p99_us",
+                   "clat_p99_9_us", "clat_p99_99_us", "percentile_method")
+#: The file-name suffix of cluster tables (a processed folder holding them is a fleet's, not a device's).
+CLUSTER_SUFFIX = "-cluster"
 #: fio engines that keep one I/O in flight per job (iodepth is ignored).
 SYNC_ENGINES = ("psync", "pvsync", "pvsync2", "sync")
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.errors import UsageError, first_line
-from memstor.schema import FIO_COLUMNS, MLC_COLUMNS, truthy
+from memstor.schema import CLUSTER_COLUMNS, CLUSTER_SUFFIX, FIO_COLUMNS, MLC_COLUMNS, truthy
 
 
 @functools.lru_cache(maxsize=1)
@@ -77,6 +77,7 @@ class Dataset:
     fio: pd.DataFrame
     mlc: pd.DataFrame
     skipped: list = field(default_factory=list)   # problems of host folders left out (nothing readable)
+    cluster: pd.DataFrame = None  # fleet runs' cluster rows (memstor.experiments._fleet), with a ``fleet`` column
 
     @property
     def host_names(self) -> list:
@@ -183,8 +184,12 @@ def load_dataset(data_dir: Path | str) -> Dataset:
     if not processed.is_dir():
         raise NoData(f"{processed}: no processed data; run `make all` (or `memstor run ...`) or import "
                      f"someone's files with `memstor parse FILES -o {processed}/<name>/`")
-    hosts, fio_frames, mlc_frames, skipped = [], [], [], []
+    hosts, fio_frames, mlc_frames, skipped, cluster_frames = [], [], [], [], []
     for folder in sorted(p for p in processed.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        clusters = sorted(folder.glob(f"*{CLUSTER_SUFFIX}.csv"))
+        if clusters:  # a fleet's folder: its cluster tables, not a device
+            cluster_frames += [_read_cluster(path, folder.name, skipped) for path in clusters]
+            continue
         h = HostData(name=folder.name)
         for exp, kind in experiment_kinds().items():
             path = folder / f"{exp}.csv"
@@ -225,7 +230,20 @@ def load_dataset(data_dir: Path | str) -> Dataset:
         pd.DataFrame(columns=FIO_COLUMNS), "", "")
     mlc = pd.concat(mlc_frames, ignore_index=True) if mlc_frames else _normalise_mlc(
         pd.DataFrame(columns=MLC_COLUMNS), "", "")
-    return Dataset(data_dir=data_dir, hosts=hosts, fio=fio, mlc=mlc, skipped=skipped)
+    cluster = pd.concat([f for f in cluster_frames if f is not None], ignore_index=True) \
+        if any(f is not None for f in cluster_frames) else pd.DataFrame(columns=["fleet", *CLUSTER_COLUMNS])
+    return Dataset(data_dir=data_dir, hosts=hosts, fio=fio, mlc=mlc, skipped=skipped, cluster=cluster)
+
+
+def _read_cluster(path: Path, fleet: str, problems: list) -> pd.DataFrame | None:
+    """A fleet's cluster table with its ``fleet`` name first; None with a one-line problem when unreadable."""
+    try:
+        df = pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError) as err:
+        problems.append(f"{path}: unreadable ({first_line(err)}); the cluster table misses it")
+        return None
+    df.insert(0, "fleet", fleet)
+    return df
 
 
 # -------------------------------------------------------------------------------------- fio points

@@ -531,6 +531,7 @@ class Synthesis:
     pacing: pd.DataFrame = None   # fixed vs exponential pacing of the memory load at the same bandwidth
     grid: pd.DataFrame = None     # the points of every adaptive queue-depth grid and why they were added
     mem_sections: pd.DataFrame = None  # NUMA latency/bandwidth matrices, max bandwidth, cache-to-cache latency
+    cluster: pd.DataFrame = None  # fleet runs: per grid point, the hosts' summed throughput and merged percentiles
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -576,5 +577,5 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[flo
         load_models=load_latency.models(ds, curves_ol), unloaded=load_latency.unloaded(curves_ol),
         storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
         mem_sections=memory.sections_table(ds.mlc),
-        grid=adaptive_grid.grid_table(ds.fio, pts),
+        grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster,
     )

@@ -123,7 +123,7 @@ def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: d
 
 def run_experiment(experiment: str, params: dict, data_root: Path | str = "data",
                    target_dir: Path | str | None = None, host: str | None = None,
-                   progress: bool = True) -> pd.DataFrame:
+                   progress: bool = True, hosts: Path | str | None = None) -> pd.DataFrame:
     """Run or resume `experiment` with `params` (a profile section); write and return its processed table.
 
     Raw outputs go to `<data_root>/raw/<device>/<experiment>/`, the tidy table to
@@ -136,6 +136,9 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     and right after the sweep (one nvme or smartctl run each, time-boxed; memstor.measure.drive),
     stored with its identity under ``drive`` in sysinfo.json. A run that measured nothing (every point found
     measured) leaves sysinfo.json as it was: it describes the machine when the data was measured.
+
+    hosts: a host file (memstor.measure.fleet_hosts): every point runs on all its hosts at once, each host's
+    data under its label (memstor.experiments._fleet); not with `target_dir` or `host`.
     """
     from memstor.measure import drive
     from memstor.measure.device import resolve
@@ -144,6 +147,13 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
 
     fam = family(experiment)
     data_root = Path(data_root).expanduser().resolve()
+    if hosts not in (None, ""):
+        if target_dir not in (None, "") or host:
+            raise UsageError("--hosts measures the hosts of its file, each on its own target: drop --target and "
+                             "--host (a host's label and target are in the file)")
+        from memstor.experiments._fleet import run_fleet
+
+        return run_fleet(fam, params, Path(hosts).expanduser(), data_root, progress=progress)
     target = Path(target_dir).expanduser() if target_dir not in (None, "") else None
     if target is not None and not os.path.lexists(target):
         raise UsageError(f"--target {target}: no such directory; create it first or pick an existing one")

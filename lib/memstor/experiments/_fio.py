@@ -493,14 +493,15 @@ def _precision_windows(folder: Path, pct: float, params: dict) -> tuple:
     """(windows, reached, note) of a point with a precision target: the window series of its fio status
     snapshots (memstor.parse.fio_status), the stop rule's verdict on it, and a note naming the windows
     (``status windows of N ms``)."""
-    from memstor.measure.precision import verdict
+    from memstor.measure.precision import rule_as_applied
     from memstor.parse.fio_status import STATUS_NAME, read_status, status_windows
 
     status = folder / STATUS_NAME
     if not status.is_file():
         return None, False, "no fio status snapshots (the point ended before its first one)"
-    windows = status_windows(read_status(status.read_text(encoding="utf-8", errors="replace")))
-    return windows, verdict(windows, pct).reached, f"status windows of {log_avg_msec(params['runtime_s'])} ms"
+    docs = read_status(status.read_text(encoding="utf-8", errors="replace"))
+    used, v = rule_as_applied(docs, pct)
+    return status_windows(docs[:used]), v.reached, f"status windows of {log_avg_msec(params['runtime_s'])} ms"
 
 
 def check_refused(experiment: str, results: list) -> None:

@@ -67,5 +67,7 @@ def run_block_size(params: dict, *, data_root: Path, target_dir: Path | None, ho
                            host=host, progress=progress)
 
 
+#: The fixed grid a fleet run (--hosts) measures on every host at once (memstor.experiments._fleet).
+FLEET_CONFIGS = block_size_configs
 validate = block_size_params
 run = run_block_size

@@ -230,5 +230,7 @@ def run_adaptive(qp: QueueDepthParams, *, data_root: Path, target_dir: Path | No
     return df
 
 
+#: The fixed grid a fleet run (--hosts) measures on every host at once (memstor.experiments._fleet).
+FLEET_CONFIGS = queue_depth_configs
 validate = queue_depth_params
 run = run_queue_depth

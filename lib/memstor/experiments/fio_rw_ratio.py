@@ -57,5 +57,7 @@ def run_rw_ratio(params: dict, *, data_root: Path, target_dir: Path | None, host
                            host=host, progress=progress)
 
 
+#: The fixed grid a fleet run (--hosts) measures on every host at once (memstor.experiments._fleet).
+FLEET_CONFIGS = rw_ratio_configs
 validate = rw_ratio_params
 run = run_rw_ratio

@@ -346,6 +346,27 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
     return cmd
 
 
+#: fio options that stay on a client's command line (not job options): fio_command's output handling.
+_CLIENT_SIDE = ("--output-format", "--output", "--eta", "--status-interval")
+
+
+def job_file_text(job: FioJob, output: Path) -> str:
+    """The job of :func:`fio_command` as fio job-file text (one ``[name]`` section), for fio's client mode
+    (``fio --client=H job.fio``), which sends job files, not options. The output options stay with the client
+    (json+ on its stdout). Log paths (``job.logs``) are the client's: measured (fio-3.33), a server sends its
+    logs to the client, which writes each as ``<path>.<client address>`` (e.g. ``fio_iops.1.log.127.0.0.3``)."""
+    cmd = fio_command(job, output)[1:]
+    lines = [f"[{job.name}]"]
+    for opt in cmd:
+        key, _, value = opt[2:].partition("=")
+        if key == "name" or "--" + key in _CLIENT_SIDE:
+            continue
+        if "\n" in value or "[" in key:
+            raise UsageError(f"fio job {job.name!r}: option {key} cannot go into a job file")
+        lines.append(f"{key}={value}" if _ else key)
+    return "\n".join(lines) + "\n"
+
+
 def _open_loop_options(job: FioJob, output: Path) -> list[str]:
     """fio options of the rate, submit mode and logs ([] when the job asks for none of them)."""
     opts = []

@@ -36,10 +36,14 @@ Measured facts (fio-3.33, Debian 12, 2026-11; tests/test_fleet_run.py reproduces
 from __future__ import annotations
 
 import json
+import os
 import random
 import shlex
+import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -47,19 +51,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memstor.errors import MemstorError
+from memstor.measure.fio import FioJob
 from memstor.measure.fleet_hosts import Host
+from memstor.measure.sweep import Point, PointResult, sidecar_dir
 
 #: fio's name for its aggregate entry in client output (never used for results).
 ALL_CLIENTS = "All clients"
+#: The client's whole output, kept in each host's sidecar folder.
+CLIENT_OUTPUT = "fio_client.json"
 
 
 class FleetError(MemstorError):
     """A host of a fleet run failed (one line: label and reason)."""
 
 
+#: ssh options of every connection: give up on an unreachable host after 10 s, and notice a dead peer (an sshd
+#: killed mid-run) within 15 s instead of TCP's minutes.
+_ALIVE = ("-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3")
+
+
 def ssh_argv(host: Host, extra: Sequence[str] = (), *args: str) -> list[str]:
     """``ssh`` argv for ``host``: its port and key, ``extra`` options (e.g. known-hosts file), then ``args``."""
-    return ["ssh", *host.ssh_args(), *extra, *args]
+    return ["ssh", *_ALIVE, *host.ssh_args(), *extra, *args]
 
 
 def run_ssh(host: Host, command: str, extra: Sequence[str] = (), timeout: float = 30) -> subprocess.CompletedProcess:
@@ -179,9 +192,11 @@ def end_process(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
 
 def stop_server(server: FioServer, ssh_extra: Sequence[str] = ()) -> None:
     """Kill the remote fio server by pid (checked gone) and close the tunnel. FleetError when it survives."""
-    r = run_ssh(server.host, _stop_script(server.pid, server.pidfile), ssh_extra)
-    if server.tunnel is not None:
-        end_process(server.tunnel)
+    try:
+        r = run_ssh(server.host, _stop_script(server.pid, server.pidfile), ssh_extra)
+    finally:
+        if server.tunnel is not None:
+            end_process(server.tunnel)
     if r.returncode != 0:
         why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
         raise FleetError(f"{server.host.label}: fio server pid {server.pid} not ended: {why}")
@@ -240,96 +255,139 @@ def split_client_output(text: str, servers: Sequence[FioServer]) -> dict[str, di
     return out
 
 
-@dataclass
-class HostPoint:
-    """One host's share of a fleet point: its raw JSON file (None when failed) and the reason when failed."""
+@dataclass(frozen=True)
+class FleetJob:
+    """One host's share of a fleet point: the host, the sweep point (its name and params on that host), the
+    host's raw folder here (memstor.measure.sweep.raw_dir) and the fio job (filename: the host's test file)."""
 
-    label: str
-    raw: Path | None
-    meta: Path
-    error: str | None = None
+    host: Host
+    point: Point
+    directory: Path
+    job: FioJob
 
 
-def run_fleet_point(hosts: Sequence[Host], jobs: dict[str, str], point: str, out_dir: Path,
-                    ssh_extra: Sequence[str] = (), timeout: float = 300, experiment: str | None = None,
-                    params: dict | None = None) -> list[HostPoint]:
-    """Run one fio point on every host at once; write ``out_dir/<label>/<point>.json`` + ``.meta.json``.
+def _strip_address(folder: Path, address: str) -> None:
+    """Rename the logs fio's client wrote for one server (``fio_iops.1.log.<address>``, measured on fio-3.33)
+    to a local run's names."""
+    suffix = f".{address}"
+    for f in folder.iterdir():
+        if f.name.endswith(suffix):
+            f.rename(folder / f.name[: -len(suffix)])
 
-    With ``out_dir = <data>/raw`` and ``out_dir/<label>/<experiment>`` that is sweep.raw_dir's layout; for
-    now the caller chooses (see the report of this module's session for the wiring). jobs: label → fio job
-    file text for that host (paths in it are the host's paths). The per-host JSON is fio's client document
-    split by host (:func:`split_client_output`), readable by memstor's fio parser like a local run's. The
-    meta has the sweep's keys (experiment, point, params, host, status, error, raw, start/end time) plus
-    ssh, fio_version, command, client, server and job. A host whose server cannot start, or that has no
-    job in fio's output, is failed with a one-line reason (meta status "failed", no raw file); the other
-    hosts still run. Files are written atomically."""
-    from memstor.measure.files import write_json
 
-    out_dir = Path(out_dir)
-    work = out_dir / f".{point}.fleet-tmp"
-    work.mkdir(parents=True, exist_ok=True)
-    base = {"experiment": experiment, "point": point, "params": params or {}}
-    start = _utc()
-    results: dict[str, HostPoint] = {}
+def run_fleet_point(jobs: Sequence[FleetJob], *, experiment: str, ssh_extra: Sequence[str] = (),
+                    timeout_margin_s: float = 60.0) -> list[PointResult]:
+    """Run one fio point on every host of ``jobs`` at once and store each host's share as a local sweep does.
 
-    def fail(host: Host, error: str, extra: dict | None = None) -> None:
-        d = out_dir / host.label
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"{point}.json").unlink(missing_ok=True)
-        meta = d / f"{point}.meta.json"
-        write_json(meta, {**base, "host": host.label, "ssh": host.ssh, **(extra or {}), "start_time": start,
-                          "end_time": _utc(), "status": "failed", "error": error, "raw": None})
-        results[host.label] = HostPoint(host.label, None, meta, error)
+    For each host, ``<directory>/<point>.json`` is fio's client document split by host
+    (:func:`split_client_output`; memstor's fio parser reads it like a local run's JSON), its
+    ``<point>.files/`` sidecar holds the interval logs fio's client received from that host's server and
+    ``fio_client.json`` (the client's whole output, byte for byte), and ``<point>.meta.json`` has the sweep's
+    keys plus ssh, fleet, client, server and the job file. As in memstor.measure.sweep, the raw file appears
+    complete or not at all (temp names carry ``.tmp``, cleaned by the next sweep).
+
+    A host whose server cannot start, that fio reports disconnected, or that has no job in the output is
+    failed with a one-line reason (meta status ``failed``, no raw file); the other hosts' results are kept.
+    Returns one sweep.PointResult per job, in order."""
+    from memstor import __version__
+    from memstor.measure.files import replace_durably, utc_now, write_json
+    from memstor.measure.fio import TIMEOUT_MARGIN_S, job_file_text, json_complete, log_folder
+
+    start, t0 = utc_now(), time.monotonic()
+    results: dict[str, PointResult] = {}
+
+    def record(fj: FleetJob, status: str, error: str | None, extra: dict) -> None:
+        meta = {"experiment": experiment, "point": fj.point.name, "params": fj.point.params, "host": fj.host.label,
+                "memstor_version": __version__, "ssh": fj.host.ssh, "fleet": [j.host.label for j in jobs], **extra,
+                "start_time": start, "end_time": utc_now(), "duration_s": round(time.monotonic() - t0, 3),
+                "status": status, "error": error, "raw": f"{fj.point.name}.json" if status == "done" else None}
+        write_json(fj.directory / f"{fj.point.name}.meta.json", meta)
+
+    def fail(fj: FleetJob, error: str, extra: dict | None = None) -> None:
+        (fj.directory / f"{fj.point.name}.json").unlink(missing_ok=True)
+        shutil.rmtree(sidecar_dir(fj.directory, fj.point), ignore_errors=True)
+        record(fj, "failed", error, extra or {})
+        results[fj.host.label] = PointResult(fj.point, "failed", None, fj.directory / f"{fj.point.name}.meta.json",
+                                             error)
 
     with ExitStack() as stack:
-        servers: list[FioServer] = []
-        for i, h in enumerate(hosts):
+        running: list[tuple[FleetJob, FioServer, Path]] = []
+        for i, fj in enumerate(jobs):
             try:
-                srv = start_server(h, i, ssh_extra)
+                srv = start_server(fj.host, i, ssh_extra)
             except FleetError as e:
-                fail(h, str(e))
+                fail(fj, str(e))
                 continue
-            stack.callback(stop_server, srv, ssh_extra)
-            servers.append(srv)
-        if servers:
-            jobfiles = []
-            for srv in servers:
-                jf = work / f"{srv.host.label}.fio"
-                jf.write_text(jobs[srv.host.label])
-                jobfiles.append(jf)
-            argv = client_argv(servers, jobfiles)
-            try:
-                r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-                (work / "client.json").write_text(r.stdout)
-                per_host = split_client_output(r.stdout, servers)
-                stdout, stderr = r.stdout, r.stderr
-            except (subprocess.TimeoutExpired, ValueError) as e:
-                per_host, stdout, stderr = {}, "", str(e)
-            for srv in servers:
-                label = srv.host.label
-                # measured (fio-3.33): a server killed mid-run makes the client print
-                # "client: host=127.0.0.3 disconnected" on STDOUT (before the JSON) and go on with the others
-                said = [ln.strip() for ln in (stdout + "\n" + stderr).splitlines()
-                        if f"host={srv.local_address} " in ln + " " or f"<{srv.local_address}>" in ln]
-                fio_err = said[-1] if said else (stderr.strip().splitlines() or [""])[-1]
-                extra = {"ssh": srv.host.ssh, "command": argv, "client": srv.client,
-                         "server": f"127.0.0.1,{srv.remote_port}", "job": jobs[label],
-                         "fleet": [h.label for h in hosts]}
-                doc = per_host.get(label)
-                if not doc or not doc["jobs"]:
-                    fail(srv.host, f"{label}: no result from its fio server" + (f" ({fio_err})" if fio_err else ""),
-                         extra)
-                    continue
-                d = out_dir / label
-                d.mkdir(parents=True, exist_ok=True)
-                raw, meta = d / f"{point}.json", d / f"{point}.meta.json"
-                write_json(raw, doc)
-                write_json(meta, {**base, "host": label, **extra, "fio_version": doc.get("fio version"),
-                                  "start_time": start, "end_time": _utc(), "status": "done", "error": None,
-                                  "raw": raw.name})
-                results[label] = HostPoint(label, raw, meta)
-    return [results[h.label] for h in hosts]
+            stack.callback(_stop_or_say, srv, ssh_extra)
+            tmp = fj.directory / f"{fj.point.name}.json.tmp"
+            folder = log_folder(tmp)
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            running.append((fj, srv, tmp))
+        if not running:
+            return [results[j.host.label] for j in jobs]
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memstor-fleet-")))
+        texts = {fj.host.label: job_file_text(fj.job, tmp) for fj, _, tmp in running}
+        jobfiles = []
+        for fj, _, _ in running:
+            jobfiles.append(work / f"{fj.host.label}.fio")
+            jobfiles[-1].write_text(texts[fj.host.label])
+        argv = client_argv([srv for _, srv, _ in running], jobfiles)
+        timeout = max(fj.job.runtime_s + fj.job.ramp_s for fj, _, _ in running) + TIMEOUT_MARGIN_S + timeout_margin_s
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=work)
+            stdout, stderr = r.stdout, r.stderr
+            per_host = split_client_output(stdout, [srv for _, srv, _ in running])
+        except subprocess.TimeoutExpired:
+            per_host, stdout, stderr = {}, "", f"the fio client did not finish within {timeout:.0f} s"
+        except ValueError as e:
+            per_host = {}
+            stderr = f"{stderr.strip()} ({e})".strip()
+        for fj, srv, tmp in running:
+            label = fj.host.label
+            extra = {"command": argv, "command_line": shlex.join(argv), "tool": "fio", "client": srv.client,
+                     "server": f"127.0.0.1,{srv.remote_port}", "job": texts[label],
+                     "ioengine": fj.job.ioengine}
+            # measured (fio-3.33): a server killed mid-run makes the client print
+            # "client: host=127.0.0.3 disconnected" on STDOUT (before the JSON) and go on with the others
+            said = [ln.strip() for ln in (stdout + "\n" + stderr).splitlines()
+                    if f"host={srv.local_address} " in ln + " " or f"<{srv.local_address}>" in ln]
+            fio_err = said[-1] if said else (stderr.strip().splitlines() or [""])[-1]
+            doc = per_host.get(label)
+            if not doc or not doc["jobs"]:
+                fail(fj, f"{label}: no result from its fio server" + (f" ({fio_err})" if fio_err else ""), extra)
+                continue
+            folder = log_folder(tmp)
+            _strip_address(folder, srv.local_address)
+            (folder / CLIENT_OUTPUT).write_text(stdout)
+            write_json(tmp, doc)
+            if not json_complete(tmp):
+                tmp.unlink(missing_ok=True)
+                fail(fj, f"{label}: fio reported an error for its job ({_job_error(doc)})", extra)
+                continue
+            final = fj.directory / f"{fj.point.name}.json"
+            files = sidecar_dir(fj.directory, fj.point)
+            shutil.rmtree(files, ignore_errors=True)
+            os.replace(folder, files)
+            replace_durably(tmp, final)
+            extra["tool_version"] = doc.get("fio version")
+            record(fj, "done", None, extra)
+            results[label] = PointResult(fj.point, "done", final, fj.directory / f"{fj.point.name}.meta.json")
+    return [results[j.host.label] for j in jobs]
 
 
-def _utc() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def _stop_or_say(server: FioServer, ssh_extra: Sequence[str]) -> None:
+    """stop_server; when the host cannot be reached any more (its sshd died mid-run), one line on stderr
+    naming the server left there, and the other hosts' servers are still stopped."""
+    try:
+        stop_server(server, ssh_extra)
+    except FleetError as e:
+        print(f"memstor: {e}; end it on {server.host.hostname} by hand (kill {server.pid})", file=sys.stderr)
+
+
+def _job_error(doc: dict) -> str:
+    """The first job error in a per-host document (``error`` code), for a one-line reason."""
+    for j in doc.get("jobs") or []:
+        if j.get("error"):
+            return f"job {j.get('jobname')!r} error {j.get('error')}"
+    return "no complete job"

@@ -6,6 +6,7 @@ hosts:
     target: /mnt/nvme/memstor  # directory for memstor's test file there (or device: + confirm_device:)
     label: node1-nvme          # device name in data/ and the report (default: the SSH host name)
     memstor: memstor           # optional: the command that runs memstor there
+    known_hosts: /path/known_hosts  # optional: check the host's SSH key against this file only
 ```
 
 :func:`load_hosts` returns typed :class:`Host` entries or raises :class:`UsageError` with one line naming the
@@ -24,7 +25,7 @@ import yaml
 
 from memstor.errors import UsageError
 
-_KEYS = {"ssh", "port", "identity_file", "target", "device", "confirm_device", "label", "memstor"}
+_KEYS = {"ssh", "port", "identity_file", "known_hosts", "target", "device", "confirm_device", "label", "memstor"}
 #: A label becomes a folder name under data/raw and data/processed.
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 #: user@host or host; host a name, IPv4 or [IPv6]. No spaces, no leading '-' (never an ssh option).
@@ -38,7 +39,9 @@ class Host:
     ssh: SSH destination (``user@host``); port: SSH port (None: ssh's default); identity_file: private key
     (absolute, local); target: directory for memstor's test file on that host, or None when ``device`` is set;
     device: raw device path (only with confirm_device equal to it); label: device name in data/ and the report;
-    memstor: the command that runs memstor on the host.
+    memstor: the command that runs memstor on the host (a shell word list, e.g. ``/opt/memstor/.venv/bin/memstor``);
+    known_hosts: a known-hosts file (absolute, local): the host's key is checked against it alone
+    (StrictHostKeyChecking=yes), else ssh's own configuration decides.
     """
 
     ssh: str
@@ -48,6 +51,7 @@ class Host:
     port: int | None = None
     identity_file: str | None = None
     memstor: str = "memstor"
+    known_hosts: str | None = None
 
     @property
     def hostname(self) -> str:
@@ -61,6 +65,8 @@ class Host:
             args += ["-p", str(self.port)]
         if self.identity_file is not None:
             args += ["-i", self.identity_file, "-o", "IdentitiesOnly=yes"]
+        if self.known_hosts is not None:
+            args += ["-o", f"UserKnownHostsFile={self.known_hosts}", "-o", "StrictHostKeyChecking=yes"]
         return args
 
 
@@ -87,6 +93,16 @@ def _abs(entry: dict, key: str) -> str | None:
     return v
 
 
+def _local_file(entry: dict, key: str) -> str | None:
+    v = _string(entry, key)
+    if v is None:
+        return None
+    v = str(Path(v).expanduser())
+    if not Path(v).is_file():
+        raise _Bad(key, f"no such file {v} (a file on this machine)")
+    return v
+
+
 def _host(entry: Any) -> Host:
     if not isinstance(entry, dict):
         raise _Bad("entry", f"must be a mapping with at least ssh: and target: (or device:), got {entry!r}")
@@ -99,11 +115,7 @@ def _host(entry: Any) -> Host:
     port = entry.get("port")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
         raise _Bad("port", f"must be an integer 1..65535, got {port!r}")
-    identity = _string(entry, "identity_file")
-    if identity is not None:
-        identity = str(Path(identity).expanduser())
-        if not Path(identity).is_file():
-            raise _Bad("identity_file", f"no such file {identity}")
+    identity, known = _local_file(entry, "identity_file"), _local_file(entry, "known_hosts")
     target = _abs(entry, "target")
     device = _abs(entry, "device")
     confirm = _abs(entry, "confirm_device")
@@ -120,7 +132,7 @@ def _host(entry: Any) -> Host:
         raise _Bad("label", f"must be letters, digits, '.', '_' or '-' (a folder name), got {label!r}")
     memstor = _string(entry, "memstor") or "memstor"
     return Host(ssh=ssh, label=label, target=target, device=device, port=port, identity_file=identity,
-                memstor=memstor)
+                memstor=memstor, known_hosts=known)
 
 
 def parse_hosts(doc: Any, source: str = "hosts") -> list[Host]:

@@ -12,8 +12,11 @@ that as success because it sent the signal). When it never holds, fio ends by it
 ``max_runtime_s`` and the point records ``precision_reached`` false.
 
 The interval a point with a target reports is computed from the same snapshots
-(memstor.parse.fio_status.status_windows), so the recorded ``precision_reached`` is the rule the watcher
-applied, not a second estimate from differently aligned interval logs. A point interrupted before fio
+(memstor.parse.fio_status.status_windows) and the same order of evaluation (:func:`rule_as_applied`: after
+each snapshot, up to the first where the rule holds), so the recorded ``precision_reached`` is the rule the
+watcher applied, not a second estimate from differently aligned interval logs. (Measured in CI, 2026-11: fio
+may append one more snapshot between memstor's decision and its SIGINT; judged on every snapshot, that point
+was recorded as imprecise although it had stopped because it was precise.) A point interrupted before fio
 wrote its final document is not complete: the next run measures it again from the start (resume).
 """
 
@@ -67,11 +70,22 @@ def verdict(windows: pd.DataFrame, precision_pct: float) -> Verdict:
     return Verdict(True, worst, f"within ±{precision_pct:g} % (worst ±{worst:.2f} %)")
 
 
+def rule_as_applied(docs: list[dict], precision_pct: float, start: int = 1) -> tuple[int, Verdict]:
+    """The stop rule evaluated after each snapshot in order (from the ``start``-th), as the watcher does:
+    (snapshots used, verdict) at the first snapshot where it holds, else (all of them, the last verdict)."""
+    last = Verdict(False, math.nan, "no measured window yet")
+    for k in range(max(start, 1), len(docs) + 1):
+        last = verdict(status_windows(docs[:k]), precision_pct)
+        if last.reached:
+            return k, last
+    return len(docs), last
+
+
 class Watcher:
     """Reads fio's output file as it grows and says when the point is precise enough.
 
-    ``__call__()`` returns True once :func:`verdict` holds on the snapshots so far; it parses only the
-    bytes added since the last call."""
+    ``__call__()`` returns True once :func:`verdict` holds after some snapshot (each new one judged in turn,
+    :func:`rule_as_applied`); it parses only the bytes added since the last call."""
 
     def __init__(self, output: Path, precision_pct: float):
         self.output = Path(output)
@@ -103,8 +117,11 @@ class Watcher:
         return found
 
     def __call__(self) -> bool:
+        if self.last is not None and self.last.reached:
+            return True
+        before = len(self.docs)
         if not self._read_new():
-            return bool(self.last and self.last.reached)
-        self.evaluations += 1
-        self.last = verdict(status_windows(self.docs), self.precision_pct)
+            return False
+        used, self.last = rule_as_applied(self.docs, self.precision_pct, before + 1)
+        self.evaluations += used - before
         return self.last.reached

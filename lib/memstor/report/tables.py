@@ -34,6 +34,8 @@ TABLES = {
                                            "and errors"),
     "drive": ("drive", "device x drive field: identity, PCIe link, health before/after and delta, or why not available"),
     "interface": ("interface", "device x spec sheet: measured PCIe link vs the sheet's interface, flag"),
+    "cluster": ("cluster", "fleet x experiment x grid point x direction: the hosts measured at once, summed IOPS "
+                           "and MB/s, cluster latency percentiles from their merged json+ bins (µs)"),
     "summary": ("points", "device x experiment x configuration x direction: n, means and 95 % CIs"),
 }
 

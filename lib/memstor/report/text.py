@@ -370,6 +370,28 @@ def grid_display(grid: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def cluster_display(cluster: pd.DataFrame | None, fio: pd.DataFrame | None) -> pd.DataFrame:
+    """Fleet runs for the report: one row per fleet x grid point x direction, each host's IOPS side by side (from
+    its own table, ``fio``) and the cluster's summed IOPS and MB/s and its p50/p99 (µs) from the hosts' merged
+    json+ bins (memstor.analysis.cluster)."""
+    if cluster is None or cluster.empty:
+        return pd.DataFrame()
+    rows = []
+    for _, c in cluster.iterrows():
+        hosts = str(c["hosts"]).split()
+        each = []
+        for h in hosts:
+            sel = fio[(fio["host"] == h) & (fio["point"] == c["point"]) & (fio["direction"] == c["direction"])] \
+                if fio is not None and not fio.empty else fio
+            each.append(f"{md_escape(h)} {fmt_number(sel['iops'].iloc[0])}" if sel is not None and len(sel) else
+                        f"{md_escape(h)} –")
+        rows.append({"fleet": c["fleet"], "workload": f"{c['rw']} {c['bs']} QD{int(c['iodepth'])}×{int(c['numjobs'])}",
+                     "dir": c["direction"], "IOPS per host": ", ".join(each), "cluster IOPS": fmt_number(c["iops"]),
+                     "cluster MB/s": fmt_number(c["bw_MBps"]), "p50 (µs)": fmt_number(c["clat_p50_us"]),
+                     "p99 (µs)": fmt_number(c["clat_p99_us"])})
+    return pd.DataFrame(rows)
+
+
 def grid_sentences(grid: pd.DataFrame) -> list:
     """One sentence per device x workload of an adaptive grid (markdown): depths measured, how many the knee
     added, and the plateau and knee N* = X_max · R(depth 1) the rule found in them."""
