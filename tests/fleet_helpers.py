@@ -64,6 +64,23 @@ def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(list(argv), capture_output=True, text=True, check=check)
 
 
+def ns_pids(ns: str, comm: str | None = None) -> list[int]:
+    """Pids of the processes inside namespace ``ns`` (only those whose command name is ``comm``, when given)."""
+    out = []
+    for pid in subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
+        try:
+            if comm is None or Path(f"/proc/{pid}/comm").read_text().strip() == comm:
+                out.append(int(pid))
+        except OSError:  # ended meanwhile
+            pass
+    return out
+
+
+def fio_pids(fleet: Fleet) -> list[int]:
+    """Pids of fio processes inside any of the fleet's namespaces."""
+    return [p for h in fleet.hosts for p in ns_pids(h.ns, "fio")]
+
+
 def skip_reason() -> str | None:
     """Why fleet tests cannot run here (None: they can)."""
     if os.geteuid() != 0:

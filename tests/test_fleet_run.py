@@ -8,12 +8,11 @@ import os
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fleet_helpers import fleet_hosts_fixture
+from fleet_helpers import fio_pids, fleet_hosts_fixture, ns_pids
 from memstor.analysis.cluster import cluster_aggregate, merge_bins
 from memstor.measure.fio import FioJob
 from memstor.measure.fleet import ALL_CLIENTS, CLIENT_OUTPUT, FleetJob, fio_servers, run_fleet_point
@@ -47,19 +46,6 @@ def _jobs(hosts, tmp_path, point="p", runtime_s=1.0, jobname="r"):
     return out
 
 
-def _fio_pids(fleet):
-    """Pids of fio processes inside any test namespace."""
-    pids = []
-    for h in fleet.hosts:
-        for pid in subprocess.run(["ip", "netns", "pids", h.ns], capture_output=True, text=True).stdout.split():
-            try:
-                if Path(f"/proc/{pid}/comm").read_text().strip() == "fio":
-                    pids.append(int(pid))
-            except OSError:
-                pass
-    return pids
-
-
 def _connects(fleet, ns, address, port):
     """True when a TCP connection from namespace ``ns`` to address:port succeeds."""
     r = fleet.ns_exec(ns, "timeout", "3", "bash", "-c", f"exec 3<>/dev/tcp/{address}/{port}")
@@ -71,7 +57,7 @@ def test_servers_listen_on_loopback_only_and_end(fleet_hosts):
     hosts = _hosts(fleet, 2)
     other = fleet.hosts[2]
     with fio_servers(hosts, fleet.ssh_options) as servers:
-        assert len(_fio_pids(fleet)) == 2
+        assert len(fio_pids(fleet)) == 2
         for s, th in zip(servers, fleet.hosts):
             listening = fleet.ns_exec(th.ns, "ss", "-Hltn", f"sport = :{s.remote_port}").stdout
             assert f"127.0.0.1:{s.remote_port}" in listening and th.address not in listening, listening
@@ -84,7 +70,7 @@ def test_servers_listen_on_loopback_only_and_end(fleet_hosts):
             assert subprocess.run(["timeout", "3", "bash", "-c",
                                    f"exec 3<>/dev/tcp/{s.local_address}/{s.local_port}"]).returncode == 0
         tunnels = [s.tunnel for s in servers]
-    assert _fio_pids(fleet) == []
+    assert fio_pids(fleet) == []
     assert all(t.poll() is not None for t in tunnels)
 
 
@@ -104,7 +90,7 @@ def test_one_point_on_two_hosts(fleet_hosts, tmp_path):
             ports = [ln.split()[3].rsplit(":", 1)[1] for ln in out.splitlines() if '"fio"' in ln]
             for port in ports:
                 assert not _connects(fleet, fleet.hosts[2].ns, th.address, int(port))
-                if len(_fio_pids(fleet)) > 2:  # a job process runs besides the two servers
+                if len(fio_pids(fleet)) > 2:  # a job process runs besides the two servers
                     probed_during_job += 1
         time.sleep(0.1)
     run.join()
@@ -140,7 +126,7 @@ def test_one_point_on_two_hosts(fleet_hosts, tmp_path):
     merged = merge_bins(d["jobs"][0]["read"]["clat_ns"]["bins"] for d in docs.values())
     samples = np.repeat(np.array(list(merged)), list(merged.values()))
     assert agg["clat_p99_us"] == np.percentile(samples, 99, method="inverted_cdf") / 1e3
-    assert _fio_pids(fleet) == []
+    assert fio_pids(fleet) == []
 
 
 def test_unreachable_host_fails_alone(fleet_hosts, tmp_path):
@@ -154,7 +140,7 @@ def test_unreachable_host_fails_alone(fleet_hosts, tmp_path):
     assert "\n" not in results[1].error
     meta = json.loads(results[1].meta.read_text())
     assert meta["status"] == "failed" and meta["error"] == results[1].error
-    assert _fio_pids(fleet) == []
+    assert fio_pids(fleet) == []
 
 
 def test_fio_killed_on_one_host_mid_run(fleet_hosts, tmp_path):
@@ -168,8 +154,7 @@ def test_fio_killed_on_one_host_mid_run(fleet_hosts, tmp_path):
     victim = fleet.hosts[1]
 
     def fio_in_victim():
-        return [p for p in _fio_pids(fleet) if str(p) in subprocess.run(
-            ["ip", "netns", "pids", victim.ns], capture_output=True, text=True).stdout.split()]
+        return ns_pids(victim.ns, "fio")
 
     deadline = time.monotonic() + 30
     while len(fio_in_victim()) < 2 and run.is_alive() and time.monotonic() < deadline:
@@ -181,7 +166,7 @@ def test_fio_killed_on_one_host_mid_run(fleet_hosts, tmp_path):
     ok, dead = got["r"]
     assert ok.error is None and json.loads(ok.raw.read_text())["jobs"][0]["read"]["iops"] > 0
     assert dead.raw is None and dead.error == "ns2: no result from its fio server (client: host=127.0.0.3 disconnected)"
-    assert _fio_pids(fleet) == []
+    assert fio_pids(fleet) == []
 
 
 def test_skip_reason_when_not_root(monkeypatch):

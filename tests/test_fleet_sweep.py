@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fleet_helpers import fleet_hosts_fixture
+from fleet_helpers import fio_pids, fleet_hosts_fixture, ns_pids
 from memstor.analysis.cluster import merge_bins
 from memstor.measure.target import TESTFILE_NAME
 
@@ -39,11 +39,12 @@ def fleet(tmp_path_factory):
     yield from fleet_hosts_fixture(tmp_path_factory, 3)
 
 
-def host_file(fleet, path: Path, n: int = 3, labels=None) -> Path:
-    """A host file for the first n namespace hosts (label ns1..nN), checked against the test known_hosts."""
+def host_file(fleet, path: Path, n: int = 3, labels=None, ports=None) -> Path:
+    """A host file for the first n namespace hosts (label ns1..nN), checked against the test known_hosts;
+    ``ports``: {host index: SSH port} (default 22)."""
     lines = ["hosts:"]
     for i, h in enumerate(fleet.hosts[:n]):
-        lines += [f"  - ssh: root@{h.address}", f"    target: {h.target}",
+        lines += [f"  - ssh: root@{h.address}", f"    target: {h.target}", f"    port: {(ports or {}).get(i, 22)}",
                   f"    label: {(labels or {}).get(i, f'ns{i + 1}')}", f"    identity_file: {fleet.identity_file}",
                   f"    known_hosts: {fleet.known_hosts}", f"    memstor: {MEMSTOR}"]
     path.write_text("\n".join(lines) + "\n")
@@ -54,22 +55,12 @@ def memstor(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([MEMSTOR, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def fio_pids(fleet) -> list[int]:
-    pids = []
-    for h in fleet.hosts:
-        for pid in subprocess.run(["ip", "netns", "pids", h.ns], capture_output=True, text=True).stdout.split():
-            try:
-                if Path(f"/proc/{pid}/comm").read_text().strip() == "fio":
-                    pids.append(int(pid))
-            except OSError:
-                pass
-    return pids
-
-
-def fio_in(fleet, th) -> list[int]:
-    """Pids of fio processes in test host ``th``'s namespace."""
-    here = subprocess.run(["ip", "netns", "pids", th.ns], capture_output=True, text=True).stdout.split()
-    return [p for p in fio_pids(fleet) if str(p) in here]
+def in_background(*args: str) -> tuple[threading.Thread, dict]:
+    """``memstor *args`` in a thread (started); its CompletedProcess lands in the dict under "r"."""
+    got: dict = {}
+    run = threading.Thread(target=lambda: got.update(r=memstor(*args)))
+    run.start()
+    return run, got
 
 
 def wait_serving(fleet, th, run: threading.Thread, timeout: float = 60) -> None:
@@ -79,7 +70,7 @@ def wait_serving(fleet, th, run: threading.Thread, timeout: float = 60) -> None:
                                       if Path(f"/proc/{p}/cmdline").exists())
 
     deadline = time.monotonic() + timeout
-    while not serving(fio_in(fleet, th)) and run.is_alive() and time.monotonic() < deadline:
+    while not serving(ns_pids(th.ns, "fio")) and run.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
@@ -97,10 +88,7 @@ def connects(fleet, ns: str, address: str, port: int) -> bool:
 def test_a_quick_sweep_runs_on_every_host_at_once_with_a_cluster_aggregate(fleet, tmp_path):
     """Acceptance 1 and 2."""
     hosts, data = host_file(fleet, tmp_path / "rack.yaml"), tmp_path / "data"
-    got: dict = {}
-    run = threading.Thread(target=lambda: got.update(r=memstor("run", "fio-queue-depth", "--hosts", str(hosts),
-                                                                "--data", str(data), *SMALL)))
-    run.start()
+    run, got = in_background("run", "fio-queue-depth", "--hosts", str(hosts), "--data", str(data), *SMALL)
     probes = 0
     while run.is_alive():  # acceptance 2: no fio port is reachable from another namespace during the run
         for i, th in enumerate(fleet.hosts):
@@ -182,19 +170,24 @@ def test_a_quick_sweep_runs_on_every_host_at_once_with_a_cluster_aggregate(fleet
     assert again.returncode == 0, again.stderr
     assert raw_points(data) == before and {p: p.read_bytes() for p in (data / "raw").rglob("*.meta.json")} == metas
 
+    # a host that cannot be reached now, all of whose points are measured, keeps its data (re-read, not failed)
+    table3 = (data / "processed" / "ns3" / "fio-queue-depth.csv").read_bytes()
+    down = host_file(fleet, tmp_path / "rack.yaml", ports={2: 2222})
+    again = memstor("run", "fio-queue-depth", "--hosts", str(down), "--data", str(data), *SMALL)
+    assert again.returncode == 0, again.stderr
+    assert "every point of ns3 is measured: its data is re-read" in again.stderr
+    assert (data / "processed" / "ns3" / "fio-queue-depth.csv").read_bytes() == table3
+
 
 def test_fio_killed_on_one_host_fails_its_point_only_and_a_rerun_measures_that_point(fleet, tmp_path):
     """Acceptance 3 (fio killed mid-run)."""
     hosts, data = host_file(fleet, tmp_path / "two.yaml", n=2), tmp_path / "data"
     victim = fleet.hosts[1]
-    got: dict = {}
-    run = threading.Thread(target=lambda: got.update(r=memstor("run", "fio-queue-depth", "--hosts", str(hosts),
-                                                                "--data", str(data), *LONGER)))
-    run.start()
+    run, got = in_background("run", "fio-queue-depth", "--hosts", str(hosts), "--data", str(data), *LONGER)
 
     wait_serving(fleet, victim, run)
     time.sleep(0.3)
-    for pid in fio_in(fleet, victim):
+    for pid in ns_pids(victim.ns, "fio"):
         os.kill(pid, 9)
     run.join()
     r = got["r"]
@@ -218,15 +211,10 @@ def test_sshd_killed_on_one_host_fails_its_points_and_the_others_complete(fleet,
     """Acceptance 3 (the host's sshd and its sessions killed mid-run: tunnel and server unreachable)."""
     hosts, data = host_file(fleet, tmp_path / "two.yaml", n=2), tmp_path / "data"
     victim = fleet.hosts[1]
-    got: dict = {}
-    run = threading.Thread(target=lambda: got.update(r=memstor("run", "fio-queue-depth", "--hosts", str(hosts),
-                                                                "--data", str(data), *LONGER)))
-    run.start()
+    run, got = in_background("run", "fio-queue-depth", "--hosts", str(hosts), "--data", str(data), *LONGER)
     wait_serving(fleet, victim, run)
     time.sleep(0.3)
-    sshd_pids = [int(p) for p in subprocess.run(["ip", "netns", "pids", victim.ns], capture_output=True,
-                                                 text=True).stdout.split()
-                 if Path(f"/proc/{p}/comm").exists() and Path(f"/proc/{p}/comm").read_text().strip() == "sshd"]
+    sshd_pids = ns_pids(victim.ns, "sshd")
     assert sshd_pids
     for pid in sshd_pids:
         os.kill(pid, 9)
@@ -239,12 +227,11 @@ def test_sshd_killed_on_one_host_fails_its_points_and_the_others_complete(fleet,
         assert (ns2["status"] == "failed").any()
         assert all("\n" not in e and e.startswith("ns2: ") for e in ns2.loc[ns2["status"] == "failed", "error"])
     finally:  # the servers the dead sshd's host still runs are that host's (memstor said so on stderr)
-        for h in fleet.hosts[1:2]:
-            for pid in subprocess.run(["ip", "netns", "pids", h.ns], capture_output=True, text=True).stdout.split():
-                try:
-                    os.kill(int(pid), 9)
-                except OSError:
-                    pass
+        for pid in ns_pids(victim.ns):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
         fleet.restart_sshd(1)
 
 

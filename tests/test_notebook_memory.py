@@ -50,7 +50,9 @@ def test_notebook_is_clean_and_declares_the_profile_keys():
         assert params[key][1] == value, f"{key}: notebook default {params[key][1]!r} != standard {value!r}"
         assert params[key][0] == type(value).__name__
     source = "\n".join(c.source for c in nb.cells)
-    assert 'run_experiment("mlc-loaded-latency", params, data_root=data_dir, host=host or None)' in source
+    assert params["hosts"] == ("str", "")  # a host file: memstor on each host over SSH (issue 20)
+    assert 'run_experiment("mlc-loaded-latency", params, data_root=data_dir,' in source
+    assert "host=None if hosts else host or None, hosts=hosts or None)" in source
     assert params["huge_pages"] == ("bool", True) and params["random_access"] == ("bool", False)
     # one memory curve analysis (memory.fit_table, as in the report); the +25 % rise table is not called a knee
     assert "memory.fit_table(" in source and "knee_table" not in source

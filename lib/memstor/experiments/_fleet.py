@@ -56,7 +56,7 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
     the cluster table; return the hosts' tables concatenated (a ``host`` column tells them apart)."""
     from memstor.measure.fleet import FleetError
     from memstor.measure.fleet_hosts import load_hosts
-    from memstor.measure.fleet_sweep import HostPlan, run_fleet_sweep
+    from memstor.measure.fleet_sweep import run_fleet_sweep
     from memstor.measure.fleet_target import remote_target
 
     hosts = load_hosts(hosts_file)
@@ -66,35 +66,35 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
     check_fleet_family(fam, validated)
     c: _fio.FioCommon = validated.common
     data_root = Path(data_root)
-    plans, refused, targets = [], {}, {}
+    plans, refused, targets, recorded = [], {}, {}, set()
     for h in hosts:
         try:
             targets[h.label] = remote_target(h, c.file_size_bytes, c.ioengine, c.direct, ssh_extra)
         except FleetError as e:
-            refused[h.label] = str(e)
-            print(f"{fam.EXPERIMENT}: {e}; its points are marked failed, the other hosts run", file=sys.stderr)
-            continue
-        t = targets[h.label]
-        configs = [dict(cfg, medium=t["medium"]) for cfg in fam.FLEET_CONFIGS(validated, t["ioengine"])]
-        points = _fio.make_points(configs, c.repetitions, t["path"])
-        jobs = {p.name: _fio.fio_job(p, t["path"]) for p in points}
-        sysinfo = {"ioengine_requested": c.ioengine, "ioengine": t["ioengine"], "ioengine_why": t["ioengine_why"],
-                   "test_file": t["path"], "test_file_bytes": t["size_bytes"], "ssh": h.ssh,
-                   "remote_hostname": t["hostname"], "fio_version": t["fio_version"]}
-        plans.append(HostPlan(h, points, jobs, sysinfo))
+            # a host that cannot take part now keeps what it measured before (its last sweep's target)
+            t = _recorded_target(fam.EXPERIMENT, c, h, data_root)
+            plan = _plan(fam, validated, h, t) if t else None
+            if plan is None or not all(_cached(data_root, fam.EXPERIMENT, h, p) for p in plan.points):
+                refused[h.label] = (str(e), plan)
+                print(f"{fam.EXPERIMENT}: {e}; its points not measured yet are marked failed, the other hosts run",
+                      file=sys.stderr)
+                continue
+            print(f"{fam.EXPERIMENT}: {e}; every point of {h.label} is measured: its data is re-read",
+                  file=sys.stderr)
+            targets[h.label] = t
+            recorded.add(h.label)
+        plans.append(_plan(fam, validated, h, targets[h.label]))
     results = run_fleet_sweep(fam.EXPERIMENT, plans, data_root, progress=progress, ssh_extra=ssh_extra) if plans else {}
     tables = []
     for h in hosts:
         if h.label in refused:
-            configs = fam.FLEET_CONFIGS(validated, c.ioengine)
-            rows = [r for p in _fio.make_points(configs, c.repetitions, "")
-                    for r in _fio.failed_rows(p.params, p.name, h.label, refused[h.label])]
-            df = _fio.to_frame(rows)
+            df = _fio.to_frame(_refused_rows(fam, validated, h, data_root, *refused[h.label]))
         else:
             t = targets[h.label]
             note = f"{t['ioengine']} ({t['ioengine_why']})"
             df = _fio.to_frame(_fio.result_rows(results[h.label], h.label, note, data_root))
-            _write_host_sysinfo(data_root, h, t)
+            if h.label not in recorded:
+                _write_host_sysinfo(data_root, h, t)
         _fio.write_table(df, data_root, h.label, fam.EXPERIMENT)
         tables.append(df)
     table = pd.concat(tables, ignore_index=True)
@@ -105,6 +105,63 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
         raise MemstorError(f"{fam.EXPERIMENT}: every point failed on every host (first: {failed['error'].iloc[0]}); "
                            "rerun the same command to retry")
     return table
+
+
+def _plan(fam, validated, h, t: dict):
+    """The HostPlan of host ``h`` on its prepared target ``t`` (memstor.measure.fleet_target's description)."""
+    from memstor.measure.fleet_sweep import HostPlan
+
+    c = validated.common
+    configs = [dict(cfg, medium=t["medium"]) for cfg in fam.FLEET_CONFIGS(validated, t["ioengine"])]
+    points = _fio.make_points(configs, c.repetitions, t["path"])
+    jobs = {p.name: _fio.fio_job(p, t["path"]) for p in points}
+    sysinfo = {"ioengine_requested": c.ioengine, "ioengine": t["ioengine"], "ioengine_why": t["ioengine_why"],
+               "test_file": t["path"], "test_file_bytes": t["size_bytes"], "ssh": h.ssh,
+               "remote_hostname": t["hostname"], "fio_version": t["fio_version"]}
+    return HostPlan(h, points, jobs, sysinfo)
+
+
+def _cached(data_root: Path, experiment: str, h, point) -> bool:
+    """True when host ``h``'s point is measured in its raw folder here (memstor.measure.sweep.is_cached)."""
+    from memstor.measure.fleet_sweep import RawFiles
+    from memstor.measure.sweep import is_cached, raw_dir
+
+    return is_cached(point, RawFiles(), raw_dir(data_root, h.label, experiment))
+
+
+def _recorded_target(experiment: str, c, h, data_root: Path) -> dict | None:
+    """Host ``h``'s target as its last sweep of ``experiment`` recorded it (manifest), when that was this test
+    file size and engine request; else None. Used only to re-read what was measured there: nothing is ever
+    measured on a recorded target (the refusal rules are checked on the host)."""
+    from memstor.measure.files import read_json
+    from memstor.measure.sweep import MANIFEST, raw_dir
+
+    man = read_json(raw_dir(data_root, h.label, experiment) / MANIFEST) or {}
+    info, entries = man.get("sysinfo") or {}, man.get("points") or []
+    medium = next((e.get("params", {}).get("medium") for e in entries if isinstance(e, dict)), None)
+    if not (info.get("test_file") and info.get("ioengine") and medium and info.get("ioengine_requested") == c.ioengine
+            and info.get("test_file_bytes") == c.file_size_bytes):
+        return None
+    return {"path": info["test_file"], "size_bytes": info["test_file_bytes"], "ioengine": info["ioengine"],
+            "ioengine_why": info.get("ioengine_why", ""), "medium": medium,
+            "hostname": info.get("remote_hostname"), "fio_version": info.get("fio_version")}
+
+
+def _refused_rows(fam, validated, h, data_root: Path, error: str, plan) -> list:
+    """Rows of a host that could not take part: its points measured before (``plan``, from its recorded target)
+    re-read, every other point failed with ``error``."""
+    from memstor.measure.sweep import PointResult, meta_path, raw_dir, raw_path
+
+    c = validated.common
+    if plan is None:
+        points = _fio.make_points(fam.FLEET_CONFIGS(validated, c.ioengine), c.repetitions, "")
+        return [r for p in points for r in _fio.failed_rows(p.params, p.name, h.label, error)]
+    folder = raw_dir(data_root, h.label, fam.EXPERIMENT)
+    results = [PointResult(p, "cached", raw_path(folder, p, ".json"), meta_path(folder, p))
+               if _cached(data_root, fam.EXPERIMENT, h, p) else
+               PointResult(p, "failed", None, meta_path(folder, p), error) for p in plan.points]
+    t = plan.sysinfo
+    return _fio.result_rows(results, h.label, f"{t['ioengine']} ({t['ioengine_why']})", data_root)
 
 
 def _write_host_sysinfo(data_root: Path, host, target: dict) -> None:

@@ -84,6 +84,10 @@ def run_ssh(host: Host, command: str, extra: Sequence[str] = (), timeout: float 
         raise FleetError(f"{host.label}: ssh {host.ssh} did not answer within {timeout:.0f} s") from None
 
 
+#: Tunnels tried per server when the local port chosen was taken meanwhile.
+_TUNNEL_TRIES = 3
+
+
 def _free_local_port(address: str) -> int:
     with socket.socket() as s:
         s.bind((address, 0))
@@ -164,13 +168,20 @@ def start_server(host: Host, index: int, ssh_extra: Sequence[str] = (), fio: str
         raise FleetError(f"{host.label}: cannot start fio server: {why}")
     server = FioServer(host, port, int(r.stdout.strip()), pidfile, f"127.0.0.{index + 2}", 0)
     try:
-        server.local_port = _free_local_port(server.local_address)
-        server.tunnel = subprocess.Popen(
-            ssh_argv(host, ssh_extra, "-N", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes",
-                     "-L", f"{server.local_address}:{server.local_port}:127.0.0.1:{port}", host.ssh),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if not _wait_local(server.local_address, server.local_port, 10, server.tunnel):
-            why = server.tunnel.stderr.read().strip() if server.tunnel.poll() is not None else "timeout"
+        for attempt in range(1, _TUNNEL_TRIES + 1):
+            # a free port now may be taken before ssh binds it (measured: another test's process did)
+            server.local_port = _free_local_port(server.local_address)
+            server.tunnel = subprocess.Popen(
+                ssh_argv(host, ssh_extra, "-N", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes",
+                         "-L", f"{server.local_address}:{server.local_port}:127.0.0.1:{port}", host.ssh),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if _wait_local(server.local_address, server.local_port, 10, server.tunnel):
+                break
+            said = server.tunnel.stderr.read().strip() if server.tunnel.poll() is not None else ""
+            end_process(server.tunnel)
+            if "Address already in use" in said and attempt < _TUNNEL_TRIES:
+                continue
+            why = (said.splitlines() or ["no tunnel within 10 s"])[0]
             raise FleetError(f"{host.label}: SSH tunnel to the fio server did not open: {why}")
     except BaseException:
         stop_server(server, ssh_extra)
@@ -304,6 +315,7 @@ def run_fleet_point(jobs: Sequence[FleetJob], *, experiment: str, ssh_extra: Seq
         write_json(fj.directory / f"{fj.point.name}.meta.json", meta)
 
     def fail(fj: FleetJob, error: str, extra: dict | None = None) -> None:
+        error = "; ".join(line.strip() for line in error.splitlines() if line.strip())  # one line
         (fj.directory / f"{fj.point.name}.json").unlink(missing_ok=True)
         shutil.rmtree(sidecar_dir(fj.directory, fj.point), ignore_errors=True)
         record(fj, "failed", error, extra or {})

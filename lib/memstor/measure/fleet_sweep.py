@@ -38,7 +38,7 @@ from memstor.measure.sweep import (
 )
 
 
-class _RawFiles:
+class RawFiles:
     """What sweep.is_cached/conflict need of a runner: fio's JSON suffix and completeness check."""
 
     suffix = ".json"
@@ -70,7 +70,7 @@ def run_fleet_sweep(experiment: str, plans: Sequence[HostPlan], data_root: Path,
         raise UsageError(f"{experiment}: the hosts' grids differ in length ({sorted(lengths)}): a bug")
     for plan in plans:
         _check_points(plan.points)
-    files = _RawFiles()
+    files = RawFiles()
     dirs = {p.host.label: raw_dir(data_root, p.host.label, experiment) for p in plans}
     started = utc_now()
     with ExitStack() as stack:
