@@ -259,10 +259,14 @@ def test_a_target_file_memstor_did_not_create_is_refused_before_fio_starts_there
     (["--target", "/tmp"], "--hosts measures the hosts of its file"),
     (["--set", "iodepth=auto"], "iodepth: auto decides per host"),
     (["--set", "precision_pct=5"], "precision_pct stops each host's point"),
+    ([], "a host is labelled 'n1' like the file"),
 ])
 def test_what_a_fleet_cannot_do_is_refused_in_one_line(tmp_path, extra, needle):
     hosts = tmp_path / "h.yaml"
     hosts.write_text(f"hosts:\n  - ssh: root@192.0.2.1\n    target: {tmp_path}\n")
+    if not extra:  # the cluster tables' folder would be that host's
+        hosts = tmp_path / "n1.yaml"
+        hosts.write_text(f"hosts:\n  - ssh: root@192.0.2.1\n    target: {tmp_path}\n    label: n1\n")
     r = memstor("run", "fio-queue-depth", "--hosts", str(hosts), "--data", str(tmp_path / "d"), *SMALL, *extra)
     assert r.returncode == 2 and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
 

@@ -60,6 +60,10 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
     from memstor.measure.fleet_target import remote_target
 
     hosts = load_hosts(hosts_file)
+    fleet = fleet_name(hosts_file)
+    if fleet in {h.label for h in hosts}:
+        raise UsageError(f"{hosts_file}: a host is labelled {fleet!r} like the file, whose name the fleet's "
+                         "cluster tables take (data/processed/<file name>/): rename the file or the label")
     if not hasattr(fam, "FLEET_CONFIGS"):
         return run_remote(fam, params, hosts, data_root, ssh_extra=ssh_extra)
     validated = fam.validate(params)
@@ -99,7 +103,7 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
         tables.append(df)
     table = pd.concat(tables, ignore_index=True)
     cluster = cluster_table(results, data_root)
-    _fio.write_table(cluster, data_root, fleet_name(hosts_file), fam.EXPERIMENT + CLUSTER_SUFFIX)
+    _fio.write_table(cluster, data_root, fleet, fam.EXPERIMENT + CLUSTER_SUFFIX)
     failed = table[table["status"] == "failed"]
     if len(failed) == len(table):
         raise MemstorError(f"{fam.EXPERIMENT}: every point failed on every host (first: {failed['error'].iloc[0]}); "
