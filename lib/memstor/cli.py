@@ -47,7 +47,7 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="override one profile parameter (repeatable)")
     pr.add_argument("--host", help="host label for the data folders (default: this machine's hostname)")
     pr.add_argument("--hosts", metavar="HOSTS.yaml",
-                    help="run every fio point on all hosts of this file at once (fio client/server over SSH)")
+                    help="measure the hosts of this file over SSH (fio sweeps: every point on all hosts at once)")
     pr.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     ps = sub.add_parser("sysinfo", parents=[common], help="JSON description of the machine under test")

@@ -137,8 +137,9 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     stored with its identity under ``drive`` in sysinfo.json. A run that measured nothing (every point found
     measured) leaves sysinfo.json as it was: it describes the machine when the data was measured.
 
-    hosts: a host file (memstor.measure.fleet_hosts): every point runs on all its hosts at once, each host's
-    data under its label (memstor.experiments._fleet); not with `target_dir` or `host`.
+    hosts: a host file (memstor.measure.fleet_hosts): the hosts it lists are measured over SSH, each host's
+    data under its label (memstor.experiments._fleet: the fio sweeps run every point on all hosts at once, the
+    other families run memstor on each host); not with `target_dir` or `host`.
     """
     from memstor.measure import drive
     from memstor.measure.device import resolve
