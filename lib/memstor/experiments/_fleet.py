@@ -74,20 +74,24 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
     for h in hosts:
         try:
             targets[h.label] = remote_target(h, c.file_size_bytes, c.ioengine, c.direct, ssh_extra)
+            plans.append(_plan(fam, validated, h, targets[h.label]))
+            continue
         except FleetError as e:
-            # a host that cannot take part now keeps what it measured before (its last sweep's target)
-            t = _recorded_target(fam.EXPERIMENT, c, h, data_root)
-            plan = _plan(fam, validated, h, t) if t else None
-            if plan is None or not all(_cached(data_root, fam.EXPERIMENT, h, p) for p in plan.points):
-                refused[h.label] = (str(e), plan)
-                print(f"{fam.EXPERIMENT}: {e}; its points not measured yet are marked failed, the other hosts run",
-                      file=sys.stderr)
-                continue
-            print(f"{fam.EXPERIMENT}: {e}; every point of {h.label} is measured: its data is re-read",
+            error = str(e)
+        # a host that cannot take part now keeps what it measured before (its last sweep's target)
+        t = _recorded_target(fam.EXPERIMENT, c, h, data_root)
+        plan = _plan(fam, validated, h, t) if t else None
+        measured = {p.name for p in plan.points if _cached(data_root, fam.EXPERIMENT, h, p)} if plan else set()
+        if plan is None or len(measured) < len(plan.points):
+            refused[h.label] = (error, plan, measured)
+            print(f"{fam.EXPERIMENT}: {error}; its points not measured yet are marked failed, the other hosts run",
                   file=sys.stderr)
-            targets[h.label] = t
-            recorded.add(h.label)
-        plans.append(_plan(fam, validated, h, targets[h.label]))
+            continue
+        print(f"{fam.EXPERIMENT}: {error}; every point of {h.label} is measured: its data is re-read",
+              file=sys.stderr)
+        targets[h.label] = t
+        recorded.add(h.label)
+        plans.append(plan)
     results = run_fleet_sweep(fam.EXPERIMENT, plans, data_root, progress=progress, ssh_extra=ssh_extra) if plans else {}
     tables = []
     for h in hosts:
@@ -151,9 +155,9 @@ def _recorded_target(experiment: str, c, h, data_root: Path) -> dict | None:
             "hostname": info.get("remote_hostname"), "fio_version": info.get("fio_version")}
 
 
-def _refused_rows(fam, validated, h, data_root: Path, error: str, plan) -> list:
-    """Rows of a host that could not take part: its points measured before (``plan``, from its recorded target)
-    re-read, every other point failed with ``error``."""
+def _refused_rows(fam, validated, h, data_root: Path, error: str, plan, measured: set) -> list:
+    """Rows of a host that could not take part: its points ``measured`` before (of ``plan``, from its recorded
+    target) re-read, every other point failed with ``error``."""
     from memstor.measure.sweep import PointResult, meta_path, raw_dir, raw_path
 
     c = validated.common
@@ -161,9 +165,8 @@ def _refused_rows(fam, validated, h, data_root: Path, error: str, plan) -> list:
         points = _fio.make_points(fam.FLEET_CONFIGS(validated, c.ioengine), c.repetitions, "")
         return [r for p in points for r in _fio.failed_rows(p.params, p.name, h.label, error)]
     folder = raw_dir(data_root, h.label, fam.EXPERIMENT)
-    results = [PointResult(p, "cached", raw_path(folder, p, ".json"), meta_path(folder, p))
-               if _cached(data_root, fam.EXPERIMENT, h, p) else
-               PointResult(p, "failed", None, meta_path(folder, p), error) for p in plan.points]
+    results = [PointResult(p, "cached", raw_path(folder, p, ".json"), meta_path(folder, p)) if p.name in measured
+               else PointResult(p, "failed", None, meta_path(folder, p), error) for p in plan.points]
     t = plan.sysinfo
     return _fio.result_rows(results, h.label, f"{t['ioengine']} ({t['ioengine_why']})", data_root)
 
