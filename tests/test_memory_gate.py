@@ -298,10 +298,14 @@ def test_repetitions_and_pacings_give_one_row_per_run_with_their_identity(tmp_pa
     assert loaded["point"].nunique() == 4 and loaded["config"].nunique() == 2  # 4 raw files, 2 configurations
     raw = raw_dir(tmp_path / "d", "h", EXP)
     assert all((raw / f"{p}.txt").is_file() for p in loaded["point"].unique())
-    # Poisson-like arrivals under exp pacing, nearly periodic under fixed (delay 1000)
-    cv = loaded[loaded["inject_delay"] == 1000].groupby("pacing")["arrival_cv"].median()
-    print(f"arrival_cv at delay 1000: {cv.to_dict()}")
-    assert cv["exp"] > 0.7 and cv["fixed"] < 0.4
+    # Each row's pacing is the one it ran with: Poisson-like arrivals under exp (CV near 1), far more regular
+    # under fixed (delay 1000). Judged on the calmer fixed run against exp on the same machine, as in
+    # test_loadlat_pacing: a shared VM's descheduling spreads fixed arrivals (CI 2026-11: fixed median CV 0.45,
+    # exp 1.10; here over a day fixed 0.08-0.48, exp 0.97-1.16), so an absolute "fixed < 0.4" is a calm-machine
+    # figure only.
+    cv = loaded[loaded["inject_delay"] == 1000].groupby("pacing")["arrival_cv"]
+    print(f"arrival_cv at delay 1000: {cv.apply(list).to_dict()}")
+    assert cv.min()["exp"] > 0.7 and cv.min()["fixed"] < 0.6 * cv.median()["exp"]
     for col in ("cpu_share_min_pct", "steal_pct"):
         assert loaded[col].notna().all() and (loaded[col] >= 0).all(), col
     for col, code in (("bandwidth_spread_pct", "bandwidth_unstable"), ("latency_spread_pct", "latency_unstable")):
