@@ -21,6 +21,8 @@ Figures (``--only`` takes these names, comma separated):
                grid numjobs {1,2,4} x iodepth {16..256} on the same test file.
 ``precision``  the standard fio-queue-depth sweep with ``precision_pct: 2`` vs the same sweep at its fixed
                runtime: wall time (target ≤ 0.5), with the achieved half-widths of both in the notes.
+``auto-grid``  the standard 4K randread queue-depth sweep with ``iodepth: auto`` vs the listed depths 1..1024:
+               wall time (target < 1) and best IOPS (target ≥ 0.97).
 ``honesty``    one 4K QD1 randread point run 5 times at 10 s: the mean within-run batch-means half-width
                vs the between-run t-interval's (IOPS and mean latency; target 0.5–2).
 
@@ -1123,6 +1125,48 @@ def fig_precision(cfg: Config) -> list[Figure]:
     return [fig]
 
 
+def fig_auto_grid(cfg: Config) -> list[Figure]:
+    """The adaptive queue-depth grid (issue 18, acceptance 5): the standard fio-queue-depth sweep of 4K randread
+    with ``iodepth: auto`` vs the same with the standard listed depths (1..1024), no spec-conditions point:
+    wall time (target < 1) and best IOPS (target ≥ 0.97); fio's measured seconds and the depths in the notes."""
+    time_fig = Figure("auto-grid", "auto-grid-time", "wall time of the standard 4K randread queue-depth sweep with "
+                      "iodepth: auto / with the listed depths 1..1024", Target(hi=0.99), "auto", "listed")
+    best_fig = Figure("auto-grid", "auto-grid-best", "best IOPS of the same two sweeps: auto / listed",
+                      Target(lo=0.97), "auto", "listed")
+    base = {"rw": ["randread"], "spec_iodepth": 0}
+    if cfg.smoke:
+        base.update(file_size="64m", runtime_s=0.5, ramp_s=0, max_iodepth=8)
+    try:
+        for rep in range(cfg.reps):
+            walls, tables = {}, {}
+            order = ("listed", "auto") if rep % 2 == 0 else ("auto", "listed")
+            for who in order:
+                data = cfg.work / "auto-grid" / f"{who}-rep{rep}"
+                over = dict(base, iodepth="auto") if who == "auto" else dict(base)
+                if cfg.smoke and who == "listed":
+                    over["iodepth"] = [1, 2, 4, 8]
+                wall, df = _qd_sweep(cfg, over, data, f"bench-{who}")
+                if df.empty:
+                    raise NotMeasured(f"the {who} sweep measured no point")
+                walls[who], tables[who] = wall, df
+                shutil.rmtree(data / "scratch", ignore_errors=True)
+            time_fig.add(rep, walls["auto"], walls["listed"], "s")
+            best = {who: float(df["iops"].max()) for who, df in tables.items()}
+            best_fig.add(rep, best["auto"], best["listed"], "IOPS")
+            for who in order:
+                df = tables[who]
+                top = df.loc[df["iops"].idxmax()]
+                time_fig.notes.append(
+                    f"rep {rep} {who}: {walls[who]:.0f} s wall, {df['runtime_s'].sum():.0f} s measured by fio, "
+                    f"{len(df)} points (depths {','.join(str(int(d)) for d in sorted(df['iodepth']))}), best "
+                    f"{top['iops']:,.0f} IOPS at depth {int(top['iodepth'])}")
+            cfg.log(f"  auto-grid rep {rep}: auto {walls['auto']:.0f} s, {best['auto']:,.0f} IOPS; listed "
+                    f"{walls['listed']:.0f} s, {best['listed']:,.0f} IOPS")
+    except Exception as err:  # noqa: BLE001 - NotMeasured, or a MemstorError from the experiment: one line
+        stop_all([time_fig, best_fig], err)
+    return [time_fig, best_fig]
+
+
 def fig_honesty(cfg: Config) -> list[Figure]:
     """Honesty of the one-run interval (issue 18, acceptance 3): one 4K QD1 randread point run 5 times at
     10 s; the mean within-run (batch-means) half-width of IOPS / the between-run t-interval's half-width
@@ -1163,6 +1207,7 @@ FIGURES: dict[str, Callable[[Config], list[Figure]]] = {
     "steady": fig_steady_state,
     "openloop": fig_openloop,
     "precision": fig_precision,
+    "auto-grid": fig_auto_grid,
     "honesty": fig_honesty,
 }
 

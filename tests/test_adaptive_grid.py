@@ -60,7 +60,7 @@ def simulate(measure, **kw) -> tuple[dict, dict, ag.Step, int]:
 
 def test_clean_curve_doubles_to_the_plateau_then_fills_around_the_knee():
     curve = closed_curve(90.0, 10.0)  # X_max 100,000 IOPS, R(1) 100 µs: N* = 10
-    pts, notes, step, rounds = simulate(curve.__getitem__)
+    pts, notes, step, rounds = simulate(curve.__getitem__, max_points=14)
     depths = sorted(pts)
     assert depths[:4] == [1, 2, 4, 8] and {16, 32, 64} <= set(depths) and max(depths) == 64
     assert notes[1] == ag.START and notes[2] == "doubling from 1"
@@ -76,7 +76,7 @@ def test_clean_curve_doubles_to_the_plateau_then_fills_around_the_knee():
     for a, b in zip(inside, inside[1:]):
         close = ag.pct_diff(pts[a][0], pts[b][0]) < 10 and ag.pct_diff(pts[a][1], pts[b][1]) < 10
         assert close or b - a == 1, (a, b)
-    assert len(pts) <= ag.DEFAULT_MAX_POINTS
+    assert len(pts) <= 14
     best = max(x for x, _ in pts.values())
     assert best >= 0.97 * max(curve[d][0] for d in FIXED)
     # several knee points per round: fewer rounds than points
@@ -103,7 +103,7 @@ def test_noisy_curve_stays_within_budget_and_finds_the_best_within_3_pct():
             return curve[d][0] * e, curve[d][1] / e
 
         pts, notes, step, _ = simulate(noisy)
-        assert len(pts) <= ag.DEFAULT_MAX_POINTS and step.done
+        assert len(pts) <= ag.doubling_grid_points(1024) and step.done
         assert all(notes[d] for d in pts)
         top = max(pts, key=lambda d: pts[d][0])
         hits += curve[top][0] >= 0.97 * best_fixed  # the depth chosen is really near the best
@@ -132,6 +132,26 @@ def test_a_curve_that_never_saturates_stops_at_the_depth_limit_or_the_budget():
     pts, _, step, _ = simulate(linear, max_points=5)
     assert sorted(pts) == [1, 2, 4, 8, 16]
     assert step.done.startswith("budget of 5 points reached before a plateau")
+
+
+def test_by_default_the_knee_is_paid_by_the_doublings_the_plateau_saved():
+    """Without max_points: one point fewer than the doubling grid to max_iodepth (10 for 1024, whose listed
+    grid has 11), so the adaptive grid measures less than the standard profile's grid; the doublings are never
+    cut by it (a late plateau is still confirmed, with no knee point left)."""
+    assert [ag.doubling_grid_points(m) for m in (2, 64, 1000, 1024)] == [2, 7, 10, 11]
+    assert ag.default_budget(1024) == 10 and ag.most_points(None, 1024) == 11 and ag.most_points(6, 1024) == 6
+    curve = closed_curve(90.0, 10.0)  # plateau from 16, confirmed at 64: 7 doublings, 3 knee points
+    pts, notes, step, _ = simulate(curve.__getitem__)
+    assert len(pts) == 10 < len(FIXED) and sum(ag.is_knee_point(n) for n in notes.values()) == 3
+    assert step.done.endswith("budget of 10 points (one fewer than the doubling grid to 1024; max_points for more) "
+                              "reached with neighbours between 8 and 16 still 10 % or more apart")
+    assert max(x for x, _ in pts.values()) >= 0.97 * max(curve[d][0] for d in FIXED)
+    late = closed_curve(90.0, 0.4)  # N* = 226: the plateau comes at 256, confirmed at 1024
+    pts, notes, step, _ = simulate(late.__getitem__)
+    assert sorted(pts) == FIXED and step.plateau_from is not None
+    assert not any(ag.is_knee_point(n) for n in notes.values()) and "budget of 10 points" in step.done
+    pts, _, step, _ = simulate(late.__getitem__, max_iodepth=64)  # a small depth limit: its own doubling grid
+    assert sorted(pts) == [1, 2, 4, 8, 16, 32, 64] and step.done.startswith("depth limit 64 reached")
 
 
 def test_the_budget_ends_the_knee_points_and_says_so():
@@ -169,7 +189,7 @@ def test_steps_of_the_reasons():
 def test_iodepth_auto_and_its_keys_are_validated():
     p = load_profile("quick", qd.EXPERIMENT, {"iodepth": "auto"})  # --set iodepth=auto gives ["auto"]
     v = qd.validate(p)
-    assert v.auto and v.iodepth == () and (v.max_points, v.max_iodepth) == (14, 1024)
+    assert v.auto and v.iodepth == () and (v.max_points, v.max_iodepth) == (None, 1024)
     assert qd.validate(dict(p, iodepth="auto", max_points=8, max_iodepth=256)).max_points == 8
     assert load_profile("quick", qd.EXPERIMENT, {"iodepth": "auto", "max_points": 6})["max_points"] == 6
     for bad, key in ((dict(p, iodepth=["auto", 4]), "iodepth"), (dict(p, iodepth=[0]), "iodepth"),
@@ -241,7 +261,7 @@ def test_rounds_measure_what_the_rule_asks_and_stop_on_a_failed_or_empty_point(t
     fake, calls = _fake_family(curve)
     monkeypatch.setattr(qd._fio, "run_family", fake)
     df = qd.run_adaptive(v, data_root=tmp_path, target_dir=None, host="t", progress=False)
-    pts, _, _, rounds = simulate(curve.__getitem__)
+    pts, _, _, rounds = simulate(curve.__getitem__, max_points=14)
     for rw in ("randread", "randwrite"):  # each pattern: the depths the rule chose, in order, with its reasons
         assert sorted(df.loc[(df["rw"] == rw) & ~df["spec_point"], "iodepth"]) == sorted(pts)
     assert len(calls) == rounds and calls[0] == [1, 1]  # round 1: depth 1 of both patterns
@@ -277,12 +297,22 @@ def _metas(raw: Path) -> dict:
 
 
 @needs_fio
-def test_real_fio_auto_grid_measures_every_point_once_and_a_rerun_decides_the_same(tmp_path, capsys):
+def test_real_fio_auto_grid_measures_every_point_once_and_a_rerun_decides_the_same(tmp_path, capsys, monkeypatch):
     from memstor.experiments import run_experiment
 
+    entered = []
+    real_target = _fio.fio_target
+
+    def counting(*a, **kw):
+        entered.append(a)
+        return real_target(*a, **kw)
+
+    monkeypatch.setattr(_fio, "fio_target", counting)
     params = _auto_params()
     df = run_experiment(qd.EXPERIMENT, params, data_root=tmp_path, host="t", progress=True)
     err = capsys.readouterr().err
+    # several rounds, one lock, test file and engine probe (the rounds share a HeldTarget)
+    assert "round 3:" in err and len(entered) == 1
     assert "adaptive grid (iodepth: auto), round 1: more points may follow, at most 6 per pattern" in err
     assert "fio-queue-depth: adaptive grid, randread: depths 1, 2, " in err
     assert set(df["status"]) == {"done"}
@@ -308,7 +338,7 @@ def test_real_fio_auto_grid_measures_every_point_once_and_a_rerun_decides_the_sa
     before = _metas(raw)
     again = run_experiment(qd.EXPERIMENT, params, data_root=tmp_path, host="t", progress=True)
     err = capsys.readouterr().err
-    assert _metas(raw) == before  # nothing measured again
+    assert _metas(raw) == before and len(entered) == 1  # nothing measured again, no lock or probe
     assert f"all {len(df)} points already measured" in err and "the same decisions" in err
     assert "measuring" not in err
     pd.testing.assert_frame_equal(df.reset_index(drop=True), again.reset_index(drop=True))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 import subprocess
 
@@ -167,6 +168,24 @@ def test_parse_figure_smoke_for_real(tmp_path, real):
     per = {p: len(parse_fio(p.read_text(encoding="utf-8"), str(p)).rows) for p in sources}
     expected = sum(per[sources[i % len(sources)]] for i in range(200))
     assert f"{expected} rows" in line
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
+def test_auto_grid_figure_smoke_for_real(tmp_path):
+    """The adaptive-grid figure with the real fio (smoke: 0.5 s points to depth 8 on a 64 MiB file): one wall
+    time and one best-IOPS ratio per repetition, each repetition's two sweeps in the notes with their depths."""
+    assert bench.main(["--out", str(tmp_path), "--only", "auto-grid", "--smoke"]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "bench.csv").read_text())))
+    assert [(r["figure"], r["unit"]) for r in rows] == [("auto-grid-time", "s")] * 3 + [("auto-grid-best", "IOPS")] * 3
+    for r in rows:
+        assert float(r["numerator"]) > 0 and float(r["denominator"]) > 0
+    md = (tmp_path / "bench.md").read_text()
+    line = next(ln for ln in md.splitlines() if ln.startswith("| auto-grid-time "))
+    for rep in range(3):
+        for who in ("auto", "listed"):
+            assert re.search(rf"rep {rep} {who}: \d+ s wall, \d+ s measured by fio, \d+ points \(depths 1,2,", line)
+    assert "| ≤ 0.99 |" in line and "| ≥ 0.97 |" in next(ln for ln in md.splitlines()
+                                                         if ln.startswith("| auto-grid-best "))
 
 
 def test_make_error_names_the_python_exception_not_makes_cleanup_line():

@@ -87,7 +87,7 @@ def test_a_point_without_logs_stays_measured_with_the_reason(measured, tmp_path)
         shutil.rmtree(folder)  # as measured before memstor wrote interval logs
     again = _run(copy)
     done = again[again["status"] == "done"]
-    assert len(done) == 3 and (done["ci_method"].fillna("") == "").all()
+    assert len(done) == 3 and (done["ci_method"].astype(object).fillna("") == "").all()
     assert set(done["ci_note"]) == {"no interval logs"} and done["iops_ci_low"].isna().all()
     assert list(done["iops"]) == list(df[df["status"] == "done"]["iops"])  # re-read, not re-measured
 

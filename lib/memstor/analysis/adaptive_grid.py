@@ -15,7 +15,11 @@ latency in µs); memstor.experiments.fio_queue_depth measures what it asks for a
    measured depths that differ by ``NEIGHBOUR_PCT`` (10 %) or more in IOPS or in mean latency and have a
    whole depth between them (their geometric mean, rounded; the pairs nearest the knee first), until no
    such pair is left.
-3. **Budget.** At most ``max_points`` points per pattern, doublings included: the rule stops there.
+3. **Budget.** At most ``max_points`` points per pattern, doublings included: the rule stops there. Without
+   ``max_points`` the knee gets only what the plateau saved: at most one point fewer than the doubling grid to
+   ``max_iodepth`` (:func:`default_budget`, 10 points for 1024: depths 1..1024 are 11), the doublings never cut
+   by it. So by default the adaptive grid measures less than the standard profile's listed grid (the doubling
+   grid to 1024) whenever its plateau comes before the last doubling, and never more.
 
 :func:`next_depths` returns the next depths with a one-line reason each (it becomes the point's
 ``grid_note``), or none and why the grid is complete. A difference of two values is
@@ -39,8 +43,6 @@ PLATEAU_DOUBLINGS = 2
 #: Around the knee, neighbouring points are close enough when they differ by less than this (%) in IOPS
 #: and in mean latency.
 NEIGHBOUR_PCT = 10.0
-#: Default budget: points per pattern (doublings, plateau checks and knee points together).
-DEFAULT_MAX_POINTS = 14
 #: Default deepest queue the doubling goes to (the standard profile's fixed grid ends there).
 DEFAULT_MAX_IODEPTH = 1024
 #: The smallest budget that can confirm a plateau (depths 1, 2, 4).
@@ -61,6 +63,24 @@ class Step:
     done: str = ""
     plateau_from: int | None = None
     n_star: float | None = None
+
+
+def doubling_grid_points(max_iodepth: int) -> int:
+    """How many depths the doubling grid 1, 2, 4, ... up to ``max_iodepth`` has (11 for 1024)."""
+    return int(math.floor(math.log2(max(int(max_iodepth), 1)))) + 1
+
+
+def default_budget(max_iodepth: int) -> int:
+    """The points per pattern when no ``max_points`` is given: one fewer than the doubling grid to
+    ``max_iodepth`` (10 for 1024), so that the points added around the knee are paid for by the doublings the
+    plateau saved and the grid costs less than the listed doubling grid."""
+    return doubling_grid_points(max_iodepth) - 1
+
+
+def most_points(max_points: int | None, max_iodepth: int) -> int:
+    """The most points one pattern's adaptive grid can measure: ``max_points``, or without it the doubling grid
+    to ``max_iodepth`` (its doublings are not cut by the default budget)."""
+    return int(max_points) if max_points is not None else doubling_grid_points(max_iodepth)
 
 
 def pct_diff(a: float, b: float) -> float:
@@ -155,18 +175,22 @@ def _n_star_text(n_star: float, numjobs: int) -> str:
     return f"N* = {n_star:.1f}"
 
 
-def next_depths(points: Iterable, *, max_points: int = DEFAULT_MAX_POINTS,
+def next_depths(points: Iterable, *, max_points: int | None = None,
                 max_iodepth: int = DEFAULT_MAX_IODEPTH, numjobs: int = 1) -> Step:
     """The next depths of one pattern's adaptive grid (module docstring), from ``points``: (iodepth, iops,
     lat_mean_us) of every point measured so far (one per depth; points without IOPS or latency are left out).
 
-    numjobs: jobs per point (N* is in I/Os in flight; the depth around it is N* / numjobs). Returns a Step:
+    max_points: the budget per pattern, all steps counted; None: :func:`default_budget` for the knee points,
+    the doublings not cut. numjobs: jobs per point (N* is in I/Os in flight; the depth around it is
+    N* / numjobs). Returns a Step:
     depths to measure with their reasons, or ``done`` with why the grid is complete: plateau found and the
     neighbours around the knee within 10 % (or whole depths apart), the budget reached, or the depth limit."""
     pts = _clean(points)
     n = len(pts)
+    explicit = max_points is not None
+    budget = int(max_points) if explicit else default_budget(max_iodepth)
     if 1 not in pts:
-        if n >= max_points:
+        if explicit and n >= max_points:
             return Step(done=f"budget reached: {n} points and none at depth 1")
         return Step(depths=((1, START),))
     ch = _doubling(pts)
@@ -177,7 +201,7 @@ def next_depths(points: Iterable, *, max_points: int = DEFAULT_MAX_POINTS,
         if last * 2 > max_iodepth:
             return Step(done=f"depth limit {max_iodepth} reached without a plateau"
                              + (f" ({gained})" if gained else ""))
-        if n >= max_points:
+        if explicit and n >= max_points:
             return Step(done=f"budget of {max_points} points reached before a plateau"
                              + (f" ({gained})" if gained else ""))
         if len(chain) == 1:
@@ -214,9 +238,10 @@ def next_depths(points: Iterable, *, max_points: int = DEFAULT_MAX_POINTS,
         close = f"between {lo} and {hi} within {NEIGHBOUR_PCT:g} % in IOPS and mean latency"
         return Step(done=f"{found}: neighbours {close}" + (" or whole depths apart" if adjacent else ""),
                     plateau_from=plateau, n_star=n_star)
-    room = max_points - n
+    room = budget - n
     if room <= 0:
-        return Step(done=f"{found}; budget of {max_points} points reached with neighbours between {lo} and {hi} "
+        whose = "" if explicit else f" (one fewer than the doubling grid to {max_iodepth}; max_points for more)"
+        return Step(done=f"{found}; budget of {budget} points{whose} reached with neighbours between {lo} and {hi} "
                          f"still {NEIGHBOUR_PCT:g} % or more apart", plateau_from=plateau, n_star=n_star)
     wanted.sort()
     return Step(depths=tuple((m, why) for _, m, why in wanted[:room]), plateau_from=plateau, n_star=n_star)

@@ -567,13 +567,54 @@ def recorded_target(experiment: str, c: FioCommon, data_root: Path, target_dir: 
                   medium=medium_id(path, False))
 
 
-def on_target(experiment: str, c: FioCommon, data_root: Path, target_dir: Path | None, host: str, body):
+class HeldTarget:
+    """The target of a run made of several sweeps (the adaptive grid's rounds): the first sweep that
+    measures enters :func:`fio_target` (lock, test file, engine probe) and the later ones reuse it, so the
+    folder stays locked between rounds and the engine is probed once (one FioRunner, whose engine and
+    O_DIRECT checks are cached, serves every round). Use as a context manager; it releases the lock on exit.
+    Rounds that only read measured points never enter it."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.ExitStack()
+        self.target: Target | None = None
+        self._runner = None
+
+    def runner(self, jobs: dict):
+        """The run's FioRunner (memstor.measure.fio), given this round's jobs."""
+        from memstor.measure.fio import FioRunner
+
+        if self._runner is None:
+            self._runner = FioRunner(jobs)
+        else:
+            self._runner.jobs = dict(jobs)
+        return self._runner
+
+    def enter(self, c: FioCommon, data_root: Path, target_dir: Path | None) -> Target:
+        """The held Target, entering :func:`fio_target` the first time."""
+        if self.target is None:
+            self.target = self._stack.enter_context(fio_target(c, data_root, target_dir))
+        return self.target
+
+    def __enter__(self) -> HeldTarget:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+        self.target = None
+
+
+def on_target(experiment: str, c: FioCommon, data_root: Path, target_dir: Path | None, host: str, body,
+              held: HeldTarget | None = None):
     """``body(target)`` of a fio family: first on the target its last sweep recorded, reading only (no test
     file prepared, no engine probed, no fio started; memstor.measure.sweep.only_measured), and when a point
     is not measured yet, under :func:`fio_target` (lock, test file, engine) where the sweep measures it.
-    Returns what ``body`` returns. A re-run on measured data (a notebook's Run All) thus only re-reads."""
+    Returns what ``body`` returns. A re-run on measured data (a notebook's Run All) thus only re-reads.
+    With ``held`` (a :class:`HeldTarget`), a target it already holds is used as it is, and one entered here
+    stays held for the next call."""
     from memstor.measure.sweep import NotAllMeasured, only_measured
 
+    if held is not None and held.target is not None:
+        return body(held.target)
     recorded = recorded_target(experiment, c, data_root, target_dir, host)
     if recorded is not None:
         try:
@@ -581,18 +622,20 @@ def on_target(experiment: str, c: FioCommon, data_root: Path, target_dir: Path |
                 return body(recorded)
         except NotAllMeasured:
             pass
+    if held is not None:
+        return body(held.enter(c, data_root, target_dir))
     with fio_target(c, data_root, target_dir) as t:
         return body(t)
 
 
 def run_family(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,
-               progress: bool) -> pd.DataFrame:
+               progress: bool, held: HeldTarget | None = None) -> pd.DataFrame:
     """Shared body of the fio families' ``run``: test file, engine, sweep, parse, CSV. ``configs_fn(validated,
     engine)`` lists the point parameters (:func:`point_params`); ``validated.common`` is a FioCommon.
 
     When the last sweep's manifest names this test file and every point of the plan is measured, the run
     only reads them: no test file is prepared and no fio process starts (re-running a notebook in the lab
-    re-analyses)."""
+    re-analyses). ``held``: a :class:`HeldTarget` shared by the calls of one run (see :func:`on_target`)."""
     from memstor.measure.fio import FioRunner
     from memstor.measure.sweep import run_sweep
 
@@ -602,13 +645,14 @@ def run_family(experiment: str, configs_fn, validated, *, data_root: Path, targe
     def body(t: Target) -> tuple[Target, list, list]:
         points = make_points([dict(cfg, medium=t.medium) for cfg in configs_fn(validated, t.engine)],
                              c.repetitions, str(t.tf.path))
-        runner = FioRunner({p.name: fio_job(p, str(t.tf.path)) for p in points})
+        jobs = {p.name: fio_job(p, str(t.tf.path)) for p in points}
+        runner = held.runner(jobs) if held is not None else FioRunner(jobs)
         results = run_sweep(experiment, points, runner, data_root, host,
                             sysinfo={"ioengine_requested": c.ioengine, **t.info}, progress=progress)
         _remove_when_full(results, t.tf)
         return t, points, results
 
-    t, points, results = on_target(experiment, c, data_root, target_dir, host, body)
+    t, points, results = on_target(experiment, c, data_root, target_dir, host, body, held)
     check_refused(experiment, results)
     df = to_frame(result_rows(results, host, t.note, data_root))
     out = write_table(df, data_root, host, experiment)

@@ -3,7 +3,8 @@ depth, plus the spec-conditions point.
 
 ``iodepth`` is a list of depths, or ``auto``: the adaptive grid (memstor.analysis.adaptive_grid) doubles the
 depth from 1 until the IOPS plateau, then adds depths around Little's-law knee N* = X_max · R(depth 1), at most
-``max_points`` per pattern and no deeper than ``max_iodepth``. Every point of it carries its reason in
+``max_points`` per pattern (by default one fewer than the doubling grid to ``max_iodepth``, the doublings not
+cut: adaptive_grid.default_budget) and no deeper than ``max_iodepth``. Every point of it carries its reason in
 ``grid_note``; the sweep is run in rounds (each round measures what the rule asked for after the last one, and
 a rerun reads the measured points and takes the same decisions)."""
 
@@ -44,7 +45,7 @@ class QueueDepthParams:
     spec_iodepth: int  # 0 = no spec-conditions point
     spec_numjobs: int
     auto: bool = False  # iodepth: auto (memstor.analysis.adaptive_grid)
-    max_points: int = adaptive_grid.DEFAULT_MAX_POINTS    # adaptive grid: points per pattern
+    max_points: int | None = None  # adaptive grid: points per pattern (None: adaptive_grid.default_budget)
     max_iodepth: int = adaptive_grid.DEFAULT_MAX_IODEPTH  # adaptive grid: deepest queue
 
 
@@ -67,9 +68,11 @@ def queue_depth_params(params: dict) -> QueueDepthParams:
         spec_iodepth=v.integer("spec_iodepth", params["spec_iodepth"], 0, _fio.MAX_IODEPTH),
         spec_numjobs=v.integer("spec_numjobs", params["spec_numjobs"], 1, _fio.MAX_NUMJOBS),
         auto=auto,
-        max_points=v.integer("max_points", _or(grid, "max_points", adaptive_grid.DEFAULT_MAX_POINTS), lo, MAX_POINTS,
-                             want=f"use an integer {lo}..{MAX_POINTS}: points per pattern of the adaptive grid "
-                                  f"(iodepth: auto; {lo} confirm a plateau at the earliest)"),
+        max_points=None if _or(grid, "max_points", None) is None else v.integer(
+            "max_points", grid["max_points"], lo, MAX_POINTS,
+            want=f"use an integer {lo}..{MAX_POINTS}: points per pattern of the adaptive grid (iodepth: auto; {lo} "
+                 "confirm a plateau at the earliest), or leave it out: one fewer than the doubling grid to "
+                 "max_iodepth"),
         max_iodepth=v.integer("max_iodepth", _or(grid, "max_iodepth", adaptive_grid.DEFAULT_MAX_IODEPTH), 2,
                               _fio.MAX_IODEPTH, want=f"use an integer 2..{_fio.MAX_IODEPTH}: the deepest queue "
                                                     "the adaptive grid (iodepth: auto) doubles to"),
@@ -152,8 +155,9 @@ def grid_plan_note(qp: QueueDepthParams, round_no: int) -> str:
 
     c = qp.common
     per = float(c.runtime_s) + float(c.ramp_s) + _fio.OVERHEAD_S + 0.1 * c.numjobs
-    most = qp.max_points * len(qp.rw) * c.repetitions
-    return (f"adaptive grid (iodepth: {AUTO}), round {round_no}: more points may follow, at most {qp.max_points} "
+    each = adaptive_grid.most_points(qp.max_points, qp.max_iodepth)
+    most = each * len(qp.rw) * c.repetitions
+    return (f"adaptive grid (iodepth: {AUTO}), round {round_no}: more points may follow, at most {each} "
             f"per pattern up to depth {qp.max_iodepth} ({most} runs, {duration_text(most * per)} at most)")
 
 
@@ -185,6 +189,29 @@ def run_adaptive(qp: QueueDepthParams, *, data_root: Path, target_dir: Path | No
     says per pattern which depths were measured and why the grid is complete."""
     from memstor.measure.sweep import plan_line, plan_note, raw_dir
 
+    with _fio.HeldTarget() as held:  # one lock, test file and engine probe for all the rounds that measure
+        grid, complete, loud_rounds, df = _rounds(qp, data_root, target_dir, host, progress, held)
+    if progress and len(complete) == len(qp.rw):  # (a failed point ended the rounds: its message said so)
+        if not loud_rounds:
+            engine = str(df["ioengine"].dropna().iloc[0]) if df["ioengine"].notna().any() else qp.common.ioengine
+            points = _fio.make_points(queue_depth_configs(qp, engine, grid), qp.common.repetitions, "")
+            with plan_note(f"adaptive grid (iodepth: {AUTO}): the same decisions as when measured"):
+                print(plan_line(EXPERIMENT, points, {p.name for p in points}, raw_dir(Path(data_root), host,
+                                                                                       EXPERIMENT), None),
+                      file=sys.stderr)
+        for rw in complete:
+            depths = ", ".join(str(d) for d in sorted(grid[rw]))
+            print(f"{EXPERIMENT}: adaptive grid, {rw}: depths {depths}: {complete[rw]}", file=sys.stderr)
+    return df
+
+
+def _rounds(qp: QueueDepthParams, data_root: Path, target_dir: Path | None, host: str, progress: bool,
+            held) -> tuple[dict, dict, int, pd.DataFrame]:
+    """The rounds of :func:`run_adaptive` on the `held` target: (grid {rw: {depth: reason}}, complete
+    {rw: why the pattern's grid is complete}, rounds that measured, the last round's table). A failed point
+    ends the rounds (complete then lacks the patterns not finished)."""
+    from memstor.measure.sweep import plan_note
+
     grid = start_grid(qp)
     complete: dict[str, str] = {}
     loud_rounds = 0
@@ -196,11 +223,11 @@ def run_adaptive(qp: QueueDepthParams, *, data_root: Path, target_dir: Path | No
         loud_rounds += loud
         with plan_note(grid_plan_note(qp, round_no)):
             df = _fio.run_family(EXPERIMENT, lambda v, engine, g=now: queue_depth_configs(v, engine, g), qp,
-                                 data_root=data_root, target_dir=target_dir, host=host, progress=loud)
+                                 data_root=data_root, target_dir=target_dir, host=host, progress=loud, held=held)
         if (df["status"] == "failed").any():
             print(f"{EXPERIMENT}: the adaptive grid stops after round {round_no}: a point failed and the rule "
                   "needs its value; rerun the same command to retry it and go on", file=sys.stderr)
-            return df
+            return grid, complete, loud_rounds, df
         for rw in qp.rw:
             if rw in complete:
                 continue
@@ -215,19 +242,7 @@ def run_adaptive(qp: QueueDepthParams, *, data_root: Path, target_dir: Path | No
                 complete[rw] = step.done
             grid[rw].update(dict(step.depths))
         if len(complete) == len(qp.rw):
-            break
-    if progress:
-        if not loud_rounds:
-            engine = str(df["ioengine"].dropna().iloc[0]) if df["ioengine"].notna().any() else qp.common.ioengine
-            points = _fio.make_points(queue_depth_configs(qp, engine, grid), qp.common.repetitions, "")
-            with plan_note(f"adaptive grid (iodepth: {AUTO}): the same decisions as when measured"):
-                print(plan_line(EXPERIMENT, points, {p.name for p in points}, raw_dir(Path(data_root), host,
-                                                                                       EXPERIMENT), None),
-                      file=sys.stderr)
-        for rw in qp.rw:
-            depths = ", ".join(str(d) for d in sorted(grid[rw]))
-            print(f"{EXPERIMENT}: adaptive grid, {rw}: depths {depths}: {complete[rw]}", file=sys.stderr)
-    return df
+            return grid, complete, loud_rounds, df
 
 
 #: The fixed grid a fleet run (--hosts) measures on every host at once (memstor.experiments._fleet).
