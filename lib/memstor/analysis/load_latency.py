@@ -196,6 +196,21 @@ class DeviceView:
     unloaded: pd.DataFrame
 
 
+def devices_view(data_dir: Path | str, devices, targets_us) -> DeviceView:
+    """:func:`device_view` of each device, its tables stacked (each keeps its ``host`` column: every table
+    and figure of notebook 60 shows the devices side by side, never pooled); one device: its own view."""
+    views = [device_view(data_dir, d, targets_us) for d in devices]
+    if len(views) == 1:
+        return views[0]
+
+    def stacked(name: str) -> pd.DataFrame:
+        return pd.concat([getattr(v, name) for v in views], ignore_index=True)
+
+    return DeviceView(device=", ".join(str(d) for d in devices), curves=stacked("curves"),
+                      closed=stacked("closed"), slo=stacked("slo"), models=stacked("models"),
+                      unloaded=stacked("unloaded"))
+
+
 def device_view(data_dir: Path | str, device: str, targets_us) -> DeviceView:
     """The open-loop analysis of `device` alone (its folder under ``<data_dir>/processed``); targets_us:
     the SLO answer's p99 targets (µs)."""

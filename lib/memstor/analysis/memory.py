@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.curves import MEMORY_FIT_COLUMNS
+from memstor.analysis.hosts import each_host
 
 #: Settings columns that, with host, tool, traffic and access size, identify a curve.
 SETTINGS = ["load_threads", "buffer_kib", "random", "load_random", "huge_pages"]
@@ -279,6 +280,7 @@ def _method(*methods: str) -> str:
 # ---------------------------------------------------------------------------------------- idle latency
 
 
+@each_host
 def idle_table(df: pd.DataFrame) -> pd.DataFrame:
     """Idle latency per page size: columns huge_pages (True/False/NaN), pages, n, latency_ns (mean),
     latency_ns_ci_low, latency_ns_ci_high (95 % interval: between the runs when n >= 2, the one run's own
@@ -366,6 +368,7 @@ def sections_table(df: pd.DataFrame) -> pd.DataFrame:
                              kind="stable", ignore_index=True)
 
 
+@each_host
 def idle_latency_ns(df: pd.DataFrame) -> float | None:
     """Idle (DRAM) latency in ns: the mean of the idle-latency rows measured with huge pages when there
     are any (no page walks), else of the other idle rows (4 KiB or unknown pages); None when not measured."""
@@ -380,6 +383,7 @@ def idle_latency_ns(df: pd.DataFrame) -> float | None:
     return float(np.sum(rest * weights) / np.sum(weights))
 
 
+@each_host
 def page_walk(df: pd.DataFrame) -> dict:
     """The two idle figures and their difference, in ns: ``huge_page_ns`` (DRAM latency, buffers on 2 MiB
     pages), ``small_page_ns`` (4 KiB pages: each random load also misses the TLB and walks the page
@@ -401,6 +405,7 @@ def page_walk(df: pd.DataFrame) -> dict:
     return out
 
 
+@each_host
 def page_walk_text(df: pd.DataFrame) -> str:
     """One markdown sentence on the idle latency with huge and 4 KiB pages (or why one is missing)."""
     w = page_walk(df)
@@ -423,6 +428,7 @@ def page_walk_text(df: pd.DataFrame) -> str:
     return "Idle latency was not measured."
 
 
+@each_host
 def peak_bandwidth_MBps(df: pd.DataFrame) -> pd.Series:
     """Peak injection bandwidth in MB/s per traffic label (index, in the tool's order): the mean over the
     rows of that traffic."""
@@ -740,6 +746,7 @@ def latency_rise_table(df: pd.DataFrame, rise: float = 0.25) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------- checks
 
 
+@each_host
 def check_table(df: pd.DataFrame, bw_tol: float = 0.05, lat_tol: float = 0.15) -> pd.DataFrame:
     """Acceptance checks per curve (issue 4, acceptance 3), on the mean points of :func:`curve_table`.
 

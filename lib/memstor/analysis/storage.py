@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.hosts import each_host
 from memstor.analysis.summary import summary_table
 from memstor.errors import MemstorError
 from memstor.parse.fio import depth_bucket
@@ -172,6 +173,7 @@ def percentile_from_cdf(cdf: pd.DataFrame, pct: float) -> float:
     return float(hit["clat_us"].iloc[0])
 
 
+@each_host
 def qd_cdfs(df: pd.DataFrame, data_root: Path | str, frac: float = 0.95) -> pd.DataFrame:
     """Latency CDFs of the queue-depth sweep at QD 1 (lowest depth) and at saturation, per rw.
 
@@ -253,6 +255,7 @@ def spec_point_table(df: pd.DataFrame) -> pd.DataFrame:
     return summary_view(summary_table(spec)) if not spec.empty else pd.DataFrame()
 
 
+@each_host
 def best_iops(df: pd.DataFrame, rw: str = "randread") -> dict:
     """The configuration with the highest mean IOPS for `rw` (spec point included): point config,
     iodepth, numjobs, iops (mean over repetitions). Empty dict without a successful measurement."""

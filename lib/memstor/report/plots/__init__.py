@@ -6,6 +6,7 @@ size, and :func:`save` to write a figure (PNG by default) atomically, creating f
 
 from __future__ import annotations
 
+import functools
 import io
 from pathlib import Path
 
@@ -54,14 +55,43 @@ def save(fig, path: str | Path, dpi: int = SAVE_DPI) -> Path:
     return path
 
 
+def per_host(draw):
+    """Decorator for a figure of ONE device's table ``draw(table, *args, **kw)``: with several hosts in the
+    table it draws one figure per host (DataFrame arguments with a host column restricted to that host),
+    each titled with the host, and returns {host: figure}; with one host (or none) it draws as before. A
+    figure never mixes devices that are not repetitions of one another (memstor.analysis.hosts)."""
+    from memstor.analysis.hosts import by_host, only_host
+
+    @functools.wraps(draw)
+    def wrapper(table, *args, **kw):
+        parts = by_host(table)
+        if len(parts) == 1:
+            return draw(table, *args, **kw)
+        out = {}
+        for host, rows in parts:
+            fig = draw(rows, *[only_host(a, host) for a in args], **{k: only_host(v, host) for k, v in kw.items()})
+            title = fig._suptitle.get_text() if fig._suptitle is not None else ""
+            fig.suptitle(f"{host}: {title}" if title else host)
+            out[host] = fig
+        return out
+
+    return wrapper
+
+
 def save_figures(figures_dir: str | Path, experiment: str, **figures) -> list[Path]:
     """The notebooks' figure-saving step: each ``name=fig`` to ``<figures_dir>/<experiment>-<name>.png``
-    (underscores in the name become hyphens); nothing when ``figures_dir`` is empty, and nothing for a
-    figure that is None (no data to draw). Returns the paths."""
+    (underscores in the name become hyphens; a {host: figure} of :func:`per_host` to
+    ``<experiment>-<name>-<host>.png``); nothing when ``figures_dir`` is empty, and nothing for a figure that
+    is None (no data to draw). Returns the paths."""
     if not figures_dir:
         return []
-    return [save(fig, Path(figures_dir) / f"{experiment}-{name.replace('_', '-')}.png")
-            for name, fig in figures.items() if fig is not None]
+    out = []
+    for name, fig in figures.items():
+        stem = f"{experiment}-{name.replace('_', '-')}"
+        for host, f in (fig.items() if isinstance(fig, dict) else [("", fig)]):
+            if f is not None:
+                out.append(save(f, Path(figures_dir) / (f"{stem}-{host}.png" if host else f"{stem}.png")))
+    return out
 
 
 def size_label(n_bytes: float) -> str:

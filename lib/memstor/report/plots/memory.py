@@ -11,7 +11,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from memstor.analysis import memory
 from memstor.analysis.memory import curve_table, idle_latency_ns
-from memstor.report.plots import DASHES, MARKERS, new_figure
+from memstor.report.plots import DASHES, MARKERS, new_figure, per_host
 
 BW_LABEL = "bandwidth (MB/s, 1 MB = 10^6 B)"
 LAT_LABEL = "latency (ns)"
@@ -46,6 +46,7 @@ def _idle_lines(df: pd.DataFrame, idle_ns: float | None) -> list[tuple[float, st
     return [(idle, f"idle latency {idle:.0f} ns", ":")] if idle is not None else []
 
 
+@per_host
 def latency_vs_bandwidth(df: pd.DataFrame, idle_ns: float | None = None):
     """Latency (ns) against bandwidth (MB/s): one line per curve (traffic, and any other setting that
     differs between curves), one panel per access size; mean points, with 95 % intervals as error bars
@@ -95,6 +96,7 @@ def latency_vs_bandwidth(df: pd.DataFrame, idle_ns: float | None = None):
     return fig
 
 
+@per_host
 def delay_sweep(df: pd.DataFrame, idle_ns: float | None = None):
     """Bandwidth (left axis, MB/s) and latency (right axis, ns) against inject delay (cycles), one panel
     per traffic (rows) x access size (columns), as the MLC course reports plotted them.
@@ -152,6 +154,7 @@ def delay_sweep(df: pd.DataFrame, idle_ns: float | None = None):
     return fig
 
 
+@per_host
 def peak_bandwidth(df: pd.DataFrame):
     """Peak injection bandwidth (MB/s) per read-write mix as horizontal bars. Returns the Figure."""
     from memstor.analysis.memory import peak_bandwidth_MBps

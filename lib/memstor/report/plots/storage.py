@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from memstor.analysis.adaptive_grid import is_knee_point, knee_of
-from memstor.report.plots import DASHES, MARKERS, new_figure, size_label
+from memstor.report.plots import DASHES, MARKERS, new_figure, per_host, size_label
 from memstor.schema import truthy
 
 RW_ORDER = ("randread", "randwrite", "read", "write", "randrw")
@@ -195,6 +195,7 @@ def _block_size_figure(summ: pd.DataFrame, panels, title: str):
     return _titled(fig, title)
 
 
+@per_host
 def block_size_throughput(summ: pd.DataFrame, title: str = ""):
     """IOPS and MB/s vs block size (log2 axis), one line per access pattern; returns the figure."""
     return _block_size_figure(summ, (("iops", False, "IOPS vs block size"),
@@ -208,12 +209,14 @@ def _qd_title(s: pd.DataFrame) -> str:
     return ""
 
 
+@per_host
 def block_size_latency(summ: pd.DataFrame, title: str = ""):
     """Mean and p99 latency vs block size (log2 x, log y), one line per access pattern."""
     return _block_size_figure(summ, (("lat_mean_us", True, "Mean latency vs block size"),
                                      ("clat_p99_us", True, "p99 latency vs block size")), title)
 
 
+@per_host
 def rw_ratio(summ: pd.DataFrame, title: str = ""):
     """Per block size: stacked read + write IOPS vs read share (%), and mean latency of read, write and
     total vs read share. `summ` = summary(with_totals(df))."""
@@ -269,6 +272,7 @@ def _read_share(mix, rw) -> float:
     return math.nan
 
 
+@per_host
 def throughput_latency(summ: pd.DataFrame, title: str = "", grid: pd.DataFrame | None = None):
     """The throughput-latency curve: mean latency vs IOPS, one line per pattern, each point labelled
     with its queue depth; the spec-conditions point drawn as a star; the points an adaptive grid added around
@@ -313,6 +317,7 @@ def _qd_text(r) -> str:
     return f"QD{int(r['iodepth'])}" + (f"x{nj}" if nj > 1 else "")
 
 
+@per_host
 def qd_percentiles(summ: pd.DataFrame, title: str = ""):
     """p50 / p99 / p99.9 completion latency vs queue depth (log2 x, log y), one panel per pattern."""
     s = _no_spec(summ[summ["direction"] != "total"])
@@ -333,6 +338,7 @@ def qd_percentiles(summ: pd.DataFrame, title: str = ""):
     return _titled(fig, title)
 
 
+@per_host
 def qd_iops(summ: pd.DataFrame, title: str = "", grid: pd.DataFrame | None = None):
     """IOPS and mean latency vs queue depth (log2 x), one line per pattern. An adaptive grid's points added
     around the knee are ringed and each pattern's knee N* = X_max · R(depth 1) is a dotted line (their
@@ -345,6 +351,7 @@ def qd_iops(summ: pd.DataFrame, title: str = "", grid: pd.DataFrame | None = Non
     return _titled(fig, title)
 
 
+@per_host
 def latency_cdf(cdfs: pd.DataFrame, title: str = ""):
     """Completion-latency distribution from json+ bins, one line per `label`: the CDF (left) and the
     tail 1 - CDF on a log axis (right, where p99 and p99.9 are readable). Latency axis log, in µs."""
@@ -379,6 +386,7 @@ def latency_cdf(cdfs: pd.DataFrame, title: str = ""):
     return fig
 
 
+@per_host
 def littles_law(table: pd.DataFrame, tol_pct: float = 5.0, title: str = ""):
     """Little's-law residual (%) vs intended outstanding I/O, with the ±tol band; flagged points hollow."""
     fig, (ax,) = new_figure(1, scale=1.1)
