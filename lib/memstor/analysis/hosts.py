@@ -39,6 +39,16 @@ def only_host(value, host: str):
     return value
 
 
+def split_call(fn: Callable, table, args: tuple, kw: dict) -> list[tuple[str, object]] | None:
+    """``fn(table, *args, **kw)`` once per host of `table` (DataFrame arguments with a host column restricted
+    to that host too): [(host, result)]; None when the table names one host or none (call it as it is)."""
+    parts = by_host(table)
+    if len(parts) == 1:
+        return None
+    return [(h, fn(rows, *[only_host(a, h) for a in args], **{k: only_host(v, h) for k, v in kw.items()}))
+            for h, rows in parts]
+
+
 def each_host(fn: Callable) -> Callable:
     """Decorator for a function of ONE device's table ``fn(table, *args, **kw)``: with one host (or no host
     column) it is called as it is; with several it is called on each host's rows (DataFrame arguments with a
@@ -51,11 +61,9 @@ def each_host(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(table, *args, **kw):
-        parts = by_host(table)
-        if len(parts) == 1:
+        results = split_call(fn, table, args, kw)
+        if results is None:
             return fn(table, *args, **kw)
-        results = [(h, fn(rows, *[only_host(a, h) for a in args], **{k: only_host(v, h) for k, v in kw.items()}))
-                   for h, rows in parts]
         first = results[0][1]
         if isinstance(first, pd.DataFrame):
             frames = [r if HOST in r.columns else r.assign(**{HOST: h})[[HOST, *r.columns]] for h, r in results]

@@ -60,20 +60,17 @@ def per_host(draw):
     table it draws one figure per host (DataFrame arguments with a host column restricted to that host),
     each titled with the host, and returns {host: figure}; with one host (or none) it draws as before. A
     figure never mixes devices that are not repetitions of one another (memstor.analysis.hosts)."""
-    from memstor.analysis.hosts import by_host, only_host
+    from memstor.analysis.hosts import split_call
 
     @functools.wraps(draw)
     def wrapper(table, *args, **kw):
-        parts = by_host(table)
-        if len(parts) == 1:
+        figures = split_call(draw, table, args, kw)
+        if figures is None:
             return draw(table, *args, **kw)
-        out = {}
-        for host, rows in parts:
-            fig = draw(rows, *[only_host(a, host) for a in args], **{k: only_host(v, host) for k, v in kw.items()})
-            title = fig._suptitle.get_text() if fig._suptitle is not None else ""
+        for host, fig in figures:
+            title = fig.get_suptitle()
             fig.suptitle(f"{host}: {title}" if title else host)
-            out[host] = fig
-        return out
+        return dict(figures)
 
     return wrapper
 
