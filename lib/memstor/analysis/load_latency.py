@@ -199,7 +199,10 @@ class DeviceView:
 def devices_view(data_dir: Path | str, devices, targets_us) -> DeviceView:
     """:func:`device_view` of each device, its tables stacked (each keeps its ``host`` column: every table
     and figure of notebook 60 shows the devices side by side, never pooled); one device: its own view."""
-    views = [device_view(data_dir, d, targets_us) for d in devices]
+    from memstor.analysis.dataset import load_dataset
+
+    ds = load_dataset(data_dir)  # read once for all the devices
+    views = [device_view(data_dir, d, targets_us, ds=ds) for d in devices]
     if len(views) == 1:
         return views[0]
 
@@ -211,15 +214,15 @@ def devices_view(data_dir: Path | str, devices, targets_us) -> DeviceView:
                       unloaded=stacked("unloaded"))
 
 
-def device_view(data_dir: Path | str, device: str, targets_us) -> DeviceView:
+def device_view(data_dir: Path | str, device: str, targets_us, ds=None) -> DeviceView:
     """The open-loop analysis of `device` alone (its folder under ``<data_dir>/processed``); targets_us:
-    the SLO answer's p99 targets (µs)."""
+    the SLO answer's p99 targets (µs); ds: the data set of `data_dir` when the caller has read it already."""
     import dataclasses
 
     from memstor.analysis.dataset import load_dataset
     from memstor.analysis.synthesis import fio_summary, qd_points, sweep_points
 
-    ds = load_dataset(data_dir)
+    ds = load_dataset(data_dir) if ds is None else ds
     ds = dataclasses.replace(ds, hosts=[ds.host(device)], fio=ds.fio[ds.fio["host"] == device],
                              mlc=ds.mlc[ds.mlc["host"] == device])
     curves = curve_table(ds.fio)
