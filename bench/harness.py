@@ -54,7 +54,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memstor.cli import guarded
-from memstor.errors import Interrupted, MemstorError, UsageError, first_line
+from memstor.core.errors import Interrupted, MemstorError, UsageError, first_line
 from memstor.measure.sysinfo import collect
 from memstor.measure.target import prepare_test_file
 from memstor.parse.mlc import parse_mlc
@@ -309,7 +309,7 @@ def to_markdown(figures: Sequence[Figure], machine: str, meta: dict) -> str:
 
 def write_report(out: Path, figures: Sequence[Figure], machine: str, machine_full: dict, meta: dict) -> None:
     """Write ``bench.md``, ``bench.csv`` and ``bench-machine.json`` into ``out`` (atomically each)."""
-    from memstor.measure.files import atomic_write
+    from memstor.core.files import atomic_write
 
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "bench.csv", to_csv(figures))
@@ -914,13 +914,13 @@ def fig_qd(cfg: Config) -> list[Figure]:
     fig = Figure("qd", "qd-best-iops", "best 4K randread IOPS of the fio-queue-depth experiment "
                  "(memstor.experiments.fio_queue_depth) / best of a hand-written fio grid numjobs x iodepth on the "
                  "same test file", Target(lo=0.95), "memstor", "hand-tuned fio")
-    from memstor import params as params_mod
+    from memstor.experiments import load_profile
     from memstor.experiments import fio_queue_depth as queue_depth
     runtime, ramp = (0.5, 0.2) if cfg.smoke else (2.0, 1.0)
     overrides = {"rw": ["randread"], "runtime_s": runtime, "ramp_s": ramp, "repetitions": 1}
     if cfg.smoke:
         overrides.update(iodepth=[1, 32], file_size="64m", spec_numjobs=2)
-    params = params_mod.load_profile("standard", "fio-queue-depth", overrides)
+    params = load_profile("standard", "fio-queue-depth", overrides)
     data = cfg.work / "qd" / "data"
     grid = hand_grid(cfg.smoke)
     best_hand: dict = {}
@@ -985,13 +985,13 @@ def fig_steady_state(cfg: Config) -> list[Figure]:
     fig = Figure("steady", "ss-time-to-verdict", "wall time of `memstor run fio-steady-state --profile quick` "
                  "from nothing to its verdict / the seconds fio measured in it (preconditioning passes + rounds "
                  "x runtime_s)", Target(hi=1.5), "wall", "fio measured")
-    from memstor import params as params_mod
+    from memstor.experiments import load_profile
     from memstor.analysis import steady_state as ss
     from memstor.experiments import run_experiment
 
     overrides = {"file_size": "64m", "runtime_s": 0.5, "max_rounds": 6} if cfg.smoke else {}
-    params = params_mod.load_profile("quick", ss.EXPERIMENT, overrides)
-    std = params_mod.load_profile("standard", ss.EXPERIMENT)
+    params = load_profile("quick", ss.EXPERIMENT, overrides)
+    std = load_profile("standard", ss.EXPERIMENT)
     verdicts, per_point, pc_bps = [], [], []
     try:
         for rep in range(cfg.reps):
@@ -1014,7 +1014,7 @@ def fig_steady_state(cfg: Config) -> list[Figure]:
         stop_all([fig], err)
     if verdicts:
         overhead = median(per_point) - float(params["runtime_s"])  # s per round beyond its runtime
-        from memstor.units import parse_size
+        from memstor.core.units import parse_size
 
         span = parse_size(str(std["file_size"]))
         pc = std["precondition_passes"] * span / median(pc_bps) if pc_bps else float("nan")
@@ -1032,7 +1032,7 @@ def fig_steady_state(cfg: Config) -> list[Figure]:
 def fig_openloop(cfg: Config) -> list[Figure]:
     """Achieved / offered IOPS of fio-load-latency's open-loop points at 30, 60 and 90 % of X_max (4K
     random read; target 0.95–1.05: the rate split neutralises fio's Poisson overshoot)."""
-    from memstor import params as params_mod
+    from memstor.experiments import load_profile
     from memstor.experiments import fio_load_latency as fll
     from memstor.experiments import run_experiment
 
@@ -1043,7 +1043,7 @@ def fig_openloop(cfg: Config) -> list[Figure]:
     runtime = 1.0 if cfg.smoke else 3.0
     overrides = {"rw": ["randread"], "utilisation_pct": list(utils), "runtime_s": runtime, "ramp_s": 0.5,
                  "file_size": "64m" if cfg.smoke else "256m", "repetitions": 1}
-    params = params_mod.load_profile("quick", fll.EXPERIMENT, overrides)
+    params = load_profile("quick", fll.EXPERIMENT, overrides)
     notes: list[str] = []
     try:
         for rep in range(cfg.reps):
@@ -1078,10 +1078,10 @@ def _hw_pct(df, metric: str):
 def _qd_sweep(cfg: Config, overrides: dict, data: Path, host: str):
     """(wall s, table) of one fio-queue-depth sweep from nothing (fresh data folder) with the standard
     profile and `overrides`."""
-    from memstor import params as params_mod
+    from memstor.experiments import load_profile
     from memstor.experiments import run_experiment
 
-    params = params_mod.load_profile("standard", "fio-queue-depth", overrides)
+    params = load_profile("standard", "fio-queue-depth", overrides)
     t0 = time.perf_counter()
     df = run_experiment("fio-queue-depth", params, data_root=data, host=host, progress=False)
     return time.perf_counter() - t0, df[df["status"] == "done"]

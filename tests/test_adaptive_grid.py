@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 from memstor.analysis import adaptive_grid as ag
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 from memstor.experiments import _fio
 from memstor.experiments import fio_queue_depth as qd
-from memstor.params import load_profile
+from memstor.experiments import load_profile
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
 FIXED = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]  # the standard profile's grid

@@ -337,7 +337,7 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 def test_real_fio_run_batch_means_agrees_with_fio_json(tmp_path):
     """A 4 s randread of a 16 MiB file with 250 ms logs through memstor's FioRunner (logs=True): the
     batch-means mean IOPS is fio's JSON IOPS within 5 % and the interval has numbers."""
-    from memstor.errors import UsageError
+    from memstor.core.errors import UsageError
     from memstor.measure.fio import FioJob, FioRunner, check_fio_output, choose_engine, probe_direct
     from memstor.measure.sweep import Point, raw_dir, run_sweep
 

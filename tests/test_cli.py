@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from memstor.schema import FIO_COLUMNS, MLC_COLUMNS
+from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS
 
 
 def memstor(*args, cwd=None):

@@ -15,7 +15,7 @@ import pytest
 
 from memstor.analysis import curves as cv
 from memstor.analysis import memory
-from memstor.schema import TRAFFIC_CODES
+from memstor.core.schema import TRAFFIC_CODES
 
 R0, A, PEAK = 90.0, 30.0, 20_000.0          # ns, ns, MB/s
 DELAYS = [20000, 9000, 5000, 3500, 2500, 1700, 1300, 1000, 700, 500, 400, 300]   # lightest first
@@ -269,7 +269,7 @@ def test_one_section_shows_memory_and_storage_in_one_vocabulary():
 @pytest.fixture(scope="module")
 def real_fits(real):
     from memstor.parse.files import parse_paths
-    from memstor.schema import MLC_COLUMNS
+    from memstor.core.schema import MLC_COLUMNS
 
     rows = parse_paths([real]).rows["mlc"]
     df = pd.DataFrame(rows, columns=MLC_COLUMNS).assign(status="done")

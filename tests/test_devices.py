@@ -266,7 +266,7 @@ def test_raw_device_is_named_after_its_kernel_name(tmp_path, loop_device):
 
 
 def test_run_experiment_validates_an_explicit_host_before_naming(tmp_path):
-    from memstor.errors import UsageError
+    from memstor.core.errors import UsageError
 
     with pytest.raises(UsageError, match="host name"):
         run_experiment("fio-queue-depth", dict(TINY_QD), data_root=tmp_path / "data", host="../x", progress=False)

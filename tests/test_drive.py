@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memstor.errors import ParseError
+from memstor.core.errors import ParseError
 from memstor.measure import drive as measure
 from memstor.parse import drive as parse
 from memstor.parse.drive import (

@@ -22,7 +22,7 @@ from memstor.analysis.dataset import Dataset, HostData, load_dataset
 from memstor.analysis.specs import SpecSheet, load_specs
 from memstor.measure import drive as measure
 from memstor.parse.drive import parse_nvme_smart_log
-from memstor.schema import FIO_COLUMNS
+from memstor.core.schema import FIO_COLUMNS
 from test_drive import AUTOVAL, GEN4, IRONIC_SN730, MULTIPATH, SAMSUNG_SATA, fake_tool, read
 
 SYSROOT = Path(__file__).resolve().parent / "data" / "sysroot"

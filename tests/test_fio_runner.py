@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memstor.errors import MemstorError, PointFailed, UsageError
+from memstor.core.errors import MemstorError, PointFailed, UsageError
 from memstor.measure.fio import (
     FioJob,
     FioRunner,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 from memstor.measure.fleet_hosts import Host, load_hosts
 
 

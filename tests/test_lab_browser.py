@@ -142,7 +142,7 @@ def _inject(nb: dict, params: dict) -> dict:
 
 def notebook_params(name: str, data: Path) -> dict:
     """The parameters `name` runs with in the lab: those the data was measured with, pointing at `data`."""
-    from memstor.params import load_profile
+    from memstor.experiments import load_profile
 
     experiment, _ = RUN.get(name, (None, 0))
     if name.startswith("90-"):

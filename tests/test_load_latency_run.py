@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 from memstor.experiments import fio_load_latency as fll
 from memstor.experiments import run_experiment
-from memstor.params import load_profile
+from memstor.experiments import load_profile
 from reliability_helpers import manifest_of, meta_of
 
 FIO = shutil.which("fio")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memstor.errors import MemstorError
+from memstor.core.errors import MemstorError
 from memstor.measure import loadlat
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,12 +14,12 @@ import pytest
 from scipy import stats
 
 from memstor.analysis import memory
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 from memstor.experiments import mlc_loaded_latency as loaded_latency
 from memstor.measure import mlc
-from memstor.params import load_profile
+from memstor.experiments import load_profile
 from memstor.parse.mlc import parse_mlc
-from memstor.schema import MLC_COLUMNS
+from memstor.core.schema import MLC_COLUMNS
 
 matplotlib.use("Agg")
 

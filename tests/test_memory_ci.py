@@ -16,11 +16,11 @@ import pytest
 
 from memstor.analysis import memory
 from memstor.analysis.batch_means import batch_means_ci
-from memstor.errors import MemstorError
+from memstor.core.errors import MemstorError
 from memstor.experiments import mlc_loaded_latency as ll
 from memstor.measure import loadlat as L
 from memstor.parse import loadlat_json as lj
-from memstor.schema import MLC_COLUMNS
+from memstor.core.schema import MLC_COLUMNS
 
 TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
                               reason="needs 2 CPUs (a latency thread and a load thread on their own CPUs)")

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from memstor.analysis import memory
-from memstor.errors import MemstorError, UsageError
+from memstor.core.errors import MemstorError, UsageError
 from memstor.experiments import mlc_loaded_latency as ll
 from memstor.measure import loadlat as L
 from memstor.measure import mlc

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from memstor.analysis.memory import sections_table
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 from memstor.experiments import mlc_loaded_latency as loaded_latency
 from memstor.measure import mlc
 from memstor.parse.mlc import parse_mlc

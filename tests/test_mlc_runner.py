@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from memstor.analysis import memory
-from memstor.errors import MemstorError, UsageError
+from memstor.core.errors import MemstorError, UsageError
 from memstor.experiments import mlc_loaded_latency as loaded_latency
 from memstor.measure import mlc
 from memstor.measure.sweep import Point
-from memstor.schema import MLC_COLUMNS
+from memstor.core.schema import MLC_COLUMNS
 
 STANDIN_DIR = Path(__file__).resolve().parent / "data" / "mlc-standin"
 STANDIN = STANDIN_DIR / "mlc"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import REAL
 from memstor.parse.mlc import looks_like_mlc, parse_mlc
-from memstor.schema import MLC_COLUMNS, MLC_TESTS, ParseResult
+from memstor.core.schema import MLC_COLUMNS, MLC_TESTS, ParseResult
 
 SYNTH = Path(__file__).resolve().parent / "data" / "mlc"
 HPC = "hpcleuven__VscDocumentation/source/leuven"

@@ -13,7 +13,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from memstor.params import load_profile
+from memstor.experiments import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "10-mlc-loaded-latency.ipynb"
@@ -73,7 +73,7 @@ def _ensure_kernel() -> None:
 def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     papermill = pytest.importorskip("papermill")
     pytest.importorskip("memstor.measure.sysinfo", reason="memstor.measure.sysinfo (run_experiment writes sysinfo.json)")
-    from memstor.errors import MemstorError
+    from memstor.core.errors import MemstorError
     from memstor.measure import loadlat
 
     try:

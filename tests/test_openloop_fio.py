@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memstor.errors import ParseError, UsageError
+from memstor.core.errors import ParseError, UsageError
 from memstor.measure.fio import (
     IOLOG_NAME,
     FioJob,
@@ -383,7 +383,7 @@ def _cmdline_has(proc: Path, text: str) -> bool:
 
 def test_a_fio_job_killed_by_a_signal_fails_the_point():
     """fio-3.33 exits 0 with a JSON of zeros when a job dies (offload + write_iolog: SIGSEGV)."""
-    from memstor.errors import PointFailed
+    from memstor.core.errors import PointFailed
 
     doc = '{"fio version": "fio-3.33", "jobs": [{"jobname": "t", "error": 0, "read": {"total_ios": 0}}]}'
     with pytest.raises(PointFailed, match="signal 11"):

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 from memstor.measure.precision import Watcher, rule_as_applied, verdict
 from memstor.parse.fio_status import split_final, status_windows
 
@@ -115,7 +115,7 @@ def test_the_rule_is_recorded_as_applied_after_each_snapshot_not_on_a_later_one(
 
 def test_precision_keys_are_validated_and_only_where_they_work():
     from memstor.experiments import fio_queue_depth
-    from memstor.params import load_profile
+    from memstor.experiments import load_profile
 
     qd = load_profile("quick", "fio-queue-depth", {"precision_pct": 5})
     c = fio_queue_depth.validate(qd).common
@@ -130,7 +130,7 @@ def test_precision_keys_are_validated_and_only_where_they_work():
 
 def test_a_point_with_a_target_has_its_own_name_and_a_fixed_one_keeps_its_name():
     from memstor.experiments import _fio, fio_queue_depth
-    from memstor.params import load_profile
+    from memstor.experiments import load_profile
 
     qd = load_profile("quick", "fio-queue-depth")
     fixed = fio_queue_depth.queue_depth_configs(fio_queue_depth.validate(qd), "io_uring")[0]

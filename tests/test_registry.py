@@ -22,7 +22,7 @@ TOY_MODULE = '''"""toy-echo: one tiny random-read fio point (a test family; noth
 from __future__ import annotations
 
 from memstor.experiments._fio import common_params, point_params, run_family
-from memstor.validate import Section
+from memstor.core.validate import Section
 
 EXPERIMENT = "toy-echo"
 NOTEBOOK = "50-toy-echo"

@@ -28,7 +28,7 @@ from conftest import REAL, ROOT
 from memstor.parse.files import parse_paths
 from memstor.parse.fio import parse_fio
 from memstor.parse.mlc import parse_mlc
-from memstor.schema import FIO_COLUMNS, MLC_COLUMNS
+from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS
 from reliability_helpers import (
     TRACEBACK,
     cli_env,
@@ -470,7 +470,7 @@ def test_file_over_the_size_limit_is_refused_unread(tmp_path):
                                                          (b"1" * 400, b"1e999", b"nan", b"inf", b"-4k", b"0x" + b"f" * 40)])))
 def test_units_hostile_strings_only_value_error(text):
     """parse_size / parse_duration_s on any string: a finite number or ValueError, nothing else."""
-    from memstor.units import parse_duration_s, parse_size
+    from memstor.core.units import parse_duration_s, parse_size
 
     for fn in (parse_size, parse_duration_s):
         try:

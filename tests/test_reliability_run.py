@@ -58,7 +58,8 @@ def mem_points(*sets: str) -> list[str]:
     """The memory sweep's point names for the quick profile with `--set` overrides (the experiment's own
     naming: every setting is in the name, so quick and standard runs never share a raw file)."""
     from memstor.experiments import mlc_loaded_latency as ll
-    from memstor.params import load_profile, parse_override
+    from memstor.core.profiles import parse_override
+    from memstor.experiments import load_profile
 
     params = load_profile("quick", "mlc-loaded-latency", dict(parse_override(s) for s in sets if s != "--set"))
     return [p.name for p in ll.build_points(ll.validate_params(params), "loadlat")]
@@ -182,7 +183,7 @@ def _refused(capsys, fio_shim, data: Path, *extra: str, needles=()) -> str:
 def _refused_both(capsys, fio_shim, data: Path, target: str, needles=()) -> str:
     """The library (target.prepare_test_file) refuses with the exact reason + way out; the CLI refuses
     too (exit 1/2, one line naming the target), fio never started, nothing written."""
-    from memstor.errors import MemstorError
+    from memstor.core.errors import MemstorError
     from memstor.measure.target import prepare_test_file
 
     with pytest.raises(MemstorError) as exc:
@@ -397,7 +398,7 @@ def test_no_fio_one_line_with_install_command(tmp_path):
 def test_no_c_compiler_one_line_with_install_command(tmp_path, monkeypatch):
     """memstor.measure.loadlat.build (the `make loadlat` command) without a C compiler: MemstorError naming the
     package to install; nothing is written."""
-    from memstor.errors import MemstorError
+    from memstor.core.errors import MemstorError
     from memstor.measure.loadlat import build
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no cc on it

@@ -21,10 +21,10 @@ import pandas as pd
 import pytest
 
 from memstor.analysis import steady_state as ss
-from memstor.errors import MemstorError, PointFailed, UsageError
+from memstor.core.errors import MemstorError, PointFailed, UsageError
 from memstor.experiments import fio_steady_state as fss
 from memstor.experiments import run_experiment
-from memstor.params import load_profile
+from memstor.experiments import load_profile
 from reliability_helpers import (
     TRACEBACK,
     done_points,

@@ -16,15 +16,15 @@ from scipy import stats
 from conftest import REAL
 from memstor.analysis import storage
 from memstor.analysis.summary import observations, summary_table, with_totals
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 from memstor.experiments import _fio as fio_exp
 from memstor.experiments import fio_block_size as block_size
 from memstor.experiments import fio_queue_depth as queue_depth
 from memstor.experiments import fio_rw_ratio as rw_ratio
 from memstor.experiments import run_experiment
-from memstor.params import load_profile
+from memstor.experiments import load_profile
 from memstor.parse import fio as fioparse
-from memstor.schema import FIO_COLUMNS
+from memstor.core.schema import FIO_COLUMNS
 
 AIALRA = REAL / "AIALRA-0__ECSE-4320-Advanced-Computer-Systems" / "Project3 SSD" / "results"
 CHRIS = REAL / "ChrisLvvvv__ECSE_4320_Advanced-Computer-Systems" / "Project3" / "results"

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import memstor
-from memstor.errors import MemstorError, PointFailed, UsageError
-from memstor.measure.files import SweepLocked, atomic_write
+from memstor.core.errors import MemstorError, PointFailed, UsageError
+from memstor.core.files import SweepLocked, atomic_write
 from memstor.measure.sweep import (
     Point,
     PointResult,
@@ -309,7 +309,7 @@ CHILD = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
-    from memstor.errors import MemstorError
+    from memstor.core.errors import MemstorError
     from memstor.measure.sweep import Point, run_sweep
 
     data, slow = Path(sys.argv[1]), sys.argv[2]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from memstor.errors import UnsafeTarget, UsageError
+from memstor.core.errors import UnsafeTarget, UsageError
 from memstor.measure import target
 from memstor.measure.target import (
     MARKER_SUFFIX,

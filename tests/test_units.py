@@ -1,4 +1,4 @@
-"""memstor.units: sizes read exactly as fio reads them (checked against the real fio), durations."""
+"""memstor.core.units: sizes read exactly as fio reads them (checked against the real fio), durations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from memstor.units import format_size, parse_duration_s, parse_size
+from memstor.core.units import format_size, parse_duration_s, parse_size
 
 
 @pytest.mark.parametrize(

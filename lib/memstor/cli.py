@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from memstor import __version__
-from memstor.errors import Interrupted, MemstorError, UsageError, first_line
+from memstor.core.errors import Interrupted, MemstorError, UsageError, first_line
 from memstor.experiments import names as experiment_names
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
@@ -120,14 +120,14 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _overrides(pairs: list) -> dict:
-    from memstor.params import parse_override
+    from memstor.core.profiles import parse_override
 
     return dict(parse_override(p) for p in pairs)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from memstor.experiments import run_profile
-    from memstor.params import check_experiment
+    from memstor.experiments import check_experiment
 
     check_experiment(args.experiment)
     table = run_profile(args.experiment, args.profile, _overrides(args.overrides), data_root=args.data,
@@ -160,7 +160,7 @@ def _cmd_sysinfo(args: argparse.Namespace) -> int:
 def _cmd_params(args: argparse.Namespace) -> int:
     import yaml
 
-    from memstor.params import load_profile
+    from memstor.experiments import load_profile
 
     section = load_profile(args.profile, args.experiment, _overrides(args.overrides))
     section.update(_overrides(args.add))
@@ -178,7 +178,7 @@ def _cmd_params(args: argparse.Namespace) -> int:
 def _cmd_summary(args: argparse.Namespace) -> int:
     from memstor.analysis.dataset import load_dataset
     from memstor.analysis.synthesis import fio_summary
-    from memstor.measure.files import atomic_write
+    from memstor.core.files import atomic_write
 
     ds = load_dataset(args.data)
     for problem in ds.problems:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from memstor.schema import truthy
+from memstor.core.schema import truthy
 
 #: Relative throughput change (point to point) below which two points are on one plateau; also the
 #: throughput drop that makes a hook.
@@ -589,7 +589,7 @@ def _metric_row(cf: CurveFit, x: str, x_unit: str, r_unit: str) -> dict:
 
 # ------------------------------------------------------------------------------------ memory curves
 
-#: Traffic labels (memstor.schema.TRAFFIC_CODES) whose stores are non-temporal (MLC and loadlat -W6..-W10:
+#: Traffic labels (memstor.core.schema.TRAFFIC_CODES) whose stores are non-temporal (MLC and loadlat -W6..-W10:
 #: no read-for-ownership); the other mixes with writes use plain stores.
 NON_TEMPORAL = {"write-only-nt", "2:1-nt", "1:1-nt", "3:1-nt", "stream-triad"}
 #: Settings that, beside host, tool and access size, tell memory curves apart in memory_fit.
@@ -620,13 +620,13 @@ def memory_outstanding(bw_MBps, latency_ns, access_bytes) -> np.ndarray:
 def traffic_shares(traffic, read_fraction=None) -> tuple[float, float, str]:
     """(MLC's instruction mix read share, estimated DRAM read share, stores) of a traffic label.
 
-    The mix read share is the share of the load threads' accesses that are reads (memstor.schema
+    The mix read share is the share of the load threads' accesses that are reads (memstor.core.schema
     TRAFFIC_CODES; the row's own read_fraction when given). With plain stores every written line is
     first read for ownership and later written back, so DRAM sees reads = f + (1 − f) and writes =
     1 − f: read share 1 / (2 − f). Non-temporal stores write without that read: read share f.
     NaN/'' when the traffic is unknown."""
     from memstor.analysis.memory import _known
-    from memstor.schema import TRAFFIC_CODES
+    from memstor.core.schema import TRAFFIC_CODES
 
     if not _known(traffic):
         return math.nan, math.nan, ""

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memstor.errors import UsageError, first_line
-from memstor.schema import CLUSTER_COLUMNS, CLUSTER_SUFFIX, FIO_COLUMNS, MLC_COLUMNS, truthy
+from memstor.core.errors import UsageError, first_line
+from memstor.core.schema import CLUSTER_COLUMNS, CLUSTER_SUFFIX, FIO_COLUMNS, MLC_COLUMNS, truthy
 
 
 @functools.lru_cache(maxsize=1)

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis import openloop
-from memstor.errors import MemstorError
-from memstor.schema import truthy
+from memstor.core.errors import MemstorError
+from memstor.core.schema import truthy
 
 EXPERIMENT = "fio-load-latency"
 QUEUE_DEPTH = "fio-queue-depth"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import yaml
 
-from memstor.errors import UsageError
-from memstor.units import size_text
-from memstor.validate import Section
+from memstor.core.errors import UsageError
+from memstor.core.units import size_text
+from memstor.core.validate import Section
 
 SCHEMA = "memstor-spec/1"
 METRICS = {"iops": "IOPS", "bw_MBps": "MB/s"}

@@ -318,7 +318,7 @@ def verdict_row(host: str, rounds: pd.DataFrame) -> dict:
 
     bs = run_value(rounds, "bs_bytes")
     qd, nj = run_value(rounds, "iodepth"), run_value(rounds, "numjobs")
-    from memstor.units import size_text
+    from memstor.core.units import size_text
 
     workload = (f"{size_text(int(bs)) if bs else '?'} {run_value(rounds, 'rw')}, "
                 f"QD{int(qd) if qd else '?'}x{int(nj) if nj else '?'}")

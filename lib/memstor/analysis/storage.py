@@ -12,9 +12,9 @@ import pandas as pd
 
 from memstor.analysis.hosts import each_host
 from memstor.analysis.summary import summary_table
-from memstor.errors import MemstorError
+from memstor.core.errors import MemstorError
 from memstor.parse.fio import depth_bucket
-from memstor.schema import SYNC_ENGINES, truthy
+from memstor.core.schema import SYNC_ENGINES, truthy
 
 #: Little's law: flag a point whose X*R differs from the intended outstanding I/O by more than this (%).
 LITTLE_TOL_PCT = 5.0
@@ -216,7 +216,7 @@ def summary_view(summ: pd.DataFrame) -> pd.DataFrame:
     'mean ± 95% CI half-width' strings (units in the headers), n = successful repetitions."""
     if summ.empty:
         return pd.DataFrame()
-    from memstor.units import format_size
+    from memstor.core.units import format_size
 
     out = pd.DataFrame({
         "rw": summ["rw"], "direction": summ["direction"],

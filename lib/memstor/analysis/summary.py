@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memstor.errors import MemstorError
+from memstor.core.errors import MemstorError
 
 #: Metrics summarised over repetitions (units in the names): mean, ``_ci_low``, ``_ci_high``.
 SUMMARY_METRICS = ("iops", "bw_MBps", "lat_mean_us", "clat_p50_us", "clat_p90_us", "clat_p99_us",

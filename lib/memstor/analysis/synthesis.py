@@ -24,8 +24,8 @@ from memstor.analysis.dataset import (
     experiment_kinds,
     load_dataset,
 )
-from memstor.schema import truthy
-from memstor.units import size_text
+from memstor.core.schema import truthy
+from memstor.core.units import size_text
 
 
 def fio_summary(ds: Dataset) -> pd.DataFrame:
@@ -220,7 +220,7 @@ def measured_conditions(point: pd.Series, host: HostData) -> specs.Conditions:
         filename = params.get("test_file") or _command_option(meta.get("command"), "filename") or ""
         size = point.get("file_size_bytes")
         if not (size == size and size) and params.get("file_size"):
-            from memstor.units import parse_size
+            from memstor.core.units import parse_size
             try:
                 size = parse_size(str(params["file_size"]))
             except ValueError:
@@ -541,11 +541,11 @@ DEFAULT_SLO_P99_US = 1000.0
 def slo_targets(profile: str | None = None) -> list[float]:
     """The p99 targets (µs) of the SLO answer: ``slo_p99_us`` of the profile's fio-load-latency section
     (the default profile when None), else [DEFAULT_SLO_P99_US]."""
-    from memstor import params
-    from memstor.errors import UsageError
+    from memstor.core import profiles as params
+    from memstor.core.errors import UsageError
 
     try:
-        section = params.load_profile(profile or params.DEFAULT_PROFILE, "fio-load-latency")
+        section = params.section(profile or params.DEFAULT_PROFILE, "fio-load-latency")
     except UsageError:
         return [DEFAULT_SLO_P99_US]
     return [float(t) for t in section.get("slo_p99_us") or [DEFAULT_SLO_P99_US]]

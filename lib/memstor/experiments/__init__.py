@@ -25,8 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from memstor import params as _params
-from memstor.errors import UsageError
+from memstor.core import profiles as _params
+from memstor.core.errors import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,6 +59,22 @@ def families(kind: str | None = None) -> list[ModuleType]:
 
 
 
+def check_experiment(experiment: str) -> str:
+    """Return `experiment` when it is registered, else raise UsageError listing the known ones."""
+    if experiment not in names():
+        raise UsageError(f"unknown experiment {experiment!r}; choose one of: {', '.join(names())}")
+    return experiment
+
+
+def load_profile(profile: str, experiment: str, overrides: dict | None = None,
+                 root: Path | None = None) -> dict:
+    """Parameters of `experiment` in `profile` (params/<profile>.yaml), with `overrides` applied: keys
+    outside the section and the family's OPTIONAL_KEYS (e.g. precision_pct) are refused."""
+    check_experiment(experiment)
+    optional = tuple(getattr(family(experiment), "OPTIONAL_KEYS", ())) if overrides else ()
+    return _params.section(profile, experiment, overrides, optional, root)
+
+
 def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> dict:
     """The profile section of `experiment` as a notebook's parameters cell gives it, so that editing the cell
     and re-running does what ``memstor run EXPERIMENT --profile P --set key=value`` does.
@@ -69,7 +85,7 @@ def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> 
     globals, where papermill put its parameters). A value changed back to the default profile's is the
     chosen profile's value: the line printed (`announce`) says which values came from where."""
     fam = family(experiment)
-    default = _params.load_profile(_params.DEFAULT_PROFILE, experiment)
+    default = load_profile(_params.DEFAULT_PROFILE, experiment)
     keys = [k for k in default if k != "profile"]
     missing = [k for k in keys if k not in namespace]
     if missing:
@@ -81,7 +97,7 @@ def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> 
         return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
     changed = {k: namespace[k] for k in keys if not same(namespace[k], default[k])}
-    chosen = _params.load_profile(profile, experiment, changed)
+    chosen = load_profile(profile, experiment, changed)
     out = {k: chosen[k] for k in keys}
     out.update({k: namespace[k] for k in getattr(fam, "OPTIONAL_KEYS", ()) if k in namespace})
     if announce:
@@ -103,7 +119,7 @@ def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: d
     storage run stored there before: the folder still describes that storage.
     """
     from memstor.measure.drive import merge_runs
-    from memstor.measure.files import atomic_write, read_json
+    from memstor.core.files import atomic_write, read_json
     from memstor.measure.sysinfo import collect
 
     out = Path(data_root) / "processed" / host / "sysinfo.json"
@@ -179,4 +195,4 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
 def run_profile(experiment: str, profile: str = _params.DEFAULT_PROFILE, overrides: dict | None = None,
                 **kwargs) -> pd.DataFrame:
     """`run_experiment` with the parameters of `profile` (params/<profile>.yaml) and `overrides`."""
-    return run_experiment(experiment, _params.load_profile(profile, experiment, overrides), **kwargs)
+    return run_experiment(experiment, load_profile(profile, experiment, overrides), **kwargs)

@@ -33,10 +33,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.errors import MemstorError, first_line
+from memstor.core.errors import MemstorError, first_line
 from memstor.parse.fio import depth_bucket
-from memstor.schema import FIO_COLUMNS, FIO_LAT_COLUMNS
-from memstor.validate import Section
+from memstor.core.schema import FIO_COLUMNS, FIO_LAT_COLUMNS
+from memstor.core.validate import Section
 
 BLOCK_SIZE = "fio-block-size"
 RW_RATIO = "fio-rw-ratio"
@@ -301,7 +301,7 @@ def _blank_metrics(row: dict) -> dict:
 
 def _extras(params: dict, point: str, status: str, note: str | None) -> dict:
     """The EXTRA_COLUMNS values that come from the point's parameters."""
-    from memstor.units import parse_size
+    from memstor.core.units import parse_size
 
     return {
         "experiment": params.get("experiment"),
@@ -325,7 +325,7 @@ def _extras(params: dict, point: str, status: str, note: str | None) -> dict:
 def failed_rows(params: dict, point: str, host: str, error: str, source: str | None = None,
                 note: str | None = None) -> list:
     """One row per direction of a point that produced no measurement: job options, error, no metrics."""
-    from memstor.units import parse_size
+    from memstor.core.units import parse_size
 
     rows = []
     for d in _directions(params["rw"], params.get("rwmixread")):
@@ -420,7 +420,7 @@ def fio_target(c: FioCommon, data_root: Path, target_dir: Path | None) -> Iterat
     """Hold the test-file folder's lock (one fio sweep at a time per folder: another one must not resize
     the file in use), prepare the test file or check the raw device, choose the engine, yield a Target."""
     from memstor.measure.device import medium_id
-    from memstor.measure.files import folder_lock
+    from memstor.core.files import folder_lock
     from memstor.measure.target import prepare_test_file
 
     raw = bool(c.device or c.confirm_device)
@@ -516,7 +516,7 @@ def check_refused(experiment: str, results: list) -> None:
 
 def write_table(df: pd.DataFrame, data_root: Path, host: str, name: str) -> Path:
     """Write `df` atomically to ``<data>/processed/<host>/<name>.csv``; the path."""
-    from memstor.measure.files import atomic_write
+    from memstor.core.files import atomic_write
     from memstor.measure.sweep import processed_path
 
     out = processed_path(data_root, host, name)
@@ -548,7 +548,7 @@ def recorded_target(experiment: str, c: FioCommon, data_root: Path, target_dir: 
     path and size) and engine request; None otherwise (and always for a raw device). Nothing is prepared or
     probed: it lets a run whose points are all measured re-analyse without touching the test file or fio."""
     from memstor.measure.device import medium_id
-    from memstor.measure.files import read_json
+    from memstor.core.files import read_json
     from memstor.measure.sweep import MANIFEST, raw_dir
     from memstor.measure.target import TESTFILE_NAME, TestFile
 

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.errors import MemstorError, UsageError
+from memstor.core.errors import MemstorError, UsageError
 from memstor.experiments import _fio
-from memstor.schema import CLUSTER_COLUMNS, CLUSTER_SUFFIX
+from memstor.core.schema import CLUSTER_COLUMNS, CLUSTER_SUFFIX
 
 
 def fleet_name(hosts_file: Path) -> str:
@@ -141,7 +141,7 @@ def _recorded_target(experiment: str, c, h, data_root: Path) -> dict | None:
     """Host ``h``'s target as its last sweep of ``experiment`` recorded it (manifest), when that was this test
     file size and engine request; else None. Used only to re-read what was measured there: nothing is ever
     measured on a recorded target (the refusal rules are checked on the host)."""
-    from memstor.measure.files import read_json
+    from memstor.core.files import read_json
     from memstor.measure.sweep import MANIFEST, raw_dir
 
     man = read_json(raw_dir(data_root, h.label, experiment) / MANIFEST) or {}
@@ -175,7 +175,7 @@ def _write_host_sysinfo(data_root: Path, host, target: dict) -> None:
     """``processed/<label>/sysinfo.json`` of a fleet host: what memstor there reported (its host name, fio,
     test file and medium) and the SSH destination; the machine's full description needs memstor sysinfo
     run there (``ssh HOST memstor sysinfo``)."""
-    from memstor.measure.files import atomic_write
+    from memstor.core.files import atomic_write
 
     out = Path(data_root) / "processed" / host.label / "sysinfo.json"
     out.parent.mkdir(parents=True, exist_ok=True)

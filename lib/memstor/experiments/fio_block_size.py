@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.experiments import _fio
-from memstor.validate import Section
+from memstor.core.validate import Section
 
 EXPERIMENT = _fio.BLOCK_SIZE
 NOTEBOOK = "20-fio-block-size"

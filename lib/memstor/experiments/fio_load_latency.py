@@ -35,9 +35,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.errors import MemstorError, first_line
+from memstor.core.errors import MemstorError, first_line
 from memstor.experiments import _fio
-from memstor.validate import Section
+from memstor.core.validate import Section
 
 EXPERIMENT = "fio-load-latency"
 NOTEBOOK = "60-fio-load-latency"
@@ -136,7 +136,7 @@ validate = load_latency_params
 def x_max_from_queue_depth(data_root: Path, host: str, rw: str, bs: str) -> tuple[float | None, str]:
     """(best IOPS, how) of `rw` at block size `bs` in this device's fio-queue-depth table, else (None, why)."""
     from memstor.measure.sweep import processed_path
-    from memstor.units import parse_size
+    from memstor.core.units import parse_size
 
     path = processed_path(Path(data_root), host, QUEUE_DEPTH)
     if not path.is_file():
@@ -392,7 +392,7 @@ SUBMIT_MODE_FILE = "submit-mode.json"
 def submit_mode(data_root: Path, host: str, target: Path, engine: str, direct: bool, medium: dict) -> dict:
     """{mode, why, latency_us, ...}: the recorded decision for this engine, O_DIRECT, fio and medium, else a
     new probe (memstor.measure.openloop.probe_submit_mode_details) recorded in ``<raw dir>/submit-mode.json``."""
-    from memstor.measure.files import read_json, utc_now, write_json
+    from memstor.core.files import read_json, utc_now, write_json
     from memstor.measure.fio import fio_version
     from memstor.measure.openloop import probe_submit_mode_details
     from memstor.measure.sweep import NotAllMeasured, raw_dir, reading_only

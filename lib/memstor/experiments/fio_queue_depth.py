@@ -18,7 +18,7 @@ import pandas as pd
 
 from memstor.analysis import adaptive_grid
 from memstor.experiments import _fio
-from memstor.validate import Section
+from memstor.core.validate import Section
 
 EXPERIMENT = _fio.QUEUE_DEPTH
 NOTEBOOK = "40-fio-queue-depth"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.experiments import _fio
-from memstor.validate import Section
+from memstor.core.validate import Section
 
 EXPERIMENT = _fio.RW_RATIO
 NOTEBOOK = "30-fio-rw-ratio"

@@ -38,9 +38,9 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.analysis import steady_state as ss
-from memstor.errors import MemstorError, UsageError
+from memstor.core.errors import MemstorError, UsageError
 from memstor.experiments import _fio
-from memstor.validate import Section
+from memstor.core.validate import Section
 
 EXPERIMENT = "fio-steady-state"
 NOTEBOOK = "50-fio-steady-state"

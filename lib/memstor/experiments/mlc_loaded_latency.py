@@ -70,13 +70,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 from memstor.measure import mlc
-from memstor.measure.files import atomic_write, read_json
+from memstor.core.files import atomic_write, read_json
 from memstor.measure.sweep import Point, PointResult, processed_path, raw_dir, run_sweep
-from memstor.schema import MLC_COLUMNS, TRAFFIC_CODES
-from memstor.units import format_size
-from memstor.validate import Section
+from memstor.core.schema import MLC_COLUMNS, TRAFFIC_CODES
+from memstor.core.units import format_size
+from memstor.core.validate import Section
 
 EXPERIMENT = "mlc-loaded-latency"
 #: MLC's default inject delays (cycles), used when a profile gives none.

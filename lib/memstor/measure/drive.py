@@ -32,8 +32,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from memstor.errors import ParseError
-from memstor.measure.files import utc_now
+from memstor.core.errors import ParseError
+from memstor.core.files import utc_now
 from memstor.parse import drive as parse
 from memstor.parse.guards import one_line
 

@@ -59,9 +59,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstor.errors import MemstorError, ParseError, PointFailed, UsageError
+from memstor.core.errors import MemstorError, ParseError, PointFailed, UsageError
 from memstor.parse.fio import load_fio_json
-from memstor.units import parse_size as _parse_size
+from memstor.core.units import parse_size as _parse_size
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim")
 MIXED_MODES = ("rw", "randrw")
@@ -668,7 +668,7 @@ def _keep_status(output: Path) -> None:
     """Move fio's status snapshots out of ``output`` into the sidecar's memstor.parse.fio_status.STATUS_NAME
     (bytes as written; status first, then the output's final document, so a crash between the two
     writes leaves both copies, never none)."""
-    from memstor.measure.files import atomic_write
+    from memstor.core.files import atomic_write
     from memstor.parse.fio_status import STATUS_NAME, split_final
 
     if not output.exists():

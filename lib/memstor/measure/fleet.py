@@ -50,7 +50,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from memstor.errors import MemstorError
+from memstor.core.errors import MemstorError
 from memstor.measure.fio import FioJob
 from memstor.measure.fleet_hosts import Host
 from memstor.measure.sweep import Point, PointResult, sidecar_dir
@@ -301,7 +301,7 @@ def run_fleet_point(jobs: Sequence[FleetJob], *, experiment: str, ssh_extra: Seq
     failed with a one-line reason (meta status ``failed``, no raw file); the other hosts' results are kept.
     Returns one sweep.PointResult per job, in order."""
     from memstor import __version__
-    from memstor.measure.files import replace_durably, utc_now, write_json
+    from memstor.core.files import replace_durably, utc_now, write_json
     from memstor.measure.fio import TIMEOUT_MARGIN_S, job_file_text, json_complete, log_folder
 
     start, t0 = utc_now(), time.monotonic()

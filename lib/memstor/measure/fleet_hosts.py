@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 
 _KEYS = {"ssh", "port", "identity_file", "known_hosts", "target", "device", "confirm_device", "label", "memstor"}
 #: A label becomes a folder name under data/raw and data/processed.

@@ -15,8 +15,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from memstor.errors import UsageError
-from memstor.measure.files import clean_stale_tmp, sweep_lock, utc_now
+from memstor.core.errors import UsageError
+from memstor.core.files import clean_stale_tmp, sweep_lock, utc_now
 from memstor.measure.fio import FioJob, json_complete
 from memstor.measure.fleet import FleetJob, run_fleet_point
 from memstor.measure.fleet_hosts import Host

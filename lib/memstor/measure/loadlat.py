@@ -21,8 +21,8 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from memstor.errors import MemstorError, UsageError
-from memstor.schema import TRAFFIC_CODES
+from memstor.core.errors import MemstorError, UsageError
+from memstor.core.schema import TRAFFIC_CODES
 
 #: Where ``make loadlat`` puts the tool, relative to the repository root.
 BINARY_RELPATH = Path("build") / "bin" / "loadlat"
@@ -34,7 +34,7 @@ MODES = ("idle_latency", "loaded_latency", "peak_injection_bandwidth", "latency_
          "max_bandwidth", "c2c_latency")
 #: MLC's default inject delays for --loaded_latency (delay-loop iterations).
 MLC_DELAYS = (0, 2, 8, 15, 50, 100, 200, 300, 400, 500, 700, 1000, 1300, 1700, 2500, 3500, 5000, 9000, 20000)
-#: Traffic labels (memstor.schema) -> -W codes, so ``traffic="2:1-nt"`` works as well as ``"W7"``.
+#: Traffic labels (memstor.core.schema) -> -W codes, so ``traffic="2:1-nt"`` works as well as ``"W7"``.
 _LABEL_TO_CODE = {label: code for code, (label, _frac) in TRAFFIC_CODES.items()}
 _VERSION_RE = re.compile(r"loadlat \(Memory Latency Checker-compatible\) - v(\S+)")
 

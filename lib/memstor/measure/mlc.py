@@ -33,9 +33,9 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from memstor.errors import PointFailed, UsageError
+from memstor.core.errors import PointFailed, UsageError
 from memstor.measure.loadlat import binary, format_cpus, sub_windows
-from memstor.schema import TRAFFIC_CODES
+from memstor.core.schema import TRAFFIC_CODES
 
 TOOLS = ("auto", "mlc", "loadlat")
 #: The other sections of MLC's default run a profile may ask for (``sections``): the idle latency and memory

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from memstor.errors import MemstorError, ParseError, PointFailed, UsageError
+from memstor.core.errors import MemstorError, ParseError, PointFailed, UsageError
 from memstor.measure.fio import (
     IOLOG_NAME,
     FioJob,

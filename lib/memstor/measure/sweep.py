@@ -10,7 +10,7 @@ Layout (DESIGN.md)::
 
 Guarantees:
 
-- Every file is written atomically (:mod:`memstor.measure.files`: temp file in the same folder + fsync +
+- Every file is written atomically (:mod:`memstor.core.files`: temp file in the same folder + fsync +
   ``os.replace``). The runner writes its raw output to ``out_tmp``; the sweep renames it only after the
   runner succeeded and ``runner.complete(out_tmp)`` accepted it, so a SIGKILL mid-point leaves no
   half-written raw file.
@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memstor import __version__
-from memstor.errors import Interrupted, MemstorError, PointFailed, UsageError, first_line
-from memstor.measure.files import (
+from memstor.core.errors import Interrupted, MemstorError, PointFailed, UsageError, first_line
+from memstor.core.files import (
     TMP_MARK,
     clean_stale_tmp,
     read_json,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memstor import __version__
-from memstor.measure.files import utc_now
+from memstor.core.files import utc_now
 
 #: Seconds any external command may take before it is abandoned.
 CMD_TIMEOUT_S = 10.0

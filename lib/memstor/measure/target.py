@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memstor import __version__
-from memstor.errors import UnsafeTarget, UsageError
-from memstor.measure.files import read_json, utc_now, write_json
-from memstor.units import size_text
+from memstor.core.errors import UnsafeTarget, UsageError
+from memstor.core.files import read_json, utc_now, write_json
+from memstor.core.units import size_text
 
 TESTFILE_NAME = "memstor-testfile.dat"
 MARKER_SUFFIX = ".memstor.json"

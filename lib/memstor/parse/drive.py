@@ -24,7 +24,7 @@ leave out every key ending in ``_private`` (:func:`public`). nvme-cli's JSON cha
 ``" : "`` (1.x) or ``":"`` (2.x) spacing, numbers printed as integers, floats (``136157684.0``) or
 strings (``"136157684"``), ``percent_used`` / ``percentage_used``, ``temperature`` / ``Temperature``,
 ``critical_warning`` as a number or (``-H``) an object; all of them are read. Bad or empty input:
-:class:`memstor.errors.ParseError` with a one-line reason.
+:class:`memstor.core.errors.ParseError` with a one-line reason.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import json
 import re
 from typing import Any
 
-from memstor.errors import ParseError
+from memstor.core.errors import ParseError
 from memstor.parse.guards import DAMAGE, one_line
 
 #: Bytes in one NVMe data unit (1000 units of 512 bytes).

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memstor.errors import first_line
+from memstor.core.errors import first_line
 from memstor.parse.guards import empty_cells, one_line
-from memstor.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
+from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
 
 KINDS = ("fio", "mlc")
 MAX_FILE_BYTES = 256 * 1024 * 1024  # larger files are refused (one line), never read into memory
@@ -184,7 +184,7 @@ def to_csv(rows: list, kind: str) -> str:
 
 def write_csv(path: Path, rows: list, kind: str) -> None:
     """Write rows atomically (temp file + rename) so a reader never sees half a table."""
-    from memstor.measure.files import atomic_write
+    from memstor.core.files import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, to_csv(rows, kind))

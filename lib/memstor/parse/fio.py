@@ -1,4 +1,4 @@
-"""Parse any fio output into tidy rows (memstor.schema.FIO_COLUMNS): one row per job x direction x host.
+"""Parse any fio output into tidy rows (memstor.core.schema.FIO_COLUMNS): one row per job x direction x host.
 
 Reads JSON / json+ of fio 2.x (latencies in usec under ``clat``/``lat``, ``bw`` in KiB/s) and 3.x
 (``*_ns``), several JSON documents in one file (``--status-interval``: the last complete one counts),
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 
-from memstor.errors import ParseError
+from memstor.core.errors import ParseError
 from memstor.parse.fio_json import clat_bins, iodepth_levels, load_fio_json, rows_from_json
 from memstor.parse.fio_spec import DIRECTIONS, METRIC_COLUMNS
 from memstor.parse.fio_text import rows_from_text
 from memstor.parse.guards import DAMAGE, empty_cells, one_line
-from memstor.schema import ParseResult, impossible_number
+from memstor.core.schema import ParseResult, impossible_number
 
 __all__ = [
     "DIRECTIONS", "clat_bins", "depth_bucket", "iodepth_levels", "load_fio_json", "looks_like_fio", "parse_fio",

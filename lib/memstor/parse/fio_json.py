@@ -16,7 +16,7 @@ import json
 import math
 import re
 
-from memstor.errors import ParseError
+from memstor.core.errors import ParseError
 from memstor.parse.fio_spec import (
     DIRECTIONS,
     METRIC_COLUMNS,

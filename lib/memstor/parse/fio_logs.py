@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memstor.errors import ParseError
+from memstor.core.errors import ParseError
 from memstor.parse.guards import one_line
 
 # ------------------------------------------------------------------------------- fio's histogram bins

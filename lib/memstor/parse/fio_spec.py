@@ -2,7 +2,7 @@
 
 A job's spec (rw, block size per direction, iodepth, numjobs, rwmixread, ioengine, direct) comes from
 its options as fio reads them, with fio's defaults where an option was not set; ``base_row`` turns a
-spec into a row of ``memstor.schema.FIO_COLUMNS`` with the metric columns still empty.
+spec into a row of ``memstor.core.schema.FIO_COLUMNS`` with the metric columns still empty.
 
 Units: ``bs_bytes`` bytes (``kb_base=1000`` honoured for option values), ``iodepth``/``numjobs``
 counts, ``rwmixread`` percent of I/O that reads (0-100), ``direct`` 0/1. Percentile columns are
@@ -15,8 +15,8 @@ import math
 import re
 
 from memstor.parse.guards import one_line
-from memstor.schema import FIO_COLUMNS
-from memstor.units import parse_size
+from memstor.core.schema import FIO_COLUMNS
+from memstor.core.units import parse_size
 
 DIRECTIONS = ("read", "write", "trim")
 _RW_DIRECTIONS = {

@@ -3,7 +3,7 @@
 Pure functions of text (no file I/O, no globals besides compiled patterns):
 
 - ``parse_mlc(text, source) -> ParseResult``: one row per measurement, keys exactly
-  ``memstor.schema.MLC_COLUMNS``, ``None`` where a value is not available.
+  ``memstor.core.schema.MLC_COLUMNS``, ``None`` where a value is not available.
 - ``looks_like_mlc(text) -> bool``: cheap test for auto-detection (never claims fio output).
 
 What is read (MLC v3.1a .. v3.11b and loadlat, which prints MLC v3.10's layout):
@@ -14,7 +14,7 @@ What is read (MLC v3.1a .. v3.11b and loadlat, which prints MLC v3.10's layout):
 - idle latency matrix (``Measuring idle latencies ... (in ns)``, ``Numa node`` tables), test
   ``latency_matrix``: ``src_node`` = row (node of the CPU), ``dst_node`` = column (memory node);
 - peak injection bandwidth and max bandwidth (``ALL Reads        :\\tX`` ... ``Stream-triad like:``), traffic
-  from ``memstor.schema.PEAK_ROW_TRAFFIC``; such lines are also read without the ``Measuring`` heading
+  from ``memstor.core.schema.PEAK_ROW_TRAFFIC``; such lines are also read without the ``Measuring`` heading
   (loadlat prints them bare);
 - bandwidth matrix (``Measuring Memory Bandwidths between nodes``), MB/s, src = CPU node, dst = memory node;
 - loaded latency (``Inject Latency Bandwidth`` / ``Delay (ns) MB/sec`` / ``=====`` / rows), tab- or
@@ -64,7 +64,7 @@ from memstor.parse.mlc_loaded import end_line, table_header, table_line
 from memstor.parse.mlc_matrix import c2c_line, matrix_line
 from memstor.parse.mlc_rows import finish
 from memstor.parse.mlc_state import MAX_LINE, Reader, clean, short
-from memstor.schema import ParseResult
+from memstor.core.schema import ParseResult
 
 __all__ = ["looks_like_mlc", "parse_mlc"]
 

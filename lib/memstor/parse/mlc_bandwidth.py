@@ -2,7 +2,7 @@
 
 Rows look like ``ALL Reads        :\t144906.6`` ... ``Stream-triad like:\t98765.4``: one bandwidth
 in decimal MB/s (1e6 bytes/s) per traffic mix. The traffic of a known label comes from
-``memstor.schema.PEAK_ROW_TRAFFIC`` (read fraction = share of bytes read, 0..1); another label that
+``memstor.core.schema.PEAK_ROW_TRAFFIC`` (read fraction = share of bytes read, 0..1); another label that
 names reads/writes/triad/copy inside such a section takes its traffic from the command line. The rows
 are also read without their ``Measuring`` heading (loadlat prints them bare); the section is then
 chosen from the run's mode. On the last line of a text without a final newline a value with fewer
@@ -15,7 +15,7 @@ import re
 
 from memstor.parse.mlc_header import LABEL_FRACTION, parse_options
 from memstor.parse.mlc_state import Reader
-from memstor.schema import PEAK_ROW_TRAFFIC
+from memstor.core.schema import PEAK_ROW_TRAFFIC
 
 _PEAK_RE = re.compile(r"^\s*(?P<label>\S.*?)\s*:\s*(?P<val>[0-9]+(?:\.[0-9]+)?)\s*$")
 _PEAK_WORD_RE = re.compile(r"read|write|triad|copy|\bnt\b", re.IGNORECASE)

@@ -5,7 +5,7 @@ Lines that open a run: the banner (``Intel(R) Memory Latency Checker - v3.11b``,
 such as ``==== Run 2 ====`` and shell prompts that invoked mlc/loadlat (bash, root ``#``, cmd,
 PowerShell, ``sudo``, a path, ``mlc_avx512``, ``mlc.exe``); any other shell prompt ends the section
 being read. The options of a run (``-W5 -l256 --loaded_latency -j1``) give its traffic (``-R``/``-W``
-code, see ``memstor.schema.TRAFFIC_CODES``), access size in bytes (``-l``, MLC's default 64 B), mode
+code, see ``memstor.core.schema.TRAFFIC_CODES``), access size in bytes (``-l``, MLC's default 64 B), mode
 and memory node; a hand-written label line above a bare table (``2 reads and 1 non-temporal write``)
 gives a traffic code too. Read fractions are the share of bytes read (0..1). Pure functions.
 """
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from memstor.parse.mlc_state import Reader
-from memstor.schema import TRAFFIC_CODES
+from memstor.core.schema import TRAFFIC_CODES
 
 _BANNER_RE = re.compile(
     r"^\s*(?P<name>Intel\(R\) Memory Latency Checker|loadlat \(Memory Latency Checker-compatible\))"

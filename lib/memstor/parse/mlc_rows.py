@@ -1,4 +1,4 @@
-"""The measurements of every MLC/loadlat run -> rows of ``memstor.schema.MLC_COLUMNS`` and error lines.
+"""The measurements of every MLC/loadlat run -> rows of ``memstor.core.schema.MLC_COLUMNS`` and error lines.
 
 Done once the whole text is read, because a run's command line may come after its tables. Traffic,
 read fraction (share of bytes read, 0..1) and access size (bytes) come from the command line (else a
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from memstor.parse.mlc_header import MLC_DEFAULT_ACCESS_BYTES, Options, parse_options, traffic_of_code
 from memstor.parse.mlc_state import Reader, Run, short
-from memstor.schema import MLC_COLUMNS, ParseResult
+from memstor.core.schema import MLC_COLUMNS, ParseResult
 
 
 def finish(r: Reader) -> ParseResult:

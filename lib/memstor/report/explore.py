@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.ticker import LogLocator
 
 from memstor.report.plots.storage import _plain_log
-from memstor.units import size_text
+from memstor.core.units import size_text
 
 #: The cell tag that keeps a notebook cell out of the exported report.
 EXPLORE_TAG = "explore"

@@ -27,8 +27,8 @@ import re
 import shutil
 from pathlib import Path
 
-from memstor.errors import MemstorError, UsageError, first_line
-from memstor.measure.files import atomic_write
+from memstor.core.errors import MemstorError, UsageError, first_line
+from memstor.core.files import atomic_write
 
 PDF_TOOLS = ("xelatex", "pandoc")
 PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended texlive-plain-generic pandoc "

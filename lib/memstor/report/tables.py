@@ -52,7 +52,7 @@ def report_tables(synthesis) -> dict[str, pd.DataFrame]:
 def write_tables(synthesis, outdir: Path | str) -> list[Path]:
     """Write every report table to ``outdir/<name>.csv`` atomically (an empty table keeps its header);
     returns the paths."""
-    from memstor.measure.files import atomic_write
+    from memstor.core.files import atomic_write
 
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)

@@ -15,8 +15,9 @@ import pandas as pd
 from memstor.analysis.curves import POOR_FIT_PCT
 from memstor.analysis.dataset import Dataset
 from memstor.analysis.synthesis import HEADLINE_METRICS
-from memstor.schema import truthy
-from memstor.units import size_text
+from memstor.core.schema import truthy
+from memstor.core.fmt import ci_text, fixed, fmt_ci, fmt_interval, fmt_number, fmt_se, md_escape  # noqa: F401 (report API)
+from memstor.core.units import size_text
 
 
 def headline_table(long: pd.DataFrame) -> pd.DataFrame:
@@ -61,13 +62,6 @@ def precision_sentence(points: pd.DataFrame) -> str:
             + "; ".join(parts) + ". `precision_reached` in `summary.csv` says which.")
 
 
-def fmt_ci(v: float, lo, hi) -> str:
-    """'value ± half-width' of a 95 % interval, or the value alone without one (n = 1)."""
-    if lo is None or hi is None or lo != lo or hi != hi:
-        return fmt_number(v)
-    return f"{fmt_number(v)} ± {fmt_number((float(hi) - float(lo)) / 2)}"
-
-
 def page_walk_sentence(mlc: pd.DataFrame, host: str) -> str:
     """The idle latency of one device with huge and with 4 KiB pages, and the page-walk cost (markdown)."""
     from memstor.analysis.memory import page_walk_text
@@ -76,43 +70,6 @@ def page_walk_sentence(mlc: pd.DataFrame, host: str) -> str:
     if not (rows["test"] == "idle_latency").any():
         return "no idle-latency measurement."
     return page_walk_text(rows)
-
-
-def md_escape(text: str) -> str:
-    """Text that markdown shows as is (file names with _ or * inside bold sentences)."""
-    return "".join("\\" + c if c in "\\`*_[]<>#" else c for c in text)
-
-
-def fmt_se(v, se) -> str:
-    """'value ± standard error' (or the value alone when the error is unknown)."""
-    if v is None or v != v:
-        return "–"
-    return fmt_number(v) if se is None or se != se else f"{fmt_number(v)} ± {fmt_number(se)}"
-
-
-def fmt_interval(v, lo, hi) -> str:
-    """'value [low, high]' (a 95 % interval), or the value alone when the interval is unknown."""
-    if v is None or v != v:
-        return "–"
-    if lo is None or hi is None or lo != lo or hi != hi:
-        return fmt_number(v)
-    return f"{fmt_number(v)} [{fmt_number(lo)}, {fmt_number(hi)}]"
-
-
-def fmt_number(v: float | None) -> str:
-    """A number for tables: thousands separators, about 3-4 significant digits; '–' for missing."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.2f}"
-    return f"{v:.3g}"
 
 
 # ------------------------------------------------------------------------------------- systems
@@ -311,8 +268,6 @@ def commands(ds: Dataset, width: int = 110) -> list:
 # ------------------------------------------------------------------------------------ everything
 
 
-
-
 # ------------------------------------------------------------------------- display (short headers)
 
 
@@ -445,21 +400,6 @@ def knee_sentences(knees: pd.DataFrame) -> list:
     return out
 
 
-def _f(v, digits: int) -> str:
-    """A number with thousands separators and fixed decimals; '–' when missing."""
-    if v is None or v != v or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    return f"{float(v):,.{digits}f}"
-
-
-def _ci_text(v, lo, hi, digits: int, unit: str) -> str:
-    """'95.5 ns [92.6, 98.4]' (the value alone when its interval is unknown)."""
-    if v is None or v != v:
-        return "–"
-    known = all(x is not None and x == x and math.isfinite(float(x)) for x in (lo, hi))
-    return f"{_f(v, digits)} {unit}" + (f" [{_f(lo, digits)}, {_f(hi, digits)}]" if known else "")
-
-
 #: Units and decimals of the two kinds of curve: (throughput column stem, throughput unit, its decimals,
 #: latency column unit, latency unit shown, its decimals, throughput prefix in metric names).
 _MEM = ("MBps", "MB/s", 0, "ns", "ns", 1, "b")
@@ -475,9 +415,9 @@ def _curve_sentence(name: str, r, kind) -> str:
     n_pts = int(r["points"])
     if bool(r.get("saturated")):
         out = r.get("outstanding_at_b_max" if xp == "b" else "outstanding_at_x_max")
-        little = (f", with about {_f(out, 0)} requests in flight by Little's law"
+        little = (f", with about {fixed(out, 0)} requests in flight by Little's law"
                   if out is not None and out == out else "")
-        parts.append(f"saturated: a plateau at **{_f(r[f'{xp}_sat_{xu}'], xd)} {xs}** over "
+        parts.append(f"saturated: a plateau at **{fixed(r[f'{xp}_sat_{xu}'], xd)} {xs}** over "
                      f"{int(r['plateau_points'])} of {n_pts} points{little}")
     else:
         parts.append(f"no plateau over {n_pts} points")
@@ -486,11 +426,11 @@ def _curve_sentence(name: str, r, kind) -> str:
     if r.get(f"r0_{ru}") != r.get(f"r0_{ru}") or r.get(f"r0_{ru}") is None:
         parts.append(f"no model: {r.get('reason') or 'too few points'}")
     else:
-        r0 = _ci_text(r[f"r0_{ru}"], r[f"r0_{ru}_ci_low"], r[f"r0_{ru}_ci_high"], rd, rs)
+        r0 = ci_text(r[f"r0_{ru}"], r[f"r0_{ru}_ci_low"], r[f"r0_{ru}_ci_high"], rd, rs)
         where = "below it " if bool(r.get("saturated")) else ""
         fit = f"{where}the open-queue model gives R0 = {r0} (95 % interval, {int(r['fit_points'])} points)"
         if bool(r.get("identifiable")):
-            peak = _ci_text(r[f"peak_{xu}"], r[f"peak_{xu}_ci_low"], r[f"peak_{xu}_ci_high"], xd, xs)
+            peak = ci_text(r[f"peak_{xu}"], r[f"peak_{xu}_ci_low"], r[f"peak_{xu}_ci_high"], xd, xs)
             bound = " — bounded by the measured plateau" if bool(r.get("saturated")) else ""
             fit += f" and a peak of {peak}{bound}"
         else:
@@ -499,16 +439,16 @@ def _curve_sentence(name: str, r, kind) -> str:
         if rms is not None and rms == rms and rms > POOR_FIT_PCT:
             fit += f" — and the open-queue form fits these points poorly (RMS error {rms:.0f} %)"
         parts.append(fit)
-    xmax = _f(r[f"{xp}_max_{xu}"], xd)
+    xmax = fixed(r[f"{xp}_max_{xu}"], xd)
     ratio = r.get(f"r_at_{xp}_max_over_r0")
     parts.append(f"the highest throughput measured is {xmax} {xs}"
-                 + (f", at {_f(ratio, 2)} × R0" if ratio is not None and ratio == ratio else ""))
+                 + (f", at {fixed(ratio, 2)} × R0" if ratio is not None and ratio == ratio else ""))
     reached, censored = [], []
     stem = "bw" if xp == "b" else "x"
     for level, key in (("1.25·R0", "1p25"), ("2·R0", "2")):
         v, cens = r.get(f"{stem}_at_{key}_r0_{xu}"), r.get(f"{stem}_at_{key}_r0_censored")
         if v is not None and v == v:
-            reached.append(f"{level} at {_f(v, xd)} {xs}")
+            reached.append(f"{level} at {fixed(v, xd)} {xs}")
         elif bool(cens):
             censored.append(level)
     if reached:
@@ -571,26 +511,26 @@ def _curve_rows(df: pd.DataFrame, kind, label) -> list:
     stem = "bw" if xp == "b" else "x"
     rows = []
     for _, r in df.iterrows():
-        sat = (f"plateau {_f(r[f'{xp}_sat_{xu}'], xd)} {xs} ({int(r['plateau_points'])} pts)"
+        sat = (f"plateau {fixed(r[f'{xp}_sat_{xu}'], xd)} {xs} ({int(r['plateau_points'])} pts)"
                if bool(r.get("saturated")) else "no plateau") + ("; hook" if bool(r.get("hook")) else "")
         if r.get(f"r0_{ru}") is None or r.get(f"r0_{ru}") != r.get(f"r0_{ru}"):
             r0, peak = f"no model: {r.get('reason') or 'too few points'}", "–"
         else:
-            r0 = _ci_text(r[f"r0_{ru}"], r[f"r0_{ru}_ci_low"], r[f"r0_{ru}_ci_high"], rd, rs)
-            peak = (_ci_text(r[f"peak_{xu}"], r[f"peak_{xu}_ci_low"], r[f"peak_{xu}_ci_high"], xd, xs)
+            r0 = ci_text(r[f"r0_{ru}"], r[f"r0_{ru}_ci_low"], r[f"r0_{ru}_ci_high"], rd, rs)
+            peak = (ci_text(r[f"peak_{xu}"], r[f"peak_{xu}_ci_low"], r[f"peak_{xu}_ci_high"], xd, xs)
                     if bool(r.get("identifiable")) else f"not identifiable: {r.get('reason')}")
 
         def level(key, r=r):
             v, cens = r.get(f"{stem}_at_{key}_r0_{xu}"), r.get(f"{stem}_at_{key}_r0_censored")
             if v is not None and v == v:
-                return f"{_f(v, xd)} {xs}"
+                return f"{fixed(v, xd)} {xs}"
             return "not reached" if bool(cens) else "–"
 
         ratio = r.get(f"r_at_{xp}_max_over_r0")
         rows.append({"device": r["host"], "curve": label(r), "points": int(r["points"]), "saturation": sat,
                      "R0 [95 % CI]": r0, "peak [95 % CI]": peak,
-                     "max measured": f"{_f(r[f'{xp}_max_{xu}'], xd)} {xs}",
-                     "R(max)/R0": _f(ratio, 2) if ratio is not None else "–",
+                     "max measured": f"{fixed(r[f'{xp}_max_{xu}'], xd)} {xs}",
+                     "R(max)/R0": fixed(ratio, 2) if ratio is not None else "–",
                      "at 1.25·R0": level("1p25"), "at 2·R0": level("2"),
                      "held-out error": holdout_text(r.get("holdout_error_pct"), r.get("holdout_points")),
                      "quality gate": _gate_text(r)})
@@ -613,10 +553,10 @@ def pacing_display(pacing: pd.DataFrame | None) -> pd.DataFrame:
     return pd.DataFrame({
         "device": pacing["host"], "traffic": pacing["traffic"],
         "access": pacing["access_bytes"].map(lambda v: f"{int(v)} B" if v == v else "?"),
-        "bandwidth (MB/s)": [f"{_f(b, 0)} ({int(s)} % of max)" for b, s in
+        "bandwidth (MB/s)": [f"{fixed(b, 0)} ({int(s)} % of max)" for b, s in
                              zip(pacing["bandwidth_MBps"], pacing["share_of_max_pct"])],
-        "latency, fixed (ns)": pacing["latency_fixed_ns"].map(lambda v: _f(v, 0)),
-        "latency, exp (ns)": pacing["latency_exp_ns"].map(lambda v: _f(v, 0)),
+        "latency, fixed (ns)": pacing["latency_fixed_ns"].map(lambda v: fixed(v, 0)),
+        "latency, exp (ns)": pacing["latency_exp_ns"].map(lambda v: fixed(v, 0)),
         "exp vs fixed": pacing["exp_vs_fixed_pct"].map(lambda v: "–" if v != v else f"{v:+.1f} %"),
     })
 
@@ -633,13 +573,13 @@ def sections_display(sections: pd.DataFrame | None) -> pd.DataFrame:
         return pd.DataFrame()
 
     def nodes(src, dst) -> str:
-        return "–" if src != src and dst != dst else f"{_f(src, 0)} → {_f(dst, 0)}"
+        return "–" if src != src and dst != dst else f"{fixed(src, 0)} → {fixed(dst, 0)}"
 
     return pd.DataFrame({
         "device": sections["host"], "tool": sections["tool"],
         "section": sections["section"].map(lambda v: SECTION_NAMES.get(v, v)), "what": sections["what"],
         "nodes (CPU → memory; writer → reader)": [nodes(a, b) for a, b in zip(sections["src_node"], sections["dst_node"])],
-        "value (95 % CI)": [_ci_text(v, lo, hi, 1 if u == "ns" else 0, u) for v, lo, hi, u in
+        "value (95 % CI)": [ci_text(v, lo, hi, 1 if u == "ns" else 0, u) for v, lo, hi, u in
                             zip(sections["value"], sections["ci_low"], sections["ci_high"], sections["unit"])],
         "n": sections["n"],
     })

@@ -13,8 +13,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from memstor.measure.files import atomic_write
-from memstor.units import format_size
+from memstor.core.files import atomic_write
+from memstor.core.units import format_size
 
 #: Width x height in inches of one panel (A4/letter printable at 2 panels per row).
 PANEL_IN = (5.2, 3.8)

@@ -31,7 +31,7 @@ from matplotlib.ticker import LogLocator, MaxNLocator
 from memstor.analysis import openloop
 from memstor.report.plots import MARKERS, new_figure
 from memstor.report.plots.storage import RW_LABEL, RW_ORDER, _plain_log, _thousands
-from memstor.schema import truthy
+from memstor.core.schema import truthy
 
 IOPS_LABEL = "achieved IOPS (I/O per s)"
 OVERLOADED_LABEL = "hollow: overloaded (achieved < 95 % of offered)"

@@ -13,7 +13,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from memstor.analysis.adaptive_grid import is_knee_point, knee_of
 from memstor.report.plots import DASHES, MARKERS, new_figure, per_host, size_label
-from memstor.schema import truthy
+from memstor.core.schema import truthy
 
 RW_ORDER = ("randread", "randwrite", "read", "write", "randrw")
 RW_LABEL = {"randread": "random read", "randwrite": "random write", "read": "sequential read",

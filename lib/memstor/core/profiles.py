@@ -1,4 +1,8 @@
-"""Profiles: `params/<profile>.yaml`, one section per experiment, plus `--set KEY=VALUE` overrides."""
+"""Profiles: `params/<profile>.yaml`, one section per experiment, plus `--set KEY=VALUE` overrides.
+
+Plain YAML and override handling only: which experiments exist and which optional keys a family takes is
+the registry's (memstor.experiments.load_profile).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 
 DEFAULT_PROFILE = "standard"
 
@@ -15,7 +19,7 @@ def params_dir(root: Path | None = None) -> Path:
     """The folder holding the profile files: `<root>/params`, default the repository's."""
     if root is not None:
         return Path(root) / "params"
-    return Path(__file__).resolve().parents[2] / "params"
+    return Path(__file__).resolve().parents[3] / "params"
 
 
 def profiles(root: Path | None = None) -> list[str]:
@@ -23,16 +27,8 @@ def profiles(root: Path | None = None) -> list[str]:
     return sorted(p.stem for p in params_dir(root).glob("*.yaml"))
 
 
-def check_experiment(experiment: str) -> str:
-    """Return `experiment` when it is known, else raise UsageError listing the known ones."""
-    from memstor.experiments import names
-
-    if experiment not in names():
-        raise UsageError(f"unknown experiment {experiment!r}; choose one of: {', '.join(names())}")
-    return experiment
-
-
-def _read_profile(profile: str, root: Path | None) -> dict:
+def read_profile(profile: str, root: Path | None = None) -> dict:
+    """The whole profile file `params/<profile>.yaml` as a mapping of experiment sections."""
     path = params_dir(root) / f"{profile}.yaml"
     if not path.is_file():
         raise UsageError(
@@ -61,7 +57,7 @@ def parse_override(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def _coerce(key: str, value: object, default: object, experiment: str) -> object:
+def coerce(key: str, value: object, default: object, experiment: str) -> object:
     """Match an override's type to the profile's value (an int where an int is expected, ...)."""
     if default is None or value is None:
         return value
@@ -78,28 +74,20 @@ def _coerce(key: str, value: object, default: object, experiment: str) -> object
     )
 
 
-def _optional_keys(experiment: str) -> tuple:
-    """Keys `experiment` takes beside its profile section's (the family's OPTIONAL_KEYS, e.g. precision_pct)."""
-    from memstor.experiments import family
-
-    return tuple(getattr(family(experiment), "OPTIONAL_KEYS", ()))
-
-
-def load_profile(profile: str, experiment: str, overrides: dict | None = None,
-                 root: Path | None = None) -> dict:
-    """Parameters of `experiment` in `profile`, with `overrides` applied (unknown keys are refused)."""
-    check_experiment(experiment)
-    data = _read_profile(profile, root)
-    section = data.get(experiment)
-    if not isinstance(section, dict):
+def section(profile: str, experiment: str, overrides: dict | None = None, optional: tuple = (),
+            root: Path | None = None) -> dict:
+    """The section `experiment` of `profile` with `overrides` applied (keys outside the section and
+    `optional` are refused), plus ``profile``. The experiment name is not checked here (the registry does)."""
+    data = read_profile(profile, root)
+    found = data.get(experiment)
+    if not isinstance(found, dict):
         raise UsageError(f"profile {profile!r} has no section {experiment!r}; add one to {profile}.yaml")
-    params = dict(section)
-    optional = _optional_keys(experiment) if overrides else ()
+    params = dict(found)
     for key, value in (overrides or {}).items():
         if key not in params and key not in optional:
             raise UsageError(
                 f"unknown parameter {key!r} for {experiment}; known: {', '.join(sorted(set(params) | set(optional)))}"
             )
-        params[key] = _coerce(key, value, params.get(key), experiment)
+        params[key] = coerce(key, value, params.get(key), experiment)
     params["profile"] = profile
     return params

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memstor.errors import MemstorError
+from memstor.core.errors import MemstorError
 
 #: Marker in the name of every temporary file memstor creates (atomic_write, the sweep's raw outputs).
 TMP_MARK = ".tmp"

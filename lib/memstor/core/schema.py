@@ -1,5 +1,7 @@
 """Exact column names of the tidy tables (DESIGN.md contract). Empty cell = not available."""
 
+import math
+
 FIO_COLUMNS = [
     "source", "host", "jobname", "groupid", "rw", "direction", "bs_bytes", "iodepth", "numjobs",
     "rwmixread", "ioengine", "direct", "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us", "lat_min_us",
@@ -85,3 +87,16 @@ def truthy(value: object) -> bool:
     True, 1, 1.0 and the texts true / 1 / 1.0 / yes (any case) are True; False, 0, an empty cell (None,
     NaN) and any other text are False."""
     return str(value).strip().lower() in ("true", "1", "1.0", "yes")
+
+
+def missing(value: object) -> bool:
+    """The one rule for "not available": None, NaN, ±inf and an empty text are missing; 0 is a value."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip() == ""
+    try:
+        f = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return not math.isfinite(f)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memstor.errors import UsageError
+from memstor.core.errors import UsageError
 
 #: Where a profile parameter is fixed; ``{key}`` is the parameter's name.
 PROFILE_FIX = "fix params/<profile>.yaml, the notebook parameter or --set {key}=..."
@@ -89,7 +89,7 @@ class Section:
 
     def size(self, key: str, value: Any) -> tuple[str, int]:
         """(normalised fio size string, bytes) of a size like 4k, 64k, 1m (k/m/g = KiB/MiB/GiB), > 0."""
-        from memstor.units import format_size, parse_size
+        from memstor.core.units import format_size, parse_size
 
         want = "use a size > 0 like 4k, 64k, 1m (k/m/g = KiB/MiB/GiB)"
         if isinstance(value, bool):

@@ -1,0 +1,7 @@
+"""The bottom layer: what every stage may use and nothing of memstor's above it.
+
+errors (the one-line user errors), schema (column contracts), units (sizes, durations, decimal MB),
+validate (typed parameter checks), files (atomic writes, JSON files, locks, UTC stamps), profiles
+(params/<profile>.yaml read as YAML, --set overrides). Imports: the standard library and third-party
+packages only.
+"""
