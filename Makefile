@@ -52,7 +52,7 @@ EXP       = $(shell echo $(1) | sed 's/^[0-9]*-//')#  notebook name -> experimen
 PAPERMILL := $(VENV)/bin/papermill --kernel memstor --cwd notebooks --no-progress-bar
 CC        ?= cc
 
-.PHONY: help all env sysdeps loadlat loadlat-arm64 test lab report bench soak lock clean distclean FORCE
+.PHONY: help all env sysdeps loadlat loadlat-arm64 test lint lab report bench soak lock clean distclean FORCE
 
 help: ## list the targets
 	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name] [HOSTS=hosts.yaml]"
@@ -138,6 +138,10 @@ lab: $(ENV_STAMP) $(LOADLAT) ## JupyterLab on notebooks/ (memstor kernel), 127.0
 
 test: $(ENV_STAMP) $(LOADLAT) ## run the test suite (real fio, loadlat, papermill, nbconvert; a few minutes)
 	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider
+
+lint: $(ENV_STAMP) ## the import contracts (import-linter, pyproject.toml) and the structure limits (scripts/check-structure)
+	$(VENV)/bin/lint-imports --no-cache
+	$(PY) scripts/check-structure
 
 soak: $(ENV_STAMP) $(LOADLAT) ## long reliability tests (interruptions, faults, fuzzing)
 	$(VENV)/bin/pytest -q -m soak -p no:cacheprovider
