@@ -1,6 +1,7 @@
-"""bench/harness.py (`make bench`): the harness logic (statistics, verdicts, report files, checkout overlay, output readers)
-and one real tiny figure (`--only parse --smoke`: real `memstor parse` and a real json.load loop over
-copies of the real fio fixtures). Nothing here needs make, loadlat or a long run."""
+"""bench/ (`make bench`: harness.py, common.py and the fig_* modules): the harness logic (statistics, verdicts,
+report files, checkout overlay, output readers) and one real tiny figure (`--only parse --smoke`: real
+`memstor parse` and a real json.load loop over copies of the real fio fixtures). Nothing here needs make,
+loadlat or a long run."""
 
 from __future__ import annotations
 
@@ -11,20 +12,25 @@ import re
 import shutil
 import subprocess
 
-import harness as bench
+import common
+import fig_loadlat
+import fig_overhead
+import fig_parse
+import fig_rebuild
+import harness
 import pytest
-from harness import Config, Figure, Target
+from common import Config, Figure, Target
 
 
 def test_median_spread_iqr_of_real_numbers():
-    assert bench.median([1.2, 0.9, 1.05]) == pytest.approx(1.05)
-    assert bench.median([4.0, 1.0, 3.0, 2.0]) == pytest.approx(2.5)
-    assert bench.spread([1.2, 0.9, 1.05]) == (0.9, 1.2)
+    assert common.median([1.2, 0.9, 1.05]) == pytest.approx(1.05)
+    assert common.median([4.0, 1.0, 3.0, 2.0]) == pytest.approx(2.5)
+    assert common.spread([1.2, 0.9, 1.05]) == (0.9, 1.2)
     # inclusive quartiles of 1..9 are 3 and 7
-    assert bench.iqr([float(x) for x in range(1, 10)]) == (pytest.approx(3.0), pytest.approx(7.0))
-    assert bench.iqr([2.0, 5.0]) == (2.0, 5.0)
+    assert common.iqr([float(x) for x in range(1, 10)]) == (pytest.approx(3.0), pytest.approx(7.0))
+    assert common.iqr([2.0, 5.0]) == (2.0, 5.0)
     with pytest.raises(ValueError):
-        bench.median([])
+        common.median([])
 
 
 @pytest.mark.parametrize(
@@ -55,25 +61,25 @@ def _figure() -> Figure:
 def test_figure_ratio_median_and_verdict():
     f = _figure()
     assert f.ratios() == pytest.approx([1.10, 1.05, 1.20])
-    assert bench.median(f.ratios()) == pytest.approx(1.10)
+    assert common.median(f.ratios()) == pytest.approx(1.10)
     assert f.verdict() == "pass"
     assert "memstor 8.8 s" in f.absolute() and "bash 8 s" in f.absolute() and "n=3" in f.absolute()
     f.failure = "the second make all changed 2 files"
     assert f.verdict() == "fail"
     empty = Figure("qd", "qd-best-iops", "x", Target(lo=0.95), not_measured="memstor.experiments.fio_queue_depth is missing")
     assert empty.verdict() == "not measured"
-    assert bench.Sample("x", 0, 1.0, 0.0, "s").ratio != bench.Sample("x", 0, 1.0, 0.0, "s").ratio  # NaN
+    assert common.Sample("x", 0, 1.0, 0.0, "s").ratio != common.Sample("x", 0, 1.0, 0.0, "s").ratio  # NaN
 
 
 def test_write_report_csv_and_markdown(tmp_path):
     ok = _figure()
     missing = Figure("bandwidth", "bandwidth-1t", "loadlat / likwid", Target(lo=0.70),
                      not_measured="likwid-bench not installed (sudo apt-get install likwid)")
-    bench.write_report(tmp_path, [ok, missing], "vm: AMD EPYC, 2 CPUs", {"summary": "vm"},
+    common.write_report(tmp_path, [ok, missing], "vm: AMD EPYC, 2 CPUs", {"summary": "vm"},
                        {"reps": 3, "started": "t0", "finished": "t1"})
     rows = list(csv.DictReader(io.StringIO((tmp_path / "bench.csv").read_text())))
     assert [r["figure"] for r in rows] == ["overhead"] * 3  # a figure not measured has no rows
-    assert list(rows[0]) == list(bench.CSV_COLUMNS)
+    assert list(rows[0]) == list(common.CSV_COLUMNS)
     for r in rows:
         assert float(r["ratio"]) == pytest.approx(float(r["numerator"]) / float(r["denominator"]), rel=1e-5)
         assert r["unit"] == "s"
@@ -88,7 +94,7 @@ def test_write_report_csv_and_markdown(tmp_path):
 def test_direct_script_redirects_fio_output(tmp_path):
     cmd = ["/usr/bin/fio", "--name=a b", "--rw=randread", "--output-format=json+",
            "--output=/data/raw/h/e/randread-bs4k.json.tmp"]
-    script = bench.direct_script([cmd, cmd], tmp_path)
+    script = fig_overhead.direct_script([cmd, cmd], tmp_path)
     lines = script.splitlines()
     assert lines[0] == "set -e" and len(lines) == 3
     assert lines[1] == f"/usr/bin/fio '--name=a b' --rw=randread --output-format=json+ --output={tmp_path}/randread-bs4k.json"
@@ -96,31 +102,31 @@ def test_direct_script_redirects_fio_output(tmp_path):
 
 def test_tool_output_readers():
     likwid = "Data volume (Byte):\t25600000000\nMByte/s:\t\t23402.59\nCycles per update:\t0.887447\n"
-    assert bench.likwid_mbps(likwid) == pytest.approx(23402.59)
-    assert bench.chase_ns("chase: buffer_MiB=256 huge_KiB=262144 loads=2800000 seconds=1.027\nns per load: 366.80") \
+    assert fig_loadlat.likwid_mbps(likwid) == pytest.approx(23402.59)
+    assert fig_loadlat.chase_ns("chase: buffer_MiB=256 huge_KiB=262144 loads=2800000 seconds=1.027\nns per load: 366.80") \
         == pytest.approx(366.80)
     loadlat = ("loadlat (Memory Latency Checker-compatible) - v0.1\n"
                "Command line parameters: --idle_latency -b256m -L -t1 \n\n"
                "Each iteration took 722.2 core clocks (\t254.2\tns)\n")
-    assert bench.loadlat_values(loadlat, "latency_ns") == [pytest.approx(254.2)]
-    with pytest.raises(bench.NotMeasured, match="ns per load"):
-        bench.chase_ns("segmentation fault")
-    with pytest.raises(bench.NotMeasured, match="MByte/s"):
-        bench.likwid_mbps("ERROR: cannot read topology")
+    assert fig_loadlat.loadlat_values(loadlat, "latency_ns") == [pytest.approx(254.2)]
+    with pytest.raises(common.NotMeasured, match="ns per load"):
+        fig_loadlat.chase_ns("segmentation fault")
+    with pytest.raises(common.NotMeasured, match="MByte/s"):
+        fig_loadlat.likwid_mbps("ERROR: cannot read topology")
 
 
 def test_missing_tools_are_reported_not_measured(tmp_path):
     cfg = Config(out=tmp_path / "out", root=tmp_path, work=tmp_path / "w")
-    [fig] = bench.fig_latency(cfg)
+    [fig] = fig_loadlat.fig_latency(cfg)
     assert fig.verdict() == "not measured"
     assert "build/bin/loadlat not found" in fig.not_measured and "make loadlat" in fig.not_measured
 
 
 def test_unknown_figure_and_too_few_reps_are_usage_errors(tmp_path, capsys):
-    assert bench.main(["--out", str(tmp_path), "--only", "parse,speed"]) == 2
+    assert harness.main(["--out", str(tmp_path), "--only", "parse,speed"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("memstor bench: --only") and "unknown figure speed" in err
-    assert bench.main(["--out", str(tmp_path), "--reps", "2"]) == 2
+    assert harness.main(["--out", str(tmp_path), "--reps", "2"]) == 2
     assert "at least 3" in capsys.readouterr().err
     assert not (tmp_path / "bench.md").exists()
 
@@ -140,7 +146,7 @@ def test_fresh_checkout_overlays_uncommitted_changes(tmp_path):
     (repo / "gone.txt").unlink()
     (repo / "new.txt").write_text("new\n")
     (repo / "ignored.txt").write_text("secret\n")
-    how = bench.fresh_checkout(repo, tmp_path / "co")
+    how = fig_rebuild.fresh_checkout(repo, tmp_path / "co")
     co = tmp_path / "co"
     assert (co / "kept.txt").read_text() == "v2\n"
     assert (co / "new.txt").read_text() == "new\n"
@@ -150,7 +156,7 @@ def test_fresh_checkout_overlays_uncommitted_changes(tmp_path):
 
 def test_parse_figure_smoke_for_real(tmp_path, real):
     """One real tiny figure: 200 copies of real fio JSON, memstor parse vs json.load, 3 repetitions."""
-    assert bench.main(["--out", str(tmp_path), "--only", "parse", "--smoke"]) == 0
+    assert harness.main(["--out", str(tmp_path), "--only", "parse", "--smoke"]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "bench.csv").read_text())))
     assert [(r["figure"], r["rep"]) for r in rows] == [("parse", "0"), ("parse", "1"), ("parse", "2")]
     for r in rows:
@@ -164,7 +170,7 @@ def test_parse_figure_smoke_for_real(tmp_path, real):
     # the expected row count is what the real parser makes of the copies
     from memstor.parse.fio import parse_fio
 
-    sources = bench.parse_sources()
+    sources = fig_parse.parse_sources()
     per = {p: len(parse_fio(p.read_text(encoding="utf-8"), str(p)).rows) for p in sources}
     expected = sum(per[sources[i % len(sources)]] for i in range(200))
     assert f"{expected} rows" in line
@@ -174,7 +180,7 @@ def test_parse_figure_smoke_for_real(tmp_path, real):
 def test_auto_grid_figure_smoke_for_real(tmp_path):
     """The adaptive-grid figure with the real fio (smoke: 0.5 s points to depth 8 on a 64 MiB file): one wall
     time and one best-IOPS ratio per repetition, each repetition's two sweeps in the notes with their depths."""
-    assert bench.main(["--out", str(tmp_path), "--only", "auto-grid", "--smoke"]) == 0
+    assert harness.main(["--out", str(tmp_path), "--only", "auto-grid", "--smoke"]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "bench.csv").read_text())))
     assert [(r["figure"], r["unit"]) for r in rows] == [("auto-grid-time", "s")] * 3 + [("auto-grid-best", "IOPS")] * 3
     for r in rows:
@@ -194,16 +200,16 @@ def test_make_error_names_the_python_exception_not_makes_cleanup_line():
            "UnsafeTarget: /d/scratch/memstor-testfile.dat exists but memstor did not create it\n"
            "make: *** [Makefile:74: build/notebooks/20-fio-block-size.ipynb] Error 1\n"
            "make: *** Deleting file 'build/notebooks/20-fio-block-size.ipynb'\n")
-    assert bench.make_error(log).startswith("UnsafeTarget: /d/scratch/memstor-testfile.dat exists")
+    assert fig_rebuild.make_error(log).startswith("UnsafeTarget: /d/scratch/memstor-testfile.dat exists")
     plain = "cc: error: no such file\nmake: *** [Makefile:40: build/bin/loadlat] Error 1\n"
-    assert bench.make_error(plain) == "make: *** [Makefile:40: build/bin/loadlat] Error 1"
+    assert fig_rebuild.make_error(plain) == "make: *** [Makefile:40: build/bin/loadlat] Error 1"
 
 
 def test_stop_all_marks_every_figure_with_one_line():
     fresh = [Figure("a", "a1", "a", Target()), Figure("a", "a2", "a", Target())]
-    bench.stop_all(fresh, bench.NotMeasured("likwid-bench refused"))
+    common.stop_all(fresh, common.NotMeasured("likwid-bench refused"))
     assert [f.verdict() for f in fresh] == ["not measured"] * 2 and fresh[1].not_measured == "likwid-bench refused"
     ran = Figure("b", "b", "b", Target())
     ran.add(0, 1.0, 2.0, "s")
-    bench.stop_all([ran], ValueError("fio died\nsecond line"))
+    common.stop_all([ran], ValueError("fio died\nsecond line"))
     assert ran.verdict() == "fail" and ran.failure == "ValueError: fio died"

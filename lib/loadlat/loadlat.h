@@ -3,7 +3,9 @@
  * Shared declarations of the translation units (and the one random number generator, the
  * exponential delay sampler and the cheap time stamps, inline here so that every user compiles the same
  * code):
- *   main.c     options, thread orchestration, MLC-style text output, JSON sidecar
+ *   main.c, options.c, run.c, output.c, sections.c, numa_sections.c: the tool itself (options, thread
+ *              orchestration, the sections, MLC-style text output, JSON sidecar); their shared declarations
+ *              are in tool.h
  *   kernels.c  load-generation kernels (read / write / non-temporal / triad), delay loop, calibrations
  *              (kernel_tmpl.h: the body of one kernel, included once per instruction set)
  *   memory.c   buffers (mmap, huge pages, first touch, THP evidence), latency chain
@@ -159,7 +161,7 @@ double tick_ghz(double tsc_ghz);  /* ticks per ns of tick_now (x86: the measured
 
 /* Sampled inter-request times of one load thread (ticks), binned on a log scale (8 bins per octave) with
  * the exact count, sum and sum of squares of each bin, so that the moments can be computed later over the
- * intervals below a cutoff (main.c excludes interruptions: intervals > 20 x the median). */
+ * intervals below a cutoff (run.c excludes interruptions: intervals > 20 x the median). */
 #define GAP_BINS 512
 struct gap_hist {
     uint64_t n[GAP_BINS];
