@@ -17,9 +17,8 @@ import pytest
 
 from memstor.analysis import adaptive_grid as ag
 from memstor.core.errors import UsageError
-from memstor.experiments import _fio
+from memstor.experiments import _fio_points, _fio_target, load_profile
 from memstor.experiments import fio_queue_depth as qd
-from memstor.experiments import load_profile
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
 FIXED = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]  # the standard profile's grid
@@ -213,29 +212,30 @@ def test_auto_configs_carry_their_reason_and_the_spec_point_stays():
     assert [c["iodepth"] for c in cfgs if c["rw"] == "randread" and not c["spec_point"]] == [1, 2]
     # the reason is not part of a point's identity: the same name as in a listed grid
     listed = qd.queue_depth_configs(qd.validate(load_profile("quick", qd.EXPERIMENT)), "io_uring")
-    assert _fio.config_name(cfgs[0]) == _fio.config_name(listed[0]) and "grid_note" in _fio.INCIDENTAL
+    assert _fio_points.config_name(cfgs[0]) == _fio_points.config_name(listed[0]) and "grid_note" in _fio_points.INCIDENTAL
 
 
 def test_the_plan_line_says_the_grid_is_adaptive_and_its_budget(tmp_path):
-    from memstor.measure.sweep import Point, plan_line, plan_note
+    from memstor.measure.progress import plan_line
+    from memstor.measure.sweep import Point
 
     v = qd.validate(load_profile("quick", qd.EXPERIMENT, {"iodepth": "auto", "max_points": 8}))
     pts = [Point(name="a", est_s=4.0), Point(name="b", est_s=4.0)]
-    with plan_note(qd.grid_plan_note(v, 3)):
-        line = plan_line(qd.EXPERIMENT, pts, {"a"}, tmp_path, None)
-        every = plan_line(qd.EXPERIMENT, pts, {"a", "b"}, tmp_path, None)
+    note = qd.grid_plan_note(v, 3)
+    line = plan_line(qd.EXPERIMENT, pts, {"a"}, tmp_path, None, note)
+    every = plan_line(qd.EXPERIMENT, pts, {"a", "b"}, tmp_path, None, note)
     assert line.startswith("fio-queue-depth: measuring 1 of 2 points, about 4 s")
     assert "adaptive grid (iodepth: auto), round 3: more points may follow, at most 8 per pattern up to depth " \
            "1024 (16 runs, about 66 s at most)" in line
     assert "all 2 points already measured" in every and "adaptive grid" in every
-    assert "adaptive" not in plan_line(qd.EXPERIMENT, pts, {"a"}, tmp_path, None)  # outside the block
+    assert "adaptive" not in plan_line(qd.EXPERIMENT, pts, {"a"}, tmp_path, None)  # without the note
 
 
 # ------------------------------------------------------------------------------------------ rounds
 
 
 def _fake_family(curve: dict, failed=(), empty=()):
-    """A stand-in for memstor.experiments._fio.run_family (no fio): the table of the configs it is given, from
+    """A stand-in for memstor.experiments._fio_run.run_family (no fio): the table of the configs it is given, from
     `curve`; depths in `failed` fail, depths in `empty` are done without IOPS. Records each call's depths."""
     calls = []
 
@@ -249,7 +249,7 @@ def _fake_family(curve: dict, failed=(), empty=()):
             rows.append({"rw": c["rw"], "iodepth": c["iodepth"], "spec_point": c["spec_point"],
                          "status": "failed" if bad else "done", "ioengine": "io_uring",
                          "iops": None if bad or none else x, "lat_mean_us": None if bad or none else r,
-                         "grid_note": c.get("grid_note"), "config": _fio.config_name(c)})
+                         "grid_note": c.get("grid_note"), "config": _fio_points.config_name(c)})
         return pd.DataFrame(rows)
 
     return run_family, calls
@@ -259,7 +259,7 @@ def test_rounds_measure_what_the_rule_asks_and_stop_on_a_failed_or_empty_point(t
     curve = closed_curve(90.0, 10.0)
     v = qd.validate(_auto_params(rw=["randread", "randwrite"], max_points=14, max_iodepth=1024))
     fake, calls = _fake_family(curve)
-    monkeypatch.setattr(qd._fio, "run_family", fake)
+    monkeypatch.setattr(qd._fio_run, "run_family", fake)
     df = qd.run_adaptive(v, data_root=tmp_path, target_dir=None, host="t", progress=False)
     pts, _, _, rounds = simulate(curve.__getitem__, max_points=14)
     for rw in ("randread", "randwrite"):  # each pattern: the depths the rule chose, in order, with its reasons
@@ -268,13 +268,13 @@ def test_rounds_measure_what_the_rule_asks_and_stop_on_a_failed_or_empty_point(t
     assert df["spec_point"].sum() == 2  # the spec-conditions point of each pattern, in every round
 
     fake, calls = _fake_family(curve, failed={4})
-    monkeypatch.setattr(qd._fio, "run_family", fake)
+    monkeypatch.setattr(qd._fio_run, "run_family", fake)
     df = qd.run_adaptive(v, data_root=tmp_path, target_dir=None, host="t", progress=False)
     assert "the adaptive grid stops after round 3: a point failed" in capsys.readouterr().err
     assert len(calls) == 3 and (df["status"] == "failed").sum() == 2  # the run ends with the failed points in it
 
     fake, calls = _fake_family(curve, empty={2})
-    monkeypatch.setattr(qd._fio, "run_family", fake)
+    monkeypatch.setattr(qd._fio_run, "run_family", fake)
     qd.run_adaptive(v, data_root=tmp_path, target_dir=None, host="t", progress=True)
     err = capsys.readouterr().err
     assert len(calls) == 2  # no endless loop on a point the rule cannot use
@@ -301,13 +301,13 @@ def test_real_fio_auto_grid_measures_every_point_once_and_a_rerun_decides_the_sa
     from memstor.experiments import run_experiment
 
     entered = []
-    real_target = _fio.fio_target
+    real_target = _fio_target.fio_target
 
     def counting(*a, **kw):
         entered.append(a)
         return real_target(*a, **kw)
 
-    monkeypatch.setattr(_fio, "fio_target", counting)
+    monkeypatch.setattr(_fio_target, "fio_target", counting)
     params = _auto_params()
     df = run_experiment(qd.EXPERIMENT, params, data_root=tmp_path, host="t", progress=True)
     err = capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""memstor.analysis.batch_means: a confidence interval from one run (issue 18, part 1).
+"""memstor.core.batchmeans (and memstor.parse.fio_intervals): a confidence interval from one run (issue 18, part 1).
 
 Coverage is measured on simulated AR(1) series with a known mean (200 seeds per phi, fixed seeds, so the
 numbers are reproducible); the log handling on hand-written fio interval logs and on a real fio run.
@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 from scipy.signal import lfilter
 
-from memstor.analysis.batch_means import (
+from memstor.core.batchmeans import (
     CI_COLUMNS,
     CORRELATED,
     INTERVAL_COLUMNS,
@@ -26,11 +26,10 @@ from memstor.analysis.batch_means import (
     TOO_FEW,
     batch_means_ci,
     ci_columns,
-    infer_log_avg_msec,
     interval_cis,
     lag1_autocorrelation,
-    point_intervals,
 )
+from memstor.parse.fio_intervals import infer_log_avg_msec, point_intervals
 
 SEEDS = range(200)
 MU = 100.0
@@ -338,7 +337,9 @@ def test_real_fio_run_batch_means_agrees_with_fio_json(tmp_path):
     """A 4 s randread of a 16 MiB file with 250 ms logs through memstor's FioRunner (logs=True): the
     batch-means mean IOPS is fio's JSON IOPS within 5 % and the interval has numbers."""
     from memstor.core.errors import UsageError
-    from memstor.measure.fio import FioJob, FioRunner, check_fio_output, choose_engine, probe_direct
+    from memstor.measure.fio import FioJob, FioRunner
+    from memstor.measure.fio_engine import choose_engine, probe_direct
+    from memstor.measure.fio_output import check_fio_output
     from memstor.measure.sweep import Point, raw_dir, run_sweep
 
     test_file = tmp_path / "memstor-testfile.dat"

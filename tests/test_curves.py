@@ -14,8 +14,10 @@ import pandas as pd
 import pytest
 
 from memstor.analysis import curves as cv
-from memstor.analysis import memory
+from memstor.analysis import memory, memory_fit, storage_fit
+from memstor.analysis.curve_model import open_queue_latency
 from memstor.core.schema import TRAFFIC_CODES
+from memstor.report import memory_text
 
 R0, A, PEAK = 90.0, 30.0, 20_000.0          # ns, ns, MB/s
 DELAYS = [20000, 9000, 5000, 3500, 2500, 1700, 1300, 1000, 700, 500, 400, 300]   # lightest first
@@ -27,7 +29,7 @@ def open_curve(seed: int, noise: float = 0.02, r0: float = R0, a: float = A, pea
     the latency (`noise` = its relative standard deviation)."""
     rng = np.random.default_rng(seed)
     bw = np.asarray(rho) * peak
-    lat = cv.open_queue_latency(bw, r0, a, peak) * (1 + noise * rng.standard_normal(len(bw)))
+    lat = open_queue_latency(bw, r0, a, peak) * (1 + noise * rng.standard_normal(len(bw)))
     return np.array(DELAYS[:len(bw)], dtype=float), bw, lat
 
 
@@ -164,14 +166,14 @@ def test_latency_levels_are_interpolated_on_measured_points_and_censored_when_no
 
 
 def test_traffic_shares_read_for_ownership_and_non_temporal_stores():
-    assert cv.traffic_shares("read-only") == (1.0, 1.0, "none")
-    mix, dram, stores = cv.traffic_shares("1:1")           # 1 read + 1 write: RFO makes DRAM 2 reads : 1 write
+    assert memory_fit.traffic_shares("read-only") == (1.0, 1.0, "none")
+    mix, dram, stores = memory_fit.traffic_shares("1:1")           # 1 read + 1 write: RFO makes DRAM 2 reads : 1 write
     assert (mix, dram, stores) == (0.5, pytest.approx(2 / 3), "plain (read for ownership)")
-    assert cv.traffic_shares("2:1")[1] == pytest.approx(0.75)
-    assert cv.traffic_shares("1:1-nt") == (0.5, 0.5, "non-temporal")
-    assert cv.traffic_shares("write-only-nt") == (0.0, 0.0, "non-temporal")
-    assert cv.traffic_shares("stream-triad")[2] == "non-temporal"
-    assert math.isnan(cv.traffic_shares(None)[1]) and math.isnan(cv.traffic_shares("weird")[1])
+    assert memory_fit.traffic_shares("2:1")[1] == pytest.approx(0.75)
+    assert memory_fit.traffic_shares("1:1-nt") == (0.5, 0.5, "non-temporal")
+    assert memory_fit.traffic_shares("write-only-nt") == (0.0, 0.0, "non-temporal")
+    assert memory_fit.traffic_shares("stream-triad")[2] == "non-temporal"
+    assert math.isnan(memory_fit.traffic_shares(None)[1]) and math.isnan(memory_fit.traffic_shares("weird")[1])
 
 
 def _memory_rows(traffic: str, scale: float, seed: int) -> pd.DataFrame:
@@ -200,7 +202,7 @@ def test_memory_fit_table_columns_write_penalty_and_littles_law():
     assert rw["dram_read_share_est"] == pytest.approx(2 / 3) and rw["mix_read_share"] == 0.5
     assert ro["outstanding_at_b_max"] == pytest.approx(ro["b_max_MBps"] * 1e6 / 64 * ro["r_at_b_max_ns"] * 1e-9)
     # per point: role and Little's law
-    pts = cv.annotate_points(memory.curve_table(df), fits)
+    pts = memory_fit.annotate_points(memory.curve_table(df), fits)
     assert set(pts["role"]) == {cv.FIT, cv.PLATEAU}
     assert (pts.loc[pts["inject_delay"] <= 15, "role"] == cv.PLATEAU).all()
     assert pts["outstanding"].iloc[0] == pytest.approx(pts["bandwidth_MBps"].iloc[0] * 1e6 / 64
@@ -224,24 +226,24 @@ def test_storage_curves_go_through_the_same_analysis():
     offered = np.linspace(10_000, 160_000, 16)              # the device keeps up to 120,000 IOPS
     achieved = np.minimum(offered, 120_000) * (1 + 0.001 * np.sin(offered))
     noise = 1 + 0.01 * np.random.default_rng(5).standard_normal(16)
-    lat_open = cv.open_queue_latency(np.minimum(offered, 119_000), 100.0, 40.0, 125_000.0) * noise
+    lat_open = open_queue_latency(np.minimum(offered, 119_000), 100.0, 40.0, 125_000.0) * noise
     load = pd.DataFrame({"host": "d", "rw": "randread", "offered_iops": offered, "achieved_iops": achieved,
                          "lat_mean_us": lat_open})
-    table, fits = cv.storage_fit_table(qd, load)
-    assert list(table.columns) == cv.STORAGE_FIT_COLUMNS
-    assert set(fits) == {("d", cv.CLOSED, "randread"), ("d", cv.OPEN, "randread")}
-    closed = table[table["kind"] == cv.CLOSED].iloc[0]
+    table, fits = storage_fit.storage_fit_table(qd, load)
+    assert list(table.columns) == storage_fit.STORAGE_FIT_COLUMNS
+    assert set(fits) == {("d", storage_fit.CLOSED, "randread"), ("d", storage_fit.OPEN, "randread")}
+    closed = table[table["kind"] == storage_fit.CLOSED].iloc[0]
     # 64 -> 128 -> 256: 125000, 126000, 125500 IOPS (steps < 2 %): saturated at their mean
     assert closed["saturated"] and closed["plateau_points"] == 3
     assert closed["x_sat_iops"] == pytest.approx(np.mean([125_000, 126_000, 125_500]))
     assert closed["outstanding_at_x_max"] == pytest.approx(128.0)          # X·R = N at the maximum
     assert closed["fit_points"] == 6 and (not closed["identifiable"] or closed["peak_iops"] <= closed["x_sat_iops"])
-    opened = table[table["kind"] == cv.OPEN].iloc[0]
+    opened = table[table["kind"] == storage_fit.OPEN].iloc[0]
     assert opened["saturated"] and opened["x_sat_iops"] == pytest.approx(120_000, rel=0.01)
     assert opened["r0_us"] == pytest.approx(100.0, rel=0.05) and opened["r0_us_ci_low"] < 100 < opened["r0_us_ci_high"]
     assert not opened["identifiable"] or opened["peak_iops"] <= opened["x_sat_iops"]
-    empty, none = cv.storage_fit_table(None, None)
-    assert empty.empty and list(empty.columns) == cv.STORAGE_FIT_COLUMNS and none == {}
+    empty, none = storage_fit.storage_fit_table(None, None)
+    assert empty.empty and list(empty.columns) == storage_fit.STORAGE_FIT_COLUMNS and none == {}
 
 
 def test_one_section_shows_memory_and_storage_in_one_vocabulary():
@@ -252,7 +254,7 @@ def test_one_section_shows_memory_and_storage_in_one_vocabulary():
     iops = np.array([10_000, 19_000, 35_000, 60_000, 90_000, 110_000.0])
     qd = pd.DataFrame({"host": "d", "rw": "randwrite", "outstanding_io": n, "iops": iops,
                        "lat_mean_us": n / iops * 1e6, "in_sweep": True, "bs_bytes": 4096})
-    sto, _ = cv.storage_fit_table(qd, None)
+    sto, _ = storage_fit.storage_fit_table(qd, None)
     shown = text.curves_display(mem, sto)
     assert list(shown["curve"].str.split(":").str[0]) == ["memory", "storage"]
     assert shown["R0 [95 % CI]"].iloc[0].split(" ")[1] == "ns" and " µs" in shown["R0 [95 % CI]"].iloc[1]
@@ -268,8 +270,8 @@ def test_one_section_shows_memory_and_storage_in_one_vocabulary():
 
 @pytest.fixture(scope="module")
 def real_fits(real):
-    from memstor.parse.files import parse_paths
     from memstor.core.schema import MLC_COLUMNS
+    from memstor.parse.files import parse_paths
 
     rows = parse_paths([real]).rows["mlc"]
     df = pd.DataFrame(rows, columns=MLC_COLUMNS).assign(status="done")
@@ -313,7 +315,7 @@ def test_real_fixtures_never_show_a_number_beyond_the_data(real_fits):
     assert (table.loc[reached, "bw_at_2_r0_MBps"] <= table.loc[reached, "b_max_MBps"]).all()
     assert (table.loc[~table["identifiable"], "peak_MBps"].isna()).all()
     assert (table.loc[~table["identifiable"] & table["r0_ns"].notna(), "reason"] != "").all()
-    shown = memory.fit_summary(table)
+    shown = memory_text.fit_summary(table)
     assert not shown.map(lambda v: bool(re.search(r"\d[eE][+-]?\d", str(v)))).any().any()
 
 
@@ -352,17 +354,17 @@ def test_overloaded_open_loop_rates_are_not_points_of_the_curve():
     achieved = np.minimum(offered, 120_000)
     noise = 1 + 0.01 * np.random.default_rng(7).standard_normal(16)
     lat = np.where(achieved < 0.95 * offered, 50_000.0,     # a growing queue: latency set by the run's length
-                   cv.open_queue_latency(np.minimum(offered, 119_000), 100.0, 40.0, 125_000.0) * noise)
+                   open_queue_latency(np.minimum(offered, 119_000), 100.0, 40.0, 125_000.0) * noise)
     load = pd.DataFrame({"host": "d", "rw": "randwrite", "offered_iops": offered, "achieved_iops": achieved,
                          "lat_mean_us": lat, "overloaded": achieved < 0.95 * offered})
-    table, _ = cv.storage_fit_table(None, load)
+    table, _ = storage_fit.storage_fit_table(None, load)
     row = table.iloc[0]
-    exact, _ = cv.storage_fit_table(None, load.assign(lat_mean_us=np.where(load["overloaded"], 50_000.0, cv.open_queue_latency(
+    exact, _ = storage_fit.storage_fit_table(None, load.assign(lat_mean_us=np.where(load["overloaded"], 50_000.0, open_queue_latency(
         np.minimum(offered, 119_000), 100.0, 40.0, 125_000.0))))  # noise-free points: no crash, bounds or NaN
     assert exact.iloc[0]["points"] == row["points"]
     kept = int((achieved >= 0.95 * offered).sum())
     assert row["points"] == kept and row["r_at_x_max_us"] < 50_000
     assert f"{len(offered) - kept} overloaded rate(s) left out" in row["note"]
     # CSV text flags ("True"/"False") are read the same way
-    table_csv, _ = cv.storage_fit_table(None, load.assign(overloaded=load["overloaded"].map(str)))
+    table_csv, _ = storage_fit.storage_fit_table(None, load.assign(overloaded=load["overloaded"].map(str)))
     assert table_csv.iloc[0]["points"] == kept

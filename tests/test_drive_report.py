@@ -20,9 +20,9 @@ import memstor.experiments as experiments
 from memstor.analysis import drive as adrive
 from memstor.analysis.dataset import Dataset, HostData, load_dataset
 from memstor.analysis.specs import SpecSheet, load_specs
+from memstor.core.schema import FIO_COLUMNS
 from memstor.measure import drive as measure
 from memstor.parse.drive import parse_nvme_smart_log
-from memstor.core.schema import FIO_COLUMNS
 from test_drive import AUTOVAL, GEN4, IRONIC_SN730, MULTIPATH, SAMSUNG_SATA, fake_tool, read
 
 SYSROOT = Path(__file__).resolve().parent / "data" / "sysroot"
@@ -263,11 +263,9 @@ def stub_storage_family(monkeypatch):
     calls: list[str] = []
     count = iter(range(1000, 100000, 1000))
 
-    def run(params, *, data_root, target_dir, host, progress):
-        from memstor.measure import sweep
-
+    def run(params, *, data_root, target_dir, host, progress, session):
         calls.append("run")
-        sweep._count_point()  # it measured a point (a run that measures nothing leaves sysinfo.json alone)
+        session.measured += 1  # it measured a point (a run that measures nothing leaves sysinfo.json alone)
         return pd.DataFrame({"status": ["done"]})
 
     def fake_snapshot(where, root=measure.SYSTEM_ROOT):
@@ -275,7 +273,7 @@ def stub_storage_family(monkeypatch):
         return snapshot(next(count), device=where["disk"] or "?")
 
     fam = types.SimpleNamespace(KIND="fio", EXPERIMENT="fio-stub", run=run)
-    monkeypatch.setattr(experiments, "family", lambda name: fam)
+    monkeypatch.setattr(experiments._registry, "family", lambda name: fam)  # the registry run_experiment asks
     monkeypatch.setattr(measure, "health_snapshot", fake_snapshot)
     return calls
 

@@ -11,17 +11,9 @@ from pathlib import Path
 import pytest
 
 from memstor.core.errors import MemstorError, PointFailed, UsageError
-from memstor.measure.fio import (
-    FioJob,
-    FioRunner,
-    check_fio_output,
-    choose_engine,
-    fio_binary,
-    fio_command,
-    fio_engines,
-    fio_version,
-    probe_direct,
-)
+from memstor.measure.fio import FioJob, FioRunner, fio_command
+from memstor.measure.fio_engine import choose_engine, fio_binary, fio_engines, fio_version, probe_direct
+from memstor.measure.fio_output import check_fio_output
 from memstor.measure.sweep import Point, run_sweep
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from memstor.core.errors import ParseError
-from memstor.parse.fio import clat_bins, iodepth_levels, load_fio_json, looks_like_fio, parse_fio
 from memstor.core.schema import FIO_COLUMNS
+from memstor.parse.fio import clat_bins, iodepth_levels, load_fio_json, looks_like_fio, parse_fio
 
 PKB = "GoogleCloudPlatform__PerfKitBenchmarker/tests/data/fio"
 AIALRA = "AIALRA-0__ECSE-4320-Advanced-Computer-Systems/Project3 SSD/results"

@@ -10,8 +10,9 @@ import matplotlib
 import pandas as pd
 
 from memstor.analysis import hosts, memory, storage
-from memstor.report.plots import save_figures
+from memstor.report import memory_text
 from memstor.report.plots import memory as mplots
+from memstor.report.plots import save_figures
 from memstor.report.plots import storage as splots
 
 matplotlib.use("Agg")
@@ -47,7 +48,7 @@ def test_idle_latency_of_two_machines_is_not_pooled_as_repetitions():
     assert list(table["latency_ns"]) == [150.0, 250.0]
     assert memory.idle_table(df[df["host"] == "node1"])["n"].tolist() == [1]  # one host: as before
     assert memory.idle_latency_ns(df) == {"node1": 150.0, "node2": 250.0}  # never one number for two machines
-    assert memory.page_walk_text(df).startswith("**node1**: ")
+    assert memory_text.page_walk_text(df).startswith("**node1**: ")
 
 
 def test_a_figure_of_several_hosts_is_one_figure_per_host(tmp_path):

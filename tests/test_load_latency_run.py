@@ -14,8 +14,7 @@ import pytest
 
 from memstor.core.errors import UsageError
 from memstor.experiments import fio_load_latency as fll
-from memstor.experiments import run_experiment
-from memstor.experiments import load_profile
+from memstor.experiments import load_profile, run_experiment
 from reliability_helpers import manifest_of, meta_of
 
 FIO = shutil.which("fio")

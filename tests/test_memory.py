@@ -15,11 +15,12 @@ from scipy import stats
 
 from memstor.analysis import memory
 from memstor.core.errors import UsageError
+from memstor.core.schema import MLC_COLUMNS
+from memstor.experiments import load_profile
 from memstor.experiments import mlc_loaded_latency as loaded_latency
 from memstor.measure import mlc
-from memstor.experiments import load_profile
 from memstor.parse.mlc import parse_mlc
-from memstor.core.schema import MLC_COLUMNS
+from memstor.report import memory_text
 
 matplotlib.use("Agg")
 
@@ -238,7 +239,7 @@ def test_one_curve_analysis_everywhere_and_no_number_beyond_the_data(real):
     syn_fits, _ = syn.memory_fits(syn.memory_curves(df.assign(ok=True)))
     pd.testing.assert_frame_equal(syn_fits, fits)
     assert "2·R0" in memory.KNEE_DEFINITION and "measured" in memory.KNEE_DEFINITION
-    short = memory.fit_summary(fits).iloc[0]
+    short = memory_text.fit_summary(fits).iloc[0]
     assert short["R0 (ns) [95 % CI]"] == (
         f"{row['r0_ns']:,.1f} [{row['r0_ns_ci_low']:,.1f}, {row['r0_ns_ci_high']:,.1f}]")
     assert short["peak (MB/s) [95 % CI]"] == f"not identifiable: {row['reason']}"
@@ -328,13 +329,13 @@ def test_idle_latency_prefers_huge_pages_and_reports_the_page_walk_cost(real):
     walk = memory.page_walk(table)
     assert (walk["huge_page_ns"], walk["small_page_ns"]) == pytest.approx((248.0, 387.0))
     assert walk["page_walk_ns"] == pytest.approx(139.0) and (walk["n_huge"], walk["n_small"]) == (2, 1)
-    assert "page-walk cost" in memory.page_walk_text(table) and "+139.0 ns" in memory.page_walk_text(table)
+    assert "page-walk cost" in memory_text.page_walk_text(table) and "+139.0 ns" in memory_text.page_walk_text(table)
     idle_tab = memory.idle_table(table)
     assert idle_tab["n"].tolist() == [2, 1] and idle_tab["latency_ns_ci_low"].iloc[0] < 248.0
     # only 4 KiB (or unknown) pages measured: that figure, and the text says it includes page walks
     only_small = table[table["huge_pages"] != True]  # noqa: E712
     assert memory.idle_latency_ns(only_small) == 387.0
-    assert "4 KiB pages only" in memory.page_walk_text(only_small)
+    assert "4 KiB pages only" in memory_text.page_walk_text(only_small)
     assert np.isnan(memory.page_walk(only_small)["page_walk_ns"])
 
 

@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 
 from memstor.analysis import memory
-from memstor.analysis.batch_means import batch_means_ci
+from memstor.core.batchmeans import batch_means_ci
 from memstor.core.errors import MemstorError
+from memstor.core.schema import MLC_COLUMNS
 from memstor.experiments import mlc_loaded_latency as ll
 from memstor.measure import loadlat as L
 from memstor.parse import loadlat_json as lj
-from memstor.core.schema import MLC_COLUMNS
 
 TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
                               reason="needs 2 CPUs (a latency thread and a load thread on their own CPUs)")

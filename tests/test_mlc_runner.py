@@ -13,10 +13,10 @@ import pytest
 
 from memstor.analysis import memory
 from memstor.core.errors import MemstorError, UsageError
+from memstor.core.schema import MLC_COLUMNS
 from memstor.experiments import mlc_loaded_latency as loaded_latency
 from memstor.measure import mlc
 from memstor.measure.sweep import Point
-from memstor.core.schema import MLC_COLUMNS
 
 STANDIN_DIR = Path(__file__).resolve().parent / "data" / "mlc-standin"
 STANDIN = STANDIN_DIR / "mlc"

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL
-from memstor.parse.mlc import looks_like_mlc, parse_mlc
 from memstor.core.schema import MLC_COLUMNS, MLC_TESTS, ParseResult
+from memstor.parse.mlc import looks_like_mlc, parse_mlc
 
 SYNTH = Path(__file__).resolve().parent / "data" / "mlc"
 HPC = "hpcleuven__VscDocumentation/source/leuven"

@@ -57,7 +57,7 @@ def test_notebook_is_clean_and_declares_the_profile_keys():
     # one memory curve analysis (memory.fit_table, as in the report); the +25 % rise table is not called a knee
     assert "memory.fit_table(" in source and "knee_table" not in source
     assert "latency_rise_table" in source and "Latency +25 % point" in source
-    assert "memory.page_walk_text(df)" in source
+    assert "memory_text.page_walk_text(df)" in source
 
 
 def _ensure_kernel() -> None:

@@ -10,8 +10,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from memstor.experiments import _fio as fio_exp
-from memstor.experiments import fio_load_latency, fio_steady_state
+from memstor.experiments import _fio_params, fio_load_latency, fio_steady_state
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -24,10 +23,10 @@ pytestmark = [
 
 TINY = {"runtime_s": 0.5, "ramp_s": 0, "file_size": "16m", "repetitions": 1}
 CASES = {
-    "20-fio-block-size": (fio_exp.BLOCK_SIZE, dict(TINY, bs=["4k", "64k"], rw=["randread"], seq_bs=["64k"],
+    "20-fio-block-size": (_fio_params.BLOCK_SIZE, dict(TINY, bs=["4k", "64k"], rw=["randread"], seq_bs=["64k"],
                                                    iodepth=4), 2),
-    "30-fio-rw-ratio": (fio_exp.RW_RATIO, dict(TINY, rwmixread=[100, 50], bs=["4k"], iodepth=4), 1),
-    "40-fio-queue-depth": (fio_exp.QUEUE_DEPTH, dict(TINY, rw=["randread"], iodepth=[1, 4], spec_iodepth=2,
+    "30-fio-rw-ratio": (_fio_params.RW_RATIO, dict(TINY, rwmixread=[100, 50], bs=["4k"], iodepth=4), 1),
+    "40-fio-queue-depth": (_fio_params.QUEUE_DEPTH, dict(TINY, rw=["randread"], iodepth=[1, 4], spec_iodepth=2,
                                                      spec_numjobs=2), 5),
     # 6 rounds at most, a 2-point matrix (4k random read + the tracking random write) in every round.
     "50-fio-steady-state": (fio_steady_state.EXPERIMENT, dict(TINY, runtime_s=1, file_size="64m", max_rounds=6,

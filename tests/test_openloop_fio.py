@@ -16,18 +16,17 @@ import pandas as pd
 import pytest
 
 from memstor.core.errors import ParseError, UsageError
-from memstor.measure.fio import (
-    IOLOG_NAME,
-    FioJob,
-    FioRunner,
-    check_fio_output,
-    choose_engine,
-    fio_command,
-    fio_version,
-    log_folder,
-    probe_direct,
-    run_fio,
+from memstor.core.fiohist import (
+    FIO_IO_U_PLAT_NR,
+    bin_values,
+    hist_percentiles,
+    plat_idx_to_val,
+    plat_val_to_idx,
 )
+from memstor.measure.fio import IOLOG_NAME, FioJob, FioRunner, fio_command, log_folder
+from memstor.measure.fio_engine import choose_engine, fio_version, probe_direct
+from memstor.measure.fio_output import check_fio_output
+from memstor.measure.fio_process import run_fio
 from memstor.measure.openloop import (
     MAX_JOB_RATE_IOPS,
     ceiling_pct,
@@ -42,13 +41,8 @@ from memstor.measure.openloop import (
 )
 from memstor.measure.sweep import Point, raw_dir, run_sweep
 from memstor.parse.fio_logs import (
-    FIO_IO_U_PLAT_NR,
-    bin_values,
-    hist_percentiles,
     merged_percentiles,
     per_second,
-    plat_idx_to_val,
-    plat_val_to_idx,
     point_seconds,
     read_hist_log,
     read_interval_log,

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from memstor.analysis import openloop as o
+from memstor.analysis import queue_sim as qs
 from memstor.parse.fio import clat_bins, load_fio_json
 
 S = 100.0  # mean service time used throughout (us)
@@ -33,7 +34,7 @@ def lognormal(rng, n):
 
 def sim_mean_us(rho_per_server, sampler, n, servers=1, seed=1):
     """Mean response time (us) of a simulated FIFO queue, the first 2 % of customers dropped (warm-up)."""
-    r = o.simulate_queue(rho_per_server * servers / S, sampler, n, servers=servers, seed=seed)
+    r = qs.simulate_queue(rho_per_server * servers / S, sampler, n, servers=servers, seed=seed)
     return float(r[n // 50:].mean())
 
 
@@ -151,20 +152,20 @@ def test_service_time_stats_matches_fio_on_a_real_json_plus(real):
 
 # ---------------------------------------------------------------------------------------- simulation
 def test_simulation_is_deterministic_and_both_paths_agree(monkeypatch):
-    a = o.simulate_queue(0.005, lognormal, 2000, seed=7)
-    assert np.array_equal(a, o.simulate_queue(0.005, lognormal, 2000, seed=7))
-    assert not np.array_equal(a, o.simulate_queue(0.005, lognormal, 2000, seed=8))
+    a = qs.simulate_queue(0.005, lognormal, 2000, seed=7)
+    assert np.array_equal(a, qs.simulate_queue(0.005, lognormal, 2000, seed=7))
+    assert not np.array_equal(a, qs.simulate_queue(0.005, lognormal, 2000, seed=8))
     # the vectorised Lindley recursion and the c-server event loop give the same queue for c = 1
     rng = np.random.default_rng(3)
     inter, serv = rng.exponential(120.0, 5000), lognormal(rng, 5000)
-    lind, _, _ = o._lindley_chunk(inter, serv, 0.0, 0.0)
-    loop = o._multiserver_chunk(np.cumsum(inter), serv, [0.0])
+    lind, _, _ = qs._lindley_chunk(inter, serv, 0.0, 0.0)
+    loop = qs._multiserver_chunk(np.cumsum(inter), serv, [0.0])
     np.testing.assert_allclose(lind, loop, rtol=1e-9, atol=1e-6)
     # blocks carry the queue over: a run of several blocks equals the Lindley recursion in one loop
-    monkeypatch.setattr(o, "_CHUNK", 1000)
+    monkeypatch.setattr(qs, "_CHUNK", 1000)
     n = 2500
     for servers in (1, 3):
-        r = o.simulate_queue(0.009 * servers, exponential, n, servers=servers, seed=5)
+        r = qs.simulate_queue(0.009 * servers, exponential, n, servers=servers, seed=5)
         rng = np.random.default_rng(5)
         inter, serv = [], []
         for m in (1000, 1000, 500):  # the same draws, block by block
@@ -178,7 +179,7 @@ def test_simulation_is_deterministic_and_both_paths_agree(monkeypatch):
                 ws[j] = w
             expect = ws + serv
         else:
-            expect = o._multiserver_chunk(np.cumsum(inter), serv, [0.0] * servers)
+            expect = qs._multiserver_chunk(np.cumsum(inter), serv, [0.0] * servers)
         np.testing.assert_allclose(r, expect, rtol=1e-9, atol=1e-6)
 
 

@@ -20,6 +20,7 @@ import pytest  # noqa: E402
 
 from memstor.analysis import load_latency, openloop  # noqa: E402
 from memstor.experiments.fio_load_latency import SECOND_COLUMNS  # noqa: E402
+from memstor.parse.fio_bins import bin_rows  # noqa: E402
 from memstor.report import text  # noqa: E402
 from memstor.report.plots import openloop as op  # noqa: E402
 
@@ -467,8 +468,8 @@ REAL_QD1 = ROOT / "tests" / "data" / "real" / "ChrisLvvvv__ECSE_4320_Advanced-Co
 
 def _data_root(tmp_path, device: str) -> tuple[Path, pd.DataFrame]:
     """A data root with this device's fio-load-latency table (rate rows in TABLE_COLUMNS), its per-second
-    table and a fio-queue-depth table whose QD1 points read a real json+ file (the 4K random read and write
-    jobs of a public QD1 run) for the service time. Returns (root, the load-latency table)."""
+    table and a fio-queue-depth table whose QD1 points have a real json+ file and its processed bins table
+    (the 4K random read and write jobs of a public QD1 run) for the service time. Returns (root, the load-latency table)."""
     import json
 
     from memstor.experiments import fio_load_latency as fll
@@ -481,6 +482,8 @@ def _data_root(tmp_path, device: str) -> tuple[Path, pd.DataFrame]:
     doc = json.loads(REAL_QD1.read_text())
     doc["jobs"] = [j for j in doc["jobs"] if j["jobname"] in ("qd1-randread", "qd1-randwrite")]
     (raw / "qd1.json").write_text(json.dumps(doc))
+    bins = pd.DataFrame(bin_rows(doc, f"raw/{device}/fio-queue-depth/qd1.json"))  # as the run writes it
+    bins.to_csv(proc / "fio-queue-depth-bins.csv", index=False)
     rows = []
     for _, c in curves_frame().query("host == 'nvme-a'").iterrows():
         config = f"{c['rw']}-bs4k-u{c['utilisation_pct']:g}"

@@ -114,8 +114,7 @@ def test_the_rule_is_recorded_as_applied_after_each_snapshot_not_on_a_later_one(
 
 
 def test_precision_keys_are_validated_and_only_where_they_work():
-    from memstor.experiments import fio_queue_depth
-    from memstor.experiments import load_profile
+    from memstor.experiments import fio_queue_depth, load_profile
 
     qd = load_profile("quick", "fio-queue-depth", {"precision_pct": 5})
     c = fio_queue_depth.validate(qd).common
@@ -129,15 +128,14 @@ def test_precision_keys_are_validated_and_only_where_they_work():
 
 
 def test_a_point_with_a_target_has_its_own_name_and_a_fixed_one_keeps_its_name():
-    from memstor.experiments import _fio, fio_queue_depth
-    from memstor.experiments import load_profile
+    from memstor.experiments import _fio_points, fio_queue_depth, load_profile
 
     qd = load_profile("quick", "fio-queue-depth")
     fixed = fio_queue_depth.queue_depth_configs(fio_queue_depth.validate(qd), "io_uring")[0]
     aimed = fio_queue_depth.queue_depth_configs(
         fio_queue_depth.validate(dict(qd, precision_pct=2, max_runtime_s=30)), "io_uring")[0]
-    assert "precision_pct" not in fixed and _fio.config_name(fixed).endswith("-t2-r1-f256m")
-    assert _fio.config_name(aimed).endswith("-p2-max30-r1-f256m") and aimed["runtime_s"] == 30
+    assert "precision_pct" not in fixed and _fio_points.config_name(fixed).endswith("-t2-r1-f256m")
+    assert _fio_points.config_name(aimed).endswith("-p2-max30-r1-f256m") and aimed["runtime_s"] == 30
 
 
 def test_fio_job_with_a_target_asks_fio_for_status_snapshots(tmp_path):

@@ -16,12 +16,15 @@ import yaml
 
 from conftest import ROOT
 from memstor import experiments
+from memstor.core.errors import UsageError
 
 TOY_MODULE = '''"""toy-echo: one tiny random-read fio point (a test family; nothing else in the tree knows it)."""
 
 from __future__ import annotations
 
-from memstor.experiments._fio import common_params, point_params, run_family
+from memstor.experiments._fio_params import common_params
+from memstor.experiments._fio_points import point_params
+from memstor.experiments._fio_run import run_family
 from memstor.core.validate import Section
 
 EXPERIMENT = "toy-echo"
@@ -40,9 +43,9 @@ def _configs(p, engine: str) -> list:
     return [point_params(EXPERIMENT, p.common, engine, rw="randread", bs="4k", iodepth=1, numjobs=1)]
 
 
-def run(params: dict, *, data_root, target_dir, host: str, progress: bool = True):
+def run(params: dict, *, data_root, target_dir, host: str, progress: bool = True, session=None):
     return run_family(EXPERIMENT, _configs, validate(params), data_root=data_root, target_dir=target_dir,
-                      host=host, progress=progress)
+                      host=host, progress=progress, session=session)
 '''
 
 TOY_SECTION = {"runtime_s": 1, "ramp_s": 0, "file_size": "16m", "ioengine": "psync", "direct": 0,
@@ -63,7 +66,7 @@ def test_every_family_has_its_notebook_and_a_section_in_every_profile():
 
 
 def test_unknown_experiment_names_the_registered_ones():
-    with pytest.raises(experiments.UsageError, match="unknown experiment 'nope'; choose one of: fio-block-size"):
+    with pytest.raises(UsageError, match="unknown experiment 'nope'; choose one of: fio-block-size"):
         experiments.family("nope")
 
 
@@ -71,7 +74,8 @@ def _copy_repo(dest: Path) -> Path:
     """The repository's files (as a bare clone has them, plus uncommitted edits) without generated folders."""
     skip = {".git", ".venv", "build", "data", "report", "__pycache__", ".pytest_cache", ".ruff_cache"}
     shutil.copytree(ROOT, dest, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n in skip or n.endswith(".egg-info")])
+                    ignore=lambda d, names: [n for n in names if (n in skip and not (n == "report" and
+                                             Path(d).name == "memstor")) or n.endswith(".egg-info")])
     return dest
 
 

@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL, ROOT
+from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS
 from memstor.parse.files import parse_paths
 from memstor.parse.fio import parse_fio
 from memstor.parse.mlc import parse_mlc
-from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS
 from reliability_helpers import (
     TRACEBACK,
     cli_env,

@@ -57,9 +57,9 @@ FIO_POINTS = [f"randread-bs{b}-qd32-nj1-{{engine}}-d{{d}}-t0.3-r0-f4m-rep1" for 
 def mem_points(*sets: str) -> list[str]:
     """The memory sweep's point names for the quick profile with `--set` overrides (the experiment's own
     naming: every setting is in the name, so quick and standard runs never share a raw file)."""
-    from memstor.experiments import mlc_loaded_latency as ll
     from memstor.core.profiles import parse_override
     from memstor.experiments import load_profile
+    from memstor.experiments import mlc_loaded_latency as ll
 
     params = load_profile("quick", "mlc-loaded-latency", dict(parse_override(s) for s in sets if s != "--set"))
     return [p.name for p in ll.build_points(ll.validate_params(params), "loadlat")]

@@ -23,8 +23,7 @@ import pytest
 from memstor.analysis import steady_state as ss
 from memstor.core.errors import MemstorError, PointFailed, UsageError
 from memstor.experiments import fio_steady_state as fss
-from memstor.experiments import run_experiment
-from memstor.experiments import load_profile
+from memstor.experiments import load_profile, run_experiment
 from reliability_helpers import (
     TRACEBACK,
     done_points,
@@ -144,7 +143,7 @@ def scripted(monkeypatch, fio_template):
     def factory(jobs, *a, **k):
         return ScriptedRunner(jobs, state["series"], state["fail"], fio_template)
 
-    monkeypatch.setattr("memstor.measure.fio.FioRunner", factory)
+    monkeypatch.setattr(fss, "FioRunner", factory)  # the runner the family builds (imported at its top)
 
     def configure(series, fail=()):
         state["series"][:] = series

@@ -198,12 +198,34 @@ def test_failed_or_incomplete_points_with_other_params_are_remeasured(tmp_path):
     assert json.loads((d / f"{pts[1].name}.meta.json").read_text())["params"]["label"] == "new"
 
 
+def test_a_session_counts_its_sweeps_and_reading_only_writes_nothing(tmp_path):
+    """The session is the sweeps' only shared state: counts of what they did, the read-only mode."""
+    from memstor.measure.sweep import NotAllMeasured, SweepSession
+
+    pts = grid(3)
+    session = SweepSession()
+    run_sweep("e", pts[:2], JsonRunner(fail={pts[1].name}), tmp_path, "h", progress=False, session=session)
+    assert (session.measured, session.failed, session.cached, session.ran) == (1, 1, 0, 2)
+    manifest = raw_dir(tmp_path, "h", "e") / "manifest.json"
+    before = manifest.read_bytes()
+    runner = JsonRunner()
+    with session.reading():
+        assert session.only_measured
+        res = run_sweep("e", pts[:1], runner, tmp_path, "h", progress=False, session=session)
+        assert [r.status for r in res] == ["cached"]
+        with pytest.raises(NotAllMeasured, match=pts[1].name):
+            run_sweep("e", pts, runner, tmp_path, "h", progress=False, session=session)
+    assert not session.only_measured and runner.calls == [] and manifest.read_bytes() == before
+    assert (session.measured, session.failed, session.cached, session.ran) == (1, 1, 1, 2)
+
+
 def test_recording_adds_fields_to_manifest_and_metas(tmp_path):
-    from memstor.measure.sweep import recording
+    from memstor.measure.sweep import SweepSession
 
     dev = {"name": "h-sda1", "kind": "filesystem", "uuid": "0a1b"}
-    with recording(device=dev):
-        run_sweep("e", grid(2), JsonRunner(), tmp_path, "h-sda1", sysinfo={"cpu": "X"}, progress=False)
+    session = SweepSession(record={"device": dev})
+    run_sweep("e", grid(2), JsonRunner(), tmp_path, "h-sda1", sysinfo={"cpu": "X"}, progress=False, session=session)
+    assert (session.measured, session.ran, session.cached) == (2, 2, 0)
     d = raw_dir(tmp_path, "h-sda1", "e")
     man = json.loads((d / "manifest.json").read_text())
     assert man["device"] == dev and man["host"] == "h-sda1" and man["sysinfo"] == {"cpu": "X"}
@@ -211,7 +233,7 @@ def test_recording_adds_fields_to_manifest_and_metas(tmp_path):
     for m in d.glob("*.meta.json"):
         meta = json.loads(m.read_text())
         assert meta["device"] == dev and meta["host"] == "h-sda1" and meta["status"] == "done"
-    run_sweep("e2", grid(1), JsonRunner(), tmp_path, "h", progress=False)  # outside: nothing added
+    run_sweep("e2", grid(1), JsonRunner(), tmp_path, "h", progress=False)  # another session: nothing added
     assert "device" not in json.loads((raw_dir(tmp_path, "h", "e2") / "manifest.json").read_text())
 
 

@@ -31,8 +31,7 @@ THIS = "thismachine"
 def build_data(root: Path, real: Path, with_this_machine: bool = True) -> Path:
     """A data root with an imported host (real fixtures via `memstor parse -o`) and, optionally, this
     machine measured by memstor's own fio queue-depth sweep (1 s points, 16 MiB test file)."""
-    from memstor.experiments import run_experiment
-    from memstor.experiments import load_profile
+    from memstor.experiments import load_profile, run_experiment
 
     data = root / "data"
     out = data / "processed" / IMPORTED

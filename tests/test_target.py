@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from memstor.core.errors import UnsafeTarget, UsageError
-from memstor.measure import target
+from memstor.measure import sysfs, target
 from memstor.measure.target import (
     MARKER_SUFFIX,
     TESTFILE_NAME,
@@ -425,7 +425,7 @@ def test_recorded_btrfs_with_anonymous_device_number_refused():
     # the other partition of that disk is not mounted: anonymous numbers refuse nothing by themselves
     assert check_device_numbers("/dev/sdb2", "/dev/sdb2", num("8:18"), num("8:18"), MiB, root=BTRFS) == \
         TestFile(path=Path("/dev/sdb2"), size_bytes=MiB, created=False)
-    assert target._mounted_devices(BTRFS) == {num(n) for n in (
+    assert sysfs.mounted_devices(BTRFS) == {num(n) for n in (
         "0:32", "0:21", "0:22", "0:5", "0:36", "0:45", "0:51", "259:1", "259:2", "253:0", "8:17")}
 
 
@@ -433,19 +433,19 @@ def test_mount_sources_resolved_or_ignored(tmp_path):
     """Sources outside /dev/, unknown names and unknown /dev/mapper names resolve to nothing."""
     for source in ("tmpfs", "server:/export", "/dev/root", "/dev/mapper/nope", "/dev/disk/by-uuid/1234", "/dev/..",
                    "/dev/vg0/sda"):  # an LV named like a disk is not that disk
-        assert target._source_number(source, root=BTRFS) is None, source
-    assert target._source_number("/dev/nvme0n1p2", root=BTRFS) == num("259:2")
-    assert target._source_number("/dev/mapper/luks-5c1e7a2d-9b44-4c1f-8e0a-2f6d3b7c9e10", root=BTRFS) == num("253:0")
-    assert target._source_number("/dev/mapper/luks-5c1e7a2d-9b44-4c1f-8e0a-2f6d3b7c9e10", root=tmp_path) is None
-    assert target._mounted_devices(tmp_path) == set()  # no mountinfo at all: nothing known mounted
+        assert sysfs.source_number(source, root=BTRFS) is None, source
+    assert sysfs.source_number("/dev/nvme0n1p2", root=BTRFS) == num("259:2")
+    assert sysfs.source_number("/dev/mapper/luks-5c1e7a2d-9b44-4c1f-8e0a-2f6d3b7c9e10", root=BTRFS) == num("253:0")
+    assert sysfs.source_number("/dev/mapper/luks-5c1e7a2d-9b44-4c1f-8e0a-2f6d3b7c9e10", root=tmp_path) is None
+    assert sysfs.mounted_devices(tmp_path) == set()  # no mountinfo at all: nothing known mounted
 
 
 def test_mount_source_stat_on_the_running_system():
     """On the running system (root /) the source node itself is stat'ed; a non-block node gives nothing."""
-    assert target._source_number("/dev/null") is None  # a character device
+    assert sysfs.source_number("/dev/null") is None  # a character device
     blocks = sorted(p for p in Path("/dev").iterdir() if not p.is_symlink() and p.is_block_device())
     if blocks:  # e.g. /dev/loop0: its own number, whatever sysfs says
-        assert target._source_number(str(blocks[0])) == os.stat(blocks[0]).st_rdev
+        assert sysfs.source_number(str(blocks[0])) == os.stat(blocks[0]).st_rdev
 
 
 def test_recorded_whole_disk_with_a_mounted_partition_refused():

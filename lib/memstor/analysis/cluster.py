@@ -6,53 +6,27 @@ at all; other versions get it wrong). Pure functions, no I/O.
 fio's json+ ``clat_ns.bins`` map a bucket's representative latency (ns, as a string key) to its count. Bins of
 one direction from many hosts (and clones) are merged by adding counts per bucket value: fio uses the same
 bucket boundaries everywhere (FIO_IO_U_PLAT_BITS=6, FIO_IO_U_PLAT_VAL=64 since fio 2.x), so equal keys are
-the same bucket. The percentile rule is fio's own (stat.c calc_clat_percentiles): the value of the first
-bucket whose cumulative count reaches ``p/100 × total`` — so one host's merged-bins p99 equals the p99 fio
-printed for it (checked in tests/test_cluster.py on real fio output).
+the same bucket. Merging and the percentile rule (fio's own, stat.c calc_clat_percentiles) are
+memstor.core.fiohist's, so one host's merged-bins p99 equals the p99 fio printed for it (checked in
+tests/test_cluster.py and tests/test_fio_histogram.py on real fio output).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Mapping, Sequence
 
-#: The percentiles fio reports by default (and the report's clat_p* columns).
-DEFAULT_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
+from memstor.core import fiohist
+from memstor.core.fiohist import DEFAULT_PERCENTILES, merge_bins, ns_to_us, pct_column
+from memstor.parse.fio import clat_bins
 
+__all__ = ["DEFAULT_PERCENTILES", "cluster_aggregate", "merge_bins", "percentiles_from_bins"]
 
-def merge_bins(histograms: Iterable[Mapping]) -> dict[int, int]:
-    """Sum json+ histograms {latency_ns: count} (keys may be strings as in fio's JSON) bucket by bucket."""
-    merged: dict[int, int] = {}
-    for h in histograms:
-        for k, v in h.items():
-            if int(v) < 0:
-                raise ValueError(f"negative count {v} in bin {k}")
-            merged[int(k)] = merged.get(int(k), 0) + int(v)
-    return merged
-
-
-def percentiles_from_bins(bins: Mapping, percentiles: Sequence[float] = DEFAULT_PERCENTILES) -> dict[float, float | None]:
-    """{p: latency_ns} from a json+ histogram by fio's rule (first bucket with cumulative ≥ p/100 × total).
-
-    None for every p when the histogram is empty."""
-    items = sorted((int(k), int(v)) for k, v in bins.items() if int(v) > 0)
-    total = sum(c for _, c in items)
-    out: dict[float, float | None] = {}
-    for p in percentiles:
-        if not 0 < p <= 100:
-            raise ValueError(f"percentile must be in (0, 100], got {p}")
-        if total == 0:
-            out[p] = None
-            continue
-        need = p / 100.0 * total
-        cum = 0
-        value = items[-1][0]
-        for v, c in items:
-            cum += c
-            if cum >= need:
-                value = v
-                break
-        out[p] = float(value)
-    return out
+def percentiles_from_bins(bins: Mapping,
+                          percentiles: Sequence[float] = DEFAULT_PERCENTILES) -> dict[float, float | None]:
+    """{p: latency_ns} from a json+ histogram by fio's rule (memstor.core.fiohist.percentiles); None for
+    every p when the histogram is empty (the cluster table's empty cell)."""
+    return {p: None if math.isnan(v) else v for p, v in fiohist.percentiles(bins, percentiles).items()}
 
 
 def _jobs(doc: Mapping) -> list:
@@ -80,15 +54,10 @@ def cluster_aggregate(host_docs: Mapping[str, Mapping], direction: str = "read",
             d = j.get(direction) or {}
             iops += float(d.get("iops") or 0.0)
             bw += float(d.get("bw_bytes") or 0.0) / 1e6
-            hists.append((d.get("clat_ns") or {}).get("bins") or {})
+            hists.append(clat_bins(j, direction))
     merged = merge_bins(hists)
     pct = percentiles_from_bins(merged, percentiles)
     out = {"hosts": labels, "direction": direction, "iops": iops, "bw_MBps": bw, "total_ios": sum(merged.values())}
     for p, v in pct.items():
-        out[f"clat_p{_pname(p)}_us"] = None if v is None else v / 1e3
+        out[pct_column(p)] = None if v is None else ns_to_us(v)
     return out
-
-
-def _pname(p: float) -> str:
-    """50 → '50', 99.9 → '99_9' (the report's column style)."""
-    return f"{p:g}".replace(".", "_")

@@ -9,12 +9,16 @@ Input layout (``<data>`` is the data root, default ``data/``)::
     <data>/raw/<device>/<experiment>/*.meta.json        provenance of every memstor point
 
 Every folder under ``processed/`` is one device and appears side by side with the others in every table.
+
+Which tables are experiment tables, and of which schema (fio or mlc), the caller may say (``kinds``: the
+registry of memstor.experiments, a layer above, passed by the CLI and the notebooks); without it the folder
+says it itself (:func:`table_kinds`), so that a copied ``processed/`` folder loads on its own.
 """
 
 from __future__ import annotations
 
-import functools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,16 +27,6 @@ import pandas as pd
 
 from memstor.core.errors import UsageError, first_line
 from memstor.core.schema import CLUSTER_COLUMNS, CLUSTER_SUFFIX, FIO_COLUMNS, MLC_COLUMNS, truthy
-
-
-@functools.lru_cache(maxsize=1)
-def experiment_kinds() -> dict[str, str]:
-    """{experiment: "fio" | "mlc"} of every registered family (memstor.experiments), in notebook order
-    (found once per process: the registry is the package's modules; callers only read the dict)."""
-    from memstor.experiments import families
-
-    return {m.EXPERIMENT: m.KIND for m in families()}
-
 
 IMPORTED = {"fio.csv": "fio", "mlc.csv": "mlc"}
 
@@ -62,6 +56,7 @@ class HostData:
 
     name: str
     tables: list = field(default_factory=list)      # file names read (fio-queue-depth.csv, fio.csv...)
+    kinds: dict = field(default_factory=dict)       # experiment tables read: {experiment: "fio" | "mlc"}
     sysinfo: dict | None = None
     metas: list = field(default_factory=list)       # meta sidecars (dicts, plus 'experiment', 'meta_path')
     metas_not_shown: int = 0                        # raw points not in the tables (e.g. an earlier run)
@@ -177,8 +172,43 @@ def _read_metas(data_dir: Path, host: HostData, shown: set) -> None:
             host.metas.append(info)
 
 
-def load_dataset(data_dir: Path | str) -> Dataset:
-    """Read every host under ``<data_dir>/processed/``; NoData (one line) when there is none."""
+#: Columns that make a processed table one of the fio schema (DESIGN.md) ...
+FIO_MARKS = ("rw", "iops")
+#: ... or of the mlc schema.
+MLC_MARKS = ("test", "latency_ns")
+
+
+def table_kinds(folder: Path) -> dict[str, str]:
+    """{experiment: "fio" | "mlc"} of the experiment tables in one device folder, read from the folder
+    itself, by file name: every ``<experiment>.csv`` whose header holds the fio schema's ``rw`` and ``iops``
+    (fio) or the mlc schema's ``test`` and ``latency_ns`` (mlc). Left out: the imported ``fio.csv`` /
+    ``mlc.csv`` (read apart), a family's side tables ``<experiment>-<what>.csv`` beside its
+    ``<experiment>.csv`` (per-second rows, the steady-state matrix), and files without either header."""
+    stems = {p.stem for p in folder.glob("*.csv")}
+    paths = sorted(p for p in folder.glob("*.csv") if p.name not in IMPORTED)
+    out = {}
+    for path in paths:
+        if any(path.stem.startswith(f"{other}-") for other in stems if other != path.stem):
+            continue
+        try:
+            with path.open(encoding="utf-8", errors="replace") as f:
+                header = set(f.readline().strip().split(","))
+        except OSError:
+            header = set()
+        if not header - {""}:  # empty or unreadable: read like a table, so that its problem is reported
+            out[path.stem] = "fio" if path.stem.startswith("fio") else "mlc"
+        elif set(FIO_MARKS) <= header:
+            out[path.stem] = "fio"
+        elif set(MLC_MARKS) <= header:
+            out[path.stem] = "mlc"
+    return out
+
+
+def load_dataset(data_dir: Path | str, kinds: Mapping[str, str] | None = None) -> Dataset:
+    """Read every host under ``<data_dir>/processed/``; NoData (one line) when there is none.
+
+    kinds: {experiment: "fio" | "mlc"} of the experiment tables to read, in reading order (the registry's,
+    memstor.experiments.kinds()); None: each folder's own :func:`table_kinds`."""
     data_dir = Path(data_dir).expanduser()
     processed = data_dir / "processed"
     if not processed.is_dir():
@@ -191,12 +221,13 @@ def load_dataset(data_dir: Path | str) -> Dataset:
             cluster_frames += [_read_cluster(path, folder.name, skipped) for path in clusters]
             continue
         h = HostData(name=folder.name)
-        for exp, kind in experiment_kinds().items():
+        for exp, kind in (table_kinds(folder) if kinds is None else kinds).items():
             path = folder / f"{exp}.csv"
             if path.is_file():
                 df = _read_csv(path, h)
                 if df is not None:
                     h.tables.append(path.name)
+                    h.kinds[exp] = kind
                     if kind == "fio":
                         fio_frames.append(_normalise_fio(df, h.name, exp))
                     else:

@@ -17,7 +17,14 @@ from typing import Any
 
 import pandas as pd
 
-from memstor.measure.drive import HEALTH_FIELDS, IDENTITY_EXTRA_FIELDS, IDENTITY_FIELDS, PCIE_FIELDS
+from memstor.core.fmt import plain
+from memstor.parse.drive import (
+    HEALTH_FIELDS,
+    IDENTITY_EXTRA_FIELDS,
+    IDENTITY_FIELDS,
+    PCIE_FIELDS,
+    unavailable,
+)
 
 #: Columns of :func:`drive_table`, in order.
 DRIVE_COLUMNS = ("host", "disk", "section", "field", "unit", "available", "value", "value_before", "value_after",
@@ -44,13 +51,8 @@ def unit_of(field: str) -> str:
     return next((unit for suffix, unit in _UNIT_SUFFIXES if field.endswith(suffix)), "")
 
 
-def _na(value: Any) -> bool:
-    """True for a not-available record (a dict with ``available`` False)."""
-    return isinstance(value, dict) and value.get("available") is False
-
-
 def _reason(value: Any, default: str = "not recorded") -> str:
-    return str(value.get("reason") or default) if _na(value) else default
+    return str(value.get("reason") or default) if unavailable(value) else default
 
 
 def _fields(section: Any) -> dict:
@@ -89,7 +91,7 @@ def _plain_rows(host: str, disk, name: str, section: dict) -> list[dict]:
     for field, value in _fields(section).items():
         if field.endswith("_private"):
             continue
-        ok = not _na(value)
+        ok = not unavailable(value)
         rows.append({"host": host, "disk": disk, "section": name, "field": field, "unit": unit_of(field),
                      "available": ok, "value": value if ok else None, "value_before": None, "value_after": None,
                      "delta": None,
@@ -97,22 +99,16 @@ def _plain_rows(host: str, disk, name: str, section: dict) -> list[dict]:
     return rows
 
 
-def _num_text(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    return str(v)
-
-
 def _health_note(before: Any, after: Any, delta: Any, has_delta: bool) -> str:
     """'33 → 45, delta +12', or the reason a side is missing."""
-    if _na(after) or after is None:
+    if unavailable(after) or after is None:
         return f"not available ({_reason(after, 'no snapshot after the runs')})"
-    if _na(before) or before is None:
+    if unavailable(before) or before is None:
         return f"after the runs; before: not available ({_reason(before, 'no snapshot before the runs')})"
-    text = f"{_num_text(before)} → {_num_text(after)}"
+    text = f"{plain(before)} → {plain(after)}"
     if not has_delta:
         return text
-    if _na(delta) or delta is None:
+    if unavailable(delta) or delta is None:
         return f"{text}, delta not available ({_reason(delta, 'not computed')})"
     return f"{text}, delta {delta:+}" if isinstance(delta, (int, float)) and not isinstance(delta, bool) else text
 
@@ -126,18 +122,18 @@ def _health_rows(host: str, disk, drive: dict) -> list[dict]:
             if isinstance(live, dict) else []
     b, a, d = (_fields(drive.get(k)) for k in ("health_before", "health_after", "health_delta"))
     missing = {"available": False, "reason": "no snapshot"}
-    sec_reason = {k: drive.get(k) if _na(drive.get(k)) else missing for k in ("health_before", "health_after")}
+    sec_reason = {k: drive.get(k) if unavailable(drive.get(k)) else missing for k in ("health_before", "health_after")}
     rows = []
     for field in dict.fromkeys([*b, *a]):
         if field.endswith("_private"):
             continue
         before, after = b.get(field, sec_reason["health_before"]), a.get(field, sec_reason["health_after"])
         delta = d.get(field)
-        ok = not _na(after)
+        ok = not unavailable(after)
         rows.append({"host": host, "disk": disk, "section": "health", "field": field, "unit": unit_of(field),
                      "available": ok, "value": after if ok else None,
-                     "value_before": None if _na(before) else before, "value_after": after if ok else None,
-                     "delta": None if delta is None or _na(delta) else delta,
+                     "value_before": None if unavailable(before) else before, "value_after": after if ok else None,
+                     "delta": None if delta is None or unavailable(delta) else delta,
                      "note": _health_note(before, after, delta, field in d)})
     return rows
 
@@ -195,7 +191,7 @@ def pcie_text(generation: Any, width: Any, speed_GTps: Any = None) -> str | None
     if isinstance(generation, (int, float)) and not isinstance(generation, bool):
         text = f"PCIe {int(generation)}.0"
     elif isinstance(speed_GTps, (int, float)) and not isinstance(speed_GTps, bool):
-        text = f"{_num_text(speed_GTps)} GT/s"  # a rate no PCIe generation has
+        text = f"{plain(speed_GTps)} GT/s"  # a rate no PCIe generation has
     else:
         return None
     return f"{text} x{int(width)}" if isinstance(width, (int, float)) and not isinstance(width, bool) else text
@@ -209,7 +205,7 @@ def measured_link(drive: dict | None) -> tuple[str | None, str | None, str]:
     section = drive.get("pcie_link")
     if not isinstance(section, dict):
         return None, None, "no PCIe link record"
-    f = {k: (None if _na(v) else v) for k, v in _fields(section).items()}
+    f = {k: (None if unavailable(v) else v) for k, v in _fields(section).items()}
     cur = pcie_text(f.get("pcie_generation_current"), f.get("current_link_width"), f.get("current_link_speed_GTps"))
     mx = pcie_text(f.get("pcie_generation_max"), f.get("max_link_width"), f.get("max_link_speed_GTps"))
     reason = "" if cur else str(section.get("reason") or _reason(_fields(section).get("current_link_speed_GTps"),
@@ -296,10 +292,10 @@ def drive_line(drive: dict | None) -> str:
     if not drive.get("disk"):
         return f"{name}: not available ({drive.get('reason') or 'no single local disk'})"
     ident = _fields(drive.get("identity"))
-    got = {k: v for k, v in ident.items() if not _na(v) and not k.endswith("_private")}
+    got = {k: v for k, v in ident.items() if not unavailable(v) and not k.endswith("_private")}
     parts = []
     model = ident.get("model")
-    parts.append(f"model not available ({_reason(model)})" if _na(model) or model is None else str(model))
+    parts.append(f"model not available ({_reason(model)})" if unavailable(model) or model is None else str(model))
     if got.get("firmware"):
         parts.append(f"firmware {got['firmware']}")
     if got.get("capacity_bytes"):
@@ -316,23 +312,23 @@ def drive_line(drive: dict | None) -> str:
 
 def _health_text(drive: dict) -> str:
     after = drive.get("health_after", drive.get("health"))
-    if not isinstance(after, dict) or _na(after):
+    if not isinstance(after, dict) or unavailable(after):
         return f"health not available ({_reason(after, 'no snapshot')})"
     delta = drive.get("health_delta") if isinstance(drive.get("health_delta"), dict) else {}
     a, d, b = _fields(after), _fields(delta), _fields(drive.get("health_before"))
     bits = []
     written = d.get("data_written_bytes")
-    if written is not None and not _na(written):
+    if written is not None and not unavailable(written):
         bits.append(f"{_bytes_text(written)} written during the runs")
     temp_a, temp_b = a.get("temperature_C"), b.get("temperature_C")
-    if temp_a is not None and not _na(temp_a):
-        bits.append(f"{_num_text(temp_b)} → {_num_text(temp_a)} °C" if temp_b is not None and not _na(temp_b)
-                    else f"{_num_text(temp_a)} °C")
+    if temp_a is not None and not unavailable(temp_a):
+        bits.append(f"{plain(temp_b)} → {plain(temp_a)} °C" if temp_b is not None and not unavailable(temp_b)
+                    else f"{plain(temp_a)} °C")
     for field, unit in (("percentage_used_pct", "% used"), ("media_errors", "media errors")):
         v = a.get(field)
-        if v is not None and not _na(v):
-            bits.append(f"{_num_text(v)} {unit}")
-    if _na(delta):
+        if v is not None and not unavailable(v):
+            bits.append(f"{plain(v)} {unit}")
+    if unavailable(delta):
         bits.append(f"difference not available ({_reason(delta)})")
     return "health: " + (", ".join(bits) or "no field read")
 

@@ -3,13 +3,13 @@ queueing models fitted to it, the SLO answer, and the open loop beside the close
 
 Input: ``ds.fio`` (memstor.analysis.dataset) rows of the fio-load-latency experiment (columns of
 memstor.experiments.fio_load_latency.TABLE_COLUMNS) and of fio-queue-depth. The formulas live in
-:mod:`memstor.analysis.openloop`; this module only selects, groups and joins. The one exception to "no
-I/O": the service-time histogram of the QD1 point is read from its raw json+ file (as
-memstor.analysis.storage.latency_cdf does). Units in the names: IOPS, µs, %.
+:mod:`memstor.analysis.openloop`; this module only selects, groups and joins. The service-time histogram
+of the QD1 point comes from the processed bins table (memstor.analysis.histograms). Units in the names: IOPS, µs, %.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis import openloop
-from memstor.core.errors import MemstorError
+from memstor.analysis.dataset import load_dataset
+from memstor.analysis.histograms import as_histogram, read_bins, select
+from memstor.analysis.points import fio_summary, qd_points, sweep_points
 from memstor.core.schema import truthy
 
 EXPERIMENT = "fio-load-latency"
@@ -121,8 +123,6 @@ def service_time(ds, host: str, rw: str) -> tuple[float | None, float | None, st
     from the json+ completion-latency histogram of its QD1 point in fio-queue-depth (one I/O in flight:
     latency = service time); else from the lowest offered rate of the open loop (a small queueing share
     included; said in source); (None, None, why) when neither exists."""
-    from memstor.parse.fio import clat_bins, load_fio_json
-
     direction = "write" if "write" in rw else "read"
     fio = ds.fio
     base = fio[(fio["host"] == host) & (fio["rw"] == rw) & (fio["direction"] == direction) & fio["ok"]]
@@ -130,17 +130,10 @@ def service_time(ds, host: str, rw: str) -> tuple[float | None, float | None, st
     rates = rate_rows(base)
     pick = [(qd1, "QD1 point of fio-queue-depth"),
             (rates.sort_values("utilisation_pct").head(1), "lowest offered rate (includes a little queueing)")]
+    hist = read_bins(ds.data_dir, zip(base["host"], base["experiment"]))  # processed bins tables
     for rows, what in pick:
         for src in rows["source"].dropna():
-            path = Path(ds.data_dir) / str(src)
-            try:
-                doc = load_fio_json(path.read_text(encoding="utf-8", errors="replace"))
-            except (OSError, MemstorError):  # an unreadable raw file: try the next one
-                continue
-            bins: dict = {}
-            for job in doc.get("jobs", []):
-                for k, v in clat_bins(job, direction).items():
-                    bins[k] = bins.get(k, 0) + v
+            bins = as_histogram(select(hist, source=src, direction=direction))
             if bins:
                 s_us, cs2 = openloop.service_time_stats(bins)
                 return s_us, cs2, f"{what}: {src}"
@@ -186,7 +179,7 @@ def unloaded(curves: pd.DataFrame) -> pd.DataFrame:
 @dataclass
 class DeviceView:
     """One device's open-loop analysis (notebook 60): its curves, the closed queue-depth configurations
-    (memstor.analysis.synthesis.qd_points), the SLO answer, the models and the unloaded latency."""
+    (memstor.analysis.points.qd_points), the SLO answer, the models and the unloaded latency."""
 
     device: str
     curves: pd.DataFrame
@@ -196,12 +189,11 @@ class DeviceView:
     unloaded: pd.DataFrame
 
 
-def devices_view(data_dir: Path | str, devices, targets_us) -> DeviceView:
+def devices_view(data_dir: Path | str, devices, targets_us, kinds: dict[str, str] | None = None) -> DeviceView:
     """:func:`device_view` of each device, its tables stacked (each keeps its ``host`` column: every table
-    and figure of notebook 60 shows the devices side by side, never pooled); one device: its own view."""
-    from memstor.analysis.dataset import load_dataset
-
-    ds = load_dataset(data_dir)  # read once for all the devices
+    and figure of notebook 60 shows the devices side by side, never pooled); one device: its own view.
+    kinds: the experiment tables to read (memstor.analysis.dataset.load_dataset)."""
+    ds = load_dataset(data_dir, kinds)  # read once for all the devices
     views = [device_view(data_dir, d, targets_us, ds=ds) for d in devices]
     if len(views) == 1:
         return views[0]
@@ -217,11 +209,6 @@ def devices_view(data_dir: Path | str, devices, targets_us) -> DeviceView:
 def device_view(data_dir: Path | str, device: str, targets_us, ds=None) -> DeviceView:
     """The open-loop analysis of `device` alone (its folder under ``<data_dir>/processed``); targets_us:
     the SLO answer's p99 targets (µs); ds: the data set of `data_dir` when the caller has read it already."""
-    import dataclasses
-
-    from memstor.analysis.dataset import load_dataset
-    from memstor.analysis.synthesis import fio_summary, qd_points, sweep_points
-
     ds = load_dataset(data_dir) if ds is None else ds
     ds = dataclasses.replace(ds, hosts=[ds.host(device)], fio=ds.fio[ds.fio["host"] == device],
                              mlc=ds.mlc[ds.mlc["host"] == device])

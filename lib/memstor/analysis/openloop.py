@@ -36,13 +36,15 @@ submission queues), so it serves several I/Os at once. M/M/1 with S measured at 
 saturation at 1/S IOPS — far below the X_max a drive reaches. ``fit_servers`` finds the effective
 number of servers c of M/G/c that explains the measured latencies; c ≈ X_max · S (Little's law at
 saturation). It is a model parameter, not a count of channels.
+
+A discrete-event simulation of the same queues, to check these formulas against, is
+memstor.analysis.queue_sim.simulate_queue.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,7 +77,7 @@ def _check_cs2(cs2) -> float:
     return v
 
 
-def _check_c(c, name: str = "c") -> int:
+def check_servers(c, name: str = "c") -> int:
     """The number of servers as an int; ValueError naming it unless an integer >= 1."""
     if isinstance(c, bool):
         raise ValueError(f"{name} (number of servers) must be an integer >= 1, got {c!r}")
@@ -121,7 +123,7 @@ def utilisation(lambda_iops, S_us: float, c: int = 1):
     With c = 1 this is also the offered load a = λ S in Erlangs. Vectorised over lambda_iops.
     """
     s = _check_S(S_us)
-    c = _check_c(c)
+    c = check_servers(c)
     lam = np.asarray(lambda_iops, dtype=float)
     return _out(lam * s * 1e-6 / c, lam.ndim == 0)
 
@@ -167,7 +169,7 @@ def erlang_c(c: int, a):
     no factorials or powers, stable for c in the hundreds and beyond — then C = B / (1 − ρ (1 − B)),
     ρ = a / c. Vectorised over a; NaN where ρ ≥ 1 (or a < 0, or not finite). C(1, a) = a; C(2, 1) = 1/3.
     """
-    c = _check_c(c)
+    c = check_servers(c)
     a_arr = np.asarray(a, dtype=float)
     scalar = a_arr.ndim == 0
     a_arr = np.atleast_1d(a_arr)
@@ -196,7 +198,7 @@ def mgc_response_us(S_us: float, cs2: float, c: int, *, lambda_iops=None, rho=No
     """
     s = _check_S(S_us)
     v = _check_cs2(cs2)
-    c = _check_c(c)
+    c = check_servers(c)
     r, scalar = _rho(s, lambda_iops, rho, c)
     r1 = np.atleast_1d(r)
     ok = _stable(r1)
@@ -291,7 +293,7 @@ def fit_servers(lambda_iops, measured_R_us, S_us: float, cs2: float, c_max: int 
     """
     s = _check_S(S_us)
     v = _check_cs2(cs2)
-    c_max = _check_c(c_max, "c_max")
+    c_max = check_servers(c_max, "c_max")
     lam = np.atleast_1d(np.asarray(lambda_iops, dtype=float))
     meas = np.atleast_1d(np.asarray(measured_R_us, dtype=float))
     if lam.shape != meas.shape:
@@ -348,7 +350,7 @@ def model_table(points, S_us: float, cs2: float, c: int = 1) -> pd.DataFrame:
     """
     s = _check_S(S_us)
     v = _check_cs2(cs2)
-    c = _check_c(c)
+    c = check_servers(c)
     df = pd.DataFrame(points).copy()
     for col in ("achieved_iops", "lat_mean_us"):
         if col not in df.columns:
@@ -536,77 +538,8 @@ def unloaded_latency(df: pd.DataFrame, *, util_col: str = "offered_util", lat_co
     }
 
 
-# --------------------------------------------------------------------------------------------------
-# Discrete-event simulation (tests, teaching): FIFO queue, Poisson arrivals, c servers
-# --------------------------------------------------------------------------------------------------
-
-_CHUNK = 1 << 20  # customers drawn per block (bounds memory; part of what a seed reproduces)
-
-
-def _lindley_chunk(inter_us: np.ndarray, service_us: np.ndarray, w_prev: float, s_prev: float):
-    """Response times (µs) of one block of a FIFO single-server queue, and the state for the next block.
-
-    Lindley: W_n = max(0, W_{n−1} + S_{n−1} − A_n) (A_n: gap before arrival n), solved in closed form
-    W_n = P_n − min(−W_0, min_{k<=n} P_k), P the cumulative sum of S_{n−1} − A_n (vectorised).
-    w_prev, s_prev: wait and service of the customer before the block (0, 0 at the start: W_0 = 0).
-    """
-    u = np.concatenate(([s_prev], service_us[:-1])) - inter_us
-    p = np.cumsum(u)
-    w = p - np.minimum(-w_prev, np.minimum.accumulate(p))
-    return w + service_us, float(w[-1]), float(service_us[-1])
-
-
-def _multiserver_chunk(arrival_us: np.ndarray, service_us: np.ndarray, free_us: list) -> np.ndarray:
-    """Response times (µs) of one block of a FIFO c-server queue; free_us is the heap of the times at which
-    each server becomes free (updated in place). Each customer, in arrival order, starts on the server
-    free first, at max(arrival, that time)."""
-    out = np.empty(len(arrival_us))
-    for i, (t, s) in enumerate(zip(arrival_us.tolist(), service_us.tolist())):
-        start = t if t > free_us[0] else free_us[0]
-        heapq.heapreplace(free_us, start + s)
-        out[i] = start + s - t
-    return out
-
-
-def simulate_queue(lam_per_us: float, service_sampler: Callable[[np.random.Generator, int], np.ndarray],
-                   n_customers: int, servers: int = 1, seed: int = 0) -> np.ndarray:
-    """Simulate a FIFO queue with Poisson arrivals and c servers; the response time of each customer (µs).
-
-    lam_per_us: arrival rate per microsecond (IOPS · 1e-6); service_sampler(rng, n): n service times in
-    µs (>= 0) drawn from the numpy Generator it is given; n_customers: customers simulated; servers: c;
-    seed: the Generator's seed — the same arguments give the same result. The queue starts empty, so
-    drop a warm-up prefix before averaging. c = 1 uses the vectorised Lindley recursion (about 10^7
-    customers a second), c > 1 an event loop over a heap of server free times (about 10^6 a second).
-    """
-    lam = float(lam_per_us)
-    if not (math.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam_per_us (arrival rate per us) must be > 0, got {lam_per_us!r}")
-    n = int(n_customers)
-    if n < 1 or n != n_customers:
-        raise ValueError(f"n_customers must be an integer >= 1, got {n_customers!r}")
-    c = _check_c(servers, "servers")
-    rng = np.random.default_rng(seed)
-    out = np.empty(n)
-    w_prev = s_prev = 0.0
-    t0 = 0.0
-    free = [0.0] * c
-    for lo in range(0, n, _CHUNK):
-        m = min(_CHUNK, n - lo)
-        inter = rng.exponential(1.0 / lam, m)
-        serv = np.asarray(service_sampler(rng, m), dtype=float)
-        if serv.shape != (m,) or not np.all(np.isfinite(serv)) or np.any(serv < 0):
-            raise ValueError(f"service_sampler must return {m} finite service times >= 0 (us)")
-        if c == 1:
-            out[lo:lo + m], w_prev, s_prev = _lindley_chunk(inter, serv, w_prev, s_prev)
-        else:
-            arrivals = t0 + np.cumsum(inter)
-            t0 = float(arrivals[-1])
-            out[lo:lo + m] = _multiserver_chunk(arrivals, serv, free)
-    return out
-
-
 __all__ = [
     "MODEL_COLUMNS", "SLO_COLUMNS", "ServerFit", "erlang_c", "fit_servers", "md1_response_us",
     "mg1_response_us", "mgc_response_us", "mm1_response_us", "model_table", "service_time_stats",
-    "simulate_queue", "slo_max_iops", "slo_table", "unloaded_latency", "utilisation",
+    "check_servers", "slo_max_iops", "slo_table", "unloaded_latency", "utilisation",
 ]

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from memstor.core.errors import UsageError
+from memstor.core.schema import missing
 from memstor.core.units import size_text
 from memstor.core.validate import Section
 
@@ -274,7 +275,7 @@ def compare(spec: SpecValue, measured: float | None, conditions: Conditions | No
     selection: how the measured point was chosen (e.g. 'spec-conditions point', 'best matching point').
     """
     diffs = differing_conditions(conditions, spec.conditions) if conditions is not None else []
-    has = measured is not None and measured == measured  # not None, not nan
+    has = not missing(measured)
     return {
         "host": host,
         "device": device,

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from memstor.core.units import size_text
+
 #: Rounds in the PTS Measurement Window (the round just finished and the four before it).
 WINDOW_ROUNDS = 5
 #: Limit of the data excursion, max - min over the window, in % of the window average (inclusive).
@@ -318,8 +320,6 @@ def verdict_row(host: str, rounds: pd.DataFrame) -> dict:
 
     bs = run_value(rounds, "bs_bytes")
     qd, nj = run_value(rounds, "iodepth"), run_value(rounds, "numjobs")
-    from memstor.core.units import size_text
-
     workload = (f"{size_text(int(bs)) if bs else '?'} {run_value(rounds, 'rw')}, "
                 f"QD{int(qd) if qd else '?'}x{int(nj) if nj else '?'}")
     done = done_rounds(rounds)

@@ -1,5 +1,6 @@
 """Storage analysis (pure: DataFrame in, DataFrame out): Little's law, saturation, latency CDFs from
-json+ bins, printable views. Summaries over repetitions (n, mean, 95 % CI) are memstor.analysis.summary's."""
+json+ bins (the processed bins tables, memstor.analysis.histograms), printable views. Summaries over
+repetitions (n, mean, 95 % CI) are memstor.analysis.summary's."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.histograms import as_histogram, histogram_cdf, key_text, read_bins, select
 from memstor.analysis.hosts import each_host
-from memstor.analysis.summary import summary_table
+from memstor.analysis.queueing import littles_law_outstanding, littles_law_residual_pct
+from memstor.analysis.summary import observations, summarise, summary_table, with_totals
 from memstor.core.errors import MemstorError
-from memstor.parse.fio import depth_bucket
+from memstor.core.fiohist import merge_bins, ns_to_us, percentiles
 from memstor.core.schema import SYNC_ENGINES, truthy
+from memstor.core.units import format_size
+from memstor.parse.fio import clat_bins, depth_bucket
 
 #: Little's law: flag a point whose X*R differs from the intended outstanding I/O by more than this (%).
 LITTLE_TOL_PCT = 5.0
@@ -60,8 +65,6 @@ def _judged(obs: pd.DataFrame) -> pd.DataFrame:
 
 def _little_row(row: dict, n_runs: int, tol_pct: float) -> dict:
     """One Little's-law row: N = iodepth x numjobs, X, R, X·R, the residual, the ±tol band, flag, reason."""
-    from memstor.analysis.queueing import littles_law_outstanding, littles_law_residual_pct
-
     n = float(row["iodepth"]) * float(row["numjobs"])
     x, lat = row.get("iops"), row.get("lat_mean_us")
     ok = bool(row.get("ok", True)) and not pd.isna(x) and not pd.isna(lat) and float(x) > 0 and n > 0
@@ -89,8 +92,6 @@ def littles_law_table(df: pd.DataFrame, tol_pct: float = LITTLE_TOL_PCT, per: st
     100 (X·R − N) / N; ``flagged`` when outside ±tol_pct (band_low_io..band_high_io), when fio did not reach the
     intended depth, or when the run failed; ``reason`` says which and why.
     """
-    from memstor.analysis.summary import observations, summarise, with_totals
-
     if df.empty:
         return pd.DataFrame(columns=LITTLE_COLUMNS)
     judged = _judged(with_totals(observations(df, data_dir)))
@@ -137,49 +138,43 @@ def saturation_iodepth(summ: pd.DataFrame, rw: str, frac: float = 0.95) -> int |
 def latency_cdf(src: Any, direction: str = "read", jobname: str | None = None) -> pd.DataFrame:
     """Completion-latency CDF from fio json+ bins: columns clat_us (µs), count, cdf (fraction 0..1).
 
-    src: a raw file path, the JSON text, a parsed fio document or one job dict. direction: read, write,
-    trim or total (all directions merged). jobname picks a job in a multi-job file (default: every job
-    merged). Empty frame when the output has no json+ bins.
+    src: a processed bins table (memstor.analysis.histograms: BIN_COLUMNS rows, e.g. of one raw file), a
+    parsed fio document or one job dict (no file is opened here). direction: read, write, trim or total
+    (all directions merged). jobname picks a job (default: every job merged). Empty frame when there are
+    no bins.
     """
-    from memstor.parse.fio import clat_bins, load_fio_json
-
-    if isinstance(src, Path) or (isinstance(src, str) and not src.lstrip().startswith("{")):
-        src = Path(src).read_text(encoding="utf-8", errors="replace")
-    doc = load_fio_json(src) if isinstance(src, str) else src
-    jobs = doc.get("jobs") if isinstance(doc, dict) and "jobs" in doc else [doc]
+    if isinstance(src, pd.DataFrame):
+        rows = select(src, jobname=jobname, direction=direction)
+        if jobname is not None and not src.empty and not (src["jobname"].map(key_text) == key_text(jobname)).any():
+            raise MemstorError(f"latency_cdf: no job named {jobname!r} in the bins table")
+        return histogram_cdf(as_histogram(rows))
+    jobs = src.get("jobs") if isinstance(src, dict) and "jobs" in src else [src]
     if jobname is not None:
         jobs = [j for j in jobs if j.get("jobname") == jobname]
         if not jobs:
             raise MemstorError(f"latency_cdf: no job named {jobname!r} in the fio output")
     dirs = ["read", "write", "trim"] if direction == "total" else [direction]
-    merged: dict = {}
-    for job in jobs:
-        for d in dirs:
-            for ns, count in clat_bins(job, d).items():
-                merged[int(ns)] = merged.get(int(ns), 0) + int(count)
-    if not merged:
-        return pd.DataFrame(columns=["clat_us", "count", "cdf"])
-    ns = np.array(sorted(merged), dtype=float)
-    counts = np.array([merged[int(k)] for k in ns], dtype=float)
-    cdf = np.cumsum(counts) / counts.sum()
-    return pd.DataFrame({"clat_us": ns / 1000.0, "count": counts.astype(int), "cdf": cdf})
+    return histogram_cdf(merge_bins(clat_bins(job, d) for job in jobs for d in dirs))
 
 
 def percentile_from_cdf(cdf: pd.DataFrame, pct: float) -> float:
-    """The smallest latency (µs) with cdf >= pct/100 (NaN for an empty CDF)."""
+    """The pct-th percentile (µs) of a :func:`latency_cdf` frame by fio's rule (memstor.core.fiohist);
+    NaN for an empty CDF."""
     if cdf.empty:
         return math.nan
-    hit = cdf[cdf["cdf"] >= pct / 100.0 - 1e-12]
-    return float(hit["clat_us"].iloc[0])
+    hist = dict(zip(np.rint(cdf["clat_us"].to_numpy(float) * 1000).astype(np.int64), cdf["count"].astype(np.int64)))
+    return ns_to_us(percentiles(hist, [pct])[pct])
 
 
 @each_host
 def qd_cdfs(df: pd.DataFrame, data_root: Path | str, frac: float = 0.95) -> pd.DataFrame:
-    """Latency CDFs of the queue-depth sweep at QD 1 (lowest depth) and at saturation, per rw.
+    """Latency CDFs of the queue-depth sweep at QD 1 (lowest depth) and at saturation, per rw, from the
+    processed bins table of the sweep under ``data_root`` (memstor.analysis.histograms; none: empty).
 
     Uses the first successful repetition of each point; columns clat_us, count, cdf, rw, iodepth, label.
     """
     summ = summary_table(df[~df["spec_point"].map(truthy)])
+    bins = read_bins(data_root, zip(df["host"], df["experiment"])) if len(df) else None
     frames = []
     for rw in summ["rw"].dropna().unique():
         s = summ[summ["rw"] == rw]
@@ -190,8 +185,7 @@ def qd_cdfs(df: pd.DataFrame, data_root: Path | str, frac: float = 0.95) -> pd.D
             if cand.empty:
                 continue
             r = cand.sort_values("rep").iloc[0]
-            path = Path(data_root) / str(r["source"])
-            cdf = latency_cdf(path, direction=str(r["direction"]))
+            cdf = histogram_cdf(as_histogram(select(bins, source=r["source"], direction=str(r["direction"]))))
             if cdf.empty:
                 continue
             kind = "QD 1" if qd == 1 else ("lowest QD" if qd == depths[0] else "saturation")
@@ -216,8 +210,6 @@ def summary_view(summ: pd.DataFrame) -> pd.DataFrame:
     'mean ± 95% CI half-width' strings (units in the headers), n = successful repetitions."""
     if summ.empty:
         return pd.DataFrame()
-    from memstor.core.units import format_size
-
     out = pd.DataFrame({
         "rw": summ["rw"], "direction": summ["direction"],
         "bs": summ["bs_bytes"].map(lambda b: format_size(int(b)) if not pd.isna(b) else ""),

@@ -7,8 +7,9 @@ Every table and figure of the notebooks, the report and ``memstor summary`` goes
 1. **Clones become one observation.** A job with ``numjobs = N`` and no ``group_reporting`` gives N rows
    of one run (same source file, groupid, jobname, direction): IOPS and MB/s are summed, the mean latency
    is weighted by each clone's I/O count, min/max are the extremes, the standard deviation is the pooled
-   one, and percentiles come from the clones' merged json+ histograms when the raw file has them (else
-   they are left empty: percentiles of clones cannot be combined from their percentiles).
+   one, and percentiles come from the clones' merged json+ histograms when the processed bins table has
+   them (memstor.analysis.histograms; else they are left empty: percentiles of clones cannot be combined
+   from their percentiles).
 2. **A configuration's identity** holds everything that changes the result: device (``host``), experiment
    (the table), rw, block size, iodepth, numjobs, rwmixread, engine, O_DIRECT, and for memstor's own
    tables its ``config`` (runtime, ramp, file size, spec point); for imported tables the job's name
@@ -30,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memstor.core.errors import MemstorError
+from memstor.analysis.histograms import empty_bins, job_percentiles, read_bins
 
 #: Metrics summarised over repetitions (units in the names): mean, ``_ci_low``, ``_ci_high``.
 SUMMARY_METRICS = ("iops", "bw_MBps", "lat_mean_us", "clat_p50_us", "clat_p90_us", "clat_p99_us",
@@ -130,41 +131,11 @@ def _pooled_stddev(g: pd.DataFrame) -> float:
     return float(math.sqrt(((n * (s ** 2 + (m - mean) ** 2)).sum()) / n.sum()))
 
 
-def _read_doc(source, data_dir: Path | None, cache: dict) -> dict | None:
-    """The fio JSON document of a raw file (relative sources under data_dir), or None when unreadable."""
-    if not isinstance(source, str) or not source:
-        return None
-    if source not in cache:
-        from memstor.parse.fio import load_fio_json
-
-        path = Path(source)
-        if not path.is_absolute() and data_dir is not None:
-            path = Path(data_dir) / path
-        try:
-            cache[source] = load_fio_json(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, MemstorError):  # unreadable raw file: the clones' percentiles stay empty
-            cache[source] = None
-    return cache[source]
-
-
-def merged_percentiles(doc: dict | None, jobname, groupid, direction: str) -> dict:
-    """clat percentiles (µs) of the merged json+ histograms of every clone of one job; {} when a clone
-    has no bins. The merge and fio's percentile rule are memstor.analysis.storage's latency CDF."""
-    from memstor.analysis.storage import latency_cdf, percentile_from_cdf
-    from memstor.parse.fio import clat_bins
-
-    clones = [j for j in (doc or {}).get("jobs", [])
-              if j.get("jobname") == jobname and _key_text(j.get("groupid")) == _key_text(groupid)]
-    if not clones or not all(clat_bins(j, direction) for j in clones):
-        return {}
-    cdf = latency_cdf({"jobs": clones}, direction)
-    return {col: percentile_from_cdf(cdf, p) for col, p in _PCT.items()}
-
-
 def observations(fio: pd.DataFrame, data_dir: Path | str | None = None) -> pd.DataFrame:
     """One row per observation: one run (source file) of one job (groupid, jobname) and direction, with
     the job's clones combined (see the module docstring). Adds ``clones`` (rows combined) and ``ok``.
-    ``data_dir`` resolves relative ``source`` paths for the json+ histograms of clones."""
+    ``data_dir``: the data folder whose processed bins tables (memstor.analysis.histograms) give the
+    clones' merged json+ histograms; without it, or without bins, the clones' percentiles stay empty."""
     df = _prepared(fio)
     if df.empty:
         return df.assign(clones=pd.Series(dtype=int))
@@ -172,7 +143,8 @@ def observations(fio: pd.DataFrame, data_dir: Path | str | None = None) -> pd.Da
     counts = df.groupby(key, dropna=False, sort=False)["iops"].transform("size")
     single = df[counts == 1].assign(clones=1)
     multi = df[counts > 1]
-    rows, cache = [], {}
+    bins = read_bins(data_dir, zip(multi["host"], multi["experiment"])) if len(multi) else empty_bins()
+    rows = []
     for _, g in multi.groupby(key, dropna=False, sort=False):
         row = g.iloc[0].to_dict()
         row["clones"] = len(g)
@@ -193,8 +165,8 @@ def observations(fio: pd.DataFrame, data_dir: Path | str | None = None) -> pd.Da
         row["lat_min_us"], row["lat_max_us"] = g["lat_min_us"].min(), g["lat_max_us"].max()
         row["lat_stddev_us"] = _pooled_stddev(g)
         row["runtime_s"] = g["runtime_s"].max()
-        pct = merged_percentiles(_read_doc(row.get("source"), Path(data_dir) if data_dir else None, cache),
-                                 row.get("jobname"), row.get("groupid"), str(row.get("direction")))
+        pct = job_percentiles(bins, row.get("source"), row.get("jobname"), row.get("groupid"),
+                              str(row.get("direction")), _PCT)
         for col in _PCT:
             row[col] = pct.get(col, math.nan)
         rows.append(row)
@@ -245,7 +217,7 @@ def with_totals(obs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([obs, pd.DataFrame(totals, columns=obs.columns)], ignore_index=True)
 
 
-#: Metrics a single run has its own interval for (memstor.analysis.batch_means, from fio's interval logs).
+#: Metrics a single run has its own interval for (memstor.core.batchmeans, from fio's interval logs).
 WITHIN_RUN_METRICS = ("iops", "bw_MBps", "lat_mean_us")
 
 

@@ -15,44 +15,28 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memstor.analysis import memory, queueing, specs, steady_state
-from memstor.analysis.dataset import (
-    IMPORTED,
-    IMPORTED_TABLE,
-    Dataset,
-    HostData,
-    experiment_kinds,
-    load_dataset,
+from memstor.analysis import adaptive_grid, load_latency, memory, queueing, specs, steady_state
+from memstor.analysis.dataset import IMPORTED, IMPORTED_TABLE, Dataset, HostData, load_dataset
+from memstor.analysis.drive import drive_table, interface_check
+from memstor.analysis.memory_fit import annotate_points
+from memstor.analysis.points import (
+    NOT_SWEEPS,
+    config_text,
+    fio_summary,
+    preferred,
+    qd_points,
+    select_points,
+    sweep_points,
 )
-from memstor.core.schema import truthy
-from memstor.core.units import size_text
+from memstor.analysis.storage import littles_law_table
+from memstor.analysis.storage_fit import storage_fit_table
+from memstor.core import profiles
+from memstor.core.errors import UsageError
+from memstor.core.schema import missing
+from memstor.core.units import parse_size, size_text
 
-
-def fio_summary(ds: Dataset) -> pd.DataFrame:
-    """The one summary of every device's fio rows (memstor.analysis.summary.summary_table): one row per
-    device x experiment x configuration x direction with n, means and 95 % CIs (``report/tables/summary.csv``)."""
-    from memstor.analysis.summary import summary_table
-
-    summ = summary_table(ds.fio, ds.data_dir)
-    summ["spec_point"] = summ["spec_point"].map(truthy)
-    return summ
-
-
-def _preferred(sel: pd.DataFrame) -> pd.DataFrame:
-    """Candidates ordered for a headline: O_DIRECT first (the device, not the page cache), then the
-    queue-depth sweep, then more repetitions."""
-    return sel.assign(_d=-sel["direct"].fillna(-1), _q=(sel["experiment"] != "fio-queue-depth").astype(int),
-                      _n=-sel["n"]).sort_values(["_d", "_q", "_n"], kind="stable").drop(columns=["_d", "_q", "_n"])
-
-
-def _select(pts: pd.DataFrame, host: str, rw: str, bs: int | None = 4096, direction: str | None = None):
-    """Points of `host` for a single-direction workload `rw` (direction = read/write from rw)."""
-    direction = direction or ("write" if "write" in rw else "read")
-    sel = pts[(pts["host"] == host) & (pts["rw"] == rw) & (pts["direction"] == direction)]
-    if bs is not None:
-        sel = sel[sel["bs_bytes"] == bs]
-    return sel
-
+#: The fio points' names, re-exported: callers (notebooks, the CLI, the report) read them here.
+__all__ = ["NOT_SWEEPS", "config_text", "fio_summary", "qd_points", "sweep_points"]
 
 # -------------------------------------------------------------------------------------- headlines
 
@@ -103,25 +87,11 @@ def peak_bandwidth(mlc: pd.DataFrame, host: str) -> tuple[float | None, str]:
     return None, ""
 
 
-def _qd_text(row) -> str:
-    """'QD32x4' for a point row."""
-    return f"QD{int(row['iodepth'])}x{int(row['numjobs'])}"
-
-
-def config_text(row) -> str:
-    """The configuration a number comes from: 'QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=3'
-    ('?' for what the data does not say)."""
-    d = row["direct"]
-    direct = {1: "O_DIRECT", 0: "buffered"}.get(int(d) if d == d and d is not None else -1, "direct ?")
-    engine = row["ioengine"] if isinstance(row["ioengine"], str) and row["ioengine"] else "engine ?"
-    return f"{_qd_text(row)}, {engine}, {direct}, {row['experiment']}, n={int(row['n'])}"
-
-
 def _value(row, metric: str) -> tuple:
     """(value, detail, ci_low, ci_high, n, ci_method) of a summary row's metric for the headline table
     (ci_method: how its interval was made, ``repetitions`` or ``batch-means``; "" without one)."""
     lo, hi = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
-    method = str(row.get("ci_method") or "") if lo is not None and lo == lo else ""
+    method = "" if missing(lo) else str(row.get("ci_method") or "")
     return (float(row[metric]), config_text(row), lo, hi, int(row["n"]), method)
 
 
@@ -141,7 +111,7 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
         v, how = peak_bandwidth(ds.mlc, host)
         vals["peak_bw_MBps"] = (v, how, None, None, None, "")
         for rw in ("randread", "randwrite"):
-            sel = _select(pts, host, rw)
+            sel = select_points(pts, host, rw)
             q1 = sel[(sel["iodepth"] == 1) & (sel["numjobs"] == 1) & sel["lat_mean_us"].notna()]
             q1 = q1[q1["direct"].fillna(-1) == q1["direct"].fillna(-1).max()]  # O_DIRECT when there is one
             vals[f"qd1_{rw}_lat_us"] = (_value(q1.loc[q1["lat_mean_us"].idxmin()], "lat_mean_us")
@@ -149,7 +119,7 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
             sel = sel[sel["iops"].notna()]
             vals[f"best_{rw}_iops"] = _value(sel.loc[sel["iops"].idxmax()], "iops") if not sel.empty else none
         for rw, key in (("read", "seq_read_MBps"), ("write", "seq_write_MBps")):
-            sel = _select(pts, host, rw, bs=None)
+            sel = select_points(pts, host, rw, bs=None)
             sel = sel[sel["bw_MBps"].notna()]
             if sel.empty:
                 vals[key] = none
@@ -165,20 +135,9 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"n": "Int64"})
 
 
-#: Experiments whose points are not closed-loop sweep points: the steady-state rounds (a trajectory of
-#: states: its number is the window average, memstor.analysis.steady_state.verdict_table) and the
-#: open-loop rate points (rate-limited by design: never a "best" IOPS; memstor.analysis.openloop).
-NOT_SWEEPS = (steady_state.EXPERIMENT, "fio-load-latency")
-
-
-def sweep_points(pts: pd.DataFrame) -> pd.DataFrame:
-    """Rows of the closed-loop sweeps only (see NOT_SWEEPS)."""
-    return pts[~pts["experiment"].isin(NOT_SWEEPS)]
-
-
 def _steady_headline(v: pd.Series) -> tuple:
     """(value, detail, ci_low, ci_high, n, ci_method) of the steady-state headline: the window average IOPS."""
-    if v["window_avg_iops"] != v["window_avg_iops"] or v["window_avg_iops"] is None:
+    if missing(v["window_avg_iops"]):
         return (None, "", None, None, None, "")
     return (float(v["window_avg_iops"]), f"{v['workload']}, {v['verdict']}, window average", None, None,
             int(v["window_last"] - v["window_first"] + 1), "")
@@ -209,18 +168,17 @@ def measured_conditions(point: pd.Series, host: HostData) -> specs.Conditions:
     runs on a test file, no preconditioning), target from the meta's test file / fio --filename (a /dev
     path = raw device). Imported points: what the table says; span, state and target unknown."""
     c = specs.Conditions(
-        iodepth=int(point["iodepth"]) if point["iodepth"] == point["iodepth"] else None,
-        numjobs=int(point["numjobs"]) if point["numjobs"] == point["numjobs"] else None,
-        bs_bytes=int(point["bs_bytes"]) if point["bs_bytes"] == point["bs_bytes"] else None,
+        iodepth=None if missing(point["iodepth"]) else int(point["iodepth"]),
+        numjobs=None if missing(point["numjobs"]) else int(point["numjobs"]),
+        bs_bytes=None if missing(point["bs_bytes"]) else int(point["bs_bytes"]),
         mb="decimal",
     )
-    if experiment_kinds().get(str(point.get("experiment"))) == "fio":
+    if host.kinds.get(str(point.get("experiment"))) == "fio":
         meta = _meta_index(host).get(point.get("point")) or {}
         params = meta.get("params") or {}
         filename = params.get("test_file") or _command_option(meta.get("command"), "filename") or ""
         size = point.get("file_size_bytes")
-        if not (size == size and size) and params.get("file_size"):
-            from memstor.core.units import parse_size
+        if (missing(size) or not size) and params.get("file_size"):
             try:
                 size = parse_size(str(params["file_size"]))
             except ValueError:
@@ -229,7 +187,7 @@ def measured_conditions(point: pd.Series, host: HostData) -> specs.Conditions:
             c.target, c.span = "raw_device", "unknown"
         else:
             c.target, c.span = "filesystem_file", "file"
-            c.span_bytes = int(size) if size == size and size else None
+            c.span_bytes = None if missing(size) or not size else int(size)
         c.state = "fresh"
     return c
 
@@ -241,7 +199,7 @@ def _spec_point_choice(pts: pd.DataFrame, host: str, sv: specs.SpecValue) -> tup
     same rw and block size and the outstanding I/O closest to the spec's (log scale). MB/s: same rw,
     closest block size, then closest outstanding I/O."""
     sc = sv.conditions
-    cands = _select(pts, host, sv.rw, bs=None)
+    cands = select_points(pts, host, sv.rw, bs=None)
     cands = cands[cands["n"] > 0]
     if cands.empty:
         return None, ""
@@ -249,7 +207,7 @@ def _spec_point_choice(pts: pd.DataFrame, host: str, sv: specs.SpecValue) -> tup
         same_bs = cands[cands["bs_bytes"] == sc.bs_bytes]
         spec_pts = same_bs[same_bs["spec_point"]]
         if not spec_pts.empty:
-            r = _preferred(spec_pts).iloc[0]
+            r = preferred(spec_pts).iloc[0]
             return r, f"spec-conditions point ({config_text(r)})"
         if not same_bs.empty:
             cands = same_bs
@@ -294,8 +252,6 @@ def _with_interface(comp: pd.DataFrame, ds: Dataset, sheets: list) -> pd.DataFra
     """comp with ``interface``: the drive's PCIe link against the sheet's interface (memstor.analysis.drive
     .interface_check: 'matched', 'differs: ...' or 'not available (...)'); a measured row whose link differs
     gets 'interface' added to its flag."""
-    from memstor.analysis.drive import interface_check
-
     links = interface_check(ds, sheets)
     if links.empty:
         return comp.assign(interface="not available (no drive record)")
@@ -355,43 +311,10 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) 
     return df.sort_values(["_order", "device", "host"], kind="stable").drop(columns="_order").reset_index(drop=True)
 
 
-def qd_points(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Queue-depth sweep configurations: 4K randread/randwrite per device (fio_summary rows, n > 0).
-
-    Devices with a fio-queue-depth table use only that table; imported devices use the 4K random points
-    of one engine, O_DIRECT setting and table (the preferred one, see _preferred), so that different
-    setups never mix in one curve. Adds ``in_sweep``: the configuration enters the fit (every N = iodepth
-    x numjobs once: of several with the same N the one with most runs, then fewest jobs; spec-conditions
-    points are shown, not fitted)."""
-    pts = fio_summary(ds) if pts is None else pts
-    out = []
-    for host in ds.host_names:
-        hp = pts[(pts["host"] == host) & (pts["bs_bytes"] == 4096) & (pts["n"] > 0)]
-        if (hp["experiment"] == "fio-queue-depth").any():
-            hp = hp[hp["experiment"] == "fio-queue-depth"]
-        for rw, direction in (("randread", "read"), ("randwrite", "write")):
-            sel = hp[(hp["rw"] == rw) & (hp["direction"] == direction) & hp["iops"].notna()].copy()
-            if sel.empty:
-                continue
-            first = _preferred(sel).iloc[0]
-            setup = ["ioengine", "direct", "experiment"]
-            sel = sel[(sel[setup].fillna("?").astype(str) == first[setup].fillna("?").astype(str)).all(axis=1)]
-            sel["in_sweep"] = False
-            nonspec = sel[~sel["spec_point"]].sort_values(["outstanding_io", "n", "numjobs"],
-                                                          ascending=[True, False, True])
-            sel.loc[nonspec.drop_duplicates("outstanding_io").index, "in_sweep"] = True
-            out.append(sel)
-    if not out:
-        return pd.DataFrame(columns=[*pts.columns, "in_sweep"])
-    return pd.concat(out, ignore_index=True).sort_values(["host", "rw", "outstanding_io"]).reset_index(drop=True)
-
-
 def littles_law(ds: Dataset) -> pd.DataFrame:
     """Little's law for every fio configuration of every device (memstor.analysis.storage.littles_law_table
     per configuration): X and R are means over the same successful runs, mixed jobs judged on their
     read + write totals, with the ±5 % band, the flag and the reason."""
-    from memstor.analysis.storage import littles_law_table
-
     fio = ds.fio
     closed = fio[fio["experiment"] != "fio-load-latency"] if "experiment" in fio else fio  # open loop: N is
     # not iodepth x jobs
@@ -417,7 +340,7 @@ def knee_fits(qd: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
             continue
         fits[(host, rw)] = f
         note = "" if f.saturated else "sweep ends below the knee: X_max is a lower estimate"
-        if not f.r2 == f.r2 or f.r2 < 0.5:
+        if missing(f.r2) or f.r2 < 0.5:
             note = "poor fit (R² < 0.5): the points do not follow the two asymptotes; read N* with care"
         rows.append({**base, "R_min_fit_us": f.r_min_us, "X_max_fit_iops": f.x_max_iops, "N_star_fit": f.n_star,
                      "r2": f.r2, "R_min_meas_us": f.r_min_measured_us, "X_max_meas_iops": f.x_max_measured_iops,
@@ -433,8 +356,6 @@ def memory_curves(mlc: pd.DataFrame) -> pd.DataFrame:
     load_random, huge_pages; unknown = NaN, never guessed), ``pages``, ``origin`` (the source file when the
     identity is incomplete, so files that may differ are never pooled), the ``curve`` label, and over
     repetitions ``n``, mean and 95 % interval of latency_ns and bandwidth_MBps."""
-    from memstor.analysis import memory
-
     ok = mlc[mlc["ok"]] if "ok" in mlc.columns else mlc
     return memory.curve_table(ok)
 
@@ -447,8 +368,6 @@ def memory_fits(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     memstor.analysis.memory.FIT_COLUMNS).
 
     Returns (table, fits); fits maps (host, curve label) -> memstor.analysis.curves.CurveFit."""
-    from memstor.analysis import memory
-
     return memory.fit_table(curves)
 
 
@@ -456,11 +375,9 @@ def storage_fits(qd: pd.DataFrame, load: pd.DataFrame) -> tuple[pd.DataFrame, di
     """The same analysis for the storage curves: each device × workload's closed queue-depth sweep (the
     points in the sweep of :func:`qd_points`) and open loop (memstor.analysis.load_latency.curve_table).
     One row per device × curve (``report/tables/storage_fit.csv``, columns
-    memstor.analysis.curves.STORAGE_FIT_COLUMNS: IOPS and µs). Returns (table, fits); fits maps
+    memstor.analysis.storage_fit.STORAGE_FIT_COLUMNS: IOPS and µs). Returns (table, fits); fits maps
     (host, kind, rw) -> memstor.analysis.curves.CurveFit."""
-    from memstor.analysis import curves
-
-    return curves.storage_fit_table(qd, load)
+    return storage_fit_table(qd, load)
 
 
 # ------------------------------------------------------------------------------------ provenance
@@ -476,7 +393,7 @@ def provenance(ds: Dataset) -> pd.DataFrame:
         metas = pd.DataFrame(h.metas) if h.metas else pd.DataFrame()
         for t in h.tables:
             table = t[:-4]
-            kind = "fio" if (experiment_kinds().get(table) == "fio" or t == "fio.csv") else "mlc"
+            kind = "fio" if (h.kinds.get(table) == "fio" or t == "fio.csv") else "mlc"
             src = ds.fio if kind == "fio" else ds.mlc
             tab = IMPORTED_TABLE if t in IMPORTED else table
             d = src[(src["host"] == h.name) & (src["table"] == tab)]
@@ -541,31 +458,26 @@ DEFAULT_SLO_P99_US = 1000.0
 def slo_targets(profile: str | None = None) -> list[float]:
     """The p99 targets (µs) of the SLO answer: ``slo_p99_us`` of the profile's fio-load-latency section
     (the default profile when None), else [DEFAULT_SLO_P99_US]."""
-    from memstor.core import profiles as params
-    from memstor.core.errors import UsageError
-
     try:
-        section = params.section(profile or params.DEFAULT_PROFILE, "fio-load-latency")
+        section = profiles.section(profile or profiles.DEFAULT_PROFILE, "fio-load-latency")
     except UsageError:
         return [DEFAULT_SLO_P99_US]
     return [float(t) for t in section.get("slo_p99_us") or [DEFAULT_SLO_P99_US]]
 
 
-def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[float] | None = None) -> Synthesis:
+def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[float] | None = None,
+               kinds: dict[str, str] | None = None) -> Synthesis:
     """Load every host under ``<data_dir>/processed`` and the spec sheets, and compute every table.
-    targets_us: the SLO answer's p99 targets in µs (default :func:`slo_targets`)."""
-    from memstor.analysis import adaptive_grid, load_latency
-    from memstor.analysis import curves as lt
-    from memstor.analysis.drive import drive_table, interface_check
-
-    ds = load_dataset(data_dir)
+    targets_us: the SLO answer's p99 targets in µs (default :func:`slo_targets`); kinds: the experiment
+    tables to read (memstor.analysis.dataset.load_dataset; the registry's, memstor.experiments.kinds())."""
+    ds = load_dataset(data_dir, kinds)
     sheets = specs.load_specs(specs_dir)
     pts = fio_summary(ds)
     qd = qd_points(ds, sweep_points(pts))
     knees, kfits = knee_fits(qd)
     curves = memory_curves(ds.mlc)
     mem, mfits = memory_fits(curves)
-    curves = lt.annotate_points(curves, mfits)
+    curves = annotate_points(curves, mfits)
     curves_ol = load_latency.curve_table(ds.fio)
     storage, sfits = storage_fits(qd, curves_ol)
     return Synthesis(

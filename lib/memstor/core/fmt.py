@@ -60,8 +60,16 @@ def fixed(v, digits: int) -> str:
 
 
 def ci_text(v, lo, hi, digits: int, unit: str) -> str:
-    """'95.5 ns [92.6, 98.4]' (the value alone when its interval is unknown)."""
+    """'95.5 ns [92.6, 98.4]' (the value alone when its interval is unknown; unit '' gives '95.5 [92.6, 98.4]')."""
     if missing(v):
         return "–"
     known = not (missing(lo) or missing(hi))
-    return f"{fixed(v, digits)} {unit}" + (f" [{fixed(lo, digits)}, {fixed(hi, digits)}]" if known else "")
+    value = f"{fixed(v, digits)} {unit}" if unit else fixed(v, digits)
+    return value + (f" [{fixed(lo, digits)}, {fixed(hi, digits)}]" if known else "")
+
+
+def plain(v) -> str:
+    """A value as recorded, without rounding: a whole float without its '.0' (``45.0`` -> '45'), else str()."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return str(v)

@@ -1,6 +1,7 @@
 """Exact column names of the tidy tables (DESIGN.md contract). Empty cell = not available."""
 
 import math
+from dataclasses import dataclass, field
 
 FIO_COLUMNS = [
     "source", "host", "jobname", "groupid", "rw", "direction", "bs_bytes", "iodepth", "numjobs",
@@ -56,9 +57,6 @@ PEAK_ROW_TRAFFIC = {
     "Stream-triad like": "stream-triad",
 }
 
-import math  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-
 
 def impossible_number(value: object, non_negative: bool) -> bool:
     """A cell no tool could have measured: NaN, infinity, past 64 bits, a non-number, or negative where
@@ -90,7 +88,8 @@ def truthy(value: object) -> bool:
 
 
 def missing(value: object) -> bool:
-    """The one rule for "not available": None, NaN, ±inf and an empty text are missing; 0 is a value."""
+    """The one rule for "not available": None, NaN, ±inf, pandas' NA/NaT and an empty text are missing;
+    0 is a value."""
     if value is None:
         return True
     if isinstance(value, str):
@@ -98,5 +97,5 @@ def missing(value: object) -> bool:
     try:
         f = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        return False
+        return type(value).__name__ in ("NAType", "NaTType")  # pandas' missing markers, without importing pandas
     return not math.isfinite(f)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstor.core.errors import UsageError
+from memstor.core.units import format_size, parse_size
 
 #: Where a profile parameter is fixed; ``{key}`` is the parameter's name.
 PROFILE_FIX = "fix params/<profile>.yaml, the notebook parameter or --set {key}=..."
@@ -89,8 +90,6 @@ class Section:
 
     def size(self, key: str, value: Any) -> tuple[str, int]:
         """(normalised fio size string, bytes) of a size like 4k, 64k, 1m (k/m/g = KiB/MiB/GiB), > 0."""
-        from memstor.core.units import format_size, parse_size
-
         want = "use a size > 0 like 4k, 64k, 1m (k/m/g = KiB/MiB/GiB)"
         if isinstance(value, bool):
             raise self.error(key, value, want)

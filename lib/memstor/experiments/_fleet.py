@@ -18,20 +18,30 @@ as they measure, which a simultaneous fleet point cannot; they are refused in on
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
+import memstor.experiments._fio_params as _fio_params
+import memstor.experiments._fio_points as _fio_points
+import memstor.experiments._fio_rows as _fio_rows
+import memstor.experiments._fio_run as _fio_run
+from memstor.analysis.cluster import cluster_aggregate
 from memstor.core.errors import MemstorError, UsageError
-from memstor.experiments import _fio
+from memstor.core.files import atomic_write, read_json
 from memstor.core.schema import CLUSTER_COLUMNS, CLUSTER_SUFFIX
+from memstor.measure.fleet import FleetError, run_ssh, ssh_argv
+from memstor.measure.fleet_hosts import load_hosts
+from memstor.measure.fleet_sweep import HostPlan, RawFiles, run_fleet_sweep
+from memstor.measure.fleet_target import remote_target
+from memstor.measure.sweep import MANIFEST, PointResult, check_name, is_cached, meta_path, raw_dir, raw_path
 
 
 def fleet_name(hosts_file: Path) -> str:
     """The folder name of a fleet's cluster tables: the host file's stem, made file-safe."""
-    from memstor.measure.sweep import check_name
-
     name = Path(hosts_file).stem
     check_name("host", name)
     return name
@@ -54,11 +64,6 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
               ssh_extra=()) -> pd.DataFrame:
     """Run or resume a fio family on every host of ``hosts_file`` at once; write each host's table, sysinfo and
     the cluster table; return the hosts' tables concatenated (a ``host`` column tells them apart)."""
-    from memstor.measure.fleet import FleetError
-    from memstor.measure.fleet_hosts import load_hosts
-    from memstor.measure.fleet_sweep import run_fleet_sweep
-    from memstor.measure.fleet_target import remote_target
-
     hosts = load_hosts(hosts_file)
     fleet = fleet_name(hosts_file)
     if fleet in {h.label for h in hosts}:
@@ -68,7 +73,7 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
         return run_remote(fam, params, hosts, data_root, ssh_extra=ssh_extra)
     validated = fam.validate(params)
     check_fleet_family(fam, validated)
-    c: _fio.FioCommon = validated.common
+    c: _fio_params.FioCommon = validated.common
     data_root = Path(data_root)
     plans, refused, targets, recorded = [], {}, {}, set()
     for h in hosts:
@@ -96,18 +101,19 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
     tables = []
     for h in hosts:
         if h.label in refused:
-            df = _fio.to_frame(_refused_rows(fam, validated, h, data_root, *refused[h.label]))
+            df = _fio_rows.to_frame(_refused_rows(fam, validated, h, data_root, *refused[h.label]))
         else:
             t = targets[h.label]
             note = f"{t['ioengine']} ({t['ioengine_why']})"
-            df = _fio.to_frame(_fio.result_rows(results[h.label], h.label, note, data_root))
+            df = _fio_rows.to_frame(_fio_rows.result_rows(results[h.label], h.label, note, data_root))
             if h.label not in recorded:
                 _write_host_sysinfo(data_root, h, t)
-        _fio.write_table(df, data_root, h.label, fam.EXPERIMENT)
+        _fio_run.write_table(df, data_root, h.label, fam.EXPERIMENT)
+        _fio_run.write_bins(results.get(h.label, []), data_root, h.label, fam.EXPERIMENT)
         tables.append(df)
     table = pd.concat(tables, ignore_index=True)
     cluster = cluster_table(results, data_root)
-    _fio.write_table(cluster, data_root, fleet, fam.EXPERIMENT + CLUSTER_SUFFIX)
+    _fio_run.write_table(cluster, data_root, fleet, fam.EXPERIMENT + CLUSTER_SUFFIX)
     failed = table[table["status"] == "failed"]
     if len(failed) == len(table):
         raise MemstorError(f"{fam.EXPERIMENT}: every point failed on every host (first: {failed['error'].iloc[0]}); "
@@ -117,12 +123,10 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
 
 def _plan(fam, validated, h, t: dict):
     """The HostPlan of host ``h`` on its prepared target ``t`` (memstor.measure.fleet_target's description)."""
-    from memstor.measure.fleet_sweep import HostPlan
-
     c = validated.common
     configs = [dict(cfg, medium=t["medium"]) for cfg in fam.FLEET_CONFIGS(validated, t["ioengine"])]
-    points = _fio.make_points(configs, c.repetitions, t["path"])
-    jobs = {p.name: _fio.fio_job(p, t["path"]) for p in points}
+    points = _fio_points.make_points(configs, c.repetitions, t["path"])
+    jobs = {p.name: _fio_points.fio_job(p, t["path"]) for p in points}
     sysinfo = {"ioengine_requested": c.ioengine, "ioengine": t["ioengine"], "ioengine_why": t["ioengine_why"],
                "test_file": t["path"], "test_file_bytes": t["size_bytes"], "ssh": h.ssh,
                "remote_hostname": t["hostname"], "fio_version": t["fio_version"]}
@@ -131,9 +135,6 @@ def _plan(fam, validated, h, t: dict):
 
 def _cached(data_root: Path, experiment: str, h, point) -> bool:
     """True when host ``h``'s point is measured in its raw folder here (memstor.measure.sweep.is_cached)."""
-    from memstor.measure.fleet_sweep import RawFiles
-    from memstor.measure.sweep import is_cached, raw_dir
-
     return is_cached(point, RawFiles(), raw_dir(data_root, h.label, experiment))
 
 
@@ -141,9 +142,6 @@ def _recorded_target(experiment: str, c, h, data_root: Path) -> dict | None:
     """Host ``h``'s target as its last sweep of ``experiment`` recorded it (manifest), when that was this test
     file size and engine request; else None. Used only to re-read what was measured there: nothing is ever
     measured on a recorded target (the refusal rules are checked on the host)."""
-    from memstor.core.files import read_json
-    from memstor.measure.sweep import MANIFEST, raw_dir
-
     man = read_json(raw_dir(data_root, h.label, experiment) / MANIFEST) or {}
     info, entries = man.get("sysinfo") or {}, man.get("points") or []
     medium = next((e.get("params", {}).get("medium") for e in entries if isinstance(e, dict)), None)
@@ -158,25 +156,21 @@ def _recorded_target(experiment: str, c, h, data_root: Path) -> dict | None:
 def _refused_rows(fam, validated, h, data_root: Path, error: str, plan, measured: set) -> list:
     """Rows of a host that could not take part: its points ``measured`` before (of ``plan``, from its recorded
     target) re-read, every other point failed with ``error``."""
-    from memstor.measure.sweep import PointResult, meta_path, raw_dir, raw_path
-
     c = validated.common
     if plan is None:
-        points = _fio.make_points(fam.FLEET_CONFIGS(validated, c.ioengine), c.repetitions, "")
-        return [r for p in points for r in _fio.failed_rows(p.params, p.name, h.label, error)]
+        points = _fio_points.make_points(fam.FLEET_CONFIGS(validated, c.ioengine), c.repetitions, "")
+        return [r for p in points for r in _fio_rows.failed_rows(p.params, p.name, h.label, error)]
     folder = raw_dir(data_root, h.label, fam.EXPERIMENT)
     results = [PointResult(p, "cached", raw_path(folder, p, ".json"), meta_path(folder, p)) if p.name in measured
                else PointResult(p, "failed", None, meta_path(folder, p), error) for p in plan.points]
     t = plan.sysinfo
-    return _fio.result_rows(results, h.label, f"{t['ioengine']} ({t['ioengine_why']})", data_root)
+    return _fio_rows.result_rows(results, h.label, f"{t['ioengine']} ({t['ioengine_why']})", data_root)
 
 
 def _write_host_sysinfo(data_root: Path, host, target: dict) -> None:
     """``processed/<label>/sysinfo.json`` of a fleet host: what memstor there reported (its host name, fio,
     test file and medium) and the SSH destination; the machine's full description needs memstor sysinfo
     run there (``ssh HOST memstor sysinfo``)."""
-    from memstor.core.files import atomic_write
-
     out = Path(data_root) / "processed" / host.label / "sysinfo.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     info = {"hostname": target["hostname"], "fleet_host": {"ssh": host.ssh, **target},
@@ -189,8 +183,6 @@ def cluster_table(results: dict, data_root: Path) -> pd.DataFrame:
     """One row per grid position and direction: summed IOPS and MB/s over the hosts measured there and the
     cluster latency percentiles (µs) of their merged json+ bins (memstor.analysis.cluster.cluster_aggregate);
     never fio's "All clients" entry, never averaged percentiles. A position with no host measured has no row."""
-    from memstor.analysis.cluster import cluster_aggregate
-
     labels = list(results)
     rows = []
     n = max((len(rs) for rs in results.values()), default=0)
@@ -205,7 +197,7 @@ def cluster_table(results: dict, data_root: Path) -> pd.DataFrame:
         if not docs:
             continue
         p = first.params
-        for direction in _fio._directions(p["rw"], p.get("rwmixread")):
+        for direction in _fio_rows.directions(p["rw"], p.get("rwmixread")):
             agg = cluster_aggregate(docs, direction)
             rows.append({"experiment": p.get("experiment"), "point": first.name, "rw": p["rw"], "bs": p["bs"],
                          "iodepth": p["iodepth"], "numjobs": p["numjobs"], "rep": p.get("rep"),
@@ -228,8 +220,6 @@ def run_remote(fam, params: dict, hosts: list, data_root: Path, *, ssh_extra=())
     root in ``<target>/memstor-data`` there (so a rerun resumes there); then that host's raw and processed folders
     come back here under its label (``tar`` over SSH). A host that fails is reported in one line; the others run.
     Returns the hosts' tables concatenated."""
-    from memstor.measure.fleet import FleetError
-
     tables, failed = [], []
     for h in hosts:
         try:
@@ -260,9 +250,6 @@ def _remote_data(h) -> str:
 def _remote_run(experiment: str, params: dict, h, ssh_extra) -> None:
     """``memstor run EXPERIMENT`` on host ``h`` with ``params``; FleetError with its last stderr line when it
     fails as a whole (exit 2 or worse: exit 1, some points failed, still brings the data back)."""
-    import shlex
-
-    from memstor.measure.fleet import FleetError, run_ssh
 
     sets = [a for k, v in params.items() if k != "profile" for a in ("--set", f"{k}={json.dumps(v)}")]
     profile = ["--profile", str(params["profile"])] if params.get("profile") else []
@@ -279,10 +266,6 @@ def _remote_run(experiment: str, params: dict, h, ssh_extra) -> None:
 def _fetch(h, experiment: str, data_root: Path, ssh_extra) -> None:
     """Copy ``raw/<label>/<experiment>/`` and ``processed/<label>/`` of the host's memstor data here (tar over
     SSH; files that exist here are replaced by the host's, which measured them)."""
-    import shlex
-    import subprocess
-
-    from memstor.measure.fleet import FleetError, ssh_argv
 
     remote = f"tar -C {shlex.quote(_remote_data(h))} -cf - raw/{h.label}/{experiment} processed/{h.label}"
     data_root.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
-"""fio-block-size, a storage family over :mod:`memstor.experiments._fio`: random (and sequential) I/O
-at every block size, fixed queue depth."""
+"""fio-block-size, a storage family over the shared fio modules (``memstor.experiments._fio_*``): random
+(and sequential) I/O at every block size, fixed queue depth."""
 
 from __future__ import annotations
 
@@ -8,13 +8,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.experiments import _fio
+import memstor.experiments._fio_params as _fio_params
+import memstor.experiments._fio_points as _fio_points
+import memstor.experiments._fio_run as _fio_run
 from memstor.core.validate import Section
+from memstor.measure.sweep import SweepSession
 
-EXPERIMENT = _fio.BLOCK_SIZE
+EXPERIMENT = _fio_params.BLOCK_SIZE
 NOTEBOOK = "20-fio-block-size"
 KIND = "fio"
-OPTIONAL_KEYS = _fio.OPTIONAL_KEYS + _fio.PRECISION_KEYS
+OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS + _fio_params.PRECISION_KEYS
 #: This family's own keys, beside the ones every fio family has.
 KEYS = ("iodepth", "bs", "rw", "seq_bs")
 
@@ -23,7 +26,7 @@ KEYS = ("iodepth", "bs", "rw", "seq_bs")
 class BlockSizeParams:
     """fio-block-size: random rw at every bs, sequential read/write at every seq_bs, fixed iodepth."""
 
-    common: _fio.FioCommon
+    common: _fio_params.FioCommon
     iodepth: int
     bs: tuple          # fio size strings, normalised (4k, 64k, 1m)
     rw: tuple          # random (or sequential) patterns for the bs list
@@ -33,13 +36,13 @@ class BlockSizeParams:
 def block_size_params(params: dict) -> BlockSizeParams:
     """Validate a fio-block-size section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
-    c = _fio.common_params(v, params, KEYS, precision=True)
+    c = _fio_params.common_params(v, params, KEYS, precision=True)
     return BlockSizeParams(
         common=c,
-        iodepth=v.integer("iodepth", params["iodepth"], 1, _fio.MAX_IODEPTH),
-        bs=_fio.block_sizes(v, "bs", v.items("bs", params["bs"]), c),
-        rw=_fio.patterns(v, params),
-        seq_bs=_fio.block_sizes(v, "seq_bs", v.items("seq_bs", params["seq_bs"], allow_empty=True), c),
+        iodepth=v.integer("iodepth", params["iodepth"], 1, _fio_params.MAX_IODEPTH),
+        bs=_fio_params.block_sizes(v, "bs", v.items("bs", params["bs"]), c),
+        rw=_fio_params.patterns(v, params),
+        seq_bs=_fio_params.block_sizes(v, "seq_bs", v.items("seq_bs", params["seq_bs"], allow_empty=True), c),
     )
 
 
@@ -48,7 +51,7 @@ def block_size_configs(bp: BlockSizeParams, engine: str) -> list:
     c = bp.common
 
     def config(rw: str, bs: str) -> dict:
-        return _fio.point_params(EXPERIMENT, c, engine, rw=rw, bs=bs, iodepth=bp.iodepth, numjobs=c.numjobs)
+        return _fio_points.point_params(EXPERIMENT, c, engine, rw=rw, bs=bs, iodepth=bp.iodepth, numjobs=c.numjobs)
 
     out = [config(rw, bs) for rw in bp.rw for bs in bp.bs]
     for rw in ("read", "write"):
@@ -60,11 +63,11 @@ def block_size_configs(bp: BlockSizeParams, engine: str) -> list:
 
 
 def run_block_size(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
-                   progress: bool = True) -> pd.DataFrame:
+                   progress: bool = True, session: SweepSession | None = None) -> pd.DataFrame:
     """Run or resume fio-block-size; write and return its tidy table (COLUMNS)."""
     bp = block_size_params(params)
-    return _fio.run_family(EXPERIMENT, block_size_configs, bp, data_root=data_root, target_dir=target_dir,
-                           host=host, progress=progress)
+    return _fio_run.run_family(EXPERIMENT, block_size_configs, bp, data_root=data_root, target_dir=target_dir,
+                           host=host, progress=progress, session=session)
 
 
 #: The fixed grid a fleet run (--hosts) measures on every host at once (memstor.experiments._fleet).

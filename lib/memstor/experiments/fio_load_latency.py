@@ -27,6 +27,7 @@ Tables, ``<data>/processed/<device>/``:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -35,20 +36,49 @@ from pathlib import Path
 
 import pandas as pd
 
+import memstor.experiments._fio_params as _fio_params
+import memstor.experiments._fio_points as _fio_points
+import memstor.experiments._fio_rows as _fio_rows
+import memstor.experiments._fio_run as _fio_run
+import memstor.experiments._fio_target as _fio_target
+from memstor.core import fiohist
 from memstor.core.errors import MemstorError, first_line
-from memstor.experiments import _fio
+from memstor.core.files import read_json, utc_now, write_json
+from memstor.core.units import parse_size
 from memstor.core.validate import Section
+from memstor.measure.fio import FioRunner
+from memstor.measure.fio_engine import fio_version
+from memstor.measure.openloop import (
+    INLINE_MAX_LOAD,
+    MAX_JOB_RATE_IOPS,
+    ceiling_reached,
+    gating_cap_iops,
+    probe_submit_mode_details,
+    split_rate,
+)
+from memstor.measure.sweep import (
+    NotAllMeasured,
+    Point,
+    SweepSession,
+    processed_path,
+    raw_dir,
+    run_sweep,
+    sidecar_dir,
+)
+from memstor.parse.fio import load_fio_json
+from memstor.parse.fio_json import latency_bins
+from memstor.parse.fio_logs import point_seconds as parse_seconds
 
 EXPERIMENT = "fio-load-latency"
 NOTEBOOK = "60-fio-load-latency"
 KIND = "fio"
-OPTIONAL_KEYS = _fio.OPTIONAL_KEYS
+OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS
 #: This family's own keys, beside the ones every fio family has (numjobs is chosen by the rate split).
 KEYS = ("bs", "rw", "utilisation_pct", "iodepth", "x_max_iops", "probe_iodepth", "probe_numjobs", "slo_p99_us")
 SECONDS_TABLE = f"{EXPERIMENT}-seconds"
 #: Achieved below this share of the offered rate: the device could not keep up (flag ``overloaded``).
 OVERLOAD_RATIO = 0.95
-QUEUE_DEPTH = _fio.QUEUE_DEPTH
+QUEUE_DEPTH = _fio_params.QUEUE_DEPTH
 #: Seconds after which a hung submit-mode probe run is killed (offload hangs on fio-3.33).
 PROBE_TIMEOUT_S = 5.0
 
@@ -77,7 +107,7 @@ LOAD_COLUMNS = [
     "iops_cv",            # coefficient of variation of the per-second IOPS (stability)
     "min_1s_iops_pct",    # lowest 1-s IOPS as % of the mean of the seconds
 ]
-TABLE_COLUMNS = _fio.COLUMNS + LOAD_COLUMNS
+TABLE_COLUMNS = _fio_rows.COLUMNS + LOAD_COLUMNS
 #: Columns of fio-load-latency-seconds.csv (t_s: end of the 1-s interval, s after the start).
 #: fio's histogram logs hold completion latency only (clat; memstor.parse.fio_logs), hence clat_p*.
 SECOND_COLUMNS = ["host", "point", "rw", "utilisation_pct", "offered_iops", "direction", "t_s", "iops", "bw_MBps",
@@ -91,7 +121,7 @@ LOG_TAIL_S = 0.5
 class LoadLatencyParams:
     """fio-load-latency: every rw at every utilisation of X_max, Poisson arrivals."""
 
-    common: _fio.FioCommon  # numjobs is set per point by the rate split
+    common: _fio_params.FioCommon  # numjobs is set per point by the rate split
     bs: str
     rw: tuple
     utilisation_pct: tuple   # offered rates as % of X_max, each in (0, 100]
@@ -105,7 +135,7 @@ class LoadLatencyParams:
 def load_latency_params(params: dict) -> LoadLatencyParams:
     """Validate a fio-load-latency section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
-    c = _fio.common_params(v, {"numjobs": 1, **params}, KEYS)
+    c = _fio_params.common_params(v, {"numjobs": 1, **params}, KEYS)
     utils = [v.number("utilisation_pct", u) for u in v.items("utilisation_pct", params["utilisation_pct"])]
     for u in utils:
         if not 0 < u <= 100:
@@ -116,13 +146,13 @@ def load_latency_params(params: dict) -> LoadLatencyParams:
         raise v.error("x_max_iops", x_max, "0 (from the queue-depth table or a probe) or the device's IOPS > 0")
     return LoadLatencyParams(
         common=c,
-        bs=_fio.single_block_size(v, params, c),
-        rw=_fio.patterns(v, params),
+        bs=_fio_params.single_block_size(v, params, c),
+        rw=_fio_params.patterns(v, params),
         utilisation_pct=v.unique("utilisation_pct", sorted(utils)),
-        iodepth=v.integer("iodepth", params["iodepth"], 1, _fio.MAX_IODEPTH),
+        iodepth=v.integer("iodepth", params["iodepth"], 1, _fio_params.MAX_IODEPTH),
         x_max_iops=x_max,
-        probe_iodepth=v.integer("probe_iodepth", params["probe_iodepth"], 1, _fio.MAX_IODEPTH),
-        probe_numjobs=v.integer("probe_numjobs", params["probe_numjobs"], 1, _fio.MAX_NUMJOBS),
+        probe_iodepth=v.integer("probe_iodepth", params["probe_iodepth"], 1, _fio_params.MAX_IODEPTH),
+        probe_numjobs=v.integer("probe_numjobs", params["probe_numjobs"], 1, _fio_params.MAX_NUMJOBS),
         slo_p99_us=v.unique("slo_p99_us", targets),
     )
 
@@ -135,9 +165,6 @@ validate = load_latency_params
 
 def x_max_from_queue_depth(data_root: Path, host: str, rw: str, bs: str) -> tuple[float | None, str]:
     """(best IOPS, how) of `rw` at block size `bs` in this device's fio-queue-depth table, else (None, why)."""
-    from memstor.measure.sweep import processed_path
-    from memstor.core.units import parse_size
-
     path = processed_path(Path(data_root), host, QUEUE_DEPTH)
     if not path.is_file():
         return None, f"no {QUEUE_DEPTH} table for {host}"
@@ -162,13 +189,13 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x) == int(x) else f"{x:g}"
 
 
-def _suffix(c: _fio.FioCommon, engine: str) -> str:
+def _suffix(c: _fio_params.FioCommon, engine: str) -> str:
     return f"{engine}-d{c.direct}-t{_num(c.runtime_s)}-r{_num(c.ramp_s)}-f{c.file_size}"
 
 
 def probe_config(lp: LoadLatencyParams, engine: str, rw: str) -> dict:
     """The closed-loop X_max probe of `rw` (point parameters)."""
-    return dict(_fio.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.probe_iodepth,
+    return dict(_fio_points.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.probe_iodepth,
                                   numjobs=lp.probe_numjobs), phase="probe")
 
 
@@ -176,10 +203,8 @@ def rate_config(lp: LoadLatencyParams, engine: str, rw: str, util: float, x_max:
                 submit_mode: str, max_per_job: int) -> dict:
     """An offered-rate point: util % of x_max split over jobs of at most max_per_job IOPS each
     (memstor.measure.openloop.split_rate)."""
-    from memstor.measure.openloop import split_rate
-
     plan = split_rate(util / 100.0 * x_max, max_per_job)
-    cfg = _fio.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.iodepth,
+    cfg = _fio_points.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.iodepth,
                             numjobs=plan.numjobs)
     return dict(cfg, phase="rate", utilisation_pct=util, rate_iops=plan.rate_per_job,
                 offered_iops=round(plan.expected_iops, 1), rate_process="poisson", io_submit_mode=submit_mode,
@@ -190,13 +215,13 @@ def lt_config(lp: LoadLatencyParams, engine: str, rw: str) -> dict:
     """fio's own answer to the SLO question, for the cross-check: a closed loop whose queue depth (at most
     probe_iodepth per job) fio searches so that 99 % of the I/Os of every window stay under the first p99
     target (``latency_target``, ``latency_window`` = a quarter of the runtime, at least 0.5 s)."""
-    return dict(_fio.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.probe_iodepth,
+    return dict(_fio_points.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.probe_iodepth,
                                   numjobs=lp.probe_numjobs), phase="lt",
                 latency_target_us=int(round(lp.slo_p99_us[0])), latency_window_s=max(0.5, lp.common.runtime_s / 4),
                 latency_percentile=99.0)
 
 
-def point_name(cfg: dict, c: _fio.FioCommon, rep: int) -> str:
+def point_name(cfg: dict, c: _fio_params.FioCommon, rep: int) -> str:
     """e.g. ``randread-bs4k-u50-r5000x6-qd128x6-inline-io_uring-d1-t2-r1-f256m-rep1`` (r: rate per job x jobs;
     probe: ``probe-randread-...``)."""
     engine = cfg["ioengine"]
@@ -209,25 +234,21 @@ def point_name(cfg: dict, c: _fio.FioCommon, rep: int) -> str:
             f"qd{cfg['iodepth']}x{cfg['numjobs']}-{cfg['io_submit_mode']}-{_suffix(c, engine)}-rep{rep}")
 
 
-def make_points(configs: list[dict], c: _fio.FioCommon, medium: dict, test_file: str) -> list:
+def make_points(configs: list[dict], c: _fio_params.FioCommon, medium: dict, test_file: str) -> list:
     """sweep.Points of the configs x repetitions (repetitions outer); est_s = runtime + ramp + overhead."""
-    from memstor.measure.sweep import Point
-
     points = []
     for rep in range(1, c.repetitions + 1):
         for cfg in configs:
             params = dict(cfg, rep=rep, medium=medium, test_file=test_file)
-            est = float(c.runtime_s) + float(c.ramp_s) + _fio.OVERHEAD_S + 0.1 * cfg["numjobs"]
-            points.append(Point(name=point_name(cfg, c, rep), params=params, est_s=est, incidental=_fio.INCIDENTAL))
+            est = float(c.runtime_s) + float(c.ramp_s) + _fio_points.OVERHEAD_S + 0.1 * cfg["numjobs"]
+            points.append(Point(name=point_name(cfg, c, rep), params=params, est_s=est, incidental=_fio_points.INCIDENTAL))
     return points
 
 
 def fio_job(point, filename: str):
     """The FioJob of a point: a probe is a plain closed-loop job; a rate point adds the rate, the Poisson
     process, the submit mode, total-latency percentiles and the interval logs."""
-    import dataclasses
-
-    job = _fio.fio_job(point, filename)
+    job = _fio_points.fio_job(point, filename)
     p = point.params
     if p["phase"] == "lt":
         return dataclasses.replace(job, latency_target_us=int(p["latency_target_us"]),
@@ -244,26 +265,16 @@ def fio_job(point, filename: str):
 # ------------------------------------------------------------------------------------------- rows
 
 
-def _percentile(bins: dict, pct: float) -> float | None:
-    """The smallest latency (µs) at or above `pct` % of the I/Os of json+ bins {ns: count}."""
-    total = sum(bins.values())
-    if not total:
-        return None
-    need, seen = pct / 100.0 * total, 0
-    for ns in sorted(bins):
-        seen += bins[ns]
-        if seen >= need - 1e-9:
-            return ns / 1000.0
-    return max(bins) / 1000.0
+def _percentiles_us(bins: dict) -> dict:
+    """{p: latency µs or None} of p50, p99, p99.9 of json+ bins {ns: count} (fio's rule,
+    memstor.core.fiohist; None without I/O)."""
+    pct = fiohist.percentiles(bins, (50, 99, 99.9))
+    return {p: None if math.isnan(v) else fiohist.ns_to_us(v) for p, v in pct.items()}
 
 
 def _lat_bins(doc: dict, direction: str) -> dict:
     """Total-latency json+ bins {ns: count} of a point, merged over its jobs."""
-    merged: dict = {}
-    for job in doc.get("jobs", []):
-        for k, v in (((job.get(direction) or {}).get("lat_ns") or {}).get("bins") or {}).items():
-            merged[int(k)] = merged.get(int(k), 0) + int(v)
-    return merged
+    return fiohist.merge_bins(latency_bins(job, direction, "lat") for job in doc.get("jobs", []))
 
 
 def _depth(jobs: list) -> int | None:
@@ -275,8 +286,6 @@ def _depth(jobs: list) -> int | None:
 def _ceiling(jobs: list, iodepth: int) -> bool | None:
     """Any job's queue reached the iodepth ceiling (memstor.measure.openloop.ceiling_reached); None when
     fio's depth distribution cannot say (offload mode reports depth 1; no iodepth_level)."""
-    from memstor.measure.openloop import ceiling_reached
-
     try:
         return any(ceiling_reached(j, iodepth) for j in jobs)
     except (ValueError, MemstorError):
@@ -286,8 +295,6 @@ def _ceiling(jobs: list, iodepth: int) -> bool | None:
 def _open_loop(params: dict, row: dict) -> bool | None:
     """Whether the point's arrivals stayed Poisson: offload mode always; inline while rate per job x mean
     latency <= INLINE_MAX_LOAD (fio waits for in-flight I/O before each rate sleep)."""
-    from memstor.measure.openloop import INLINE_MAX_LOAD
-
     if params.get("io_submit_mode") == "offload":
         return True
     lat = row.get("lat_mean_us")
@@ -301,7 +308,7 @@ def load_columns(row: dict, params: dict, doc: dict, seconds: pd.DataFrame) -> d
     rate = params["phase"] == "rate"
     achieved = row.get("iops")
     offered = params.get("offered_iops") if rate else None
-    bins = _lat_bins(doc, row["direction"]) if doc else {}
+    pct = _percentiles_us(_lat_bins(doc, row["direction"]) if doc else {})
     jobs = [j for j in doc.get("jobs", []) if isinstance(j, dict)] if doc else []
     sec = seconds[seconds["direction"] == row["direction"]]["iops"] if len(seconds) else pd.Series(dtype=float)
     mean = float(sec.mean()) if len(sec) else math.nan
@@ -309,8 +316,7 @@ def load_columns(row: dict, params: dict, doc: dict, seconds: pd.DataFrame) -> d
         "phase": params["phase"], "utilisation_pct": params.get("utilisation_pct"), "offered_iops": offered,
         "achieved_iops": achieved,
         "achieved_pct": 100.0 * achieved / offered if rate and achieved is not None and offered else None,
-        "lat_p50_us": _percentile(bins, 50), "lat_p99_us": _percentile(bins, 99),
-        "lat_p99_9_us": _percentile(bins, 99.9),
+        "lat_p50_us": pct[50], "lat_p99_us": pct[99], "lat_p99_9_us": pct[99.9],
         "overloaded": bool(achieved is not None and offered and achieved < OVERLOAD_RATIO * offered) if rate else None,
         "ceiling_reached": _ceiling(jobs, int(params["iodepth"])) if rate and jobs else None,
         "x_max_iops": params.get("x_max_iops"), "x_max_source": params.get("x_max_source"),
@@ -325,9 +331,6 @@ def load_columns(row: dict, params: dict, doc: dict, seconds: pd.DataFrame) -> d
 
 def point_seconds(res, host: str) -> pd.DataFrame:
     """Per-second rows (SECOND_COLUMNS) of one rate point from the interval logs in its sidecar folder."""
-    from memstor.measure.sweep import sidecar_dir
-    from memstor.parse.fio_logs import point_seconds as parse_seconds
-
     p = res.point.params
     if p["phase"] != "rate" or res.raw is None:
         return pd.DataFrame(columns=SECOND_COLUMNS)
@@ -339,11 +342,9 @@ def point_seconds(res, host: str) -> pd.DataFrame:
 
 def result_tables(results: list, host: str, note: str, data_root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the experiment's table, the per-second table) of the sweep results."""
-    from memstor.parse.fio import load_fio_json
-
     rows, seconds = [], []
     for res in results:
-        base = _fio.result_rows([res], host, note, data_root)
+        base = _fio_rows.result_rows([res], host, note, data_root)
         doc: dict = {}
         sec = pd.DataFrame(columns=SECOND_COLUMNS)
         if res.raw is not None and res.status != "failed":
@@ -389,17 +390,14 @@ def _x_max(lp: LoadLatencyParams, rw: str, from_qd: tuple[float | None, str], pr
 SUBMIT_MODE_FILE = "submit-mode.json"
 
 
-def submit_mode(data_root: Path, host: str, target: Path, engine: str, direct: bool, medium: dict) -> dict:
+def submit_mode(data_root: Path, host: str, target: Path, engine: str, direct: bool, medium: dict,
+                reading_only: bool = False) -> dict:
     """{mode, why, latency_us, ...}: the recorded decision for this engine, O_DIRECT, fio and medium, else a
-    new probe (memstor.measure.openloop.probe_submit_mode_details) recorded in ``<raw dir>/submit-mode.json``."""
-    from memstor.core.files import read_json, utc_now, write_json
-    from memstor.measure.fio import fio_version
-    from memstor.measure.openloop import probe_submit_mode_details
-    from memstor.measure.sweep import NotAllMeasured, raw_dir, reading_only
-
+    new probe (memstor.measure.openloop.probe_submit_mode_details) recorded in ``<raw dir>/submit-mode.json``.
+    reading_only: the run only reads (a SweepSession's ``only_measured``): NotAllMeasured instead of a probe."""
     path = raw_dir(Path(data_root), host, EXPERIMENT) / SUBMIT_MODE_FILE
     old = read_json(path) or {}
-    if reading_only():  # a re-run on measured data: the recorded decision, without asking fio its version
+    if reading_only:  # a re-run on measured data: the recorded decision, without asking fio its version
         same = {k: v for k, v in (old.get("key") or {}).items() if k != "fio_version"} == json.loads(
             json.dumps({"engine": engine, "direct": direct, "medium": medium}, default=str))
         if same:
@@ -417,12 +415,10 @@ def submit_mode(data_root: Path, host: str, target: Path, engine: str, direct: b
 
 
 def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
-                     progress: bool = True) -> pd.DataFrame:
-    """Run or resume fio-load-latency; write and return its tidy table (and the per-second table)."""
-    from memstor.measure.fio import FioRunner
-    from memstor.measure.openloop import MAX_JOB_RATE_IOPS, gating_cap_iops
-    from memstor.measure.sweep import run_sweep
-
+                     progress: bool = True, session=None) -> pd.DataFrame:
+    """Run or resume fio-load-latency; write and return its tidy table (and the per-second table). session:
+    the run's memstor.measure.sweep.SweepSession (default: one of this call alone)."""
+    session = session if session is not None else SweepSession()
     lp = load_latency_params(params)
     c = lp.common
     data_root = Path(data_root)
@@ -436,13 +432,15 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
         probes: dict = {}
         results = []
         if probe_pts:
-            runner = FioRunner({p.name: _fio.fio_job(p, test_file) for p in probe_pts})
-            results = run_sweep(EXPERIMENT, probe_pts, runner, data_root, host, sysinfo=info, progress=progress)
-            for row in _fio.result_rows(results, host, t.note, data_root):
+            runner = FioRunner({p.name: _fio_points.fio_job(p, test_file) for p in probe_pts})
+            results = run_sweep(EXPERIMENT, probe_pts, runner, data_root, host, sysinfo=info, progress=progress,
+                                session=session)
+            for row in _fio_rows.result_rows(results, host, t.note, data_root):
                 if row.get("status") == "done" and row.get("iops"):
                     rw = row["rw"]
                     probes[rw] = max(probes.get(rw, 0.0), float(row["iops"]))
-        probe = submit_mode(data_root, host, Path(test_file), t.engine, bool(c.direct), t.medium)
+        probe = submit_mode(data_root, host, Path(test_file), t.engine, bool(c.direct), t.medium,
+                            session.only_measured)
         mode = probe["mode"]
         # inline holds Poisson arrivals only while rate per job x latency stays small: more, slower jobs
         max_per_job = gating_cap_iops(probe["latency_us"]) if mode == "inline" else MAX_JOB_RATE_IOPS
@@ -460,19 +458,22 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
         points = probe_pts + make_points(configs, c, t.medium, test_file)
         if configs:
             runner = FioRunner({p.name: fio_job(p, test_file) for p in points})
-            results = run_sweep(EXPERIMENT, points, runner, data_root, host, sysinfo=info, progress=progress)
-        _fio._remove_when_full(results, t.tf)
+            results = run_sweep(EXPERIMENT, points, runner, data_root, host, sysinfo=info, progress=progress,
+                                session=session)
+        _fio_target.remove_when_full(results, t.tf)
         return t, points, results, missing
 
-    t, points, results, missing = _fio.on_target(EXPERIMENT, c, data_root, target_dir, host, body)
-    _fio.check_refused(EXPERIMENT, results)
+    t, points, results, missing = _fio_target.on_target(EXPERIMENT, c, data_root, target_dir, host, body,
+                                                        session=session)
+    _fio_run.check_refused(EXPERIMENT, results)
     table, seconds = result_tables(results, host, t.note, data_root)
-    out = _fio.write_table(table, data_root, host, EXPERIMENT)
-    _fio.write_table(seconds, data_root, host, SECONDS_TABLE)
+    out = _fio_run.write_table(table, data_root, host, EXPERIMENT)
+    _fio_run.write_table(seconds, data_root, host, SECONDS_TABLE)
+    _fio_run.write_bins(results, data_root, host, EXPERIMENT)
     if missing:
         raise MemstorError(f"{EXPERIMENT}: no X_max for {'; '.join(missing)}; rerun to retry the probe, or set "
                            "x_max_iops in the profile")
-    _fio.report_failures(EXPERIMENT, table, len(points), out, data_root, host)
+    _fio_run.report_failures(EXPERIMENT, table, len(points), out, data_root, host)
     return table
 
 

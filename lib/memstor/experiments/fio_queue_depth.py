@@ -1,5 +1,5 @@
-"""fio-queue-depth, a storage family over :mod:`memstor.experiments._fio`: every pattern at every queue
-depth, plus the spec-conditions point.
+"""fio-queue-depth, a storage family over the shared fio modules (``memstor.experiments._fio_*``): every
+pattern at every queue depth, plus the spec-conditions point.
 
 ``iodepth`` is a list of depths, or ``auto``: the adaptive grid (memstor.analysis.adaptive_grid) doubles the
 depth from 1 until the IOPS plateau, then adds depths around Little's-law knee N* = X_max · R(depth 1), at most
@@ -16,16 +16,22 @@ from pathlib import Path
 
 import pandas as pd
 
+import memstor.experiments._fio_params as _fio_params
+import memstor.experiments._fio_points as _fio_points
+import memstor.experiments._fio_run as _fio_run
+import memstor.experiments._fio_target as _fio_target
 from memstor.analysis import adaptive_grid
-from memstor.experiments import _fio
 from memstor.core.validate import Section
+from memstor.measure.fio import FioRunner
+from memstor.measure.progress import duration_text, plan_line
+from memstor.measure.sweep import SweepSession, is_cached, raw_dir
 
-EXPERIMENT = _fio.QUEUE_DEPTH
+EXPERIMENT = _fio_params.QUEUE_DEPTH
 NOTEBOOK = "40-fio-queue-depth"
 KIND = "fio"
 #: The adaptive grid's optional keys (iodepth: auto): points per pattern, deepest queue.
 GRID_KEYS = ("max_points", "max_iodepth")
-OPTIONAL_KEYS = _fio.OPTIONAL_KEYS + _fio.PRECISION_KEYS + GRID_KEYS
+OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS + _fio_params.PRECISION_KEYS + GRID_KEYS
 #: This family's own keys, beside the ones every fio family has.
 KEYS = ("bs", "rw", "iodepth", "spec_iodepth", "spec_numjobs")
 #: ``iodepth: auto``: the adaptive grid.
@@ -38,7 +44,7 @@ MAX_POINTS = 100
 class QueueDepthParams:
     """fio-queue-depth: every rw at every iodepth (numjobs jobs), plus the spec-conditions point."""
 
-    common: _fio.FioCommon
+    common: _fio_params.FioCommon
     bs: str
     rw: tuple
     iodepth: tuple     # the listed depths; () for the adaptive grid
@@ -57,16 +63,16 @@ def queue_depth_params(params: dict) -> QueueDepthParams:
         params = {k: x for k, x in params.items() if k not in GRID_KEYS}
     else:
         grid = {}
-    c = _fio.common_params(v, params, KEYS, precision=True)
+    c = _fio_params.common_params(v, params, KEYS, precision=True)
     auto, depths = _depths(v, params["iodepth"])
     lo = adaptive_grid.MIN_POINTS
     return QueueDepthParams(
         common=c,
-        bs=_fio.single_block_size(v, params, c),
-        rw=_fio.patterns(v, params),
+        bs=_fio_params.single_block_size(v, params, c),
+        rw=_fio_params.patterns(v, params),
         iodepth=depths,
-        spec_iodepth=v.integer("spec_iodepth", params["spec_iodepth"], 0, _fio.MAX_IODEPTH),
-        spec_numjobs=v.integer("spec_numjobs", params["spec_numjobs"], 1, _fio.MAX_NUMJOBS),
+        spec_iodepth=v.integer("spec_iodepth", params["spec_iodepth"], 0, _fio_params.MAX_IODEPTH),
+        spec_numjobs=v.integer("spec_numjobs", params["spec_numjobs"], 1, _fio_params.MAX_NUMJOBS),
         auto=auto,
         max_points=None if _or(grid, "max_points", None) is None else v.integer(
             "max_points", grid["max_points"], lo, MAX_POINTS,
@@ -74,7 +80,7 @@ def queue_depth_params(params: dict) -> QueueDepthParams:
                  "confirm a plateau at the earliest), or leave it out: one fewer than the doubling grid to "
                  "max_iodepth"),
         max_iodepth=v.integer("max_iodepth", _or(grid, "max_iodepth", adaptive_grid.DEFAULT_MAX_IODEPTH), 2,
-                              _fio.MAX_IODEPTH, want=f"use an integer 2..{_fio.MAX_IODEPTH}: the deepest queue "
+                              _fio_params.MAX_IODEPTH, want=f"use an integer 2..{_fio_params.MAX_IODEPTH}: the deepest queue "
                                                     "the adaptive grid (iodepth: auto) doubles to"),
     )
 
@@ -89,12 +95,12 @@ def _depths(v: Section, value) -> tuple[bool, tuple]:
     """(auto, depths): ``auto`` (alone, also as a one-item list as ``--set iodepth=auto`` gives it) for the
     adaptive grid, else the listed depths, each once."""
     items = v.items("iodepth", value)
-    want = f"use a list of queue depths, each an integer 1..{_fio.MAX_IODEPTH}, or {AUTO} for the adaptive grid"
+    want = f"use a list of queue depths, each an integer 1..{_fio_params.MAX_IODEPTH}, or {AUTO} for the adaptive grid"
     if any(isinstance(x, str) and x.strip().lower() == AUTO for x in items):
         if len(items) != 1:
             raise v.error("iodepth", value, f"{AUTO} stands alone: {want}")
         return True, ()
-    return False, v.unique("iodepth", [v.integer("iodepth", d, 1, _fio.MAX_IODEPTH, want=want) for d in items])
+    return False, v.unique("iodepth", [v.integer("iodepth", d, 1, _fio_params.MAX_IODEPTH, want=want) for d in items])
 
 
 # ------------------------------------------------------------------------------------------- points
@@ -108,25 +114,26 @@ def queue_depth_configs(qp: QueueDepthParams, engine: str, grid: dict | None = N
     c = qp.common
     if qp.auto:
         grid = grid if grid is not None else start_grid(qp)
-        out = [dict(_fio.point_params(EXPERIMENT, c, engine, rw=rw, bs=qp.bs, iodepth=qd, numjobs=c.numjobs),
+        out = [dict(_fio_points.point_params(EXPERIMENT, c, engine, rw=rw, bs=qp.bs, iodepth=qd, numjobs=c.numjobs),
                     grid_note=note) for rw in qp.rw for qd, note in sorted(grid.get(rw, {}).items())]
     else:
-        out = [_fio.point_params(EXPERIMENT, c, engine, rw=rw, bs=qp.bs, iodepth=qd, numjobs=c.numjobs)
+        out = [_fio_points.point_params(EXPERIMENT, c, engine, rw=rw, bs=qp.bs, iodepth=qd, numjobs=c.numjobs)
                for rw in qp.rw for qd in qp.iodepth]
     if qp.spec_iodepth:
-        out += [_fio.point_params(EXPERIMENT, c, engine, rw=rw, bs=qp.bs, iodepth=qp.spec_iodepth,
+        out += [_fio_points.point_params(EXPERIMENT, c, engine, rw=rw, bs=qp.bs, iodepth=qp.spec_iodepth,
                                   numjobs=qp.spec_numjobs, spec_point=True) for rw in qp.rw]
     return out
 
 
 def run_queue_depth(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
-                    progress: bool = True) -> pd.DataFrame:
+                    progress: bool = True, session: SweepSession | None = None) -> pd.DataFrame:
     """Run or resume fio-queue-depth (incl. the spec-conditions point); write and return its tidy table."""
     qp = queue_depth_params(params)
     if qp.auto:
-        return run_adaptive(qp, data_root=data_root, target_dir=target_dir, host=host, progress=progress)
-    return _fio.run_family(EXPERIMENT, queue_depth_configs, qp, data_root=data_root, target_dir=target_dir,
-                           host=host, progress=progress)
+        return run_adaptive(qp, data_root=data_root, target_dir=target_dir, host=host, progress=progress,
+                            session=session)
+    return _fio_run.run_family(EXPERIMENT, queue_depth_configs, qp, data_root=data_root, target_dir=target_dir,
+                           host=host, progress=progress, session=session)
 
 
 # ------------------------------------------------------------------------------------- adaptive grid
@@ -151,10 +158,8 @@ def pattern_points(df: pd.DataFrame, rw: str) -> list:
 
 def grid_plan_note(qp: QueueDepthParams, round_no: int) -> str:
     """What the plan line of an adaptive round adds: that more points may follow, and the budget."""
-    from memstor.measure.sweep import duration_text
-
     c = qp.common
-    per = float(c.runtime_s) + float(c.ramp_s) + _fio.OVERHEAD_S + 0.1 * c.numjobs
+    per = float(c.runtime_s) + float(c.ramp_s) + _fio_points.OVERHEAD_S + 0.1 * c.numjobs
     each = adaptive_grid.most_points(qp.max_points, qp.max_iodepth)
     most = each * len(qp.rw) * c.repetitions
     return (f"adaptive grid (iodepth: {AUTO}), round {round_no}: more points may follow, at most {each} "
@@ -164,41 +169,36 @@ def grid_plan_note(qp: QueueDepthParams, round_no: int) -> str:
 def _measured(qp: QueueDepthParams, grid: dict, data_root: Path, target_dir: Path | None, host: str) -> bool:
     """True when every point of `grid` is measured already (memstor.measure.sweep.is_cached, under the names of
     the engine the last sweep recorded): its round then runs without a plan line or a progress bar."""
-    from memstor.measure.fio import FioRunner
-    from memstor.measure.sweep import is_cached, raw_dir
-
-    t = _fio.recorded_target(EXPERIMENT, qp.common, Path(data_root), target_dir, host)
+    t = _fio_target.recorded_target(EXPERIMENT, qp.common, Path(data_root), target_dir, host)
     if t is None:
         return False
     folder = raw_dir(Path(data_root), host, EXPERIMENT)
     runner = FioRunner({})
-    points = _fio.make_points([dict(cfg, medium=t.medium) for cfg in queue_depth_configs(qp, t.engine, grid)],
+    points = _fio_points.make_points([dict(cfg, medium=t.medium) for cfg in queue_depth_configs(qp, t.engine, grid)],
                               qp.common.repetitions, str(t.tf.path))
     return all(is_cached(p, runner, folder) for p in points)
 
 
 def run_adaptive(qp: QueueDepthParams, *, data_root: Path, target_dir: Path | None, host: str,
-                 progress: bool = True) -> pd.DataFrame:
+                 progress: bool = True, session: SweepSession | None = None) -> pd.DataFrame:
     """Run or resume fio-queue-depth with ``iodepth: auto``; write and return its tidy table.
 
-    Rounds: measure the grid so far (memstor.experiments._fio.run_family: measured points are read, not
+    Rounds: measure the grid so far (memstor.experiments._fio_run.run_family: measured points are read, not
     measured again), ask memstor.analysis.adaptive_grid for the next depths of every pattern not complete, add
     them with their reasons, until every pattern is complete. A failed point ends the run after its round (the
     rule cannot go past a point it has no value for): the rerun retries it and goes on. Rounds whose points are
     all measured run quietly; when no round measured anything, one line says so. With ``progress``, the end
     says per pattern which depths were measured and why the grid is complete."""
-    from memstor.measure.sweep import plan_line, plan_note, raw_dir
-
-    with _fio.HeldTarget() as held:  # one lock, test file and engine probe for all the rounds that measure
-        grid, complete, loud_rounds, df = _rounds(qp, data_root, target_dir, host, progress, held)
+    session = session if session is not None else SweepSession()
+    with _fio_target.HeldTarget() as held:  # one lock, test file and engine probe for all the rounds that measure
+        grid, complete, loud_rounds, df = _rounds(qp, data_root, target_dir, host, progress, held, session)
     if progress and len(complete) == len(qp.rw):  # (a failed point ended the rounds: its message said so)
         if not loud_rounds:
             engine = str(df["ioengine"].dropna().iloc[0]) if df["ioengine"].notna().any() else qp.common.ioengine
-            points = _fio.make_points(queue_depth_configs(qp, engine, grid), qp.common.repetitions, "")
-            with plan_note(f"adaptive grid (iodepth: {AUTO}): the same decisions as when measured"):
-                print(plan_line(EXPERIMENT, points, {p.name for p in points}, raw_dir(Path(data_root), host,
-                                                                                       EXPERIMENT), None),
-                      file=sys.stderr)
+            points = _fio_points.make_points(queue_depth_configs(qp, engine, grid), qp.common.repetitions, "")
+            print(plan_line(EXPERIMENT, points, {p.name for p in points}, raw_dir(Path(data_root), host, EXPERIMENT),
+                            None, f"adaptive grid (iodepth: {AUTO}): the same decisions as when measured"),
+                  file=sys.stderr)
         for rw in complete:
             depths = ", ".join(str(d) for d in sorted(grid[rw]))
             print(f"{EXPERIMENT}: adaptive grid, {rw}: depths {depths}: {complete[rw]}", file=sys.stderr)
@@ -206,12 +206,10 @@ def run_adaptive(qp: QueueDepthParams, *, data_root: Path, target_dir: Path | No
 
 
 def _rounds(qp: QueueDepthParams, data_root: Path, target_dir: Path | None, host: str, progress: bool,
-            held) -> tuple[dict, dict, int, pd.DataFrame]:
+            held, session: SweepSession) -> tuple[dict, dict, int, pd.DataFrame]:
     """The rounds of :func:`run_adaptive` on the `held` target: (grid {rw: {depth: reason}}, complete
     {rw: why the pattern's grid is complete}, rounds that measured, the last round's table). A failed point
     ends the rounds (complete then lacks the patterns not finished)."""
-    from memstor.measure.sweep import plan_note
-
     grid = start_grid(qp)
     complete: dict[str, str] = {}
     loud_rounds = 0
@@ -221,9 +219,10 @@ def _rounds(qp: QueueDepthParams, data_root: Path, target_dir: Path | None, host
         now = {rw: dict(depths) for rw, depths in grid.items()}
         loud = progress and not _measured(qp, now, data_root, target_dir, host)
         loud_rounds += loud
-        with plan_note(grid_plan_note(qp, round_no)):
-            df = _fio.run_family(EXPERIMENT, lambda v, engine, g=now: queue_depth_configs(v, engine, g), qp,
-                                 data_root=data_root, target_dir=target_dir, host=host, progress=loud, held=held)
+        with session.noted(grid_plan_note(qp, round_no)):
+            df = _fio_run.run_family(EXPERIMENT, lambda v, engine, g=now: queue_depth_configs(v, engine, g), qp,
+                                 data_root=data_root, target_dir=target_dir, host=host, progress=loud, held=held,
+                                 session=session)
         if (df["status"] == "failed").any():
             print(f"{EXPERIMENT}: the adaptive grid stops after round {round_no}: a point failed and the rule "
                   "needs its value; rerun the same command to retry it and go on", file=sys.stderr)

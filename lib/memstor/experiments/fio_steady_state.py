@@ -37,15 +37,22 @@ from pathlib import Path
 
 import pandas as pd
 
+import memstor.experiments._fio_params as _fio_params
+import memstor.experiments._fio_points as _fio_points
+import memstor.experiments._fio_rows as _fio_rows
+import memstor.experiments._fio_run as _fio_run
+import memstor.experiments._fio_target as _fio_target
 from memstor.analysis import steady_state as ss
 from memstor.core.errors import MemstorError, UsageError
-from memstor.experiments import _fio
 from memstor.core.validate import Section
+from memstor.measure.fio import FioJob, FioRunner
+from memstor.measure.sweep import Point, SweepSession, processed_path, run_sweep
+from memstor.measure.target import device_bytes
 
 EXPERIMENT = "fio-steady-state"
 NOTEBOOK = "50-fio-steady-state"
 KIND = "fio"
-OPTIONAL_KEYS = _fio.OPTIONAL_KEYS
+OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS
 #: This family's own keys, beside the ones every fio family has (runtime_s is the round length).
 KEYS = ("bs", "iodepth", "max_rounds", "precondition_passes", "precondition_bs", "precondition_iodepth",
         "matrix_bs", "matrix_rwmixread")
@@ -81,15 +88,15 @@ SS_COLUMNS = [
     "in_window",            # the round is in the reported window
     "max_rounds",           # the round limit in force
 ]
-TABLE_COLUMNS = _fio.COLUMNS + SS_COLUMNS
-MATRIX_COLUMNS = _fio.COLUMNS + ["run_id", "round", "tracking", "in_window"]
+TABLE_COLUMNS = _fio_rows.COLUMNS + SS_COLUMNS
+MATRIX_COLUMNS = _fio_rows.COLUMNS + ["run_id", "round", "tracking", "in_window"]
 
 
 @dataclass(frozen=True)
 class SteadyStateParams:
     """fio-steady-state: preconditioning, then rounds of 4 KiB-style random writes (+ optional matrix)."""
 
-    common: _fio.FioCommon  # runtime_s = seconds per round point; numjobs = jobs of the round points
+    common: _fio_params.FioCommon  # runtime_s = seconds per round point; numjobs = jobs of the round points
     bs: str                 # tracking block size
     iodepth: int            # per job, every round point
     max_rounds: int         # round limit (PTS: 25)
@@ -106,23 +113,23 @@ def steady_state_params(params: dict) -> SteadyStateParams:
     if params.get("repetitions", 1) != 1:
         raise v.error("repetitions", params["repetitions"], "1: a steady-state run is one trajectory of "
                       "rounds; measure another run on another target to repeat it")
-    c = _fio.common_params(v, {"repetitions": 1, **params}, KEYS)
+    c = _fio_params.common_params(v, {"repetitions": 1, **params}, KEYS)
     mixes = [v.integer("matrix_rwmixread", m, 0, 100)
              for m in v.items("matrix_rwmixread", params["matrix_rwmixread"], allow_empty=True)]
-    matrix_bs = _fio.block_sizes(v, "matrix_bs", v.items("matrix_bs", params["matrix_bs"], allow_empty=True), c)
+    matrix_bs = _fio_params.block_sizes(v, "matrix_bs", v.items("matrix_bs", params["matrix_bs"], allow_empty=True), c)
     if bool(mixes) != bool(matrix_bs):
         raise v.error("matrix_bs" if mixes else "matrix_rwmixread", params["matrix_bs" if mixes else
                       "matrix_rwmixread"], "a list too: the PTS IOPS matrix needs both block sizes and read %")
     return SteadyStateParams(
         common=c,
-        bs=_fio.single_block_size(v, params, c),
-        iodepth=v.integer("iodepth", params["iodepth"], 1, _fio.MAX_IODEPTH),
+        bs=_fio_params.single_block_size(v, params, c),
+        iodepth=v.integer("iodepth", params["iodepth"], 1, _fio_params.MAX_IODEPTH),
         max_rounds=v.integer("max_rounds", params["max_rounds"], ss.WINDOW_ROUNDS, MAX_ROUNDS_LIMIT,
                              want=f"at least the {ss.WINDOW_ROUNDS}-round window"),
         precondition_passes=v.integer("precondition_passes", params["precondition_passes"], 1, MAX_PASSES),
-        precondition_bs=_fio.block_sizes(v, "precondition_bs", [params["precondition_bs"]], c)[0],
+        precondition_bs=_fio_params.block_sizes(v, "precondition_bs", [params["precondition_bs"]], c)[0],
         precondition_iodepth=v.integer("precondition_iodepth", params["precondition_iodepth"], 1,
-                                       _fio.MAX_IODEPTH),
+                                       _fio_params.MAX_IODEPTH),
         matrix_bs=matrix_bs,
         matrix_rwmixread=v.unique("matrix_rwmixread", mixes),
     )
@@ -147,11 +154,11 @@ def round_configs(sp: SteadyStateParams, engine: str) -> list[dict]:
     for mix in sp.matrix_rwmixread:
         for bs in sp.matrix_bs:
             rw, rwmix = _matrix_rw(mix)
-            cfg = _fio.point_params(EXPERIMENT, c, engine, rw=rw, bs=bs, iodepth=sp.iodepth,
+            cfg = _fio_points.point_params(EXPERIMENT, c, engine, rw=rw, bs=bs, iodepth=sp.iodepth,
                                     numjobs=c.numjobs, rwmixread=rwmix)
             out.append(dict(cfg, tracking=(rw == TRACKING_RW and bs == sp.bs)))
     if not any(cfg["tracking"] for cfg in out):
-        out.append(dict(_fio.point_params(EXPERIMENT, c, engine, rw=TRACKING_RW, bs=sp.bs, iodepth=sp.iodepth,
+        out.append(dict(_fio_points.point_params(EXPERIMENT, c, engine, rw=TRACKING_RW, bs=sp.bs, iodepth=sp.iodepth,
                                           numjobs=c.numjobs), tracking=True))
     return out
 
@@ -188,8 +195,6 @@ def _round_name(cfg: dict, rnd: int, rid: str) -> str:
 def make_points(sp: SteadyStateParams, engine: str, span_bytes: int, medium: dict, test_file: str) -> list:
     """Every point the run may need, in order: the passes, then max_rounds rounds (the sweep stops early
     when steady). Params carry the run id, the medium and the test file (incidental)."""
-    from memstor.measure.sweep import Point
-
     rid = run_id(sp, engine, span_bytes, medium)
     common = {"run_id": rid, "medium": medium, "test_file": test_file}
     points = []
@@ -197,25 +202,23 @@ def make_points(sp: SteadyStateParams, engine: str, span_bytes: int, medium: dic
         cfg = precondition_config(sp, engine, span_bytes, n)
         points.append(Point(name=f"pc{n}-write-bs{sp.precondition_bs}-qd{sp.precondition_iodepth}-{rid}",
                             params={**cfg, **common, "rep": 1},
-                            est_s=span_bytes / PRECONDITION_ETA_BPS + _fio.OVERHEAD_S,
-                            incidental=_fio.INCIDENTAL))
+                            est_s=span_bytes / PRECONDITION_ETA_BPS + _fio_points.OVERHEAD_S,
+                            incidental=_fio_points.INCIDENTAL))
     per_round = round_configs(sp, engine)
     for rnd in range(1, sp.max_rounds + 1):
         for cfg in per_round:
-            est = float(cfg["runtime_s"]) + float(cfg["ramp_s"]) + _fio.OVERHEAD_S + 0.1 * cfg["numjobs"]
+            est = float(cfg["runtime_s"]) + float(cfg["ramp_s"]) + _fio_points.OVERHEAD_S + 0.1 * cfg["numjobs"]
             points.append(Point(name=_round_name(cfg, rnd, rid),
                                 params={**cfg, "phase": "round", "round": rnd, **common, "rep": 1},
-                                est_s=est, incidental=_fio.INCIDENTAL))
+                                est_s=est, incidental=_fio_points.INCIDENTAL))
     return points
 
 
 def fio_job(point, filename: str):
     """The FioJob of a point: preconditioning passes are not time based (one pass over the span)."""
-    from memstor.measure.fio import FioJob
-
     p = point.params
     if p["phase"] != "precondition":
-        return _fio.fio_job(point, filename)
+        return _fio_points.fio_job(point, filename)
     return FioJob(name=point.name, rw="write", bs=p["bs"], iodepth=p["iodepth"], numjobs=1,
                   ioengine=p["ioengine"], direct=bool(p["direct"]), size=p["file_size"],
                   runtime_s=p["runtime_s"], ramp_s=0, time_based=False, group_reporting=True,
@@ -255,7 +258,7 @@ class StopRule:
     def __call__(self, results: list) -> str | None:
         res = results[-1]
         p = res.point.params
-        rows = self.rows.setdefault(res.point.name, _fio.result_rows([res], self.host, self.note, self.data_root))
+        rows = self.rows.setdefault(res.point.name, _fio_rows.result_rows([res], self.host, self.note, self.data_root))
         iops = _tracking_iops(rows) if p.get("tracking") else None
         if res.status == "failed" or any(r.get("status") == "failed" for r in rows) or \
                 (p.get("tracking") and iops is None):
@@ -325,10 +328,8 @@ def tables(sp: SteadyStateParams, results: list, rule: StopRule, span_bytes: int
 # ------------------------------------------------------------------------------------------ running
 
 
-def _span(t: _fio.Target) -> int:
+def _span(t: _fio_target.Target) -> int:
     """Bytes the run writes over: the test file, or the whole raw device."""
-    from memstor.measure.target import device_bytes
-
     if not t.raw:
         return int(t.tf.size_bytes)
     size = device_bytes(t.tf.path)
@@ -339,11 +340,10 @@ def _span(t: _fio.Target) -> int:
 
 
 def run_steady_state(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
-                     progress: bool = True) -> pd.DataFrame:
-    """Run or resume fio-steady-state; write and return its tidy table (one row per round)."""
-    from memstor.measure.fio import FioRunner
-    from memstor.measure.sweep import processed_path, run_sweep
-
+                     progress: bool = True, session=None) -> pd.DataFrame:
+    """Run or resume fio-steady-state; write and return its tidy table (one row per round). session: the
+    run's memstor.measure.sweep.SweepSession (default: one of this call alone)."""
+    session = session if session is not None else SweepSession()
     sp = steady_state_params(params)
     data_root = Path(data_root)
 
@@ -354,17 +354,18 @@ def run_steady_state(params: dict, *, data_root: Path, target_dir: Path | None, 
         runner = FioRunner({p.name: fio_job(p, str(t.tf.path)) for p in points})
         rule = StopRule(sp, points, host, t.note, data_root)
         results = run_sweep(EXPERIMENT, points, runner, data_root, host, until=rule, progress=progress,
-                            sysinfo={"ioengine_requested": sp.common.ioengine, "run_id": rid, "span_bytes": span,
+                            session=session, sysinfo={"ioengine_requested": sp.common.ioengine, "run_id": rid, "span_bytes": span,
                                      **t.info})
-        _fio._remove_when_full(results, t.tf)
+        _fio_target.remove_when_full(results, t.tf)
         return t, span, rid, rule, results
 
-    t, span, rid, rule, results = _fio.on_target(EXPERIMENT, sp.common, data_root, target_dir, host, body)
-    _fio.check_refused(EXPERIMENT, results)
+    t, span, rid, rule, results = _fio_target.on_target(EXPERIMENT, sp.common, data_root, target_dir, host, body,
+                                                        session=session)
+    _fio_run.check_refused(EXPERIMENT, results)
     table, matrix = tables(sp, results, rule, span, t.raw, rid)
-    out = _fio.write_table(table, data_root, host, EXPERIMENT)
+    out = _fio_run.write_table(table, data_root, host, EXPERIMENT)
     if matrix is not None:
-        _fio.write_table(matrix, data_root, host, MATRIX_TABLE)
+        _fio_run.write_table(matrix, data_root, host, MATRIX_TABLE)
     else:
         processed_path(data_root, host, MATRIX_TABLE).unlink(missing_ok=True)
     if rule.failed and rule.failed[0] == "precondition":

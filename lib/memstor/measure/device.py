@@ -37,7 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstor.measure.target import SYSTEM_ROOT, _in_root, _source_number, _sys_block, _unescape_mountinfo
+from memstor.measure.sysfs import (
+    SYSTEM_ROOT,
+    block_dir,
+    in_root,
+    source_number,
+    sys_block,
+    unescape_mountinfo,
+)
+from memstor.measure.tools import run_tool
 
 #: Seconds ``blkid`` may take before it is abandoned.
 BLKID_TIMEOUT_S = 3.0
@@ -79,8 +87,8 @@ def parse_mountinfo(text: str) -> list[Mount]:
             continue
         with contextlib.suppress(ValueError):
             major, minor = f[2].split(":", 1)
-            out.append(Mount(os.makedev(int(major), int(minor)), _unescape_mountinfo(f[4]), f[sep + 1],
-                             _unescape_mountinfo(f[sep + 2])))
+            out.append(Mount(os.makedev(int(major), int(minor)), unescape_mountinfo(f[4]), f[sep + 1],
+                             unescape_mountinfo(f[sep + 2])))
     return out
 
 
@@ -114,7 +122,7 @@ def block_names(rdev: int, root: Path = SYSTEM_ROOT) -> tuple[str | None, str | 
 
     The kernel name is ``DEVNAME`` of ``/sys/dev/block/MAJ:MIN/uevent``, else that folder's name.
     """
-    d = _sys_block(rdev, root)
+    d = sys_block(rdev, root)
     if d is None:
         return None, None
     kname = d.name
@@ -123,7 +131,7 @@ def block_names(rdev: int, root: Path = SYSTEM_ROOT) -> tuple[str | None, str | 
         if m:
             kname = Path(m.group(1)).name
     dm = None
-    for folder in (d, _in_root(root, f"/sys/block/{kname}"), _in_root(root, f"/sys/class/block/{kname}")):
+    for folder in (d, in_root(root, f"/sys/block/{kname}"), in_root(root, f"/sys/class/block/{kname}")):
         with contextlib.suppress(OSError):
             dm = (folder / "dm" / "name").read_text().strip() or None
         if dm:
@@ -133,7 +141,7 @@ def block_names(rdev: int, root: Path = SYSTEM_ROOT) -> tuple[str | None, str | 
 
 def _by_uuid(kname: str, root: Path) -> str | None:
     """The UUID whose ``/dev/disk/by-uuid`` link (under root) points to ``/dev/<kname>``, or None."""
-    folder = _in_root(root, "/dev/disk/by-uuid")
+    folder = in_root(root, "/dev/disk/by-uuid")
     with contextlib.suppress(OSError):
         for link in sorted(folder.iterdir()):
             with contextlib.suppress(OSError):
@@ -144,10 +152,8 @@ def _by_uuid(kname: str, root: Path) -> str | None:
 
 def _blkid_uuid(node: str) -> str | None:
     """The filesystem UUID ``blkid`` reports for a device node (running system only), or None."""
-    from memstor.measure.sysinfo import _run
-
     with contextlib.suppress(RuntimeError, OSError):
-        text = _run(["blkid", "-s", "UUID", "-o", "value", node], timeout_s=BLKID_TIMEOUT_S)
+        text = run_tool(["blkid", "-s", "UUID", "-o", "value", node], timeout_s=BLKID_TIMEOUT_S)
         first = text.strip().splitlines()[0].strip() if text.strip() else ""
         return first if re.fullmatch(r"[0-9A-Za-z-]{4,64}", first) else None
     return None
@@ -186,14 +192,14 @@ def filesystem_identity(path: Path | str, root: Path = SYSTEM_ROOT, st_dev: int 
             st_dev = os.stat(real).st_dev
     mounts: list[Mount] = []
     with contextlib.suppress(OSError):
-        mounts = parse_mountinfo(_in_root(root, "/proc/self/mountinfo").read_text())
+        mounts = parse_mountinfo(in_root(root, "/proc/self/mountinfo").read_text())
     m = mount_of(real, st_dev, mounts)
     info: dict[str, Any] = {"kind": "filesystem", "path": str(path), "real_path": shown, "st_dev": _dev_text(st_dev),
                             "fstype": m.fstype if m else None, "mountpoint": m.mountpoint if m else None,
                             "source": m.source if m else None, "kernel_name": None, "dm_name": None, "uuid": None}
-    rdev = st_dev if st_dev is not None and _sys_block(st_dev, root) is not None else None
+    rdev = st_dev if st_dev is not None and sys_block(st_dev, root) is not None else None
     if rdev is None and m is not None:  # btrfs, for one: an anonymous 0:NN; the mount source names the device
-        rdev = _source_number(m.source, root)
+        rdev = source_number(m.source, root)
     if rdev is not None:
         info["kernel_name"], info["dm_name"] = block_names(rdev, root)
     info["uuid"] = filesystem_uuid(info["kernel_name"], root)
@@ -203,7 +209,7 @@ def filesystem_identity(path: Path | str, root: Path = SYSTEM_ROOT, st_dev: int 
 
 def _disk_id(kname: str, root: Path) -> tuple[str | None, str | None]:
     """(WWID, serial) of a block device from sysfs under root (a partition: its disk's), or Nones."""
-    d = _sys_block_by_name(kname, root)
+    d = block_dir(kname, root)
     if d is None:
         return None, None
     if (d / "partition").exists():
@@ -218,13 +224,6 @@ def _disk_id(kname: str, root: Path) -> tuple[str | None, str | None]:
                 break
         out.append(val)
     return out[0], out[1]
-
-
-def _sys_block_by_name(kname: str, root: Path) -> Path | None:
-    """The sysfs folder of a block device by kernel name (``/sys/class/block/NAME`` resolved), or None."""
-    with contextlib.suppress(OSError):
-        return _in_root(root, f"/sys/class/block/{kname}").resolve(strict=True)
-    return None
 
 
 def raw_device_identity(device: str, root: Path = SYSTEM_ROOT, rdev: int | None = None) -> dict:

@@ -27,24 +27,42 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from memstor.core.errors import ParseError
 from memstor.core.files import utc_now
+from memstor.measure import device
+from memstor.measure.sysfs import (
+    NVME_NAME,
+    SYSTEM_ROOT,
+    block_dir,
+    disk_label,
+    disk_of,
+    in_root,
+    is_nvme,
+    nvme_controller,
+    read_value,
+    underlying_disks,
+)
+from memstor.measure.tools import ToolError, completed
 from memstor.parse import drive as parse
+from memstor.parse.drive import (
+    DELTA_FIELDS,
+    HEALTH_FIELDS,
+    IDENTITY_EXTRA_FIELDS,
+    IDENTITY_FIELDS,
+    NVME_ONLY_FIELDS,
+    PCIE_FIELDS,
+    unavailable,
+)
 from memstor.parse.guards import one_line
 
 #: Seconds nvme or smartctl may take before it is abandoned.
 CMD_TIMEOUT_S = 10.0
-#: The root whose ``/sys`` is read: the running system.
-SYSTEM_ROOT = Path("/")
 #: Health counters that only grow (a drop means another drive or a reset, not negative wear).
 MONOTONIC = ("data_units_written", "data_written_bytes", "percentage_used_pct", "media_errors", "power_on_hours")
 
-_NVME_RE = re.compile(r"^(?P<ctrl>nvme\d+)(?:c\d+)?(?P<ns>n\d+)?(?:p\d+)?$")
 _SMART_RE = re.compile(r"^(?:sd[a-z]+|hd[a-z]+|nvme\d+(?:n\d+)?)$")
 _PERMISSION_RE = re.compile(r"permission denied|operation not permitted|\beacces\b|\beperm\b", re.IGNORECASE)
 
@@ -55,97 +73,6 @@ def not_available(reason: str, **extra: Any) -> dict:
     reason = one_line(reason, 300) or "unknown reason"
     return {"available": False, "reason": reason, "status": f"not available ({reason})", **extra}
 
-
-def _sys(root: Path, path: str) -> Path:
-    return Path(root) / path.lstrip("/")
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").strip() or None
-    except OSError:
-        return None
-
-
-def device_name(block_device: str) -> str:
-    """The kernel name of ``/dev/nvme0n1`` / ``nvme0n1`` -> ``nvme0n1``."""
-    return Path(str(block_device).strip()).name
-
-
-def disk_of(block_device: str, root: Path = SYSTEM_ROOT) -> str:
-    """The whole disk holding ``block_device`` (a partition -> its disk: ``nvme0n1p2`` -> ``nvme0n1``,
-    ``sda1`` -> ``sda``), from sysfs's ``partition`` file under root, else from the name."""
-    name = device_name(block_device)
-    node = _sys(root, f"/sys/class/block/{name}")
-    if (node / "partition").exists():
-        try:
-            return node.resolve().parent.name
-        except OSError:
-            pass
-    for pattern in (r"^(nvme\d+n\d+)p\d+$", r"^(mmcblk\d+)p\d+$", r"^((?:sd|hd|vd|xvd)[a-z]+)\d+$"):
-        m = re.match(pattern, name)
-        if m:
-            return m.group(1)
-    return name
-
-
-#: What a block device is, by kernel name (for reasons: "not an NVMe or SMART device (virtio disk vda)").
-_KIND_BY_NAME = ((r"nvme\d+(?:c\d+)?(?:n\d+)?", "NVMe drive"), (r"(?:sd|hd)[a-z]+", "SCSI/SATA disk"),
-                 (r"vd[a-z]+", "virtio disk"), (r"xvd[a-z]+", "Xen virtual disk"), (r"loop\d+", "loop device"),
-                 (r"dm-\d+", "device-mapper device"), (r"md\d+|md_d\d+", "md RAID device"),
-                 (r"zram\d+", "zram device"), (r"ram\d+", "RAM disk"), (r"nbd\d+", "network block device"),
-                 (r"rbd\d+", "Ceph RBD device"), (r"mmcblk\d+", "MMC/SD card"), (r"sr\d+", "optical drive"),
-                 (r"pmem\d+(?:s)?", "persistent-memory device"))
-#: sysfs ``device/subsystem`` -> what the disk is, for names the table above does not know.
-_KIND_BY_SUBSYSTEM = {"virtio": "virtio disk", "scsi": "SCSI/SATA disk", "nvme": "NVMe drive", "mmc": "MMC/SD card",
-                      "xen": "Xen virtual disk"}
-
-
-def disk_label(disk: str, root: Path = SYSTEM_ROOT) -> str:
-    """The disk named with what it is, for messages: ``virtio disk vda``, ``loop device loop0``; its sysfs
-    ``device/subsystem`` decides for other names; the bare name when neither tells."""
-    name = device_name(disk)
-    for pattern, kind in _KIND_BY_NAME:
-        if re.fullmatch(pattern, name):
-            return f"{kind} {name}"
-    try:
-        subsystem = _sys(root, f"/sys/class/block/{name}/device/subsystem").resolve(strict=True).name
-    except OSError:
-        return name
-    return f"{_KIND_BY_SUBSYSTEM[subsystem]} {name}" if subsystem in _KIND_BY_SUBSYSTEM else name
-
-
-def is_nvme(name: str) -> bool:
-    """True for an NVMe controller or namespace name (``nvme0``, ``nvme0n1``, ``nvme0n1p2``)."""
-    return bool(_NVME_RE.match(device_name(name)))
-
-
-def nvme_controller(disk: str, root: Path = SYSTEM_ROOT) -> tuple[str | None, Path | None]:
-    """The NVMe controller serving ``disk`` (name and sysfs folder): ``/sys/class/block/DISK/device``
-    is the controller (single path) or the NVMe subsystem (native multipath: its live ``nvmeN``
-    controllers are listed there); else ``/sys/class/nvme/nvmeX`` from the name. (None, None) when
-    neither is found."""
-    dev = _sys(root, f"/sys/class/block/{disk}/device")
-    try:
-        target = dev.resolve(strict=True)
-    except OSError:
-        target = None
-    if target is not None:
-        if re.fullmatch(r"nvme\d+", target.name):
-            return target.name, target
-        if target.name.startswith("nvme-subsys"):
-            ctrls = sorted((p for p in target.iterdir() if re.fullmatch(r"nvme\d+", p.name)),
-                           key=lambda p: int(p.name[4:]))
-            live = [p for p in ctrls if (_read(p / "state") or "live") == "live"]
-            for p in live or ctrls:
-                return p.name, p.resolve()
-    m = _NVME_RE.match(disk)
-    if m:
-        folder = _sys(root, f"/sys/class/nvme/{m.group('ctrl')}")
-        if folder.exists():
-            return m.group("ctrl"), folder.resolve()
-        return m.group("ctrl"), None
-    return None, None
 
 
 def pcie_link(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
@@ -160,14 +87,14 @@ def pcie_link(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     ctrl, folder = nvme_controller(disk, root)
     if folder is None:
         return not_available(f"no NVMe controller in sysfs for {disk}", device=disk)
-    transport = _read(folder / "transport")
+    transport = read_value(folder / "transport")
     if transport and transport != "pcie":
         return not_available(f"NVMe over {transport}: no PCIe link", device=disk, controller=ctrl)
     try:
         function = (folder / "device").resolve(strict=True)
     except OSError:
         return not_available(f"{ctrl} has no PCI device link in sysfs", device=disk, controller=ctrl)
-    raw = {k: _read(function / k) for k in ("current_link_speed", "current_link_width", "max_link_speed",
+    raw = {k: read_value(function / k) for k in ("current_link_speed", "current_link_width", "max_link_speed",
                                              "max_link_width")}
     if raw["current_link_speed"] is None and raw["max_link_speed"] is None:
         return not_available(f"no link speed in sysfs for {function.name}", device=disk, controller=ctrl)
@@ -190,7 +117,7 @@ def sysfs_identity(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     write_cache (``write back`` = a volatile cache the kernel flushes, ``write through`` = none or
     disabled). Keys are None where sysfs has nothing (``exists`` False when the device is unknown)."""
     disk = disk_of(block_device_name, root)
-    base = _sys(root, f"/sys/class/block/{disk}")
+    base = in_root(root, f"/sys/class/block/{disk}")
     out: dict[str, Any] = {"device": disk, "exists": base.exists(), "model": None, "firmware": None,
                            "serial_number_private": None, "capacity_bytes": None,
                            "logical_block_size_bytes": None, "physical_block_size_bytes": None,
@@ -205,22 +132,18 @@ def sysfs_identity(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     else:
         keys = {"model": "model", "firmware": "rev", "serial_number_private": "serial"}
     for key, fname in keys.items():
-        out[key] = parse.clean_text(_read(attrs / fname))
-    size = parse.to_int(_read(base / "size"))
+        out[key] = parse.clean_text(read_value(attrs / fname))
+    size = parse.to_int(read_value(base / "size"))
     out["capacity_bytes"] = size * 512 if size else None  # sysfs counts 512-byte sectors
-    out["logical_block_size_bytes"] = parse.to_int(_read(base / "queue/logical_block_size"))
-    out["physical_block_size_bytes"] = parse.to_int(_read(base / "queue/physical_block_size"))
-    rot = _read(base / "queue/rotational")
+    out["logical_block_size_bytes"] = parse.to_int(read_value(base / "queue/logical_block_size"))
+    out["physical_block_size_bytes"] = parse.to_int(read_value(base / "queue/physical_block_size"))
+    rot = read_value(base / "queue/rotational")
     out["rotational"] = None if rot is None else rot == "1"
-    out["write_cache"] = _read(base / "queue/write_cache")
+    out["write_cache"] = read_value(base / "queue/write_cache")
     return out
 
 
 # ------------------------------------------------------------------------------------------ tools
-
-class _Unavailable(Exception):
-    """A tool gave nothing usable; str() is the reason."""
-
 
 #: Tool -> the package that installs it (scripts/install-system-deps installs both).
 PACKAGES = {"nvme": "nvme-cli", "smartctl": "smartmontools"}
@@ -233,20 +156,13 @@ def not_installed(tool: str) -> str:
 
 
 def _run(cmd: list[str]) -> str:
-    """stdout of ``cmd`` (time-boxed); _Unavailable with the reason when it cannot run or fails."""
+    """stdout of ``cmd`` (time-boxed by :data:`CMD_TIMEOUT_S`); ToolError with the reason when it cannot run
+    or fails (smartctl: only its bits 0-1 are failures, bits 2-7 are findings)."""
     tool = cmd[0]
-    if shutil.which(tool) is None:
-        raise _Unavailable(not_installed(tool))
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=CMD_TIMEOUT_S,
-                             stdin=subprocess.DEVNULL, errors="replace")
-    except subprocess.TimeoutExpired:
-        raise _Unavailable(f"{' '.join(cmd)} took more than {CMD_TIMEOUT_S:.0f} s") from None
-    except OSError as err:
-        raise _Unavailable(f"{tool} could not run ({err.strerror or err})") from None
-    failed = res.returncode & 0b11 if tool == "smartctl" else res.returncode  # smartctl: bits 2-7 are findings
+    res = completed(cmd, CMD_TIMEOUT_S, missing=not_installed(tool))
+    failed = res.returncode & 0b11 if tool == "smartctl" else res.returncode
     if failed:
-        raise _Unavailable(_failure(cmd, res.returncode, res.stdout + "\n" + res.stderr))
+        raise ToolError(_failure(cmd, res.returncode, res.stdout + "\n" + res.stderr))
     return res.stdout
 
 
@@ -265,26 +181,26 @@ def _parsed(fn, text: str) -> dict:
         return fn(text)
     except ParseError as err:
         msg = str(err)
-        raise _Unavailable("permission denied (needs root)" if _PERMISSION_RE.search(msg) else msg) from None
+        raise ToolError("permission denied (needs root)" if _PERMISSION_RE.search(msg) else msg) from None
 
 
 def _smartctl(disk: str) -> dict:
     rec = _parsed(parse.parse_smartctl_json, _run(["smartctl", "-j", "-a", f"/dev/{disk}"]))
     if rec.get("smart_available") is False and rec.get("temperature_C") is None:
-        raise _Unavailable(f"not an NVMe or SMART device ({disk}: SMART support unavailable)")
+        raise ToolError(f"not an NVMe or SMART device ({disk}: SMART support unavailable)")
     return rec
 
 
 def _nvme_identity(disk: str, ctrl: str | None) -> dict:
     rec = _parsed(parse.parse_nvme_id_ctrl, _run(["nvme", "id-ctrl", f"/dev/{ctrl or disk}", "-o", "json"]))
     rec["nvm_capacity_bytes"] = rec.pop("capacity_bytes")
-    if _NVME_RE.match(disk) and _NVME_RE.match(disk).group("ns"):
+    if NVME_NAME.match(disk) and NVME_NAME.match(disk).group("ns"):
         try:
             ns = _parsed(parse.parse_nvme_id_ns, _run(["nvme", "id-ns", f"/dev/{disk}", "-o", "json"]))
             rec.update(lba_format_index=ns["lba_format_index"], lba_size_bytes=ns["lba_size_bytes"],
                        metadata_size_bytes=ns["metadata_size_bytes"], capacity_bytes=ns["size_bytes"],
                        lba_formats=ns["lba_formats"])
-        except _Unavailable as err:
+        except ToolError as err:
             rec["notes"].append(f"id-ns: {err}")
     return rec
 
@@ -322,7 +238,7 @@ def identity(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     for tool, fn in attempts:
         try:
             found = fn()
-        except _Unavailable as err:
+        except ToolError as err:
             rec["tools"][tool] = not_available(str(err))
             continue
         rec["tools"][tool] = {"available": True, "status": "read"}
@@ -348,9 +264,6 @@ def identity(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     return rec
 
 
-_HEALTH_KEYS = ("temperature_C", "percentage_used_pct", "data_units_written", "data_written_bytes", "media_errors",
-                "available_spare_pct", "critical_warning", "power_on_hours", "smart_passed")
-
 
 def health(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     """The drive's health now: nvme-cli ``smart-log`` on the controller for NVMe (smartctl when nvme-cli
@@ -372,11 +285,11 @@ def health(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     for tool, fn in attempts:
         try:
             found = fn()
-        except _Unavailable as err:
+        except ToolError as err:
             reasons.append(str(err))
             continue
         rec = {"device": disk, "available": True, "source": found.get("source", tool), "collected_at": utc_now()}
-        rec.update({k: found.get(k) for k in _HEALTH_KEYS})
+        rec.update({k: found.get(k) for k in HEALTH_FIELDS})
         rec["notes"] = list(found.get("notes", [])) + [f"earlier source: {r}" for r in reasons]
         return rec
     return not_available(", ".join(dict.fromkeys(reasons)), device=disk)
@@ -418,66 +331,6 @@ def health_delta(before: dict, after: dict) -> dict:
 # it was read from, ``notes``, and ``fields``: {field: value, or not_available(reason) when unreadable}.
 # Units are in the field names (``_bytes``, ``_C``, ``_pct``, ``_GTps``, ``_Gbps``, ``_hours``).
 
-#: Identity fields every drive record lists (a value or why not).
-IDENTITY_FIELDS = ("model", "firmware", "capacity_bytes", "logical_block_size_bytes", "physical_block_size_bytes",
-                   "rotational", "write_cache", "volatile_write_cache", "protocol", "lba_format_index",
-                   "lba_size_bytes", "metadata_size_bytes")
-#: Identity fields listed only when a tool reported them (NVMe controller, SATA link, HDD speed).
-IDENTITY_EXTRA_FIELDS = ("nvme_version", "nvm_capacity_bytes", "rotation_rpm", "interface_speed_current_Gbps",
-                         "interface_speed_max_Gbps", "serial_number_private")
-#: Identity fields only NVMe has (their reason on other disks says so).
-NVME_ONLY_FIELDS = ("lba_format_index", "lba_size_bytes", "metadata_size_bytes", "nvme_version", "nvm_capacity_bytes")
-#: PCIe link fields (sysfs of the NVMe drive's PCI function).
-PCIE_FIELDS = ("current_link_speed_GTps", "current_link_width", "max_link_speed_GTps", "max_link_width",
-               "pcie_generation_current", "pcie_generation_max", "link_below_max", "pci_address", "controller")
-#: Health fields of a snapshot.
-HEALTH_FIELDS = _HEALTH_KEYS
-#: Fields of the difference after - before (the temperature's is a change in degrees C).
-DELTA_FIELDS = ("data_written_bytes", "data_units_written", "percentage_used_pct", "media_errors", "power_on_hours",
-                "temperature_C")
-
-
-def _blockdir(name: str, root: Path) -> Path | None:
-    try:
-        return _sys(root, f"/sys/class/block/{name}").resolve(strict=True)
-    except OSError:
-        return None
-
-
-def _members(name: str, root: Path) -> list[str]:
-    """The block devices a dm or md device is built on: its ``slaves/``, else (a recorded tree without
-    ``slaves/``) every block device whose ``holders/`` names it."""
-    folder = _blockdir(name, root)
-    if folder is None:
-        return []
-    slaves = folder / "slaves"
-    if slaves.is_dir():
-        found = sorted(p.name for p in slaves.iterdir())
-        if found:
-            return found
-    try:
-        every = sorted(_sys(root, "/sys/class/block").iterdir())
-    except OSError:
-        return []
-    return [p.name for p in every if (p / "holders" / name).exists()]
-
-
-def underlying_disks(block_device: str, root: Path = SYSTEM_ROOT, _seen: frozenset = frozenset()) -> list[str]:
-    """The whole disks under ``block_device``: a partition's disk; for device-mapper (LVM, LUKS) and md
-    the disks under its members, recursively; a disk itself. In order, without repeats."""
-    name = device_name(block_device)
-    if name in _seen:
-        return []
-    members = _members(name, root)
-    disk = disk_of(name, root)
-    if not members and disk != name:
-        members = _members(disk, root)
-    if not members:
-        return [disk]
-    out: list[str] = []
-    for m in members:
-        out += underlying_disks(m, root, _seen | {name})
-    return list(dict.fromkeys(out))
 
 
 def _where(path: str, raw: bool, kname: str | None, why_none: str, root: Path) -> dict:
@@ -487,7 +340,7 @@ def _where(path: str, raw: bool, kname: str | None, why_none: str, root: Path) -
     if not kname:
         out["reason"] = why_none
         return out
-    if _blockdir(kname, root) is None:
+    if block_dir(kname, root) is None:
         out["reason"] = f"{path} is not a block device (no {kname} in /sys/class/block)" if raw else \
             f"no block device {kname} in /sys/class/block"
         return out
@@ -522,8 +375,6 @@ def locate(path: Path | str, raw: bool = False, root: Path = SYSTEM_ROOT) -> dic
     None), disks (the whole disks under it), disk (the one disk, None when there is not exactly one),
     disk_label (``virtio disk vda``), reason (why disk is None: no local block device, several disks,
     no such device). Under a recorded ``root`` the mount is found by path alone. Never raises."""
-    from memstor.measure import device
-
     if raw:
         record = device.raw_device_identity(str(path), root)
     elif os.path.realpath(root) == "/":
@@ -531,7 +382,7 @@ def locate(path: Path | str, raw: bool = False, root: Path = SYSTEM_ROOT) -> dic
     else:  # a recorded tree: the device number of files under path is their mount's (this machine's means nothing)
         mounts: list = []
         try:
-            mounts = device.parse_mountinfo(_sys(root, "/proc/self/mountinfo").read_text(encoding="utf-8"))
+            mounts = device.parse_mountinfo(in_root(root, "/proc/self/mountinfo").read_text(encoding="utf-8"))
         except OSError:
             pass
         mount = device.mount_of(os.path.normpath(str(path)), None, mounts)
@@ -606,7 +457,7 @@ def section_values(section: dict | None) -> dict:
     section = section or {}
     out = {k: v for k, v in section.items() if k != "fields"}
     for k, v in (section.get("fields") or {}).items():
-        out[k] = None if isinstance(v, dict) and v.get("available") is False else v
+        out[k] = None if unavailable(v) else v
     return out
 
 

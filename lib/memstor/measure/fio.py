@@ -42,36 +42,36 @@ Open-loop options (all off by default: a job without them gives exactly the comm
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
-import mmap
 import os
-import re
 import shlex
 import shutil
-import signal
 import subprocess
-import sys
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstor.core.errors import MemstorError, ParseError, PointFailed, UsageError
-from memstor.parse.fio import load_fio_json
+from memstor.core.errors import PointFailed, UsageError
+from memstor.core.files import atomic_write
 from memstor.core.units import parse_size as _parse_size
+from memstor.measure.fio_engine import (
+    ENGINE_CHAIN,
+    choose_engine,
+    fio_binary,
+    fio_engines,
+    fio_version,
+    probe_direct,
+    version_tuple,
+)
+from memstor.measure.fio_output import check_fio_output, json_complete
+from memstor.measure.fio_process import kill_stale_fio, run_fio
+from memstor.measure.precision import Watcher
+from memstor.measure.sweep import sidecar_tmp
+from memstor.parse.fio_status import STATUS_NAME, split_final
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim")
 MIXED_MODES = ("rw", "randrw")
 RANDOM_MODES = ("randread", "randwrite", "randrw", "randtrim")
-#: Engine fallback order when the preferred one is missing from fio or refused by the kernel.
-ENGINE_CHAIN = ("io_uring", "libaio", "psync")
-INSTALL_HINT = (
-    "install it (Debian/Ubuntu: sudo apt-get install fio; Fedora: sudo dnf install fio; "
-    "macOS: brew install fio) or run make env"
-)
 #: Seconds fio may take beyond runtime + ramp before it is killed (startup, file layout, teardown).
 TIMEOUT_MARGIN_S = 120.0
 RATE_PROCESSES = ("poisson", "linear")
@@ -84,51 +84,6 @@ MAX_POISSON_RATE_IOPS = 1_000_000
 LOG_PREFIX = "fio"
 #: fio's iolog (submission times) inside a point's sidecar folder.
 IOLOG_NAME = "fio.iolog"
-
-
-# ------------------------------------------------------------------------------------- the binary
-
-
-def fio_binary() -> str:
-    """The fio executable: ``$MEMSTOR_FIO`` when set, else ``fio`` on PATH.
-
-    Raises MemstorError (one line, with the install command) when fio is not there.
-    """
-    env = os.environ.get("MEMSTOR_FIO")
-    if env:
-        if os.path.isfile(env) and os.access(env, os.X_OK):
-            return env
-        raise MemstorError(f"MEMSTOR_FIO={env} is not an executable file: fix or unset it, or {INSTALL_HINT}")
-    found = shutil.which("fio")
-    if not found:
-        raise MemstorError(f"fio not found on PATH: {INSTALL_HINT}")
-    return found
-
-
-@functools.lru_cache(maxsize=8)
-def _version_of(binary: str) -> str:
-    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
-    text = (out.stdout or out.stderr).strip()
-    if out.returncode != 0 or not text:
-        raise MemstorError(f"{binary} --version failed (exit {out.returncode}): reinstall fio; {INSTALL_HINT}")
-    return text.splitlines()[0].strip()
-
-
-def fio_version() -> str:
-    """What ``fio --version`` prints, e.g. ``fio-3.33`` (the same string as the JSON's "fio version")."""
-    return _version_of(fio_binary())
-
-
-@functools.lru_cache(maxsize=8)
-def _engines_of(binary: str) -> frozenset[str]:
-    out = subprocess.run([binary, "--enghelp"], capture_output=True, text=True, timeout=30)
-    names = {ln.strip() for ln in out.stdout.splitlines()[1:] if ln.strip() and not ln.strip().endswith(":")}
-    return frozenset(names)
-
-
-def fio_engines() -> frozenset[str]:
-    """The ioengines this fio was built with (``fio --enghelp``)."""
-    return _engines_of(fio_binary())
 
 
 # ------------------------------------------------------------------------------------------ job spec
@@ -253,7 +208,7 @@ class FioJob:
             if self.numjobs != 1:
                 raise self._bad("write_iolog", self.write_iolog, f"only with numjobs=1 (the {self.numjobs} clones "
                                 "would append into one iolog file)")
-            if self.io_submit_mode == "offload" and _version_tuple(fio_version()) < (3, 34):
+            if self.io_submit_mode == "offload" and version_tuple(fio_version()) < (3, 34):
                 raise self._bad("write_iolog", self.write_iolog, f"not with io_submit_mode=offload on "
                                 f"{fio_version()} (the job segfaults, axboe/fio#1511; fixed in fio 3.34)")
 
@@ -285,16 +240,8 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _version_tuple(version: str) -> tuple[int, int]:
-    """(3, 33) from ``fio-3.33`` / ``fio-3.33-12-gabc``; (0, 0) when unreadable."""
-    m = re.search(r"(\d+)\.(\d+)", version or "")
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-
-
 def log_folder(output: Path) -> Path:
     """Where a job's logs go: the sidecar folder of its raw output (``sweep.sidecar_tmp(output)``)."""
-    from memstor.measure.sweep import sidecar_tmp
-
     return sidecar_tmp(Path(output))
 
 
@@ -394,283 +341,13 @@ def _open_loop_options(job: FioJob, output: Path) -> list[str]:
     return opts
 
 
-# ------------------------------------------------------------------------------------- fio's output
-
-
-def load_json(text: str) -> dict:
-    """The last complete fio JSON document in ``text`` (text before it tolerated); ParseError if none."""
-    return load_fio_json(text)
-
-
-def first_error_line(*texts: str) -> str:
-    """fio's own first error line among texts (stderr, text before the JSON), else the first line."""
-    lines = [ln.strip() for t in texts if t for ln in t.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not ln.startswith(("{", "}", '"'))]
-    for ln in lines:
-        if re.search(r"error|err=|fio: |invalid|denied|not permitted|no such|failed", ln, re.IGNORECASE):
-            return ln
-    return lines[0] if lines else "no error message"
-
-
-def _text_before_json(text: str) -> str:
-    m = re.search(r"^\{", text, re.MULTILINE)
-    return text[: m.start()] if m else text
-
-
-_JOB_SIGNAL = re.compile(r"fio: pid=\d+, got signal=(\d+)")
-
-
-def check_fio_output(point: str, returncode: int, stderr: str, out_text: str) -> dict:
-    """The fio JSON of a run, or PointFailed("point NAME: ...") naming fio's own error."""
-    before = _text_before_json(out_text)
-    if returncode != 0:
-        raise PointFailed(f"point {point}: fio exited {returncode}: {first_error_line(stderr, before)}")
-    try:
-        doc = load_json(out_text)
-    except ParseError:
-        raise PointFailed(f"point {point}: fio wrote no JSON result: {first_error_line(stderr, out_text)}") from None
-    jobs = doc.get("jobs") or []
-    if not jobs:
-        raise PointFailed(f"point {point}: fio's JSON has no jobs: {first_error_line(stderr, before)}")
-    killed = _JOB_SIGNAL.search(f"{stderr}\n{before}")
-    if killed:  # fio-3.33 exits 0 with a JSON of zeros when a job process dies of a signal
-        raise PointFailed(f"point {point}: a fio job died of signal {killed.group(1)} ({killed.group(0).strip()})")
-    for j in jobs:
-        err = j.get("error", 0)
-        if err:
-            why = os.strerror(err) if isinstance(err, int) and err > 0 else str(err)
-            raise PointFailed(
-                f"point {point}: fio job {j.get('jobname')!r} error {err} ({why}): {first_error_line(stderr, before)}"
-            )
-    return doc
-
-
-def json_complete(raw: Path) -> bool:
-    """True when ``raw`` holds a fio JSON document with jobs and no job error."""
-    try:
-        doc = load_json(Path(raw).read_text(encoding="utf-8", errors="replace"))
-    except (OSError, MemstorError):
-        return False
-    jobs = doc.get("jobs") or []
-    return bool(jobs) and all(not j.get("error", 0) for j in jobs)
-
-
-# ---------------------------------------------------------------------------------- engine + O_DIRECT
-
-
-def probe_direct(directory: Path) -> None:
-    """Check that the filesystem at ``directory`` accepts O_DIRECT (open + one aligned 4 KiB write).
-
-    Raises UsageError with what to do when it refuses (tmpfs on old kernels, ramfs, some overlayfs/FUSE).
-    """
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise UsageError(f"{directory}: no such directory; create it or pick an existing --target")
-    path = directory / f"memstor-probe-{os.getpid()}-{os.urandom(4).hex()}.tmp"
-    refused = (
-        f"the filesystem at {directory} refuses O_DIRECT (tmpfs?): use --target on a disk filesystem, "
-        "or --set direct=0 (measures the page cache)"
-    )
-    fd = -1
-    try:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_DIRECT", 0), 0o600)
-        except OSError as err:
-            if err.errno in (22, 95):  # EINVAL, EOPNOTSUPP
-                raise UsageError(refused) from None
-            raise UsageError(f"cannot create a file in {directory}: {err.strerror}; pick another --target") from None
-        buf = mmap.mmap(-1, 4096)  # page-aligned buffer, as O_DIRECT wants
-        try:
-            os.write(fd, buf)
-        except OSError as err:
-            if err.errno in (22, 95):
-                raise UsageError(refused) from None
-            raise UsageError(f"cannot write in {directory}: {err.strerror}; pick another --target") from None
-        finally:
-            buf.close()
-    finally:
-        if fd >= 0:
-            os.close(fd)
-        with contextlib.suppress(OSError):
-            path.unlink()
-
-
-def _probe_engine(binary: str, engine: str, directory: Path, direct: bool) -> str | None:
-    """None when a tiny real fio read with ``engine`` works in ``directory``, else fio's error line."""
-    if engine not in _engines_of(binary):
-        return f"this fio lacks {engine}"
-    try:
-        fd, probe = tempfile.mkstemp(dir=directory, prefix="memstor-probe-", suffix=".tmp")
-    except OSError as err:
-        raise UsageError(f"cannot create a file in {directory}: {err.strerror}; pick another --target") from None
-    out = probe + ".json"
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(b"\xa5" * 65536)
-        cmd = [binary, "--name=memstor-probe", f"--filename={probe}", "--size=64k", "--bs=4k", "--rw=read",
-               f"--ioengine={engine}", f"--direct={int(direct)}", "--runtime=100ms", "--allow_file_create=0",
-               "--eta=never", "--output-format=json", f"--output={out}"]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            return f"{engine} probe did not finish within 60 s"
-        text = Path(out).read_text(errors="replace") if os.path.exists(out) else ""
-        try:
-            doc = check_fio_output("probe", res.returncode, res.stderr, text)
-        except PointFailed as err:
-            return str(err).split(": ", 1)[1]
-        io = sum(int(j.get("read", {}).get("io_bytes", 0)) for j in doc.get("jobs", []))
-        return None if io > 0 else f"{engine} read nothing"
-    finally:
-        for p in (probe, out):
-            with contextlib.suppress(OSError):
-                os.unlink(p)
-
-
-def choose_engine(preferred: str, directory: Path, *, direct: bool = True) -> tuple[str, str]:
-    """(engine, why): ``preferred`` when a tiny real fio job with it works in ``directory``, else the next
-    of io_uring > libaio > psync that does (a preferred engine outside that chain falls back to psync).
-
-    Raises MemstorError when none works (the reasons of each, in one line).
-    """
-    binary = fio_binary()
-    if not Path(directory).is_dir():
-        raise UsageError(f"{directory}: no such directory; create it or pick an existing --target")
-    chain = list(ENGINE_CHAIN[ENGINE_CHAIN.index(preferred):]) if preferred in ENGINE_CHAIN else [preferred, "psync"]
-    refused = []
-    for engine in chain:
-        problem = _probe_engine(binary, engine, Path(directory), direct)
-        if problem is None:
-            why = f"{engine} works" if not refused else "; ".join(refused) + f"; {engine} works"
-            return engine, why
-        refused.append(f"{engine} refused ({problem})")
-    raise MemstorError(
-        f"no usable fio ioengine in {directory}: " + "; ".join(refused) + ": check the kernel and fio build, "
-        "or --set direct=0 if O_DIRECT is the problem"
-    )
-
-
 # ------------------------------------------------------------------------------------------- runner
-
-
-def _die_with_parent() -> None:
-    """In the fio child (Linux): get SIGKILL when the sweep process dies, even by SIGKILL.
-
-    This covers fio's main process only: the job processes it forks call setsid() and survive it;
-    kill_stale_fio() removes those when the sweep resumes.
-    """
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
-
-
-def fio_processes_writing_into(directory: Path) -> list[int]:
-    """pids of live fio processes (main and forked jobs) whose ``--output=`` is inside ``directory``.
-
-    Reads /proc (Linux); elsewhere returns []. Forked fio jobs keep their parent's argv, so the
-    output path identifies every process of one fio run, even after its parent died.
-    """
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    prefix = f"--output={Path(directory)}/".encode()
-    pids = []
-    for d in proc.iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-            if not os.path.basename(argv[0]).startswith(b"fio") or not any(a.startswith(prefix) for a in argv):
-                continue
-            state = (d / "stat").read_text().rsplit(") ", 1)[1][:1]
-        except (OSError, IndexError):
-            continue
-        if state not in ("Z", "X"):
-            pids.append(int(d.name))
-    return sorted(pids)
-
-
-def kill_stale_fio(directory: Path, grace_s: float = 2.0) -> list[int]:
-    """Stop fio processes still writing into ``directory`` (left by a killed sweep); return their pids.
-
-    SIGTERM first (fio stops its jobs), SIGKILL after ``grace_s`` seconds. Only call while holding
-    the experiment's sweep lock: any fio writing there then belongs to a dead sweep.
-    """
-    pids = fio_processes_writing_into(directory)
-    if not pids:
-        return []
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-    end = time.monotonic() + grace_s
-    while time.monotonic() < end and fio_processes_writing_into(directory):
-        time.sleep(0.05)
-    for pid in fio_processes_writing_into(directory):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    return pids
-
-
-#: How often a watched fio run's output is read (s), and how long fio may take to end after SIGINT (s).
-WATCH_POLL_S, STOP_GRACE_S = 0.1, 30.0
-#: fio's exit status after it ended its jobs on SIGINT (measured, fio-3.33; its final JSON is complete).
-SIGINT_EXIT = 128
-
-
-def _watch(proc: subprocess.Popen, watch, timeout_s: float) -> bool:
-    """Poll ``watch()`` every WATCH_POLL_S while fio runs; on True send fio SIGINT (it ends its jobs and
-    writes its final output). Returns True when memstor stopped fio. TimeoutExpired past ``timeout_s``."""
-    end = time.monotonic() + timeout_s
-    while proc.poll() is None:
-        if time.monotonic() > end:
-            raise subprocess.TimeoutExpired(proc.args, timeout_s)
-        if watch():
-            proc.send_signal(signal.SIGINT)
-            return True
-        time.sleep(WATCH_POLL_S)
-    return False
-
-
-def run_fio(cmd: list[str], timeout_s: float, output: Path, watch=None) -> subprocess.CompletedProcess:
-    """Run fio capturing stdout and stderr separately (text); on timeout or any interruption every
-    process of this fio run is stopped before the exception goes on. fio dies with its parent (Linux).
-
-    ``watch``: a callable polled while fio runs (memstor.measure.precision.Watcher); when it returns True
-    fio gets SIGINT and ends the point early. The result then has ``stopped = True`` and fio's exit status
-    128 (its answer to SIGINT) reads as 0."""
-    preexec = _die_with_parent if sys.platform.startswith("linux") else None
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
-    stopped = False
-    try:
-        if watch is not None:
-            # fio writes its results into --output; stdout/stderr stay small, so the pipes cannot fill
-            stopped = _watch(proc, watch, timeout_s)
-        out, err = proc.communicate(timeout=STOP_GRACE_S if stopped else timeout_s)
-    except BaseException:  # TimeoutExpired, KeyboardInterrupt...
-        with contextlib.suppress(OSError):
-            proc.terminate()
-        try:
-            proc.communicate(timeout=2)
-        except BaseException:
-            proc.kill()
-            proc.wait()
-        kill_stale_fio(Path(output).parent)
-        raise
-    rc = 0 if stopped and proc.returncode == SIGINT_EXIT else proc.returncode
-    res = subprocess.CompletedProcess(cmd, rc, out, err)
-    res.stopped = stopped
-    return res
 
 
 def _keep_status(output: Path) -> None:
     """Move fio's status snapshots out of ``output`` into the sidecar's memstor.parse.fio_status.STATUS_NAME
     (bytes as written; status first, then the output's final document, so a crash between the two
     writes leaves both copies, never none)."""
-    from memstor.core.files import atomic_write
-    from memstor.parse.fio_status import STATUS_NAME, split_final
-
     if not output.exists():
         return
     status, final = split_final(output.read_text(encoding="utf-8", errors="replace"))
@@ -758,8 +435,6 @@ class FioRunner:
         timeout = job.runtime_s + job.ramp_s + self.timeout_margin_s
         watcher = None
         if job.precision_pct is not None:
-            from memstor.measure.precision import Watcher
-
             watcher = Watcher(Path(out_tmp), job.precision_pct)
         try:
             res = run_fio(cmd, timeout, Path(out_tmp), watch=watcher)

@@ -50,8 +50,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from memstor import __version__
 from memstor.core.errors import MemstorError
-from memstor.measure.fio import FioJob
+from memstor.core.files import replace_durably, utc_now, write_json
+from memstor.measure.fio import TIMEOUT_MARGIN_S, FioJob, job_file_text, log_folder
+from memstor.measure.fio_output import json_complete
 from memstor.measure.fleet_hosts import Host
 from memstor.measure.sweep import Point, PointResult, sidecar_dir
 
@@ -286,6 +289,42 @@ def _strip_address(folder: Path, address: str) -> None:
             f.rename(folder / f.name[: -len(suffix)])
 
 
+class _Outcomes:
+    """The metas and PointResults of one fleet point, host by host (what memstor.measure.sweep records)."""
+
+    def __init__(self, jobs: Sequence[FleetJob], experiment: str):
+        self.jobs, self.experiment = jobs, experiment
+        self.start, self.t0 = utc_now(), time.monotonic()
+        self.results: dict[str, PointResult] = {}
+
+    def record(self, fj: FleetJob, status: str, error: str | None, extra: dict) -> None:
+        """Write the host's point meta: the sweep's keys plus ssh, fleet and ``extra``; duration in seconds."""
+        meta = {"experiment": self.experiment, "point": fj.point.name, "params": fj.point.params,
+                "host": fj.host.label, "memstor_version": __version__, "ssh": fj.host.ssh,
+                "fleet": [j.host.label for j in self.jobs], **extra, "start_time": self.start,
+                "end_time": utc_now(), "duration_s": round(time.monotonic() - self.t0, 3), "status": status,
+                "error": error, "raw": f"{fj.point.name}.json" if status == "done" else None}
+        write_json(fj.directory / f"{fj.point.name}.meta.json", meta)
+
+    def fail(self, fj: FleetJob, error: str, extra: dict | None = None) -> None:
+        """The host's point failed: no raw file nor sidecar, a failed meta with the one-line reason."""
+        error = "; ".join(line.strip() for line in error.splitlines() if line.strip())  # one line
+        (fj.directory / f"{fj.point.name}.json").unlink(missing_ok=True)
+        shutil.rmtree(sidecar_dir(fj.directory, fj.point), ignore_errors=True)
+        self.record(fj, "failed", error, extra or {})
+        self.results[fj.host.label] = PointResult(fj.point, "failed", None,
+                                                  fj.directory / f"{fj.point.name}.meta.json", error)
+
+    def done(self, fj: FleetJob, final: Path, extra: dict) -> None:
+        """The host's point is measured: its raw file is ``final``."""
+        self.record(fj, "done", None, extra)
+        self.results[fj.host.label] = PointResult(fj.point, "done", final, fj.directory / f"{fj.point.name}.meta.json")
+
+    def in_order(self) -> list[PointResult]:
+        """One PointResult per job, in the jobs' order."""
+        return [self.results[j.host.label] for j in self.jobs]
+
+
 def run_fleet_point(jobs: Sequence[FleetJob], *, experiment: str, ssh_extra: Sequence[str] = (),
                     timeout_margin_s: float = 60.0) -> list[PointResult]:
     """Run one fio point on every host of ``jobs`` at once and store each host's share as a local sweep does.
@@ -300,44 +339,11 @@ def run_fleet_point(jobs: Sequence[FleetJob], *, experiment: str, ssh_extra: Seq
     A host whose server cannot start, that fio reports disconnected, or that has no job in the output is
     failed with a one-line reason (meta status ``failed``, no raw file); the other hosts' results are kept.
     Returns one sweep.PointResult per job, in order."""
-    from memstor import __version__
-    from memstor.core.files import replace_durably, utc_now, write_json
-    from memstor.measure.fio import TIMEOUT_MARGIN_S, job_file_text, json_complete, log_folder
-
-    start, t0 = utc_now(), time.monotonic()
-    results: dict[str, PointResult] = {}
-
-    def record(fj: FleetJob, status: str, error: str | None, extra: dict) -> None:
-        meta = {"experiment": experiment, "point": fj.point.name, "params": fj.point.params, "host": fj.host.label,
-                "memstor_version": __version__, "ssh": fj.host.ssh, "fleet": [j.host.label for j in jobs], **extra,
-                "start_time": start, "end_time": utc_now(), "duration_s": round(time.monotonic() - t0, 3),
-                "status": status, "error": error, "raw": f"{fj.point.name}.json" if status == "done" else None}
-        write_json(fj.directory / f"{fj.point.name}.meta.json", meta)
-
-    def fail(fj: FleetJob, error: str, extra: dict | None = None) -> None:
-        error = "; ".join(line.strip() for line in error.splitlines() if line.strip())  # one line
-        (fj.directory / f"{fj.point.name}.json").unlink(missing_ok=True)
-        shutil.rmtree(sidecar_dir(fj.directory, fj.point), ignore_errors=True)
-        record(fj, "failed", error, extra or {})
-        results[fj.host.label] = PointResult(fj.point, "failed", None, fj.directory / f"{fj.point.name}.meta.json",
-                                             error)
-
+    out = _Outcomes(jobs, experiment)
     with ExitStack() as stack:
-        running: list[tuple[FleetJob, FioServer, Path]] = []
-        for i, fj in enumerate(jobs):
-            try:
-                srv = start_server(fj.host, i, ssh_extra)
-            except FleetError as e:
-                fail(fj, str(e))
-                continue
-            stack.callback(_stop_or_say, srv, ssh_extra)
-            tmp = fj.directory / f"{fj.point.name}.json.tmp"
-            folder = log_folder(tmp)
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir(parents=True)
-            running.append((fj, srv, tmp))
+        running = _start_servers(jobs, stack, ssh_extra, out)
         if not running:
-            return [results[j.host.label] for j in jobs]
+            return out.in_order()
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memstor-fleet-")))
         texts = {fj.host.label: job_file_text(fj.job, tmp) for fj, _, tmp in running}
         jobfiles = []
@@ -346,46 +352,75 @@ def run_fleet_point(jobs: Sequence[FleetJob], *, experiment: str, ssh_extra: Seq
             jobfiles[-1].write_text(texts[fj.host.label])
         argv = client_argv([srv for _, srv, _ in running], jobfiles)
         timeout = max(fj.job.runtime_s + fj.job.ramp_s for fj, _, _ in running) + TIMEOUT_MARGIN_S + timeout_margin_s
-        try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=work)
-            stdout, stderr = r.stdout, r.stderr
-            per_host = split_client_output(stdout, [srv for _, srv, _ in running])
-        except subprocess.TimeoutExpired:
-            per_host, stdout, stderr = {}, "", f"the fio client did not finish within {timeout:.0f} s"
-        except ValueError as e:
-            per_host = {}
-            stderr = f"{stderr.strip()} ({e})".strip()
+        per_host, stdout, stderr = _run_client(argv, timeout, work, [srv for _, srv, _ in running])
         for fj, srv, tmp in running:
-            label = fj.host.label
             extra = {"command": argv, "command_line": shlex.join(argv), "tool": "fio", "client": srv.client,
-                     "server": f"127.0.0.1,{srv.remote_port}", "job": texts[label],
+                     "server": f"127.0.0.1,{srv.remote_port}", "job": texts[fj.host.label],
                      "ioengine": fj.job.ioengine}
-            # measured (fio-3.33): a server killed mid-run makes the client print
-            # "client: host=127.0.0.3 disconnected" on STDOUT (before the JSON) and go on with the others
-            said = [ln.strip() for ln in (stdout + "\n" + stderr).splitlines()
-                    if f"host={srv.local_address} " in ln + " " or f"<{srv.local_address}>" in ln]
-            fio_err = said[-1] if said else (stderr.strip().splitlines() or [""])[-1]
-            doc = per_host.get(label)
-            if not doc or not doc["jobs"]:
-                fail(fj, f"{label}: no result from its fio server" + (f" ({fio_err})" if fio_err else ""), extra)
-                continue
-            folder = log_folder(tmp)
-            _strip_address(folder, srv.local_address)
-            (folder / CLIENT_OUTPUT).write_text(stdout)
-            write_json(tmp, doc)
-            if not json_complete(tmp):
-                tmp.unlink(missing_ok=True)
-                fail(fj, f"{label}: fio reported an error for its job ({_job_error(doc)})", extra)
-                continue
-            final = fj.directory / f"{fj.point.name}.json"
-            files = sidecar_dir(fj.directory, fj.point)
-            shutil.rmtree(files, ignore_errors=True)
-            os.replace(folder, files)
-            replace_durably(tmp, final)
-            extra["tool_version"] = doc.get("fio version")
-            record(fj, "done", None, extra)
-            results[label] = PointResult(fj.point, "done", final, fj.directory / f"{fj.point.name}.meta.json")
-    return [results[j.host.label] for j in jobs]
+            _store(fj, srv, tmp, per_host.get(fj.host.label), stdout, stderr, extra, out)
+    return out.in_order()
+
+
+def _start_servers(jobs: Sequence[FleetJob], stack: ExitStack, ssh_extra: Sequence[str],
+                   out: _Outcomes) -> list[tuple[FleetJob, FioServer, Path]]:
+    """Start each host's fio server (stopped when ``stack`` closes) and prepare its temp raw file and log
+    folder; a host whose server does not start is failed. (job, server, temp raw file) of the others."""
+    running: list[tuple[FleetJob, FioServer, Path]] = []
+    for i, fj in enumerate(jobs):
+        try:
+            srv = start_server(fj.host, i, ssh_extra)
+        except FleetError as e:
+            out.fail(fj, str(e))
+            continue
+        stack.callback(_stop_or_say, srv, ssh_extra)
+        tmp = fj.directory / f"{fj.point.name}.json.tmp"
+        folder = log_folder(tmp)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        running.append((fj, srv, tmp))
+    return running
+
+
+def _run_client(argv: list[str], timeout: float, work: Path, servers: list[FioServer]) -> tuple[dict, str, str]:
+    """Run fio's client (at most ``timeout`` seconds) in ``work``: (per-host documents, stdout, stderr);
+    no documents when it timed out or printed no readable JSON (stderr then says why)."""
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=work)
+    except subprocess.TimeoutExpired:
+        return {}, "", f"the fio client did not finish within {timeout:.0f} s"
+    try:
+        return split_client_output(r.stdout, servers), r.stdout, r.stderr
+    except ValueError as e:
+        return {}, r.stdout, f"{r.stderr.strip()} ({e})".strip()
+
+
+def _store(fj: FleetJob, srv: FioServer, tmp: Path, doc: dict | None, stdout: str, stderr: str, extra: dict,
+           out: _Outcomes) -> None:
+    """Keep one host's share of the client output: its document as the raw file (renamed into place only when
+    complete) and its logs in the sidecar; a host without a complete job is failed with fio's own words."""
+    label = fj.host.label
+    # measured (fio-3.33): a server killed mid-run makes the client print
+    # "client: host=127.0.0.3 disconnected" on STDOUT (before the JSON) and go on with the others
+    said = [ln.strip() for ln in (stdout + "\n" + stderr).splitlines()
+            if f"host={srv.local_address} " in ln + " " or f"<{srv.local_address}>" in ln]
+    fio_err = said[-1] if said else (stderr.strip().splitlines() or [""])[-1]
+    if not doc or not doc["jobs"]:
+        out.fail(fj, f"{label}: no result from its fio server" + (f" ({fio_err})" if fio_err else ""), extra)
+        return
+    folder = log_folder(tmp)
+    _strip_address(folder, srv.local_address)
+    (folder / CLIENT_OUTPUT).write_text(stdout)
+    write_json(tmp, doc)
+    if not json_complete(tmp):
+        tmp.unlink(missing_ok=True)
+        out.fail(fj, f"{label}: fio reported an error for its job ({_job_error(doc)})", extra)
+        return
+    final = fj.directory / f"{fj.point.name}.json"
+    files = sidecar_dir(fj.directory, fj.point)
+    shutil.rmtree(files, ignore_errors=True)
+    os.replace(folder, files)
+    replace_durably(tmp, final)
+    out.done(fj, final, dict(extra, tool_version=doc.get("fio version")))
 
 
 def _stop_or_say(server: FioServer, ssh_extra: Sequence[str]) -> None:

@@ -15,7 +15,12 @@ import json
 import shlex
 from pathlib import Path
 
+from memstor.measure.device import medium_id
+from memstor.measure.fio_engine import choose_engine, fio_version, probe_direct
+from memstor.measure.fleet import FleetError, run_ssh
 from memstor.measure.fleet_hosts import Host
+from memstor.measure.sysinfo import host_name
+from memstor.measure.target import TESTFILE_NAME, prepare_test_file
 
 #: Seconds allowed to create a test file over SSH, per GB (a slow disk writes ~50 MB/s), and at least.
 _CREATE_S_PER_GB, _CREATE_MIN_S = 20.0, 120.0
@@ -26,11 +31,6 @@ def local_target(size_bytes: int, target_dir: str | None, device: str | None, co
     """Prepare memstor's test file in ``target_dir`` (or check the raw ``device``), choose the engine; the
     description as a dict: path, size_bytes, raw, reused, ioengine, ioengine_why, medium, fio_version, hostname.
     UsageError / UnsafeTarget (one line) when refused, before anything is written."""
-    from memstor.measure.device import medium_id
-    from memstor.measure.fio import choose_engine, fio_version, probe_direct
-    from memstor.measure.sysinfo import host_name
-    from memstor.measure.target import prepare_test_file
-
     raw = device is not None or confirm_device is not None
     tf = prepare_test_file(size_bytes, Path("."), Path(target_dir) if target_dir else None, device=device,
                            confirm_device=confirm_device)
@@ -60,9 +60,6 @@ def testfile_argv(host: Host, size_bytes: int, ioengine: str, direct: int) -> li
 def remote_target(host: Host, size_bytes: int, ioengine: str, direct: int, ssh_extra=()) -> dict:
     """:func:`local_target` run on ``host`` through SSH; its description. FleetError naming the host and
     memstor's one-line reason when the host refuses the target, memstor is missing there, or SSH fails."""
-    from memstor.measure.fleet import FleetError, run_ssh
-    from memstor.measure.target import TESTFILE_NAME
-
     argv = testfile_argv(host, size_bytes, ioengine, direct)
     timeout = max(_CREATE_MIN_S, _CREATE_S_PER_GB * size_bytes / 1e9)
     r = run_ssh(host, shlex.join(argv), ssh_extra, timeout=timeout)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from memstor.core.errors import MemstorError, UsageError
 from memstor.core.schema import TRAFFIC_CODES
+from memstor.parse.loadlat_json import GATE_GROUPS, gate_groups
 
 #: Where ``make loadlat`` puts the tool, relative to the repository root.
 BINARY_RELPATH = Path("build") / "bin" / "loadlat"
@@ -161,11 +162,9 @@ def sub_windows(seconds: float) -> int:
     0.3 s -> 5 (60 ms: loadlat's default, too few for a batch-means interval).
 
     loadlat's default of 5 gives every point an EMPTY batch-means interval (fewer than 10 batches,
-    memstor.analysis.batch_means); 10 sub-windows at the quick profile's 1 s and 20 at the standard 2 s
+    memstor.core.batchmeans); 10 sub-windows at the quick profile's 1 s and 20 at the standard 2 s
     give the interval its 10 batches with windows of 100 ms. The quality gate is unchanged: it judges the
     spreads of the sub-windows merged into 5 consecutive groups, i.e. of the same 5 windows as before."""
-    from memstor.parse.loadlat_json import GATE_GROUPS
-
     per_group = max(1, int(float(seconds) / (GATE_GROUPS * SUB_WINDOW_S) + 1e-9))
     return min(MAX_SUB_WINDOWS, GATE_GROUPS * per_group)
 
@@ -200,8 +199,6 @@ GATE_CODES = {
 
 def _gate_windows(n) -> str:
     """What a spread was taken over: ``5 sub-windows``, or ``20 sub-windows in 5 groups`` (parse.loadlat_json)."""
-    from memstor.parse.loadlat_json import gate_groups
-
     try:
         n = int(n)
     except (TypeError, ValueError):

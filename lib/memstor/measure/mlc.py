@@ -34,8 +34,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from memstor.core.errors import PointFailed, UsageError
-from memstor.measure.loadlat import binary, format_cpus, sub_windows
 from memstor.core.schema import TRAFFIC_CODES
+from memstor.measure.loadlat import binary, format_cpus, sub_windows
+from memstor.parse.mlc import parse_mlc
 
 TOOLS = ("auto", "mlc", "loadlat")
 #: The other sections of MLC's default run a profile may ask for (``sections``): the idle latency and memory
@@ -429,8 +430,6 @@ def check_rows(rows: Sequence[dict], params: dict) -> str | None:
 
 def check_text(text: str, params: dict, source: str = "") -> str | None:
     """Parse a point's raw output and check it (:func:`check_rows`); the reason it is incomplete, or None."""
-    from memstor.parse.mlc import parse_mlc
-
     try:
         result = parse_mlc(text, source or "output")
     except Exception as err:  # a parser bug must not pass a bad file as complete
@@ -577,8 +576,6 @@ class MlcRunner:
         except OSError:
             return False
         if params is None:  # a file of a point not in this sweep: complete if it holds any measurement
-            from memstor.parse.mlc import parse_mlc
-
             return bool(parse_mlc(text, str(raw)).rows)
         return check_text(text, params, str(raw)) is None
 

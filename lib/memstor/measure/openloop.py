@@ -61,18 +61,10 @@ import numpy as np
 import pandas as pd
 
 from memstor.core.errors import MemstorError, ParseError, PointFailed, UsageError
-from memstor.measure.fio import (
-    IOLOG_NAME,
-    FioJob,
-    _die_with_parent,
-    _version_tuple,
-    check_fio_output,
-    fio_binary,
-    fio_command,
-    fio_processes_writing_into,
-    fio_version,
-    log_folder,
-)
+from memstor.measure.fio import IOLOG_NAME, FioJob, fio_command, log_folder
+from memstor.measure.fio_engine import fio_binary, fio_version, version_tuple
+from memstor.measure.fio_output import check_fio_output
+from memstor.measure.fio_process import die_with_parent, fio_processes_writing_into
 from memstor.parse.fio import depth_bucket, iodepth_levels
 from memstor.parse.fio_logs import read_interval_log, read_iolog, submit_times_us
 
@@ -409,7 +401,7 @@ def _qd1_latency_us(path: Path, engine: str, direct: bool, work: Path, timeout_s
 def _trial(mode: str, path: Path, engine: str, direct: bool, rate: int, iodepth: int, work: Path,
            timeout_s: float, runs: int) -> ModeTrial:
     """Run one submit mode up to ``runs`` times (stop at the first hang or failure); CV of the last run."""
-    iolog_ok = not (mode == "offload" and _version_tuple(fio_version()) < (3, 34))
+    iolog_ok = not (mode == "offload" and version_tuple(fio_version()) < (3, 34))
     cv_value = achieved = None
     note = "" if iolog_ok else "arrivals not checked: no iolog with offload before fio 3.34 (axboe/fio#1511)"
     for i in range(1, runs + 1):
@@ -435,7 +427,7 @@ def _run_probe(job: FioJob, folder: Path, timeout_s: float) -> tuple[str, str, d
         return "failed", f"not runnable here ({err})", None
     if job.logs or job.write_iolog:
         log_folder(out).mkdir()
-    preexec = _die_with_parent if sys.platform.startswith("linux") else None
+    preexec = die_with_parent if sys.platform.startswith("linux") else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
     try:
         _, err = proc.communicate(timeout=timeout_s)

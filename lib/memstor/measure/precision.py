@@ -3,7 +3,7 @@
 A point with a precision target runs fio for up to ``max_runtime_s`` with ``--status-interval`` (every
 250 or 500 ms fio appends a cumulative JSON snapshot to its output file; memstor.parse.fio_status). After
 each snapshot the watcher rebuilds the point's window series and asks :func:`verdict`: for every direction
-that does I/O, the 95 % batch-means interval (memstor.analysis.batch_means, the same rule as every other
+that does I/O, the 95 % batch-means interval (memstor.core.batchmeans, the same rule as every other
 point's interval: the first window dropped as ramp, >= 10 batches, lag-1 <= 0.2) of the mean IOPS and of
 the mean total latency must be ``ok`` (not ``correlated``, not empty) and its half-width at most
 ``precision_pct`` % of the mean. When it holds, memstor sends fio SIGINT: fio ends the job and writes its
@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from memstor.core.batchmeans import OK, interval_cis
 from memstor.parse.fio_status import iter_docs, status_windows
 
 #: Metrics the target applies to: mean IOPS and mean total latency.
@@ -46,8 +47,6 @@ class Verdict:
 
 def verdict(windows: pd.DataFrame, precision_pct: float) -> Verdict:
     """Whether every direction's IOPS and mean-latency intervals are ``ok`` and within ``precision_pct``."""
-    from memstor.analysis.batch_means import OK, interval_cis
-
     if windows is None or windows.empty:
         return Verdict(False, math.nan, "no measured window yet")
     worst, misses = 0.0, []

@@ -26,21 +26,20 @@ Guarantees:
   the next run retries it.
 - Ctrl-C (KeyboardInterrupt) removes the interrupted point's temp file, records nothing for it, and
   raises :class:`SweepInterrupted` ("interrupted: N of M points done; rerun the same command to resume").
-- Inside ``with recording(device={...}):`` every sweep adds those fields to its manifest and to each
-  point meta it writes (``memstor.experiments.run_experiment`` records what device was measured).
+- State is passed in plain sight: a :class:`SweepSession` (fields to record, read-only mode, plan note) goes
+  to each sweep, which counts there what it measured, found measured, failed or refused
+  (``memstor.experiments.run_experiment`` records what device was measured and whether anything was).
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import json
 import os
 import re
 import shutil
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +56,7 @@ from memstor.core.files import (
     utc_now,
     write_json,
 )
+from memstor.measure.progress import Progress, plan_line
 
 #: Names of points, experiments and hosts: file-safe, no path separators, no leading dot.
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=,@-]*$")
@@ -64,52 +64,13 @@ MANIFEST = "manifest.json"
 META_SUFFIX = ".meta.json"
 
 
-#: Fields every sweep run inside :func:`recording` adds to its manifest and point metas (None: none).
-_RECORD: contextvars.ContextVar[dict | None] = contextvars.ContextVar("memstor_sweep_record", default=None)
-
-
-@contextlib.contextmanager
-def recording(**fields: Any) -> Iterator[None]:
-    """Add JSON-able ``fields`` (e.g. ``device={...}``) to the manifest and every point meta written by the
-    sweeps run inside the block (this thread/context only); they never override the sweep's own keys."""
-    token = _RECORD.set({**(_RECORD.get() or {}), **fields})
-    try:
-        yield
-    finally:
-        _RECORD.reset(token)
-
-
-def _recorded() -> dict:
-    """The fields of the enclosing :func:`recording` blocks ({} outside any)."""
-    return dict(_RECORD.get() or {})
-
-
 class SweepInterrupted(Interrupted):
     """The user interrupted a sweep (Ctrl-C); completed points are kept and a rerun resumes."""
 
 
 class NotAllMeasured(MemstorError):
-    """Inside :func:`only_measured`: a sweep reached a point that is not measured yet (nothing was written)."""
-
-
-_ONLY_MEASURED: contextvars.ContextVar[bool] = contextvars.ContextVar("memstor_only_measured", default=False)
-
-
-@contextlib.contextmanager
-def only_measured() -> Iterator[None]:
-    """Within this block a sweep only reads (it writes no manifest): the first point it would run raises
-    NotAllMeasured before anything is written. An experiment tries its run this way first on the target its last sweep recorded,
-    so a re-run on measured data prepares no test file and starts no tool (memstor.experiments._fio)."""
-    token = _ONLY_MEASURED.set(True)
-    try:
-        yield
-    finally:
-        _ONLY_MEASURED.reset(token)
-
-
-def reading_only() -> bool:
-    """True inside :func:`only_measured` (a step that would probe or measure must raise NotAllMeasured)."""
-    return _ONLY_MEASURED.get()
+    """A sweep of a session that only reads (:meth:`SweepSession.reading`) reached a point that is not measured
+    yet (nothing was written)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +127,67 @@ class PointResult:
     raw: Path | None  # <data>/raw/<host>/<experiment>/<point.name><suffix>; None when failed
     meta: Path  # same stem + ".meta.json"
     error: str | None = None
+
+
+@dataclass
+class SweepSession:
+    """What the sweeps of one run share, handed to each :func:`run_sweep` in plain sight (no hidden state).
+
+    record: JSON-able fields every sweep adds to its manifest and to each point meta it writes (e.g.
+        ``device={...}``: what was measured); they never override a sweep's own keys.
+    only_measured: the sweeps only read (they write no manifest): the first point not measured yet raises
+        :class:`NotAllMeasured` before anything is written (see :meth:`reading`).
+    plan_note: text added to each sweep's plan line (e.g. that an adaptive grid may add points).
+    measured, failed: points the session's finished sweeps ran (a complete raw file, or a failure);
+    cached: points found measured; refused: completed points of other params kept, failed without running.
+    A sweep stopped by an exception (Ctrl-C, a tool missing, NotAllMeasured) adds nothing to the counts.
+    """
+
+    record: dict = field(default_factory=dict)
+    only_measured: bool = False
+    plan_note: str = ""
+    measured: int = 0
+    failed: int = 0
+    cached: int = 0
+    refused: int = 0
+
+    @property
+    def ran(self) -> int:
+        """Points run by the session's sweeps (measured or failed; those found measured or refused excluded)."""
+        return self.measured + self.failed
+
+    def add(self, results: Sequence[PointResult], ran: set[str]) -> None:
+        """Count one finished sweep's ``results``; ``ran``: the names of the points it ran."""
+        for r in results:
+            if r.status == "cached":
+                self.cached += 1
+            elif r.point.name not in ran:
+                self.refused += 1
+            elif r.status == "done":
+                self.measured += 1
+            else:
+                self.failed += 1
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[SweepSession]:
+        """Within this block the session's sweeps only read: an experiment tries its run this way first on
+        the target its last sweep recorded, so a re-run on measured data prepares no test file and starts no
+        tool (memstor.experiments._fio_target.on_target)."""
+        before, self.only_measured = self.only_measured, True
+        try:
+            yield self
+        finally:
+            self.only_measured = before
+
+    @contextlib.contextmanager
+    def noted(self, text: str) -> Iterator[SweepSession]:
+        """Within this block each sweep's plan line ends with ``text`` (e.g. "adaptive grid: more points may
+        follow, at most 14 per pattern"): a sweep whose points are only the first of several must say so."""
+        before, self.plan_note = self.plan_note, text
+        try:
+            yield self
+        finally:
+            self.plan_note = before
 
 
 # ------------------------------------------------------------------------------------------- layout
@@ -232,17 +254,6 @@ def check_name(kind: str, name: str) -> None:
         )
 
 
-def _check_points(points: Sequence[Point]) -> None:
-    """UsageError for an unsafe or duplicated point name."""
-    seen: set[str] = set()
-    for p in points:
-        check_name("point", p.name)
-        if p.name in seen:
-            raise UsageError(f"point name {p.name!r} appears twice in the sweep: each point needs a unique name")
-        if p.name + META_SUFFIX == MANIFEST or p.name == "manifest":
-            raise UsageError("point name 'manifest' is reserved: rename the point")
-        seen.add(p.name)
-
 
 def is_cached(point: Point, runner: Runner, directory: Path) -> bool:
     """True when the point's raw file is complete and its meta says done with the same params."""
@@ -289,77 +300,6 @@ def conflict(point: Point, runner: Runner, directory: Path) -> str | None:
             f"{KEPT}: measure into another --data or --host, or move or rename {directory} first")
 
 
-class _Progress:
-    """A tqdm.auto bar weighted by Point.est_s (seconds), or nothing when disabled.
-
-    The bar's total is the sum of est_s over all points and each finished point advances it by its
-    est_s, so tqdm's ETA is in real seconds even when points differ in length (when no point has an
-    estimate, every point counts 1). Points already complete count from the start (tqdm's ``initial``)
-    and do not distort the rate. The description shows "<experiment> [done/total] <point running>".
-    """
-
-    def __init__(self, points: Sequence[Point], cached: set[str], experiment: str, enabled: bool):
-        self.weighted = any(p.est_s > 0 for p in points)
-        self.experiment = experiment
-        self.total = len(points)
-        self.done = sum(1 for p in points if p.name in cached)
-        self.bar = None
-        if not enabled:
-            return
-        with warnings.catch_warnings():  # no "IProgress not found" noise in notebooks without ipywidgets:
-            warnings.simplefilter("ignore")  # tqdm.auto then falls back to the text bar
-            from tqdm.auto import tqdm
-
-        self.bar = tqdm(
-            total=sum(self._weight(p) for p in points),
-            initial=sum(self._weight(p) for p in points if p.name in cached),
-            desc=self._desc(""),
-            bar_format="{desc}{percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
-            file=sys.stderr,
-            dynamic_ncols=True,
-            leave=True,
-        )
-
-    def _weight(self, p: Point) -> float:
-        """The bar units of one point: est_s seconds when any point has an estimate, else 1."""
-        return max(float(p.est_s), 0.0) if self.weighted else 1.0
-
-    def _desc(self, running: str) -> str:
-        return f"{self.experiment} [{self.done}/{self.total}]" + (f" {running}" if running else "")
-
-    def start(self, p: Point) -> None:
-        """Show the point now running."""
-        if self.bar is not None:
-            self.bar.set_description(self._desc(p.name), refresh=True)
-
-    def finish(self, p: Point) -> None:
-        """Advance by the point's weight."""
-        self.done += 1
-        if self.bar is not None:
-            self.bar.update(self._weight(p))
-            self.bar.set_description(self._desc(""), refresh=True)
-
-    def close(self) -> None:
-        """Close the bar (leaves the final line on screen)."""
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _manifest(experiment: str, host: str, sysinfo: dict | None, entries: list[dict], started: str,
-              extra: dict | None = None) -> dict:
-    """The manifest.json object (``extra``: the :func:`recording` fields, before the point list)."""
-    man = {
-        "experiment": experiment,
-        "host": host,
-        "memstor_version": __version__,
-        "started": started,
-        "updated": utc_now(),
-        "sysinfo": sysinfo,
-    }
-    man.update({k: v for k, v in (extra or {}).items() if k not in man and k != "points"})
-    man["points"] = entries
-    return man
-
 
 def _same_sweep(old: dict | None, new: dict) -> bool:
     """True when manifest `old` already says what `new` says: the same points with the same outcome (a point
@@ -377,79 +317,20 @@ def _same_sweep(old: dict | None, new: dict) -> bool:
     return norm(old) == norm(json.loads(json.dumps(new, default=str)))
 
 
-def _write_manifest(directory: Path, man: dict) -> None:
-    """Write the sweep's manifest unless the one there already says the same (:func:`_same_sweep`), so a
-    re-run that measures nothing leaves the raw folder byte for byte as it was."""
-    if not _same_sweep(read_json(directory / MANIFEST), man):
-        if callable(man.get("sysinfo")):  # collected only now that it is written
-            man = dict(man, sysinfo=man["sysinfo"]())
-        write_json(directory / MANIFEST, man)
+
+def check_points(points: Sequence[Point]) -> None:
+    """UsageError for an unsafe or duplicated point name."""
+    seen: set[str] = set()
+    for p in points:
+        check_name("point", p.name)
+        if p.name in seen:
+            raise UsageError(f"point name {p.name!r} appears twice in the sweep: each point needs a unique name")
+        if p.name + META_SUFFIX == MANIFEST or p.name == "manifest":
+            raise UsageError("point name 'manifest' is reserved: rename the point")
+        seen.add(p.name)
 
 
-#: How many points this process has tried to measure (cached ones excluded); see :func:`points_run`.
-_POINTS_RUN = 0
-
-
-def points_run() -> int:
-    """The number of points this process has run so far (measured or failed; found-measured ones excluded).
-    A caller compares it before and after a sweep to know whether anything was measured."""
-    return _POINTS_RUN
-
-
-def duration_text(seconds: float) -> str:
-    """A rough human duration for a plan: "about 40 s", "about 12 min", "about 2.5 h"."""
-    if seconds < 90:
-        return f"about {max(1, round(seconds))} s"
-    if seconds < 90 * 60:
-        return f"about {round(seconds / 60)} min"
-    return f"about {seconds / 3600:.1f} h"
-
-
-def _where(device: dict | None) -> str:
-    """What a sweep measures, for a person: the test file's folder and its filesystem, a raw device, or memory."""
-    if not isinstance(device, dict):
-        return "this machine"
-    kind, path = device.get("kind"), device.get("path") or device.get("real_path")
-    if kind == "filesystem":
-        return f"a test file in {path} ({device.get('fstype') or '?'} on {device.get('source') or '?'})"
-    if kind == "raw-device":
-        return f"the raw device {path} (its data is overwritten)"
-    if kind == "memory":
-        return "this machine's memory"
-    return str(path or kind or "this machine")
-
-
-#: What the sweeps run inside :func:`plan_note` add to their plan line (e.g. that the grid is adaptive).
-_PLAN_NOTE: contextvars.ContextVar[str] = contextvars.ContextVar("memstor_plan_note", default="")
-
-
-@contextlib.contextmanager
-def plan_note(text: str) -> Iterator[None]:
-    """Add ``text`` to the plan line of every sweep run inside the block (e.g. "adaptive grid: more points may
-    follow, at most 14 per pattern"): a sweep whose points are only the first of several must say so."""
-    token = _PLAN_NOTE.set(text)
-    try:
-        yield
-    finally:
-        _PLAN_NOTE.reset(token)
-
-
-def plan_line(experiment: str, points: Sequence[Point], done: set[str], directory: Path,
-              device: dict | None) -> str:
-    """The line a sweep prints before it starts: what it will measure, how long (the points' est_s) and on what;
-    or that everything is already measured and nothing runs. Inside :func:`plan_note` its text follows."""
-    note = f"; {_PLAN_NOTE.get()}" if _PLAN_NOTE.get() else ""
-    todo = [p for p in points if p.name not in done]
-    if not todo:
-        return (f"{experiment}: all {len(points)} points already measured in {directory}: nothing is measured, "
-                f"the results are re-read{note}")
-    est = sum(max(float(p.est_s), 0.0) for p in todo)
-    how_long = f", {duration_text(est)}" if est > 0 else ""
-    kept = f"; {len(points) - len(todo)} already measured" if len(todo) < len(points) else ""
-    return f"{experiment}: measuring {len(todo)} of {len(points)} points{how_long}, on {_where(device)}{kept}{note}"
-
-
-def _once(fn: Callable[[], Any]) -> Callable[[], Any]:
+def once(fn: Callable[[], Any]) -> Callable[[], Any]:
     """`fn`, called at most once (its first result is kept)."""
     box: list = []
 
@@ -461,9 +342,96 @@ def _once(fn: Callable[[], Any]) -> Callable[[], Any]:
     return call
 
 
-def _count_point() -> None:
-    global _POINTS_RUN
-    _POINTS_RUN += 1
+@dataclass
+class SweepFolder:
+    """One experiment's raw folder on one host while a sweep holds its lock (made by :func:`open_folder`).
+
+    cached: names of the points found measured; kept: point name -> why its completed raw file of other
+    params is kept (the point fails without running); entries: the manifest's point list, in order;
+    ran: names of the points run so far. sysinfo: the manifest's machine description (a dict, or a
+    function giving it, called only when the manifest is written); extra: fields added to the manifest
+    (a session's record, a fleet's host list), never over its own keys."""
+
+    experiment: str
+    host: str
+    directory: Path
+    suffix: str
+    sysinfo: Any
+    extra: dict
+    started: str
+    cached: set[str]
+    kept: dict[str, str]
+    entries: list[dict]
+    ran: set[str] = field(default_factory=set)
+
+    def known(self, p: Point) -> PointResult | None:
+        """The result of a point that is not run (found measured, or kept), else None: it needs measuring."""
+        if p.name in self.cached:
+            return PointResult(p, "cached", raw_path(self.directory, p, self.suffix), meta_path(self.directory, p))
+        if p.name in self.kept:  # never touch a completed measurement of something else
+            return PointResult(p, "failed", None, meta_path(self.directory, p), self.kept[p.name])
+        return None
+
+    def settled(self) -> set[str]:
+        """Names of the points this sweep will not run (found measured or kept)."""
+        return self.cached | set(self.kept)
+
+    def manifest(self) -> dict:
+        """The manifest.json object (the extra fields before the point list)."""
+        man = {"experiment": self.experiment, "host": self.host, "memstor_version": __version__,
+               "started": self.started, "updated": utc_now(), "sysinfo": self.sysinfo}
+        man.update({k: v for k, v in self.extra.items() if k not in man and k != "points"})
+        man["points"] = self.entries
+        return man
+
+    def write_manifest(self) -> None:
+        """Write the manifest unless the one there already says the same (:func:`_same_sweep`), so a re-run
+        that measures nothing leaves the raw folder byte for byte as it was."""
+        man = self.manifest()
+        if not _same_sweep(read_json(self.directory / MANIFEST), man):
+            if callable(man.get("sysinfo")):  # collected only now that it is written
+                man = dict(man, sysinfo=man["sysinfo"]())
+            write_json(self.directory / MANIFEST, man)
+
+    def record(self, i: int, res: PointResult) -> None:
+        """Note point ``i``'s result of a run in the manifest (and write it)."""
+        self.ran.add(res.point.name)
+        self.entries[i].update(status=res.status, raw=res.raw.name if res.raw else None, error=res.error)
+        self.write_manifest()
+
+    def stop_after(self, i: int, why: str, write: bool = True) -> None:
+        """The points after ``i`` are not run (an adaptive sweep's stop rule said ``why``)."""
+        for entry in self.entries[i + 1:]:
+            entry.update(status="not run", raw=None, error=why)
+        if write:
+            self.write_manifest()
+
+
+def survey(experiment: str, host: str, directory: Path, points: Sequence[Point], runner: Runner,
+           sysinfo: Any = None, extra: dict | None = None) -> SweepFolder:
+    """What the folder holds for ``points``: measured (:func:`is_cached`), kept (:func:`conflict`), pending."""
+    cached = {p.name for p in points if is_cached(p, runner, directory)}
+    kept = {p.name: why for p in points if p.name not in cached for why in [conflict(p, runner, directory)] if why}
+    entries = [{"name": p.name, "params": _normalise(p.params),
+                "status": "cached" if p.name in cached else "failed" if p.name in kept else "pending",
+                "raw": raw_path(directory, p, runner.suffix).name if p.name in cached else None,
+                "meta": meta_path(directory, p).name, "error": kept.get(p.name)} for p in points]
+    return SweepFolder(experiment, host, directory, runner.suffix, sysinfo, dict(extra or {}), utc_now(), cached,
+                       kept, entries)
+
+
+@contextlib.contextmanager
+def open_folder(experiment: str, host: str, directory: Path, points: Sequence[Point], runner: Runner,
+                sysinfo: Any = None, extra: dict | None = None) -> Iterator[SweepFolder]:
+    """Create ``directory``, hold its lock (SweepLocked when another sweep does), remove a killed sweep's temp
+    files, and yield its :func:`survey`. UsageError when the folder cannot be created."""
+    try:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot create {directory}: {err.strerror}; choose another --data folder") from None
+    with sweep_lock(directory):
+        clean_stale_tmp(directory)
+        yield survey(experiment, host, directory, points, runner, sysinfo, extra)
 
 
 def run_sweep(
@@ -476,6 +444,7 @@ def run_sweep(
     sysinfo: dict | Callable[[], dict | None] | None = None,
     progress: bool = True,
     until: Callable[[list[PointResult]], str | None] | None = None,
+    session: SweepSession | None = None,
 ) -> list[PointResult]:
     """Run every point not already complete, one at a time, and return one PointResult per point.
 
@@ -485,7 +454,9 @@ def run_sweep(
     ends with the last point handled. A later call with the same points resumes where the rule says.
 
     sysinfo: the manifest's machine description, or a function giving it (called once, and only when the
-    manifest is written: a run that finds every point measured collects nothing).
+    manifest is written: a run that finds every point measured collects nothing). session: what the sweeps
+    of one run share (recorded fields, read-only mode, plan note) and where they count their points
+    (default: a session of this sweep alone).
 
     Raw outputs go to ``raw_dir(data_root, host, experiment)``. Raises UsageError for bad names,
     SweepLocked when another sweep of the same experiment runs, SweepInterrupted on Ctrl-C.
@@ -493,74 +464,24 @@ def run_sweep(
     sweep after recording the point as failed (e.g. fio not installed: every point would fail).
     A point whose completed raw file holds other params is failed without running (see :func:`conflict`).
     """
+    session = session if session is not None else SweepSession()
     check_name("experiment", experiment)
     check_name("host", host)
     points = list(points)
-    _check_points(points)
+    check_points(points)
     directory = raw_dir(data_root, host, experiment)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"cannot create {directory}: {err.strerror}; choose another --data folder") from None
-    started = utc_now()
-    extra = _recorded()
-    if callable(sysinfo):
-        sysinfo = _once(sysinfo)
-    with sweep_lock(directory):
-        clean_stale_tmp(directory)
-        cached = {p.name for p in points if is_cached(p, runner, directory)}
-        kept: dict[str, str] = {}  # point name -> why its completed raw file is kept (other params)
-        for p in points:
-            why = None if p.name in cached else conflict(p, runner, directory)
-            if why:
-                kept[p.name] = why
-        entries = [
-            {
-                "name": p.name,
-                "params": _normalise(p.params),
-                "status": "cached" if p.name in cached else "failed" if p.name in kept else "pending",
-                "raw": raw_path(directory, p, runner.suffix).name if p.name in cached else None,
-                "meta": meta_path(directory, p).name,
-                "error": kept.get(p.name),
-            }
-            for p in points
-        ]
-        only = reading_only()
+    only = session.only_measured
+    with open_folder(experiment, host, directory, points, runner, once(sysinfo) if callable(sysinfo) else sysinfo,
+                     session.record) as folder:
         if not only:
-            _write_manifest(directory, _manifest(experiment, host, sysinfo, entries, started, extra))
+            folder.write_manifest()
             if progress:
-                print(plan_line(experiment, points, cached | set(kept), directory, extra.get("device")),
-                      file=sys.stderr)
-        bar = _Progress(points, cached | set(kept), experiment, progress and not only)
+                print(plan_line(experiment, points, folder.settled(), directory, session.record.get("device"),
+                                session.plan_note), file=sys.stderr)
         results: list[PointResult] = []
+        bar = Progress(points, folder.settled(), experiment, progress and not only)
         try:
-            for i, p in enumerate(points):
-                if p.name in cached:
-                    results.append(
-                        PointResult(p, "cached", raw_path(directory, p, runner.suffix), meta_path(directory, p))
-                    )
-                elif p.name in kept:  # never touch a completed measurement of something else
-                    results.append(PointResult(p, "failed", None, meta_path(directory, p), kept[p.name]))
-                elif only:
-                    raise NotAllMeasured(f"point {p.name} is not measured")
-                else:
-                    bar.start(p)
-                    _count_point()
-                    res = _run_point(experiment, host, p, runner, directory, extra)
-                    results.append(res)
-                    entries[i].update(status=res.status, raw=res.raw.name if res.raw else None, error=res.error)
-                    _write_manifest(directory, _manifest(experiment, host, sysinfo, entries, started, extra))
-                    bar.finish(p)
-                why = until(results) if until is not None else None  # cached points too: a rerun stops alike
-                if why:
-                    for entry in entries[i + 1:]:
-                        entry.update(status="not run", raw=None, error=why)
-                    if not only:
-                        _write_manifest(directory, _manifest(experiment, host, sysinfo, entries, started, extra))
-                    break
-            if only and progress:  # reading only writes nothing: the manifest of the run that measured stays
-                handled = [r.point for r in results]
-                print(plan_line(experiment, handled, {p.name for p in handled}, directory, None), file=sys.stderr)
+            _sweep_points(folder, points, runner, results, bar, until, only)
         except KeyboardInterrupt:
             n_ok = sum(1 for r in results if r.status in ("done", "cached"))
             raise SweepInterrupted(
@@ -568,14 +489,39 @@ def run_sweep(
             ) from None
         finally:
             bar.close()
+    if only and progress:  # reading only writes nothing: the manifest of the run that measured stays
+        handled = [r.point for r in results]
+        print(plan_line(experiment, handled, {p.name for p in handled}, directory, None, session.plan_note),
+              file=sys.stderr)
+    session.add(results, folder.ran)
     return results
+
+
+def _sweep_points(folder: SweepFolder, points: list[Point], runner: Runner, results: list[PointResult],
+                  bar: Progress, until: Callable[[list[PointResult]], str | None] | None, only: bool) -> None:
+    """Handle the points in order, appending to ``results``: a known one as it is, the others run (reading
+    only: NotAllMeasured instead), until the stop rule gives a reason."""
+    for i, p in enumerate(points):
+        res = folder.known(p)
+        if res is None:
+            if only:
+                raise NotAllMeasured(f"point {p.name} is not measured")
+            bar.start(p)
+            res = _run_point(folder.experiment, folder.host, p, runner, folder.directory, folder.extra)
+            folder.record(i, res)
+            bar.finish(p)
+        results.append(res)
+        why = until(results) if until is not None else None  # cached points too: a rerun stops alike
+        if why:
+            folder.stop_after(i, why, write=not only)
+            return
 
 
 def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: Path,
                extra: dict | None = None) -> PointResult:
     """Run one point: runner -> temp file -> checks -> rename + meta. Never leaves a temp file.
 
-    extra: the :func:`recording` fields, added to the meta (never over its own keys)."""
+    extra: the session's recorded fields (SweepSession.record), added to the meta (never over its own keys)."""
     raw = raw_path(directory, p, runner.suffix)
     meta = meta_path(directory, p)
     tmp = directory / f"{raw.name}{TMP_MARK}"

@@ -17,13 +17,16 @@ import platform
 import re
 import shutil
 import socket
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memstor import __version__
 from memstor.core.files import utc_now
+from memstor.measure import loadlat
+from memstor.measure.drive import drive_record
+from memstor.measure.fio_engine import fio_version
+from memstor.measure.tools import run_tool
 
 #: Seconds any external command may take before it is abandoned.
 CMD_TIMEOUT_S = 10.0
@@ -35,20 +38,6 @@ def host_name() -> str:
     raw = os.environ.get("MEMSTOR_HOST") or socket.gethostname() or ""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).lstrip("._-")
     return safe[:64] or "unknown-host"
-
-
-def _run(cmd: list[str], timeout_s: float = CMD_TIMEOUT_S) -> str:
-    """stdout of a command (stderr appended); RuntimeError with a one-line reason when it fails."""
-    if shutil.which(cmd[0]) is None and not os.path.isfile(cmd[0]):
-        raise RuntimeError(f"{cmd[0]} not installed")
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"{' '.join(cmd)} took more than {timeout_s:.0f} s") from None
-    if res.returncode != 0 and not res.stdout.strip():
-        first = (res.stderr.strip().splitlines() or ["no output"])[0]
-        raise RuntimeError(f"{' '.join(cmd)} exited {res.returncode}: {first}")
-    return res.stdout + ("\n" + res.stderr if res.stderr else "")
 
 
 def _read(path: str | Path) -> str:
@@ -83,7 +72,7 @@ def _cpuinfo() -> list[dict[str, str]]:
 
 
 def _lscpu() -> dict[str, str]:
-    data = json.loads(_run(["lscpu", "-J"]).split("\n\n")[0])
+    data = json.loads(run_tool(["lscpu", "-J"]).split("\n\n")[0])
     out = {}
     for item in data.get("lscpu", []):
         out[item.get("field", "").rstrip(":")] = item.get("data")
@@ -232,7 +221,7 @@ def os_info(notes: list[str]) -> dict:
 def _mount_of(path: Path) -> dict:
     """The mount holding path: target, source, fstype, options (findmnt, else /proc/self/mountinfo)."""
     try:
-        data = json.loads(_run(["findmnt", "-J", "-T", str(path)]))
+        data = json.loads(run_tool(["findmnt", "-J", "-T", str(path)]))
         fs = data["filesystems"][0]
         return {k: fs.get(k) for k in ("target", "source", "fstype", "options")}
     except (RuntimeError, ValueError, KeyError, IndexError):
@@ -286,7 +275,7 @@ def _disk_info(name: str) -> dict:
     except (OSError, ValueError):
         pass
     try:
-        data = json.loads(_run(["lsblk", "-J", "-d", "-b", "-o", "NAME,MODEL,VENDOR,SIZE,ROTA,TRAN", f"/dev/{name}"]))
+        data = json.loads(run_tool(["lsblk", "-J", "-d", "-b", "-o", "NAME,MODEL,VENDOR,SIZE,ROTA,TRAN", f"/dev/{name}"]))
         dev = data["blockdevices"][0]
         info["model"] = info["model"] or (dev.get("model") or None)
         info["vendor"] = info["vendor"] or (dev.get("vendor") or None)
@@ -332,8 +321,6 @@ def tool_versions(notes: list[str]) -> dict:
     """fio, Intel MLC (when on PATH) and loadlat (when built) versions."""
     out: dict[str, Any] = {"fio": None, "mlc": None, "mlc_path": None, "loadlat": None, "loadlat_path": None}
     try:
-        from memstor.measure.fio import fio_version
-
         out["fio"] = fio_version()
     except Exception as err:  # noqa: BLE001 - sysinfo never fails
         notes.append(f"tools.fio: {err}")
@@ -341,7 +328,7 @@ def tool_versions(notes: list[str]) -> dict:
     if mlc:
         out["mlc_path"] = mlc
         try:
-            text = _run([mlc, "--version"], timeout_s=CMD_TIMEOUT_S)
+            text = run_tool([mlc, "--version"], timeout_s=CMD_TIMEOUT_S)
             m = re.search(r"Memory Latency Checker\s*-\s*(v[\d.]+\S*)", text) or re.search(r"\bv(\d+\.\d+\S*)", text)
             out["mlc"] = m.group(1) if m else None
             if not m:
@@ -351,8 +338,6 @@ def tool_versions(notes: list[str]) -> dict:
     else:
         notes.append("tools.mlc: Intel MLC not on PATH")
     try:
-        from memstor.measure import loadlat
-
         exe = loadlat.binary()
         out["loadlat_path"] = str(exe)
         out["loadlat"] = loadlat.version(exe)
@@ -380,8 +365,6 @@ def collect(target: Path | None = None, drive_of: Path | str | None = None, raw:
     if target is not None:
         parts.append(("target", lambda: target_info(Path(target), notes)))
     if drive_of is not None:
-        from memstor.measure.drive import drive_record
-
         parts.append(("drive", lambda: drive_record(drive_of, raw)))
     for key, fn in parts:
         try:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import stat
 import struct
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from memstor import __version__
 from memstor.core.errors import UnsafeTarget, UsageError
 from memstor.core.files import read_json, utc_now, write_json
 from memstor.core.units import size_text
+from memstor.measure.sysfs import SYSTEM_ROOT, mounted_devices, swap_devices, sys_block
 
 TESTFILE_NAME = "memstor-testfile.dat"
 MARKER_SUFFIX = ".memstor.json"
@@ -56,8 +56,6 @@ FILL_CHUNK = 4 * MiB
 FILL_PAGE = 4096
 #: Extended attribute holding the test file's token (survives fio's writes, not a new inode).
 XATTR = "user.memstor.token"
-#: The root whose ``/proc`` and ``/sys`` the device checks read: the running system.
-SYSTEM_ROOT = Path("/")
 
 
 @dataclass
@@ -80,23 +78,10 @@ class TestFile:
 # ------------------------------------------------------------------------------------------- helpers
 
 
-def _in_root(root: Path, path: str) -> Path:
-    """The absolute ``path`` (``/proc/swaps``) read under ``root``: the path itself when root is ``/``."""
-    return Path(root) / path.lstrip("/")
-
-
-def _sys_block(rdev: int, root: Path = SYSTEM_ROOT) -> Path | None:
-    """The sysfs folder of a block device number (``/sys/dev/block/MAJ:MIN`` resolved), or None."""
-    p = _in_root(root, f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}")
-    try:
-        return p.resolve(strict=True)
-    except OSError:
-        return None
-
 
 def is_partition(rdev: int, root: Path = SYSTEM_ROOT) -> bool:
     """True when the block device number is a partition (sysfs has a ``partition`` file)."""
-    d = _sys_block(rdev, root)
+    d = sys_block(rdev, root)
     return bool(d and (d / "partition").exists())
 
 
@@ -403,108 +388,10 @@ def remove_test_file(tf: TestFile) -> None:
 # --------------------------------------------------------------------------------------- raw devices
 
 
-def _read_dev_number(path: Path) -> int | None:
-    """The device number in a sysfs ``dev`` file (``MAJ:MIN``), or None when missing or malformed."""
-    with contextlib.suppress(OSError, ValueError):
-        major, minor = path.read_text().strip().split(":")
-        return os.makedev(int(major), int(minor))
-    return None
-
-
-def _unescape_mountinfo(field: str) -> str:
-    """A mountinfo field with the kernel's octal escapes decoded (``\\040`` is a space)."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-def _source_number(source: str, root: Path = SYSTEM_ROOT) -> int | None:
-    """The block device number of a mount source (``/dev/nvme0n1p2``, ``/dev/mapper/vg0-root``), or None.
-
-    Only sources under ``/dev/`` are looked at (``tmpfs``, ``proc``, ``server:/export`` are not block
-    devices). When root is the running system (``/``) the node is stat'ed, following symlinks such as
-    ``/dev/mapper/X`` or ``/dev/disk/by-uuid/...``. Otherwise (a recorded tree has no device nodes), or
-    when that gives no block device (``/dev/root``...), the kernel name's ``/sys/class/block/NAME/dev``
-    under root gives the number: ``/dev/NAME`` is NAME, and ``/dev/mapper/X`` is the ``dm-N`` whose
-    ``/sys/block/dm-N/dm/name`` (or ``/sys/class/block/dm-N/dm/name``) reads X. Anything else: None.
-    """
-    if not source.startswith("/dev/"):
-        return None
-    if os.path.realpath(root) == "/":
-        with contextlib.suppress(OSError):
-            st = os.stat(source)
-            if stat.S_ISBLK(st.st_mode):
-                return st.st_rdev
-    parent, name = os.path.split(source)
-    if name in ("", ".", ".."):
-        return None
-    if parent == "/dev":
-        return _read_dev_number(_in_root(root, f"/sys/class/block/{name}/dev"))
-    if parent == "/dev/mapper":
-        for folder in ("/sys/block", "/sys/class/block"):
-            for dm in sorted(_in_root(root, folder).glob("dm-*")):
-                with contextlib.suppress(OSError):
-                    if (dm / "dm" / "name").read_text().strip() == name:
-                        return _read_dev_number(dm / "dev")
-    return None
-
-
-def _mounted_devices(root: Path = SYSTEM_ROOT) -> set[int]:
-    """Device numbers of every mounted filesystem, from ``/proc/self/mountinfo`` under root.
-
-    Each line gives two: field 3 (``MAJ:MIN``, st_dev of the mount) and the mount source, the second
-    field after the `` - `` separator (``/dev/nvme0n1p2``), resolved by _source_number. Both are needed:
-    btrfs (and other filesystems with anonymous device numbers, ``0:NN``) report a number that is not
-    their block device, so only the source names it. Unresolvable sources are ignored. A multi-device
-    btrfs names one of its devices only.
-    """
-    out: set[int] = set()
-    with contextlib.suppress(OSError):
-        for line in _in_root(root, "/proc/self/mountinfo").read_text().splitlines():
-            fields = line.split()
-            if len(fields) > 2 and ":" in fields[2]:
-                major, minor = fields[2].split(":", 1)
-                with contextlib.suppress(ValueError):
-                    out.add(os.makedev(int(major), int(minor)))
-            sep = fields.index("-", 6) if "-" in fields[6:] else -1
-            if sep > 0 and len(fields) > sep + 2:
-                number = _source_number(_unescape_mountinfo(fields[sep + 2]), root)
-                if number is not None:
-                    out.add(number)
-    return out
-
-
-def _swap_number(name: str, root: Path = SYSTEM_ROOT) -> int | None:
-    """The device number of a ``/proc/swaps`` entry, or None for a swap file.
-
-    The node is stat'ed under root (``/dev/nvme0n1p3``); where there is none (a recorded tree has no
-    device nodes) the kernel name's ``/sys/class/block/NAME/dev`` gives the number.
-    """
-    try:
-        st = os.stat(_in_root(root, name))
-    except OSError:
-        pass
-    else:
-        return st.st_rdev if stat.S_ISBLK(st.st_mode) else None
-    with contextlib.suppress(OSError, ValueError):
-        major, minor = _in_root(root, f"/sys/class/block/{Path(name).name}/dev").read_text().strip().split(":")
-        return os.makedev(int(major), int(minor))
-    return None
-
-
-def _swap_devices(root: Path = SYSTEM_ROOT) -> set[int]:
-    """Device numbers of block devices used as swap (``/proc/swaps`` under root)."""
-    out: set[int] = set()
-    with contextlib.suppress(OSError):
-        for line in _in_root(root, "/proc/swaps").read_text().splitlines()[1:]:
-            fields = line.split()
-            number = _swap_number(fields[0], root) if fields else None
-            if number is not None:
-                out.add(number)
-    return out
-
 
 def _family(rdev: int, root: Path = SYSTEM_ROOT) -> list[tuple[int, Path]]:
     """The device and its partitions as (device number, sysfs folder)."""
-    d = _sys_block(rdev, root)
+    d = sys_block(rdev, root)
     fam = [(rdev, d)] if d else []
     if d:
         for sub in sorted(d.iterdir()):
@@ -546,7 +433,7 @@ def check_device(device: str | None, confirm_device: str | None, size_bytes: int
 def _device_bytes(rdev: int, root: Path = SYSTEM_ROOT) -> int | None:
     """Size in bytes of block device number `rdev` from sysfs (512-byte sectors), None when unreadable."""
     with contextlib.suppress(OSError, ValueError, TypeError):
-        return int((_sys_block(rdev, root) / "size").read_text()) * 512
+        return int((sys_block(rdev, root) / "size").read_text()) * 512
     return None
 
 
@@ -576,7 +463,7 @@ def check_device_numbers(device: str, confirm_device: str, rdev: int, confirm_rd
             "twice to confirm, or use --target DIR"
         )
     real = Path(device) if real is None else Path(real)
-    mounted, swaps = _mounted_devices(root), _swap_devices(root)
+    mounted, swaps = mounted_devices(root), swap_devices(root)
     for dev, sysdir in _family(rdev, root):
         name = sysdir.name if sysdir else str(real)
         if dev in mounted:

@@ -43,7 +43,33 @@ KELVIN_OFFSET = 273
 #: PCIe transfer rate per lane (GT/s) -> PCIe generation.
 PCIE_GENERATION = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
+# Fields of a drive record (memstor.measure.drive writes them, memstor.analysis.drive shows them).
+#: Health fields of a snapshot (the keys a health record reads from nvme smart-log or smartctl).
+HEALTH_FIELDS = ("temperature_C", "percentage_used_pct", "data_units_written", "data_written_bytes", "media_errors",
+                  "available_spare_pct", "critical_warning", "power_on_hours", "smart_passed")
+#: Identity fields every drive record lists (a value or why not).
+IDENTITY_FIELDS = ("model", "firmware", "capacity_bytes", "logical_block_size_bytes", "physical_block_size_bytes",
+                   "rotational", "write_cache", "volatile_write_cache", "protocol", "lba_format_index",
+                   "lba_size_bytes", "metadata_size_bytes")
+#: Identity fields listed only when a tool reported them (NVMe controller, SATA link, HDD speed).
+IDENTITY_EXTRA_FIELDS = ("nvme_version", "nvm_capacity_bytes", "rotation_rpm", "interface_speed_current_Gbps",
+                         "interface_speed_max_Gbps", "serial_number_private")
+#: Identity fields only NVMe has (their reason on other disks says so).
+NVME_ONLY_FIELDS = ("lba_format_index", "lba_size_bytes", "metadata_size_bytes", "nvme_version", "nvm_capacity_bytes")
+#: PCIe link fields (sysfs of the NVMe drive's PCI function).
+PCIE_FIELDS = ("current_link_speed_GTps", "current_link_width", "max_link_speed_GTps", "max_link_width",
+               "pcie_generation_current", "pcie_generation_max", "link_below_max", "pci_address", "controller")
+#: Fields of the difference after - before (the temperature's is a change in degrees C).
+DELTA_FIELDS = ("data_written_bytes", "data_units_written", "percentage_used_pct", "media_errors", "power_on_hours",
+                "temperature_C")
+
 _NUMBER_RE = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+
+
+def unavailable(value: Any) -> bool:
+    """True for a drive record's "not available" value: a dict with ``available`` False (it carries the
+    ``reason``; memstor.measure.drive.not_available makes them)."""
+    return isinstance(value, dict) and value.get("available") is False
 
 
 def public(record: dict) -> dict:

@@ -16,8 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memstor.core.errors import first_line
-from memstor.parse.guards import empty_cells, one_line
+from memstor.core.files import atomic_write
+from memstor.core.fiohist import BIN_COLUMNS, BINS_SUFFIX
 from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
+from memstor.parse.fio import looks_like_fio, parse_fio
+from memstor.parse.fio_bins import text_bin_rows
+from memstor.parse.guards import empty_cells, one_line
+from memstor.parse.mlc import looks_like_mlc, parse_mlc
 
 KINDS = ("fio", "mlc")
 MAX_FILE_BYTES = 256 * 1024 * 1024  # larger files are refused (one line), never read into memory
@@ -34,6 +39,7 @@ class ParseOutcome:
     """Rows per kind plus one-line errors, for a set of paths."""
 
     rows: dict = field(default_factory=lambda: {"fio": [], "mlc": []})
+    bins: list = field(default_factory=list)  # json+ histogram rows of the fio files (memstor.parse.fio_bins)
     errors: list = field(default_factory=list)
     files: int = 0
 
@@ -84,9 +90,6 @@ def read_text(path: Path) -> str:
 
 def detect(text: str) -> str | None:
     """'fio', 'mlc' or None, from the content (not the file name)."""
-    from memstor.parse.fio import looks_like_fio
-    from memstor.parse.mlc import looks_like_mlc
-
     if looks_like_fio(text):
         return "fio"
     if looks_like_mlc(text):
@@ -112,6 +115,8 @@ def parse_file(path: Path, kind: str | None, named: bool, outcome: ParseOutcome)
     result = _parser(use)(text, str(path))
     outcome.files += 1
     outcome.rows[use].extend(sanitise_rows(result.rows, use, outcome.errors))
+    if use == "fio":
+        outcome.bins.extend(text_bin_rows(text, str(path)))
     outcome.errors.extend(one_line(e) for e in result.errors)  # a damaged file can put CR, NUL, escapes
 
 
@@ -145,9 +150,7 @@ def sanitise_rows(rows: list, kind: str, errors: list) -> list:
 
 def _parser(kind: str):
     if kind == "fio":
-        from memstor.parse.fio import parse_fio
         return parse_fio
-    from memstor.parse.mlc import parse_mlc
     return parse_mlc
 
 
@@ -174,8 +177,13 @@ def columns(kind: str) -> list:
 
 def to_csv(rows: list, kind: str) -> str:
     """Rows as CSV text with the exact schema columns; None -> empty cell."""
+    return rows_csv(rows, columns(kind))
+
+
+def rows_csv(rows: list, fieldnames) -> str:
+    """Row dicts as CSV text with exactly ``fieldnames`` (others ignored); None -> empty cell."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns(kind), extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=list(fieldnames), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
@@ -184,7 +192,14 @@ def to_csv(rows: list, kind: str) -> str:
 
 def write_csv(path: Path, rows: list, kind: str) -> None:
     """Write rows atomically (temp file + rename) so a reader never sees half a table."""
-    from memstor.core.files import atomic_write
-
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, to_csv(rows, kind))
+
+
+def write_bins_csv(folder: Path, rows: list, table: str = "fio") -> Path:
+    """Write json+ bin rows (memstor.parse.fio_bins) atomically to ``folder/<table>-bins.csv``, beside
+    ``<table>.csv``: the histograms the analysis reads instead of the raw files; the path."""
+    path = Path(folder) / f"{table}{BINS_SUFFIX}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, rows_csv(rows, BIN_COLUMNS))
+    return path

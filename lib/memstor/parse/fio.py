@@ -22,11 +22,11 @@ from __future__ import annotations
 import re
 
 from memstor.core.errors import ParseError
+from memstor.core.schema import ParseResult, impossible_number
 from memstor.parse.fio_json import clat_bins, iodepth_levels, load_fio_json, rows_from_json
 from memstor.parse.fio_spec import DIRECTIONS, METRIC_COLUMNS
 from memstor.parse.fio_text import rows_from_text
 from memstor.parse.guards import DAMAGE, empty_cells, one_line
-from memstor.core.schema import ParseResult, impossible_number
 
 __all__ = [
     "DIRECTIONS", "clat_bins", "depth_bucket", "iodepth_levels", "load_fio_json", "looks_like_fio", "parse_fio",

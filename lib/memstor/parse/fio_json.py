@@ -17,6 +17,7 @@ import math
 import re
 
 from memstor.core.errors import ParseError
+from memstor.core.fiohist import ns_to_us
 from memstor.parse.fio_spec import (
     DIRECTIONS,
     METRIC_COLUMNS,
@@ -63,10 +64,17 @@ def load_fio_json(text: str) -> dict:
     raise ParseError("no complete fio JSON document (expected the output of fio --output-format=json)")
 
 
+def latency_bins(job: dict, direction: str, kind: str = "clat") -> dict[int, int]:
+    """json+ histogram {latency_ns: count} of one fio 3.x job and direction; kind ``clat`` (completion
+    latency, ``clat_ns.bins``) or ``lat`` (total latency, ``lat_ns.bins``: only with lat_percentiles=1);
+    {} without bins."""
+    bins = ((job.get(direction) or {}).get(f"{kind}_ns") or {}).get("bins") or {}
+    return {int(k): int(v) for k, v in bins.items()}
+
+
 def clat_bins(job: dict, direction: str) -> dict[int, int]:
     """json+ completion-latency histogram {latency_ns: count} of one fio 3.x job; {} without bins."""
-    bins = ((job.get(direction) or {}).get("clat_ns") or {}).get("bins") or {}
-    return {int(k): int(v) for k, v in bins.items()}
+    return latency_bins(job, direction, "clat")
 
 
 def iodepth_levels(job: dict) -> dict[str, float]:
@@ -83,19 +91,20 @@ def _json_latency(ddir: dict) -> tuple[dict | None, float]:
 
 
 def _json_percentiles(ddir: dict) -> dict:
-    """clat percentile columns (us) of one JSON direction."""
+    """clat percentile columns (us) of one JSON direction (3.x ns -> us by memstor.core.fiohist.ns_to_us,
+    the conversion every table of bin latencies uses, so one percentile reads the same everywhere)."""
     if "clat_ns" in ddir:
-        clat, scale = ddir["clat_ns"], 1e-3
+        clat, to_us = ddir["clat_ns"], ns_to_us
     else:
-        clat, scale = ddir.get("clat") or {}, 1.0
+        clat, to_us = ddir.get("clat") or {}, float
     raw = clat.get("percentile") or {}
     pcts = {}
     for key, value in raw.items():
         try:
-            pcts[pct_key(key)] = float(value)
+            pcts[pct_key(key)] = to_us(float(value))
         except ValueError:
             continue
-    return percentile_columns(pcts, scale)
+    return percentile_columns(pcts, 1.0)
 
 
 def _json_direction_metrics(ddir: dict) -> dict:

@@ -17,7 +17,7 @@ Formats, as fio-3.33 writes them (checked on real output, 2-vCPU KVM VM):
   older fio, whose 19 groups held microseconds): 1859 columns per line measured at coarseness 0. It stays
   the clat histogram with ``--lat_percentiles=1`` (its bins equal json+ ``clat_ns`` bins, not ``lat_ns``:
   measured, 500 of 500 I/Os), hence the ``clat_`` names of the per-second percentiles. Bin i holds
-  latencies around :func:`plat_idx_to_val` (i) ns. Entries are PER INTERVAL, not cumulative:
+  latencies around memstor.core.fiohist.plat_idx_to_val (i) ns. Entries are PER INTERVAL, not cumulative:
   measured (2 jobs, 3000 reads/s each, 1000 ms windows, run 2.5 s) 2940 then 3038 I/Os in the two
   lines of job 1, 7455 in the job's json+ bins. The window ends at the first completion after
   ``log_hist_msec`` (times 1001, 2001, 2002 ms).
@@ -43,22 +43,16 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from memstor.core.errors import ParseError
+from memstor.core.fiohist import bin_values, hist_percentiles
 from memstor.parse.guards import one_line
 
-# ------------------------------------------------------------------------------- fio's histogram bins
-#: fio stat.h: bits of precision per group, buckets per group (2**bits).
-FIO_IO_U_PLAT_BITS = 6
-FIO_IO_U_PLAT_VAL = 1 << FIO_IO_U_PLAT_BITS
-#: fio 3.x (nanoseconds): 29 groups of 64 buckets; older fio (microseconds): 19 groups.
-FIO_IO_U_PLAT_NR = 29 * FIO_IO_U_PLAT_VAL
-FIO_IO_U_PLAT_NR_OLD = 19 * FIO_IO_U_PLAT_VAL
+# ------------------------------------------------------------------------------------------- logs
 #: fio's log direction codes.
 LOG_DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 #: Percentiles of the per-second series (column suffix -> percent).
@@ -66,93 +60,6 @@ SERIES_PERCENTILES = (("p50", 50.0), ("p99", 99.0), ("p99_9", 99.9))
 INTERVAL_KINDS = ("bw", "iops", "lat", "clat", "slat")
 _LOG_NAME = re.compile(r"_(bw|iops|lat|clat|slat|clat_hist)\.(\d+)\.log$")
 _BAD_LINES_SHOWN = 1
-
-
-def plat_idx_to_val(idx: int, plat_nr: int = FIO_IO_U_PLAT_NR) -> int:
-    """The latency a histogram bin stands for, exactly as fio's stat.c ``plat_idx_to_val``.
-
-    Bins 0..127 hold their own value; above, group g = idx // 64 - 1 error bits, each bin the middle of
-    a 2**g wide range: ``2**(g+6) + (idx % 64 + 0.5) * 2**g`` (an integer for g >= 1, as fio's
-    conversion to unsigned long long leaves it). Unit: ns for fio 3.x, us for fio 2.x histograms.
-    """
-    if isinstance(idx, bool) or not isinstance(idx, (int, np.integer)) or not 0 <= idx < plat_nr:
-        raise ValueError(f"histogram bin index {idx!r} is outside 0..{plat_nr - 1}")
-    idx = int(idx)
-    if idx < (FIO_IO_U_PLAT_VAL << 1):
-        return idx
-    error_bits = (idx >> FIO_IO_U_PLAT_BITS) - 1
-    base = 1 << (error_bits + FIO_IO_U_PLAT_BITS)
-    k = idx % FIO_IO_U_PLAT_VAL
-    return base + (2 * k + 1) * (1 << error_bits) // 2
-
-
-def plat_val_to_idx(value: int, plat_nr: int = FIO_IO_U_PLAT_NR) -> int:
-    """The bin index fio files a latency ``value`` under (stat.c ``plat_val_to_idx``, last bin capped)."""
-    value = int(value)
-    if value < 0:
-        raise ValueError(f"latency {value} is negative")
-    msb = value.bit_length() - 1 if value else 0
-    if msb <= FIO_IO_U_PLAT_BITS:
-        return value
-    error_bits = msb - FIO_IO_U_PLAT_BITS
-    base = (error_bits + 1) << FIO_IO_U_PLAT_BITS
-    offset = (FIO_IO_U_PLAT_VAL - 1) & (value >> error_bits)
-    return min(base + offset, plat_nr - 1)
-
-
-def bin_values(n_bins: int) -> tuple[np.ndarray, int]:
-    """(latency of each bin in ns, coarseness) for a histogram log with ``n_bins`` bins per line.
-
-    fio 3.x: n_bins = 1856 >> coarseness (values ns); older fio: 1216 >> coarseness (values us, scaled
-    to ns here). A coarse bin j merges fine bins j*2**c .. (j+1)*2**c - 1 and stands for the middle of
-    their range, as fio's tools/hist/fiologparser_hist.py does; at coarseness 0 it is
-    :func:`plat_idx_to_val` exactly. ValueError for any other count.
-    """
-    for plat_nr, scale in ((FIO_IO_U_PLAT_NR, 1), (FIO_IO_U_PLAT_NR_OLD, 1000)):
-        for c in range(7):
-            if plat_nr >> c == n_bins and (n_bins << c) == plat_nr:
-                if c == 0:
-                    vals = np.array([plat_idx_to_val(i, plat_nr) for i in range(n_bins)], dtype=np.float64)
-                else:
-                    stride = 1 << c
-                    vals = np.array([(_bin_edge(j * stride, plat_nr, 0.0) + _bin_edge(j * stride + stride - 1,
-                                     plat_nr, 1.0)) / 2 for j in range(n_bins)], dtype=np.float64)
-                return vals * scale, c
-    raise ValueError(f"{n_bins} histogram bins per line is not a fio layout (1856 or 1216 >> 0..6)")
-
-
-def _bin_edge(idx: int, plat_nr: int, edge: float) -> float:
-    """Lower (edge 0) or upper (edge 1) latency bound of fine bin ``idx``."""
-    if idx < (FIO_IO_U_PLAT_VAL << 1):
-        return idx + edge
-    error_bits = (idx >> FIO_IO_U_PLAT_BITS) - 1
-    base = 1 << (error_bits + FIO_IO_U_PLAT_BITS)
-    return base + (idx % FIO_IO_U_PLAT_VAL + edge) * (1 << error_bits)
-
-
-def hist_percentiles(counts: Sequence[int] | np.ndarray, percentiles: Iterable[float],
-                     values: np.ndarray | None = None) -> dict[float, float]:
-    """{percentile: latency} of a histogram, fio's rule (stat.c ``calc_clat_percentiles``).
-
-    counts: I/Os per bin (bin order of the log); values: the latency of each bin (default: fio 3.x bins
-    via :func:`bin_values`, ns). The p-th percentile is the value of the first bin whose cumulative
-    count reaches p/100 x total (exact rational arithmetic, as fio's long double). NaN without I/Os.
-    """
-    counts = np.asarray(counts, dtype=np.int64)
-    if values is None:
-        values, _ = bin_values(len(counts))
-    cum = np.cumsum(counts)
-    total = int(cum[-1]) if len(cum) else 0
-    out: dict[float, float] = {}
-    for p in percentiles:
-        if total <= 0:
-            out[p] = math.nan
-            continue
-        need = Fraction(float(p)) / 100 * total
-        target = math.ceil(need)
-        i = int(np.searchsorted(cum, target, side="left"))
-        out[p] = float(values[min(i, len(values) - 1)])
-    return out
 
 
 # ---------------------------------------------------------------------------------------- readers

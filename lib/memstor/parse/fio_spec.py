@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 import re
 
-from memstor.parse.guards import one_line
 from memstor.core.schema import FIO_COLUMNS
 from memstor.core.units import parse_size
+from memstor.parse.guards import one_line
 
 DIRECTIONS = ("read", "write", "trim")
 _RW_DIRECTIONS = {

@@ -14,8 +14,8 @@ What the snapshots hold (measured, fio-3.33, 4k randread, ``--ramp_time=1s --num
 - during ``ramp_time`` a snapshot already counts I/Os but no latency (``lat_ns.N`` 0); when the ramp
   ends every count restarts from 0 (runtime 892 ms -> 500 ms between two snapshots).
 
-:func:`status_windows` turns the snapshots into the window series memstor.analysis.batch_means uses
-for interval logs (same columns, :data:`memstor.analysis.batch_means.INTERVAL_COLUMNS`): window k spans
+:func:`status_windows` turns the snapshots into the window series memstor.core.batchmeans uses
+for interval logs (same columns, :data:`memstor.core.batchmeans.INTERVAL_COLUMNS`): window k spans
 snapshot k-1 to snapshot k of the measured period (the first one from the restart after the ramp).
 """
 
@@ -27,6 +27,8 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+
+from memstor.core.batchmeans import INTERVAL_COLUMNS
 
 #: The status snapshots inside a point's sidecar folder.
 STATUS_NAME = "fio_status.json"
@@ -102,14 +104,12 @@ def _measured(snaps: list[dict]) -> list[dict]:
 
 def status_windows(docs: list[dict]) -> pd.DataFrame:
     """The per-window series of a run from its status snapshots ``docs`` (in order); columns of
-    memstor.analysis.batch_means.INTERVAL_COLUMNS. ``iops`` 1/s, ``bw_MBps`` 10^6 B/s, ``lat_mean_us`` the
+    memstor.core.batchmeans.INTERVAL_COLUMNS. ``iops`` 1/s, ``bw_MBps`` 10^6 B/s, ``lat_mean_us`` the
     window's mean total latency in us (weight ``lat_ios``: its I/Os with a latency).
 
     The final document is not a snapshot: the stretch between the last snapshot and the end of the job (a few
     ms when memstor stopped it right after a snapshot) is no window, so the series is exactly what the stop
     rule saw; its I/Os are in fio's whole-run numbers all the same."""
-    from memstor.analysis.batch_means import INTERVAL_COLUMNS
-
     snaps = _measured([_cumulative(d) for d in docs])
     rows = []
     prev = {d: (0.0, 0.0, 0.0, 0.0, 0.0) for d in DIRECTIONS}

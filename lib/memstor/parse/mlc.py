@@ -58,13 +58,13 @@ from __future__ import annotations
 
 import re
 
+from memstor.core.schema import ParseResult
 from memstor.parse.mlc_bandwidth import peak_line
 from memstor.parse.mlc_header import prompt_line, start_line
 from memstor.parse.mlc_loaded import end_line, table_header, table_line
 from memstor.parse.mlc_matrix import c2c_line, matrix_line
 from memstor.parse.mlc_rows import finish
 from memstor.parse.mlc_state import MAX_LINE, Reader, clean, short
-from memstor.core.schema import ParseResult
 
 __all__ = ["looks_like_mlc", "parse_mlc"]
 

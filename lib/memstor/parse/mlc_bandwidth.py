@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
+from memstor.core.schema import PEAK_ROW_TRAFFIC
 from memstor.parse.mlc_header import LABEL_FRACTION, parse_options
 from memstor.parse.mlc_state import Reader
-from memstor.core.schema import PEAK_ROW_TRAFFIC
 
 _PEAK_RE = re.compile(r"^\s*(?P<label>\S.*?)\s*:\s*(?P<val>[0-9]+(?:\.[0-9]+)?)\s*$")
 _PEAK_WORD_RE = re.compile(r"read|write|triad|copy|\bnt\b", re.IGNORECASE)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memstor.parse.mlc_state import Reader
 from memstor.core.schema import TRAFFIC_CODES
+from memstor.parse.mlc_state import Reader
 
 _BANNER_RE = re.compile(
     r"^\s*(?P<name>Intel\(R\) Memory Latency Checker|loadlat \(Memory Latency Checker-compatible\))"

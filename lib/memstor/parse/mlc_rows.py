@@ -12,9 +12,9 @@ without measurements gives one error line ``SOURCE: reason``. Pure functions.
 
 from __future__ import annotations
 
+from memstor.core.schema import MLC_COLUMNS, ParseResult
 from memstor.parse.mlc_header import MLC_DEFAULT_ACCESS_BYTES, Options, parse_options, traffic_of_code
 from memstor.parse.mlc_state import Reader, Run, short
-from memstor.core.schema import MLC_COLUMNS, ParseResult
 
 
 def finish(r: Reader) -> ParseResult:

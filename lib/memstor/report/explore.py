@@ -19,11 +19,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import LogLocator
 
-from memstor.report.plots.storage import _plain_log
 from memstor.core.units import size_text
-
-#: The cell tag that keeps a notebook cell out of the exported report.
-EXPLORE_TAG = "explore"
+from memstor.report.export import EXPLORE_TAG  # noqa: F401 (re-exported: the tag of the explorer's cell)
+from memstor.report.plots import plain_log
 
 
 @dataclass(frozen=True)
@@ -152,10 +150,10 @@ def draw(ax, data: pd.DataFrame, source: str, workload: str, metric: str) -> int
     if m.log_y and len(data) and (data["y"] > 0).all():
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        _plain_log(ax.yaxis)
+        plain_log(ax.yaxis)
     if m.x == "outstanding_io" and len(data) and (data["x"] > 0).all():
         ax.set_xscale("log", base=2)
-        _plain_log(ax.xaxis)
+        plain_log(ax.xaxis)
     ax.grid(True, alpha=0.3)
     if len(data):
         ax.legend(title="device", fontsize=8)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from memstor.core.errors import MemstorError, UsageError, first_line
 from memstor.core.files import atomic_write
+from memstor.core.fmt import fmt_number
 
 PDF_TOOLS = ("xelatex", "pandoc")
 PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended texlive-plain-generic pandoc "
@@ -36,6 +37,10 @@ PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended tex
                "macOS: brew install pandoc && brew install --cask mactex-no-gui)")
 
 # --------------------------------------------------------------------------------------- templates
+
+#: The cell tag that keeps a notebook cell out of the exported report (the synthesis notebook's explorer,
+#: memstor.report.explore).
+EXPLORE_TAG = "explore"
 
 #: memstor's two nbconvert templates (package data): memstor.html.j2 (offline HTML on the lab template)
 #: and memstor.tex.j2 (the LaTeX route for the PDF).
@@ -47,8 +52,6 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 def _cell_text(v) -> str:
     """A table cell as text: numbers formatted (thousands separators), booleans yes/no, missing '–'."""
-    from memstor.report.text import fmt_number
-
     if v is None:
         return "–"
     if isinstance(v, bool) or type(v).__name__ == "bool_":
@@ -311,8 +314,6 @@ def report_metadata(nb) -> dict:
 def _prepare(nb):
     """A copy of nb ready for export: metadata set, stderr streams and empty code outputs dropped, and the
     lab-only cells (tagged ``explore``: widgets, interactive figures) left out."""
-    from memstor.report.explore import EXPLORE_TAG
-
     nb = copy.deepcopy(nb)
     nb.cells = [c for c in nb.cells if EXPLORE_TAG not in (c.get("metadata", {}).get("tags") or [])]
     nb.metadata.pop("widgets", None)  # the explorer's widget state: no widget is left to restore

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from memstor.core.files import atomic_write
+
 #: Table name -> (Synthesis attribute, what one row is). Written in this order.
 TABLES = {
     "headline": ("headline", "device x headline metric: value, its configuration, 95 % CI and n"),
@@ -52,8 +54,6 @@ def report_tables(synthesis) -> dict[str, pd.DataFrame]:
 def write_tables(synthesis, outdir: Path | str) -> list[Path]:
     """Write every report table to ``outdir/<name>.csv`` atomically (an empty table keeps its header);
     returns the paths."""
-    from memstor.core.files import atomic_write
-
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []

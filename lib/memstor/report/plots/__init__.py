@@ -12,7 +12,9 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import seaborn as sns
+from matplotlib.ticker import FuncFormatter
 
+from memstor.analysis.hosts import split_call
 from memstor.core.files import atomic_write
 from memstor.core.units import format_size
 
@@ -60,8 +62,6 @@ def per_host(draw):
     table it draws one figure per host (DataFrame arguments with a host column restricted to that host),
     each titled with the host, and returns {host: figure}; with one host (or none) it draws as before. A
     figure never mixes devices that are not repetitions of one another (memstor.analysis.hosts)."""
-    from memstor.analysis.hosts import split_call
-
     @functools.wraps(draw)
     def wrapper(table, *args, **kw):
         figures = split_call(draw, table, args, kw)
@@ -89,6 +89,17 @@ def save_figures(figures_dir: str | Path, experiment: str, **figures) -> list[Pa
             if f is not None:
                 out.append(save(f, Path(figures_dir) / (f"{stem}-{host}.png" if host else f"{stem}.png")))
     return out
+
+
+def plain_log(axis) -> None:
+    """Plain numbers (1, 10, 200, 1000) instead of powers of ten on a log axis."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
+def thousands(axis) -> None:
+    """Thousands separators on a linear axis (150,000 instead of 150000)."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
 
 
 def size_label(n_bytes: float) -> str:

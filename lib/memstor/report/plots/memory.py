@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from memstor.analysis import memory
-from memstor.analysis.memory import curve_table, idle_latency_ns
+from memstor.analysis.memory import idle_latency_ns, page_walk, peak_bandwidth_MBps
+from memstor.analysis.memory_curves import curve_table, legend_labels
 from memstor.report.plots import DASHES, MARKERS, new_figure, per_host
 
 BW_LABEL = "bandwidth (MB/s, 1 MB = 10^6 B)"
@@ -37,7 +37,7 @@ def _idle_lines(df: pd.DataFrame, idle_ns: float | None) -> list[tuple[float, st
     figure beside it (its excess is the page-walk cost); ``idle_ns`` overrides both with one line."""
     if idle_ns is not None:
         return [(idle_ns, f"idle latency {idle_ns:.0f} ns", ":")]
-    walk = memory.page_walk(df)
+    walk = page_walk(df)
     if walk["n_huge"] and walk["n_small"]:
         return [(walk["huge_page_ns"], f"idle latency, 2M pages: {walk['huge_page_ns']:.0f} ns", ":"),
                 (walk["small_page_ns"], f"idle latency, 4K pages: {walk['small_page_ns']:.0f} ns "
@@ -59,7 +59,7 @@ def latency_vs_bandwidth(df: pd.DataFrame, idle_ns: float | None = None):
     if curves["access_bytes"].isna().any() and sizes != [None]:
         sizes.append(float("nan"))
     fig, axes = new_figure(ncols=len(sizes), sharey=True)
-    labels = memory.legend_labels(curves, panel_by=("access_bytes",))
+    labels = legend_labels(curves, panel_by=("access_bytes",))
     order = list(dict.fromkeys(labels.values()))  # one colour and marker per label, the same in every panel
     idle_lines = _idle_lines(df, idle_ns)
     handles: dict = {}
@@ -111,7 +111,7 @@ def delay_sweep(df: pd.DataFrame, idle_ns: float | None = None):
         fig, axes = new_figure()
         _no_data(axes[0], "loaded latency", DELAY_LABEL, BW_LABEL)
         return fig
-    labels = memory.legend_labels(curves, panel_by=("access_bytes", "traffic"))
+    labels = legend_labels(curves, panel_by=("access_bytes", "traffic"))
     idle_lines = _idle_lines(df, idle_ns)
     fig, axes = new_figure(ncols=len(sizes), nrows=len(traffics), scale=0.9)
     handles = []
@@ -157,8 +157,6 @@ def delay_sweep(df: pd.DataFrame, idle_ns: float | None = None):
 @per_host
 def peak_bandwidth(df: pd.DataFrame):
     """Peak injection bandwidth (MB/s) per read-write mix as horizontal bars. Returns the Figure."""
-    from memstor.analysis.memory import peak_bandwidth_MBps
-
     peak = peak_bandwidth_MBps(df)
     fig, axes = new_figure()
     ax = axes[0]

@@ -29,9 +29,9 @@ import pandas as pd
 from matplotlib.ticker import LogLocator, MaxNLocator
 
 from memstor.analysis import openloop
-from memstor.report.plots import MARKERS, new_figure
-from memstor.report.plots.storage import RW_LABEL, RW_ORDER, _plain_log, _thousands
-from memstor.core.schema import truthy
+from memstor.core.schema import missing, truthy
+from memstor.report.plots import MARKERS, new_figure, plain_log, thousands
+from memstor.report.plots.storage import RW_LABEL, RW_ORDER
 
 IOPS_LABEL = "achieved IOPS (I/O per s)"
 OVERLOADED_LABEL = "hollow: overloaded (achieved < 95 % of offered)"
@@ -57,7 +57,7 @@ def _num(df: pd.DataFrame, col: str) -> np.ndarray:
 
 def _util(u) -> str:
     """An offered utilisation (% of X_max) as a point label: 50 -> "u50", 97.5 -> "u97.5"."""
-    return "u?" if u is None or u != u else f"u{float(u):g}"
+    return "u?" if missing(u) else f"u{float(u):g}"
 
 
 def _groups(df: pd.DataFrame) -> list:
@@ -74,7 +74,7 @@ def _groups(df: pd.DataFrame) -> list:
 def _log(axis) -> None:
     """A log axis with plain numbers at 1, 2, 5 x 10^k (readable when the data span less than a decade)."""
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    _plain_log(axis)
+    plain_log(axis)
 
 
 def _direction(rw: str) -> str:
@@ -91,9 +91,9 @@ def _qd_text(r) -> str:
     """"QD8", or "QD32x4" with several jobs."""
     qd = r.get("iodepth")
     nj = r.get("numjobs")
-    if qd is None or qd != qd:
+    if missing(qd):
         return "QD?"
-    nj = 1 if nj is None or nj != nj else int(nj)
+    nj = 1 if missing(nj) else int(nj)
     return f"QD{int(qd)}" + (f"x{nj}" if nj > 1 else "")
 
 
@@ -211,7 +211,7 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
         ax.set_xlim(left=0)
         ax.margins(x=0.06, y=0.1)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
-        _thousands(ax.xaxis)
+        thousands(ax.xaxis)
     _legend(fig, axes, 2 * len(groups) + len(seen))
     fig.suptitle("Latency vs throughput: open loop (offered rate, labels u = % of X_max) and closed loop (QD)")
     return fig
@@ -367,7 +367,7 @@ def time_series_figure(seconds: pd.DataFrame, rw: str | None = None):
         a_iops.set_title(f"{who}{what}: IOPS", fontsize="medium")
         a_iops.set_ylabel("IOPS (I/O per s, 1-s intervals)")
         a_iops.set_ylim(bottom=0)
-        _thousands(a_iops.yaxis)
+        thousands(a_iops.yaxis)
         a_p99.set_title(f"{who}{what}: p99 latency", fontsize="medium")
         a_p99.set_ylabel("p99 completion latency (µs, log scale, 1-s intervals)")
         if any(line.get_ydata().size for line in a_p99.get_lines()):

@@ -17,10 +17,10 @@ import math
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import MaxNLocator
 
 from memstor.analysis import steady_state as ss
-from memstor.report.plots import MARKERS, new_figure, size_label
+from memstor.report.plots import MARKERS, new_figure, size_label, thousands
 
 IOPS_LABEL = "IOPS (I/O per s)"
 ROUND_LABEL = "round (1-based)"
@@ -52,11 +52,6 @@ def _workload_of(g: pd.DataFrame) -> str:
     if rs is not None:
         parts.append(f"{float(rs):g} s rounds")
     return ", ".join(parts)
-
-
-def _thousands(axis) -> None:
-    """Thousands separators on a linear axis (150,000 instead of 150000)."""
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
 
 
 def _legend(fig, ax, multi: bool, title: str | None) -> None:
@@ -117,7 +112,7 @@ def convergence_figure(rounds: pd.DataFrame):
     _round_axis(ax)
     ax.set_ylabel(IOPS_LABEL)
     ax.set_ylim(bottom=0, top=float(ok["iops"].max()) * 1.15)
-    _thousands(ax.yaxis)
+    thousands(ax.yaxis)
     _legend(fig, ax, multi, _workload(ok))
     ax.set_title("\n".join(titles), fontsize="medium")
     fig.suptitle("Steady-state convergence (SNIA PTS)")
@@ -157,7 +152,7 @@ def _window_panel(ax, host: str, w: pd.DataFrame, colour: str, marker: str, resu
     ax.set_xlim(lo_x, hi_x)
     _round_axis(ax)
     ax.set_ylabel(IOPS_LABEL)
-    _thousands(ax.yaxis)
+    thousands(ax.yaxis)
     ax.legend(fontsize="x-small", loc="upper left")
     who = f"{host}: " if host else ""
     ax.set_title(f"{who}measurement window, rounds {int(x[0])}-{int(x[-1])}\n{result}", fontsize="medium")
@@ -219,7 +214,7 @@ def written_figure(rounds: pd.DataFrame):
     ax.set_ylim(0, top)
     ax.set_xlabel(WRITTEN_LABEL)
     ax.set_ylabel(IOPS_LABEL)
-    _thousands(ax.yaxis)
+    thousands(ax.yaxis)
     span = ss.run_value(ok, "span_bytes")
     if not multi and span is not None and float(span) > 0:
         fills = float(span) / GB

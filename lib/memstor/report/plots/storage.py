@@ -12,8 +12,8 @@ import pandas as pd
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from memstor.analysis.adaptive_grid import is_knee_point, knee_of
-from memstor.report.plots import DASHES, MARKERS, new_figure, per_host, size_label
 from memstor.core.schema import truthy
+from memstor.report.plots import DASHES, MARKERS, new_figure, per_host, plain_log, size_label, thousands
 
 RW_ORDER = ("randread", "randwrite", "read", "write", "randrw")
 RW_LABEL = {"randread": "random read", "randwrite": "random write", "read": "sequential read",
@@ -134,17 +134,6 @@ def _log2_depth_axis(ax, depths, label: str = "queue depth (outstanding I/Os per
     ax.set_xlabel(label)
 
 
-def _plain_log(axis) -> None:
-    """Plain numbers (1, 10, 200, 1000) instead of powers of ten on a log axis."""
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
-    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-
-
-def _thousands(axis) -> None:
-    """Thousands separators on a linear axis (150,000 instead of 150000)."""
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-
-
 def _rws(summ: pd.DataFrame) -> list:
     present = list(dict.fromkeys(summ["rw"].dropna()))
     return [r for r in RW_ORDER if r in present] + [r for r in present if r not in RW_ORDER]
@@ -158,10 +147,10 @@ def _y_axis(ax, log: bool) -> None:
     """y from 0 with thousands separators, or log with plain numbers."""
     if log:
         ax.set_yscale("log")
-        _plain_log(ax.yaxis)
+        plain_log(ax.yaxis)
     else:
         ax.set_ylim(bottom=0)
-        _thousands(ax.yaxis)
+        thousands(ax.yaxis)
 
 
 def _pattern_panels(s: pd.DataFrame, x: str, x_axis, panels):
@@ -243,7 +232,7 @@ def rw_ratio(summ: pd.DataFrame, title: str = ""):
         top.set_xticks(x, [f"{int(v)}" for v in shares])
         top.set_xlabel("read share (% of I/Os, rwmixread)")
         top.set_ylabel(METRIC_LABEL["iops"])
-        _thousands(top.yaxis)
+        thousands(top.yaxis)
         top.set_title(f"{size_label(bs)} random read/write: IOPS")
         top.legend(fontsize="small")
         for i, d in enumerate(("read", "write", "total")):
@@ -302,8 +291,8 @@ def throughput_latency(summ: pd.DataFrame, title: str = "", grid: pd.DataFrame |
                     label=f"{RW_LABEL.get(rw, rw)}, spec point QD {int(r['iodepth'])} x {int(r['numjobs'])} jobs")
     ax.set_yscale("log")
     ax.margins(x=0.08, y=0.12)  # room for the star markers and the QD labels at the edges
-    _plain_log(ax.yaxis)
-    _thousands(ax.xaxis)
+    plain_log(ax.yaxis)
+    thousands(ax.xaxis)
     ax.set_xlabel(METRIC_LABEL["iops"])
     ax.set_ylabel(METRIC_LABEL["lat_mean_us"])
     ax.set_xlim(left=0)
@@ -329,7 +318,7 @@ def qd_percentiles(summ: pd.DataFrame, title: str = ""):
             _series(ax, g, "iodepth", m, m.replace("clat_", "").replace("_us", "").replace("_", "."), i)
         _log2_depth_axis(ax, g["iodepth"])
         ax.set_yscale("log")
-        _plain_log(ax.yaxis)
+        plain_log(ax.yaxis)
         ax.set_ylabel("completion latency (µs)")
         ax.set_title(f"{RW_LABEL.get(rw, rw)} latency percentiles")
         ax.legend(fontsize="small")
@@ -379,7 +368,7 @@ def latency_cdf(cdfs: pd.DataFrame, title: str = ""):
             _empty(ax, "json+ latency histogram")
         else:
             ax.set_xscale("log")
-            _plain_log(ax.xaxis)
+            plain_log(ax.xaxis)
     if not cdfs.empty:
         a1.legend(fontsize="small", loc="lower right")
     fig.suptitle(title or "Latency distribution at QD 1 and at saturation")

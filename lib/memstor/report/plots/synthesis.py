@@ -11,10 +11,18 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from memstor.analysis import queueing
+from memstor.analysis.adaptive_grid import is_knee_point
+from memstor.analysis.curves import HOOK, PLATEAU
+from memstor.analysis.memory_curves import legend_labels
+from memstor.analysis.storage_fit import CLOSED
+from memstor.core.schema import missing
 from memstor.report.plots import MARKERS, new_figure, size_label, style
+from memstor.report.plots.storage import KNEE_LABEL, KNEE_MARK, labelled_ticks
 
 #: Scale of memstor's standard panel (plots.PANEL_IN) for report figures: 2 panels fit a printed page.
 SCALE = 0.72
@@ -24,7 +32,7 @@ REPORT_DPI = 150
 
 def show(fig) -> None:
     """Display `fig` once in a notebook and close it (no second copy from the inline backend)."""
-    from IPython.display import display
+    from IPython.display import display  # notebooks only: IPython is not needed to build figures
 
     if fig is None:
         return
@@ -34,8 +42,6 @@ def show(fig) -> None:
 
 def host_styles(hosts) -> dict:
     """{host: (colour, marker)} — stable over figures (sorted host names, colour-blind palette)."""
-    import seaborn as sns
-
     hosts = sorted(set(hosts))
     colours = sns.color_palette("colorblind", max(len(hosts), 1))
     return {h: (colours[i % len(colours)], MARKERS[i % len(MARKERS)]) for i, h in enumerate(hosts)}
@@ -58,8 +64,6 @@ def _thousands(ax, axis: str = "y") -> None:
 def _log2_x(ax, values) -> None:
     """Log2 x axis with a tick at every measured value (labels as plain integers; between interleaved powers
     of two only those are labelled: memstor.report.plots.storage.labelled_ticks)."""
-    from memstor.report.plots.storage import labelled_ticks
-
     ax.set_xscale("log", base=2)
     vals, others = labelled_ticks(values)
     if vals:
@@ -77,9 +81,6 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
     min(N / R_min, X_max) and the knee N*; (bottom) mean latency vs IOPS (the latency-throughput knee).
     Points an adaptive grid added around the knee (`grid`: memstor.analysis.adaptive_grid.grid_table) are
     ringed."""
-    from memstor.analysis.adaptive_grid import is_knee_point
-    from memstor.report.plots.storage import KNEE_LABEL, KNEE_MARK
-
     if qd is None or qd.empty:
         return None
     added = set()
@@ -160,10 +161,8 @@ def _draw_curve(ax, cf, colour, marker: str, x_div: float) -> None:
     hook), a thick outline on the plateau points with a dotted vertical line at the plateau's throughput,
     the open-queue model dashed over its fit range only, and a star where the measured latency reaches
     2·R0. x_div divides the throughput for the axis (1e3: MB/s -> GB/s)."""
-    from memstor.analysis import curves as lt
-
-    hook = cf.role == lt.HOOK
-    plateau = cf.role == lt.PLATEAU
+    hook = cf.role == HOOK
+    plateau = cf.role == PLATEAU
     ax.plot(cf.x[~hook] / x_div, cf.r[~hook], marker=marker, ls="none", color=colour)
     if hook.any():
         ax.plot(cf.x[hook] / x_div, cf.r[hook], marker=marker, ls="none", mfc="none", mec=colour, mew=1.5)
@@ -182,8 +181,6 @@ def _draw_curve(ax, cf, colour, marker: str, x_div: float) -> None:
 
 def _curve_legend_extras() -> tuple[list, list]:
     """(handles, texts) explaining the marks every latency–throughput panel uses."""
-    from matplotlib.lines import Line2D
-
     return ([Line2D([], [], ls="--", color="0.3"),
              Line2D([], [], marker="o", ls="none", color="0.6", mec="black", mew=1.3),
              Line2D([], [], marker="o", ls="none", mfc="none", mec="0.3", mew=1.5),
@@ -200,18 +197,13 @@ def memory_figure(curves: pd.DataFrame, fits: dict):
     (never beyond the data; not drawn when not identifiable) and a star where the measured latency
     reaches 2·R0. Each panel's legend sits outside it, to the right, and names only the settings that
     differ between curves (memstor.analysis.memory labels), with "saturated" or "peak not identifiable"."""
-    from memstor.analysis import memory
-
     if curves is None or curves.empty:
         return None
-    import seaborn as sns
-    from matplotlib.lines import Line2D
-
-    d = curves.assign(_host=curves["host"].map(lambda v: str(v) if v == v and v is not None else "?"),
-                      _acc=curves["access_bytes"].map(lambda v: float(v) if v == v and v is not None else -1.0))
+    d = curves.assign(_host=curves["host"].map(lambda v: "?" if missing(v) else str(v)),
+                      _acc=curves["access_bytes"].map(lambda v: -1.0 if missing(v) else float(v)))
     panels = sorted({(h, a) for h, a in zip(d["_host"], d["_acc"])})
     per_host = d.groupby("_host")["_acc"].nunique()
-    labels = memory.legend_labels(d)
+    labels = legend_labels(d)
     keys = list(dict.fromkeys(labels.values()))
     colours = dict(zip(keys, sns.color_palette("colorblind", max(len(keys), 1))))
     style()
@@ -258,10 +250,6 @@ def storage_curve_figure(fits: dict):
     sweep solid markers and open loop squares, with the same marks as :func:`memory_figure` (plateau,
     hook, model over its fit range, measured 2·R0), legend outside to the right. None when there is no
     storage curve."""
-    from matplotlib.lines import Line2D
-
-    from memstor.analysis import curves as lt
-
     if not fits:
         return None
     workloads = sorted({rw for _, _, rw in fits})
@@ -276,7 +264,7 @@ def storage_curve_figure(fits: dict):
             if w != rw:
                 continue
             colour, _ = styles[host]
-            marker = "o" if kind == lt.CLOSED else "s"
+            marker = "o" if kind == CLOSED else "s"
             _draw_curve(ax, cf, colour, marker, 1.0)
             handles.append(Line2D([], [], marker=marker, ls="none", color=colour))
             state = ("saturated" if cf.saturated else "no plateau") + ("" if cf.identifiable else

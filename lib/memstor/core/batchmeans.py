@@ -41,8 +41,14 @@ the I/Os. With equal weights it is exactly the unweighted batch-means variance s
 autocorrelation then is that of the residuals d_j (the weighted deviations of the batch means, which is
 what enters the variance); unweighted it is the usual lag-1 autocorrelation of the batch means.
 
+The per-window series of a fio point (:data:`INTERVAL_COLUMNS`) comes from its interval logs
+(memstor.parse.fio_intervals.point_intervals) or its status snapshots (memstor.parse.fio_status); loadlat's
+sub-windows use :func:`batch_means_ci` directly (memstor.analysis.memory_curves). This module is the
+shared statistics (the bottom layer): parse, measure (the precision stop rule), experiments and analysis
+all use it.
+
 Units: whatever the values are in (IOPS in 1/s, MB/s = 10^6 B/s, latency in us); the interval is in the
-same unit. Pure numpy/scipy/pandas functions; :func:`point_intervals` reads a point's log folder.
+same unit. Pure numpy/scipy/pandas functions, no I/O.
 """
 
 from __future__ import annotations
@@ -50,7 +56,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -217,128 +222,6 @@ def batch_means_ci(values: Sequence[float] | np.ndarray, weights: Sequence[float
                         confidence)
 
 
-# ------------------------------------------------------------------------------------ fio's logs
-def _window_of(time_ms: np.ndarray, avg_msec: int) -> np.ndarray:
-    """Window number (1, 2, ...) of log entries ending at ``time_ms``: fio closes a window a few ms after
-    its nominal end (254, 504, 755 ms for 250 ms windows), so the nearest multiple of the window."""
-    return np.rint(np.asarray(time_ms, dtype=np.float64) / avg_msec).astype(np.int64)
-
-
-def infer_log_avg_msec(frames: Sequence[pd.DataFrame]) -> int:
-    """fio's ``log_avg_msec`` of interval-log frames: the median gap between a job's entries (ms).
-    ValueError when no frame has two entries of one direction."""
-    gaps = []
-    for f in frames:
-        for _, g in f.groupby("direction"):
-            t = np.sort(g["time_ms"].to_numpy(dtype=np.float64))
-            gaps.extend(np.diff(t))
-    if not gaps:
-        raise ValueError("cannot infer log_avg_msec: no log has two entries of one direction; pass it")
-    return max(1, int(round(float(np.median(gaps)))))
-
-
-def _per_job(frame: pd.DataFrame, avg_msec: int) -> pd.DataFrame:
-    """One job's interval log with ``window`` and ``span_ms`` (time since its previous entry of that
-    direction: the window's real length, 0 before the first)."""
-    f = frame.sort_values(["direction", "time_ms"]).copy()
-    prev = f.groupby("direction")["time_ms"].shift(1).fillna(0)
-    f["span_ms"] = (f["time_ms"] - prev).clip(lower=1).astype(np.float64)
-    f["window"] = _window_of(f["time_ms"].to_numpy(), avg_msec)
-    return f
-
-
-def _check_averaged(frames: Sequence[pd.DataFrame], kind: str) -> None:
-    for f in frames:
-        if len(f) and (f["bs_bytes"] != 0).any():
-            raise ValueError(f"the {kind} log has one line per I/O (log_avg_msec=0): batch means needs "
-                             "averaged windows (log_avg_msec 250-1000)")
-
-
-def point_intervals(logs, log_avg_msec: int | None = None) -> pd.DataFrame:
-    """The per-window series of one run, every job combined, ready for :func:`batch_means_ci`.
-
-    logs: a :class:`memstor.parse.fio_logs.FioLogs`, or a point's log folder (``<point>.files``);
-    log_avg_msec: the window fio averaged over (ms; inferred from the gaps between entries when None).
-    One row per window x direction, columns :data:`INTERVAL_COLUMNS`: ``window`` (1, 2, ...: the window
-    ending near window x log_avg_msec ms), ``time_ms`` (its nominal end), ``direction``, ``iops`` (1/s,
-    the jobs' window averages SUMMED), ``bw_MBps`` (10^6 B/s, from the bw logs' KiB/s x 1024, summed),
-    ``lat_mean_us`` (mean total latency, us: the jobs' window means weighted by their I/O counts),
-    ``ios`` (I/Os in the window, summed over jobs: iops x window length), ``lat_ios`` (the I/Os the
-    window's latency mean stands for: its weight in :func:`batch_means_ci`; equal to ``ios`` unless a
-    job's lat log skipped windows) and ``jobs`` (jobs with an iops entry).
-
-    memstor.parse.fio_logs.per_second bins windows into whole seconds; this keeps fio's own windows
-    (0.25-1 s), so that a short run still has enough intervals. A window is kept only when EVERY job
-    logged it (a sum over fewer jobs would be too low: fio-3.33 never writes a run's last iops/bw
-    window, the lat log does, see memstor.parse.fio_logs); a latency window without an I/O count (no
-    iops entry) is dropped. When a job's lat log skips windows (no completion in them) its next entry
-    averages them all and is weighted by their I/Os together.
-    """
-    from memstor.parse.fio_logs import FioLogs, read_log_folder
-
-    if not isinstance(logs, FioLogs):
-        logs = read_log_folder(Path(logs))
-    iops_f = list(logs.interval.get("iops", []))
-    bw_f = list(logs.interval.get("bw", []))
-    lat_f = list(logs.interval.get("lat", []))
-    for frames, kind in ((iops_f, "iops"), (bw_f, "bw"), (lat_f, "lat")):
-        _check_averaged(frames, kind)
-    if not iops_f:
-        raise ValueError(f"{logs.folder}: no iops log (fio --write_iops_log): no per-window series")
-    avg = int(log_avg_msec) if log_avg_msec else infer_log_avg_msec(iops_f)
-    iops = pd.concat([_per_job(f, avg) for f in iops_f], ignore_index=True)
-    iops["n"] = iops["value"] * iops["span_ms"] / 1000.0
-    n_jobs = iops["job"].nunique(dropna=False)
-    key = ["window", "direction"]
-    out = iops.groupby(key).agg(iops=("value", "sum"), ios=("n", "sum"), jobs=("job", "nunique"))
-    out = out[out["jobs"] == n_jobs]
-    if bw_f:
-        bw = pd.concat([_per_job(f, avg) for f in bw_f], ignore_index=True)
-        g = bw.groupby(key).agg(kib=("value", "sum"), jobs=("job", "nunique"))
-        g = g[g["jobs"] == bw["job"].nunique(dropna=False)]
-        out["bw_MBps"] = g["kib"].reindex(out.index) * 1024 / 1e6
-    else:
-        out["bw_MBps"] = np.nan
-    out["lat_mean_us"] = out["lat_ios"] = np.nan
-    if lat_f:
-        lat = _weighted_latency(lat_f, iops, avg, n_jobs).reindex(out.index)
-        out["lat_mean_us"], out["lat_ios"] = lat["lat_mean_us"], lat["lat_ios"]
-    out = out.reset_index().sort_values(["direction", "window"])
-    out["time_ms"] = out["window"] * avg
-    return out[list(INTERVAL_COLUMNS)].reset_index(drop=True)
-
-
-def _weighted_latency(lat_frames, iops: pd.DataFrame, avg: int, n_jobs: int) -> pd.DataFrame:
-    """Per (window, direction): ``lat_mean_us``, the jobs' window mean latencies (ns in the log) weighted by
-    their I/O counts, in us, and ``lat_ios``, those counts summed; NaN where a job's count is missing."""
-    n = iops.groupby(["job", "direction", "window"])["n"].sum()
-    parts = []
-    for f in lat_frames:
-        f = _per_job(f, avg)
-        for (job, d), g in f.groupby(["job", "direction"]):
-            wins = g["window"].to_numpy(np.int64)
-            top = int(max(wins.max(), 0))
-            dense = np.full(top + 1, np.nan)  # the job's I/Os per window 0..top (NaN: no iops entry)
-            if (job, d) in n.index.droplevel(2):
-                have = n.loc[(job, d)]
-                have = have[(have.index >= 0) & (have.index <= top)]
-                dense[have.index.to_numpy(np.int64)] = have.to_numpy(np.float64)
-            dense[0] = 0.0  # window 0: nothing ends before the first window
-            cum = np.concatenate([[0.0], np.cumsum(np.nan_to_num(dense))])
-            gaps = np.concatenate([[0], np.cumsum(np.isnan(dense))])
-            first = np.concatenate([[1], wins[:-1] + 1])  # a lat entry covers the windows since the last one
-            first = np.minimum(np.maximum(first, 0), wins)
-            counts = cum[wins + 1] - cum[first]
-            counts[gaps[wins + 1] - gaps[first] > 0] = np.nan  # a covered window without an I/O count
-            parts.append(pd.DataFrame({"window": wins, "direction": d, "job": job,
-                                       "lat_ns": g["value"].to_numpy(np.float64), "w": counts}))
-    lat = pd.concat(parts, ignore_index=True).dropna(subset=["w"])
-    lat["wv"] = lat["lat_ns"] * lat["w"]
-    g = lat.groupby(["window", "direction"]).agg(wv=("wv", "sum"), w=("w", "sum"), jobs=("job", "nunique"))
-    good = (g["jobs"] == n_jobs) & (g["w"] > 0)
-    return pd.DataFrame({"lat_mean_us": (g["wv"] / g["w"] / 1000.0).where(good), "lat_ios": g["w"].where(good)})
-
-
 def total_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
     """Direction ``"total"`` of a mixed job's :func:`point_intervals` frame (read + write of each window):
     IOPS, MB/s and I/Os summed, the mean latency weighted by ``lat_ios``; a window is kept only when every
@@ -386,10 +269,10 @@ def interval_cis(intervals: pd.DataFrame, direction: str | None = None, **kw) ->
     return out
 
 
-def _notes(cis: dict[str, BatchMeansCI], min_batches: int, unit: str = "intervals") -> list[str]:
+def ci_notes(cis: dict[str, BatchMeansCI], min_batches: int, unit: str = "intervals") -> list[str]:
     """The ci_note parts of one point: ramp, then the correlated metrics (one part), then too few batches.
     unit: what one window of the series is called in the notes (fio's log "intervals", loadlat's
-    "sub-windows": memstor.analysis.memory.sub_window_ci_columns)."""
+    "sub-windows": memstor.analysis.memory_curves.sub_window_ci_columns)."""
     notes = []
     ramp = max((r.ramp_excluded for r in cis.values()), default=0)
     if ramp:
@@ -434,5 +317,5 @@ def ci_columns(intervals: pd.DataFrame | None, direction: str | None = None, *, 
             cols[f"{prefix}_ci_low"], cols[f"{prefix}_ci_high"] = r.ci_low, r.ci_high
     if any(r.finite for r in cis.values()):
         cols["ci_method"] = METHOD
-    cols["ci_note"] = "; ".join(_notes(cis, min_batches))
+    cols["ci_note"] = "; ".join(ci_notes(cis, min_batches))
     return cols

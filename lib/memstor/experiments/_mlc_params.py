@@ -1,0 +1,208 @@
+"""mlc-loaded-latency, its parameters: the typed parameter model, validation (UsageError naming the parameter,
+the value and the way out) and the checks that depend on the chosen tool and the free memory
+(see memstor.experiments.mlc_loaded_latency for the experiment).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from memstor.core.errors import UsageError
+from memstor.core.schema import TRAFFIC_CODES
+from memstor.core.validate import Section
+from memstor.measure import mlc
+
+EXPERIMENT = "mlc-loaded-latency"
+#: MLC's default inject delays (cycles), used when a profile gives none.
+MLC_DELAYS = (0, 2, 8, 15, 50, 100, 200, 300, 400, 500, 700, 1000, 1300, 1700, 2500, 3500, 5000, 9000, 20000)
+#: Pacings of the load threads' delays (loadlat --pacing); Intel MLC has only fixed.
+PACINGS = ("fixed", "exp")
+#: Upper limits of the repetitions and max_remeasure parameters.
+MAX_REPETITIONS = 100
+MAX_REMEASURE = 10
+#: Share of the available memory the tool's buffers may take.
+MEMORY_FRACTION = 0.8
+
+
+@dataclass(frozen=True)
+class LoadedLatencyParams:
+    """Validated parameters of the experiment (the ``mlc-loaded-latency`` section of a profile)."""
+
+    tool: str = "auto"                     # auto (MLC on PATH, else loadlat; loadlat for exp) | mlc | loadlat
+    mlc_path: str = ""                     # Intel MLC binary when not on PATH
+    traffic: tuple = ("R", "W3", "W2", "W5", "W6")  # MLC -W codes ("R" = read-only)
+    access_bytes: tuple = (64, 256)        # -l access size / stride in bytes
+    delays: tuple = MLC_DELAYS             # inject delays in delay-loop cycles, measured in this order
+    seconds_per_point: float = 2           # -t seconds per delay (MLC: whole seconds)
+    buffer_kib: int = 1048576              # -b buffer per thread in KiB
+    latency_cpu: int = 0                   # -c CPU of the latency thread
+    load_cpus: tuple = ()                  # -k CPUs of the load threads (resolved: never empty)
+    huge_pages: bool = True                # -L huge pages where the kernel allows them (+ a 4 KiB idle point)
+    random_access: bool = False            # -U random addresses for the load threads (default sequential)
+    pacing: tuple = ("fixed",)             # loadlat --pacing of each loaded curve: fixed (MLC) and/or exp
+    sections: tuple = ()                   # MLC default-run sections beside these: latency_matrix, bandwidth_matrix,
+    #                                        max_bandwidth, c2c_latency (one point each)
+    repetitions: int = 1                   # runs of every point (separate raw files)
+    max_remeasure: int = 1                 # re-measurements of a point that fails the quality gate
+    profile: str = ""                      # profile the values came from (for the record)
+
+
+# -------------------------------------------------------------------------------------- validation
+
+
+V = Section(EXPERIMENT)
+
+
+def _traffic(values) -> tuple:
+    """Validated MLC -W codes ("R", "W2" ... "W10"), each once; "r", "w5", "5" are accepted as R, W5, W5."""
+    allowed = ", ".join(f"{c} ({TRAFFIC_CODES[c][0]})" for c in TRAFFIC_CODES)
+    codes = []
+    for value in V.items("traffic", values):
+        code = str(value).strip().upper()
+        code = f"W{code}" if code.isdigit() else code
+        if code not in TRAFFIC_CODES:
+            raise V.error("traffic", value, f"unknown traffic code; allowed: {allowed}")
+        codes.append(code)
+    return V.unique("traffic", codes)
+
+
+def _access_sizes(values) -> tuple:
+    """Access sizes in bytes: positive multiples of the 64-byte cache line, each once."""
+    want = "use a positive multiple of 64 bytes (a cache line), e.g. 64, 128, 256"
+    sizes = [V.integer("access_bytes", v, 64, want=want) for v in V.items("access_bytes", values)]
+    for size in sizes:
+        if size % 64:
+            raise V.error("access_bytes", size, want)
+    return V.unique("access_bytes", sizes)
+
+
+def _delays(values) -> tuple:
+    """Inject delays (delay-loop cycles): whole numbers >= 0, each once, kept in the given order."""
+    want = f"use whole numbers >= 0 (inject delays in cycles); MLC's default list is {list(MLC_DELAYS)}"
+    return V.unique("delays", [V.integer("delays", v, 0, want=want) for v in V.items("delays", values)])
+
+
+def _sections(values) -> tuple:
+    """The other sections of MLC's default run to measure (memstor.measure.mlc.SECTIONS), each once, in order."""
+    want = f"use a list of {', '.join(mlc.SECTIONS)} (or [] for none)"
+    out = []
+    for value in V.items("sections", values, allow_empty=True):
+        text = str(value).strip().lower().lstrip("-")
+        if text not in mlc.SECTIONS:
+            raise V.error("sections", value, want)
+        out.append(text)
+    return V.unique("sections", out)
+
+
+def _pacing(values) -> tuple:
+    """Pacings of the loaded curves: ``fixed`` (MLC's fixed delay loop) and/or ``exp`` (exponential delays
+    of the same mean, loadlat only), each once, in the given order."""
+    want = "use fixed (MLC's fixed delay loop) and/or exp (exponential delays, loadlat), e.g. [fixed, exp]"
+    out = []
+    for value in V.items("pacing", values):
+        text = str(value).strip().lower()
+        if text not in PACINGS:
+            raise V.error("pacing", value, want)
+        out.append(text)
+    return V.unique("pacing", out)
+
+
+def available_cpus() -> list[int]:
+    """CPUs this process may run on (affinity mask), sorted."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return list(range(os.cpu_count() or 1))
+
+
+def _cpus(latency_cpu, load_cpus) -> tuple[int, tuple]:
+    """Validated latency CPU and load CPUs ("" = every available CPU except the latency CPU)."""
+    cpus = available_cpus()
+    shown = mlc.format_cpus(cpus)
+    lat = V.integer("latency_cpu", latency_cpu, 0)
+    if lat not in cpus:
+        raise V.error("latency_cpu", lat, f"not an available CPU; this machine offers CPUs {shown}")
+    if load_cpus in (None, "", []):
+        load = [c for c in cpus if c != lat]
+        if not load:
+            raise UsageError(
+                f"{EXPERIMENT}: needs at least 2 CPUs (a latency thread and a load thread); only CPU {shown} is available"
+            )
+        return lat, tuple(load)
+    try:
+        load = mlc.parse_cpus(load_cpus)
+    except ValueError:
+        raise V.error("load_cpus", load_cpus, "use a CPU list like '1', '1-3,5' or '' (all but latency_cpu)") from None
+    bad = [c for c in load if c not in cpus]
+    if bad:
+        raise V.error("load_cpus", load_cpus, f"CPU {bad[0]} is not available; this machine offers CPUs {shown}")
+    if lat in load:
+        raise V.error("load_cpus", load_cpus, f"it includes latency_cpu {lat}; the latency thread needs its own CPU")
+    return lat, tuple(load)
+
+
+def validate_params(params: dict) -> LoadedLatencyParams:
+    """Check a profile section and return it typed; UsageError (one line) naming the bad parameter.
+
+    Keys missing from ``params`` take the standard profile's values; unknown keys are refused.
+    """
+    V.keys(params, [f.name for f in fields(LoadedLatencyParams) if f.name != "profile"], required=False)
+    d = LoadedLatencyParams()
+    get = params.get
+    tool = V.choice("tool", str(get("tool", d.tool) or "auto").strip().lower(), mlc.TOOLS)
+    lat, load = _cpus(get("latency_cpu", d.latency_cpu), get("load_cpus", ""))
+    return LoadedLatencyParams(
+        tool=tool,
+        mlc_path=str(get("mlc_path", d.mlc_path) or ""),
+        traffic=_traffic(get("traffic", list(d.traffic))),
+        access_bytes=_access_sizes(get("access_bytes", list(d.access_bytes))),
+        delays=_delays(get("delays", list(d.delays))),
+        seconds_per_point=V.seconds("seconds_per_point", get("seconds_per_point", d.seconds_per_point)),
+        buffer_kib=V.integer("buffer_kib", get("buffer_kib", d.buffer_kib), 1),
+        latency_cpu=lat,
+        load_cpus=load,
+        huge_pages=V.boolean("huge_pages", get("huge_pages", d.huge_pages)),
+        random_access=V.boolean("random_access", get("random_access", d.random_access)),
+        pacing=_pacing(get("pacing", list(d.pacing))),
+        sections=_sections(get("sections", list(d.sections))),
+        repetitions=V.integer("repetitions", get("repetitions", d.repetitions), 1, MAX_REPETITIONS),
+        max_remeasure=V.integer("max_remeasure", get("max_remeasure", d.max_remeasure), 0, MAX_REMEASURE),
+        profile=str(get("profile", "") or ""),
+    )
+
+
+def mem_available_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo in bytes, or None when unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def memory_need_bytes(p: LoadedLatencyParams) -> int:
+    """Bytes the tool's buffers take at most: a read and a write buffer per load thread, plus the latency
+    thread's buffer."""
+    return p.buffer_kib * 1024 * (2 * len(p.load_cpus) + 1)
+
+
+def check_for_tool(p: LoadedLatencyParams, tool: str) -> None:
+    """Checks that depend on the chosen tool (MLC takes whole seconds and paces only with fixed delays) and
+    on the free memory."""
+    if tool == "mlc" and "exp" in p.pacing:
+        raise V.error("pacing", list(p.pacing),
+                      "Intel MLC paces its load threads only with a fixed delay loop; use pacing: [fixed], "
+                      "or tool: loadlat for exponential pacing")
+    if tool == "mlc" and not float(p.seconds_per_point).is_integer():
+        raise V.error("seconds_per_point", p.seconds_per_point,
+                      "Intel MLC takes whole seconds (-t); use 1 or more, or tool=loadlat")
+    need = memory_need_bytes(p)
+    avail = mem_available_bytes()
+    if avail and need > MEMORY_FRACTION * avail:
+        raise V.error("buffer_kib", p.buffer_kib,
+                      f"{len(p.load_cpus)} load threads would need {need / 2**30:.1f} GiB, "
+                      f"{avail / 2**30:.1f} GiB is available; lower buffer_kib or set load_cpus")

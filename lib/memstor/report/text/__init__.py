@@ -1,0 +1,69 @@
+"""Report text, one module per topic (pure: DataFrame in, DataFrame/markdown out): display tables with short
+headers and units, and the sentences of the report. Layer: report (imports analysis and core).
+
+- :mod:`.headline`: the headline numbers side by side, the precision-target and page-walk sentences;
+- :mod:`.systems`: the methods section: the systems under test and one example command per experiment;
+- :mod:`.spec`: the spec comparison;
+- :mod:`.queueing`: Little's law, the knee, the adaptive grid, the fleet's cluster rows;
+- :mod:`.curves`: memory and storage latency–throughput curves, pacing, MLC's other sections;
+- :mod:`.steady_state`: the steady-state verdicts, rounds and PTS matrix;
+- :mod:`.drive`: the drive table;
+- :mod:`.openloop`: the open loop (fio-load-latency): curves, SLO, models and one paragraph per workload.
+
+Numbers and intervals are formatted by :mod:`memstor.core.fmt` alone; its functions are re-exported here
+because the report's callers (notebooks, export) read them as ``text.fmt_number`` and so on.
+"""
+
+from memstor.core.fmt import ci_text, fixed, fmt_ci, fmt_interval, fmt_number, fmt_se, md_escape
+from memstor.report.text.curves import (
+    SECTION_NAMES,
+    curves_display,
+    curves_sentences,
+    memory_display,
+    memory_sentences,
+    pacing_display,
+    sections_display,
+    storage_sentences,
+)
+from memstor.report.text.drive import drive_display
+from memstor.report.text.headline import headline_table, page_walk_sentence, precision_sentence
+from memstor.report.text.openloop import (
+    LOAD_DISPLAY_COLUMNS,
+    MODEL_BREAK_PCT,
+    OPEN_CLOSED_SMALL_PCT,
+    OPEN_LOOP_MODELS,
+    load_display,
+    load_sentences,
+    models_display,
+    slo_display,
+)
+from memstor.report.text.queueing import (
+    cluster_display,
+    grid_display,
+    grid_sentences,
+    knee_display,
+    knee_sentences,
+    little_display,
+)
+from memstor.report.text.spec import spec_table
+from memstor.report.text.steady_state import (
+    steady_display,
+    steady_matrix_display,
+    steady_rounds_display,
+    steady_sentences,
+)
+from memstor.report.text.systems import SYSTEM_FIELDS, commands, systems_table
+
+__all__ = [
+    "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
+    "headline_table", "precision_sentence", "page_walk_sentence",
+    "SYSTEM_FIELDS", "systems_table", "commands",
+    "spec_table",
+    "little_display", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",
+    "memory_display", "memory_sentences", "storage_sentences", "pacing_display", "SECTION_NAMES",
+    "sections_display", "curves_display", "curves_sentences",
+    "steady_display", "steady_sentences", "steady_rounds_display", "steady_matrix_display",
+    "drive_display",
+    "OPEN_LOOP_MODELS", "MODEL_BREAK_PCT", "OPEN_CLOSED_SMALL_PCT", "LOAD_DISPLAY_COLUMNS", "load_display",
+    "slo_display", "models_display", "load_sentences",
+]

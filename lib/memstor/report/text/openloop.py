@@ -1,0 +1,417 @@
+"""Report text, open loop (fio-load-latency for people): memstor.analysis.load_latency's curve_table (load),
+slo, models and unloaded as display tables with short headers and units, and one paragraph per device x
+workload (markdown). Units: IOPS, µs, % of X_max."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from memstor.core.fmt import fmt_number, md_escape
+from memstor.core.schema import truthy
+
+#: The queueing models of memstor.analysis.openloop.model_table: (column prefix, name).
+OPEN_LOOP_MODELS = (("mm1", "M/M/1"), ("md1", "M/D/1"), ("mg1", "M/G/1"), ("mgc", "M/G/c"))
+#: A model is said to break where |model − measured| / measured passes this (%).
+MODEL_BREAK_PCT = 20.0
+#: An open loop faster than the closed loop by at most this (%) is called small.
+OPEN_CLOSED_SMALL_PCT = 10.0
+
+
+def _ol_float(v) -> float:
+    """A cell as a float (NaN when missing or not a number)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _ol_fmt(v) -> str:
+    """fmt_number of a cell that may be None, text or NaN."""
+    return fmt_number(_ol_float(v))
+
+
+def _ol_target(t) -> str:
+    """A p99 target (µs) as people write it: 50, 1,000, 2.5."""
+    t = _ol_float(t)
+    if t != t:
+        return "–"
+    return f"{t:,.0f}" if t == int(t) else f"{t:g}"
+
+
+def _ol_u(u) -> str:
+    """An offered utilisation (% of X_max) as the figures label it: 50 -> 'u50'."""
+    u = _ol_float(u)
+    return "u?" if u != u else f"u{u:g}"
+
+
+def _ol_rows(df: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:
+    """Rows of `df` for one device and workload (empty without the columns)."""
+    if df is None or len(df) == 0 or not {"host", "rw"} <= set(df.columns):
+        return pd.DataFrame()
+    return df[(df["host"].astype(str) == str(host)) & (df["rw"] == rw)]
+
+
+def _ol_flag_words(over, ceil, open_loop=None) -> str:
+    """The flags of one open-loop point as words ('ok' when none is set); open_loop False: fio's inline
+    submission gated the arrivals (rate per job x latency above memstor.measure.openloop.INLINE_MAX_LOAD)."""
+    gated = open_loop is not None and open_loop == open_loop and not truthy(open_loop)
+    words = [w for f, w in ((over, "overloaded"), (ceil, "iodepth ceiling reached"), (gated, "arrivals gated"))
+             if truthy(f)]
+    return ", ".join(words) or "ok"
+
+
+LOAD_DISPLAY_COLUMNS = [
+    "device", "workload", "utilisation (% of X_max)", "offered (IOPS)", "achieved (IOPS)",
+    "achieved (% of offered)", "mean (µs)", "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "flags", "CV of 1-s IOPS",
+    "min 1-s IOPS (% of mean)", "closed loop at same IOPS (µs)", "open vs closed (%)", "X_max (IOPS)", "n",
+]
+
+
+def load_display(load: pd.DataFrame) -> pd.DataFrame:
+    """The open-loop curves (memstor.analysis.load_latency.curve_table) for people, one row per device x
+    workload x offered rate: utilisation (% of X_max), offered and achieved IOPS (achieved also in % of
+    offered), mean / p50 / p99 / p99.9 total latency (µs), the flags as words (overloaded: achieved < 95 %
+    of offered; iodepth ceiling reached: arrivals may have waited for a slot; arrivals gated: fio's inline
+    submission held arrivals back for completions, not a pure open loop), the coefficient of variation
+    of the per-second IOPS, the lowest 1-s IOPS (% of the mean of the seconds), the closed queue-depth
+    loop's mean latency at the same IOPS (µs) with the open loop's difference to it (%), X_max and n."""
+    if load is None or len(load) == 0:
+        return pd.DataFrame(columns=LOAD_DISPLAY_COLUMNS)
+    ld = load.reset_index(drop=True)
+
+    def col(name):
+        return ld[name] if name in ld.columns else pd.Series([None] * len(ld))
+
+    def formatted(values, spec):
+        return [("–" if _ol_float(v) != _ol_float(v) else format(_ol_float(v), spec)) for v in values]
+
+    out = pd.DataFrame({
+        "device": ld["host"].astype(str),
+        "workload": ld["rw"],
+        "utilisation (% of X_max)": formatted(ld["utilisation_pct"], "g"),
+        "offered (IOPS)": col("offered_iops").map(_ol_fmt),
+        "achieved (IOPS)": col("achieved_iops").map(_ol_fmt),
+        "achieved (% of offered)": formatted(col("achieved_pct"), ".1f"),
+        "mean (µs)": col("lat_mean_us").map(_ol_fmt),
+        "p50 (µs)": col("lat_p50_us").map(_ol_fmt),
+        "p99 (µs)": col("lat_p99_us").map(_ol_fmt),
+        "p99.9 (µs)": col("lat_p99_9_us").map(_ol_fmt),
+        "flags": [_ol_flag_words(o, c, g) for o, c, g in zip(col("overloaded"), col("ceiling_reached"),
+                                                              col("open_loop"))],
+        "CV of 1-s IOPS": formatted(col("iops_cv"), ".3f"),
+        "min 1-s IOPS (% of mean)": formatted(col("min_1s_iops_pct"), ".0f"),
+        "closed loop at same IOPS (µs)": col("closed_lat_mean_us").map(_ol_fmt),
+        "open vs closed (%)": formatted(col("open_vs_closed_pct"), "+.1f"),
+        "X_max (IOPS)": col("x_max_iops").map(_ol_fmt),
+        "n": [("–" if _ol_float(v) != _ol_float(v) else int(_ol_float(v))) for v in col("n")],
+    })
+    return out[LOAD_DISPLAY_COLUMNS]
+
+
+def _slo_cell(max_iops, censored) -> str:
+    """The SLO answer of one target: the rate, '≥ rate (censored ...)' or 'none ...'."""
+    v = _ol_float(max_iops)
+    if v != v:
+        return "none: even the lowest rate misses it"
+    if truthy(censored):
+        return f"≥ {fmt_number(v)} (censored: every point met it)"
+    return fmt_number(v)
+
+
+def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
+    """The SLO table (memstor.analysis.load_latency.slo) for people: device, workload, the p99 target (µs)
+    and the highest achieved IOPS meeting it (interpolated between measured rates); '≥ X (censored: every
+    point met it)' when the limit lies beyond the highest measured rate, 'none: even the lowest rate
+    misses it' when no rate meets it; beside it fio's own latency_target search at the same target (its
+    IOPS and the queue depth it ended at) and the ratio max IOPS / fio's."""
+    cols = ["device", "workload", "p99 target (µs)", "max IOPS meeting it", "fio latency_target (IOPS, depth)",
+            "ratio"]
+    if slo is None or len(slo) == 0:
+        return pd.DataFrame(columns=cols)
+    s = slo.reset_index(drop=True)
+
+    def col(name):
+        return s[name] if name in s.columns else pd.Series([None] * len(s))
+
+    return pd.DataFrame({
+        "device": s["host"].astype(str), "workload": s["rw"],
+        "p99 target (µs)": s["target_p99_us"].map(_ol_target),
+        "max IOPS meeting it": [_slo_cell(m, c) for m, c in zip(s["max_iops"], s["censored"])],
+        "fio latency_target (IOPS, depth)": ["–" if _ol_float(i) != _ol_float(i) else
+                                             f"{_ol_fmt(i)} (QD {'?' if _ol_float(d) != _ol_float(d) else int(d)})"
+                                             for i, d in zip(col("fio_latency_target_iops"), col("fio_latency_depth"))],
+        "ratio": ["–" if _ol_float(r) != _ol_float(r) else f"{_ol_float(r):.2f}" for r in col("ratio_to_fio")],
+    })[cols]
+
+
+def _model_cell(pred, err, rho) -> str:
+    """'predicted µs (error %)'; '– (ρ ≥ 1: no steady state)' where the model has none."""
+    p, e = _ol_float(pred), _ol_float(err)
+    if p != p:
+        return "– (ρ ≥ 1: no steady state)" if _ol_float(rho) >= 1 else "–"
+    return fmt_number(p) if e != e else f"{fmt_number(p)} ({e:+.1f} %)"
+
+
+def models_display(models: pd.DataFrame) -> pd.DataFrame:
+    """The model table (memstor.analysis.load_latency.models) for people, one row per open-loop point:
+    utilisation (% of X_max), achieved IOPS, ρ₁ = λ·S, the measured mean latency (µs), each model's mean
+    response time in µs with its error 100 (model − measured) / measured in %, the fitted c of M/G/c, the
+    service time S (µs) and its cs², and the overloaded flag (not a steady state: left out of the fit)."""
+    names = [f"{name} (µs, error)" for _, name in OPEN_LOOP_MODELS]
+    cols = ["device", "workload", "utilisation (% of X_max)", "achieved (IOPS)", "ρ₁ = λ·S", "measured (µs)",
+            *names, "c", "S (µs)", "cs²", "flag"]
+    if models is None or len(models) == 0 or "rho_1" not in models.columns:
+        return pd.DataFrame(columns=cols)
+    m = models.reset_index(drop=True)
+    out = {
+        "device": m["host"].astype(str), "workload": m["rw"],
+        "utilisation (% of X_max)": [("–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):g}")
+                                     for v in m["utilisation_pct"]],
+        "achieved (IOPS)": m["achieved_iops"].map(_ol_fmt),
+        "ρ₁ = λ·S": [("–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):.2f}") for v in m["rho_1"]],
+        "measured (µs)": m["lat_mean_us"].map(_ol_fmt),
+    }
+    for (key, _), name in zip(OPEN_LOOP_MODELS, names):
+        rho = m["rho_c"] if key == "mgc" else m["rho_1"]
+        out[name] = [_model_cell(p, e, r) for p, e, r in zip(m[f"{key}_us"], m[f"{key}_err_pct"], rho)]
+    out["c"] = m["servers_c"].map(lambda v: "–" if _ol_float(v) != _ol_float(v) else f"{int(_ol_float(v))}")
+    out["S (µs)"] = m["service_mean_us"].map(_ol_fmt)
+    out["cs²"] = m["service_cs2"].map(lambda v: "–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):.2f}")
+    over = m["overloaded"] if "overloaded" in m.columns else pd.Series([False] * len(m))
+    out["flag"] = ["overloaded (not fitted)" if truthy(o) else "ok" for o in over]
+    return pd.DataFrame(out)[cols]
+
+
+def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
+    """The SLO answer of one device x workload, one sentence per p99 target."""
+    out = []
+    low = g.sort_values("utilisation_pct").iloc[0] if len(g) else None
+    for _, r in s.iterrows():
+        t = _ol_target(r["target_p99_us"])
+        v = _ol_float(r["max_iops"])
+        share = f" ({100 * v / x_max:.0f} % of X_max = {fmt_number(x_max)} IOPS)" if v == v and x_max > 0 else ""
+        if v != v:
+            where = ""
+            if low is not None:
+                where = (f" ({_ol_u(low['utilisation_pct'])}: {_ol_fmt(low['achieved_iops'])} IOPS, p99 "
+                         f"{_ol_fmt(low['lat_p99_us'])} µs)")
+            out.append(f"p99 ≤ {t} µs is missed even at the lowest offered rate{where}: no measured rate meets it.")
+        elif truthy(r["censored"]):
+            out.append(f"p99 ≤ {t} µs held at every measured rate, up to **≥ {fmt_number(v)} IOPS**{share}: "
+                       "the limit lies beyond the highest rate measured (censored).")
+        elif _before_overload(g, v):
+            out.append(f"The highest rate that keeps p99 ≤ {t} µs is **{fmt_number(v)} IOPS**{share}, the last "
+                       "measured rate before an overloaded point (an overloaded point counts as a miss).")
+        else:
+            out.append(f"The highest rate that keeps p99 ≤ {t} µs is about **{fmt_number(v)} IOPS**{share}, "
+                       "interpolated between the last rate that met it and the first that missed it.")
+    return out
+
+
+def _before_overload(g: pd.DataFrame, max_iops: float) -> bool:
+    """The SLO answer is a measured steady rate with an overloaded point above it (slo_max_iops then stops
+    at that rate instead of interpolating)."""
+    if g.empty or "overloaded" not in g.columns:
+        return False
+    x = pd.to_numeric(g["achieved_iops"], errors="coerce").to_numpy(float)
+    over = np.array([truthy(v) for v in g["overloaded"]], dtype=bool)
+    at = np.isclose(x, max_iops, rtol=1e-9, atol=1e-6) & ~over
+    return bool(at.any() and (over & (x >= max_iops)).any())
+
+
+def _unloaded_sentence(u: pd.DataFrame) -> list:
+    """The unloaded latency and, when flagged, the low-rate anomaly."""
+    if u.empty:
+        return []
+    r = u.iloc[0]
+    lat, used = _ol_float(r.get("lat_unloaded_us")), _ol_u(100 * _ol_float(r.get("util_used")))
+    if lat != lat:
+        return []
+    if truthy(r.get("low_rate_anomaly")):
+        return [f"Low-rate anomaly: at the lowest rate ({_ol_u(100 * _ol_float(r.get('util_lowest')))}) the mean "
+                f"latency is {_ol_fmt(r.get('lat_lowest_rate_us'))} µs, "
+                f"{_ol_float(r.get('low_rate_excess_pct')):.0f} % above the {fmt_number(lat)} µs at {used}. More "
+                "latency at less load is not queueing: between sparse I/Os the drive can drop into a power state "
+                "(NVMe APST) and the CPU into an idle state, and waking up adds latency; the unloaded latency is "
+                f"therefore taken at {used}."]
+    return [f"Unloaded mean latency {fmt_number(lat)} µs (at {used})."]
+
+
+def _stress_sentences(g: pd.DataFrame) -> list:
+    """Overloaded points and points that reached the iodepth ceiling."""
+    out = []
+    over = g[[truthy(v) for v in g["overloaded"]]] if "overloaded" in g.columns else g.iloc[0:0]
+    if len(over):
+        where = ", ".join(f"{_ol_u(r['utilisation_pct'])} ({_ol_float(r.get('achieved_pct')):.1f} % achieved)"
+                          for _, r in over.iterrows())
+        out.append(f"Overloaded (achieved < 95 % of the offered rate) at {where}: the device did not keep up, "
+                   "so the queue grew for the whole run; their latency depends on the run's length, not on a "
+                   "steady state, and the model fit leaves them out.")
+    ceil = g[[truthy(v) for v in g["ceiling_reached"]]] if "ceiling_reached" in g.columns else g.iloc[0:0]
+    if len(ceil):
+        where = ", ".join(_ol_u(u) for u in ceil["utilisation_pct"])
+        out.append(f"The per-job iodepth ceiling was reached at {where}: arrivals then waited for a free slot "
+                   "before fio issued them, time fio does not count (coordinated omission), so the latency there "
+                   "is a lower bound.")
+    gated = g[[v is not None and v == v and not truthy(v) for v in g["open_loop"]]] if "open_loop" in g.columns \
+        else g.iloc[0:0]
+    if len(gated):
+        where = ", ".join(_ol_u(u) for u in gated["utilisation_pct"])
+        out.append(f"Arrivals were gated at {where}: fio's inline submission (the mode the submit-mode probe "
+                   "chose: offload hung or failed the open-loop check here, see the experiment's manifest) waits "
+                   "for the I/O in flight before each rate sleep, so once rate "
+                   "per job x latency exceeds 0.5 the arrivals bunch up behind completions: the offered rate is "
+                   "still delivered, but the loop there is partly closed and the latency a lower bound.")
+    return out
+
+
+def _open_closed_sentences(g: pd.DataFrame) -> list:
+    """Where the open loop is faster than the closed loop at the same IOPS, why it should not be, and what
+    explains it (briefly for a small gap, in full for a large one)."""
+    if "open_vs_closed_pct" not in g.columns:
+        return []
+    diff = pd.to_numeric(g["open_vs_closed_pct"], errors="coerce")
+    if diff.notna().sum() == 0:
+        return []
+    faster = g[diff < 0]
+    if faster.empty:
+        d = diff.dropna()
+        by = f"about {d.mean():.0f} %" if round(d.min()) == round(d.max()) else f"{d.min():.0f}–{d.max():.0f} %"
+        return [f"At equal throughput the open loop is {by} slower than the closed queue-depth loop "
+                f"({len(d)} rates compared): the cost of random (Poisson) arrivals."]
+    where = ", ".join(f"{_ol_u(r['utilisation_pct'])} ({_ol_fmt(r['lat_mean_us'])} vs "
+                      f"{_ol_fmt(r['closed_lat_mean_us'])} µs, {_ol_float(r['open_vs_closed_pct']):+.1f} %)"
+                      for _, r in faster.iterrows())
+    worst = float(-diff[diff < 0].min())
+    s = (f"At {where} the open loop is faster than the closed loop at the same throughput. It should not be: "
+         "at the same X a closed loop keeps N = X·R I/Os in flight all the time, while the open loop's queue "
+         "fluctuates around its mean as Poisson arrivals bunch up, and that variability only adds waiting.")
+    if worst <= OPEN_CLOSED_SMALL_PCT:
+        s += (f" A gap of {worst:.1f} % or less is within what the comparison itself explains: the closed-loop "
+              "value is interpolated linearly between two queue-depth points, and the latency–throughput curve is "
+              "convex, so the straight line lies above it; and those points come from another run, with its "
+              "own noise.")
+    else:
+        s += (f" A gap of {worst:.0f} % is more than interpolation (the closed-loop value is interpolated "
+              "linearly between two queue-depth points, and on a convex curve the line lies above it) and "
+              "noise usually explain. Other differences between the runs can: another device state (write "
+              "cache, garbage collection, power state), and another configuration (the closed points run their "
+              "own iodepth x numjobs, typically one job at a large iodepth whose single submitting thread can add "
+              "latency, while the open loop splits its rate over several jobs). Compare the closed sweep's points "
+              "around this rate and rerun both with repetitions.")
+    return [s]
+
+
+def _model_scores(ok: pd.DataFrame) -> list:
+    """Per model: (prefix, name, points predicted, steady points, mean |error| %, worst |error| %)."""
+    out = []
+    for key, name in OPEN_LOOP_MODELS:
+        err = pd.to_numeric(ok[f"{key}_err_pct"], errors="coerce").to_numpy(float) if len(ok) else np.array([])
+        fin = np.isfinite(err)
+        mean = float(np.mean(np.abs(err[fin]))) if fin.any() else math.nan
+        worst = float(np.max(np.abs(err[fin]))) if fin.any() else math.nan
+        out.append((key, name, int(fin.sum()), len(ok), mean, worst))
+    return out
+
+
+def _where_off(ok: pd.DataFrame, key: str) -> str | None:
+    """Where the model is off by more than MODEL_BREAK_PCT at the steady points it predicts: 'from u70 on
+    (ρ₁ = 0.62: +35 %)' when every predicted point from there on is, else 'at u10 (-33 %), u98 (+24 %)';
+    None when it never is."""
+    pts = ok.sort_values("utilisation_pct")
+    err = pd.to_numeric(pts[f"{key}_err_pct"], errors="coerce").to_numpy(float)
+    pred = np.isfinite(err)
+    off = pred & (np.abs(err) > MODEL_BREAK_PCT)
+    if not off.any():
+        return None
+    first = int(np.argmax(off))
+    r = pts.iloc[first]
+    if np.all(off[first:][pred[first:]]) and first > 0:
+        return f"from {_ol_u(r['utilisation_pct'])} on (ρ₁ = {_ol_float(r['rho_1']):.2f}: {err[first]:+.0f} %)"
+    utils = pts["utilisation_pct"].to_numpy()[off]
+    if off.sum() > 3:
+        k = int(np.nanargmax(np.where(off, np.abs(err), -1.0)))
+        return (f"at {int(off.sum())} of {int(pred.sum())} steady points ({_ol_u(utils[0])} to {_ol_u(utils[-1])}; "
+                f"worst {err[k]:+.0f} % at {_ol_u(pts['utilisation_pct'].iloc[k])})")
+    return "at " + ", ".join(f"{_ol_u(u)} ({e:+.0f} %)" for u, e in zip(utils, err[off]))
+
+
+def _model_sentences(m: pd.DataFrame) -> list:
+    """Which model explains the measured mean latency best, and where each breaks."""
+    if m.empty or "rho_1" not in m.columns:
+        return ["No queueing model: no service time (no QD1 point in fio-queue-depth and no json+ latency "
+                "histogram of an open-loop point)."]
+    ok = m[[not truthy(v) for v in m["overloaded"]]] if "overloaded" in m.columns else m
+    s_us, cs2 = _ol_float(m["service_mean_us"].iloc[0]), _ol_float(m["service_cs2"].iloc[0])
+    c = _ol_float(m["servers_c"].iloc[0])
+    source = str(m["service_source"].iloc[0]).split(":")[0] if "service_source" in m.columns else ""
+    head = f"Queueing models, with S = {fmt_number(s_us)} µs and cs² = {cs2:.2f}" + (
+        f" from the {source}" if source and source != "nan" else "")
+    scores = [sc for sc in _model_scores(ok) if sc[2] > 0]
+    if not scores:
+        return [head + ": no steady point to compare them with."]
+    key, name, n, total, mean, _ = min(scores, key=lambda sc: (-sc[2], sc[4]))
+    label = f"M/G/c with c = {int(c)}" if key == "mgc" and c == c else name
+    if mean <= MODEL_BREAK_PCT:
+        out = [f"{head}: {label} explains the mean latency best (mean |error| {mean:.1f} % over {n} of {total} "
+               "steady points)."]
+    else:
+        out = [f"{head}: {label} comes closest, but no model explains the mean latency well (mean |error| "
+               f"{mean:.1f} % over {n} of {total} steady points)."]
+    lat = pd.to_numeric(ok["lat_mean_us"], errors="coerce")
+    if lat.notna().any() and s_us == s_us and float(lat.min()) < 0.9 * s_us:
+        out.append(f"The service time S = {fmt_number(s_us)} µs is above the lowest mean latency measured here "
+                   f"({fmt_number(float(lat.min()))} µs): it does not describe this run (it comes from another "
+                   "run or device state), and every model inherits that bias.")
+    rho = pd.to_numeric(ok["rho_1"], errors="coerce")
+    if (rho >= 1).any():
+        top = ok.loc[rho.idxmax()]
+        out.append(f"M/M/1, M/D/1 and M/G/1 have no steady state from ρ₁ = λ·S = 1 on "
+                   f"({fmt_number(1e6 / s_us)} IOPS), yet the device served {_ol_fmt(top['achieved_iops'])} IOPS "
+                   f"({_ol_u(top['utilisation_pct'])}, ρ₁ = {_ol_float(top['rho_1']):.1f}) without falling behind: "
+                   "it is not one server; it works on several I/Os at once (flash channels, dies, queues).")
+    for k, nm in (("mm1", "M/M/1"), ("mg1", "M/G/1")):
+        where = _where_off(ok, k)
+        if where is not None:
+            out.append(f"{nm} is off by more than {MODEL_BREAK_PCT:g} % {where}.")
+    if c == c:
+        rms = _ol_float(m["fit_rms_err_pct"].iloc[0]) if "fit_rms_err_pct" in m.columns else math.nan
+        fit = f"fitted to the steady points, rms error {rms:.1f} %" if rms == rms else "not fitted: too few points"
+        what = f"M/G/c's c = {int(c)} ({fit}) is an effective parallelism of the model, not a count of flash channels"
+        where = _where_off(ok, "mgc")
+        worst = next((sc[5] for sc in scores if sc[0] == "mgc"), math.nan)
+        if where is not None:
+            out.append(f"{what}; it is off by more than {MODEL_BREAK_PCT:g} % {where}.")
+        elif worst == worst:
+            out.append(f"{what}; it stays within {worst:.0f} % at every steady point it predicts.")
+    return out
+
+
+def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, unloaded: pd.DataFrame) -> list:
+    """One markdown paragraph per device x workload of the open loop: the SLO answer (per p99 target), the
+    unloaded latency and the low-rate anomaly when flagged, overloaded points and points at the iodepth
+    ceiling, where the open loop is faster than the closed loop at equal throughput (and why it should not
+    be), and which queueing model explains the measured mean latency best (lowest mean |error| over the
+    steady points it predicts, most points first) and where each breaks. Inputs: the tables of
+    memstor.analysis.load_latency (curve_table, slo, models, unloaded); any may be empty."""
+    if load is None or len(load) == 0:
+        return []
+    out = []
+    hosts = sorted(load["host"].astype(str).unique())
+    for host in hosts:
+        h = load[load["host"].astype(str) == host]
+        for rw in sorted(h["rw"].dropna().unique()):
+            g = _ol_rows(load, host, rw)
+            x_max = float(np.nanmean(pd.to_numeric(g["x_max_iops"], errors="coerce"))) \
+                if "x_max_iops" in g.columns and pd.to_numeric(g["x_max_iops"], errors="coerce").notna().any() \
+                else math.nan
+            parts = _slo_sentences(_ol_rows(slo, host, rw), g, x_max)
+            parts += _unloaded_sentence(_ol_rows(unloaded, host, rw))
+            parts += _stress_sentences(g)
+            parts += _open_closed_sentences(g)
+            parts += _model_sentences(_ol_rows(models, host, rw))
+            out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts))
+    return out

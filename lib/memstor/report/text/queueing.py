@@ -1,0 +1,126 @@
+"""Report text, queueing: Little's law, the knee of the queue-depth sweep (two-asymptote fit and the
+closed-system bound), the adaptive grid and the fleet's cluster rows as display tables, and their sentences
+(markdown). Units in the headers: IOPS, µs, I/Os."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from memstor.analysis.adaptive_grid import knee_of
+from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
+from memstor.core.schema import missing
+
+
+def little_display(little: pd.DataFrame) -> pd.DataFrame:
+    """Little's-law table with short headers and units, for the report: N, X, R (means over n runs),
+    X·R, the residual (judged against the ±5 % band) and the flag with its reason."""
+    if little.empty:
+        return little
+    def pct(v):
+        return "–" if missing(v) else f"{v:+.1f}"
+    return pd.DataFrame({
+        "device": little["host"], "experiment": little["experiment"], "workload": little["rw"]
+        + little["rwmixread"].map(lambda m: "" if missing(m) else f" {int(m)}% rd"),
+        "bs": little["bs_bytes"].map(lambda b: "?" if missing(b) else f"{int(b) // 1024}K"),
+        "QD×jobs": [f"{int(q)}×{int(j)}" for q, j in zip(little["iodepth"], little["numjobs"])],
+        "n": little["n"], "N (I/Os)": little["outstanding_io"].map(lambda v: f"{v:g}"),
+        "X (IOPS)": little["iops"].map(fmt_number), "R (µs)": little["lat_mean_us"].map(fmt_number),
+        "X·R (I/Os)": little["littles_outstanding"].map(fmt_number),
+        "residual (%)": little["residual_pct"].map(pct),
+        "flag": [f"flagged: {r}" if f else "ok" for f, r in zip(little["flagged"], little["reason"])],
+    })
+
+
+def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
+    """Knee table with short headers and units: the two-asymptote fit (parameters ± standard error, N*
+    with its 95 % interval) and the closed-system bound N* = X_max R_min from the measured inputs."""
+    if knees.empty:
+        return knees
+    k = knees.copy()
+    for col in ("R_min_fit_us", "X_max_fit_iops", "N_star_fit", "r2", "R_min_meas_us", "X_max_meas_iops",
+                "N_star_bound", "R_min_fit_se_us", "X_max_fit_se_iops", "N_star_fit_ci_low", "N_star_fit_ci_high"):
+        if col not in k.columns:
+            k[col] = np.nan
+    return pd.DataFrame({
+        "host": k["host"], "workload": k["rw"], "points": k["points"], "N range (I/Os)": k["N_range"],
+        "R_min fit (µs)": [fmt_se(v, e) for v, e in zip(k["R_min_fit_us"], k["R_min_fit_se_us"])],
+        "X_max fit (IOPS)": [fmt_se(v, e) for v, e in zip(k["X_max_fit_iops"], k["X_max_fit_se_iops"])],
+        "N* fit (I/Os, 95 % CI)": [fmt_interval(v, lo, hi) for v, lo, hi in
+                                   zip(k["N_star_fit"], k["N_star_fit_ci_low"], k["N_star_fit_ci_high"])],
+        "R²": k["r2"].map(lambda v: "–" if missing(v) else f"{v:.3f}"),
+        "R at N_min (µs)": k["R_min_meas_us"], "X max meas. (IOPS)": k["X_max_meas_iops"],
+        "N* bound (I/Os)": k["N_star_bound"],
+    })
+
+
+def grid_display(grid: pd.DataFrame) -> pd.DataFrame:
+    """The adaptive queue-depth grid's points (memstor.analysis.adaptive_grid.grid_table) for the report: device,
+    workload, depth, the step that added the point, IOPS and mean latency, and why it was added."""
+    if grid is None or grid.empty:
+        return pd.DataFrame()
+    return pd.DataFrame({
+        "host": grid["host"], "workload": grid["rw"], "depth": grid["iodepth"], "step": grid["step"],
+        "IOPS": grid["iops"].map(fmt_number), "mean latency (µs)": grid["lat_mean_us"].map(fmt_number),
+        "why it was added": grid["grid_note"],
+    })
+
+
+def cluster_display(cluster: pd.DataFrame | None, fio: pd.DataFrame | None) -> pd.DataFrame:
+    """Fleet runs for the report: one row per fleet x grid point x direction, each host's IOPS side by side (from
+    its own table, ``fio``) and the cluster's summed IOPS and MB/s and its p50/p99 (µs) from the hosts' merged
+    json+ bins (memstor.analysis.cluster)."""
+    if cluster is None or cluster.empty:
+        return pd.DataFrame()
+    rows = []
+    for _, c in cluster.iterrows():
+        hosts = str(c["hosts"]).split()
+        each = []
+        for h in hosts:
+            sel = fio[(fio["host"] == h) & (fio["point"] == c["point"]) & (fio["direction"] == c["direction"])] \
+                if fio is not None and not fio.empty else fio
+            each.append(f"{md_escape(h)} {fmt_number(sel['iops'].iloc[0])}" if sel is not None and len(sel) else
+                        f"{md_escape(h)} –")
+        rows.append({"fleet": c["fleet"], "workload": f"{c['rw']} {c['bs']} QD{int(c['iodepth'])}×{int(c['numjobs'])}",
+                     "dir": c["direction"], "IOPS per host": ", ".join(each), "cluster IOPS": fmt_number(c["iops"]),
+                     "cluster MB/s": fmt_number(c["bw_MBps"]), "p50 (µs)": fmt_number(c["clat_p50_us"]),
+                     "p99 (µs)": fmt_number(c["clat_p99_us"])})
+    return pd.DataFrame(rows)
+
+
+def grid_sentences(grid: pd.DataFrame) -> list:
+    """One sentence per device x workload of an adaptive grid (markdown): depths measured, how many the knee
+    added, and the plateau and knee N* = X_max · R(depth 1) the rule found in them."""
+    out = []
+    if grid is None or grid.empty:
+        return out
+    for (host, rw), g in grid.groupby(["host", "rw"], sort=True):
+        depths = ", ".join(str(int(d)) for d in g["iodepth"])
+        knee = int((g["step"] == "knee").sum())
+        k = knee_of(zip(g["iodepth"], g["iops"], g["lat_mean_us"]))
+        found = (f"plateau from depth {k.plateau_from}, knee N* = X_max · R(depth 1) = {k.n_star:.1f} I/Os"
+                 if k.plateau_from is not None else f"{k.done}: the grid stopped at its budget or depth limit")
+        out.append(f"**{md_escape(str(host))}, {rw}**: the adaptive grid measured {len(g)} depths ({depths}), "
+                   f"{knee} of them between two depths around the knee; {found}.")
+    return out
+
+
+def knee_sentences(knees: pd.DataFrame) -> list:
+    """One sentence per host x workload stating N* with its inputs (markdown)."""
+    out = []
+    for _, k in knees.iterrows():
+        if missing(k.get("N_star_fit")):
+            out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: no fit — {k.get('note') or 'too few points'}.")
+            continue
+        s = (f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the two-asymptote fit gives N* = X_max × R_min = "
+             f"{fmt_number(k['X_max_fit_iops'])} IOPS × {fmt_number(k['R_min_fit_us'])} µs = "
+             f"**{fmt_interval(k['N_star_fit'], k.get('N_star_fit_ci_low'), k.get('N_star_fit_ci_high'))} "
+             f"I/Os in flight** (95 % interval; {int(k['points'])} points, N = {k['N_range']}, "
+             f"R² = {k['r2']:.3f}); from the measured inputs "
+             f"(latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, best "
+             f"{fmt_number(k['X_max_meas_iops'])} IOPS) the closed-system bound gives N* = "
+             f"{k['N_star_bound']:.1f}.")
+        if k.get("note"):
+            s += f" Note: {k['note']}."
+        out.append(s)
+    return out

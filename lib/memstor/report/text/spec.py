@@ -1,0 +1,37 @@
+"""Report text, spec comparison: memstor.analysis.synthesis.spec_comparison for display (short headers with
+units, numbers formatted, the conditions of both sides)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.core.fmt import fmt_ci, fmt_number
+from memstor.core.schema import missing
+
+
+def spec_table(comp: pd.DataFrame) -> pd.DataFrame:
+    """The comparison for display: short headers with units, numbers formatted, conditions both sides."""
+    if comp.empty:
+        return comp
+    return pd.DataFrame({
+        "host": comp["host"],
+        "spec value": comp["metric"] + comp["headline"].map(lambda b: " ★" if b else ""),
+        "unit": comp["unit"],
+        "measured": [fmt_number(v) if missing(v) else f"{fmt_ci(v, lo, hi)} (n={int(k)})"
+                     for v, lo, hi, k in zip(comp["measured"], comp["measured_ci_low"], comp["measured_ci_high"],
+                                             comp["n"])],
+        "spec": comp["spec"].map(fmt_number),
+        "state": comp["state"] if "state" in comp.columns else "",
+        "ratio": comp["ratio"].map(lambda v: "–" if missing(v) else f"{v:.2f}"),
+        "conditions": [
+            f"measured: {m}" + (f" [{_short_selection(sel)}]" if sel else "") + f"\nspec: {s}"
+            for m, s, sel in zip(comp["measured_conditions"], comp["spec_conditions"], comp["selection"])],
+        "flag": comp["flag"],
+    })
+
+
+def _short_selection(selection: str) -> str:
+    """'spec point' or 'closest point' from a selection text."""
+    if selection.startswith("spec-conditions"):
+        return "spec point"
+    return "closest point; no spec point" if "no spec-conditions" in selection else "closest point"

@@ -1,0 +1,130 @@
+"""Report text, steady state: the verdicts (memstor.analysis.steady_state.verdict_table), the per-round
+table and the PTS IOPS matrix for display, and one sentence per device (markdown). Units: IOPS, MB/s
+(10^6 B/s), µs, GB (10^9 B)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from memstor.analysis import steady_state as ss
+from memstor.core.fmt import fmt_number
+from memstor.core.schema import missing, truthy
+from memstor.core.units import size_text
+
+
+def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
+    """The steady-state verdicts (memstor.analysis.steady_state.verdict_table) for the report: workload,
+    span, preconditioning, rounds, verdict, the window averages and both excursions against their limits."""
+    if steady.empty:
+        return steady
+
+    def pct(v, limit):
+        return "–" if missing(v) else f"{v:.1f} % (≤ {limit:g})"
+
+    def gb(v):
+        return "–" if missing(v) else f"{v / 1e9:.2f}"
+
+    return pd.DataFrame({
+        "device": steady["host"],
+        "workload": steady["workload"],
+        "span": [f"{size_text(int(b))} {'raw device' if s == 'full_device' else 'test file'}" if not missing(b) and b
+                 else "?" for s, b in zip(steady["span"], steady["span_bytes"])],
+        "preconditioning": [f"{int(n)} × sequential writes ({gb(b)} GB)" if not missing(n) and n else "–"
+                            for n, b in zip(steady["precondition_passes"], steady["precondition_bytes"])],
+        "rounds": [f"{int(r)} of ≤ {int(m)}, {fmt_number(s)} s each" for r, m, s in
+                   zip(steady["rounds"], steady["max_rounds"], steady["round_s"])],
+        "verdict": steady["verdict"],
+        "window IOPS": steady["window_avg_iops"].map(fmt_number),
+        "window MB/s": steady["window_avg_bw_MBps"].map(fmt_number),
+        "window mean lat (µs)": steady["window_avg_lat_mean_us"].map(fmt_number),
+        "window p99 (µs)": steady["window_avg_clat_p99_us"].map(fmt_number),
+        "data excursion": [pct(v, ss.DATA_EXCURSION_PCT) for v in steady["data_excursion_pct"]],
+        "slope excursion": [pct(v, ss.SLOPE_EXCURSION_PCT) for v in steady["slope_excursion_pct"]],
+        "GB written": steady["bytes_written"].map(gb),
+    })
+
+
+def steady_sentences(steady: pd.DataFrame) -> list:
+    """One sentence per device: the verdict, the window average, and what it means for the comparison."""
+    out = []
+    for _, v in steady.iterrows():
+        where = "the whole raw device" if v["span"] == "full_device" else "the test file's span"
+        if v["ss_achieved"]:
+            out.append(f"**{v['host']}**: {v['workload']} reached steady state at round {int(v['ss_round'])} "
+                       f"(window rounds {int(v['window_first'])}–{int(v['window_last'])}) on {where}: "
+                       f"{fmt_number(v['window_avg_iops'])} IOPS on average over the window; the spec table "
+                       "compares this value and its state matches the spec sheet's.")
+        elif not missing(v["window_avg_iops"]):
+            out.append(f"**{v['host']}**: {v['workload']}: {v['verdict']} on {where}; the last window averages "
+                       f"{fmt_number(v['window_avg_iops'])} IOPS (data excursion {v['data_excursion_pct']:.1f} %, "
+                       f"slope excursion {v['slope_excursion_pct']:.1f} %). The spec table uses it flagged "
+                       "'steady state not achieved'.")
+        else:
+            out.append(f"**{v['host']}**: {v['workload']}: {v['verdict']} (a window needs 5 rounds).")
+    return out
+
+
+def steady_rounds_display(rounds: pd.DataFrame) -> pd.DataFrame:
+    """The per-round table for people: round, IOPS, MB/s (10^6 B/s), mean latency (µs), p99 completion
+    latency (µs), GB written (cumulative, 10^9 B, preconditioning included), in window; a host column with
+    several devices and status / error columns when a round failed. Every round, in order."""
+    if rounds is None or rounds.empty:
+        return pd.DataFrame(columns=["round", "IOPS", "MB/s", "mean latency (µs)", "p99 latency (µs)",
+                                     "GB written", "in window"])
+    r = rounds.sort_values([c for c in ("host", "round") if c in rounds.columns])
+    out = pd.DataFrame({
+        "round": r["round"].astype(int),
+        "IOPS": r["iops"].round(0),
+        "MB/s": r["bw_MBps"].round(1),
+        "mean latency (µs)": r["lat_mean_us"].round(1),
+        "p99 latency (µs)": r["clat_p99_us"].round(1),
+        "GB written": (r["bytes_written"] / 1e9).round(3),
+        "in window": r["in_window"].map(truthy),
+    })
+    if "host" in r.columns and r["host"].nunique() > 1:
+        out.insert(0, "host", r["host"])
+    if "status" in r.columns and (r["status"] != "done").any():
+        out["status"] = r["status"]
+        out["error"] = r.get("error")
+    return out.reset_index(drop=True)
+
+
+def _read_pct(rw, mix) -> float:
+    """Read share (%) of a matrix point: rwmixread, or 100 / 0 for pure random read / write."""
+    if not pd.isna(mix):
+        return float(mix)
+    return {"randread": 100.0, "read": 100.0, "randwrite": 0.0, "write": 0.0}.get(rw, math.nan)
+
+
+def steady_matrix_display(matrix: pd.DataFrame) -> pd.DataFrame:
+    """The PTS IOPS matrix averaged over the measurement window: rows block size (K = 1024 B), columns
+    read % (100 ... 0, PTS order), cells the mean over the window's rounds of each point's IOPS (read +
+    write of a mixed point). Input: fio-steady-state-matrix.csv; successful window rows only; with
+    several devices the rows are (host, block size). Empty frame without a window."""
+    if matrix is None or matrix.empty:
+        return pd.DataFrame()
+    m = matrix[matrix["in_window"].map(truthy) & matrix["iops"].notna()]
+    if "status" in m.columns:
+        m = m[m["status"] == "done"]
+    if m.empty:
+        return pd.DataFrame()
+    m = m.assign(read_pct=[_read_pct(rw, mix) for rw, mix in zip(m["rw"], m["rwmixread"])],
+                 host=m["host"] if "host" in m.columns else "")
+    point = "point" if "point" in m.columns else "round"
+    per_point = m.groupby(["host", "bs_bytes", "read_pct", "round", point], dropna=False)["iops"].sum()
+    cells = per_point.groupby(level=["host", "bs_bytes", "read_pct"]).mean().unstack("read_pct")
+    cells = cells[sorted(cells.columns, reverse=True)]
+    cells.columns = [f"{c:g} % read" for c in cells.columns]
+    cells = cells.round(0)
+    if m["host"].nunique() > 1:
+        cells.index = cells.index.set_levels([cells.index.levels[0],
+                                              [size_text(int(b)) for b in cells.index.levels[1]]])
+        cells.index.names = ["host", "block size"]
+    else:
+        cells = cells.droplevel("host")
+        cells.index = [size_text(int(b)) for b in cells.index]
+        cells.index.name = "block size"
+    cells.columns.name = "IOPS, window average"
+    return cells
