@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 from memstor import cli  # noqa: E402
 from memstor.analysis import synthesis as syn
 from memstor.analysis.dataset import NoData, load_dataset
+from memstor.experiments._provenance import write_metas
 from memstor.report import text
 from memstor.report.plots import synthesis as figs  # noqa: E402
 
@@ -283,8 +284,26 @@ def test_methods_describe_exactly_the_points_in_the_tables(data, tmp_path):
     old = json.loads(meta.read_text())
     old.update(point="randwrite-bs4k-qd1-nj1-io_uring-d1-t10-r2-f4g-rep1", start_time="2020-01-01T00:00:00Z")
     (raw / f"{old['point']}.meta.json").write_text(json.dumps(old))
+    write_metas(copy, "fio-queue-depth")  # what the next `memstor run` does: provenance copied beside the tables
     ds = load_dataset(copy)
     h = ds.host(THIS)
     assert len(h.metas) == 4 and h.metas_not_shown == 1
     assert all(not str(m.get("start_time", "")).startswith("2020") for m in h.metas)
     assert text.commands(ds)[0]["points"] == 4
+
+
+def test_processed_alone_keeps_the_methods_and_provenance(data, tmp_path):
+    """The points' provenance is written beside the tables (<experiment>-metas.json): a copied processed/
+    folder gives the same methods section (commands, counts) and provenance table as the full data root."""
+    import shutil
+
+    alone = tmp_path / "alone"
+    shutil.copytree(data / "processed", alone / "processed")
+    full_ds, alone_ds = load_dataset(data), load_dataset(alone)
+    def counts(ds):  # the commands name the paths they ran with; the rest must be the same
+        return [{k: v for k, v in c.items() if k != "command"} for c in text.commands(ds)]
+
+    assert counts(alone_ds) == counts(full_ds) and counts(alone_ds)[0]["points"] > 0
+    assert all(c["command"].startswith("/") and "fio" in c["command"] for c in text.commands(alone_ds))
+    pd.testing.assert_frame_equal(syn.provenance(alone_ds), syn.provenance(full_ds))
+    assert all(not str(m["meta_path"]).startswith("/") for h in alone_ds.hosts for m in h.metas)

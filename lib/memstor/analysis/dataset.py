@@ -1,12 +1,14 @@
 """Load a data root for analysis: every device folder under ``<data>/processed/`` (memstor's experiment
-tables and imported ``fio.csv`` / ``mlc.csv``), its ``sysinfo.json`` and the raw points' meta sidecars.
+tables and imported ``fio.csv`` / ``mlc.csv``), its ``sysinfo.json`` and its points' provenance. Nothing
+under ``<data>/raw/`` is opened: a copied ``processed/`` folder gives the same data set.
 
 Input layout (``<data>`` is the data root, default ``data/``)::
 
     <data>/processed/<device>/<experiment>.csv         memstor runs (one table per registered family)
     <data>/processed/<device>/fio.csv, mlc.csv          imported: memstor parse FILES -o <data>/processed/<device>/
     <data>/processed/<device>/sysinfo.json              the machine (memstor runs)
-    <data>/raw/<device>/<experiment>/*.meta.json        provenance of every memstor point
+    <data>/processed/<device>/<experiment>-metas.json   provenance: the meta sidecar of every memstor point
+    <data>/processed/<device>/<experiment>-bins.csv     json+ histograms as tidy bins (memstor.analysis.histograms)
 
 Every folder under ``processed/`` is one device and appears side by side with the others in every table.
 
@@ -26,7 +28,14 @@ import numpy as np
 import pandas as pd
 
 from memstor.core.errors import UsageError, first_line
-from memstor.core.schema import CLUSTER_COLUMNS, CLUSTER_SUFFIX, FIO_COLUMNS, MLC_COLUMNS, truthy
+from memstor.core.schema import (
+    CLUSTER_COLUMNS,
+    CLUSTER_SUFFIX,
+    FIO_COLUMNS,
+    METAS_SUFFIX,
+    MLC_COLUMNS,
+    truthy,
+)
 
 IMPORTED = {"fio.csv": "fio", "mlc.csv": "mlc"}
 
@@ -148,28 +157,36 @@ def _normalise_mlc(df: pd.DataFrame, host: str, table: str) -> pd.DataFrame:
     return df
 
 
-def _read_metas(data_dir: Path, host: HostData, shown: set) -> None:
-    """Collect ``<data>/raw/<host>/<experiment>/*.meta.json`` into host.metas: only the points the
-    processed tables hold (``shown``: {(experiment, point)}), so that the methods section's counts, time
-    ranges and commands describe exactly the data the tables show (raw points of an earlier run with
-    other settings stay on disk, untouched, and are counted in ``host.metas_not_shown``)."""
-    raw = data_dir / "raw" / host.name
-    if not raw.is_dir():
-        return
-    for meta in sorted(raw.glob("*/*.meta.json")):
-        if (meta.parent.name, meta.name[: -len(".meta.json")]) not in shown:
-            host.metas_not_shown += 1
+def _read_metas(folder: Path, host: HostData, shown: set) -> None:
+    """Collect the points' provenance (``<experiment>-metas.json`` beside the experiment tables, written when
+    the experiment ran: memstor.experiments._provenance) into host.metas: only the points the processed
+    tables hold (``shown``: {(experiment, point)}), so that the methods section's counts, time ranges and
+    commands describe exactly the data the tables show (points of an earlier run with other settings are
+    counted in ``host.metas_not_shown``). An experiment table without its provenance file (measured before
+    memstor wrote one) is said in host.problems; `memstor run` of that experiment writes it (points cached)."""
+    for exp in sorted(t for t, k in host.kinds.items()):
+        path = folder / f"{exp}{METAS_SUFFIX}"
+        if not path.is_file():
+            host.problems.append(f"{path.name}: missing in {folder.name}/; the methods section has no commands for "
+                                 f"{exp} (run `memstor run {exp}` again with the same settings to write it)")
             continue
         try:
-            info = json.loads(meta.read_text(encoding="utf-8"))
+            entries = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
-            host.problems.append(f"{meta}: unreadable meta sidecar ({err}); provenance of that point is missing")
+            host.problems.append(f"{path.name}: unreadable ({err}); the provenance of {exp} is missing")
             continue
-        if isinstance(info, dict):
-            info.setdefault("experiment", meta.parent.name)
-            info.setdefault("point", meta.name[: -len(".meta.json")])
-            info["meta_path"] = str(meta)
-            host.metas.append(info)
+        for entry in entries if isinstance(entries, list) else []:
+            if (exp, str(entry.get("point"))) not in shown:
+                host.metas_not_shown += 1
+            elif "error" in entry or not isinstance(entry.get("meta"), dict):
+                host.problems.append(f"{entry.get('meta_path')}: {entry.get('error', 'no meta')}; "
+                                     "provenance of that point is missing")
+            else:
+                info = dict(entry["meta"])
+                info.setdefault("experiment", exp)
+                info.setdefault("point", entry.get("point"))
+                info["meta_path"] = entry.get("meta_path")
+                host.metas.append(info)
 
 
 #: Columns that make a processed table one of the fio schema (DESIGN.md) ...
@@ -248,7 +265,7 @@ def load_dataset(data_dir: Path | str, kinds: Mapping[str, str] | None = None) -
                 h.problems.append(f"{info}: unreadable ({err}); the systems table misses this host")
         mine = [f for f in (*fio_frames, *mlc_frames) if len(f) and f["host"].iloc[0] == h.name]
         shown = {(t, str(pt)) for f in mine if "point" in f for t, pt in zip(f["table"], f["point"])}
-        _read_metas(data_dir, h, shown)
+        _read_metas(folder, h, shown)
         if h.tables or h.sysinfo:
             hosts.append(h)
         else:

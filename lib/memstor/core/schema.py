@@ -87,6 +87,11 @@ def truthy(value: object) -> bool:
     return str(value).strip().lower() in ("true", "1", "1.0", "yes")
 
 
+#: The points' provenance beside ``<experiment>.csv`` in ``data/processed/<device>/``: their meta sidecars,
+#: copied there at run time (``<experiment>-metas.json``; the bins table is core.fiohist.BINS_SUFFIX).
+METAS_SUFFIX = "-metas.json"
+
+
 def missing(value: object) -> bool:
     """The one rule for "not available": None, NaN, ±inf, pandas' NA/NaT and an empty text are missing;
     0 is a value."""

@@ -18,6 +18,7 @@ from memstor.core import profiles as _params
 from memstor.core.errors import UsageError
 from memstor.core.files import atomic_write, read_json
 from memstor.experiments._fleet import run_fleet
+from memstor.experiments._provenance import write_metas
 from memstor.measure import drive as drives
 from memstor.measure.device import resolve
 from memstor.measure.drive import merge_runs
@@ -58,7 +59,8 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     """Run or resume `experiment` with `params` (a profile section); write and return its processed table.
 
     Raw outputs go to `<data_root>/raw/<device>/<experiment>/`, the tidy table to
-    `<data_root>/processed/<device>/<experiment>.csv`, the machine description to `.../sysinfo.json`.
+    `<data_root>/processed/<device>/<experiment>.csv` (with its side tables and the points' provenance
+    `<experiment>-metas.json`: memstor.experiments._provenance), the machine description to `.../sysinfo.json`.
     The device (folder) name is `host` when given; else, for a storage family, this machine's host name
     when the test file is in `<data>/scratch` or on its filesystem, `<host>-<label>` for a `target_dir`
     on another filesystem or a raw device (`params` device + confirm_device); for a memory family, the
@@ -78,7 +80,9 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
         if target_dir not in (None, "") or host:
             raise UsageError("--hosts measures the hosts of its file, each on its own target: drop --target and "
                              "--host (a host's label and target are in the file)")
-        return run_fleet(fam, params, Path(hosts).expanduser(), data_root, progress=progress)
+        table = run_fleet(fam, params, Path(hosts).expanduser(), data_root, progress=progress)
+        write_metas(data_root, experiment)
+        return table
     target = Path(target_dir).expanduser() if target_dir not in (None, "") else None
     if target is not None and not os.path.lexists(target):
         raise UsageError(f"--target {target}: no such directory; create it first or pick an existing one")
@@ -91,6 +95,7 @@ def run_experiment(experiment: str, params: dict, data_root: Path | str = "data"
     before = drives.health_snapshot(where) if where else None
     session = SweepSession(record={"device": device})
     table = fam.run(params, data_root=data_root, target_dir=target, host=name, progress=progress, session=session)
+    write_metas(data_root, experiment)
     if session.ran == 0 and (data_root / "processed" / name / "sysinfo.json").is_file():
         return table  # nothing measured: the stored machine description (and drive health) stays as it was
     after = drives.health_snapshot(where) if where else None
