@@ -45,6 +45,7 @@ void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* A JSON number, or null for NaN and infinities (a value not measured is passed as NAN). */
 void json_num(FILE *f, double v)
 {
     if (isfinite(v))
@@ -94,20 +95,11 @@ static void json_point(FILE *f, int first, const struct ctx *c, const struct cal
             first ? "" : ",", r->ok ? "ok" : "failed", r->tr->code, (unsigned long long)r->delay);
     json_num(f, (double)r->delay * cal->delay_ns);
     fputs(", \"latency_ns\": ", f);
-    if (has_lat)
-        json_num(f, r->latency_ns);
-    else
-        fputs("null", f);
+    json_num(f, has_lat ? r->latency_ns : NAN);
     fputs(", \"latency_core_clocks\": ", f);
-    if (has_lat)
-        json_num(f, r->latency_ns * cal->core_ghz);
-    else
-        fputs("null", f);
+    json_num(f, has_lat ? r->latency_ns * cal->core_ghz : NAN);
     fputs(", \"bandwidth_MBps\": ", f);
-    if (o->mode != MODE_IDLE && r->ok)
-        json_num(f, r->bw_MBps);
-    else
-        fputs("null", f);
+    json_num(f, o->mode != MODE_IDLE && r->ok ? r->bw_MBps : NAN);
     fputs(", \"read_MBps\": ", f);
     json_num(f, r->read_MBps);
     fputs(", \"write_MBps\": ", f);
@@ -117,10 +109,7 @@ static void json_point(FILE *f, int first, const struct ctx *c, const struct cal
     fprintf(f, ", \"latency_loads\": %llu, \"latency_thread_cpu_share\": ", (unsigned long long)r->loads);
     json_num(f, r->lat_share);
     fputs(", \"latency_ns_per_cpu_time\": ", f);
-    if (has_lat)
-        json_num(f, r->latency_ns * r->lat_share);
-    else
-        fputs("null", f);
+    json_num(f, has_lat ? r->latency_ns * r->lat_share : NAN);
     fputs(", \"load_threads_cpu_share_min\": ", f);
     json_num(f, r->load_share);
     fputs(", \"delay_mean\": ", f);
@@ -230,10 +219,7 @@ static void json_calibration(FILE *f, const struct calib *cal)
     fputs(", \"tsc_ghz\": ", f);
     json_num(f, cal->tsc_ghz);
     fputs(", \"cpufreq_max_ghz\": ", f);
-    if (cal->cpufreq_max_ghz > 0)
-        json_num(f, cal->cpufreq_max_ghz);
-    else
-        fputs("null", f);
+    json_num(f, cal->cpufreq_max_ghz > 0 ? cal->cpufreq_max_ghz : NAN);
     fputs(", \"exp_draw_ns\": ", f);
     json_num(f, cal->exp_cost_ns);
     fputs(", \"arrival_stamp_ns\": ", f);

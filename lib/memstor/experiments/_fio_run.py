@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +29,19 @@ from memstor.experiments._fio_rows import result_bins, result_rows, to_frame
 from memstor.experiments._fio_target import HeldTarget, Target, on_target, remove_when_full
 from memstor.measure.fio import FioRunner
 from memstor.measure.sweep import KEPT, SweepSession, processed_path, raw_dir, run_sweep
+
+
+def family_run(experiment: str, configs_fn: Callable, validate: Callable) -> Callable[..., pd.DataFrame]:
+    """The ``run`` of a fio family whose points are ``configs_fn(validate(params), engine)`` (fio-block-size,
+    fio-rw-ratio): validate the profile section, then :func:`run_family`."""
+
+    def run(params: dict, *, data_root: Path, target_dir: Path | None, host: str, progress: bool = True,
+            session: SweepSession | None = None) -> pd.DataFrame:
+        return run_family(experiment, configs_fn, validate(params), data_root=data_root, target_dir=target_dir,
+                          host=host, progress=progress, session=session)
+
+    run.__doc__ = f"Run or resume {experiment}; write and return its tidy table (COLUMNS)."
+    return run
 
 
 def run_family(experiment: str, configs_fn, validated, *, data_root: Path, target_dir: Path | None, host: str,

@@ -4,15 +4,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-
-import pandas as pd
 
 import memstor.experiments._fio_params as _fio_params
 import memstor.experiments._fio_points as _fio_points
 import memstor.experiments._fio_run as _fio_run
 from memstor.core.validate import Section
-from memstor.measure.sweep import SweepSession
 
 EXPERIMENT = _fio_params.BLOCK_SIZE
 NOTEBOOK = "20-fio-block-size"
@@ -62,15 +58,7 @@ def block_size_configs(bp: BlockSizeParams, engine: str) -> list:
     return out
 
 
-def run_block_size(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
-                   progress: bool = True, session: SweepSession | None = None) -> pd.DataFrame:
-    """Run or resume fio-block-size; write and return its tidy table (COLUMNS)."""
-    bp = block_size_params(params)
-    return _fio_run.run_family(EXPERIMENT, block_size_configs, bp, data_root=data_root, target_dir=target_dir,
-                           host=host, progress=progress, session=session)
-
-
 #: The fixed grid a fleet run (--hosts) measures on every host at once (memstor.experiments._fleet).
 FLEET_CONFIGS = block_size_configs
 validate = block_size_params
-run = run_block_size
+run = _fio_run.family_run(EXPERIMENT, block_size_configs, block_size_params)

@@ -4,15 +4,11 @@ every read share (rwmixread) x block size, fixed queue depth."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-
-import pandas as pd
 
 import memstor.experiments._fio_params as _fio_params
 import memstor.experiments._fio_points as _fio_points
 import memstor.experiments._fio_run as _fio_run
 from memstor.core.validate import Section
-from memstor.measure.sweep import SweepSession
 
 EXPERIMENT = _fio_params.RW_RATIO
 NOTEBOOK = "30-fio-rw-ratio"
@@ -52,15 +48,7 @@ def rw_ratio_configs(rp: RwRatioParams, engine: str) -> list:
                               numjobs=c.numjobs, rwmixread=mix) for bs in rp.bs for mix in rp.rwmixread]
 
 
-def run_rw_ratio(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
-                 progress: bool = True, session: SweepSession | None = None) -> pd.DataFrame:
-    """Run or resume fio-rw-ratio; write and return its tidy table (COLUMNS)."""
-    rp = rw_ratio_params(params)
-    return _fio_run.run_family(EXPERIMENT, rw_ratio_configs, rp, data_root=data_root, target_dir=target_dir,
-                           host=host, progress=progress, session=session)
-
-
 #: The fixed grid a fleet run (--hosts) measures on every host at once (memstor.experiments._fleet).
 FLEET_CONFIGS = rw_ratio_configs
 validate = rw_ratio_params
-run = run_rw_ratio
+run = _fio_run.family_run(EXPERIMENT, rw_ratio_configs, rw_ratio_params)
