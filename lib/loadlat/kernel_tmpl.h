@@ -107,9 +107,7 @@ ATTR static void KN(run)(struct load_args *a)
             LL_GROUP();
         int ph = atomic_load_explicit(a->phase, memory_order_relaxed);
         if (ph == PH_MEASURE) {
-            int w = atomic_load_explicit(a->subwin, memory_order_relaxed);
-            if (w > nwin - 1)
-                w = nwin - 1;
+            int w = subwin_reached(a->subwin, nwin);
             if (cur < w) {
                 if (tr->nt)
                     VFENCE();
@@ -130,11 +128,7 @@ ATTR static void KN(run)(struct load_args *a)
                 VFENCE();
             if (measuring) {
                 double now = now_s(), cpu = thread_cpu_s();
-                cur = marks_stamp(&a->marks, cur, nwin, now, cpu, groups);
-                a->t0 = a->marks.t[0];
-                a->t1 = now;
-                a->cpu_s = cpu - a->marks.cpu[0];
-                a->groups = groups - a->marks.n[0];
+                a->groups = marks_close(&a->marks, &cur, nwin, now, cpu, groups, &a->t0, &a->t1, &a->cpu_s);
                 a->gap_period = period;
                 a->measured = 1;
             }

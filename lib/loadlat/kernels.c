@@ -297,9 +297,7 @@ void chase_run(struct chase_args *a)
         n += 64;
         int ph = atomic_load_explicit(a->phase, memory_order_relaxed);
         if (ph == PH_MEASURE) {
-            int w = atomic_load_explicit(a->subwin, memory_order_relaxed);
-            if (w > nwin - 1)
-                w = nwin - 1;
+            int w = subwin_reached(a->subwin, nwin);
             if (cur < w) {
                 double now = now_s(), cpu = thread_cpu_s();
                 measuring = 1;
@@ -308,11 +306,7 @@ void chase_run(struct chase_args *a)
         } else if (ph == PH_STOP) {
             if (measuring) {
                 double now = now_s(), cpu = thread_cpu_s();
-                cur = marks_stamp(&a->marks, cur, nwin, now, cpu, n);
-                a->t0 = a->marks.t[0];
-                a->t1 = now;
-                a->cpu_s = cpu - a->marks.cpu[0];
-                a->loads = n - a->marks.n[0];
+                a->loads = marks_close(&a->marks, &cur, nwin, now, cpu, n, &a->t0, &a->t1, &a->cpu_s);
                 a->measured = 1;
             }
             break;

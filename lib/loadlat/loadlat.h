@@ -197,6 +197,26 @@ static inline int marks_stamp(struct win_marks *m, int cur, int to, double now, 
     return cur;
 }
 
+/* The sub-window the main thread has reached (its counter, capped at the last of `nwin`); a relaxed load
+ * on the hot path of the load and latency threads. */
+static inline int subwin_reached(_Atomic int *subwin, int nwin)
+{
+    int w = atomic_load_explicit(subwin, memory_order_relaxed);
+    return w > nwin - 1 ? nwin - 1 : w;
+}
+
+/* Close a thread's measured window at (now, cpu, n): stamp its last boundaries up to `nwin`, set the window
+ * (t0, t1) and the CPU time inside it (cpu_s); returns the count inside it (n since the first boundary). */
+static inline uint64_t marks_close(struct win_marks *m, int *cur, int nwin, double now, double cpu, uint64_t n,
+                                   double *t0, double *t1, double *cpu_s)
+{
+    *cur = marks_stamp(m, *cur, nwin, now, cpu, n);
+    *t0 = m->t[0];
+    *t1 = now;
+    *cpu_s = cpu - m->cpu[0];
+    return n - m->n[0];
+}
+
 /* Time (clocks.c). */
 double now_s(void);                     /* CLOCK_MONOTONIC in seconds */
 double thread_cpu_s(void);              /* CLOCK_THREAD_CPUTIME_ID in seconds (CPU time of this thread) */
