@@ -137,9 +137,10 @@ lab: $(ENV_STAMP) $(LOADLAT) ## JupyterLab on notebooks/ (memstor kernel), 127.0
 	@PORT=$(PORT) JUPYTER=$(abspath $(VENV))/bin/jupyter scripts/lab
 
 test: $(ENV_STAMP) $(LOADLAT) ## run the test suite (real fio, loadlat, papermill, nbconvert; a few minutes)
-	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider
+	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider --durations=25
 
-lint: $(ENV_STAMP) ## the import contracts (import-linter, pyproject.toml) and the structure limits (scripts/check-structure)
+lint: $(ENV_STAMP) ## ruff, the import contracts (import-linter, pyproject.toml) and the structure limits (scripts/check-structure)
+	$(VENV)/bin/ruff check lib bench tests scripts/check-structure
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) scripts/check-structure
 
