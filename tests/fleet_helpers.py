@@ -14,6 +14,7 @@ Skips with a reason when not root, no sshd / ssh / ssh-keygen, or ``ip netns`` d
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import socket
@@ -124,9 +125,15 @@ def _start_sshd(fleet: Fleet, index: int) -> None:
         stdout=open(log, "a"), stderr=subprocess.STDOUT)
 
 
+#: Numbers the fleets of one test process (interface names stay within the kernel's 15 characters).
+_FLEETS = itertools.count()
+
+
 def make_fleet(n: int, workdir: Path) -> Fleet:
     """Create n namespace hosts with sshd (see the module docstring); :func:`destroy_fleet` undoes it."""
-    tag = f"{os.getpid() % 100000}"
+    # one tag per fleet: a namespace of the previous module's fleet the kernel has not freed yet (its last
+    # process still exiting) keeps its veth, and the same name again gives "File exists" (seen in make test)
+    tag = f"{os.getpid() % 100000}{next(_FLEETS)}"
     bridge = f"msbr{tag}"
     keys = workdir / "keys"
     keys.mkdir(parents=True)
@@ -179,6 +186,7 @@ def destroy_fleet(fleet: Fleet) -> None:
                 os.kill(int(pid), 9)
             except (OSError, ValueError):
                 pass
+        subprocess.run(["ip", "link", "del", h.ns.replace("msfleet", "msv", 1)], capture_output=True)  # its veth pair
         subprocess.run(["ip", "netns", "del", h.ns], capture_output=True)
     subprocess.run(["ip", "link", "del", fleet.bridge], capture_output=True)
 
