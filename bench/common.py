@@ -321,3 +321,9 @@ def require_ok(res: subprocess.CompletedProcess, what: str) -> None:
     """NotMeasured naming the command's own last error line when it exited non-zero."""
     if res.returncode != 0:
         raise NotMeasured(f"{what} exited {res.returncode}: {last_line(res.stderr or res.stdout)}")
+
+
+def interleaved(rep: int, first: tuple[str, list], second: tuple[str, list]) -> tuple[tuple[str, list], ...]:
+    """The two (name, command) of a paired comparison in the order of repetition `rep`: A B, then B A, so
+    that a drift of the machine during the runs favours neither tool."""
+    return (first, second) if rep % 2 == 0 else (second, first)

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common import Config, Figure, NotMeasured, Target, last_line, require_ok, timed
+from common import Config, Figure, NotMeasured, Target, interleaved, last_line, require_ok, timed
 
 from memstor.parse.mlc import parse_mlc
 
@@ -74,8 +74,7 @@ def fig_latency(cfg: Config) -> list[Figure]:
     try:
         for rep in range(cfg.reps):
             v = {}
-            for who in (("loadlat", "chase") if rep % 2 == 0 else ("chase", "loadlat")):
-                cmd = ll_cmd if who == "loadlat" else ch_cmd
+            for who, cmd in interleaved(rep, ("loadlat", ll_cmd), ("chase", ch_cmd)):
                 _, res = timed(cmd, timeout=600, what=who)
                 require_ok(res, shlex.join(cmd))
                 outs[who] = res.stdout
@@ -135,8 +134,7 @@ def fig_bandwidth(cfg: Config) -> list[Figure]:
         try:
             for rep in range(cfg.reps):
                 v = {}
-                for who in (("loadlat", "likwid") if rep % 2 == 0 else ("likwid", "loadlat")):
-                    cmd = ll_cmd if who == "loadlat" else lk_cmd
+                for who, cmd in interleaved(rep, ("loadlat", ll_cmd), ("likwid", lk_cmd)):
                     _, res = timed(cmd, timeout=600, what=who)
                     if who == "likwid" and res.returncode != 0:
                         raise NotMeasured(f"likwid-bench cannot run in this VM (exit {res.returncode}): "
