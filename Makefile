@@ -35,6 +35,7 @@ PY        := $(VENV)/bin/python
 MEMSTOR   := $(VENV)/bin/memstor
 BUILD     := build
 SYSDEPS   := $(BUILD)/.sysdeps
+TESTDEPS  := $(BUILD)/.sysdeps-test
 ENV_STAMP := $(VENV)/.memstor-installed
 LOADLAT   := $(BUILD)/bin/loadlat
 LOADLAT_ARM64 ?= $(BUILD)/arm64/loadlat#  make loadlat-arm64 (a test builds into its own folder)
@@ -49,10 +50,10 @@ LIB_SRC   := $(shell find lib/memstor -name '*.py' 2>/dev/null)
 EXPERIMENT_NBS := $(sort $(basename $(notdir $(wildcard notebooks/[1-8][0-9]-*.ipynb))))
 EXECUTED  := $(EXPERIMENT_NBS:%=$(BUILD)/notebooks/%.ipynb)
 EXP       = $(shell echo $(1) | sed 's/^[0-9]*-//')#  notebook name -> experiment name
-PAPERMILL := $(VENV)/bin/papermill --kernel memstor --cwd notebooks --no-progress-bar
+PAPERMILL := $(VENV)/bin/papermill --engine memstor --kernel memstor --cwd notebooks --no-progress-bar
 CC        ?= cc
 
-.PHONY: help all env sysdeps loadlat loadlat-arm64 test lint lab report bench soak lock clean distclean FORCE
+.PHONY: help all env sysdeps loadlat loadlat-arm64 test test-fast lint lab report bench soak lock clean distclean FORCE
 
 help: ## list the targets
 	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name] [HOSTS=hosts.yaml]"
@@ -136,12 +137,22 @@ report: $(ENV_STAMP) ## rebuild the report from the data already in DATA (measur
 lab: $(ENV_STAMP) $(LOADLAT) ## JupyterLab on notebooks/ (memstor kernel), 127.0.0.1 only, with a token [PORT=8888]
 	@PORT=$(PORT) JUPYTER=$(abspath $(VENV))/bin/jupyter scripts/lab
 
-test: $(ENV_STAMP) $(LOADLAT) ## run the test suite (real fio, loadlat, papermill, nbconvert; a few minutes)
+# The suite's own system packages: Chromium + chromedriver (the JupyterLab browser test), the aarch64 cross
+# compiler + qemu-user (loadlat's arm64 tests), ssh/sshd/iproute2 (the fleet tests in network namespaces).
+$(TESTDEPS): scripts/install-system-deps
+	scripts/install-system-deps --browser --arm64 --fleet
+	@mkdir -p $(@D) && touch $@
+
+test: $(ENV_STAMP) $(LOADLAT) $(TESTDEPS) ## the whole suite: installs what it needs (browser, arm64 cross tools, sshd), then real fio, loadlat, papermill, nbconvert, ssh, qemu
 	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider --durations=25
 
-lint: $(ENV_STAMP) ## ruff, the import contracts (import-linter, pyproject.toml) and the structure limits (scripts/check-structure)
+test-fast: $(ENV_STAMP) ## the tests that start no fio, loadlat/cc, notebook, browser, ssh or qemu (under 3 min; make test before a commit)
+	MEMSTOR_FAST_TIER=1 $(VENV)/bin/pytest -q -m "not (soak or fio or loadlat or notebook or browser or fleet or qemu)" -p no:cacheprovider -n auto --durations=10
+
+lint: $(ENV_STAMP) ## ruff, the import contracts (import-linter, pyproject.toml), mypy over lib/memstor and the structure limits (scripts/check-structure)
 	$(VENV)/bin/ruff check lib bench tests scripts/check-structure
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 	$(PY) scripts/check-structure
 
 soak: $(ENV_STAMP) $(LOADLAT) ## long reliability tests (interruptions, faults, fuzzing)

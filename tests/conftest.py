@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -19,6 +20,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 #: Real MLC/fio outputs from public repositories, copied byte for byte (tests/data/real/SOURCES.md).
 REAL = ROOT / "tests" / "data" / "real"
+
+
+def pytest_configure(config):
+    """`make test-fast` (MEMSTOR_FAST_TIER=1): a test that starts fio, loadlat or cc, a notebook, a browser, ssh
+    or qemu without its marker fails, saying which marker it needs (tests/fast_tier_guard.py)."""
+    if os.environ.get("MEMSTOR_FAST_TIER") == "1":
+        import fast_tier_guard
+
+        config.pluginmanager.register(fast_tier_guard, "fast_tier_guard")
 
 
 @pytest.fixture(scope="session")

@@ -297,6 +297,7 @@ def _metas(raw: Path) -> dict:
 
 
 @needs_fio
+@pytest.mark.fio
 def test_real_fio_auto_grid_measures_every_point_once_and_a_rerun_decides_the_same(tmp_path, capsys, monkeypatch):
     from memstor.experiments import run_experiment
 
@@ -346,6 +347,7 @@ def test_real_fio_auto_grid_measures_every_point_once_and_a_rerun_decides_the_sa
 
 
 @needs_fio
+@pytest.mark.fio
 def test_real_fio_a_listed_grid_measured_before_is_reused_by_auto(tmp_path):
     from memstor.experiments import run_experiment
 

@@ -333,6 +333,7 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 
 
 @needs_fio
+@pytest.mark.fio
 def test_real_fio_run_batch_means_agrees_with_fio_json(tmp_path):
     """A 4 s randread of a 16 MiB file with 250 ms logs through memstor's FioRunner (logs=True): the
     batch-means mean IOPS is fio's JSON IOPS within 5 % and the interval has numbers."""

@@ -154,6 +154,8 @@ def test_fresh_checkout_overlays_uncommitted_changes(tmp_path):
     assert "3 uncommitted changes" in how
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_parse_figure_smoke_for_real(tmp_path, real):
     """One real tiny figure: 200 copies of real fio JSON, memstor parse vs json.load, 3 repetitions."""
     assert harness.main(["--out", str(tmp_path), "--only", "parse", "--smoke"]) == 0
@@ -177,6 +179,8 @@ def test_parse_figure_smoke_for_real(tmp_path, real):
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_auto_grid_figure_smoke_for_real(tmp_path):
     """The adaptive-grid figure with the real fio (smoke: 0.5 s points to depth 8 on a 64 MiB file): one wall
     time and one best-IOPS ratio per repetition, each repetition's two sweeps in the notes with their depths."""

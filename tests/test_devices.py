@@ -181,6 +181,8 @@ def _two_tmpfs(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_two_targets_are_two_devices_and_the_first_raw_files_stay(tmp_path, capsys, monkeypatch):
     """`memstor run fio-queue-depth --profile quick --target A`, then `--target B` (two tmpfs), same host
     and data root: two device folders, every raw file of the first run byte-identical afterwards."""
@@ -213,6 +215,8 @@ def test_two_targets_are_two_devices_and_the_first_raw_files_stay(tmp_path, caps
 
 
 @needs_fio
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_same_host_name_for_two_targets_never_replaces_the_first(tmp_path, capsys):
     """With one --host for both targets the second run measures nothing: every point fails with one line
     naming the kept raw file and the way out; the first run's raw files stay byte-identical."""
@@ -233,6 +237,8 @@ def test_same_host_name_for_two_targets_never_replaces_the_first(tmp_path, capsy
 
 
 @pytest.mark.skipif(not LOADLAT.is_file(), reason="loadlat not built (make loadlat)")
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_a_standard_memory_run_after_a_quick_one_keeps_the_quick_raw_files(tmp_path, capsys):
     """The same memory points with other settings (quick, then standard-like seconds per point) never
     replace the quick run's raw files."""
@@ -255,6 +261,7 @@ def test_a_standard_memory_run_after_a_quick_one_keeps_the_quick_raw_files(tmp_p
 # --------------------------------------------------------------------------------------- raw device
 
 
+@pytest.mark.fio
 def test_raw_device_is_named_after_its_kernel_name(tmp_path, loop_device):
     """A raw device (named twice) is `<host>-<kernel name>` (a real loop device; root only)."""
     loop = loop_device(16 << 20)

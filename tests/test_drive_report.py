@@ -199,6 +199,8 @@ def test_drive_record_on_this_machine(tmp_path):
         assert rec["pcie_link"]["reason"].startswith(f"not an NVMe device (virtio disk {d.name})")
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_memstor_sysinfo_has_the_drive(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "memstor.cli", "sysinfo", "--target", str(tmp_path)],
                           capture_output=True, text=True, timeout=120)
@@ -278,6 +280,8 @@ def stub_storage_family(monkeypatch):
     return calls
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_run_experiment_snapshots_around_the_sweep(tmp_path, stub_storage_family):
     data = tmp_path / "data"
     experiments.run_experiment("fio-stub", {}, data_root=data, host="t", progress=False)

@@ -123,6 +123,7 @@ def test_clones_merged_from_the_processed_bins_give_fio_numbers(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_load_latency_percentiles_are_the_total_latency_fio_printed(tmp_path):
     out = tmp_path / "lat.json"
     subprocess.run([FIO, "--name=job", f"--filename={tmp_path / 'f'}", "--size=8m", "--rw=randread", "--bs=4k",
@@ -164,6 +165,7 @@ def _tables(data: Path, out: Path) -> dict[str, bytes]:
 
 
 @needs_fio
+@pytest.mark.fio
 def test_processed_alone_gives_byte_identical_report_tables(measured, tmp_path):
     bins = measured / "processed" / "dev" / "fio-queue-depth-bins.csv"
     assert bins.is_file() and "raw/dev/fio-queue-depth/" in bins.read_text()  # relative to the data folder
@@ -179,6 +181,7 @@ def test_processed_alone_gives_byte_identical_report_tables(measured, tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_processed_without_bins_tables_says_not_available(measured, tmp_path):
     old = tmp_path / "old"
     shutil.copytree(measured / "processed", old / "processed")

@@ -65,6 +65,7 @@ def direct_ok(tmp_path_factory) -> bool:
         ({"ramp_s": -1}, "ramp_s", ">= 0"),
     ],
 )
+@pytest.mark.fio
 def test_validate_rejects_bad_values_naming_parameter_and_allowed(change, param, allowed):
     job = FioJob(name="j1", **{"size": "16m", **change})
     with pytest.raises(UsageError) as ei:
@@ -73,6 +74,7 @@ def test_validate_rejects_bad_values_naming_parameter_and_allowed(change, param,
     assert f"{param}=" in msg and allowed in msg and "'j1'" in msg and "\n" not in msg
 
 
+@pytest.mark.fio
 def test_validate_accepts_good_jobs_and_knows_fio_engines():
     assert {"io_uring", "libaio", "psync"} <= fio_engines()
     for job in [FioJob("a"), FioJob("b", rw="randrw", rwmixread=0), FioJob("c", rw="rw", rwmixread=100, bs="1m"),
@@ -85,6 +87,7 @@ def test_validate_accepts_good_jobs_and_knows_fio_engines():
 # -------------------------------------------------------------------------------------------- command
 
 
+@pytest.mark.fio
 def test_fio_command_random_mixed(tmp_path):
     job = FioJob("mix", rw="randrw", bs="16k", iodepth=8, numjobs=2, rwmixread=70, size="16m", runtime_s=1.5,
                  ramp_s=0.25, filename="/data/memstor-testfile.dat")
@@ -98,6 +101,7 @@ def test_fio_command_random_mixed(tmp_path):
     ]
 
 
+@pytest.mark.fio
 def test_fio_command_sequential_without_optional_flags(tmp_path):
     job = FioJob("seq", rw="read", bs="1m", direct=False, ioengine="psync", time_based=False,
                  group_reporting=False, size="16m", runtime_s=2, filename="/f")
@@ -113,6 +117,7 @@ def test_fio_command_sequential_without_optional_flags(tmp_path):
 # ------------------------------------------------------------------------------------ binary/version
 
 
+@pytest.mark.fio
 def test_fio_version_is_what_fio_prints():
     out = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
     assert fio_version() == out and out.startswith("fio-")
@@ -161,6 +166,7 @@ def test_probe_direct_refused_on_ramfs(tmp_path):
         subprocess.run(["umount", str(mnt)], check=True)
 
 
+@pytest.mark.fio
 def test_choose_engine_prefers_and_falls_back_for_real(tmp_path, direct_ok):
     engine, why = choose_engine("io_uring", tmp_path, direct=direct_ok)
     assert engine in ("io_uring", "libaio", "psync")
@@ -182,6 +188,7 @@ def test_choose_engine_prefers_and_falls_back_for_real(tmp_path, direct_ok):
 # ------------------------------------------------------------------------------------- real fio runs
 
 
+@pytest.mark.fio
 def test_fio_runner_sweep_real_numbers(tmp_path, test_file, direct_ok):
     jobs = {
         "randread-4k-qd4": FioJob("randread-4k-qd4", rw="randread", bs="4k", iodepth=4, size="8m",
@@ -221,6 +228,7 @@ def test_fio_runner_sweep_real_numbers(tmp_path, test_file, direct_ok):
     assert [r.status for r in again] == ["cached", "cached"]
 
 
+@pytest.mark.fio
 def test_fio_error_becomes_failed_point_with_fios_message(tmp_path):
     """Writing to /dev/full: fio's own error line (ENOSPC) names the failure; no raw file is kept."""
     job = FioJob("full", rw="write", bs="4k", size="1m", runtime_s=0.2, direct=False, ioengine="psync",
@@ -235,6 +243,7 @@ def test_fio_error_becomes_failed_point_with_fios_message(tmp_path):
         ".lock", "full.meta.json", "manifest.json"]
 
 
+@pytest.mark.fio
 def test_job_error_in_json_is_a_failure_even_with_exit_0(tmp_path, test_file):
     """A real fio JSON whose job has error != 0 (fio exits 1): made real with verify on a random file,
     then checked with the exit status forced to 0 so the per-job check alone must catch it."""
@@ -251,6 +260,7 @@ def test_job_error_in_json_is_a_failure_even_with_exit_0(tmp_path, test_file):
     assert not FioRunner({}).complete(out)
 
 
+@pytest.mark.fio
 def test_runner_refuses_missing_test_file_before_fio(tmp_path):
     job = FioJob("j", size="1m", runtime_s=0.1, filename=str(tmp_path / "gone.dat"))
     with pytest.raises(UsageError, match="does not exist"):
@@ -286,6 +296,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.fio
 def test_sigkill_during_real_fio_point_resumes_and_kills_fio(tmp_path, test_file):
     import signal
     import sys

@@ -14,7 +14,8 @@ import pytest
 
 from memstor.parse.fio import clat_bins, load_fio_json, parse_fio
 
-pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")
+pytestmark = [pytest.mark.fio,
+              pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")]
 
 SIZE = "8m"  # test file size; 8 MiB / 4 KiB = 2048 I/Os per full pass
 IOS_PER_PASS = 8 * 1024 * 1024 // 4096

@@ -52,6 +52,8 @@ def _connects(fleet, ns, address, port):
     return r.returncode == 0
 
 
+@pytest.mark.fleet
+@pytest.mark.fio
 def test_servers_listen_on_loopback_only_and_end(fleet_hosts):
     fleet = fleet_hosts
     hosts = _hosts(fleet, 2)
@@ -74,6 +76,8 @@ def test_servers_listen_on_loopback_only_and_end(fleet_hosts):
     assert all(t.poll() is not None for t in tunnels)
 
 
+@pytest.mark.fleet
+@pytest.mark.fio
 def test_one_point_on_two_hosts(fleet_hosts, tmp_path):
     fleet = fleet_hosts
     hosts = _hosts(fleet, 2)
@@ -129,6 +133,8 @@ def test_one_point_on_two_hosts(fleet_hosts, tmp_path):
     assert fio_pids(fleet) == []
 
 
+@pytest.mark.fleet
+@pytest.mark.fio
 def test_unreachable_host_fails_alone(fleet_hosts, tmp_path):
     fleet = fleet_hosts
     good = _hosts(fleet, 1)[0]
@@ -143,6 +149,8 @@ def test_unreachable_host_fails_alone(fleet_hosts, tmp_path):
     assert fio_pids(fleet) == []
 
 
+@pytest.mark.fleet
+@pytest.mark.fio
 def test_fio_killed_on_one_host_mid_run(fleet_hosts, tmp_path):
     fleet = fleet_hosts
     hosts = _hosts(fleet, 2)

@@ -85,6 +85,8 @@ def connects(fleet, ns: str, address: str, port: int) -> bool:
     return r.returncode == 0
 
 
+@pytest.mark.fleet
+@pytest.mark.fio
 def test_a_quick_sweep_runs_on_every_host_at_once_with_a_cluster_aggregate(fleet, tmp_path):
     """Acceptance 1 and 2."""
     hosts, data = host_file(fleet, tmp_path / "rack.yaml"), tmp_path / "data"
@@ -179,6 +181,8 @@ def test_a_quick_sweep_runs_on_every_host_at_once_with_a_cluster_aggregate(fleet
     assert (data / "processed" / "ns3" / "fio-queue-depth.csv").read_bytes() == table3
 
 
+@pytest.mark.fleet
+@pytest.mark.fio
 def test_fio_killed_on_one_host_fails_its_point_only_and_a_rerun_measures_that_point(fleet, tmp_path):
     """Acceptance 3 (fio killed mid-run)."""
     hosts, data = host_file(fleet, tmp_path / "two.yaml", n=2), tmp_path / "data"
@@ -207,6 +211,8 @@ def test_fio_killed_on_one_host_fails_its_point_only_and_a_rerun_measures_that_p
                                                          f"{bad['point'].iloc[0]}.json"}
 
 
+@pytest.mark.fleet
+@pytest.mark.fio
 def test_sshd_killed_on_one_host_fails_its_points_and_the_others_complete(fleet, tmp_path):
     """Acceptance 3 (the host's sshd and its sessions killed mid-run: tunnel and server unreachable)."""
     hosts, data = host_file(fleet, tmp_path / "two.yaml", n=2), tmp_path / "data"
@@ -235,6 +241,8 @@ def test_sshd_killed_on_one_host_fails_its_points_and_the_others_complete(fleet,
         fleet.restart_sshd(1)
 
 
+@pytest.mark.fleet
+@pytest.mark.fio
 def test_a_target_file_memstor_did_not_create_is_refused_before_fio_starts_there(fleet, tmp_path):
     """Acceptance 4: host 2's target holds a file of the test file's name that memstor did not make."""
     hosts, data = host_file(fleet, tmp_path / "two.yaml", n=2), tmp_path / "data"
@@ -271,6 +279,8 @@ def test_what_a_fleet_cannot_do_is_refused_in_one_line(tmp_path, extra, needle):
     assert r.returncode == 2 and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
+@pytest.mark.fleet
+@pytest.mark.loadlat
 def test_a_memory_experiment_runs_memstor_on_each_host_and_its_data_comes_back(fleet, tmp_path):
     """Memory experiments (and sysinfo) on fleet hosts: memstor itself there over SSH, data back under the label."""
     hosts, data = host_file(fleet, tmp_path / "two.yaml", n=2), tmp_path / "data"

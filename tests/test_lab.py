@@ -48,6 +48,7 @@ def test_make_lab_runs_scripts_lab_with_the_port():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not JUPYTER.exists(), reason=".venv/bin/jupyter missing: make env")
+@pytest.mark.notebook
 def test_make_lab_listens_on_loopback_only_with_a_token(tmp_path):
     port = free_port()
     with running_lab(tmp_path, port=port, token=None) as lab:

@@ -42,6 +42,10 @@ except ImportError:
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.browser,
+    pytest.mark.notebook,
+    pytest.mark.fio,
+    pytest.mark.loadlat,
     pytest.mark.skipif(not HAVE_SELENIUM, reason="selenium is not installed (make env installs requirements.txt)"),
     pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
                        reason="chromium and chromedriver are not installed: scripts/install-system-deps --browser"),

@@ -51,6 +51,7 @@ def measured(tmp_path_factory):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_probe_then_offered_rates_with_flags_that_match_the_numbers(measured):
     data, table, _, _ = measured
     probe = table[table["phase"] == "probe"]
@@ -76,6 +77,7 @@ def test_probe_then_offered_rates_with_flags_that_match_the_numbers(measured):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_fio_latency_target_cross_check_point(measured):
     data, table, _, _ = measured
     lt = table[table["phase"] == "lt"]
@@ -86,6 +88,7 @@ def test_fio_latency_target_cross_check_point(measured):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_every_rate_point_keeps_its_logs_raw_and_gives_seconds(measured):
     data, table, _, _ = measured
     rates = table[table["phase"] == "rate"]
@@ -107,6 +110,7 @@ def test_every_rate_point_keeps_its_logs_raw_and_gives_seconds(measured):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_a_rerun_measures_nothing(measured):
     data, table, again, untouched = measured
     assert untouched is True, f"changed by the rerun: {untouched}"
@@ -132,6 +136,7 @@ def independent_slo(x: np.ndarray, p99: np.ndarray, over: np.ndarray, target: fl
 
 
 @needs_fio
+@pytest.mark.fio
 def test_slo_table_agrees_with_an_independent_interpolation(measured):
     from memstor.analysis.synthesis import synthesise
     from memstor.report.tables import write_tables
@@ -168,6 +173,7 @@ def test_slo_table_agrees_with_an_independent_interpolation(measured):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_x_max_comes_from_the_queue_depth_table_when_there_is_one(tmp_path):
     data = tmp_path / "data"
     proc = data / "processed" / HOST
@@ -195,6 +201,7 @@ def test_bad_parameters_are_refused_naming_the_parameter(over, param):
         fll.validate(params(**over))
 
 
+@pytest.mark.fio
 def test_manifest_records_the_submit_mode_decision(measured):
     data, _, _, _ = measured
     info = json.loads((raw(data) / "manifest.json").read_text())["sysinfo"]
@@ -206,6 +213,7 @@ def test_manifest_records_the_submit_mode_decision(measured):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_a_broken_log_loses_only_its_per_second_rows(measured, tmp_path, capsys):
     data, table, _, _ = measured
     copy = tmp_path / "data"

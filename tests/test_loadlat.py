@@ -72,12 +72,14 @@ def test_compile_command_is_the_makefile_rule():
     assert "-O2 -g -Wall -Wextra -pthread -o $@ lib/loadlat/*.c -lm" in makefile
 
 
+@pytest.mark.loadlat
 def test_build_is_warning_free(tmp_path):
     cmd = loadlat.compile_command(ROOT, tmp_path / "loadlat")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
+@pytest.mark.loadlat
 def test_idle_latency_output(exe, tmp_path):
     res = run(exe, "--idle_latency", "-b8m", "-t0.2", f"--json={tmp_path / 'idle.json'}")
     assert res.returncode == 0, res.stderr
@@ -111,6 +113,7 @@ def regchain_ghz(tmp_path_factory) -> float:
     return float(subprocess.run([str(out)], capture_output=True, text=True, check=True).stdout.split()[0])
 
 
+@pytest.mark.loadlat
 def test_core_clock_matches_an_independent_register_chain(exe, regchain_ghz):
     """loadlat's core GHz within 15 % of an independent asm chain, and within 0.25-2.2x of the TSC: an
     add-immediate chain (folded at rename on recent Intel cores: 18.9 GHz reported on a 2.6 GHz Xeon, ~6x)
@@ -127,6 +130,7 @@ def test_core_clock_matches_an_independent_register_chain(exe, regchain_ghz):
         assert 0.25 * tsc < core < 2.2 * tsc, (core, tsc)
 
 
+@pytest.mark.loadlat
 def test_loaded_latency_sweep_output_and_json(exe, tmp_path):
     delays = [0, 300, 3000, 20000]
     gfile = loadlat.write_delay_file(tmp_path / "delays.txt", delays)
@@ -172,6 +176,7 @@ def test_loaded_latency_sweep_output_and_json(exe, tmp_path):
     assert roles == ["latency", "read"]  # read-only traffic: no write buffer allocated
 
 
+@pytest.mark.loadlat
 def test_peak_injection_bandwidth_output(exe):
     res = run(exe, "--peak_injection_bandwidth", "-b8m", "-t0.1")
     assert res.returncode == 0, res.stderr
@@ -187,6 +192,7 @@ def test_peak_injection_bandwidth_output(exe):
 
 
 @pytest.mark.parametrize("code", ["W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10"])
+@pytest.mark.loadlat
 def test_every_traffic_code_moves_bytes_in_its_ratio(exe, tmp_path, code):
     js = tmp_path / f"{code}.json"
     res = run(exe, "--loaded_latency", "-T", "-k1", "-b4m", "-l128", "-t0.05", "-d0", f"-{code}", f"--json={js}")
@@ -204,6 +210,7 @@ def test_every_traffic_code_moves_bytes_in_its_ratio(exe, tmp_path, code):
     assert ("read2" in roles) == (code == "W10")
 
 
+@pytest.mark.loadlat
 def test_huge_pages_evidence_from_smaps(exe, tmp_path):
     thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
     res = run(exe, "--idle_latency", "-b16m", "-t0.05", "-L", f"--json={tmp_path / 'h.json'}")
@@ -242,6 +249,7 @@ def test_huge_pages_evidence_from_smaps(exe, tmp_path):
     (["--loaded_latency", "-g/nonexistent/delays"], "cannot open delay file"),
     (["--loaded_latency", "-tfast"], "-tfast"),
 ])
+@pytest.mark.loadlat
 def test_bad_input_is_one_line_and_exit_2(exe, args, needle):
     res = run(exe, *args)
     assert res.returncode == 2
@@ -250,11 +258,13 @@ def test_bad_input_is_one_line_and_exit_2(exe, args, needle):
     assert len(err) == 1 and err[0].startswith("loadlat: ") and needle in err[0], res.stderr
 
 
+@pytest.mark.loadlat
 def test_help(exe):
     res = run(exe, "--help")
     assert res.returncode == 0 and "--loaded_latency" in res.stdout and "-W<n>" in res.stdout
 
 
+@pytest.mark.loadlat
 def test_sigint_stops_cleanly_and_keeps_finished_rows(exe, tmp_path):
     js = tmp_path / "int.json"
     proc = subprocess.Popen([str(exe), "--loaded_latency", "-b8m", "-t0.3", "-k1", f"--json={js}"],
@@ -277,6 +287,7 @@ def test_sigint_stops_cleanly_and_keeps_finished_rows(exe, tmp_path):
     assert doc["interrupted"] is True and len(doc["points"]) == len(rows)
 
 
+@pytest.mark.loadlat
 def test_mlc_parser_reads_loadlat_output(exe):
     from memstor.parse.mlc import parse_mlc
 
@@ -291,6 +302,7 @@ def test_mlc_parser_reads_loadlat_output(exe):
     assert r["latency_ns"] == pytest.approx(row[1]) and r["bandwidth_MBps"] == pytest.approx(row[2])
 
 
+@pytest.mark.loadlat
 def test_binary_lookup(tmp_path, monkeypatch, exe):
     monkeypatch.setenv("LOADLAT", str(exe))
     assert loadlat.binary(tmp_path) == exe
@@ -301,13 +313,15 @@ def test_binary_lookup(tmp_path, monkeypatch, exe):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(MemstorError) as err:
         loadlat.binary(tmp_path)
-    assert str(err.value) == "loadlat is not built: run `make loadlat`"
+    assert str(err.value) == ("loadlat is not built: run `make loadlat` in the memstor checkout (or put a built "
+                              "loadlat on PATH, or set LOADLAT=/path/to/loadlat)")
     (tmp_path / "build" / "bin").mkdir(parents=True)
     shutil.copy(exe, tmp_path / "build" / "bin" / "loadlat")
     assert loadlat.binary(tmp_path) == tmp_path / "build" / "bin" / "loadlat"
 
 
 @pytest.mark.slow
+@pytest.mark.loadlat
 def test_idle_latency_on_1gib_is_dram_not_cache(exe):
     """A 1 GiB chain (32x this machine's L3) reads DRAM: never below 50 ns per load."""
     res = run(exe, "--idle_latency", "-b1g", "-L", "-t1", "-c0", timeout=120)
@@ -318,6 +332,7 @@ def test_idle_latency_on_1gib_is_dram_not_cache(exe):
 # A fidelity comparison on a shared machine is noisy: it runs in `make soak`, and `make bench` reports the
 # same ratio (median of 3 with its spread); a unit-test run must not fail on a busy neighbour.
 @pytest.mark.soak
+@pytest.mark.loadlat
 def test_realistic_idle_latency_on_1gib_matches_the_pointer_chase(exe, tmp_path):
     """1 GiB with huge pages: DRAM latency (>= 50 ns, not cache) and within 15% of bench/chase.c (medians of 3
     interleaved runs). Both tools also time the chase with the thread's CPU time; those are compared, so
@@ -345,6 +360,7 @@ def test_realistic_idle_latency_on_1gib_matches_the_pointer_chase(exe, tmp_path)
     assert statistics.median(ours) == pytest.approx(statistics.median(ref), rel=0.15)
 
 
+@pytest.mark.loadlat
 def test_cpu_list_format_never_writes_past_its_buffer(tmp_path):
     """A long patchy CPU list truncates inside the buffer (it used to overflow it with pairs like 3,4)."""
     out = tmp_path / "cpufmt"

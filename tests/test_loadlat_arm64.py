@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ARM64_CC = os.environ.get("ARM64_CC") or "aarch64-linux-gnu-gcc"
 INSTALL_HINT = "scripts/install-system-deps --arm64 (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)"
 EM_AARCH64 = 183
+pytestmark = pytest.mark.qemu  # every test cross-builds loadlat and runs it under qemu-user
 PEAK_TRAFFIC = ["read-only", "3:1", "2:1", "1:1", "stream-triad"]
 
 

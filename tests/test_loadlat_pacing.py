@@ -23,6 +23,7 @@ from scipy import stats
 from memstor.measure import loadlat
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.loadlat  # every test runs the loadlat it builds
 
 
 @pytest.fixture(scope="module")

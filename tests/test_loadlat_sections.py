@@ -177,6 +177,7 @@ def test_real_mlc_layouts_agree_with_each_other():
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_default_run_prints_every_section_in_mlc_order_within_two_minutes(default_run):
     out, _, wall, _ = default_run
     lines = out.splitlines()
@@ -191,6 +192,7 @@ def test_default_run_prints_every_section_in_mlc_order_within_two_minutes(defaul
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_memstor_parse_reads_every_section_of_the_default_run(default_run):
     out, _, _, path = default_run
     parsed = parse_mlc(out, "loadlat_default.txt")
@@ -216,6 +218,7 @@ def test_memstor_parse_reads_every_section_of_the_default_run(default_run):
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_default_run_layout_matches_real_mlc(default_run):
     """Acceptance 5: section headings, line templates and table shapes as MLC v3.10/v3.11 print them, for
     this machine's node count (compared line for line with the real one-socket v3.11a run on one node)."""
@@ -252,6 +255,7 @@ def test_default_run_layout_matches_real_mlc(default_run):
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_max_bandwidth_layout_is_mlcs(default_run):
     """MLC's --max_bandwidth prints the peak-injection rows with two decimals under its own heading lines."""
     out, _, _, _ = default_run
@@ -264,6 +268,7 @@ def test_max_bandwidth_layout_is_mlcs(default_run):
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_default_run_json_has_every_section(default_run):
     _, doc, _, _ = default_run
     assert doc["mode"] == "default" and doc["tool"] == "loadlat" and doc["interrupted"] is False
@@ -295,6 +300,7 @@ def test_default_run_json_has_every_section(default_run):
     assert len(sec["loaded_latency"]["points"]) == 19 and sec["peak_injection_bandwidth"]["points_planned"] == 5
 
 
+@pytest.mark.loadlat
 def test_fake_two_node_matrices_match_the_real_two_socket_runs(exe, fake_two_nodes, tmp_path):
     """With LOADLAT_NODE_DIR giving two nodes, the latency matrix, bandwidth matrix and c2c (local lines and
     both remote HITM matrices) have the real two-socket MLC v3.10 runs' templates line for line; the fake node
@@ -337,6 +343,7 @@ def test_fake_two_node_matrices_match_the_real_two_socket_runs(exe, fake_two_nod
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_one_node_prints_a_one_by_one_matrix(exe, tmp_path):
     d = tmp_path / "nodes" / "node0"
     d.mkdir(parents=True)
@@ -362,6 +369,7 @@ def c2c_values(text: str) -> tuple[float, float]:
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_c2c_hit_and_hitm_are_positive_below_dram_and_hitm_not_below_hit(exe):
     """Acceptance 2: 5 runs; HIT and HITM > 0 and below the idle DRAM latency (a 256 MiB chain, far beyond
     the LLC), median HITM >= median HIT - 10 %."""
@@ -380,6 +388,7 @@ def test_c2c_hit_and_hitm_are_positive_below_dram_and_hitm_not_below_hit(exe):
     assert statistics.median(hitms) >= 0.9 * statistics.median(hits), (hits, hitms)
 
 
+@pytest.mark.loadlat
 def test_c2c_refuses_a_single_cpu_affinity(exe):
     cpu = min(os.sched_getaffinity(0))
     for args, what in ((["--c2c_latency"], "--c2c_latency"), (["-b8m"], "the default run")):
@@ -390,6 +399,7 @@ def test_c2c_refuses_a_single_cpu_affinity(exe):
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_c2c_writer_and_reader_cpus(exe, tmp_path):
     cpus = sorted(os.sched_getaffinity(0))[:2]
     js = tmp_path / "c2c.json"
@@ -413,6 +423,7 @@ def read_only_bandwidth(text: str, test: str) -> float:
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_max_bandwidth_is_at_least_peak_injection_read_only(exe):
     """Acceptance 3: max bandwidth's read-only figure >= 0.95 x peak injection's, on 5 pairs of runs made back
     to back. That max keeps the best of its delays is checked exactly in test_default_run_json_has_every_section;
@@ -446,6 +457,7 @@ def test_max_bandwidth_is_at_least_peak_injection_read_only(exe):
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_interrupted_default_run_keeps_finished_sections(exe, tmp_path):
     js = tmp_path / "int.json"
     proc = subprocess.Popen([str(exe), "-b8m", "-t0.2", f"--json={js}"], stdout=subprocess.PIPE,

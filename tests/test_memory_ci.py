@@ -211,6 +211,8 @@ def loadlat_bin(tmp_path_factory) -> Path:
 
 
 @TWO_CPUS
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_real_loadlat_point_carries_its_own_interval(tmp_path, loadlat_bin, monkeypatch):
     """One short run at the quick profile's 1 s per point: 10 sub-windows of 0.1 s each, the interval
     columns in the table, and every bound that is a number brackets the point's value."""

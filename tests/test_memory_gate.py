@@ -264,6 +264,8 @@ def test_point_names_pacing_and_repetitions():
     assert "--pacing=exp" not in mlc.point_args(pts[3].params, "d.txt")
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_mlc_rows_say_the_gate_was_not_evaluated_and_nothing_is_remeasured(standin, tmp_path):
     df = ll.run_loaded_latency({"tool": "mlc", "traffic": ["R"], "access_bytes": [64], "delays": [0, 100, 1000, 20000],
                                 "seconds_per_point": 1, "buffer_kib": 65536, "max_remeasure": 2, "repetitions": 2},
@@ -281,6 +283,8 @@ def test_mlc_rows_say_the_gate_was_not_evaluated_and_nothing_is_remeasured(stand
 
 
 @TWO_CPUS
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_repetitions_and_pacings_give_one_row_per_run_with_their_identity(tmp_path, loadlat_bin, monkeypatch):
     monkeypatch.setenv("LOADLAT", str(loadlat_bin))
     params = {"tool": "loadlat", "traffic": ["R"], "access_bytes": [64], "delays": [0, 1000],
@@ -357,6 +361,7 @@ def _burn_halfway(raw: Path, point: str, load_cpu: int, warmup_s: float, into_s:
 
 
 @TWO_CPUS
+@pytest.mark.loadlat
 def test_cpu_burner_on_the_load_cpu_halfway_trips_the_gate_and_the_point_is_remeasured(tmp_path, loadlat_bin):
     """Acceptance 4. One 2 s point at delay 1000; ~1 s into its measured window a busy loop pinned to the
     load CPU takes about half of that CPU: the load thread's CPU share falls in the later sub-windows, the

@@ -40,6 +40,8 @@ def test_sections_are_validated():
 
 
 @pytest.mark.usefixtures("standin")
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_each_section_is_one_point_through_the_mlc_runner(tmp_path):
     data = tmp_path / "data"
     df = run(small(traffic=["R"], access_bytes=[64], delays=[0, 20000],
@@ -68,6 +70,8 @@ def test_each_section_is_one_point_through_the_mlc_runner(tmp_path):
 
 
 @pytest.mark.usefixtures("standin")
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_repeated_sections_are_pooled_only_within_their_configuration(tmp_path):
     df = run(small(traffic=["R"], access_bytes=[64], delays=[0], sections=["c2c_latency"], repetitions=2),
              tmp_path / "data")

@@ -148,6 +148,8 @@ def test_tool_mlc_without_mlc_says_where_to_get_it(no_mlc_path):
 # --------------------------------------------------------------------------- sweep via the stand-in
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_sweep_with_standin_writes_processed_csv(standin, tmp_path):
     data = tmp_path / "data"
     df = run(small(), data)
@@ -209,6 +211,8 @@ def test_sweep_with_standin_writes_processed_csv(standin, tmp_path):
     assert table.loc[table["test"] == "idle_latency", "note"].iloc[0] == idle_meta["note"]
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_mlc_without_reserved_huge_pages_runs_without_L(standin, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(mlc, "hugetlb_free_bytes", lambda *a, **k: 0)
     df = run(small(traffic=["R"], access_bytes=[64]), tmp_path / "data")
@@ -222,6 +226,8 @@ def test_mlc_without_reserved_huge_pages_runs_without_L(standin, tmp_path, monke
     assert "huge pages not used" not in capsys.readouterr().err
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_single_delay_uses_d(standin, tmp_path):
     df = run(small(traffic=["W3"], access_bytes=[64], delays=[0]), tmp_path / "data")
     loaded = calls(standin)[-1]
@@ -230,6 +236,8 @@ def test_single_delay_uses_d(standin, tmp_path):
     assert (row["traffic"], row["latency_ns"], row["bandwidth_MBps"]) == ("3:1", 207.22, 36076.5)  # ✓ bernep
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_resume_reruns_nothing_then_only_changed_points(standin, tmp_path):
     data = tmp_path / "data"
     first = run(small(), data)
@@ -257,6 +265,8 @@ def test_resume_reruns_nothing_then_only_changed_points(standin, tmp_path):
     assert set(third["status"]) == {"done"}
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_failing_tool_marks_points_failed_with_one_line(standin, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MLC_STANDIN_FAIL", "1")  # MLC's real "Invalid Argument" usage text, exit 22
     df = run(small(traffic=["R"], access_bytes=[64]), tmp_path / "data")
@@ -275,6 +285,8 @@ def test_failing_tool_marks_points_failed_with_one_line(standin, tmp_path, monke
     assert "4 of 4 points failed" in capsys.readouterr().err
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_interrupted_mlc_run_is_incomplete(standin, tmp_path, monkeypatch):
     # a real MLC run killed after 3 delays ("Exiting..."): the point failed, nothing kept as complete
     monkeypatch.setenv("MLC_STANDIN_REPLAY", "AIALRA-0_mlc_loaded_rep1.raw")
@@ -286,6 +298,8 @@ def test_interrupted_mlc_run_is_incomplete(standin, tmp_path, monkeypatch):
     assert len(idle) == 2 and idle["error"].str.contains("no idle latency in the output").all()
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_missing_delay_rows_fail_the_point(standin, tmp_path):
     # delay 2000 is not in the recorded MLC table, so the stand-in (like a broken run) prints no row
     df = run(small(traffic=["R"], access_bytes=[64], delays=[0, 2000]), tmp_path / "data")
@@ -294,6 +308,8 @@ def test_missing_delay_rows_fail_the_point(standin, tmp_path):
     assert "no latency/bandwidth row for inject delay 2000 (1 of 2 delays)" in loaded["error"].iloc[0]
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_complete_checks_expected_rows(standin, tmp_path):
     data = tmp_path / "data"
     run(small(traffic=["R"], access_bytes=[64]), data)
@@ -323,6 +339,8 @@ def test_privilege_notes_from_real_output(real):
 # ---------------------------------------------------------------------------------- real loadlat
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_real_loadlat_tiny_run_through_run_experiment(tmp_path, loadlat_bin, monkeypatch, no_mlc_path):
     pytest.importorskip("memstor.measure.sysinfo", reason="memstor.measure.sysinfo (run_experiment writes sysinfo.json)")
     from memstor.experiments import run_experiment

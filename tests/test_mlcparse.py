@@ -655,6 +655,7 @@ def _loadlat(exe: Path, *args: str) -> str:
     return proc.stdout
 
 
+@pytest.mark.loadlat
 def test_real_loadlat_no_latency_thread_and_peak(loadlat_exe: Path) -> None:
     """-T prints 0.00 in the latency column: parsed as 'not measured', never as 0 ns; peak has 5 rows."""
     # 0.3 s: with -t0.1 a load thread descheduled on a busy 2-vCPU VM can miss the whole window (loadlat
@@ -674,6 +675,7 @@ def test_real_loadlat_no_latency_thread_and_peak(loadlat_exe: Path) -> None:
     assert all(r["bandwidth_MBps"] > 0 for r in peak.rows)
 
 
+@pytest.mark.loadlat
 def test_real_loadlat_interrupted_sweep(loadlat_exe: Path) -> None:
     """SIGINT after the first row: loadlat's '# interrupted by signal 2' note marks kept rows partial."""
     proc = subprocess.Popen([str(loadlat_exe), "--loaded_latency", "-t0.1", "-b8m"], stdout=subprocess.PIPE,

@@ -70,6 +70,8 @@ def _ensure_kernel() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.notebook
+@pytest.mark.loadlat
 def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     papermill = pytest.importorskip("papermill")
     pytest.importorskip("memstor.measure.sysinfo", reason="memstor.measure.sysinfo (run_experiment writes sysinfo.json)")

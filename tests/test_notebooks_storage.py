@@ -64,6 +64,8 @@ def test_notebooks_are_committed_clean_with_a_parameters_cell():
 
 
 @pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.notebook
+@pytest.mark.fio
 def test_notebook_runs_headless(name, tmp_path):
     import papermill as pm
 

@@ -181,6 +181,7 @@ def test_cv_and_interarrival_from_times():
     assert math.isnan(cv([1.0])) and math.isnan(cv([0.0, 0.0]))
 
 
+@pytest.mark.fio
 def test_fiojob_open_loop_options_validated_and_off_by_default(tmp_path):
     plain = FioJob(name="j", size="16m", filename=str(tmp_path / "f"))
     cmd = fio_command(plain, tmp_path / "out.json")
@@ -263,6 +264,7 @@ def test_log_parsers_reject_bad_input_with_one_line_naming_the_file(tmp_path):
 
 # ----------------------------------------------------------------------------- real fio: rates
 @needs_fio
+@pytest.mark.fio
 def test_poisson_overshoot_detected_and_split_plan_within_2pct(tmp_path):
     asked = 150_000
     one = run_job(null_job("one", tmp_path / "nullf", rate_iops=asked, rate_process="poisson", runtime_s=1.0),
@@ -287,6 +289,7 @@ def test_poisson_overshoot_detected_and_split_plan_within_2pct(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
     """The chosen mode (inline, see the probe) with nothing to wait for: Poisson arrivals, CV 1 +- 0.1."""
     rate = 1000  # 1 ms mean gap: fio's sleep jitter (tens of us) stays small against it (CV 1.06-1.14 at 4-5k)
@@ -312,6 +315,7 @@ def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_inline_arrivals_are_gated_by_completions_on_a_device(small_file, file_engine, tmp_path):
     """inline waits for every in-flight I/O before each rate sleep: at rate x latency ~3 arrivals bunch."""
     engine, direct = file_engine
@@ -328,6 +332,7 @@ def test_inline_arrivals_are_gated_by_completions_on_a_device(small_file, file_e
 
 
 @needs_fio
+@pytest.mark.fio
 def test_submit_mode_probe_returns_a_mode_and_never_hangs(small_file, file_engine, tmp_path):
     engine, direct = file_engine
     timeout = 3.0
@@ -354,6 +359,7 @@ def test_submit_mode_probe_returns_a_mode_and_never_hangs(small_file, file_engin
 
 
 @needs_fio
+@pytest.mark.fio
 def test_probe_run_kills_a_fio_that_does_not_finish(small_file, tmp_path):
     """The probe's guard: a run past its timeout is SIGKILLed with its forked job (a hung offload job
     ignores SIGTERM) and reported as hung, whatever made it last."""
@@ -386,6 +392,7 @@ def test_a_fio_job_killed_by_a_signal_fails_the_point():
 
 # ------------------------------------------------------------------------------ real fio: logs
 @needs_fio
+@pytest.mark.fio
 def test_runner_logs_two_jobs_summed_per_second(small_file, file_engine, tmp_path):
     """FioRunner writes fio's logs into the point's sidecar folder; per_second sums the jobs."""
     engine, direct = file_engine
@@ -423,6 +430,7 @@ def test_runner_logs_two_jobs_summed_per_second(small_file, file_engine, tmp_pat
 
 
 @needs_fio
+@pytest.mark.fio
 def test_hist_log_percentiles_equal_json_plus_for_one_interval(small_file, file_engine, tmp_path):
     """With 1 ms histogram windows at 500 IOPS every completion closes a window: the hist log holds every
     I/O of a 1 s run, and its per-second percentiles are fio's own json+ percentiles (same bins, same rule)."""
@@ -451,6 +459,7 @@ def test_hist_log_percentiles_equal_json_plus_for_one_interval(small_file, file_
 
 
 @needs_fio
+@pytest.mark.fio
 def test_per_io_lat_log_gives_submission_times(small_file, file_engine, tmp_path):
     """log_avg_msec=0: one lat line per I/O with its offset; submission = completion ms - latency."""
     engine, direct = file_engine
@@ -469,6 +478,7 @@ def test_per_io_lat_log_gives_submission_times(small_file, file_engine, tmp_path
 
 # ------------------------------------------------------------------------------ iodepth ceiling
 @needs_fio
+@pytest.mark.fio
 def test_ceiling_reached_on_a_saturated_tiny_iodepth_only(small_file, file_engine, tmp_path):
     engine, direct = file_engine
     # iodepth 4: at 500 IOPS x ~80 us three I/Os are almost never in flight at once; 50000 IOPS need more

@@ -35,6 +35,7 @@ def measured(tmp_path_factory):
     return data, _run(data)
 
 
+@pytest.mark.fio
 def test_every_point_has_its_own_interval(measured):
     data, df = measured
     folders = sorted((data / "raw" / "h" / "fio-rw-ratio").glob("*.files"))
@@ -53,6 +54,7 @@ def test_every_point_has_its_own_interval(measured):
     assert done["ci_note"].str.contains("ramp excluded 1").all()
 
 
+@pytest.mark.fio
 def test_the_summary_uses_the_run_interval_when_n_is_1(measured):
     data, df = measured
     summ = summary_table(df, data)
@@ -79,6 +81,7 @@ def test_two_runs_use_the_interval_between_runs():
     assert row["ci_method"] == "repetitions" and (row["iops_ci_low"], row["iops_ci_high"]) == (lo, hi)
 
 
+@pytest.mark.fio
 def test_a_point_without_logs_stays_measured_with_the_reason(measured, tmp_path):
     data, df = measured
     copy = tmp_path / "data"
@@ -92,6 +95,7 @@ def test_a_point_without_logs_stays_measured_with_the_reason(measured, tmp_path)
     assert list(done["iops"]) == list(df[df["status"] == "done"]["iops"])  # re-read, not re-measured
 
 
+@pytest.mark.fio
 def test_the_headline_shows_the_interval_and_its_method(measured, tmp_path):
     from memstor.analysis import synthesis as syn
     from memstor.report import text

@@ -138,6 +138,7 @@ def test_a_point_with_a_target_has_its_own_name_and_a_fixed_one_keeps_its_name()
     assert _fio_points.config_name(aimed).endswith("-p2-max30-r1-f256m") and aimed["runtime_s"] == 30
 
 
+@pytest.mark.fio
 def test_fio_job_with_a_target_asks_fio_for_status_snapshots(tmp_path):
     from memstor.measure.fio import FioJob, fio_command
 
@@ -157,6 +158,7 @@ def _memstor(data: Path, *sets: str, timeout: int = 300) -> subprocess.Completed
 
 
 @needs_fio
+@pytest.mark.fio
 def test_real_fio_every_point_is_precise_or_ran_its_longest(tmp_path):
     """Acceptance 2 (on a reduced grid: 3 points, at most 6 s each, on a 32 MiB file)."""
     data = tmp_path / "data"
@@ -200,6 +202,7 @@ def test_real_fio_every_point_is_precise_or_ran_its_longest(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_real_fio_an_unreachable_target_runs_the_longest_time(tmp_path):
     data = tmp_path / "data"
     res = _memstor(data, "precision_pct=0.001", "max_runtime_s=3", "file_size=16m", 'rw=["randread"]',
@@ -212,6 +215,7 @@ def test_real_fio_an_unreachable_target_runs_the_longest_time(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_real_fio_a_point_killed_mid_run_is_measured_again_on_resume(tmp_path):
     data = tmp_path / "data"
     sets = ["precision_pct=0.001", "max_runtime_s=4", "file_size=16m", 'rw=["randread"]', "iodepth=[2]",

@@ -81,6 +81,7 @@ def _copy_repo(dest: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+@pytest.mark.fio
 def test_a_toy_family_runs_through_cli_makefile_and_synthesis(tmp_path):
     repo = _copy_repo(tmp_path / "repo")
     # the three additions a new family needs, and nothing else

@@ -253,6 +253,7 @@ def _user_file(scratch: Path, content: bytes = b"somebody's thesis\n" * 50000) -
 
 @pytest.mark.parametrize("case", ["no-marker", "copied-marker", "hard-link", "symlink-out", "dotdot-symlink",
                                   "marker-no-token"])
+@pytest.mark.fio
 def test_files_memstor_did_not_create_are_never_touched(tmp_path, capsys, fio_shim, case):
     """A test-file name that holds someone's data (or points outside the chosen directory) is refused
     untouched: its bytes hash the same before and after, fio never starts."""
@@ -340,6 +341,7 @@ def test_no_room_for_file_plus_margin_refused_before_fio(tmp_path, capsys, fio_s
 
 
 @needs_fio
+@pytest.mark.fio
 def test_disk_fills_during_run(tmp_path):
     """Data and target on one 64 MiB tmpfs; after the first point another file fills the disk. The
     run ends with a clear one-line error, the first point's files are intact, no temp files remain,
@@ -553,6 +555,7 @@ def interrupt_and_resume(tmp_path: Path, kind: str, sig: int, group: bool, after
 
 
 @needs_fio
+@pytest.mark.fio
 def test_ctrl_c_during_second_fio_point_then_resume(tmp_path):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) in the middle of point 2 of 3."""
     facts = interrupt_and_resume(tmp_path, "fio", signal.SIGINT, True, after_done=1, delay_s=0.4)
@@ -560,6 +563,8 @@ def test_ctrl_c_during_second_fio_point_then_resume(tmp_path):
 
 
 @needs_loadlat
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_sigkill_of_the_sweep_during_loadlat_then_resume(tmp_path):
     """SIGKILL of the sweep process alone (OOM killer) while loadlat measures point 2 of 4; the rerun
     cleans the temp file and redoes the point. tool=auto without MLC on PATH uses loadlat."""
@@ -573,6 +578,7 @@ def test_sigkill_of_the_sweep_during_loadlat_then_resume(tmp_path):
 
 @pytest.mark.soak
 @needs_fio
+@pytest.mark.fio
 def test_sigkill_of_the_whole_group_during_fio_then_resume(tmp_path):
     """kill -9 of the sweep and its fio together, half-way through point 2."""
     facts = interrupt_and_resume(tmp_path, "fio", signal.SIGKILL, True, after_done=1, delay_s=0.5)
@@ -581,6 +587,8 @@ def test_sigkill_of_the_whole_group_during_fio_then_resume(tmp_path):
 
 @needs_loadlat
 @pytest.mark.soak
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_loadlat_dies_with_a_killed_sweep(tmp_path):
     data = tmp_path / "data"
     args = ["run", "mlc-loaded-latency", "--profile", "quick", "--data", str(data), "--host", HOST, "--no-progress",
@@ -606,6 +614,8 @@ SOAK_CASES = 12
 
 @pytest.mark.soak
 @pytest.mark.parametrize("i", range(SOAK_CASES))
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_soak_interrupt_at_random_moments(tmp_path, i):
     """Random signal (Ctrl-C to the group, SIGKILL of the sweep, SIGKILL of the group), random
     experiment (fio or loadlat), random moment (0..2 points done + 0..1.2 s)."""
@@ -644,6 +654,7 @@ def _concurrent(tmp_path: Path, first_args: list, second_args: list, experiment:
 
 
 @needs_fio
+@pytest.mark.fio
 def test_second_identical_fio_sweep_refuses_with_the_lock(tmp_path):
     _concurrent(tmp_path, [*TINY_FIO, *FIO_BS], [*TINY_FIO, *FIO_BS], "fio-block-size")
     data = tmp_path / "data"
@@ -658,6 +669,8 @@ def test_second_identical_fio_sweep_refuses_with_the_lock(tmp_path):
 
 @pytest.mark.soak
 @needs_loadlat
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_second_memory_sweep_refuses_with_the_lock(tmp_path):
     _concurrent(tmp_path, [*TINY_MEM, "--set", "traffic=[R]"], [*TINY_MEM, "--set", "traffic=[R]"],
                 "mlc-loaded-latency")
@@ -667,6 +680,7 @@ def test_second_memory_sweep_refuses_with_the_lock(tmp_path):
 
 @pytest.mark.soak
 @needs_fio
+@pytest.mark.fio
 def test_second_sweep_with_other_file_size_does_not_touch_the_running_test_file(tmp_path):
     data = tmp_path / "data"
     base = ["run", "fio-block-size", "--profile", "quick", "--data", str(data), "--host", HOST, "--no-progress"]

@@ -108,6 +108,8 @@ def exported(executed, tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.notebook
+@pytest.mark.fio
 def test_html_report_from_the_executed_notebook(exported):
     res = exported
     html = res["html"].read_text(encoding="utf-8")
@@ -124,6 +126,8 @@ def test_html_report_from_the_executed_notebook(exported):
 
 
 @pytest.mark.slow
+@pytest.mark.notebook
+@pytest.mark.fio
 def test_pdf_report_from_the_executed_notebook(executed, exported):
     missing = report.pdf_tools_missing()
     if missing:
@@ -162,6 +166,8 @@ def test_pdf_report_from_the_executed_notebook(executed, exported):
 
 
 @pytest.mark.slow
+@pytest.mark.notebook
+@pytest.mark.fio
 def test_missing_pdf_toolchain_still_builds_html(executed, tmp_path, monkeypatch):
     nb_path, _ = executed
     bare = tmp_path / "bin"
@@ -197,6 +203,7 @@ MISSING = {"storage-only": ["No idle-latency measurement in this data."],
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(IMPORTS))
+@pytest.mark.notebook
 def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
     """Storage-only, memory-only and one-experiment imported data: HTML and PDF build, every section
     says what is missing instead of failing (no zero-column table reaches LaTeX)."""

@@ -15,7 +15,8 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
+pytestmark = [pytest.mark.fio,
+              pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")]
 
 MEMSTOR = ROOT / ".venv" / "bin" / "memstor"
 SETS = ["runtime_s=0.3", "ramp_s=0", "file_size=16m", 'rw=["randread"]', "iodepth=[1,4]", "spec_iodepth=0"]

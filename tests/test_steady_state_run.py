@@ -167,6 +167,7 @@ def test_series_used_by_the_scripted_tests_is_what_it_claims():
 
 
 @needs_fio
+@pytest.mark.fio
 def test_stops_at_the_first_steady_round_and_a_rerun_measures_nothing(tmp_path, scripted):
     scripted(SETTLING)
     df = run(tmp_path, max_rounds=12)
@@ -194,6 +195,7 @@ def test_stops_at_the_first_steady_round_and_a_rerun_measures_nothing(tmp_path, 
 
 
 @needs_fio
+@pytest.mark.fio
 def test_not_achieved_at_the_round_limit_is_a_result(tmp_path, scripted):
     drifting = [1000 * 0.95 ** r for r in range(10)]  # -5 % per round: slope excursion ~19 %
     scripted(drifting)
@@ -210,6 +212,7 @@ def test_not_achieved_at_the_round_limit_is_a_result(tmp_path, scripted):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_table_has_the_issue_columns_and_cumulative_bytes(tmp_path, scripted):
     scripted(SETTLING)
     df = run(tmp_path, max_rounds=12)
@@ -231,6 +234,7 @@ def test_table_has_the_issue_columns_and_cumulative_bytes(tmp_path, scripted):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_a_failed_round_stops_the_run_and_the_rerun_retries_it(tmp_path, scripted, capsys):
     scripted(SETTLING)
     real_run = ScriptedRunner.run
@@ -260,6 +264,7 @@ def test_a_failed_round_stops_the_run_and_the_rerun_retries_it(tmp_path, scripte
 
 
 @needs_fio
+@pytest.mark.fio
 def test_a_failed_preconditioning_measures_no_round(tmp_path, scripted):
     real_run = ScriptedRunner.run
 
@@ -279,6 +284,7 @@ def test_a_failed_preconditioning_measures_no_round(tmp_path, scripted):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_the_matrix_runs_every_round_and_the_tracking_point_is_not_doubled(tmp_path, scripted):
     scripted(SETTLING)
     df = run(tmp_path, max_rounds=12, matrix_bs=["4k", "8k"], matrix_rwmixread=[100, 0])
@@ -295,6 +301,7 @@ def test_the_matrix_runs_every_round_and_the_tracking_point_is_not_doubled(tmp_p
 
 
 @needs_fio
+@pytest.mark.fio
 def test_another_setting_is_another_run_preconditioned_anew(tmp_path, scripted):
     scripted(SETTLING)
     a = run(tmp_path, max_rounds=12)
@@ -322,6 +329,7 @@ def test_bad_parameters_are_refused_naming_the_parameter(over, param):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_real_fio_run_one_raw_file_and_meta_per_round_and_the_verdict_agrees(tmp_path):
     df = run(tmp_path, max_rounds=6)
     rdir = raw(tmp_path)
@@ -341,6 +349,7 @@ def test_real_fio_run_one_raw_file_and_meta_per_round_and_the_verdict_agrees(tmp
 
 
 @needs_fio
+@pytest.mark.fio
 def test_sigkill_mid_round_then_rerun_keeps_completed_rounds_byte_identical(tmp_path):
     data = tmp_path / "data"
     sets = [x for k, v in {**TINY, "runtime_s": 1.5, "max_rounds": 6}.items()
@@ -377,6 +386,7 @@ def test_sigkill_mid_round_then_rerun_keeps_completed_rounds_byte_identical(tmp_
 
 @needs_fio
 @pytest.mark.parametrize("series, achieved", [(SETTLING, True), ([1000 * 0.95 ** r for r in range(10)], False)])
+@pytest.mark.fio
 def test_spec_comparison_uses_the_steady_state_window_with_its_state(tmp_path, scripted, series, achieved):
     from memstor.analysis.synthesis import synthesise
     from memstor.report.tables import write_tables
@@ -411,6 +421,7 @@ def test_spec_comparison_uses_the_steady_state_window_with_its_state(tmp_path, s
 
 
 @needs_fio
+@pytest.mark.fio
 def test_spec_table_flags_an_interface_mismatch_from_the_drive_record(tmp_path, scripted):
     from memstor.analysis.synthesis import synthesise
 
@@ -437,6 +448,7 @@ def test_spec_table_flags_an_interface_mismatch_from_the_drive_record(tmp_path, 
 
 
 @needs_fio
+@pytest.mark.fio
 def test_raw_device_named_twice_is_preconditioned_whole_and_compared_as_full_device(tmp_path, loop_device):
     """A real loop device (root only): the span is the whole device, the state reads 'full device'."""
     from memstor.analysis.synthesis import synthesise

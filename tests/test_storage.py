@@ -347,6 +347,7 @@ def _meta_state(raw: Path) -> dict:
 
 
 @needs_fio
+@pytest.mark.fio
 def test_block_size_sweep_real_fio_and_resume(tmp_path):
     params = _quick(_fio_params.BLOCK_SIZE, **TINY, bs=["4k", "64k"], rw=["randread"], seq_bs=["64k"], iodepth=4)
     df = run_experiment(_fio_params.BLOCK_SIZE, params, data_root=tmp_path, host="t", progress=False)
@@ -370,6 +371,7 @@ def test_block_size_sweep_real_fio_and_resume(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_rw_ratio_sweep_real_fio(tmp_path):
     params = _quick(_fio_params.RW_RATIO, **TINY, rwmixread=[100, 50], bs=["4k"], iodepth=4)
     df = run_experiment(_fio_params.RW_RATIO, params, data_root=tmp_path, host="t", progress=False)
@@ -384,6 +386,7 @@ def test_rw_ratio_sweep_real_fio(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_queue_depth_sweep_real_fio_littles_law_and_spec_point(tmp_path):
     params = _quick(_fio_params.QUEUE_DEPTH, **TINY, rw=["randread"], iodepth=[1, 8], spec_iodepth=4,
                     spec_numjobs=2)
@@ -403,6 +406,7 @@ def test_queue_depth_sweep_real_fio_littles_law_and_spec_point(tmp_path):
 
 
 @needs_fio
+@pytest.mark.fio
 def test_psync_depth_not_reached_is_flagged(tmp_path):
     params = _quick(_fio_params.QUEUE_DEPTH, **TINY, rw=["randread"], iodepth=[8], spec_iodepth=0,
                     ioengine="psync")

@@ -55,6 +55,7 @@ def S(data):
     return syn.synthesise(data, SPECS)
 
 
+@pytest.mark.fio
 def test_both_hosts_are_loaded_with_their_tables(S, data):
     ds = S.dataset
     assert ds.host_names == [IMPORTED, THIS]
@@ -67,6 +68,7 @@ def test_both_hosts_are_loaded_with_their_tables(S, data):
     assert ds.problems == []
 
 
+@pytest.mark.fio
 def test_headline_numbers_of_the_imported_host_match_the_fixtures(S):
     long = S.headline.set_index(["host", "key"])
     h = long["value"]
@@ -97,6 +99,7 @@ def test_headline_numbers_of_the_imported_host_match_the_fixtures(S):
     assert table.loc[table["metric"] == "Sequential read (MB/s)", THIS].iloc[0] == "–"
 
 
+@pytest.mark.fio
 def test_spec_comparison_uses_the_spec_point_and_flags_conditions(S):
     comp = S.spec
     head = comp[comp["headline"]].set_index("host")
@@ -122,6 +125,7 @@ def test_spec_comparison_uses_the_spec_point_and_flags_conditions(S):
     assert seq["flag"] == "not measured" and pd.isna(seq["measured"])
 
 
+@pytest.mark.fio
 def test_measured_conditions_come_from_table_and_meta(S):
     ds = S.dataset
     pt = S.points[(S.points["host"] == THIS) & S.points["spec_point"]].iloc[0]
@@ -130,6 +134,7 @@ def test_measured_conditions_come_from_table_and_meta(S):
     assert (c.span, c.span_bytes, c.state, c.target) == ("file", 16 * 2**20, "fresh", "filesystem_file")
 
 
+@pytest.mark.fio
 def test_littles_law_for_every_queue_depth_point(S):
     lit = S.little
     mine = lit[lit["host"] == THIS]
@@ -148,6 +153,7 @@ def test_littles_law_for_every_queue_depth_point(S):
     assert list(mix["direction"]) == ["total"] and mix["n"].iloc[0] == 3
 
 
+@pytest.mark.fio
 def test_knee_fits_per_host_and_workload(S):
     k = S.knees.set_index(["host", "rw"])
     assert 8 < k.loc[(IMPORTED, "randread"), "N_star_fit"] < 16
@@ -167,6 +173,7 @@ def test_knee_fits_per_host_and_workload(S):
     assert "two-asymptote fit gives N*" in sentences and "closed-system bound gives N*" in sentences
 
 
+@pytest.mark.fio
 def test_memory_fit_of_the_imported_curve(S):
     # issue 16: icelake (hpcleuven) is flat at delays 0-15 (351871.6, 351747.1, 351724.8, 350234.2 MB/s): a
     # plateau. The old open-queue fit over every point reported R² and a knee; now the plateau is detected,
@@ -194,6 +201,7 @@ def test_memory_fit_of_the_imported_curve(S):
     assert shown["curve"].str.startswith("memory: ").sum() == 1 and shown["curve"].str.startswith("storage: ").sum() >= 2
 
 
+@pytest.mark.fio
 def test_figures_show_every_host(S):
     fig = figs.queue_depth_figure(S.qd, S.knee_fits)
     labels = {t.get_text() for leg in fig.legends for t in leg.get_texts()}
@@ -220,6 +228,7 @@ def test_figures_show_every_host(S):
     plt.close("all")
 
 
+@pytest.mark.fio
 def test_systems_provenance_and_commands(S):
     sysinfo = text.systems_table(S.dataset).set_index("property")
     assert sysinfo.loc["Data", IMPORTED] == "imported (memstor parse)"
@@ -272,6 +281,7 @@ def test_failed_points_never_enter_a_number(tmp_path):
     assert syn.provenance(ds).iloc[0]["failed"] == 1
 
 
+@pytest.mark.fio
 def test_methods_describe_exactly_the_points_in_the_tables(data, tmp_path):
     """A raw point of an earlier run with other settings (still on disk, never removed) is not counted
     in the methods section: its meta is left out of the provenance and the commands."""
@@ -292,6 +302,7 @@ def test_methods_describe_exactly_the_points_in_the_tables(data, tmp_path):
     assert text.commands(ds)[0]["points"] == 4
 
 
+@pytest.mark.fio
 def test_processed_alone_keeps_the_methods_and_provenance(data, tmp_path):
     """The points' provenance is written beside the tables (<experiment>-metas.json): a copied processed/
     folder gives the same methods section (commands, counts) and provenance table as the full data root."""

@@ -41,6 +41,8 @@ def info(tmp_path_factory) -> dict:
     return collect(tmp_path_factory.mktemp("target"))
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_collect_matches_independent_sources(info):
     json.dumps(info)  # JSON-able as is
     assert info["host"] == host_name()
@@ -63,6 +65,8 @@ def test_collect_matches_independent_sources(info):
     assert isinstance(info["notes"], list) and all(isinstance(n, str) and "\n" not in n for n in info["notes"])
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_caches_match_lscpu_per_instance(info):
     """lscpu -C reads the same hardware through its own code; ONE-SIZE is the per-instance size in bytes.
     (getconf is not used: glibc reports some AMD L3s summed over all CCXs.)"""
@@ -76,6 +80,8 @@ def test_caches_match_lscpu_per_instance(info):
         assert info["caches"][f"{name}_bytes"] == int(size), name
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_target_filesystem_matches_df(info, tmp_path_factory):
     t = info["target"]
     df = subprocess.run(["df", "--output=fstype,target", t["path"]], capture_output=True, text=True)
@@ -99,6 +105,8 @@ def test_never_fails_without_tools_and_with_missing_target(monkeypatch, tmp_path
     assert info["memory"]["total_bytes"] > 0
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_mlc_version_is_time_boxed(monkeypatch, tmp_path):
     """An `mlc` that answers, then one that hangs (as MLC can when it waits for root): never stuck."""
     mlc = tmp_path / "mlc"
@@ -117,6 +125,8 @@ def test_mlc_version_is_time_boxed(monkeypatch, tmp_path):
     assert any("took more than" in n for n in notes)
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_cli_shape_is_json_serialisable_with_no_target():
     info = collect()
     assert info["target"] is None and json.loads(json.dumps(info))["host"] == host_name()

@@ -192,6 +192,7 @@ def test_replaced_file_or_hard_link_does_not_match_marker(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+@pytest.mark.fio
 def test_file_stays_ours_after_fio_overwrites_it(tmp_path):
     """Write tests overwrite every byte; the file must still be recognised (and reused) afterwards."""
     tf = prepare_test_file(1 * MiB, tmp_path)
@@ -280,6 +281,7 @@ def test_read_only_filesystem_refused(mount):
 # ------------------------------------------------------------------------------------------ devices
 
 
+@pytest.mark.fio
 def test_block_device_partition_and_symlink_refused_bytes_unchanged(tmp_path, loopdev):
     disk, part, img = loopdev
     before = sha256(img)
@@ -299,6 +301,7 @@ def test_block_device_partition_and_symlink_refused_bytes_unchanged(tmp_path, lo
     assert sha256(img) == before
 
 
+@pytest.mark.fio
 def test_raw_device_needs_the_same_device_named_twice(tmp_path, loopdev):
     disk, part, img = loopdev
     before = sha256(img)
@@ -322,6 +325,7 @@ def test_raw_device_needs_the_same_device_named_twice(tmp_path, loopdev):
     assert os.path.exists(disk) and sha256(img) == before
 
 
+@pytest.mark.fio
 def test_mounted_partition_refused(tmp_path, loopdev, mount):
     disk, part, img = loopdev
     if part is None:
@@ -343,6 +347,8 @@ def _tiny_block_size(**extra) -> dict:
             "numjobs": 1, "bs": ["4k"], "rw": ["randread"], "seq_bs": [], "repetitions": 1, **extra}
 
 
+@pytest.mark.fio
+@pytest.mark.loadlat
 def test_raw_device_named_twice_is_measured_end_to_end(loopdev, tmp_path):
     """`--set device=D --set confirm_device=D`: fio runs on the real block device, no test file is made."""
     from memstor.experiments import run_experiment
@@ -357,6 +363,7 @@ def test_raw_device_named_twice_is_measured_end_to_end(loopdev, tmp_path):
 
 @pytest.mark.parametrize("extra", [{"device": "DISK"}, {"confirm_device": "DISK"},
                                    {"device": "DISK", "confirm_device": "/dev/null"}])
+@pytest.mark.fio
 def test_raw_device_not_named_twice_is_refused_before_fio(loopdev, tmp_path, extra):
     from memstor.experiments import run_experiment
 

@@ -19,7 +19,8 @@ from memstor.analysis import synthesis as syn
 from memstor.analysis.dataset import load_dataset
 from memstor.report.tables import TABLES, write_tables
 
-pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
+pytestmark = [pytest.mark.fio,
+              pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")]
 SPECS = ROOT / "data" / "specs"
 
 

@@ -45,6 +45,7 @@ def test_parse_size_rejects_odd_kb_base() -> None:
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")
 @pytest.mark.parametrize("text", ["4k", "4KiB", "64KiB", "1m", "2KiB", "4096b"])
+@pytest.mark.fio
 def test_parse_size_matches_real_fio(text: str) -> None:
     """fio prints the block size it understood in its job line: bs=(R) 4000B-4000B (values chosen so
     that fio's print is exact)."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import shlex
 import signal
 import sys
 import threading
 from pathlib import Path
+from typing import NoReturn
 
 import yaml
 
@@ -17,10 +19,12 @@ from memstor import __version__
 from memstor.core.errors import Interrupted, MemstorError, UsageError, first_line
 from memstor.core.files import atomic_write
 from memstor.core.profiles import parse_override
+from memstor.core.units import size_text
 from memstor.experiments import check_experiment, load_profile
 from memstor.experiments import kinds as experiment_kinds
 from memstor.experiments import names as experiment_names
 from memstor.measure.fleet_target import local_target
+from memstor.measure.target import kept_test_file, remove_test_file
 from memstor.report.export import export
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
@@ -29,13 +33,15 @@ EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit status 2."""
 
-    def error(self, message: str) -> None:  # noqa: D102
+    def error(self, message: str) -> NoReturn:  # noqa: D102
         sub = self.prog.removeprefix("memstor").strip()  # the CLI prints "memstor: " itself, once
         raise UsageError(f"{sub + ': ' if sub else ''}{message} (see {self.prog} --help)")
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    # a _Parser like the subcommands (add_parser's parents are typed by parser_class); a parent only lends its
+    # arguments, its error() never runs
+    common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show Python tracebacks")
     p = _Parser(prog="memstor", parents=[common],
                 description="Reproducible memory and storage performance profiling (fio, Intel MLC, loadlat).")
@@ -50,7 +56,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("run", parents=[common], help="run or resume one experiment sweep")
     pr.add_argument("experiment", metavar="EXPERIMENT", help=" | ".join(experiment_names()))
-    pr.add_argument("--profile", default="standard", help="params/<profile>.yaml (default standard)")
+    pr.add_argument("--profile", default="standard",
+                    help="quick | standard | full (params/<profile>.yaml; default standard) or a FILE.yaml")
     pr.add_argument("--target", metavar="DIR", help="directory for the fio test file (default DATA/scratch)")
     pr.add_argument("--data", metavar="DIR", default="data", help="data root holding raw/ and processed/")
     pr.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -67,8 +74,11 @@ def _build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--device", metavar="DEV", help="describe the drive of this raw block device instead")
 
     pt = sub.add_parser("testfile", parents=[common],
-                        help="prepare and mark memstor's fio test file here; print it as JSON (fleet runs call it)")
-    pt.add_argument("--size", type=int, required=True, metavar="BYTES", help="test file size in bytes")
+                        help="prepare memstor's fio test file in DIR and print it as JSON (fleet runs call it); "
+                             "--remove deletes it")
+    pt.add_argument("--size", type=int, metavar="BYTES", help="test file size in bytes (to prepare it)")
+    pt.add_argument("--remove", action="store_true",
+                    help="delete memstor's test file from --target DIR (only its own: the marker is checked)")
     pt.add_argument("--target", metavar="DIR", help="directory for the test file")
     pt.add_argument("--device", metavar="DEV", help="a raw block device instead (with --confirm-device DEV)")
     pt.add_argument("--confirm-device", metavar="DEV", help="the same device again: it will be written")
@@ -77,7 +87,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     pa = sub.add_parser("params", parents=[common], help="print a profile section as YAML (for papermill -f)")
     pa.add_argument("experiment", metavar="EXPERIMENT")
-    pa.add_argument("--profile", default="standard")
+    pa.add_argument("--profile", default="standard", help="a profile name or a FILE.yaml (default standard)")
     pa.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     pa.add_argument("--add", action="append", default=[], metavar="KEY=VALUE",
                     help="add a notebook parameter that is not in the profile (e.g. target_dir)")
@@ -144,15 +154,50 @@ def _cmd_run(args: argparse.Namespace) -> int:
     failed = int((table["status"] == "failed").sum()) if "status" in table.columns else 0
     print(f"memstor run {args.experiment}: {len(table)} rows"
           + (f", {failed} failed (see the error column)" if failed else ""), file=sys.stderr)
+    notice = _kept_file_notice(args)
+    if notice:
+        print(notice, file=sys.stderr)
     return EXIT_PARTIAL if failed else EXIT_OK
 
 
 def _cmd_testfile(args: argparse.Namespace) -> int:
+    if args.remove:
+        return _remove_testfile(args)
     if not args.target and not args.device:
         raise UsageError("memstor testfile: give --target DIR (or --device DEV --confirm-device DEV)")
+    if args.size is None:
+        raise UsageError("memstor testfile: give --size BYTES to prepare the test file, or --remove to delete it")
     info = local_target(args.size, args.target, args.device, args.confirm_device, args.ioengine, args.direct)
     print(json.dumps(info, sort_keys=True))
     return EXIT_OK
+
+
+def _remove_testfile(args: argparse.Namespace) -> int:
+    if args.device or not args.target:
+        raise UsageError("memstor testfile --remove: give --target DIR, the folder holding the test file "
+                         "(a raw device is never removed)")
+    tf = kept_test_file(Path(args.target))
+    if tf is None:
+        print(f"memstor testfile: no test file in {args.target}; nothing to remove", file=sys.stderr)
+        return EXIT_OK
+    remove_test_file(tf)
+    print(f"memstor testfile: removed {tf.path} ({size_text(tf.size_bytes)})", file=sys.stderr)
+    return EXIT_OK
+
+
+def _kept_file_notice(args: argparse.Namespace) -> str | None:
+    """The line naming the test file a local fio run left for reuse, with the command that removes it."""
+    if args.hosts or "device" in _overrides(args.overrides) or not args.experiment.startswith("fio-"):
+        return None
+    folder = Path(args.target) if args.target else Path(args.data) / "scratch"
+    try:
+        tf = kept_test_file(folder)
+    except MemstorError:
+        return None
+    if tf is None:
+        return None
+    return (f"memstor run: kept the test file {tf.path} ({size_text(tf.size_bytes)}) for the next run; remove it "
+            f"with: memstor testfile --remove --target {shlex.quote(str(folder))}")
 
 
 def _cmd_sysinfo(args: argparse.Namespace) -> int:

@@ -188,9 +188,9 @@ def next_depths(points: Iterable, *, max_points: int | None = None,
     pts = _clean(points)
     n = len(pts)
     explicit = max_points is not None
-    budget = int(max_points) if explicit else default_budget(max_iodepth)
+    budget = int(max_points) if max_points is not None else default_budget(max_iodepth)
     if 1 not in pts:
-        if explicit and n >= max_points:
+        if max_points is not None and n >= max_points:
             return Step(done=f"budget reached: {n} points and none at depth 1")
         return Step(depths=((1, START),))
     ch = _doubling(pts)
@@ -201,7 +201,7 @@ def next_depths(points: Iterable, *, max_points: int | None = None,
         if last * 2 > max_iodepth:
             return Step(done=f"depth limit {max_iodepth} reached without a plateau"
                              + (f" ({gained})" if gained else ""))
-        if explicit and n >= max_points:
+        if max_points is not None and n >= max_points:
             return Step(done=f"budget of {max_points} points reached before a plateau"
                              + (f" ({gained})" if gained else ""))
         if len(chain) == 1:

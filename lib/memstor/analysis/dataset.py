@@ -231,7 +231,8 @@ def load_dataset(data_dir: Path | str, kinds: Mapping[str, str] | None = None) -
     if not processed.is_dir():
         raise NoData(f"{processed}: no processed data; run `make all` (or `memstor run ...`) or import "
                      f"someone's files with `memstor parse FILES -o {processed}/<name>/`")
-    hosts, fio_frames, mlc_frames, skipped, cluster_frames = [], [], [], [], []
+    hosts, fio_frames, mlc_frames, cluster_frames = [], [], [], []
+    skipped: list[str] = []
     for folder in sorted(p for p in processed.iterdir() if p.is_dir() and not p.name.startswith(".")):
         clusters = sorted(folder.glob(f"*{CLUSTER_SUFFIX}.csv"))
         if clusters:  # a fleet's folder: its cluster tables, not a device

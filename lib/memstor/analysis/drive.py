@@ -81,7 +81,7 @@ def _missing_drive_reason(host) -> str:
     return "sysinfo.json has no drive record (measured before memstor recorded the drive)"
 
 
-def _note_for(field: str, notes: list) -> str:
+def _note_for(field: str, notes: list | None) -> str:
     """The section's own note about ``field`` (``volatile_write_cache: from sysfs ...``), or ''."""
     return next((str(n).split(": ", 1)[1] for n in notes or [] if str(n).startswith(f"{field}: ")), "")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
@@ -39,7 +40,7 @@ def only_host(value, host: str):
     return value
 
 
-def split_call(fn: Callable, table, args: tuple, kw: dict) -> list[tuple[str, object]] | None:
+def split_call(fn: Callable, table, args: tuple, kw: dict) -> list[tuple[str, Any]] | None:
     """``fn(table, *args, **kw)`` once per host of `table` (DataFrame arguments with a host column restricted
     to that host too): [(host, result)]; None when the table names one host or none (call it as it is)."""
     parts = by_host(table)

@@ -149,7 +149,7 @@ def models(ds, curves: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (host, rw), g in curves.groupby(["host", "rw"], sort=True):
         s_us, cs2, source = service_time(ds, host, rw)
-        if s_us is None:
+        if s_us is None or cs2 is None:  # (both None or neither)
             continue
         ok = g[~g["overloaded"]]
         c, rms, note = 1, math.nan, "c not fitted (fewer than 2 points that kept up)"

@@ -21,6 +21,7 @@ in cycles of the tool's delay loop.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -179,8 +180,8 @@ def page_walk(df: pd.DataFrame) -> dict:
     the huge-page buffer was paged, e.g. ``2M (THP, 100 %)``) and ``n_huge``, ``n_small``. NaN where a
     figure was not measured."""
     table = idle_table(df)
-    out = {"huge_page_ns": math.nan, "small_page_ns": math.nan, "page_walk_ns": math.nan,
-           "page_walk_pct": math.nan, "pages": "", "n_huge": 0, "n_small": 0}
+    out: dict[str, Any] = {"huge_page_ns": math.nan, "small_page_ns": math.nan, "page_walk_ns": math.nan,
+                           "page_walk_pct": math.nan, "pages": "", "n_huge": 0, "n_small": 0}
     for _, r in table.iterrows():
         huge = bool_or_nan(r["huge_pages"])
         if huge is True:

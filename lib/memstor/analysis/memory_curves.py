@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -110,7 +111,7 @@ def _row_settings(row: pd.Series) -> dict:
     """Settings a row's own text gives (its test, tool and recorded options); NaN where it says nothing."""
     test, tool, detail = row.get("test"), row.get("tool"), row.get("detail")
     opts = _options(detail)
-    out = dict.fromkeys(SETTINGS, np.nan)
+    out: dict[str, Any] = dict.fromkeys(SETTINGS, np.nan)
     out["pages"] = np.nan
     if test == "idle_latency":
         out["load_threads"] = 0

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from memstor.core.errors import UsageError
+from memstor.core.resources import resource_dir
 from memstor.core.schema import missing
 from memstor.core.units import size_text
 from memstor.core.validate import Section
@@ -221,9 +222,10 @@ def load_spec(path: Path | str) -> SpecSheet:
     )
 
 
-def load_specs(spec_dir: Path | str) -> list[SpecSheet]:
-    """Every spec sheet (*.yaml, *.yml) in `spec_dir`, sorted by file name; SpecError on the first bad one."""
-    spec_dir = Path(spec_dir)
+def load_specs(spec_dir: Path | str | None = None) -> list[SpecSheet]:
+    """Every spec sheet (*.yaml, *.yml) in `spec_dir` (default: the shipped sheets, in the repository
+    data/specs), sorted by file name; SpecError on the first bad one."""
+    spec_dir = Path(spec_dir) if spec_dir is not None else resource_dir("specs")
     if not spec_dir.is_dir():
         raise SpecError(f"spec folder {spec_dir} not found; pass specs_dir= the folder holding the spec YAMLs")
     files = sorted([*spec_dir.glob("*.yaml"), *spec_dir.glob("*.yml")])
@@ -275,16 +277,17 @@ def compare(spec: SpecValue, measured: float | None, conditions: Conditions | No
     selection: how the measured point was chosen (e.g. 'spec-conditions point', 'best matching point').
     """
     diffs = differing_conditions(conditions, spec.conditions) if conditions is not None else []
-    has = not missing(measured)
+    value = float(measured) if measured is not None and not missing(measured) else None
+    has = value is not None
     return {
         "host": host,
         "device": device,
         "id": spec.id,
         "metric": spec.label,
         "unit": spec.unit,
-        "measured": float(measured) if has else None,
+        "measured": value,
         "spec": spec.value,
-        "ratio": float(measured) / spec.value if has else None,
+        "ratio": value / spec.value if value is not None else None,
         "measured_conditions": conditions.describe() if (conditions is not None and has) else "not measured",
         "state": state_text(conditions) if (conditions is not None and has) else "",
         "spec_conditions": spec.conditions.describe(),

@@ -66,7 +66,7 @@ def _judged(obs: pd.DataFrame) -> pd.DataFrame:
 def _little_row(row: dict, n_runs: int, tol_pct: float) -> dict:
     """One Little's-law row: N = iodepth x numjobs, X, R, X·R, the residual, the ±tol band, flag, reason."""
     n = float(row["iodepth"]) * float(row["numjobs"])
-    x, lat = row.get("iops"), row.get("lat_mean_us")
+    x, lat = row.get("iops", math.nan), row.get("lat_mean_us", math.nan)  # missing: NaN (not ok, like None)
     ok = bool(row.get("ok", True)) and not pd.isna(x) and not pd.isna(lat) and float(x) > 0 and n > 0
     xr = littles_law_outstanding(float(x), float(lat)) if ok else math.nan
     res = littles_law_residual_pct(n, float(x), float(lat)) if ok else math.nan
@@ -148,7 +148,7 @@ def latency_cdf(src: Any, direction: str = "read", jobname: str | None = None) -
         if jobname is not None and not src.empty and not (src["jobname"].map(key_text) == key_text(jobname)).any():
             raise MemstorError(f"latency_cdf: no job named {jobname!r} in the bins table")
         return histogram_cdf(as_histogram(rows))
-    jobs = src.get("jobs") if isinstance(src, dict) and "jobs" in src else [src]
+    jobs = src["jobs"] if isinstance(src, dict) and "jobs" in src else [src]
     if jobname is not None:
         jobs = [j for j in jobs if j.get("jobname") == jobname]
         if not jobs:

@@ -444,7 +444,7 @@ class Synthesis:
     load_models: pd.DataFrame  # queueing models against the open-loop points
     unloaded: pd.DataFrame    # unloaded latency and the low-rate anomaly per device x workload
     storage: pd.DataFrame = None  # storage_fit: one row per device x storage curve (closed sweep, open loop)
-    storage_fits: dict = None     # (host, kind, rw) -> analysis.curves.CurveFit
+    storage_fits: dict | None = None  # (host, kind, rw) -> analysis.curves.CurveFit
     pacing: pd.DataFrame = None   # fixed vs exponential pacing of the memory load at the same bandwidth
     grid: pd.DataFrame = None     # the points of every adaptive queue-depth grid and why they were added
     mem_sections: pd.DataFrame = None  # NUMA latency/bandwidth matrices, max bandwidth, cache-to-cache latency
@@ -465,9 +465,10 @@ def slo_targets(profile: str | None = None) -> list[float]:
     return [float(t) for t in section.get("slo_p99_us") or [DEFAULT_SLO_P99_US]]
 
 
-def synthesise(data_dir: Path | str, specs_dir: Path | str, targets_us: list[float] | None = None,
+def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, targets_us: list[float] | None = None,
                kinds: dict[str, str] | None = None) -> Synthesis:
-    """Load every host under ``<data_dir>/processed`` and the spec sheets, and compute every table.
+    """Load every host under ``<data_dir>/processed`` and the spec sheets (``specs_dir``, default the shipped
+    ones: memstor.core.resources), and compute every table.
     targets_us: the SLO answer's p99 targets in µs (default :func:`slo_targets`); kinds: the experiment
     tables to read (memstor.analysis.dataset.load_dataset; the registry's, memstor.experiments.kinds())."""
     ds = load_dataset(data_dir, kinds)

@@ -20,6 +20,10 @@ class UnsafeTarget(MemstorError):
 class PointFailed(MemstorError):
     """One measurement point of a sweep failed; the sweep records it and goes on."""
 
+    #: The runner's meta of the point (command line...), when the runner that raised it set it: the sweep
+    #: records it with the failure (``getattr(err, "meta", {})``: an error without it has no such attribute).
+    meta: dict
+
 
 class Interrupted(MemstorError):
     """The user interrupted a run (Ctrl-C); completed points are kept and a rerun resumes (exit 130)."""

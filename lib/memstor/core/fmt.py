@@ -10,7 +10,7 @@ from memstor.core.schema import missing
 
 def fmt_number(v: float | None) -> str:
     """A number for tables: thousands separators, about 3-4 significant digits; '–' for missing."""
-    if missing(v):
+    if v is None or missing(v):
         return "–"
     a = abs(v)
     if a >= 1000:

@@ -11,15 +11,17 @@ from pathlib import Path
 import yaml
 
 from memstor.core.errors import UsageError
+from memstor.core.resources import resource_dir
 
 DEFAULT_PROFILE = "standard"
 
 
 def params_dir(root: Path | None = None) -> Path:
-    """The folder holding the profile files: `<root>/params`, default the repository's."""
+    """The folder holding the profile files: `<root>/params`, default the shipped profiles (package data: in
+    the repository the folder `params/`)."""
     if root is not None:
         return Path(root) / "params"
-    return Path(__file__).resolve().parents[3] / "params"
+    return resource_dir("profiles")
 
 
 def profiles(root: Path | None = None) -> list[str]:
@@ -28,11 +30,14 @@ def profiles(root: Path | None = None) -> list[str]:
 
 
 def read_profile(profile: str, root: Path | None = None) -> dict:
-    """The whole profile file `params/<profile>.yaml` as a mapping of experiment sections."""
-    path = params_dir(root) / f"{profile}.yaml"
+    """The whole profile file `params/<profile>.yaml` as a mapping of experiment sections; a `profile` ending
+    in .yaml/.yml is a profile file of the user's (e.g. a copy of a shipped one, edited)."""
+    own = profile.endswith((".yaml", ".yml"))
+    path = Path(profile).expanduser() if own else params_dir(root) / f"{profile}.yaml"
     if not path.is_file():
         raise UsageError(
-            f"unknown profile {profile!r} (no {path}); choose one of: {', '.join(profiles(root))}"
+            f"unknown profile {profile!r} (no {path}); choose one of: {', '.join(profiles(root))}, "
+            "or give a profile file FILE.yaml"
         )
     try:
         data = yaml.safe_load(path.read_text())

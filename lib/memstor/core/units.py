@@ -54,7 +54,7 @@ def parse_size(text: str, kb_base: int = 1024) -> int:
     return -value if sign == "-" else value
 
 
-def format_size(n_bytes: int) -> str:
+def format_size(n_bytes: float) -> str:
     """Shortest exact fio size string for a byte count (4096 -> ``4k``, 1048576 -> ``1m``, 1000 -> ``1000``)."""
     n = int(n_bytes)
     if n <= 0:

@@ -7,6 +7,7 @@ is derived in the analysis (IOPS and MB/s summed, mean latency weighted by the n
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -121,7 +122,7 @@ def failed_rows(params: dict, point: str, host: str, error: str, source: str | N
     """One row per direction of a point that produced no measurement: job options, error, no metrics."""
     rows = []
     for d in directions(params["rw"], params.get("rwmixread")):
-        row = {k: None for k in FIO_COLUMNS}
+        row: dict[str, Any] = {k: None for k in FIO_COLUMNS}
         row.update(source=source, host=host, jobname=point, rw=params["rw"], direction=d,
                    bs_bytes=parse_size(str(params["bs"])), iodepth=params["iodepth"],
                    numjobs=params["numjobs"], rwmixread=params.get("rwmixread"),

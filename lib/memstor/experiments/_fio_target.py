@@ -42,12 +42,12 @@ class Target:
     tf: memstor.measure.target.TestFile; raw: a raw device named twice; engine: the engine that runs and
     why (note = both, for the table); medium: the drive's identity (part of every point's params)."""
 
-    tf: object
+    tf: TestFile
     raw: bool
     engine: str
     why: str
     note: str
-    medium: dict
+    medium: str
 
     @property
     def info(self) -> dict:
@@ -114,7 +114,7 @@ class HeldTarget:
     def __init__(self) -> None:
         self._stack = contextlib.ExitStack()
         self.target: Target | None = None
-        self._runner = None
+        self._runner: FioRunner | None = None
 
     def runner(self, jobs: dict):
         """The run's FioRunner (memstor.measure.fio), given this round's jobs."""

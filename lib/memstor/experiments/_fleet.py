@@ -94,6 +94,7 @@ def run_fleet(fam, params: dict, hosts_file: Path, data_root: Path, *, progress:
             continue
         print(f"{fam.EXPERIMENT}: {error}; every point of {h.label} is measured: its data is re-read",
               file=sys.stderr)
+        assert t is not None  # the plan was made from it
         targets[h.label] = t
         recorded.add(h.label)
         plans.append(plan)
@@ -196,6 +197,7 @@ def cluster_table(results: dict, data_root: Path) -> pd.DataFrame:
             docs[label] = json.loads(Path(res.raw).read_text(encoding="utf-8"))
         if not docs:
             continue
+        assert first is not None  # set with the first doc
         p = first.params
         for direction in _fio_rows.directions(p["rw"], p.get("rwmixread")):
             agg = cluster_aggregate(docs, direction)
@@ -272,6 +274,7 @@ def _fetch(h, experiment: str, data_root: Path, ssh_extra) -> None:
     with subprocess.Popen(ssh_argv(h, ssh_extra, "-o", "BatchMode=yes", h.ssh, remote), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE) as src:
         untar = subprocess.run(["tar", "-C", str(data_root), "-xf", "-"], stdin=src.stdout, capture_output=True)
+        assert src.stderr is not None  # stderr=PIPE
         err = src.stderr.read().decode(errors="replace")
     if src.returncode != 0 or untar.returncode != 0:
         why = (err.strip().splitlines() or untar.stderr.decode(errors="replace").strip().splitlines()

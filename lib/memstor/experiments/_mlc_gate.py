@@ -129,7 +129,7 @@ def remeasure_points(points: Sequence[Point], rows: list[dict], max_remeasure: i
             counts[(cfg, rep, d)] = counts.get((cfg, rep, d), 0) + 1
     final = [r for r in choose_attempts(rows) if r.get("status") == "done"]
     want: dict[tuple, set] = {}  # (config, repetition) -> delays (None: the whole point)
-    bases: dict[tuple, dict] = {}
+    bases: dict[tuple, dict | None] = {}
     for row in final:
         if not str(row.get("gate", "")).startswith("failed:"):
             continue

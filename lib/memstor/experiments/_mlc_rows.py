@@ -42,7 +42,9 @@ def settings(params: dict, meta: dict | None = None, text: str = "", detail: str
     "random access" note in the row's ``detail``). Unknown values are None."""
     meta = meta or {}
     mode, tool = params.get("mode"), params.get("tool")
-    sidecar = meta.get("loadlat_json") if isinstance(meta.get("loadlat_json"), dict) else {}
+    sidecar = meta.get("loadlat_json")
+    if not isinstance(sidecar, dict):
+        sidecar = {}
     loads = mode != "idle_latency"
     threads = len(params.get("load_cpus") or []) if loads else 0
     if loads and isinstance(sidecar.get("load_cpus"), list) and sidecar["load_cpus"]:
@@ -133,8 +135,8 @@ def point_rows(result: PointResult, data_root: Path, host: str) -> list[dict]:
     return out
 
 
-#: Traffic labels (table) -> MLC -W codes (loadlat's JSON).
-_LABEL_CODE = {label: code for code, (label, _frac) in TRAFFIC_CODES.items()}
+#: Traffic labels (table) -> MLC -W codes (loadlat's JSON); looked up with a row's traffic, which may be None.
+_LABEL_CODE: dict[str | None, str] = {label: code for code, (label, _frac) in TRAFFIC_CODES.items()}
 
 
 def build_table(results: Sequence[PointResult], data_root: Path, host: str) -> pd.DataFrame:

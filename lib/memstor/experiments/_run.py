@@ -43,7 +43,9 @@ def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: d
     info = collect(target_dir)
     info["device"] = device
     old = read_json(out) or {}
-    stored = old.get("device") if isinstance(old.get("device"), dict) else {}
+    stored = old.get("device")
+    if not isinstance(stored, dict):
+        stored = {}
     if target_dir is None and (device or {}).get("kind") in (None, "memory") and \
             stored.get("kind") not in (None, "memory"):
         info["target"], info["device"] = old.get("target"), stored

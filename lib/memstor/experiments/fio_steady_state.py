@@ -266,7 +266,7 @@ class StopRule:
             why = res.error or next((r.get("error") for r in rows if r.get("error")), None) or "no result"
             self.failed = (p["phase"], f"{what} failed ({why})")
             return f"stopped: {what} failed; rerun the same command to retry it"
-        if p.get("tracking"):
+        if iops is not None:  # a tracking round (its IOPS are known: checked above)
             self.series.append(iops)
         if res.point.name not in self.round_ends:
             return None

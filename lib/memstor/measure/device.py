@@ -367,7 +367,7 @@ def resolve(kind: str, params: Any, data_root: Path, target_dir: Path | None, ho
         else:
             named_by = "raw device" if identity and identity["kind"] == "raw-device" else "target filesystem"
             name = disambiguate(data_root, name, identity)
-    record = {"name": name, "named_by": named_by, "machine": default_host}
+    record: dict[str, Any] = {"name": name, "named_by": named_by, "machine": default_host}
     record.update(identity or {"kind": "memory"})
     if identity and identity["kind"] == "filesystem":
         record["same_filesystem_as_scratch"] = identity.get("st_dev") is not None and identity.get("st_dev") == scratch

@@ -101,7 +101,7 @@ def pcie_link(block_device_name: str, root: Path = SYSTEM_ROOT) -> dict:
     cur_s, max_s = (parse.parse_pcie_link_speed(raw[k]) for k in ("current_link_speed", "max_link_speed"))
     cur_w, max_w = (parse.parse_pcie_link_width(raw[k]) for k in ("current_link_width", "max_link_width"))
     below = None
-    if None not in (cur_s, max_s, cur_w, max_w):
+    if cur_s is not None and max_s is not None and cur_w is not None and max_w is not None:
         below = cur_s < max_s or cur_w < max_w
     return {"available": True, "device": disk, "controller": ctrl, "pci_address": function.name,
             "current_link_speed_GTps": cur_s, "current_link_width": cur_w,
@@ -194,7 +194,8 @@ def _smartctl(disk: str) -> dict:
 def _nvme_identity(disk: str, ctrl: str | None) -> dict:
     rec = _parsed(parse.parse_nvme_id_ctrl, _run(["nvme", "id-ctrl", f"/dev/{ctrl or disk}", "-o", "json"]))
     rec["nvm_capacity_bytes"] = rec.pop("capacity_bytes")
-    if NVME_NAME.match(disk) and NVME_NAME.match(disk).group("ns"):
+    name = NVME_NAME.match(disk)
+    if name and name.group("ns"):
         try:
             ns = _parsed(parse.parse_nvme_id_ns, _run(["nvme", "id-ns", f"/dev/{disk}", "-o", "json"]))
             rec.update(lba_format_index=ns["lba_format_index"], lba_size_bytes=ns["lba_size_bytes"],
@@ -523,7 +524,7 @@ def drive_record(path: Path | str, raw: bool = False, root: Path = SYSTEM_ROOT) 
     return record_of(locate(path, raw, root), root)
 
 
-def run_record(where: dict, before: dict, after: dict, root: Path = SYSTEM_ROOT) -> dict:
+def run_record(where: dict, before: dict | None, after: dict | None, root: Path = SYSTEM_ROOT) -> dict:
     """The drive section a storage run stores in sysinfo.json: :func:`record_of` without a live health
     reading, plus health_before and health_after (the snapshots taken right before and after the
     sweep) and health_delta (after - before). Never raises (a failure is the sections' reason)."""

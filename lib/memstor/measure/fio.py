@@ -49,7 +49,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from memstor.core.errors import PointFailed, UsageError
 from memstor.core.files import atomic_write
@@ -232,11 +232,11 @@ class FioJob:
         return _parse_size(self.size)
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_num(v: Any) -> bool:
+def _is_num(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -326,6 +326,7 @@ def _open_loop_options(job: FioJob, output: Path) -> list[str]:
     if job.lat_percentiles:
         opts.append("--lat_percentiles=1")
     if job.latency_target_us is not None:
+        assert job.latency_window_s is not None  # job.validate() (fio_command): latency_target_us needs it
         opts += [f"--latency_target={job.latency_target_us}us", f"--latency_window={_ms(job.latency_window_s)}",
                  f"--latency_percentile={job.latency_percentile:g}"]
     if job.logs:

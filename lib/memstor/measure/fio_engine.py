@@ -163,7 +163,7 @@ def choose_engine(preferred: str, directory: Path, *, direct: bool = True) -> tu
     if not Path(directory).is_dir():
         raise UsageError(f"{directory}: no such directory; create it or pick an existing --target")
     chain = list(ENGINE_CHAIN[ENGINE_CHAIN.index(preferred):]) if preferred in ENGINE_CHAIN else [preferred, "psync"]
-    refused = []
+    refused: list[str] = []
     for engine in chain:
         problem = _probe_engine(binary, engine, Path(directory), direct)
         if problem is None:

@@ -101,7 +101,13 @@ def _watch(proc: subprocess.Popen, watch, timeout_s: float) -> bool:
 
 
 
-def run_fio(cmd: list[str], timeout_s: float, output: Path, watch=None) -> subprocess.CompletedProcess:
+class FioRun(subprocess.CompletedProcess[str]):
+    """fio's CompletedProcess (text) and ``stopped``: True when memstor ended the point early (SIGINT)."""
+
+    stopped: bool = False
+
+
+def run_fio(cmd: list[str], timeout_s: float, output: Path, watch=None) -> FioRun:
     """Run fio capturing stdout and stderr separately (text); on timeout or any interruption every
     process of this fio run is stopped before the exception goes on. fio dies with its parent (Linux).
 
@@ -127,6 +133,6 @@ def run_fio(cmd: list[str], timeout_s: float, output: Path, watch=None) -> subpr
         kill_stale_fio(Path(output).parent)
         raise
     rc = 0 if stopped and proc.returncode == SIGINT_EXIT else proc.returncode
-    res = subprocess.CompletedProcess(cmd, rc, out, err)
+    res = FioRun(cmd, rc, out, err)
     res.stopped = stopped
     return res

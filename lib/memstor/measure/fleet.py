@@ -180,6 +180,7 @@ def start_server(host: Host, index: int, ssh_extra: Sequence[str] = (), fio: str
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if _wait_local(server.local_address, server.local_port, 10, server.tunnel):
                 break
+            assert server.tunnel.stderr is not None  # stderr=PIPE
             said = server.tunnel.stderr.read().strip() if server.tunnel.poll() is not None else ""
             end_process(server.tunnel)
             if "Address already in use" in said and attempt < _TUNNEL_TRIES:

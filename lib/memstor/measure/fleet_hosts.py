@@ -110,6 +110,7 @@ def _host(entry: Any) -> Host:
     if unknown:
         raise _Bad(unknown[0], f"unknown key (known: {', '.join(sorted(_KEYS))})")
     ssh = _string(entry, "ssh", required=True)
+    assert ssh is not None  # required: _string raised when it is missing
     if not _SSH.match(ssh):
         raise _Bad("ssh", f"not an SSH destination like user@host, got {ssh!r}")
     port = entry.get("port")

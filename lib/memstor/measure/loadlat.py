@@ -77,7 +77,7 @@ def build(root: Path | None = None, output: Path | None = None) -> Path:
 
 def binary(root: Path | None = None) -> Path:
     """The loadlat executable: ``$LOADLAT`` when set, else ``<root>/build/bin/loadlat``, else ``loadlat``
-    on PATH. Raises MemstorError "loadlat is not built: run `make loadlat`" when there is none."""
+    on PATH. Raises MemstorError "loadlat is not built: run `make loadlat` ..." when there is none."""
     env = os.environ.get("LOADLAT")
     if env:
         path = Path(env).expanduser()
@@ -91,7 +91,8 @@ def binary(root: Path | None = None) -> Path:
     on_path = shutil.which("loadlat")
     if on_path:
         return Path(on_path)
-    raise MemstorError("loadlat is not built: run `make loadlat`")
+    raise MemstorError("loadlat is not built: run `make loadlat` in the memstor checkout (or put a built loadlat "
+                       "on PATH, or set LOADLAT=/path/to/loadlat)")
 
 
 def version(exe: Path | str | None = None) -> str:

@@ -32,6 +32,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from memstor.core.errors import PointFailed, UsageError
 from memstor.core.schema import TRAFFIC_CODES
@@ -328,7 +329,7 @@ def huge_page_share(text: str) -> float | None:
     return got / total if total else None
 
 
-def pages_text(tool: str, huge_pages: bool, share: float | None = None, thp: str | None = None) -> str:
+def pages_text(tool: str | None, huge_pages: bool, share: float | None = None, thp: str | None = None) -> str:
     """How the buffers were paged, for the table's ``pages`` column: ``2M (THP, 100 %)`` (loadlat -L,
     share from its header), ``2M (MLC -L)``, ``4K``; ``4K or 2M (THP always)`` for MLC without -L when
     the kernel may back it with transparent huge pages anyway."""
@@ -525,7 +526,7 @@ class MlcRunner:
                 # point's params or name: it changes the sidecar's detail, not the measured values, so
                 # raw files measured with 5 stay valid (their interval is empty: too few sub-windows).
                 argv += [f"--windows={sub_windows(float(params.get('seconds', 2)))}", f"--json={json_file}"]
-            meta = {"command": argv, "tool": self.tool, "tool_choice": self.requested, "executable": self.executable,
+            meta: dict[str, Any] = {"command": argv, "tool": self.tool, "tool_choice": self.requested, "executable": self.executable,
                     "thp_enabled": thp_mode()}
             if delay_file is not None:
                 meta["delay_file"] = {"path": str(delay_file), "delays": [int(d) for d in params["delays"]]}

@@ -394,6 +394,7 @@ def _qd1_latency_us(path: Path, engine: str, direct: bool, work: Path, timeout_s
     status, detail, doc = _run_probe(job, work / "qd1", timeout_s)
     if status != "ok":
         raise MemstorError(f"submit-mode probe on {path}: QD1 reads with {engine}: {detail}")
+    assert doc is not None  # an "ok" probe comes with its document
     lat = (doc["jobs"][0].get("read") or {}).get("lat_ns") or {}
     return float(lat.get("mean") or 0.0) / 1000.0
 
@@ -410,6 +411,7 @@ def _trial(mode: str, path: Path, engine: str, direct: bool, rate: int, iodepth:
         status, detail, doc = _run_probe(job, work / f"{mode}{i}", timeout_s)
         if status != "ok":
             return ModeTrial(mode, status, f"{detail} in run {i} of {runs}", i, engine)
+        assert doc is not None  # an "ok" probe comes with its document
         achieved = float(doc["jobs"][0]["read"]["iops"])
         if iolog_ok:
             gaps = interarrival_us(log_folder(work / f"{mode}{i}" / "out.json") / IOLOG_NAME)
@@ -430,7 +432,7 @@ def _run_probe(job: FioJob, folder: Path, timeout_s: float) -> tuple[str, str, d
     preexec = die_with_parent if sys.platform.startswith("linux") else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
     try:
-        _, err = proc.communicate(timeout=timeout_s)
+        _, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_run(proc, folder)
         return "hung", f"hung (killed after {timeout_s:g} s)", None
@@ -439,7 +441,7 @@ def _run_probe(job: FioJob, folder: Path, timeout_s: float) -> tuple[str, str, d
         raise
     text = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
     try:
-        doc = check_fio_output("probe", proc.returncode, err, text)
+        doc = check_fio_output("probe", proc.returncode, stderr, text)
     except PointFailed as failure:
         return "failed", str(failure).split(": ", 1)[-1], None
     ios = sum(int((j.get("read") or {}).get("total_ios", 0)) for j in doc.get("jobs", []))

@@ -11,10 +11,13 @@ from typing import Protocol
 
 
 class Weighted(Protocol):
-    """What the bar needs of a point: its name and expected wall time in seconds."""
+    """What the bar needs of a point: its name and expected wall time in seconds (read only: Point is frozen)."""
 
-    name: str
-    est_s: float
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def est_s(self) -> float: ...
 
 
 class Progress:

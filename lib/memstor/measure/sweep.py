@@ -100,10 +100,18 @@ def same_measurement(point: Point, recorded) -> bool:
     return all(recorded.get(k) == new.get(k) for k in keys)
 
 
-class Runner(Protocol):
-    """What run_sweep needs from a tool runner (fio, mlc, loadlat...)."""
+class RawFormat(Protocol):
+    """What reading a folder's raw files needs (is_cached, conflict, survey): their suffix and completeness."""
 
     suffix: str  # ".json" or ".txt" (raw output file suffix)
+
+    def complete(self, raw: Path) -> bool:
+        """True when the raw file holds a complete measurement."""
+        ...
+
+
+class Runner(RawFormat, Protocol):
+    """What run_sweep needs from a tool runner (fio, mlc, loadlat...): a RawFormat that also measures."""
 
     def run(self, point: Point, out_tmp: Path) -> dict:
         """Write raw output to out_tmp; return meta extras (command: list[str], tool, tool_version...).
@@ -111,10 +119,6 @@ class Runner(Protocol):
         Raise PointFailed("point X: reason") on failure. A PointFailed may carry a ``meta`` dict
         attribute (e.g. the command line) that is recorded in the failed point's meta file.
         """
-        ...
-
-    def complete(self, raw: Path) -> bool:
-        """True when the raw file holds a complete measurement."""
         ...
 
 
@@ -255,7 +259,7 @@ def check_name(kind: str, name: str) -> None:
 
 
 
-def is_cached(point: Point, runner: Runner, directory: Path) -> bool:
+def is_cached(point: Point, runner: RawFormat, directory: Path) -> bool:
     """True when the point's raw file is complete and its meta says done with the same params."""
     raw = raw_path(directory, point, runner.suffix)
     meta = read_json(meta_path(directory, point))
@@ -275,7 +279,7 @@ KEPT = "it is kept, not replaced"
 _MAX_DIFF_KEYS = 4
 
 
-def conflict(point: Point, runner: Runner, directory: Path) -> str | None:
+def conflict(point: Point, runner: RawFormat, directory: Path) -> str | None:
     """The one-line error when the point's raw file is a completed measurement of OTHER params (kept), else
     None: meta status done, raw file complete, and the meta's params differ from ``point.params``."""
     raw = raw_path(directory, point, runner.suffix)
@@ -407,7 +411,7 @@ class SweepFolder:
             self.write_manifest()
 
 
-def survey(experiment: str, host: str, directory: Path, points: Sequence[Point], runner: Runner,
+def survey(experiment: str, host: str, directory: Path, points: Sequence[Point], runner: RawFormat,
            sysinfo: Any = None, extra: dict | None = None) -> SweepFolder:
     """What the folder holds for ``points``: measured (:func:`is_cached`), kept (:func:`conflict`), pending."""
     cached = {p.name for p in points if is_cached(p, runner, directory)}
@@ -421,7 +425,7 @@ def survey(experiment: str, host: str, directory: Path, points: Sequence[Point],
 
 
 @contextlib.contextmanager
-def open_folder(experiment: str, host: str, directory: Path, points: Sequence[Point], runner: Runner,
+def open_folder(experiment: str, host: str, directory: Path, points: Sequence[Point], runner: RawFormat,
                 sysinfo: Any = None, extra: dict | None = None) -> Iterator[SweepFolder]:
     """Create ``directory``, hold its lock (SweepLocked when another sweep does), remove a killed sweep's temp
     files, and yield its :func:`survey`. UsageError when the folder cannot be created."""

@@ -56,7 +56,8 @@ def parse_cache_size(text: str) -> int | None:
 
 
 def _cpuinfo() -> list[dict[str, str]]:
-    blocks, cur = [], {}
+    blocks: list[dict[str, str]] = []
+    cur: dict[str, str] = {}
     for line in _read("/proc/cpuinfo").splitlines():
         if not line.strip():
             if cur:

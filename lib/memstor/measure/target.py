@@ -385,6 +385,20 @@ def remove_test_file(tf: TestFile) -> None:
         marker_path(path).unlink()
 
 
+def kept_test_file(directory: Path) -> TestFile | None:
+    """memstor's test file left in ``directory`` for reuse (its marker verified), or None when there is none.
+
+    UnsafeTarget when a file of that name is there but is not memstor's (never reported as ours, never deleted).
+    """
+    path = Path(directory) / TESTFILE_NAME
+    if not os.path.lexists(path):
+        return None
+    ok, why = owned(path)
+    if not ok:
+        raise UnsafeTarget(f"{path} is not memstor's test file ({why}); memstor leaves it alone")
+    return TestFile(path=path, size_bytes=path.stat().st_size, created=True, reused=True)
+
+
 # --------------------------------------------------------------------------------------- raw devices
 
 
@@ -433,7 +447,9 @@ def check_device(device: str | None, confirm_device: str | None, size_bytes: int
 def _device_bytes(rdev: int, root: Path = SYSTEM_ROOT) -> int | None:
     """Size in bytes of block device number `rdev` from sysfs (512-byte sectors), None when unreadable."""
     with contextlib.suppress(OSError, ValueError, TypeError):
-        return int((sys_block(rdev, root) / "size").read_text()) * 512
+        block = sys_block(rdev, root)
+        if block is not None:
+            return int((block / "size").read_text()) * 512
     return None
 
 

@@ -205,18 +205,21 @@ def _ata_health(data: dict, lbs: int | None, notes: list[str]) -> dict:
     used = to_int((data.get("endurance_used") or {}).get("current_percent"))
     if used is None:
         for name in _WEAR_REMAINING:
-            if name in attrs and to_int(attrs[name].get("value")) is not None:
-                used = max(0, 100 - to_int(attrs[name].get("value")))
+            remaining = to_int(attrs[name].get("value")) if name in attrs else None
+            if remaining is not None:
+                used = max(0, 100 - remaining)
                 notes.append(f"percentage_used_pct: 100 - normalized {name}")
                 break
     out["percentage_used_pct"] = used
     written = None
-    if "Total_LBAs_Written" in attrs and _ata_raw(attrs["Total_LBAs_Written"]) is not None and lbs:
-        written = _ata_raw(attrs["Total_LBAs_Written"]) * lbs
+    total_lbas = _ata_raw(attrs["Total_LBAs_Written"]) if "Total_LBAs_Written" in attrs else None
+    if total_lbas is not None and lbs:
+        written = total_lbas * lbs
     else:
         for name, unit in _WRITTEN_UNIT_BYTES.items():
-            if name in attrs and _ata_raw(attrs[name]) is not None:
-                written = _ata_raw(attrs[name]) * unit
+            raw = _ata_raw(attrs[name]) if name in attrs else None
+            if raw is not None:
+                written = raw * unit
                 break
     out["data_units_written"] = None
     out["data_written_bytes"] = written
@@ -334,6 +337,7 @@ def parse_nvme_smart_log(text: str) -> dict:
     data = _unwrap(_load_json(text, "nvme smart-log"), "data_units_written")
     if "smartctl" in data or "nvme_smart_health_information_log" in data:
         raise _fail("nvme smart-log", "this is smartctl -j output (read it with parse_smartctl_json)")
+    rec: dict[str, Any]
     try:
         units = to_int(_first(data, "data_units_written"))
         temp_raw = _first(data, "temperature", "composite_temperature")
@@ -399,6 +403,7 @@ def parse_nvme_id_ctrl(text: str) -> dict:
     model = clean_text(_first(data, "mn"))
     if model is None:
         raise _fail(tool, "no model number (mn) in the output")
+    rec: dict[str, Any]
     try:
         vwc = to_int(_first(data, "vwc"))
         cap = to_int(_first(data, "tnvmcap"))

@@ -28,7 +28,7 @@ def _window_of(time_ms: np.ndarray, avg_msec: int) -> np.ndarray:
 def infer_log_avg_msec(frames: Sequence[pd.DataFrame]) -> int:
     """fio's ``log_avg_msec`` of interval-log frames: the median gap between a job's entries (ms).
     ValueError when no frame has two entries of one direction."""
-    gaps = []
+    gaps: list[float] = []
     for f in frames:
         for _, g in f.groupby("direction"):
             t = np.sort(g["time_ms"].to_numpy(dtype=np.float64))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 
 from memstor.core.errors import ParseError
 from memstor.core.fiohist import ns_to_us
@@ -93,6 +94,7 @@ def _json_latency(ddir: dict) -> tuple[dict | None, float]:
 def _json_percentiles(ddir: dict) -> dict:
     """clat percentile columns (us) of one JSON direction (3.x ns -> us by memstor.core.fiohist.ns_to_us,
     the conversion every table of bin latencies uses, so one percentile reads the same everywhere)."""
+    to_us: Callable[[float], float]
     if "clat_ns" in ddir:
         clat, to_us = ddir["clat_ns"], ns_to_us
     else:
@@ -118,7 +120,7 @@ def _json_direction_metrics(ddir: dict) -> dict:
     out["total_ios"] = total
     lat, scale = _json_latency(ddir)
     sampled = lat and lat.get("N", 1) and (lat.get("max") or lat.get("mean"))
-    if sampled and (total is None or total > 0):
+    if sampled and lat is not None and (total is None or total > 0):  # (sampled implies lat)
         out.update(lat_mean_us=_scaled(lat["mean"], scale), lat_stddev_us=_scaled(lat.get("stddev", 0), scale),
                    lat_min_us=_scaled(lat["min"], scale), lat_max_us=_scaled(lat["max"], scale))
         out.update(_json_percentiles(ddir))
@@ -144,7 +146,7 @@ def _json_active(ddir: dict) -> bool:
 # ------------------------------------------------------------------------------------------- jobs
 def _json_hosts(jobs: list[dict]) -> list[str | None]:
     """host per job: ``hostname``, plus ``:port`` when one hostname runs several fio servers."""
-    ports: dict[str, set] = {}
+    ports: dict[str | None, set] = {}
     for job in jobs:
         ports.setdefault(job.get("hostname"), set()).add(job.get("port"))
     hosts = []
@@ -160,7 +162,7 @@ def _json_job_rows(job: dict, gopts: dict, version: str | None, host: str | None
     has_options = "job options" in job or bool(gopts)
     spec = spec_from_options({**gopts, **(job.get("job options") or {})}, version, has_options)
     error = leading_int(job.get("error")) or 0
-    dirs = directions(spec["rw"], spec["rwmixread"])
+    dirs: tuple[str | None, ...] = directions(spec["rw"], spec["rwmixread"])
     if not dirs:
         dirs = tuple(d for d in DIRECTIONS if _json_active(job.get(d) or {})) or (None,)
     rows = []

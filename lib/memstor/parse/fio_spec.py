@@ -149,8 +149,9 @@ def _rwmixread(opts: dict, rw: str | None, defaults: bool) -> int | None:
     if rw not in MIXED:
         return None
     value = leading_int(opts.get("rwmixread"))
-    if value is None and leading_int(opts.get("rwmixwrite")) is not None:
-        value = 100 - leading_int(opts.get("rwmixwrite"))
+    write = leading_int(opts.get("rwmixwrite"))
+    if value is None and write is not None:
+        value = 100 - write
     return value if value is not None or not defaults else 50
 
 

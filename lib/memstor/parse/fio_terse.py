@@ -40,13 +40,14 @@ def terse_record(line: str, version: str | None, host: str | None) -> dict | Non
     block = 47 if layout == 5 else 41
     if len(f) < head + 2 * block:
         return None
+    dirs: dict[str, dict] = {}
     rec = {"name": f[head - 3], "groupid": leading_int(f[head - 2]), "error": leading_int(f[head - 1]),
-           "version": f[1] if layout != 2 else version, "host": host, "dirs": {}}
+           "version": f[1] if layout != 2 else version, "host": host, "dirs": dirs}
     n_dirs = 2 if layout == 3 or layout == 2 else 3
     for i, ddir in enumerate(DIRECTIONS[:n_dirs]):
         start = head + i * block
         if len(f) >= start + block:
-            rec["dirs"][ddir] = _terse_direction(f[start:start + block])
+            dirs[ddir] = _terse_direction(f[start:start + block])
     return rec
 
 

@@ -154,6 +154,7 @@ def _scan_line(st: _TextState, line: str) -> None:
         if rec is not None:
             st.terse.append(rec)
     elif st.pct_scale is not None and stripped.startswith("|"):
+        assert st.ddir is not None  # pct_scale is set only inside a direction (and reset with it)
         for p, value, suffix in _PCT_ITEM.findall(stripped):
             st.ddir["pcts"][pct_key(p)] = float(value) * _SI[suffix] * st.pct_scale
     else:
@@ -283,7 +284,7 @@ def rows_from_text(text: str, source: str, errors: list | None = None) -> list[d
             if errors is None:
                 raise
             bad_lines.append(number)  # a damaged line: skip it, keep what the others say
-    if bad_lines:
+    if bad_lines and errors is not None:  # (errors is None: the first bad line raised)
         more = f" and {len(bad_lines) - 1} more" if len(bad_lines) > 1 else ""
         errors.append(f"{source}: line {bad_lines[0]}{more} unreadable, skipped (damaged fio text?)")
     pairs, leftover = pair_terse(st.records, st.terse)

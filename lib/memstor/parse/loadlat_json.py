@@ -50,8 +50,9 @@ def spread_pct(values: Sequence) -> float | None:
     sub-window) or the mean is not positive."""
     if not values:
         return None
-    nums = [_num(v) for v in values]
-    if any(v is None for v in nums):
+    found = [_num(v) for v in values]
+    nums = [v for v in found if v is not None]
+    if len(nums) < len(found):
         return math.nan
     mean = sum(nums) / len(nums)
     if not mean > 0:
@@ -79,15 +80,17 @@ def grouped(values: Sequence, seconds: Sequence, kind: str) -> list:
     k = gate_groups(n)
     if k == n:
         return list(values)
-    secs = [_num(s) for s in seconds] if len(seconds) == n else []
-    if not secs or any(s is None or s <= 0 for s in secs):
+    given = [_num(s) for s in seconds] if len(seconds) == n else []
+    secs = [s for s in given if s is not None and s > 0]
+    if len(secs) < n:  # none given, or one not a positive number
         secs = [1.0] * n
     size = n // k
-    out = []
+    out: list[float | None] = []
     for g in range(k):
-        vs = [_num(v) for v in values[g * size:(g + 1) * size]]
+        found = [_num(v) for v in values[g * size:(g + 1) * size]]
+        vs = [v for v in found if v is not None]
         ts = secs[g * size:(g + 1) * size]
-        if any(v is None for v in vs) or (kind == "latency" and any(v <= 0 for v in vs)):
+        if len(vs) < len(found) or (kind == "latency" and any(v <= 0 for v in vs)):
             out.append(None)
         elif kind == "latency":
             out.append(sum(ts) / sum(t / v for t, v in zip(ts, vs)))
@@ -118,13 +121,15 @@ def point_figures(doc: dict, point: dict) -> dict:
             out["latency_spread_pct"] = spread_pct(grouped(lat, secs, "latency"))
             series["latency_ns"] = [_num(v) for v in lat]
         out["series"] = series
-    threads = point.get("threads") if isinstance(point.get("threads"), list) else []
+    threads = point.get("threads")
+    if not isinstance(threads, list):
+        threads = []
     shares = [_num(t.get("cpu_share")) for t in threads if isinstance(t, dict)]
     if not shares:  # loadlat < 0.3: the two summary shares
         shares = [_num(point.get("latency_thread_cpu_share")), _num(point.get("load_threads_cpu_share_min"))]
-    shares = [s for s in shares if s is not None]
-    if shares:
-        out["cpu_share_min_pct"] = 100.0 * min(shares)
+    known = [s for s in shares if s is not None]
+    if known:
+        out["cpu_share_min_pct"] = 100.0 * min(known)
     return out
 
 

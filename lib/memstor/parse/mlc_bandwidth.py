@@ -12,6 +12,7 @@ decimals than printed is taken as cut and dropped. Pure functions of the reader'
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from memstor.core.schema import PEAK_ROW_TRAFFIC
 from memstor.parse.mlc_header import LABEL_FRACTION, parse_options
@@ -37,10 +38,11 @@ def peak_line(r: Reader, stripped: str, last: bool) -> bool:
     if r.cut(m.group("val"), last):
         return True  # the text ends inside the number
     traffic = PEAK_ROW_TRAFFIC.get(label)
-    values = {"bandwidth_MBps": float(m.group("val"))}
+    values: dict[str, Any] = {"bandwidth_MBps": float(m.group("val"))}
     if traffic is not None:
         values.update(traffic=traffic, read_fraction=LABEL_FRACTION.get(traffic), traffic_from="row")
     else:
         values.update(traffic_from="command", detail=[f"row '{label}'"])
+    assert run.section is not None  # one of the two bandwidth sections (started above if need be)
     r.add(run.section, **values)
     return True

@@ -34,6 +34,7 @@ def table_header(r: Reader, stripped: str) -> None:
 def table_line(r: Reader, stripped: str, last: bool) -> bool:
     """A line inside a loaded-latency table; False if it is not part of the table."""
     table = r.run.table
+    assert table is not None  # the caller (memstor.parse.mlc) calls it only while a table is open
     if stripped.startswith("Delay") or set(stripped) <= {"="}:
         return True
     toks = stripped.split()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from memstor.parse.guards import one_line
 
@@ -185,7 +186,7 @@ class Reader:
     def add(self, test: str, **values) -> None:
         """Record one measurement of the current run (traffic etc. are filled in when the run ends)."""
         run = self.run
-        m = {"test": test, "section": run.section_id, "detail": [], "latency_ns": None,
+        m: dict[str, Any] = {"test": test, "section": run.section_id, "detail": [], "latency_ns": None,
              "bandwidth_MBps": None, "inject_delay": None, "src_node": None, "dst_node": None,
              "traffic": None, "read_fraction": None, "traffic_from": "none", "label_code": None,
              "says_read_only": run.saw_read_only}

@@ -25,6 +25,7 @@ import html
 import math
 import re
 import shutil
+from importlib import resources
 from pathlib import Path
 
 from memstor.core.errors import MemstorError, UsageError, first_line
@@ -44,7 +45,7 @@ EXPLORE_TAG = "explore"
 
 #: memstor's two nbconvert templates (package data): memstor.html.j2 (offline HTML on the lab template)
 #: and memstor.tex.j2 (the LaTeX route for the PDF).
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATES = Path(str(resources.files("memstor.report") / "templates"))
 
 
 # ------------------------------------------------------------------------------------------ tables
@@ -164,7 +165,7 @@ class Table:
         num = [self._numeric(rows, j) for j in range(len(header))]
         multiline = [any("\n" in r[j] for r in rows) for j in range(len(header))]
         self._natural = natural
-        specs = [None] * len(header)
+        specs: list[str | None] = [None] * len(header)
         fixed = 0.0
         full = budget + 3 * len(header)
         for j, h in enumerate(header):
@@ -337,7 +338,7 @@ def _prepare(nb):
 
 def save_figures(nb, outdir: Path, stem: str) -> list:
     """Write every PNG output of nb to ``outdir/figures/<stem>-NN.png``; return the paths."""
-    paths = []
+    paths: list[Path] = []
     figdir = outdir / "figures"
     for cell in nb.cells:
         for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:

@@ -114,7 +114,7 @@ def delay_sweep(df: pd.DataFrame, idle_ns: float | None = None):
     labels = legend_labels(curves, panel_by=("access_bytes", "traffic"))
     idle_lines = _idle_lines(df, idle_ns)
     fig, axes = new_figure(ncols=len(sizes), nrows=len(traffics), scale=0.9)
-    handles = []
+    handles: list = []
     for r, traffic in enumerate(traffics):
         for c, size in enumerate(sizes):
             ax = axes[r * len(sizes) + c]

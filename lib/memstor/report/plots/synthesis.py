@@ -207,9 +207,9 @@ def memory_figure(curves: pd.DataFrame, fits: dict):
     keys = list(dict.fromkeys(labels.values()))
     colours = dict(zip(keys, sns.color_palette("colorblind", max(len(keys), 1))))
     style()
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7.2, 2.9 * len(panels)), squeeze=False,
+    fig, axes_grid = plt.subplots(len(panels), 1, figsize=(7.2, 2.9 * len(panels)), squeeze=False,
                              constrained_layout=True, dpi=REPORT_DPI)
-    axes = list(axes.flat)
+    axes = list(axes_grid.flat)
     for ax, (host, acc) in zip(axes, panels):
         p = d[(d["_host"] == host) & (d["_acc"] == acc)]
         handles, texts = [], []
@@ -255,9 +255,9 @@ def storage_curve_figure(fits: dict):
     workloads = sorted({rw for _, _, rw in fits})
     styles = host_styles({h for h, _, _ in fits})
     style()
-    fig, axes = plt.subplots(len(workloads), 1, figsize=(7.2, 2.9 * len(workloads)), squeeze=False,
+    fig, axes_grid = plt.subplots(len(workloads), 1, figsize=(7.2, 2.9 * len(workloads)), squeeze=False,
                              constrained_layout=True, dpi=REPORT_DPI)
-    axes = list(axes.flat)
+    axes = list(axes_grid.flat)
     for ax, rw in zip(axes, workloads):
         handles, texts = [], []
         for (host, kind, w), cf in sorted(fits.items()):

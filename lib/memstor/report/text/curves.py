@@ -95,7 +95,7 @@ def memory_sentences(mem: pd.DataFrame) -> list:
     with 95 % intervals (or "not identifiable: <reason>"), the measured maximum, the bandwidth where the
     measured latency reaches 1.25·R0 and 2·R0 (censored when not reached), the held-out check, and the
     DRAM read share beside MLC's instruction mix and the write penalty where known (markdown)."""
-    out = []
+    out: list[str] = []
     if mem is None:
         return out
     for _, m in mem.iterrows():
@@ -117,7 +117,7 @@ def memory_sentences(mem: pd.DataFrame) -> list:
 
 def storage_sentences(storage: pd.DataFrame) -> list:
     """One sentence per storage curve (storage_fit row), in the same words as the memory curves."""
-    out = []
+    out: list[str] = []
     if storage is None:
         return out
     for _, r in storage.iterrows():

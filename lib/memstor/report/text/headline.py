@@ -26,7 +26,7 @@ def headline_table(long: pd.DataFrame) -> pd.DataFrame:
             lo = r["value_ci_low"].iloc[0] if not r.empty and "value_ci_low" in r else None
             hi = r["value_ci_high"].iloc[0] if not r.empty and "value_ci_high" in r else None
             how = r["ci_method"].iloc[0] if not r.empty and "ci_method" in r else ""
-            shown = fmt_ci(v, lo, hi) if not missing(v) else "–"
+            shown = fmt_ci(v, lo, hi) if v is not None and not missing(v) else "–"
             if how and "±" in shown:
                 d = f"95 % CI: {how}" + (f"; {d}" if d else "")
             row[h] = shown if shown == "–" else shown + (f" ({d})" if d else "")

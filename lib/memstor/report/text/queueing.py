@@ -91,7 +91,7 @@ def cluster_display(cluster: pd.DataFrame | None, fio: pd.DataFrame | None) -> p
 def grid_sentences(grid: pd.DataFrame) -> list:
     """One sentence per device x workload of an adaptive grid (markdown): depths measured, how many the knee
     added, and the plateau and knee N* = X_max · R(depth 1) the rule found in them."""
-    out = []
+    out: list[str] = []
     if grid is None or grid.empty:
         return out
     for (host, rw), g in grid.groupby(["host", "rw"], sort=True):
