@@ -297,8 +297,11 @@ def test_run_experiment_snapshots_around_the_sweep(tmp_path, stub_storage_family
     assert drv["health_before"]["fields"]["data_units_written"] == 1000  # the earliest, same drive
     assert drv["health_after"]["fields"]["data_units_written"] == 4000
     assert drv["health_delta"]["fields"]["data_units_written"] == 3000
+    storage_path = json.loads((data / "processed" / "t" / "sysinfo.json").read_text())["machine"]["storage_path"]
     experiments.write_sysinfo(data, "t", None, {"kind": "memory"})  # a memory run keeps the storage record
-    assert json.loads((data / "processed" / "t" / "sysinfo.json").read_text())["drive"] == drv
+    info = json.loads((data / "processed" / "t" / "sysinfo.json").read_text())
+    assert info["drive"] == drv
+    assert storage_path and info["machine"]["storage_path"] == storage_path  # and what its target's path means
 
 
 # ------------------------------------------------------------------------------------ analysis

@@ -45,7 +45,7 @@ IMPORTED_TABLE = "imported"
 
 FIO_NUMERIC = ("bs_bytes", "iodepth", "numjobs", "rwmixread", "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us",
                "lat_min_us", "lat_max_us", "clat_p50_us", "clat_p90_us", "clat_p99_us", "clat_p99_9_us",
-               "clat_p99_99_us", "runtime_s", "total_ios", "file_size_bytes")
+               "clat_p99_99_us", "runtime_s", "total_ios", "file_size_bytes", "cpu_usr_pct", "cpu_sys_pct")
 
 
 MLC_NUMERIC = ("run", "read_fraction", "access_bytes", "inject_delay", "latency_ns", "bandwidth_MBps",

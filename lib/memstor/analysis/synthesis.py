@@ -30,6 +30,7 @@ from memstor.analysis.points import (
 )
 from memstor.analysis.storage import littles_law_table
 from memstor.analysis.storage_fit import storage_fit_table
+from memstor.analysis.validity import validity_table
 from memstor.core import profiles
 from memstor.core.errors import UsageError
 from memstor.core.schema import missing
@@ -449,6 +450,7 @@ class Synthesis:
     grid: pd.DataFrame = None     # the points of every adaptive queue-depth grid and why they were added
     mem_sections: pd.DataFrame = None  # NUMA latency/bandwidth matrices, max bandwidth, cache-to-cache latency
     cluster: pd.DataFrame = None  # fleet runs: per grid point, the hosts' summed throughput and merged percentiles
+    validity: pd.DataFrame | None = None  # host x check x subject: did each analysis's preconditions hold (validity)
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -481,14 +483,18 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     curves = annotate_points(curves, mfits)
     curves_ol = load_latency.curve_table(ds.fio)
     storage, sfits = storage_fits(qd, curves_ol)
+    headline, steady = headline_long(ds, pts), steady_state.verdict_table(ds.fio)
+    valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
+                           headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
+                           mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts})
     return Synthesis(
-        dataset=ds, sheets=sheets, points=pts, headline=headline_long(ds, pts),
+        dataset=ds, sheets=sheets, points=pts, headline=headline,
         spec=spec_comparison(ds, sheets, pts), qd=qd, little=littles_law(ds), knees=knees, knee_fits=kfits,
-        curves=curves, mem=mem, mem_fits=mfits, steady=steady_state.verdict_table(ds.fio),
+        curves=curves, mem=mem, mem_fits=mfits, steady=steady,
         drive=drive_table(ds), interface=interface_check(ds, sheets), load=curves_ol,
         slo=load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
         load_models=load_latency.models(ds, curves_ol), unloaded=load_latency.unloaded(curves_ol),
         storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
         mem_sections=memory.sections_table(ds.mlc),
-        grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster,
+        grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster, validity=valid,
     )

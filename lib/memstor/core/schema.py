@@ -7,8 +7,16 @@ FIO_COLUMNS = [
     "source", "host", "jobname", "groupid", "rw", "direction", "bs_bytes", "iodepth", "numjobs",
     "rwmixread", "ioengine", "direct", "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us", "lat_min_us",
     "lat_max_us", "clat_p50_us", "clat_p90_us", "clat_p99_us", "clat_p99_9_us", "clat_p99_99_us",
-    "runtime_s", "total_ios", "error", "fio_version",
+    "runtime_s", "total_ios", "error", "fio_version", "cpu_usr_pct", "cpu_sys_pct",
 ]
+#: fio's own CPU use (``cpu_usr_pct`` user, ``cpu_sys_pct`` system time) while it ran the row's job: percent
+#: of ONE CPU summed over the job's threads (CPU seconds of all its threads per second of the run x 100;
+#: 250 = two and a half CPUs busy), to compare with the logical CPUs (is the load generator CPU-bound?).
+#: A job-level value: every direction row of a job carries the same number (never add them over directions);
+#: numjobs clones without group_reporting are one row each, a group_reporting row is the group's sum. Empty
+#: when the output cannot say it (terse-only output, fio 2.x JSON of several threads, tables processed before
+#: these columns existed). How fio's usr_cpu/sys_cpu are turned into it: memstor.parse.fio_json.job_cpu_pct.
+FIO_CPU_COLUMNS = ("cpu_usr_pct", "cpu_sys_pct")
 
 #: Latency columns of the fio schema (total latency lat_*, completion-latency percentiles clat_*), in µs.
 FIO_LAT_COLUMNS = ("lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_max_us", "clat_p50_us", "clat_p90_us",

@@ -22,6 +22,7 @@ from memstor.experiments._provenance import write_metas
 from memstor.measure import drive as drives
 from memstor.measure.device import resolve
 from memstor.measure.drive import merge_runs
+from memstor.measure.machine import with_target
 from memstor.measure.sweep import SweepSession, check_name
 from memstor.measure.sysinfo import collect, host_name
 
@@ -49,6 +50,8 @@ def write_sysinfo(data_root: Path, host: str, target_dir: Path | None, device: d
     if target_dir is None and (device or {}).get("kind") in (None, "memory") and \
             stored.get("kind") not in (None, "memory"):
         info["target"], info["device"] = old.get("target"), stored
+        if isinstance(info.get("machine"), dict):
+            info["machine"] = with_target(info["machine"], info["target"])
     old_drive = old.get("drive") if isinstance(old.get("drive"), dict) else None
     info["drive"] = merge_runs(old_drive, drive) if drive is not None else old_drive
     atomic_write(out, json.dumps(info, indent=2, sort_keys=True, default=str) + "\n")

@@ -1,6 +1,12 @@
 """The machine under test, as JSON: CPU, caches, memory, NUMA, THP, kernel, OS, the target's filesystem and
-device, the drive under it (identity, PCIe link, health: memstor.measure.drive), tool versions. Stored
+device, the drive under it (identity, PCIe link, health: memstor.measure.drive), tool versions, and the
+``machine`` block (virtualization, WSL, the target's storage path, power: memstor.measure.machine). Stored
 with every experiment (manifest + ``processed/<host>/sysinfo.json``).
+
+A disk a hypervisor emulates (virtio ``vd*``, Xen ``xvd*``, VMware, Hyper-V, QEMU...) has ``virtual_disk``
+set and ``rotational`` None (unknown) with a note: sysfs says rotational=1 for virtio-blk, which describes
+the emulated device, not the storage behind it. Every disk has a ``kind`` (``virtual disk (virtio)``,
+``NVMe drive``, ``SCSI/SATA disk``...; None when its name says nothing).
 
 collect() never fails: a field it cannot find is None and ``notes`` says why ("field: reason").
 Sources: /proc/cpuinfo, /proc/meminfo, sysfs (/sys/devices/system/cpu, node, block), lscpu -J,
@@ -26,6 +32,7 @@ from memstor.core.files import utc_now
 from memstor.measure import loadlat
 from memstor.measure.drive import drive_record
 from memstor.measure.fio_engine import fio_version
+from memstor.measure.machine import disk_kind, machine_record, virtual_disk
 from memstor.measure.tools import run_tool
 
 #: Seconds any external command may take before it is abandoned.
@@ -286,7 +293,19 @@ def _disk_info(name: str) -> dict:
     for k in ("model", "vendor"):
         if isinstance(info[k], str):
             info[k] = info[k].strip() or None
+    info["virtual_disk"] = virtual_disk(name, vendor=info["vendor"], model=info["model"])
+    info["kind"] = disk_kind(name, info["virtual_disk"])
     return info
+
+
+def unknown_rotation(disks: list[dict], notes: list[str]) -> None:
+    """A virtual disk's ``rotational`` is unknown (None), with a note of what sysfs said."""
+    for d in disks:
+        if d.get("virtual_disk"):
+            said = {True: "1", False: "0"}.get(d["rotational"], "nothing")
+            d["rotational"] = None
+            notes.append(f"target.disks.{d['name']}.rotational: {d['kind']}, sysfs says {said} about the emulated "
+                         "device, not the storage behind it; unknown")
 
 
 def target_info(target: Path, notes: list[str]) -> dict:
@@ -308,6 +327,7 @@ def target_info(target: Path, notes: list[str]) -> dict:
     src = out["source"] or ""
     if src.startswith("/dev/"):
         out["disks"] = [_disk_info(d) for d in _disks_of(src)]
+        unknown_rotation(out["disks"], notes)
         if not any(d.get("model") for d in out["disks"]):
             notes.append(f"target.disks.model: {src} reports no model (virtual disk?)")
     else:
@@ -377,5 +397,10 @@ def collect(target: Path | None = None, drive_of: Path | str | None = None, raw:
         info["target"] = None
     if drive_of is None:
         info["drive"] = None
+    try:
+        info["machine"] = machine_record(info["target"], notes)
+    except Exception as err:  # noqa: BLE001 - one broken source must not lose the rest
+        info["machine"] = None
+        notes.append(f"machine: {type(err).__name__}: {err}")
     info["notes"] = notes
     return info

@@ -143,6 +143,54 @@ def _json_active(ddir: dict) -> bool:
     return bool(ddir.get("total_ios") or ddir.get("io_bytes") or ddir.get("runtime"))
 
 
+# -------------------------------------------------------------------------------------------- CPU
+# What fio's per-job ``usr_cpu``/``sys_cpu`` are (fio's stat.c: usr_time * 100 / total_run_time, where a
+# group_reporting group SUMS both the CPU times and the run times of its threads): percent of one CPU,
+# AVERAGED over the threads of the entry. ``job_runtime`` (fio >= 3.x) is that summed run time in ms; a
+# direction's ``runtime`` is the wall time of the run (the longest thread). Measured with fio-3.33 on a
+# 2-vCPU VM, ``--numjobs=2 --runtime=2 --time_based``:
+#   psync randread of a cached 64 MiB file: without group_reporting two entries, usr 1.7 / sys 25.5 and
+#   usr 1.45 / sys 24.85, job_runtime 2000 each; with it one entry, usr 1.25 / sys 22.575, job_runtime
+#   4000 (= 2 x 2000), read runtime 2001 ms -- the per-thread average (of another run), not the sum.
+#   ioengine=null (CPU-bound): without, usr 71.85 / sys 0.0 and usr 60.35 / sys 3.35; with, usr 65.01 /
+#   sys 3.75, job_runtime 4004, read runtime 2005 ms -> summed over the threads 65.01 x 4004 / 2005 = 129.8 %
+#   (1.3 of the 2 CPUs busy). ramp_time is not counted in job_runtime (ramp 1 s + runtime 2 s: 2000 ms).
+# The tidy columns are therefore usr_cpu x job_runtime / wall runtime: CPU seconds of all the threads per
+# second of the run, x 100 (core.schema.FIO_CPU_COLUMNS). Without job_runtime (fio 2.x) that is known only
+# for one thread (numjobs 1): a group of several threads stays empty rather than guessed.
+def cpu_pct(value) -> float | None:
+    """A CPU percentage fio printed (a number, or text such as ``64.717641%``); None when it is not a
+    finite number >= 0 (a damaged document loses this cell, never the job)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        value = value.strip().removesuffix("%")
+    try:
+        pct = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return pct if math.isfinite(pct) and pct >= 0 else None
+
+
+def job_cpu_pct(job: dict, numjobs: int | None) -> dict:
+    """``cpu_usr_pct``/``cpu_sys_pct`` of one JSON job entry: percent of one CPU summed over its threads
+    (see the comment above); numjobs: the job's option (1 lets fio 2.x output without job_runtime count)."""
+    out: dict[str, float | None] = {"cpu_usr_pct": None, "cpu_sys_pct": None}
+    wall_ms = max((cpu_pct((job.get(d) or {}).get("runtime")) or 0.0 for d in DIRECTIONS
+                   if isinstance(job.get(d), dict)), default=0.0)
+    summed_ms = cpu_pct(job.get("job_runtime"))
+    if summed_ms and wall_ms:
+        threads = summed_ms / wall_ms  # 1 (within a ms) for one thread, ~N for a group of N equal threads
+    elif summed_ms is None and numjobs == 1:
+        threads = 1.0
+    else:
+        return out
+    for column, key in (("cpu_usr_pct", "usr_cpu"), ("cpu_sys_pct", "sys_cpu")):
+        pct = cpu_pct(job.get(key))
+        out[column] = None if pct is None else pct * threads
+    return out
+
+
 # ------------------------------------------------------------------------------------------- jobs
 def _json_hosts(jobs: list[dict]) -> list[str | None]:
     """host per job: ``hostname``, plus ``:port`` when one hostname runs several fio servers."""
@@ -170,6 +218,7 @@ def _json_job_rows(job: dict, gopts: dict, version: str | None, host: str | None
         row = base_row(source, host, job.get("jobname"), job.get("groupid"), spec, ddir, error, version)
         if not error and ddir in job:
             row.update(_json_direction_metrics(job[ddir]))
+            row.update(job_cpu_pct(job, spec["numjobs"]))
         rows.append(row)
     return rows
 

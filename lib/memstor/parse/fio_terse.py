@@ -7,11 +7,21 @@ microseconds. Terse carries no rw option and no I/O count, so ``total_ios`` stay
 terse-only job's directions are those that did I/O.
 
 A terse line printed beside a normal-text result of the same job (``--output-format=normal,terse``)
-is its *twin*: it only refines the normal text's mean/stdev latency (6 decimals instead of 2).
+is its *twin*: it only refines the normal text's mean/stdev latency and CPU use (6 decimals instead of 2).
+
+fio's CPU use follows the direction blocks: ``usr_cpu%;sys_cpu%;ctx;majf;minf`` (percent of one CPU,
+averaged over the threads of the line: see memstor.parse.fio_json.job_cpu_pct). It is read into the record
+(``cpu``), but a terse-only row leaves ``cpu_usr_pct``/``cpu_sys_pct`` empty: a terse line does not say
+whether it describes one thread or a group_reporting group of N (whose sum is N times the printed value),
+and carries no thread count or summed run time to tell. Measured with fio-3.33 (``--numjobs=2
+--group_reporting --ioengine=null``): the terse line says ``64.717641%;3.148426%`` exactly like the normal
+text's ``usr=64.72%, sys=3.15%`` of ``jobs=2``, so only a normal-text twin (which prints ``jobs=N``) can sum it.
 Units of the rows as in memstor.parse.fio (decimal MB/s, microseconds, seconds). Pure functions.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from memstor.parse.fio_spec import (
     DIRECTIONS,
@@ -41,14 +51,36 @@ def terse_record(line: str, version: str | None, host: str | None) -> dict | Non
     if len(f) < head + 2 * block:
         return None
     dirs: dict[str, dict] = {}
-    rec = {"name": f[head - 3], "groupid": leading_int(f[head - 2]), "error": leading_int(f[head - 1]),
-           "version": f[1] if layout != 2 else version, "host": host, "dirs": dirs}
+    rec: dict[str, Any] = {"name": f[head - 3], "groupid": leading_int(f[head - 2]),
+                           "error": leading_int(f[head - 1]), "version": f[1] if layout != 2 else version,
+                           "host": host, "dirs": dirs}
     n_dirs = 2 if layout == 3 or layout == 2 else 3
     for i, ddir in enumerate(DIRECTIONS[:n_dirs]):
         start = head + i * block
         if len(f) >= start + block:
             dirs[ddir] = _terse_direction(f[start:start + block])
+    rec["cpu"] = terse_cpu(f, head, block)
     return rec
+
+
+def _is_pct(field: str) -> bool:
+    """A bare percentage field of a terse line (``64.717641%``; percentiles are ``99.000000%=123``)."""
+    number = field.strip().removesuffix("%")
+    return field.strip().endswith("%") and number.replace(".", "", 1).isdigit()
+
+
+def terse_cpu(f: list[str], head: int, block: int) -> tuple[float, float] | None:
+    """(usr, sys) percent of one CPU from a terse line's fields, or None when not found.
+
+    They follow the direction blocks, whose number depends on the layout and the fio version (fio-3.33
+    prints read, write and trim in v2, v4 and v5 but only read and write in v3; ``unified_rw_reporting``
+    prints one block), so each possible end of the blocks is tried: the CPU fields are the only two bare
+    percentages in a row followed by the context-switch count."""
+    for n_blocks in (3, 2, 1):
+        i = head + n_blocks * block
+        if len(f) > i + 2 and _is_pct(f[i]) and _is_pct(f[i + 1]) and f[i + 2].strip().isdigit():
+            return float(f[i].strip()[:-1]), float(f[i + 1].strip()[:-1])
+    return None
 
 
 def _terse_direction(f: list[str]) -> dict:
@@ -97,6 +129,16 @@ def pair_terse(records: list[dict], terse: list[dict]) -> tuple[list, list]:
         pairs.append((rec, queue.pop(0) if queue else None))
     leftover = [t for queue in pool.values() for t in queue]
     return pairs, leftover
+
+
+def twin_cpu(printed: tuple[float, float] | None, terse: dict | None) -> tuple[float, float] | None:
+    """The normal text's (usr, sys) CPU percentages, with the terse twin's 6 decimals when it agrees with
+    the 2 the text printed."""
+    finer = (terse or {}).get("cpu")
+    if printed is None or finer is None:
+        return printed
+    agree = all(abs(a - b) <= 0.006 for a, b in zip(printed, finer))
+    return finer if agree else printed
 
 
 def refine_from_terse(row: dict, terse: dict | None, ddir: str) -> None:

@@ -31,7 +31,14 @@ from memstor.parse.fio_spec import (
     percentile_columns,
     rw_name,
 )
-from memstor.parse.fio_terse import is_terse, pair_terse, refine_from_terse, terse_record, terse_rows
+from memstor.parse.fio_terse import (
+    is_terse,
+    pair_terse,
+    refine_from_terse,
+    terse_record,
+    terse_rows,
+    twin_cpu,
+)
 from memstor.parse.guards import DAMAGE
 
 _HOST_PREFIX = re.compile(r"^<([^>]*)> ?")
@@ -48,6 +55,7 @@ _LAT = re.compile(r"^\s+(?P<kind>s?c?lat) \((?P<unit>[nmu]?sec)\): min=\s*(?P<mi
                   r"max=\s*(?P<max>[\d.]+[kKMG]?), avg=\s*(?P<avg>[\d.]+), stdev=\s*(?P<sd>[\d.]+)")
 _PCT_HEAD = re.compile(r"^\s+(?P<kind>c?lat) percentiles \((?P<unit>[nmu]?sec)\):")
 _PCT_ITEM = re.compile(r"([\d.]+)th=\[\s*([\d.]+)([kKM]?)\]")
+_CPU = re.compile(r"^\s+cpu\s*: usr=(?P<usr>[\d.]+)%, sys=(?P<sys>[\d.]+)%")
 _ISSUED = re.compile(r"^\s+issued[^:]*:\s*total=(?P<tot>\S+)")
 _BS_SIDE = re.compile(r"\(([RWT])\)\s*([\d.]+\s*[KMGTP]?i?B?)-([\d.]+\s*[KMGTP]?i?B?)")
 _OUT_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
@@ -121,7 +129,7 @@ def _start_record(st: _TextState, m: re.Match) -> None:
     st.record = {"name": key[0], "groupid": key[1], "jobs": int(m.group("jobs")),
                  "error": int(m.group("err")), "errmsg": err.group(1) if err else None,
                  "def": st.defs.get(key), "version": st.version, "host": st.host,
-                 "dirs": {}, "totals": None}
+                 "dirs": {}, "totals": None, "cpu": None}
     st.records.append(st.record)
     st.ddir = None
     st.pct_scale = None
@@ -181,6 +189,11 @@ def _scan_normal(st: _TextState, line: str, stripped: str) -> None:
     if m:
         _start_direction(st, m, v3=m.re is _DIR3)
         return
+    m = _CPU.match(line)
+    if m and st.record is not None:
+        st.record["cpu"] = (float(m.group("usr")), float(m.group("sys")))
+        st.ddir = None
+        return
     m = _ISSUED.match(line)
     if m and st.record is not None:
         st.record["totals"] = [int(x) for x in re.findall(r"\d+", m.group("tot"))]
@@ -237,6 +250,20 @@ def _text_direction_metrics(d: dict, total: int | None, bs: int | None) -> dict:
     return out
 
 
+def _text_cpu(rec: dict, terse: dict | None) -> dict:
+    """``cpu_usr_pct``/``cpu_sys_pct`` of a text record: fio's ``cpu : usr=U%, sys=S%`` line is percent of
+    one CPU averaged over the ``jobs=N`` threads of the record (memstor.parse.fio_json.job_cpu_pct), so the
+    sum over them is N times it. The text has no summed run time: N x is exact when the threads ran equally
+    long (time_based, or equal sizes), the way a group_reporting run is normally set up. Measured with
+    fio-3.33, ``--ioengine=null --numjobs=2 --time_based``: with group_reporting ``jobs=2`` and usr=64.72%
+    (1.29 CPUs busy in all); without, two ``jobs=1`` records of usr=81.20% and 75.35%."""
+    cpu = twin_cpu(rec["cpu"], terse)
+    if cpu is None or rec["error"]:
+        return {}
+    threads = rec["jobs"] if rec["jobs"] > 0 else 1
+    return {"cpu_usr_pct": cpu[0] * threads, "cpu_sys_pct": cpu[1] * threads}
+
+
 def _text_spec(rec: dict) -> dict:
     """Job-spec columns of a text record (rwmixread only when unambiguous)."""
     jdef = rec["def"] or {}
@@ -265,6 +292,7 @@ def _text_record_rows(rec: dict, terse: dict | None, source: str) -> list[dict]:
                 refine_from_terse(row, terse, ddir)
             elif total == 0:
                 row.update(iops=0.0, bw_MBps=0.0, total_ios=0)
+            row.update(_text_cpu(rec, terse))
         rows.append(row)
     return rows
 

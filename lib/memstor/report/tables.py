@@ -39,6 +39,8 @@ TABLES = {
     "cluster": ("cluster", "fleet x experiment x grid point x direction: the hosts measured at once, summed IOPS "
                            "and MB/s, cluster latency percentiles from their merged json+ bins (µs)"),
     "summary": ("points", "device x experiment x configuration x direction: n, means and 95 % CIs"),
+    "validity": ("validity", "device x check x subject: status (pass/warn/fail), the numbers behind it, what follows "
+                             "for the reader, the report section it gates"),
 }
 
 

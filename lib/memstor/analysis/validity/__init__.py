@@ -1,0 +1,111 @@
+"""Validity checks as data: whether each analysis's preconditions held, checked from the measured tables,
+as ONE table (``report/tables/validity.csv``). The report reads it for its first page and to suppress the
+findings whose preconditions failed (:func:`holds`).
+
+One row per host x check x subject (:data:`COLUMNS`):
+
+- ``check``: a stable id from :data:`CHECKS` (one line each on the precondition);
+- ``subject``: what was checked (a workload ``randread``, an experiment ``fio-block-size``, a curve, a
+  configuration, ``loaded_latency: latency_unstable (machine)``);
+- ``status``: ``pass`` / ``warn`` / ``fail`` — fail: the precondition does not hold and the findings it
+  gates are not to be stated; warn: it holds only partly or cannot be shown, the findings need the
+  consequence beside them;
+- ``value``, ``limit``, ``unit``: the number checked and the threshold it is held against (empty when
+  there is no number — e.g. "not recorded");
+- ``evidence``: one plain sentence with the numbers; ``consequence``: what follows for the reader (empty on
+  a pass); ``section``: the report section the row gates, one of :data:`SECTIONS`.
+
+The checks, one module per family (thresholds are named constants there, each with its reason):
+
+- ``openloop``: open_loop_held (share of rate points with open-loop arrivals; < 80 % fail, < 100 % warn),
+  open_loop_rate (achieved / offered >= 95 %), load_generator_cpu (fio's usr + sys against the cores:
+  >= 70 % warn, >= 90 % or one thread >= 90 % of a CPU fail);
+- ``fits``: knee_ceiling (X_max_fit + 1.96 SE >= the highest measured IOPS), knee_min_latency (R_min_fit
+  - 1.96 SE <= the measured latency at the smallest N), knee_located (N*'s interval < 50 % of the sweep,
+  log scale), curve_holdout (every curve model's held-out error as a number, <= 25 %);
+- ``steady``: steady_trace_jump (round-to-round factor > 1.5 warn; a rise > 3x, or a fall > 3x with a
+  rise > 1.5x, fail), steady_window_trend (a monotone window drifting >= 5 %), steady_round_length (rounds
+  >= 10 s, the window rewriting >= 1 span), steady_vs_fresh (steady <= 1.1 x fresh at the same N);
+- ``agreement``: config_agreement (one configuration in two experiments: intervals overlap, else within
+  1.1x; beyond 1.5x fail, with both numbers);
+- ``intervals``: interval_exists (points without a 95 % interval and why), interval_holds_value (a value
+  outside its own interval: fail);
+- ``memory``: memory_gate (a gate reason >= 80 % of the values share: one machine-level warn row with the
+  median spread against the limit; other reasons: a warn row with their count);
+- ``headline``: headline_definition (best IOPS, peak bandwidth and idle latency: one number each).
+
+**Missing numbers.** A check whose inputs are absent (no open-loop run, no steady-state run) has no row.
+When the experiment ran but the numbers a check needs were not recorded — fio's CPU use (``cpu_usr_pct`` /
+``cpu_sys_pct``) or the core count, the open_loop flags — the row is ``warn`` with value empty and evidence
+"not recorded ...": the reader cannot tell whether the precondition held, and the table stays the one place
+that says so. Data where every precondition holds and every number is recorded gives pass rows only.
+
+Entry point :func:`validity_table` takes the tables as keyword arguments (memstor.analysis.synthesis calls it
+with its own; this package never imports synthesis).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.analysis.validity.agreement import agreement_rows
+from memstor.analysis.validity.fits import holdout_rows, knee_rows
+from memstor.analysis.validity.headline import headline_rows
+from memstor.analysis.validity.intervals import interval_rows
+from memstor.analysis.validity.memory import memory_rows
+from memstor.analysis.validity.openloop import cpu_rows, open_loop_rows
+from memstor.analysis.validity.rows import CHECKS, COLUMNS, FAIL, PASS, SECTIONS, STATUSES, WARN, frame
+from memstor.analysis.validity.steady import steady_rows
+
+__all__ = ["CHECKS", "COLUMNS", "FAIL", "PASS", "SECTIONS", "STATUSES", "WARN", "holds", "status",
+           "validity_table"]
+
+
+def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None = None,
+                   points: pd.DataFrame | None = None, knees: pd.DataFrame | None = None,
+                   load: pd.DataFrame | None = None, steady: pd.DataFrame | None = None,
+                   headline: pd.DataFrame | None = None, storage: pd.DataFrame | None = None,
+                   mem: pd.DataFrame | None = None, curves: pd.DataFrame | None = None,
+                   storage_fits: dict | None = None, mem_fits: dict | None = None,
+                   sysinfo: dict | None = None) -> pd.DataFrame:
+    """The validity table (COLUMNS) from the synthesis tables: fio / mlc (the tidy rows, ``ds.fio``,
+    ``ds.mlc``), points (fio_summary), knees, load (open-loop curve), steady (verdicts), headline (long),
+    storage / mem (curve tables) with storage_fits {(host, kind, rw): CurveFit} and mem_fits {(host, curve):
+    CurveFit}, curves (memory curve points), sysinfo {host: its sysinfo.json dict} (the core count). Any may be None: its checks are
+    skipped. Sorted by host, section, check, subject."""
+    rows = [
+        *open_loop_rows(load),
+        *cpu_rows(fio, sysinfo),
+        *knee_rows(knees),
+        *holdout_rows(storage_fits, "curves", lambda k: (k[0], f"{k[1]} {k[2]}")),
+        *holdout_rows(mem_fits, "memory", lambda k: (k[0], str(k[1]))),
+        *steady_rows(steady, fio, points),
+        *agreement_rows(points),
+        *interval_rows(points, fio),
+        *memory_rows(mlc),
+        *headline_rows(headline, knees, load, storage, mem, curves),
+    ]
+    df = frame(rows)
+    order = {s: i for i, s in enumerate(SECTIONS)}
+    df = df.assign(_o=df["section"].map(order)).sort_values(["host", "_o", "check", "subject"], kind="stable")
+    return df.drop(columns="_o").reset_index(drop=True)
+
+
+def _rows(table: pd.DataFrame, check: str, host: str, subject: str | None) -> pd.DataFrame:
+    sel = table[(table["check"] == check) & (table["host"] == host)] if len(table) else table
+    return sel if subject is None else sel[sel["subject"] == subject]
+
+
+def status(table: pd.DataFrame, check: str, host: str, subject: str | None = None) -> str:
+    """The worst status of `check`'s rows for `host` (and `subject`, when given): pass / warn / fail;
+    "" when the table has no such row (not checked)."""
+    sel = _rows(table, check, host, subject)
+    if sel.empty:
+        return ""
+    return max(sel["status"], key=STATUSES.index)
+
+
+def holds(table: pd.DataFrame, check: str, host: str, subject: str | None = None) -> bool:
+    """No row of `check` for `host` (and `subject`) is ``fail``: the findings it gates may be stated (True
+    also without a row: nothing was found to fail)."""
+    return status(table, check, host, subject) != FAIL

@@ -1,0 +1,93 @@
+"""``memory_gate``: memstor's quality gate over the MLC/loadlat values of a host (tidy ``ds.mlc`` rows whose
+``gate`` is ``passed`` or ``failed:<codes>``), per test (loaded_latency, idle_latency, ...). A reason that at
+least MACHINE_SHARE of the values fail for is a property of the machine: ONE warn row with the spread this
+machine shows against the gate's limit, not a failure per point. Each other reason: one warn row with its
+count. No failure: one pass row per test."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+
+from memstor.analysis.validity.rows import PASS, WARN, has, n, num, row
+from memstor.core.schema import truthy
+
+#: A gate reason shared by at least this share of a test's values describes the machine, not the points.
+MACHINE_SHARE = 0.8
+#: ... among at least this many values (fewer cannot tell a machine from a few bad points).
+MACHINE_MIN_VALUES = 5
+
+#: Gate reason -> (the tidy column with the figure it judges, the limit as written in gate_detail, the limit
+#: when gate_detail does not say it: memstor.measure.loadlat's GATE_* values, which analysis cannot import,
+#: what the figure is).
+REASONS = {
+    "latency_unstable": ("latency_spread_pct", r"latency spread [\d.]+ % >= ([\d.]+) %", 2.0,
+                         "sub-window latency spread"),
+    "bandwidth_unstable": ("bandwidth_spread_pct", r"bandwidth spread [\d.]+ % >= ([\d.]+) %", 5.0,
+                           "sub-window bandwidth spread"),
+    "cpu_share": ("cpu_share_min_pct", r"of its CPU \(< ([\d.]+) %\)", 90.0, "lowest CPU share of a measuring thread"),
+    "steal": ("steal_pct", r"steal time [\d.]+ % of the window \(> ([\d.]+) %\)", 2.0, "steal time"),
+    "bandwidth_rises_with_delay": ("", r"at the smaller delay \S+ \(> ([\d.]+) %\)", 5.0,
+                                   "bandwidth rise over the next smaller delay"),
+}
+
+_SECTION = "memory"
+
+
+def _codes(gate) -> list[str]:
+    text = str(gate)
+    return [c for c in text.split(":", 1)[1].split(",") if c] if text.startswith("failed:") else []
+
+
+def _limit(g: pd.DataFrame, reason: str) -> float | None:
+    _, pattern, default, _ = REASONS.get(reason, ("", "", math.nan, ""))
+    if pattern and "gate_detail" in g:
+        for text in g["gate_detail"].dropna().astype(str):
+            m = re.search(pattern, text)
+            if m:
+                return float(m.group(1))
+    return num(default)
+
+
+def memory_rows(mlc: pd.DataFrame | None) -> list[dict]:
+    """memory_gate rows per host x test with gate-evaluated values."""
+    if not has(mlc, "host", "test", "gate"):
+        return []
+    ev = mlc[mlc["gate"].astype(str).str.match(r"^(passed|failed:)")]
+    if "ok" in ev:
+        ev = ev[ev["ok"].map(truthy)]
+    rows = []
+    for (host, test), g in ev.groupby(["host", "test"], sort=True):
+        codes = g["gate"].map(_codes)
+        total, failed = len(g), int(codes.map(bool).sum())
+        if not failed:
+            rows.append(row(host, "memory_gate", test, PASS, 0.0, 0.0, "% of values failing",
+                            f"all {total} {test} values pass the quality gate", "", _SECTION))
+            continue
+        counts = pd.Series([c for cs in codes for c in cs]).value_counts()
+        for reason, k in counts.items():
+            rows.append(_reason_row(host, test, g[codes.map(lambda cs, r=reason: r in cs)], reason, int(k), total))
+    return rows
+
+
+def _reason_row(host, test: str, bad: pd.DataFrame, reason: str, k: int, total: int) -> dict:
+    col, _, _, what = REASONS.get(reason, ("", "", math.nan, reason))
+    limit = _limit(bad, reason)
+    median = num(pd.to_numeric(bad[col], errors="coerce").median()) if col and col in bad else None
+    figure = f"; median {what} {n(median)} % against the gate's {n(limit)} %" if median is not None else ""
+    if k >= MACHINE_SHARE * total and total >= MACHINE_MIN_VALUES:
+        return row(host, "memory_gate", f"{test}: {reason} (machine)", WARN,
+                   median if median is not None else 100.0 * k / total,
+                   limit if median is not None else None, "%" if median is not None else "% of values",
+                   f"{k} of {total} {test} values fail '{reason}'{figure}: a failure every point shares is a "
+                   "property of this machine, not of a point",
+                   f"the memory results are shown with this machine's {what} as their noise floor"
+                   + (f" (~{n(median)} %)" if median is not None else "")
+                   + ": differences smaller than it are not findings; the points are not dropped one by one",
+                   _SECTION)
+    return row(host, "memory_gate", f"{test}: {reason}", WARN, 100.0 * k / total, 0.0, "% of values failing",
+               f"{k} of {total} {test} values fail '{reason}'{figure}",
+               (f"these {k} values are" if k > 1 else "this value is") + " marked as failing the gate; read "
+               + ("them" if k > 1 else "it") + " with care", _SECTION)

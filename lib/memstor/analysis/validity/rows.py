@@ -1,0 +1,78 @@
+"""The validity table's row schema, its check ids and sections, and the one row builder the check
+modules share (pure; see the package docstring, memstor.analysis.validity)."""
+
+from __future__ import annotations
+
+import math
+from typing import TypeGuard
+
+import pandas as pd
+
+from memstor.core.fmt import fmt_number
+from memstor.core.schema import missing
+
+#: Columns of the validity table (``report/tables/validity.csv``), one row per host x check x subject.
+COLUMNS = ["host", "check", "subject", "status", "value", "limit", "unit", "evidence", "consequence", "section"]
+
+PASS, WARN, FAIL = "pass", "warn", "fail"
+#: Statuses from best to worst (:func:`memstor.analysis.validity.status` returns the worst one).
+STATUSES = (PASS, WARN, FAIL)
+
+#: The report sections a row gates.
+SECTIONS = ("open_loop", "queue_depth", "curves", "steady_state", "storage_points", "memory", "headline")
+
+#: Check id -> the precondition it checks (one line each). Ids are stable: the report looks rows up by them.
+CHECKS = {
+    "open_loop_held": "every offered-rate point kept open-loop (Poisson, not completion-gated) arrivals",
+    "open_loop_rate": "every offered-rate point achieved at least 95 % of the rate offered to it",
+    "load_generator_cpu": "fio's own CPU use (usr + sys) left the cores free: the device, not the generator, set the pace",
+    "knee_ceiling": "the knee fit's ceiling X_max (+ 1.96 SE) is at least every throughput measured in its sweep",
+    "knee_min_latency": "the knee fit's R_min (- 1.96 SE) is at most the latency measured at the smallest outstanding I/O",
+    "knee_located": "the knee N*'s 95 % interval covers less than half of the sweep (log scale): it places the knee",
+    "curve_holdout": "the curve model predicts its held-out top points (a number, within 25 %)",
+    "steady_trace_jump": "the steady-state trace moves by less than 1.5x from one round to the next",
+    "steady_window_trend": "the measurement window holds no monotone trend of 5 % or more that the slope rule let pass",
+    "steady_round_length": "rounds last at least 10 s and the window overwrites the span at least once",
+    "steady_vs_fresh": "the steady-state IOPS is not above the fresh (queue-depth sweep) IOPS at the same outstanding I/O",
+    "config_agreement": "one configuration measured in two experiments agrees within the intervals (or 10 %)",
+    "interval_exists": "every point has its 95 % interval (n >= 2, or >= 10 uncorrelated log windows)",
+    "interval_holds_value": "every value lies inside its own 95 % interval (both describe the same windows)",
+    "memory_gate": "the memory values pass the quality gate (a failure shared by >= 80 % is the machine's)",
+    "headline_definition": "a headline quantity has one value: the other tables' numbers of the same name agree within 10 %",
+}
+
+
+def num(value) -> float | None:
+    """A finite float, or None for a missing / non-numeric / infinite value."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and not missing(v) else None
+
+
+def n(value) -> str:
+    """A number in a sentence (memstor.core.fmt.fmt_number)."""
+    return fmt_number(num(value))
+
+
+def row(host, check: str, subject: str, status: str, value, limit, unit: str, evidence: str, consequence: str,
+        section: str) -> dict:
+    """One validity row (COLUMNS); value/limit numeric or None; consequence empty for a pass unless given."""
+    if check not in CHECKS or status not in STATUSES or section not in SECTIONS:
+        raise ValueError(f"validity row: unknown check/status/section {check!r}/{status!r}/{section!r}")
+    return {"host": str(host), "check": check, "subject": str(subject), "status": status, "value": num(value),
+            "limit": num(limit), "unit": unit, "evidence": evidence, "consequence": consequence, "section": section}
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    """The rows as a validity table (COLUMNS, value/limit float)."""
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    for col in ("value", "limit"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    return df
+
+
+def has(df: pd.DataFrame | None, *cols: str) -> TypeGuard[pd.DataFrame]:
+    """df is a non-empty frame holding every column in cols."""
+    return df is not None and not df.empty and all(c in df.columns for c in cols)

@@ -1,0 +1,247 @@
+"""Validity checks as data (memstor.analysis.validity): constructed tables in which each precondition fails
+in turn are flagged with their numbers; tables in which every precondition holds give pass rows only."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from memstor.analysis import steady_state
+from memstor.analysis.curves import analyse
+from memstor.analysis.validity import CHECKS, COLUMNS, SECTIONS, holds, status, validity_table
+from memstor.analysis.validity.fits import holdout_number
+from memstor.report.tables import TABLES
+
+H = "dut"
+SYSINFO = {H: {"cpu": {"logical_cpus": 2}}}
+KEY = {"bs_bytes": 4096, "iodepth": 32, "numjobs": 1, "rwmixread": math.nan, "ioengine": "io_uring", "direct": 1,
+       "file_size_bytes": 4 << 30}
+
+
+def load_frame(open_loop=(True,) * 6) -> pd.DataFrame:
+    """An open-loop curve of 6 offered rates (the open_loop flag of each given)."""
+    util = [10, 30, 50, 70, 80, 90][: len(open_loop)]
+    return pd.DataFrame({"host": H, "rw": "randread", "utilisation_pct": util, "offered_iops": [u * 1000 for u in util],
+                         "achieved_iops": [u * 1000 for u in util], "achieved_pct": 100.0, "open_loop": list(open_loop)})
+
+
+def point(experiment: str, iops: float, ci=0.02, **kw) -> dict:
+    """One fio summary row (4 KiB randread QD32x1 unless kw says otherwise); ci: half-width share, None = none."""
+    p = {"host": H, "experiment": experiment, "rw": "randread", **KEY, "direction": "read", "n": 1,
+         "config": f"{experiment}-{kw.get('iodepth', 32)}", "point": f"{experiment}-p", "iops": iops,
+         "lat_mean_us": 32 / iops * 1e6, "bw_MBps": iops * 4096 / 1e6}
+    p.update(kw)
+    p["outstanding_io"] = p["iodepth"] * p["numjobs"]
+    for m in ("iops", "lat_mean_us", "bw_MBps"):
+        p[f"{m}_ci_low"] = None if ci is None else p[m] * (1 - ci)
+        p[f"{m}_ci_high"] = None if ci is None else p[m] * (1 + ci)
+    return p
+
+
+def points_frame(bs_iops=80_000.0, qd_iops=82_000.0, ci=0.02) -> pd.DataFrame:
+    """The same configuration in fio-block-size and fio-queue-depth, plus the QD32x4 write point the
+    steady state is compared with."""
+    return pd.DataFrame([
+        point("fio-block-size", bs_iops, ci),
+        point("fio-queue-depth", qd_iops, ci),
+        point("fio-queue-depth", 40_000.0, ci, rw="randwrite", direction="write", numjobs=4, config="qd-w"),
+    ])
+
+
+def steady_fio(series) -> pd.DataFrame:
+    """fio-steady-state rounds (4 KiB randwrite QD32x4, 10 s rounds on a 4 GiB file) with the given IOPS."""
+    return pd.DataFrame({
+        "host": H, "experiment": "fio-steady-state", "round": range(1, len(series) + 1), "iops": series,
+        "status": "done", "ok": True, "rw": "randwrite", "direction": "write", "bs_bytes": 4096, "iodepth": 32,
+        "numjobs": 4, "ioengine": "io_uring", "direct": 1, "span": "file", "span_bytes": 4 << 30, "round_s": 10.0,
+        "max_rounds": 25, "point": [f"r{i}" for i in range(len(series))], "rep": 1, "jobname": "ss",
+        "cpu_usr_pct": 20.0, "cpu_sys_pct": 30.0, "config": "ss"})
+
+
+def cpu_fio(usr=10.0, sys=15.0, with_cpu=True) -> pd.DataFrame:
+    """Two fio-queue-depth points (one job of 1 thread each) with fio's own CPU use."""
+    df = pd.DataFrame({"host": H, "experiment": "fio-queue-depth", "point": ["a", "b"], "rep": 1, "jobname": "j",
+                       "numjobs": 1, "ok": True, "cpu_usr_pct": [usr, usr / 2], "cpu_sys_pct": [sys, sys / 2],
+                       "config": ["fio-queue-depth-32", "qd-w"], "ci_note": "ramp excluded 1"})
+    return df if with_cpu else df.drop(columns=["cpu_usr_pct", "cpu_sys_pct"])
+
+
+def knee_frame(x_max_fit=100_000.0, r_min_fit=40.0, ci=(3.0, 5.0)) -> pd.DataFrame:
+    return pd.DataFrame([{"host": H, "rw": "randread", "N_range": "1-256", "X_max_fit_iops": x_max_fit,
+                          "X_max_fit_se_iops": 1_000.0, "X_max_meas_iops": 98_000.0, "R_min_fit_us": r_min_fit,
+                          "R_min_fit_se_us": 2.0, "R_min_meas_us": 45.0, "N_star_fit": 4.0,
+                          "N_star_fit_ci_low": ci[0], "N_star_fit_ci_high": ci[1]}])
+
+
+def mlc_frame(failing: int = 0, total: int = 20) -> pd.DataFrame:
+    """Loaded-latency values; the first `failing` fail latency_unstable (spread 7 % against 2 %), two of
+    them also steal."""
+    rows = []
+    for i in range(total):
+        bad = i < failing
+        gate = "failed:latency_unstable" + (",steal" if bad and i < 2 else "") if bad else "passed"
+        detail = ("latency spread 7.0 % >= 2 % across 20 sub-windows in 5 groups"
+                  + ("; steal time 4.0 % of the window (> 2 %)" if bad and i < 2 else "")) if bad else None
+        rows.append({"host": H, "test": "loaded_latency", "gate": gate, "gate_detail": detail, "ok": True,
+                     "latency_spread_pct": 7.0 if bad else 1.0, "steal_pct": 4.0 if bad and i < 2 else 0.0})
+    return pd.DataFrame(rows)
+
+
+def good_fits() -> dict:
+    """A storage curve that follows R = R0 + a·ρ/(1 − ρ) exactly (its model predicts its top points)."""
+    x = np.linspace(5_000, 85_000, 12)
+    r = 50.0 + 20.0 * (x / 100_000) / (1 - x / 100_000)
+    return {(H, "closed queue-depth sweep", "randread"): analyse(np.arange(1, 13), x, r)}
+
+
+GOOD_SERIES = [60_000, 50_000, 43_000, 40_500, 39_800, 40_300, 39_900, 40_200]
+
+
+def tables(**over) -> dict:
+    """Every input of validity_table, each precondition holding; `over` replaces some."""
+    fio = pd.concat([cpu_fio(), steady_fio(GOOD_SERIES)], ignore_index=True)
+    t = {"fio": fio, "mlc": mlc_frame(), "points": points_frame(), "knees": knee_frame(), "load": load_frame(),
+         "storage_fits": good_fits(), "sysinfo": SYSINFO}
+    t.update(over)
+    t["steady"] = steady_state.verdict_table(t["fio"])
+    return t
+
+
+def flagged(v: pd.DataFrame, check: str) -> pd.DataFrame:
+    return v[(v["check"] == check) & v["status"].isin(["warn", "fail"])]
+
+
+# --------------------------------------------------------------------------------------------- tests
+
+
+def test_all_preconditions_hold_gives_pass_rows_only():
+    v = validity_table(**tables())
+    assert list(v.columns) == COLUMNS
+    assert set(v["status"]) == {"pass"}, v[v["status"] != "pass"][["check", "subject", "evidence"]].to_string()
+    expected = {"open_loop_held", "open_loop_rate", "load_generator_cpu", "knee_ceiling", "knee_min_latency",
+                "knee_located", "curve_holdout", "steady_trace_jump", "steady_window_trend", "steady_round_length",
+                "steady_vs_fresh", "config_agreement", "interval_exists", "interval_holds_value", "memory_gate"}
+    assert expected <= set(v["check"])
+    assert set(v["check"]) <= set(CHECKS) and set(v["section"]) <= set(SECTIONS)
+    assert all(holds(v, c, H) for c in expected) and status(v, "open_loop_held", H) == "pass"
+    assert status(v, "headline_definition", H) == "" and holds(v, "headline_definition", H)
+
+
+def test_gated_open_loop_fails_with_the_share():
+    v = validity_table(**tables(load=load_frame((True, False, False, False, False, False))))
+    r = flagged(v, "open_loop_held").iloc[0]
+    assert r["status"] == "fail" and r["section"] == "open_loop"
+    assert r["value"] == pytest.approx(100 / 6) and "1 of 6" in r["evidence"] and "5 points" in r["evidence"]
+    assert "SLO" in r["consequence"] and not holds(v, "open_loop_held", H, "randread")
+    one = validity_table(**tables(load=load_frame((True,) * 5 + (False,))))
+    assert status(one, "open_loop_held", H) == "warn"
+
+
+def test_cpu_bound_generator_and_unrecorded_cpu():
+    v = validity_table(**tables(fio=pd.concat([cpu_fio(usr=60, sys=35), steady_fio(GOOD_SERIES)])))
+    r = flagged(v, "load_generator_cpu").iloc[0]
+    assert r["status"] == "fail" and r["subject"] == "fio-queue-depth" and "95.0 % of one CPU" in r["evidence"]
+    v = validity_table(**tables(fio=pd.concat([cpu_fio(with_cpu=False), steady_fio(GOOD_SERIES)])))
+    r = flagged(v, "load_generator_cpu").iloc[0]
+    assert r["status"] == "warn" and math.isnan(r["value"]) and r["evidence"].startswith("not recorded")
+
+
+def test_knee_fit_below_a_measured_point_fails():
+    v = validity_table(**tables(knees=knee_frame(x_max_fit=90_000.0, r_min_fit=60.0, ci=(0.8, 137.0))))
+    ceiling = flagged(v, "knee_ceiling").iloc[0]
+    assert ceiling["status"] == "fail" and ceiling["value"] == 98_000 and ceiling["limit"] == pytest.approx(91_960)
+    assert "90,000" in ceiling["evidence"] and "98,000" in ceiling["evidence"]
+    rmin = flagged(v, "knee_min_latency").iloc[0]
+    assert rmin["status"] == "fail" and "45.0" in rmin["evidence"]
+    located = flagged(v, "knee_located").iloc[0]
+    assert located["status"] == "fail" and located["value"] > 90 and "[0.8, 137]" in located["evidence"]
+
+
+def test_steady_state_trace_with_a_ten_fold_jump_fails():
+    series = [60_000, 6_000, 6_100, 60_000, 61_000, 60_500, 60_800, 60_200]   # falls 10x, rises 10x, then flat
+    v = validity_table(**tables(fio=pd.concat([cpu_fio(), steady_fio(series)], ignore_index=True)))
+    r = flagged(v, "steady_trace_jump").iloc[0]
+    assert r["status"] == "fail" and r["value"] == pytest.approx(10, rel=0.01) and "round 2" in r["evidence"]
+    assert status(v, "steady_vs_fresh", H) == "warn"    # 60,500 steady against 40,000 fresh at 128
+    assert "40,000" in flagged(v, "steady_vs_fresh").iloc[0]["evidence"]
+
+
+def test_short_rounds_and_a_drifting_window_warn():
+    series = [50_000, 48_000, 47_000, 46_000, 45_000, 44_000]        # every step down, 8.7 % over the window
+    fio = steady_fio(series).assign(round_s=2.0, span_bytes=64 << 30)
+    v = validity_table(**tables(fio=pd.concat([cpu_fio(), fio], ignore_index=True)))
+    assert flagged(v, "steady_window_trend").iloc[0]["value"] == pytest.approx(8.7, abs=0.1)
+    r = flagged(v, "steady_round_length").iloc[0]
+    assert r["value"] == 2 and "shorter than 10.0 s" in r["consequence"] and "rewrites less" in r["consequence"]
+
+
+def test_two_experiments_disagreeing_on_one_configuration():
+    v = validity_table(**tables(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)))
+    r = flagged(v, "config_agreement").iloc[0]
+    assert r["status"] == "fail" and r["value"] == pytest.approx(2.795, abs=0.001)
+    assert "81,279" in r["evidence"] and "29,082" in r["evidence"] and "fio-block-size" in r["evidence"]
+    assert "QD32x1" in r["subject"]
+    near = validity_table(**tables(points=points_frame(bs_iops=80_000.0, qd_iops=86_000.0)))   # 7.5 %, CIs miss
+    assert status(near, "config_agreement", H) == "warn"
+
+
+def test_points_without_interval_and_a_value_outside_its_interval():
+    pts = points_frame(ci=None)
+    fio = pd.concat([cpu_fio().assign(ci_note="ramp excluded 1; too few batches (6 intervals < 10)"),
+                     steady_fio(GOOD_SERIES)], ignore_index=True)
+    v = validity_table(**tables(points=pts, fio=fio))
+    r = flagged(v, "interval_exists")
+    assert set(r["subject"]) == {"fio-block-size", "fio-queue-depth"}
+    qd = r[r["subject"] == "fio-queue-depth"].iloc[0]
+    assert qd["value"] == 2 and "n = 1" in qd["evidence"] and "too few batches" in qd["evidence"]
+    pts = points_frame()
+    pts.loc[1, ["iops", "iops_ci_low", "iops_ci_high"]] = [20_010.0, 20_541.0, 21_199.0]
+    v = validity_table(**tables(points=pts))
+    r = flagged(v, "interval_holds_value").iloc[0]
+    assert r["status"] == "fail" and r["value"] == 1 and "20,010 outside [20,541, 21,199]" in r["evidence"]
+
+
+def test_memory_gate_failing_for_one_reason_is_one_machine_row():
+    v = validity_table(**tables(mlc=mlc_frame(failing=19, total=20)))
+    rows = flagged(v, "memory_gate")
+    machine = rows[rows["subject"].str.endswith("(machine)")]
+    assert len(machine) == 1 and machine.iloc[0]["value"] == 7.0 and machine.iloc[0]["limit"] == 2.0
+    assert "19 of 20" in machine.iloc[0]["evidence"] and "property of this machine" in machine.iloc[0]["evidence"]
+    steal = rows[rows["subject"] == "loaded_latency: steal"].iloc[0]
+    assert steal["status"] == "warn" and "2 of 20" in steal["evidence"] and "4.00 %" in steal["evidence"]
+    few = validity_table(**tables(mlc=mlc_frame(failing=3, total=20)))
+    assert not flagged(few, "memory_gate")["subject"].str.endswith("(machine)").any()
+    assert "3 of 20" in flagged(few, "memory_gate").iloc[0]["evidence"]
+
+
+def test_held_out_error_is_a_number_where_the_own_check_gives_none():
+    x = np.linspace(5_000, 70_000, 6)      # 4 points below 80 % of the top: the curves module gives no number
+    r = 50.0 + 20.0 * (x / 100_000) / (1 - x / 100_000)
+    cf = analyse(np.arange(1, 7), x, r)
+    assert math.isnan(cf.holdout_error_pct)
+    err, pts, how = holdout_number(cf)
+    assert err is not None and err < 5 and pts == 1 and "5 lightest" in how
+    good = validity_table(**tables())
+    assert good[good["check"] == "curve_holdout"].iloc[0]["value"] < 1
+
+
+def test_headline_quantities_with_two_definitions_warn():
+    head = pd.DataFrame({"host": H, "key": ["best_randread_iops", "idle_latency_ns", "peak_bw_MBps"],
+                         "value": [98_000.0, 120.0, 20_000.0]})
+    mem = pd.DataFrame({"host": [H], "b_max_MBps": [30_000.0]})
+    curves = pd.DataFrame({"host": [H, H], "latency_ns": [100.0, 300.0]})
+    v = validity_table(**tables(headline=head, mem=mem, curves=curves))
+    rows = v[v["check"] == "headline_definition"].set_index("subject")
+    assert rows.loc["best 4K randread IOPS", "status"] == "pass"
+    assert rows.loc["peak memory bandwidth", "status"] == "warn" and "30,000" in rows.loc["peak memory bandwidth",
+                                                                                         "evidence"]
+    assert rows.loc["idle memory latency", "status"] == "warn"
+
+
+def test_empty_inputs_and_the_report_table_entry():
+    v = validity_table()
+    assert v.empty and list(v.columns) == COLUMNS
+    assert TABLES["validity"][0] == "validity"
