@@ -30,7 +30,7 @@ from memstor.analysis.points import (
 )
 from memstor.analysis.storage import littles_law_table
 from memstor.analysis.storage_fit import storage_fit_table
-from memstor.analysis.validity import validity_table
+from memstor.analysis.validity import gate, validity_table
 from memstor.core import profiles
 from memstor.core.errors import UsageError
 from memstor.core.schema import missing
@@ -240,12 +240,12 @@ def _steady_choice(verdicts: pd.DataFrame, host: str, sv: specs.SpecValue) -> pd
 def steady_conditions(v: pd.Series) -> specs.Conditions:
     """Measured conditions of a steady-state verdict (memstor.analysis.steady_state.verdict_table row):
     its outstanding I/O and block size, the span (test file or whole raw device) and the state: steady
-    state only when the window rule was met."""
+    state only when the window rule was met and the trace is valid (memstor.analysis.validity.gate)."""
     full = v["span"] == "full_device"
     return specs.Conditions(
         iodepth=int(v["iodepth"]), numjobs=int(v["numjobs"]), bs_bytes=int(v["bs_bytes"]),
         span="full_device" if full else "file", span_bytes=None if full else int(v["span_bytes"]),
-        state="steady_state" if bool(v["ss_achieved"]) else specs.NOT_STEADY,
+        state="steady_state" if bool(v["ss_achieved"]) and v.get("valid") is not False else specs.NOT_STEADY,
         target="raw_device" if full else "filesystem_file", mb="decimal")
 
 
@@ -266,12 +266,14 @@ def _with_interface(comp: pd.DataFrame, ds: Dataset, sheets: list) -> pd.DataFra
     return comp
 
 
-def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) -> pd.DataFrame:
+def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None,
+                    verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Measured vs spec for every host x spec value: measured, spec, ratio, both conditions, flag.
 
     A device with a fio-steady-state run is compared on its window average for the spec values it measures
     (same rw and block size, IOPS): the state reads "steady state (file span)" or "... (full device)", and
-    the state condition matches only when the window rule was met.
+    the state condition matches only when the window rule was met (verdicts: the steady-state table, default
+    computed from ds; a gated one marks an invalid trace, which then does not count as steady).
 
     The drive's PCIe link is checked against the sheet's interface (column ``interface``; a mismatch adds
     'interface' to the flag).
@@ -281,7 +283,7 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None) 
     measured_ci_high, n, interface. Headline rows
     first. Hosts without any fio measurement are left out."""
     pts = sweep_points(fio_summary(ds) if pts is None else pts)
-    verdicts = steady_state.verdict_table(ds.fio)
+    verdicts = steady_state.verdict_table(ds.fio) if verdicts is None else verdicts
     rows = []
     for h in ds.hosts:
         if pts[pts["host"] == h.name].empty and verdicts[verdicts["host"] == h.name].empty:
@@ -487,13 +489,19 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts})
+    # no finding without its preconditions: the results whose checks failed are emptied, with the reason
+    slo, models = gate.gate_open_loop(
+        load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
+        load_latency.models(ds, curves_ol), valid)
+    steady, knees = gate.gate_steady(steady, valid), gate.gate_knees(knees, valid)
+    kfits = {key: fit for key, fit in kfits.items() if key in gate.valid_keys(knees)}  # the figure draws these
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline,
-        spec=spec_comparison(ds, sheets, pts), qd=qd, little=littles_law(ds), knees=knees, knee_fits=kfits,
+        spec=spec_comparison(ds, sheets, pts, steady), qd=qd, little=littles_law(ds),
+        knees=knees, knee_fits=kfits,
         curves=curves, mem=mem, mem_fits=mfits, steady=steady,
         drive=drive_table(ds), interface=interface_check(ds, sheets), load=curves_ol,
-        slo=load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
-        load_models=load_latency.models(ds, curves_ol), unloaded=load_latency.unloaded(curves_ol),
+        slo=slo, load_models=models, unloaded=load_latency.unloaded(curves_ol),
         storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
         mem_sections=memory.sections_table(ds.mlc),
         grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster, validity=valid,

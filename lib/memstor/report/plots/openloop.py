@@ -29,6 +29,7 @@ import pandas as pd
 from matplotlib.ticker import LogLocator, MaxNLocator
 
 from memstor.analysis import openloop
+from memstor.analysis.validity.gate import valid_rows
 from memstor.core.schema import missing, truthy
 from memstor.report.plots import MARKERS, new_figure, plain_log, thousands
 from memstor.report.plots.storage import RW_LABEL, RW_ORDER
@@ -294,6 +295,7 @@ def model_figure(models: pd.DataFrame):
     labelled with its offered utilisation, and the M/M/1, M/G/1 and M/G/c (fitted c in the legend) mean
     response times as lines; the single-server models end at ρ₁ = 1 (dotted line), M/G/c at ρ₁ = c.
     None without a modelled point."""
+    models = valid_rows(models)  # only where the open loop held (memstor.analysis.validity.gate)
     if models is None or len(models) == 0 or not {"rho_1", "lat_mean_us", "host", "rw"} <= set(models.columns):
         return None
     usable = models[np.isfinite(_num(models, "rho_1")) & (_num(models, "lat_mean_us") > 0)]

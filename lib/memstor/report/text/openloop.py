@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.validity.gate import not_valid_reasons, valid_rows
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import truthy
 
@@ -111,8 +112,10 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     return out[LOAD_DISPLAY_COLUMNS]
 
 
-def _slo_cell(max_iops, censored) -> str:
-    """The SLO answer of one target: the rate, '≥ rate (censored ...)' or 'none ...'."""
+def _slo_cell(max_iops, censored, not_valid="") -> str:
+    """The SLO answer of one target: the rate, '≥ rate (censored ...)', 'none ...' or 'not valid ...'."""
+    if isinstance(not_valid, str) and not_valid:
+        return "not valid: the open loop did not hold (no answer)"
     v = _ol_float(max_iops)
     if v != v:
         return "none: even the lowest rate misses it"
@@ -139,7 +142,7 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
-        "max IOPS meeting it": [_slo_cell(m, c) for m, c in zip(s["max_iops"], s["censored"])],
+        "max IOPS meeting it": [_slo_cell(m, c, nv) for m, c, nv in zip(s["max_iops"], s["censored"], col("not_valid"))],
         "fio latency_target (IOPS, depth)": ["–" if _ol_float(i) != _ol_float(i) else
                                              f"{_ol_fmt(i)} (QD {'?' if _ol_float(d) != _ol_float(d) else int(d)})"
                                              for i, d in zip(col("fio_latency_target_iops"), col("fio_latency_depth"))],
@@ -163,6 +166,7 @@ def models_display(models: pd.DataFrame) -> pd.DataFrame:
     names = [f"{name} (µs, error)" for _, name in OPEN_LOOP_MODELS]
     cols = ["device", "workload", "utilisation (% of X_max)", "achieved (IOPS)", "ρ₁ = λ·S", "measured (µs)",
             *names, "c", "S (µs)", "cs²", "flag"]
+    models = valid_rows(models)  # no model against a loop that was not open (memstor.analysis.validity.gate)
     if models is None or len(models) == 0 or "rho_1" not in models.columns:
         return pd.DataFrame(columns=cols)
     m = models.reset_index(drop=True)
@@ -408,6 +412,10 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
             x_max = float(np.nanmean(pd.to_numeric(g["x_max_iops"], errors="coerce"))) \
                 if "x_max_iops" in g.columns and pd.to_numeric(g["x_max_iops"], errors="coerce").notna().any() \
                 else math.nan
+            invalid = not_valid_reasons(slo, host, rw) or not_valid_reasons(models, host, rw)
+            if invalid:
+                out.append(f"**{md_escape(host)}, {rw}: not an open loop.** " + _not_open_sentence(invalid[0]))
+                continue
             parts = _slo_sentences(_ol_rows(slo, host, rw), g, x_max)
             parts += _unloaded_sentence(_ol_rows(unloaded, host, rw))
             parts += _stress_sentences(g)
@@ -415,3 +423,11 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
             parts += _model_sentences(_ol_rows(models, host, rw))
             out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts))
     return out
+
+
+def _not_open_sentence(reason: str) -> str:
+    """What the section gives instead of findings when the open loop did not hold (markdown)."""
+    text = reason.removeprefix("not valid: ")
+    return (f"The arrivals were not open: {text}. The latencies in the table are measured, but they describe a "
+            "partly closed loop, so no SLO answer, no queueing model and no open-against-closed comparison is "
+            "given for this workload.")

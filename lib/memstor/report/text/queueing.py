@@ -109,6 +109,12 @@ def knee_sentences(knees: pd.DataFrame) -> list:
     """One sentence per host x workload stating N* with its inputs (markdown)."""
     out = []
     for _, k in knees.iterrows():
+        if isinstance(k.get("not_valid"), str) and k["not_valid"]:
+            out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the fitted knee is not a finding here — "
+                       f"{k['not_valid'].removeprefix('not valid: ')}. The closed-system bound from the measured "
+                       f"inputs (latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, best "
+                       f"{fmt_number(k['X_max_meas_iops'])} IOPS) gives N* = {k['N_star_bound']:.1f}.")
+            continue
         if missing(k.get("N_star_fit")):
             out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: no fit — {k.get('note') or 'too few points'}.")
             continue

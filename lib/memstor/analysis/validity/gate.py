@@ -1,0 +1,129 @@
+"""No finding without its preconditions: the report tables with the results whose checks failed taken out.
+
+Where a validity row (memstor.analysis.validity) fails, the table the finding lives in keeps its row — the
+measured numbers stay — but the finding itself is emptied and a ``not_valid`` column says why, with the numbers
+and the way out:
+
+- open loop (``open_loop_held`` fail for a device x workload): the SLO answer (``slo.max_iops``) and every
+  queueing model's prediction and error (``load_latency_models``) — gated arrivals make the curve a partly
+  closed loop, and the open-loop models describe open arrivals only;
+- knee (``knee_ceiling`` or ``knee_min_latency`` fail): the two-asymptote fit's R_min, X_max and N* with their
+  errors — a fit that contradicts its data is not a result; the measured bound stays; ``knee_located`` fail:
+  N* and its interval only (the interval spans the sweep: it does not place the knee);
+- steady state (``steady_trace_jump`` fail): the verdict says "not valid", and ``valid`` is False, so the spec
+  comparison does not take its window average for a steady-state figure.
+
+Pure: DataFrames in, DataFrames out (copies).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from memstor.analysis.validity.rows import FAIL
+
+#: load_latency_models columns that are model results (emptied where the open loop did not hold).
+MODEL_COLUMNS = ("servers_c", "rho_c", "mm1_us", "md1_us", "mg1_us", "mgc_us", "mm1_err_pct", "md1_err_pct",
+                 "mg1_err_pct", "mgc_err_pct", "fit_rms_err_pct")
+#: knee columns of the two-asymptote fit, and of N* alone.
+KNEE_FIT_COLUMNS = ("R_min_fit_us", "X_max_fit_iops", "N_star_fit", "r2", "R_min_fit_se_us", "X_max_fit_se_iops",
+                    "N_star_fit_ci_low", "N_star_fit_ci_high")
+KNEE_STAR_COLUMNS = ("N_star_fit", "N_star_fit_ci_low", "N_star_fit_ci_high")
+#: The way out, per gated finding.
+WAY_OUT = {
+    "open_loop_held": "fewer jobs per rate or more cores (inline submission cannot keep arrivals open here), or "
+                      "read the closed-loop curve of the queue-depth sweep instead",
+    "knee": "read the measured bound (latency at the smallest N, highest IOPS measured); more queue depths around "
+            "the knee (iodepth: auto) give the fit more to hold on to",
+    "steady_trace_jump": "rerun on a quiet machine with longer rounds (round_s) and a span the rounds overwrite",
+}
+
+
+def failed(validity: pd.DataFrame | None, check: str) -> dict[tuple[str, str], str]:
+    """{(host, subject): evidence} of the rows of ``check`` that failed."""
+    if validity is None or validity.empty:
+        return {}
+    rows = validity[(validity["check"] == check) & (validity["status"] == FAIL)]
+    return {(str(r["host"]), str(r["subject"])): str(r["evidence"]) for _, r in rows.iterrows()}
+
+
+def _reason(evidence: str, check: str) -> str:
+    return f"not valid: {evidence}; {WAY_OUT[check]}"
+
+
+def _gate(df: pd.DataFrame | None, bad: dict[tuple[str, str], str], columns: tuple, check: str,
+          key: str = "rw") -> pd.DataFrame | None:
+    """Empty ``columns`` of the rows of a failed (host, df[key]); add ``valid`` and ``not_valid``."""
+    if df is None or df.empty or key not in df.columns:
+        return df
+    out = df.copy()
+    reasons = [bad.get((str(h), str(s))) for h, s in zip(out["host"], out[key])]
+    hit = np.array([r is not None for r in reasons], dtype=bool)
+    for col in columns:
+        if col in out.columns:
+            out[col] = out[col].astype(object)
+            out.loc[hit, col] = None
+    out["valid"] = ~hit
+    out["not_valid"] = [_reason(r, check) if r is not None else "" for r in reasons]
+    return out
+
+
+def gate_open_loop(slo: pd.DataFrame | None, models: pd.DataFrame | None,
+                   validity: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The SLO answer and the model predictions emptied where the open loop did not hold."""
+    bad = failed(validity, "open_loop_held")
+    return (_gate(slo, bad, ("max_iops", "censored"), "open_loop_held"),
+            _gate(models, bad, MODEL_COLUMNS, "open_loop_held"))
+
+
+def gate_knees(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The knee fit emptied where it contradicts its data (ceiling below a measured point, R_min above the
+    measured latency), N* alone where its interval spans the sweep; ``note`` says why."""
+    if knees is None or knees.empty:
+        return knees
+    fit_bad = {**failed(validity, "knee_min_latency"), **failed(validity, "knee_ceiling")}
+    out = _gate(knees, fit_bad, KNEE_FIT_COLUMNS, "knee")
+    star_bad = {k: v for k, v in failed(validity, "knee_located").items() if k not in fit_bad}
+    star = _gate(out, star_bad, KNEE_STAR_COLUMNS, "knee")
+    assert out is not None and star is not None
+    star["valid"] = out["valid"] & star["valid"]
+    star["not_valid"] = [a or b for a, b in zip(out["not_valid"], star["not_valid"])]
+    if "note" in star.columns:
+        star["note"] = [nv if nv else note for nv, note in zip(star["not_valid"], star["note"].fillna(""))]
+    return star
+
+
+def gate_steady(steady: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The steady-state verdict marked not valid where its trace jumped (``valid`` False, ``not_valid``)."""
+    if steady is None or steady.empty or "workload" not in steady.columns:
+        return steady
+    out = _gate(steady, failed(validity, "steady_trace_jump"), (), "steady_trace_jump", key="workload")
+    assert out is not None
+    if "verdict" in out.columns:
+        out["verdict"] = [f"not valid ({v})" if nv else v for v, nv in zip(out["verdict"], out["not_valid"])]
+    return out
+
+
+def valid_rows(df: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of a gated table whose finding holds (``valid`` not False); the table itself when ungated."""
+    if df is None or "valid" not in df.columns:
+        return df
+    return df[~df["valid"].eq(False)]
+
+
+def not_valid_reasons(df: pd.DataFrame | None, host: str, rw: str, key: str = "rw") -> list[str]:
+    """The distinct ``not_valid`` reasons of one device x workload of a gated table (empty when it holds)."""
+    if df is None or df.empty or "not_valid" not in df.columns or key not in df.columns:
+        return []
+    sel = df[(df["host"].astype(str) == str(host)) & (df[key].astype(str) == str(rw))]
+    return list(dict.fromkeys(r for r in sel["not_valid"] if isinstance(r, str) and r))
+
+
+def valid_keys(knees: pd.DataFrame | None) -> set[tuple[str, str]]:
+    """(host, rw) of the knee rows whose fit holds (gated by :func:`gate_knees`, or ungated)."""
+    if knees is None or knees.empty:
+        return set()
+    ok = valid_rows(knees)
+    assert ok is not None
+    return {(str(h), str(r)) for h, r in zip(ok["host"], ok["rw"])}
