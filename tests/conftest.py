@@ -37,6 +37,16 @@ def real() -> Path:
     return REAL
 
 
+@pytest.fixture(scope="session")
+def synth_data(real, tmp_path_factory) -> Path:
+    """The synthesis data root measured once per session (test_synthesis.build_data: real fixtures imported beside
+    this machine's quick fio queue-depth sweep), shared by test_synthesis and test_report. Read-only: a test that
+    changes it copies it into its tmp_path first."""
+    from test_synthesis import build_data
+
+    return build_data(tmp_path_factory.mktemp("synth"), real)
+
+
 @pytest.fixture
 def loop_device(tmp_path):
     """A factory: ``loop_device(size_bytes)`` -> the path of a real loop device over a sparse file in

@@ -110,5 +110,5 @@ def test_the_headline_shows_the_interval_and_its_method(measured, tmp_path):
     best = S.headline.set_index("key").loc["best_randread_iops"]
     assert best["n"] == 1 and best["ci_method"] == "batch-means"
     assert best["value_ci_low"] < best["value"] < best["value_ci_high"]
-    cell = text.headline_table(S.headline).set_index("metric").loc["Best 4K random read (IOPS)", "h"]
-    assert " ± " in cell and "(95 % CI: batch-means; QD" in cell
+    row = text.headline_evidence(S.headline, S.validity).set_index("quantity").loc["Best 4K random read (IOPS)"]
+    assert " ± " in row["value"] and row["value"].endswith("(95 %, batch-means)") and row["measured as"].startswith("QD")

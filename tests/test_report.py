@@ -64,18 +64,17 @@ def test_cli_usage_errors_are_one_line(tmp_path, capsys):
 
 
 @pytest.fixture(scope="module")
-def executed(real, tmp_path_factory) -> tuple[Path, Path]:
-    """(executed notebook, data root): papermill run of 90-synthesis on fixture + this-machine data."""
+def executed(synth_data, tmp_path_factory) -> tuple[Path, Path]:
+    """(executed notebook, data root): papermill run of 90-synthesis on fixture + this-machine data (the
+    session's conftest.synth_data, test_synthesis.build_data measured once; the notebook only reads it)."""
     import papermill as pm
     from jupyter_client.kernelspec import KernelSpecManager
-
-    from test_synthesis import build_data
 
     if KERNEL not in KernelSpecManager().find_kernel_specs():
         pytest.fail(f"jupyter kernel '{KERNEL}' missing: .venv/bin/python -m ipykernel install --sys-prefix "
                     f"--name {KERNEL}")
     root = tmp_path_factory.mktemp("report")
-    data = build_data(root, real)
+    data = synth_data
     out = root / "90-synthesis.ipynb"
     pm.execute_notebook(str(NOTEBOOK), str(out), kernel_name=KERNEL, cwd=str(NOTEBOOK.parent),
                         parameters={"data_dir": str(data), "specs_dir": str(SPECS), "author": "Test Author",
@@ -223,7 +222,7 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
         assert needle.replace("'", "&#x27;") in html or needle in html, needle
     assert sorted(p.name for p in (tmp_path / "tables").glob("*.csv")) == sorted(
         ["headline.csv", "spec_comparison.csv", "littles_law.csv", "knee.csv", "adaptive_grid.csv", "memory_fit.csv",
-         "memory_pacing.csv", "memory_sections.csv", "cluster.csv",
+         "memory_pacing.csv", "memory_sections.csv", "cluster.csv", "validity.csv",
          "storage_fit.csv",
          "steady_state.csv", "drive.csv", "interface.csv",
          "load_latency.csv", "slo.csv", "load_latency_models.csv",

@@ -46,8 +46,9 @@ def build_data(root: Path, real: Path, with_this_machine: bool = True) -> Path:
 
 
 @pytest.fixture(scope="module")
-def data(real, tmp_path_factory) -> Path:
-    return build_data(tmp_path_factory.mktemp("synth"), real)
+def data(synth_data) -> Path:
+    """build_data's data root, measured once per session (conftest.synth_data; test_report uses it too)."""
+    return synth_data
 
 
 @pytest.fixture(scope="module")
@@ -91,12 +92,15 @@ def test_headline_numbers_of_the_imported_host_match_the_fixtures(S):
     assert h[(THIS, "best_randwrite_iops")] > 0
     assert h[(THIS, "qd1_randwrite_lat_us")] > 0
     assert pd.isna(h[(THIS, "best_randread_iops")])  # this host measured no random read: missing, not 0
-    table = text.headline_table(S.headline)
-    assert list(table.columns) == ["metric", IMPORTED, THIS]
+    table = text.headline_evidence(S.headline, S.validity)
+    assert list(table.columns) == ["device", "quantity", "value", "measured as", "trust"]
+    assert list(dict.fromkeys(table["device"])) == [IMPORTED, THIS]
     half = stats.t.ppf(0.975, 2) * x.std(ddof=1) / np.sqrt(3)
-    assert table.loc[table["metric"] == "Best 4K random read (IOPS)", IMPORTED].iloc[0] == \
-        f"148,553 ± {half:.1f} (95 % CI: repetitions; QD128x1, io_uring, O_DIRECT, imported, n=3)"
-    assert table.loc[table["metric"] == "Sequential read (MB/s)", THIS].iloc[0] == "–"
+    best = table[(table["device"] == IMPORTED) & (table["quantity"] == "Best 4K random read (IOPS)")].iloc[0]
+    assert best["value"] == f"148,553 ± {half:.1f} (95 %, repetitions)"
+    assert best["measured as"] == "QD128x1, io_uring, O_DIRECT, imported, n=3"
+    absent = table[(table["device"] == THIS) & (table["quantity"] == "not measured")]["value"].iloc[0]
+    assert "sequential read" in absent  # folded into one line, never a 0
 
 
 @pytest.mark.fio
@@ -171,7 +175,7 @@ def test_knee_fits_per_host_and_workload(S):
         assert gated["N_star_fit"] == pytest.approx(mine["N_star_fit"]) and (THIS, "randwrite") in S.knee_fits
     else:
         assert gated["not_valid"].startswith("not valid: ") and gated["N_star_fit"] is None
-        assert (THIS, "randwrite") not in S.knee_fits
+        assert (THIS, "randwrite") not in S.knee_fits  # the figure draws no gated fit
         assert (S.validity.query("host == @THIS and subject == 'randwrite' and check.str.startswith('knee')")
                 ["status"] == "fail").any()
     fit = k.loc[(IMPORTED, "randread")]

@@ -1,0 +1,249 @@
+"""Report text, the first page: what this run can and cannot tell — the machine as it is, the profile and its
+limits, the headline numbers each with its interval or the reason it has none and a trust word from the
+validity checks, the findings (each pointing to its section) and what to run next; and the conclusion.
+
+Pure: the synthesis tables in (memstor.analysis.synthesis.Synthesis: headline, validity, qd, steady,
+dataset), markdown / DataFrames out. Every sentence is built from a table row; nothing is said that a check
+has failed for (memstor.analysis.validity).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.analysis.synthesis import HEADLINE_METRICS
+from memstor.core.fmt import fmt_ci, fmt_number, md_escape
+from memstor.core.schema import missing
+
+#: The storage checks that bear on every fio headline value (their subject: the experiment).
+_FIO = (("load_generator_cpu", ""), ("interval_exists", ""), ("interval_holds_value", ""))
+#: Headline metric -> the validity checks bearing on it: (check id, a text its subject must contain).
+HEADLINE_CHECKS = {
+    "idle_latency_ns": (("memory_gate", "idle_latency"), ("headline_definition", "idle memory latency")),
+    "peak_bw_MBps": (("memory_gate", "peak_injection"), ("headline_definition", "peak memory bandwidth")),
+    "qd1_randread_lat_us": (*_FIO, ("config_agreement", "randread")),
+    "qd1_randwrite_lat_us": (*_FIO, ("config_agreement", "randwrite")),
+    "best_randread_iops": (*_FIO, ("config_agreement", "randread"), ("headline_definition", "randread")),
+    "best_randwrite_iops": (*_FIO, ("config_agreement", "randwrite"), ("headline_definition", "randwrite")),
+    "ss_randwrite_iops": (("steady_trace_jump", ""), ("steady_window_trend", ""), ("steady_round_length", ""),
+                          ("steady_vs_fresh", ""), ("load_generator_cpu", "fio-steady-state")),
+    "seq_read_MBps": (*_FIO, ("config_agreement", " read ")),
+    "seq_write_MBps": (*_FIO, ("config_agreement", " write ")),
+}
+#: Profile -> what its runs cannot show (the profile files' own repetitions and run lengths).
+PROFILE_LIMITS = {
+    "quick": "one short run per point (n = 1, a few seconds): most points have too few log windows for a 95 % "
+             "interval, so differences between single values may be noise; a first look, not a result to quote",
+    "standard": "one run per point (n = 1): intervals come from each run's own log windows (batch means), not "
+                "from repetitions, so run-to-run drift (another job on the disk, the drive's background work) "
+                "is not in them",
+    "full": "60 s per point and 3 repetitions: intervals between runs",
+}
+#: Where each section of the report is (headings of notebooks/90-synthesis.ipynb).
+SECTION_REF = {"memory": "§3.3", "queue_depth": "§3.2", "curves": "§3.3", "open_loop": "§3.4",
+               "steady_state": "§2 (steady state)", "storage_points": "§1 and §4", "headline": "§1"}
+
+
+def _rows(validity: pd.DataFrame | None, host: str, sections: tuple = (), statuses=("warn", "fail")) -> pd.DataFrame:
+    if validity is None or validity.empty:
+        return pd.DataFrame(columns=["check", "subject", "status", "evidence", "consequence", "section"])
+    sel = validity[(validity["host"].astype(str) == str(host)) & validity["status"].isin(statuses)]
+    return sel[sel["section"].isin(sections)] if sections else sel
+
+
+def machine_sentences(dataset) -> list[str]:
+    """One line per device: CPU, memory, and what the machine is (VM, WSL, the target's storage path, power)
+    from sysinfo.json's ``machine`` block; older data: the drive's label only."""
+    out = []
+    for h in dataset.hosts:
+        info = h.sysinfo or {}
+        cpu, mem = info.get("cpu") or {}, info.get("memory") or {}
+        parts = [f"{cpu.get('model') or 'CPU model not recorded'}, {cpu.get('logical_cpus') or '?'} logical CPUs"]
+        if mem.get("total_bytes"):
+            parts.append(f"{mem['total_bytes'] / 2**30:.0f} GiB memory")
+        drive = info.get("drive") or {}
+        if drive.get("disk_label"):
+            parts.append(f"storage target on {drive['disk_label']}")
+        caveats = ((info.get("machine") or {}).get("caveats")) or []
+        if not info.get("machine"):
+            caveats = ["whether this is a VM, WSL or on battery was not recorded (data from before memstor "
+                       "recorded it: rerun `memstor sysinfo`)"]
+        out.append(f"**{md_escape(h.name)}**: " + "; ".join(parts) + "."
+                   + (" " + " ".join(f"Note: {c}." for c in caveats) if caveats else ""))
+    return out
+
+
+def profile_sentence(profile: str) -> str:
+    """What the profile cannot show (markdown); unknown profiles say so."""
+    limit = PROFILE_LIMITS.get(profile or "")
+    if not profile:
+        return "Profile: not recorded (pass `-p profile NAME`); the n and interval columns say what each value rests on."
+    return f"Profile **{md_escape(profile)}**: " + (limit or "a profile of your own; n and the intervals say what "
+                                                    "each value rests on") + "."
+
+
+def _interval(r: pd.Series) -> str:
+    """'value ± CI (method)' or 'value — no interval: reason'."""
+    if missing(r["value"]):
+        return "not measured"
+    shown = fmt_ci(r["value"], r.get("value_ci_low"), r.get("value_ci_high"))
+    if "±" in shown or "[" in shown:
+        return f"{shown} (95 %, {r.get('ci_method') or 'interval'})"
+    n = r.get("n")
+    why = f"n = {int(n)}" if not missing(n) else "a single measurement"
+    if r["key"] in ("idle_latency_ns", "peak_bw_MBps"):
+        return f"{shown} — no interval ({why}; memory summaries get one from repetitions or ≥ 10 sub-windows)"
+    if r["key"] == "ss_randwrite_iops":
+        return f"{shown} — no interval (a window average of {why} rounds; the excursions in §2 bound its spread)"
+    return f"{shown} — no interval ({why} and too few log windows: repeat the point or run it longer)"
+
+
+def _trust(validity: pd.DataFrame | None, host: str, key: str) -> str:
+    """A word from the checks bearing on one headline value: 'sound', 'with caveats (...)', 'not valid (...)'."""
+    rows = _rows(validity, host)
+    keep = [any(r["check"] == check and text in str(r["subject"]) for check, text in HEADLINE_CHECKS.get(key, ()))
+            for _, r in rows.iterrows()]
+    rows = rows[keep] if len(rows) else rows
+    if key != "ss_randwrite_iops":  # the fio values come from the closed-loop sweeps, not the steady state
+        rows = rows[~rows["subject"].isin(["fio-steady-state", "fio-load-latency"])]
+    fails, warns = rows[rows["status"] == "fail"], rows[rows["status"] == "warn"]
+    if not fails.empty:
+        return "not valid (" + ", ".join(dict.fromkeys(fails["check"])) + ")"
+    if not warns.empty:
+        return "with caveats (" + ", ".join(dict.fromkeys(warns["check"])) + ")"
+    return "sound (its checks pass)"
+
+
+def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFrame:
+    """The first page's table: device, quantity (unit), value with its 95 % interval or why it has none, where
+    it comes from, and a trust word from the validity checks (validity.csv names them). Unmeasured rows are
+    folded into one line per device."""
+    out = []
+    for host in dict.fromkeys(headline["host"].astype(str)):
+        h = headline[headline["host"].astype(str) == host].set_index("key")
+        absent = []
+        for key, label, unit in HEADLINE_METRICS:
+            if key not in h.index or missing(h.loc[key, "value"]):
+                absent.append(label.lower())
+                continue
+            r = h.loc[key].copy()
+            r["key"] = key
+            out.append({"device": host, "quantity": f"{label} ({unit})", "value": _interval(r),
+                        "measured as": str(r.get("detail") or ""), "trust": _trust(validity, host, key)})
+        if absent:
+            out.append({"device": host, "quantity": "not measured", "value": ", ".join(absent), "measured as": "",
+                        "trust": ""})
+    return pd.DataFrame(out, columns=["device", "quantity", "value", "measured as", "trust"])
+
+
+def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
+    """'4K random reads: X IOPS at 1 I/O in flight (R µs); the best, Y IOPS at N, at R' µs (k×)' from the
+    closed queue-depth sweep; None without at least two depths."""
+    if qd is None or qd.empty:
+        return None
+    g = qd[(qd["host"].astype(str) == host) & (qd["rw"] == rw) & qd["iops"].notna() & qd["lat_mean_us"].notna()]
+    if "in_sweep" in g.columns:
+        g = g[g["in_sweep"].fillna(True).astype(bool)]
+    if g["outstanding_io"].nunique() < 2:
+        return None
+    low, best = g.loc[g["outstanding_io"].idxmin()], g.loc[g["iops"].idxmax()]
+    what = {"randread": "random reads", "randwrite": "random writes"}.get(rw, rw)
+    return (f"4 KiB {what}: {fmt_number(low['iops'])} IOPS with {int(low['outstanding_io'])} I/O in flight at "
+            f"{fmt_number(low['lat_mean_us'])} µs each; the most, {fmt_number(best['iops'])} IOPS "
+            f"({best['iops'] / low['iops']:.1f}×), with {int(best['outstanding_io'])} in flight at "
+            f"{fmt_number(best['lat_mean_us'])} µs each ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
+
+
+def _check_sentences(validity: pd.DataFrame | None, host: str, checks: tuple, statuses=("fail",)) -> list[str]:
+    rows = _rows(validity, host, statuses=statuses)
+    rows = rows[rows["check"].isin(checks)]
+    return [f"{r['subject']}: {r['evidence']}" for _, r in rows.iterrows()]
+
+
+def findings(S, host: str) -> list[str]:
+    """Three to six findings of one device in plain sentences, each pointing to its section (markdown); only
+    what the checks let stand."""
+    out = [f"{t} ({SECTION_REF['queue_depth']})." for rw in ("randread", "randwrite")
+           if (t := _tradeoff(S.qd, host, rw))]
+    h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
+    seq = {k: h.loc[k, "value"] for k in ("seq_read_MBps", "seq_write_MBps") if k in h.index and not missing(h.loc[k, "value"])}
+    if len(seq) == 2:
+        s = f"Sequential transfers: {fmt_number(seq['seq_read_MBps'])} MB/s read, {fmt_number(seq['seq_write_MBps'])} MB/s write"
+        if seq["seq_write_MBps"] > 1.2 * seq["seq_read_MBps"]:
+            s += (" — writes faster than reads, which a drive rarely does: a write-back cache above the drive "
+                  "(the hypervisor's, on a VM) took the writes")
+        out.append(s + f" ({SECTION_REF['storage_points']}).")
+    gated = _check_sentences(S.validity, host, ("open_loop_held",))
+    if gated:
+        out.append("The open loop did not hold (" + "; ".join(gated) + "): the latency-under-load section gives no "
+                   f"SLO answer and no queueing model ({SECTION_REF['open_loop']}).")
+    bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
+    if bad_fit:
+        out.append("The knee fit contradicts its own data (" + bad_fit[0] + "); the measured bound is given instead "
+                   f"({SECTION_REF['queue_depth']}).")
+    machine_gate = _rows(S.validity, host, ("memory",))
+    machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
+    for _, r in machine_gate.head(1).iterrows():
+        out.append(f"Memory: {r['evidence']} ({SECTION_REF['memory']}).")
+    disagree = _check_sentences(S.validity, host, ("config_agreement",), ("warn", "fail"))
+    if disagree:
+        out.append("The same configuration measured twice gave different numbers: " + "; ".join(disagree[:2])
+                   + f" ({SECTION_REF['storage_points']}).")
+    return out[:6]
+
+
+def next_steps(S, host: str, profile: str) -> list[str]:
+    """What to run next for a better answer, from the profile, the machine and the failed checks."""
+    out = []
+    if profile == "quick":
+        out.append("Rerun with the standard profile (`make all`) for intervals on every storage point.")
+    if not _rows(S.validity, host, statuses=("warn",)).query("check == 'interval_exists'").empty:
+        out.append("Repeat the points (`repetitions: 3`, or `make all PROFILE=full`) for intervals between runs.")
+    info = next((h.sysinfo or {} for h in S.dataset.hosts if h.name == host), {})
+    machine = info.get("machine") or {}
+    label = str((info.get("drive") or {}).get("disk_label") or "")
+    if (machine.get("virtualization") or {}).get("hypervisor") or "virtio" in label:
+        out.append("The storage numbers describe the hypervisor's virtual disk: to measure a drive, run on the "
+                   "machine that holds it and put `TARGET` on it.")
+    if (machine.get("storage_path") or {}).get("layer") and machine.get("wsl"):
+        out.append("Put `TARGET` on a Linux filesystem (inside WSL's own disk), not a Windows drive under /mnt.")
+    if _check_sentences(S.validity, host, ("load_generator_cpu",)):
+        out.append("fio was CPU-bound: fewer jobs, or a machine with more cores.")
+    if _check_sentences(S.validity, host, ("open_loop_held",)):
+        out.append("For an open loop: fewer jobs per offered rate or more cores; until then read the closed-loop "
+                   "curve of the queue-depth sweep.")
+    if not _rows(S.validity, host, ("memory",)).query("subject.str.endswith('(machine)')", engine="python").empty:
+        out.append("For memory numbers that pass the quality gate: a quiet machine, bare metal if possible.")
+    return out or ["Nothing to add: every check passed."]
+
+
+def conclusion(S, host: str) -> str:
+    """The latency–throughput trade-off this device shows, in plain language, from the same rows (markdown)."""
+    parts = [t for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw))]
+    h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
+    if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]):
+        parts.append(f"memory answers a lone access in {fmt_number(h.loc['idle_latency_ns', 'value'])} ns and "
+                     f"moves at most {fmt_number(h.loc['peak_bw_MBps', 'value'])} MB/s when many are in flight")
+    if not parts:
+        return f"**{md_escape(host)}**: too little was measured for a conclusion."
+    return (f"**{md_escape(host)}**: " + "; ".join(parts) + ". Throughput is bought with outstanding requests, and "
+            "past the knee every extra request adds waiting, not throughput (Little's law: N = X · R).")
+
+
+def validity_display(validity: pd.DataFrame | None) -> pd.DataFrame:
+    """The checks that did not pass, for the report (every row, passes included, is in validity.csv)."""
+    cols = ["device", "check", "subject", "status", "evidence", "what follows"]
+    if validity is None or validity.empty:
+        return pd.DataFrame(columns=cols)
+    v = validity[validity["status"].isin(["warn", "fail"])].sort_values(["host", "status", "section"])
+    return pd.DataFrame({"device": v["host"], "check": v["check"], "subject": v["subject"], "status": v["status"],
+                         "evidence": v["evidence"], "what follows": v["consequence"]})[cols]
+
+
+def check_counts(validity: pd.DataFrame | None) -> str:
+    """'N checks: a pass, b warn, c fail' (markdown)."""
+    if validity is None or validity.empty:
+        return "No validity check applied (nothing measured that a check covers)."
+    c = validity["status"].value_counts()
+    return (f"{len(validity)} checks of this run's preconditions: {int(c.get('pass', 0))} pass, "
+            f"{int(c.get('warn', 0))} warn, {int(c.get('fail', 0))} fail (`report/tables/validity.csv`).")

@@ -1,0 +1,103 @@
+"""The first page (memstor.report.text.first_page): with constructed data in which each precondition fails in
+turn, page 1 flags it (findings, trust word, what to run next); with data where every precondition holds, it
+carries no warning at all."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+
+from memstor.analysis.dataset import HostData
+from memstor.analysis.validity import validity_table
+from memstor.report.text import first_page as fp
+from test_validity import H, knee_frame, load_frame, mlc_frame, points_frame, steady_fio, tables
+
+WARNINGS = ("did not hold", "contradicts", "different numbers", "Memory:", "not valid", "with caveats")
+
+
+def headline() -> pd.DataFrame:
+    rows = [("idle_latency_ns", 95.0, None), ("peak_bw_MBps", 20_000.0, None),
+            ("qd1_randread_lat_us", 45.0, (44.0, 46.0)), ("best_randread_iops", 98_000.0, (97_000.0, 99_000.0)),
+            ("ss_randwrite_iops", 40_000.0, None)]
+    return pd.DataFrame([{"host": H, "key": k, "value": v, "detail": "QD32x1, io_uring, O_DIRECT, n=1",
+                          "value_ci_low": ci[0] if ci else None, "value_ci_high": ci[1] if ci else None,
+                          "n": 1, "ci_method": "batch-means" if ci else ""} for k, v, ci in rows])
+
+
+def qd() -> pd.DataFrame:
+    n = [1, 4, 16, 64]
+    x = [20_000.0, 60_000.0, 95_000.0, 98_000.0]
+    return pd.DataFrame({"host": H, "rw": "randread", "outstanding_io": n, "iops": x,
+                         "lat_mean_us": [1e6 * k / v for k, v in zip(n, x)], "in_sweep": True})
+
+
+def synthesis(**over) -> SimpleNamespace:
+    """What the first page reads of a Synthesis, every precondition holding unless `over` replaces inputs."""
+    sysinfo = {"cpu": {"model": "Test CPU", "logical_cpus": 8}, "memory": {"total_bytes": 16 << 30},
+               "machine": {"virtualization": None, "wsl": None, "storage_path": None, "power": {"state": "on AC"},
+                           "caveats": []}}
+    t = tables(**over)
+    t["sysinfo"] = {H: sysinfo}
+    ds = SimpleNamespace(hosts=[HostData(name=H, tables=["fio.csv"], sysinfo=sysinfo)])
+    return SimpleNamespace(headline=headline(), validity=validity_table(**t), qd=qd(), dataset=ds)
+
+
+def page(S, profile: str = "standard") -> str:
+    parts = [*fp.machine_sentences(S.dataset), fp.profile_sentence(profile), fp.check_counts(S.validity),
+             fp.headline_evidence(S.headline, S.validity).to_string(), *fp.findings(S, H),
+             *fp.next_steps(S, H, profile)]
+    return "\n".join(parts)
+
+
+def test_all_preconditions_hold_gives_a_page_without_warnings():
+    S = synthesis()
+    text = page(S)
+    assert not [w for w in WARNINGS if w in text], text
+    assert "0 warn, 0 fail" in fp.check_counts(S.validity)
+    shown = fp.headline_evidence(S.headline, S.validity)
+    assert set(shown.loc[shown["quantity"] != "not measured", "trust"]) == {"sound (its checks pass)"}
+    assert fp.next_steps(S, H, "standard") == ["Nothing to add: every check passed."]
+    assert fp.findings(S, H)[0].startswith("4 KiB random reads: 20,000 IOPS with 1 I/O in flight")
+    assert fp.validity_display(S.validity).empty
+
+
+def test_each_failed_precondition_is_flagged_on_page_one():
+    cases = {
+        "open loop": ({"load": load_frame((True,) + (False,) * 5)}, "The open loop did not hold"),
+        "knee": ({"knees": knee_frame(x_max_fit=90_000.0, r_min_fit=60.0)}, "The knee fit contradicts its own data"),
+        "steady": ({"fio": steady_fio([40_000.0] * 3 + [4_000.0] * 3 + [100_000.0] * 5)},
+                   "not valid (steady_trace_jump"),
+        "disagreement": ({"points": points_frame(bs_iops=81_279.0, qd_iops=29_082.0)},
+                         "The same configuration measured twice gave different numbers"),
+        "memory gate": ({"mlc": mlc_frame(failing=19, total=20)}, "Memory: 19 of 20"),
+    }
+    for name, (over, expected) in cases.items():
+        S = synthesis(**over)
+        text = page(S)
+        assert expected in text, f"{name}: {text}"
+        assert "0 warn, 0 fail" not in fp.check_counts(S.validity), name
+        assert not fp.validity_display(S.validity).empty, name
+    disagree = page(synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)))
+    assert "81,279" in disagree and "29,082" in disagree
+    best = fp.headline_evidence(synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).headline,
+                                synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).validity)
+    assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "trust"] == "not valid (config_agreement)"
+
+
+def test_values_without_an_interval_say_why_and_unmeasured_ones_fold_into_one_line():
+    table = fp.headline_evidence(headline(), None).set_index("quantity")
+    assert table.loc["Idle memory latency (ns)", "value"].startswith("95.0 — no interval (n = 1")
+    assert table.loc["Best 4K random read (IOPS)", "value"] == "98,000 ± 1,000 (95 %, batch-means)"
+    assert "sequential read" in table.loc["not measured", "value"]
+
+
+def test_the_machine_and_the_profile_are_named():
+    S = synthesis()
+    S.dataset.hosts[0].sysinfo["machine"]["caveats"] = ["a virtual machine (KVM): its CPUs, memory and disks are "
+                                                        "the hypervisor's"]
+    S.dataset.hosts[0].sysinfo["machine"]["virtualization"] = {"hypervisor": "KVM"}
+    assert "Note: a virtual machine (KVM)" in fp.machine_sentences(S.dataset)[0]
+    assert any("hypervisor's virtual disk" in s for s in fp.next_steps(S, H, "quick"))
+    assert "n = 1, a few seconds" in fp.profile_sentence("quick")
+    assert fp.next_steps(S, H, "quick")[0].startswith("Rerun with the standard profile")
