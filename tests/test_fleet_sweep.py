@@ -285,7 +285,8 @@ def test_a_memory_experiment_runs_memstor_on_each_host_and_its_data_comes_back(f
     """Memory experiments (and sysinfo) on fleet hosts: memstor itself there over SSH, data back under the label."""
     hosts, data = host_file(fleet, tmp_path / "two.yaml", n=2), tmp_path / "data"
     small = ["--profile", "quick", "--set", "tool=loadlat", "--set", "traffic=[R]", "--set", "delays=[0,1000]",
-             "--set", "sections=[]", "--set", "buffer_kib=65536", "--no-progress"]
+             "--set", "sections=[]", "--set", "buffer_kib=65536", "--set", "seconds_per_point=0.3",
+             "--no-progress"]
     r = memstor("run", "mlc-loaded-latency", "--hosts", str(hosts), "--data", str(data), *small)
     assert r.returncode == 0, r.stderr
     for i, label in ((1, "ns1"), (2, "ns2")):
