@@ -58,7 +58,8 @@ def test_all_preconditions_hold_gives_a_page_without_warnings():
     shown = fp.headline_evidence(S.headline, S.validity)
     assert set(shown.loc[shown["quantity"] != "not measured", "trust"]) == {"sound (its checks pass)"}
     assert fp.next_steps(S, H, "standard") == ["Nothing to add: every check passed."]
-    assert fp.findings(S, H)[0].startswith("4 KiB random reads: 20,000 IOPS with 1 I/O in flight")
+    assert fp.findings(S, H)[0].startswith("4 KiB random reads along the queue-depth sweep: 20,000 IOPS with 1 I/O "
+                                           "in flight")
     assert fp.validity_display(S.validity).empty
 
 

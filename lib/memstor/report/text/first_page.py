@@ -148,7 +148,8 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
         return None
     low, best = g.loc[g["outstanding_io"].idxmin()], g.loc[g["iops"].idxmax()]
     what = {"randread": "random reads", "randwrite": "random writes"}.get(rw, rw)
-    return (f"4 KiB {what}: {fmt_number(low['iops'])} IOPS with {int(low['outstanding_io'])} I/O in flight at "
+    return (f"4 KiB {what} along the queue-depth sweep: {fmt_number(low['iops'])} IOPS with "
+            f"{int(low['outstanding_io'])} I/O in flight at "
             f"{fmt_number(low['lat_mean_us'])} µs each; the most, {fmt_number(best['iops'])} IOPS "
             f"({best['iops'] / low['iops']:.1f}×), with {int(best['outstanding_io'])} in flight at "
             f"{fmt_number(best['lat_mean_us'])} µs each ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
