@@ -109,7 +109,8 @@ def exported(executed, tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.notebook
 @pytest.mark.fio
-def test_html_report_from_the_executed_notebook(exported):
+def test_html_report_from_the_executed_notebook(executed, exported):
+    assert_every_figure_has_a_numbered_caption(nbformat.read(executed[0], as_version=4))
     res = exported
     html = res["html"].read_text(encoding="utf-8")
     # offline: no script or stylesheet from the network, figures embedded
@@ -157,9 +158,15 @@ def test_pdf_report_from_the_executed_notebook(executed, exported):
     m = S.mem.iloc[0]
     assert f"a plateau at {m['b_sat_MBps']:,.0f} MB/s over {int(m['plateau_points'])} of 19 points" in pdf_text
     assert f"R0 = {m['r0_ns']:,.1f} ns [{m['r0_ns_ci_low']:,.1f}, {m['r0_ns_ci_high']:,.1f}]" in pdf_text
-    # no raw markdown or LaTeX leaked into the PDF
-    for leak in ("\\begin", "\\textbf", "**", "```", "\\newline"):
+    # no raw markdown or LaTeX leaked into the PDF, no raw missing values or carets
+    for leak in ("\\begin", "\\textbf", "**", "```", "\\newline", "10^6", "10ˆ6"):
         assert leak not in pdf_text
+    assert not re.search(r"\b(None|nan|NaN)\b", pdf_text), re.search(r".{60}\b(None|nan|NaN)\b.{20}", pdf_text)
+    # the first page: what the run can tell, before the data
+    assert pdf_text.index("What this run can tell") < pdf_text.index("Systems under test")
+    for needle in ("Findings (thismachine)", "What to run next (thismachine)", "checks of this run's preconditions",
+                   "Conclusion"):
+        assert needle.replace("'", "’") in pdf_text or needle in pdf_text, needle
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     assert int(re.search(r"Pages:\s+(\d+)", info).group(1)) >= 5
 
@@ -200,6 +207,20 @@ MISSING = {"storage-only": ["No idle-latency measurement in this data."],
            "one-experiment": ["No idle-latency measurement in this data."]}
 
 
+def assert_every_figure_has_a_numbered_caption(nb) -> None:
+    """Every figure of the executed notebook is followed by '*Figure k.* caption', k = 1, 2, ... in order."""
+    seq = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            if "image/png" in data:
+                seq.append("fig")
+            elif m := re.match(r"\*Figure (\d+)\.\* \S", data.get("text/markdown", "")):
+                seq.append(int(m.group(1)))
+    figures = seq.count("fig")
+    assert seq == [x for k in range(1, figures + 1) for x in ("fig", k)], seq
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(IMPORTS))
 @pytest.mark.notebook
@@ -217,7 +238,9 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
                         parameters={"data_dir": str(data), "specs_dir": str(SPECS),
                                     "tables_dir": str(tmp_path / "tables")})
     assert cli.main(["report", str(out), str(tmp_path / "report")]) == 0
+    assert_every_figure_has_a_numbered_caption(nbformat.read(out, as_version=4))
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "Fleet runs" not in html  # a section only when there is something to show
     for needle in MISSING[name]:
         assert needle.replace("'", "&#x27;") in html or needle in html, needle
     assert sorted(p.name for p in (tmp_path / "tables").glob("*.csv")) == sorted(

@@ -54,37 +54,55 @@ HEADLINE_METRICS = [
 ]
 
 
+def tool_name(rows: pd.DataFrame) -> str:
+    """The memory tool that measured ``rows`` as the report names it: 'loadlat v0.4', 'Intel MLC v3.11', or
+    'MLC or loadlat' when the rows do not say (imported data without a tool column)."""
+    if "tool" not in rows.columns or rows["tool"].dropna().empty:
+        return "MLC or loadlat"
+    names = []
+    for tool, g in rows.groupby(rows["tool"].fillna(""), sort=True):
+        version = g["tool_version"].dropna().astype(str) if "tool_version" in g.columns else pd.Series([], dtype=str)
+        label = {"mlc": "Intel MLC", "loadlat": "loadlat"}.get(str(tool), str(tool) or "unknown tool")
+        names.append(label + (f" v{version.iloc[0].lstrip('v')}" if not version.empty else ""))
+    return " and ".join(names)
+
+
 def idle_latency(mlc: pd.DataFrame, host: str) -> tuple[float | None, str]:
-    """(ns, how): MLC idle_latency, else the local entries of the idle latency matrix, else the loaded
-    latency at the largest inject delay (the lightest load, an upper estimate)."""
+    """(ns, how): the tool's idle_latency, else the local entries of the idle latency matrix, else the loaded
+    latency at the largest inject delay (the lightest load, an upper estimate); ``how`` names the tool."""
     m = mlc[(mlc["host"] == host) & mlc["ok"] & mlc["latency_ns"].notna()]
     idle = m[m["test"] == "idle_latency"]
     if not idle.empty:
         walk = memory.page_walk(idle)
         if walk["n_huge"]:
-            return float(walk["huge_page_ns"]), f"idle latency, huge pages ({walk['pages']}), n={walk['n_huge']}"
-        return float(memory.idle_latency_ns(idle)), f"idle latency, n={len(idle)}"
+            return (float(walk["huge_page_ns"]), f"{tool_name(idle)}: idle latency, huge pages ({walk['pages']}), "
+                    f"n={walk['n_huge']}")
+        return float(memory.idle_latency_ns(idle)), f"{tool_name(idle)}: idle latency, n={len(idle)}"
     mat = m[(m["test"] == "latency_matrix") & (m["src_node"] == m["dst_node"])]
     if not mat.empty:
-        return float(mat["latency_ns"].min()), "latency matrix, local node"
+        return float(mat["latency_ns"].min()), f"{tool_name(mat)}: latency matrix, local node"
     ll = m[(m["test"] == "loaded_latency") & m["inject_delay"].notna()]
     if not ll.empty:
         top = ll[ll["inject_delay"] == ll["inject_delay"].max()]
-        return float(top["latency_ns"].median()), f"loaded latency at delay {int(top['inject_delay'].iloc[0])}"
+        return (float(top["latency_ns"].median()),
+                f"{tool_name(top)}: loaded latency at delay {int(top['inject_delay'].iloc[0])}")
     return None, ""
 
 
 def peak_bandwidth(mlc: pd.DataFrame, host: str) -> tuple[float | None, str]:
-    """(MB/s, how): the highest peak-injection / max bandwidth, else the highest loaded-latency bandwidth."""
+    """(MB/s, how): the highest peak-injection / max bandwidth, else the highest loaded-latency bandwidth;
+    ``how`` names the tool, the section (peak injection or max bandwidth) and the traffic."""
     m = mlc[(mlc["host"] == host) & mlc["ok"] & mlc["bandwidth_MBps"].notna()]
     peak = m[m["test"].isin(["peak_injection_bandwidth", "max_bandwidth"])]
+    section = {"peak_injection_bandwidth": "peak injection", "max_bandwidth": "max bandwidth"}
     if not peak.empty:
         i = peak["bandwidth_MBps"].idxmax()
-        return float(peak.loc[i, "bandwidth_MBps"]), f"peak injection, {peak.loc[i, 'traffic']}"
+        return (float(peak.loc[i, "bandwidth_MBps"]),
+                f"{tool_name(peak.loc[[i]])}: {section[peak.loc[i, 'test']]}, {peak.loc[i, 'traffic']}")
     ll = m[m["test"] == "loaded_latency"]
     if not ll.empty:
         i = ll["bandwidth_MBps"].idxmax()
-        return float(ll.loc[i, "bandwidth_MBps"]), f"loaded latency, {ll.loc[i, 'traffic']}"
+        return float(ll.loc[i, "bandwidth_MBps"]), f"{tool_name(ll.loc[[i]])}: loaded latency, {ll.loc[i, 'traffic']}"
     return None, ""
 
 

@@ -6,6 +6,7 @@ there is nothing to draw). Hosts keep the same colour and marker in every figure
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import matplotlib.pyplot as plt
@@ -30,14 +31,21 @@ SCALE = 0.72
 REPORT_DPI = 150
 
 
-def show(fig) -> None:
-    """Display `fig` once in a notebook and close it (no second copy from the inline backend)."""
-    from IPython.display import display  # notebooks only: IPython is not needed to build figures
+#: The report's figure numbers, in the order the notebook shows them (one notebook run, one sequence).
+_FIGURE_NUMBERS = itertools.count(1)
+
+
+def show(fig, caption: str = "") -> None:
+    """Display `fig` once in a notebook and close it (no second copy from the inline backend); with a
+    caption, the next figure number and the caption under it ("Figure 3. ...", markdown)."""
+    from IPython.display import Markdown, display  # notebooks only: IPython is not needed to build figures
 
     if fig is None:
         return
     display(fig)
     plt.close(fig)
+    if caption:
+        display(Markdown(f"*Figure {next(_FIGURE_NUMBERS)}.* {caption}"))
 
 
 def host_styles(hosts) -> dict:
