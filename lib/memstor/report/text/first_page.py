@@ -40,8 +40,8 @@ PROFILE_LIMITS = {
     "full": "60 s per point and 3 repetitions: intervals between runs",
 }
 #: Where each section of the report is (headings of notebooks/90-synthesis.ipynb).
-SECTION_REF = {"memory": "§3.3", "queue_depth": "§3.2", "curves": "§3.3", "open_loop": "§3.4",
-               "steady_state": "§2 (steady state)", "storage_points": "§1 and §4", "headline": "§1"}
+SECTION_REF = {"memory": "§4.3", "queue_depth": "§4.2", "curves": "§4.3", "open_loop": "§4.4",
+               "steady_state": "§3 (steady state)", "storage_points": "§2", "headline": "§1"}
 
 
 def _rows(validity: pd.DataFrame | None, host: str, sections: tuple = (), statuses=("warn", "fail")) -> pd.DataFrame:
@@ -94,7 +94,7 @@ def _interval(r: pd.Series) -> str:
     if r["key"] in ("idle_latency_ns", "peak_bw_MBps"):
         return f"{shown} — no interval ({why}; memory summaries get one from repetitions or ≥ 10 sub-windows)"
     if r["key"] == "ss_randwrite_iops":
-        return f"{shown} — no interval (a window average of {why} rounds; the excursions in §2 bound its spread)"
+        return f"{shown} — no interval (a window average of {why} rounds; the excursions in §3 bound its spread)"
     return f"{shown} — no interval ({why} and too few log windows: repeat the point or run it longer)"
 
 
