@@ -154,10 +154,14 @@ def test_pdf_report_from_the_executed_notebook(executed, exported):
     assert (f"the two-asymptote fit gives N* = X_max × R_min = {fmt_number(k['X_max_fit_iops'])} IOPS × "
             f"{fmt_number(k['R_min_fit_us'])} µs = ") in pdf_text
     # the memory curve (issue 16: saturation and R0 with its 95 % interval; no R², no fitted knee or peak
-    # beyond the measured plateau)
+    # beyond the measured plateau): one paragraph per curve, in the HTML's appendix; the PDF points to it
     m = S.mem.iloc[0]
-    assert f"a plateau at {m['b_sat_MBps']:,.0f} MB/s over {int(m['plateau_points'])} of 19 points" in pdf_text
-    assert f"R0 = {m['r0_ns']:,.1f} ns [{m['r0_ns_ci_low']:,.1f}, {m['r0_ns_ci_high']:,.1f}]" in pdf_text
+    html_text = _norm(re.sub(r"<[^>]+>", " ", exported["html"].read_text(encoding="utf-8")))
+    assert f"a plateau at {m['b_sat_MBps']:,.0f} MB/s over {int(m['plateau_points'])} of 19 points" in html_text
+    assert f"R0 = {m['r0_ns']:,.1f} ns [{m['r0_ns_ci_low']:,.1f}, {m['r0_ns_ci_high']:,.1f}]" in html_text
+    assert ("Every latency–throughput curve: the model and its intervals: in the appendix of the HTML report "
+            "(report.html)") in pdf_text
+    assert "Every latency–throughput curve: the model and its intervals" in html_text
     # no raw markdown or LaTeX leaked into the PDF, no raw missing values or carets
     for leak in ("\\begin", "\\textbf", "**", "```", "\\newline", "10^6", "10ˆ6"):
         assert leak not in pdf_text

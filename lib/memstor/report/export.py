@@ -42,6 +42,9 @@ PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended tex
 #: The cell tag that keeps a notebook cell out of the exported report (the synthesis notebook's explorer,
 #: memstor.report.explore).
 EXPLORE_TAG = "explore"
+#: The cell tag of the appendix: kept in the HTML (every command, every table), left out of the PDF, which
+#: keeps what a reader needs; each left-out heading becomes one line pointing to the HTML.
+APPENDIX_TAG = "appendix"
 
 #: memstor's two nbconvert templates (package data): memstor.html.j2 (offline HTML on the lab template)
 #: and memstor.tex.j2 (the LaTeX route for the PDF).
@@ -395,6 +398,26 @@ def export_pdf(nb, out: Path, templates: Path) -> Path:
     return out
 
 
+def without_appendix(nb, html_name: str):
+    """A copy of nb for the PDF: the cells tagged ``appendix`` left out, each of their headings replaced by
+    one line naming it and the HTML file that holds it."""
+    import nbformat  # as in _read_notebook: nbformat only when a notebook is exported (memstor --help stays fast)
+
+    nb = copy.deepcopy(nb)
+    cells = []
+    for cell in nb.cells:
+        if APPENDIX_TAG not in (cell.get("metadata", {}).get("tags") or []):
+            cells.append(cell)
+            continue
+        heads = [ln.lstrip("#").strip() for ln in "".join(cell.get("source", "")).splitlines()
+                 if cell.get("cell_type") == "markdown" and ln.startswith("#")]
+        if heads:
+            cells.append(nbformat.v4.new_markdown_cell(
+                f"*{heads[0]}: in the appendix of the HTML report ({html_name}).*"))
+    nb.cells = cells
+    return nb
+
+
 def export(executed_nb: Path, outdir: Path, name: str = "report", pdf: bool = True) -> dict:
     """Export an executed notebook to ``outdir/<name>.html`` and (if pdf) ``outdir/<name>.pdf``.
 
@@ -416,6 +439,6 @@ def export(executed_nb: Path, outdir: Path, name: str = "report", pdf: bool = Tr
         result["message"] = (f"wrote {html_path}; PDF not built: {' and '.join(missing)} not found. "
                              f"To get {outdir / (name + '.pdf')}: {PDF_INSTALL}, then `make report`")
         return result
-    result["pdf"] = export_pdf(nb, outdir / f"{name}.pdf", TEMPLATES)
+    result["pdf"] = export_pdf(without_appendix(nb, f"{name}.html"), outdir / f"{name}.pdf", TEMPLATES)
     result["message"] = f"wrote {html_path} and {result['pdf']}"
     return result
