@@ -23,6 +23,7 @@ from memstor.experiments import fio_block_size as block_size
 from memstor.experiments import fio_queue_depth as queue_depth
 from memstor.experiments import fio_rw_ratio as rw_ratio
 from memstor.parse import fio as fioparse
+from memstor.report.plots.storage import _err
 
 AIALRA = REAL / "AIALRA-0__ECSE-4320-Advanced-Computer-Systems" / "Project3 SSD" / "results"
 CHRIS = REAL / "ChrisLvvvv__ECSE_4320_Advanced-Computer-Systems" / "Project3" / "results"
@@ -415,3 +416,12 @@ def test_psync_depth_not_reached_is_flagged(tmp_path):
     r = storage.littles_law_table(df).iloc[0]
     assert r["flagged"] and "psync is synchronous" in r["reason"]
     assert r["littles_outstanding"] == pytest.approx(1, abs=0.1)  # one I/O in flight, not 8
+
+
+def test_a_value_outside_its_own_interval_gets_no_error_bar_instead_of_a_negative_one():
+    """A standard make all failed in notebook 40: matplotlib refuses negative error bars, and a point whose
+    interval left out a window its value kept (20,010 IOPS with [20,541, 21,199]) produced one."""
+    g = pd.DataFrame({"iops": [20_010.0, 100.0, 50.0], "iops_ci_low": [20_541.0, 90.0, np.nan],
+                      "iops_ci_high": [21_199.0, 110.0, np.nan]})
+    err = _err(g, "iops")
+    assert err.tolist() == [[0.0, 10.0, 0.0], [0.0, 10.0, 0.0]]

@@ -82,12 +82,17 @@ def _spec_only(summ: pd.DataFrame) -> pd.DataFrame:
 
 
 def _err(g: pd.DataFrame, metric: str):
-    """Error-bar half-lengths (2 x n) from the 95% CI columns, or None without any CI."""
+    """Error-bar half-lengths (2 x n) from the 95% CI columns, or None without any CI. A value outside its own
+    interval (its interval left out a window the value kept: validity check interval_holds_value) gets no bar,
+    not a negative one (matplotlib refuses those: a standard make all failed on one such point)."""
     lo, hi = f"{metric}_ci_low", f"{metric}_ci_high"
     if lo not in g.columns or g[lo].isna().all():
         return None
     mean = g[metric].to_numpy(float)
-    return np.vstack([np.nan_to_num(mean - g[lo].to_numpy(float)), np.nan_to_num(g[hi].to_numpy(float) - mean)])
+    below, above = mean - g[lo].to_numpy(float), g[hi].to_numpy(float) - mean
+    outside = (below < 0) | (above < 0)
+    below[outside], above[outside] = 0.0, 0.0
+    return np.vstack([np.nan_to_num(below), np.nan_to_num(above)])
 
 
 def _series(ax, g: pd.DataFrame, x: str, metric: str, label: str, i: int, **kw) -> None:
