@@ -84,8 +84,8 @@ def test_iid_data_gives_batch_size_one():
     sizes = [batch_means_ci(ar1(0.0, 400, seed)).batch_size for seed in SEEDS]
     assert sizes.count(1) >= 195, np.unique(sizes, return_counts=True)
     r = batch_means_ci(ar1(0.0, 400, 7))
-    assert r.batch_size == 1 and r.n_batches == 399 and r.status == OK and r.unbatched == 0
-    x = ar1(0.0, 400, 7)[1:]  # batch size 1: the plain t-interval of the windows
+    assert r.batch_size == 1 and r.n_batches == 400 and r.status == OK and r.unbatched == 0
+    x = ar1(0.0, 400, 7)  # batch size 1: the plain t-interval of the windows
     half = stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
     assert r.mean == pytest.approx(x.mean()) and r.half_width == pytest.approx(half)
     assert r.method == METHOD and r.confidence == 0.95 and abs(r.lag1) <= 0.2
@@ -106,19 +106,20 @@ def test_strongly_correlated_short_series_is_flagged():
         r = batch_means_ci(ar1(0.95, 40, seed))
         flagged += r.status in (CORRELATED, TOO_FEW)
         if r.status == CORRELATED:
-            assert r.batch_size == 3 and r.n_batches == 13 and r.lag1 > 0.2  # the largest admissible: 39 // 10
+            assert r.batch_size == 4 and r.n_batches == 10 and r.lag1 > 0.2  # the largest admissible: 40 // 10
             assert math.isfinite(r.ci_low) and math.isfinite(r.ci_high)  # still computed
     assert flagged >= 0.75 * len(SEEDS)
     r = batch_means_ci(np.linspace(0, 1, 40))  # a trend: correlated at every batch size
-    assert r.status == CORRELATED and r.batch_size == 3 and r.finite
+    assert r.status == CORRELATED and r.batch_size == 4 and r.finite
 
 
 def test_fewer_than_ten_batches_gives_an_empty_interval():
-    r = batch_means_ci(ar1(0.0, 10, 1))  # 10 windows, the first one ramp: 9 left
+    r = batch_means_ci(ar1(0.0, 10, 1), ramp_intervals=1)  # 10 windows, the first one ramp: 9 left
     assert r.status == TOO_FEW and r.n_intervals == 9 and r.ramp_excluded == 1
     assert math.isnan(r.ci_low) and math.isnan(r.ci_high) and math.isnan(r.half_width) and not r.finite
     assert r.mean == pytest.approx(ar1(0.0, 10, 1)[1:].mean())  # the mean is still given
-    assert batch_means_ci(ar1(0.0, 11, 1)).status == OK  # 10 windows after the ramp: an interval
+    assert batch_means_ci(ar1(0.0, 11, 1), ramp_intervals=1).status == OK  # 10 after the ramp: an interval
+    assert batch_means_ci(ar1(0.0, 10, 1)).status == OK  # by default no ramp: 10 windows
     r = batch_means_ci(ar1(0.0, 30, 1), min_batches=40)
     assert r.status == TOO_FEW and math.isnan(r.ci_low)
     empty = batch_means_ci([])
@@ -128,7 +129,7 @@ def test_fewer_than_ten_batches_gives_an_empty_interval():
 def test_the_ramp_interval_is_excluded():
     x = ar1(0.0, 100, 5)
     spiked = np.concatenate([[1e9], x])
-    r = batch_means_ci(spiked)
+    r = batch_means_ci(spiked, ramp_intervals=1)
     assert r.ramp_excluded == 1 and r.n_intervals == 100
     assert r.mean == pytest.approx(x.mean())
     assert r.half_width == pytest.approx(batch_means_ci(x, ramp_intervals=0).half_width)  # as if never there
@@ -177,7 +178,7 @@ def test_weighted_mean_is_total_latency_over_total_ios():
     r = batch_means_ci(lat, ios, ramp_intervals=0)
     assert r.batch_size == 1
     assert r.mean == pytest.approx((lat * ios).sum() / ios.sum())
-    r1 = batch_means_ci(lat, ios)  # ramp 1: the first window's latency and I/Os both left out
+    r1 = batch_means_ci(lat, ios, ramp_intervals=1)  # ramp 1: the first window's latency and I/Os both left out
     assert r1.mean == pytest.approx((lat[1:] * ios[1:]).sum() / ios[1:].sum())
 
 
@@ -284,7 +285,7 @@ def test_point_intervals_keeps_directions_apart_and_totals_them(tmp_path):
     assert df[df["direction"] == "write"]["iops"].tolist() == [500] * 11
     with pytest.raises(ValueError, match="several directions"):
         interval_cis(df)
-    total = interval_cis(df, "total", min_batches=5)
+    total = interval_cis(df, "total", min_batches=5, ramp_intervals=1)
     assert total["iops"].n_intervals == 10  # windows 2..11: 12 has no write entry, 1 is the ramp
     assert total["iops"].mean == pytest.approx(np.mean([1000 + k + 500 for k in range(2, 12)]))
     reads = np.array([1000 + k for k in range(2, 12)]) * 0.25
@@ -301,7 +302,7 @@ def test_point_intervals_refuses_per_io_logs(tmp_path):
 
 
 def test_ci_columns(tmp_path):
-    n = 41  # 10 s at 250 ms windows + the ramp window
+    n = 41  # 10 s at 250 ms windows + a slow first window
     rng = np.random.default_rng(0)
     iops = np.round(rng.normal(20000, 500, n))
     iops[0] = 5000  # the start of the job
@@ -310,20 +311,24 @@ def test_ci_columns(tmp_path):
     write_log(tmp_path, "lat", 1, [(250 * (k + 1), int(1e9 / v), 0) for k, v in enumerate(iops)])
     cols = ci_columns(point_intervals(tmp_path))
     assert list(cols) == list(CI_COLUMNS)
-    assert cols["ci_method"] == METHOD and cols["ci_note"].startswith("ramp excluded 1")
-    assert cols["iops_ci_low"] < iops[1:].mean() < cols["iops_ci_high"]
-    assert cols["iops_ci_low"] > 19000 and cols["iops_ci_high"] < 21000  # the ramp window left out
+    # the value (fio's JSON) counts every window after fio's ramp_time, the slow first one too: so does its
+    # interval (no second ramp dropped here), else the interval would miss the value beside it
+    assert cols["ci_method"] == METHOD and "ramp excluded" not in cols["ci_note"]
+    assert cols["iops_ci_low"] < iops.mean() < cols["iops_ci_high"]
+    assert cols["iops_ci_low"] > 18000 and cols["iops_ci_high"] < 21000
     assert cols["bw_MBps_ci_low"] == pytest.approx(cols["iops_ci_low"] * 4096 / 1e6, rel=1e-3)
-    assert cols["lat_mean_us_ci_low"] < 1e6 / iops[1:].mean() < cols["lat_mean_us_ci_high"]
+    assert cols["lat_mean_us_ci_low"] < np.average(1e9 / iops, weights=iops) / 1e3 < cols["lat_mean_us_ci_high"]
+    ramped = ci_columns(point_intervals(tmp_path), ramp_intervals=1)
+    assert ramped["ci_note"].startswith("ramp excluded 1") and ramped["iops_ci_low"] > iops.mean()
     short = ci_columns(point_intervals(tmp_path).head(8))
-    assert short["ci_method"] == "" and "too few batches (7 intervals < 10)" in short["ci_note"]
+    assert short["ci_method"] == "" and "too few batches (8 intervals < 10)" in short["ci_note"]
     assert all(math.isnan(short[c]) for c in CI_COLUMNS[:6])
     none = ci_columns(None)
     assert none["ci_method"] == "" and none["ci_note"] == "no interval logs" and math.isnan(none["iops_ci_low"])
     trend = point_intervals(tmp_path)
     trend["iops"] = np.linspace(1000, 2000, len(trend))
     note = ci_columns(trend)["ci_note"]
-    assert note.startswith("ramp excluded 1; correlated (lag-1 iops ") and note.endswith(
+    assert note.startswith("correlated (lag-1 iops ") and note.endswith(
         " at 10 batches of 4 intervals)"), note
     assert "bw_MBps" not in note  # only the metric that is correlated
 
@@ -365,7 +370,7 @@ def test_real_fio_run_batch_means_agrees_with_fio_json(tmp_path):
     iops = cis["iops"]
     assert iops.status in (OK, CORRELATED) and iops.finite and iops.half_width > 0, iops
     assert iops.mean == pytest.approx(json_iops, rel=0.05), (iops, json_iops)
-    assert iops.ramp_excluded == 1 and iops.n_intervals == len(df) - 1
+    assert iops.ramp_excluded == 0 and iops.n_intervals == len(df)  # the windows of fio's JSON value
     bw = cis["bw_MBps"]
     assert bw.finite and bw.mean == pytest.approx(iops.mean * 4096 / 1e6, rel=0.01)
     lat = cis["lat_mean_us"]

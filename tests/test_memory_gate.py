@@ -192,6 +192,27 @@ def test_remeasure_points_new_point_for_the_failing_delays_until_the_limit():
     assert [p.name for p in ll.remeasure_points([pt], rows, max_remeasure=2)] == [again.name]
 
 
+def test_a_spread_every_value_fails_is_the_machine_and_is_not_remeasured():
+    """The standard make all on this VM failed 180 of 190 values on 'latency_unstable' (median spread 7 %
+    against 2 %), re-measured 13 of 17 points for 7 minutes and failed them again: a reason that
+    MACHINE_SHARE of the values share is not re-measured; a transient one (CPU share) still is."""
+    pt = loaded_point(delays=(0, 100, 200, 500, 1000))
+    cfg = ll.config_name(pt.params)
+    noisy = [row(d, bw=1000 - d / 2, config=cfg, point=pt.name, latency_spread_pct=7.0) for d in (0, 100, 200, 500, 1000)]
+    assert ll.machine_codes(ll.choose_attempts(noisy)) == {"loaded_latency": {"latency_unstable"}}
+    assert ll.remeasure_points([pt], noisy, max_remeasure=2) == []
+    # the same spread plus one CPU-starved value: only that value is measured again
+    starved = [*noisy[:4], row(1000, bw=500, config=cfg, point=pt.name, latency_spread_pct=7.0, cpu_share_min_pct=60.0)]
+    (again,) = ll.remeasure_points([pt], starved, max_remeasure=2)
+    assert again.params["delays"] == [1000]
+    # one noisy value among five quiet ones is a neighbour's burst: re-measured
+    quiet = [row(d, bw=1000 - d / 2, config=cfg, point=pt.name) for d in (0, 100, 200, 500)]
+    burst = [*quiet, row(1000, bw=500, config=cfg, point=pt.name, latency_spread_pct=7.0)]
+    assert ll.machine_codes(ll.choose_attempts(burst)) == {"loaded_latency": set()}
+    (again,) = ll.remeasure_points([pt], burst, max_remeasure=2)
+    assert again.params["delays"] == [1000]
+
+
 # ---------------------------------------------------------------------- parameters, names, MLC
 
 

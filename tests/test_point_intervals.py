@@ -47,11 +47,11 @@ def test_every_point_has_its_own_interval(measured):
     done = df[df["status"] == "done"]
     assert len(done) == 3 and set(done["ci_method"]) == {"batch-means"}
     for m in ("iops", "bw_MBps", "lat_mean_us"):
-        # the run's own mean (fio's JSON) lies inside the interval of its windows, up to the ramp window and
-        # the last window fio does not log (a few % of a 3 s run)
+        # the run's own mean (fio's JSON) lies inside the interval of its windows, up to the last window
+        # fio does not log and the remainder batching leaves out (a few % of a 3 s run)
         assert (done[f"{m}_ci_low"] < done[f"{m}_ci_high"]).all()
         assert (done[f"{m}_ci_low"] <= done[m] * 1.05).all() and (done[f"{m}_ci_high"] >= done[m] * 0.95).all()
-    assert done["ci_note"].str.contains("ramp excluded 1").all()
+    assert not done["ci_note"].fillna("").str.contains("ramp excluded").any()  # the same windows as the value
 
 
 @pytest.mark.fio

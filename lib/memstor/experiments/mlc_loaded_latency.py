@@ -68,7 +68,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.experiments._mlc_gate import choose_attempts, remeasure_points
+from memstor.experiments._mlc_gate import choose_attempts, machine_codes, remeasure_points
 from memstor.experiments._mlc_params import (
     EXPERIMENT,
     MLC_DELAYS,
@@ -97,7 +97,7 @@ from memstor.measure.sysinfo import collect
 __all__ = [
     "CI_COLUMNS", "EXPERIMENT", "EXTRA_COLUMNS", "GATE_COLUMNS", "KIND", "MAX_ROUNDS", "MLC_DELAYS", "NOTEBOOK",
     "PACINGS", "SETTING_COLUMNS", "LoadedLatencyParams", "available_cpus", "build_points", "build_table",
-    "check_for_tool", "choose_attempts", "config_name", "measure", "memory_need_bytes", "point_name",
+    "check_for_tool", "choose_attempts", "machine_codes", "config_name", "measure", "memory_need_bytes", "point_name",
     "point_rows", "remeasure_points", "run", "run_loaded_latency", "settings", "validate", "validate_params",
     "write_table",
 ]

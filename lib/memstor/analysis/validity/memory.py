@@ -36,7 +36,8 @@ REASONS = {
 _SECTION = "memory"
 
 
-def _codes(gate) -> list[str]:
+def failed_codes(gate) -> list[str]:
+    """The gate codes of a ``failed:<code>,...`` outcome, in order; [] for any other outcome."""
     text = str(gate)
     return [c for c in text.split(":", 1)[1].split(",") if c] if text.startswith("failed:") else []
 
@@ -60,7 +61,7 @@ def memory_rows(mlc: pd.DataFrame | None) -> list[dict]:
         ev = ev[ev["ok"].map(truthy)]
     rows = []
     for (host, test), g in ev.groupby(["host", "test"], sort=True):
-        codes = g["gate"].map(_codes)
+        codes = g["gate"].map(failed_codes)
         total, failed = len(g), int(codes.map(bool).sum())
         if not failed:
             rows.append(row(host, "memory_gate", test, PASS, 0.0, 0.0, "% of values failing",
