@@ -142,7 +142,7 @@ def remeasure_points(points: Sequence[Point], rows: list[dict], max_remeasure: i
     bases: dict[tuple, dict | None] = {}
     for row in final:
         codes = set(failed_codes(row.get("gate")))
-        if not codes or codes <= machine.get(row.get("test"), set()):
+        if not codes or codes <= machine.get(str(row.get("test")), set()):
             continue
         cfg, rep = row["config"], int(row["repetition"])
         delay = row_key(row)[4] if row.get("test") == "loaded_latency" else None
@@ -186,7 +186,7 @@ def machine_codes(final: list[dict]) -> dict[str, set[str]]:
     by_test: dict[str, list[list[str]]] = {}
     for row in final:
         if str(row.get("gate", "")).startswith(("passed", "failed:")):
-            by_test.setdefault(row.get("test"), []).append(failed_codes(row.get("gate")))
+            by_test.setdefault(str(row.get("test")), []).append(failed_codes(row.get("gate")))
     out: dict[str, set[str]] = {}
     for test, codes in by_test.items():
         if len(codes) < MACHINE_MIN_VALUES:
