@@ -12,7 +12,6 @@ import pytest
 from memstor.analysis import steady_state
 from memstor.analysis.curves import analyse
 from memstor.analysis.validity import CHECKS, COLUMNS, SECTIONS, holds, status, validity_table
-from memstor.analysis.validity.fits import holdout_number
 from memstor.report.tables import TABLES
 
 H = "dut"
@@ -217,13 +216,12 @@ def test_memory_gate_failing_for_one_reason_is_one_machine_row():
     assert "3 of 20" in flagged(few, "memory_gate").iloc[0]["evidence"]
 
 
-def test_held_out_error_is_a_number_where_the_own_check_gives_none():
+def test_held_out_error_is_a_number_with_fewer_than_five_points_below_80_percent():
     x = np.linspace(5_000, 70_000, 6)      # 4 points below 80 % of the top: the curves module gives no number
     r = 50.0 + 20.0 * (x / 100_000) / (1 - x / 100_000)
     cf = analyse(np.arange(1, 7), x, r)
-    assert math.isnan(cf.holdout_error_pct)
-    err, pts, how = holdout_number(cf)
-    assert err is not None and err < 5 and pts == 1 and "5 lightest" in how
+    err, pts, how = cf.holdout_error_pct, cf.holdout_points, cf.holdout_note
+    assert err < 5 and pts == 1 and "5 lightest" in how
     good = validity_table(**tables())
     assert good[good["check"] == "curve_holdout"].iloc[0]["value"] < 1
 

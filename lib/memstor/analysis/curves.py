@@ -24,7 +24,9 @@ fewer than :data:`MIN_FIT_POINTS` points in the fit range gets no model at all.
 
 **Held-out check** (:func:`holdout`): the model fitted to the points of the fit range below
 :data:`HOLDOUT_SHARE` (80 %) of its highest throughput predicts the latency of the points above;
-``holdout_error_pct`` is the mean absolute error of that prediction in % of the measured latency.
+``holdout_error_pct`` is the mean absolute error of that prediction in % of the measured latency, a
+number wherever the model has a finite point prediction (``holdout_note`` says when it is a point
+prediction without a bound, or why there is no number).
 
 **Curve-family metrics** (model-free, on the measured points; hook points left out): X_max (highest
 throughput measured), R(X_max) / R0, and the throughput where the measured latency reaches 1.25 × R0
@@ -50,6 +52,9 @@ PLATEAU_MIN_POINTS = 3
 POOR_FIT_PCT = 10.0
 #: The held-out check fits below this share of the fit range's highest throughput.
 HOLDOUT_SHARE = 0.8
+#: A best-fit peak within this relative distance of its lower bound (the highest held-out throughput) is
+#: pinned there: its prediction at that point is infinite.
+PINNED_REL = 1e-3
 #: Latency multiples of R0 at which the throughput is read off the measured curve.
 LEVELS = (1.25, 2.0)
 #: Role of a point in its curve: in the model's fit range, on the plateau (or at its level), in a hook,
@@ -123,29 +128,52 @@ def saturation(x, r, tol: float = TOL, min_points: int = PLATEAU_MIN_POINTS) -> 
 
 
 def holdout(x, r, cap: float = math.inf, share: float = HOLDOUT_SHARE) -> tuple[float, int, str]:
-    """(mean absolute error %, held-out points, note) of the model fitted to the points below `share`
-    of the highest x predicting the latency of the points at or above it (x, r: the fit range). No
-    number (NaN, the note says why) when that model is not identifiable, or when its peak's 95 % interval
-    reaches down to the highest point: then its prediction there is unbounded, not a prediction."""
+    """(mean absolute error %, held-out points, note) of the open-queue model fitted to the points below
+    `share` of the highest x predicting the latency of the points at or above it (x, r: the fit range).
+
+    A number wherever one can be made: the model's best-fit values predict, also when its peak's 95 %
+    interval is unbounded or it is not identifiable (the note says so: a point prediction without a
+    bound); with fewer than MIN_FIT_POINTS points below `share`, the model fitted to the MIN_FIT_POINTS
+    lightest points predicts the rest (the note says so). NaN (the note says why) only when no point is
+    left to predict, the model cannot be fitted, or its prediction is infinite (best-fit peak at the
+    highest held-out throughput, the lowest the fit allows). An empty note: the plain check."""
     x = np.asarray(x, dtype=float)
     r = np.asarray(r, dtype=float)
+    order = np.argsort(x, kind="stable")
+    x, r = x[order], r[order]
     if len(x) == 0:
         return math.nan, 0, "no points"
-    top = float(np.max(x))
+    top = float(x[-1])
     train = x < share * top
-    n_test = int((~train).sum())
+    how = ""
     if train.sum() < MIN_FIT_POINTS:
-        return math.nan, n_test, (f"only {int(train.sum())} points below {share:.0%} of the highest throughput "
-                                  f"(the model needs {MIN_FIT_POINTS})")
+        train = np.arange(len(x)) < MIN_FIT_POINTS
+        how = f"the model fitted to the {MIN_FIT_POINTS} lightest points (fewer than {MIN_FIT_POINTS} below {share:.0%})"
+    n_test = int((~train).sum())
+    if n_test == 0:
+        return math.nan, 0, f"only {len(x)} points in the fit range: none is left to hold out"
     f = fit_open_queue(x[train], r[train], cap=cap, x_top=top)
+    r0, a, peak = (f.r0, f.a, f.peak) if f.identifiable else (f.est_r0, f.est_a, f.est_peak)
+    what = how or f"the model fitted below {share:.0%}"
+    if not f.fitted or math.isnan(r0) or math.isnan(a) or math.isnan(peak):
+        return math.nan, n_test, f"{what} could not be fitted ({f.reason or 'no estimate'})"
+    notes = [how] if how else []
+    if math.isinf(peak) and math.isinf(a):   # the best fit is the model's straight-line limit R0 + b·X
+        b, c = np.polyfit(x[train], r[train], 1)
+        pred = c + b * x[~train]
+        notes.append("its straight-line limit (the best fit puts the peak at infinity)")
+    elif peak <= top * (1 + PINNED_REL):
+        return math.nan, n_test, (f"{what} puts its best-fit peak at the highest held-out throughput, the lowest "
+                                  "the fit allows: its predicted latency there is infinite")
+    else:
+        pred = open_queue_latency(x[~train], r0, a, peak)
+    if not np.all(np.isfinite(pred)) or np.any(pred <= 0):
+        return math.nan, n_test, f"{what} predicts no finite positive latency at the held-out points"
     if not f.identifiable:
-        return math.nan, n_test, f"the model fitted below {share:.0%} is not identifiable ({f.reason})"
-    if f.peak_ci_low <= top * (1 + 1e-6):
-        return math.nan, n_test, (f"the model fitted below {share:.0%} puts no bound on the latency of the top "
-                                  "points (its peak's 95 % interval reaches down to them)")
-    pred = open_queue_latency(x[~train], f.r0, f.a, f.peak)
-    err = np.abs(pred - r[~train]) / r[~train] * 100.0
-    return float(np.mean(err)), n_test, ""
+        notes.append(f"a point prediction: the model fitted there is not identifiable ({f.reason})")
+    elif f.peak_ci_low <= top * (1 + 1e-6):
+        notes.append("a point prediction: its peak's 95 % interval reaches the held-out points (unbounded)")
+    return float(np.mean(np.abs(pred - r[~train]) / r[~train] * 100.0)), n_test, "; ".join(notes)
 
 
 def crossing(x, r, level: float) -> tuple[float, str]:

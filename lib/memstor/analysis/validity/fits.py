@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
-from memstor.analysis.curve_model import MIN_FIT_POINTS, fit_open_queue, open_queue_latency
 from memstor.analysis.curves import HOLDOUT_SHARE
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, has, n, num, row
 
@@ -23,9 +21,6 @@ KNEE_CI_SPAN_MAX_PCT = 50.0
 HOLDOUT_MAX_PCT = 25.0
 #: A held-out error beyond this (%) means the point prediction ran into the model's pole: said in words.
 HUGE_PCT = 1000.0
-#: A best-fit peak within this relative distance of the highest held-out throughput sits at the fit's bound
-#: (the data want a lower peak): its prediction there is a pole, not a number.
-PINNED_REL = 1e-3
 
 _KNEE = "queue_depth"
 _NOT_CEILING = ("the fitted X_max is not the ceiling: the report gives the measured highest throughput as the "
@@ -101,50 +96,6 @@ def _located(k: pd.Series) -> dict | None:
 # ------------------------------------------------------------------------------------ held-out check
 
 
-def holdout_number(cf) -> tuple[float | None, int, str]:
-    """(mean absolute error %, held-out points, how) of a CurveFit's held-out check, as a number wherever
-    one can be made: the CurveFit's own value; else the point prediction of the model fitted below
-    HOLDOUT_SHARE of the fit range's highest throughput (its best-fit values, also when its peak's interval
-    is unbounded or it is not identifiable — said in `how`); with fewer than MIN_FIT_POINTS points there,
-    the model fitted to the MIN_FIT_POINTS lightest points predicting the rest. None when no point is left
-    to predict or the point prediction is infinite (`how` says why)."""
-    own = num(cf.holdout_error_pct)
-    if own is not None:
-        return own, int(cf.holdout_points), "the model fitted below 80 % predicting the points above"
-    x, r = np.asarray(cf.x[cf.fit_mask], float), np.asarray(cf.r[cf.fit_mask], float)
-    order = np.argsort(x, kind="stable")
-    x, r = x[order], r[order]
-    top = float(x.max()) if len(x) else math.nan
-    train = x < HOLDOUT_SHARE * top
-    how = f"the model fitted below {HOLDOUT_SHARE:.0%}"
-    if train.sum() < MIN_FIT_POINTS:
-        train = np.arange(len(x)) < MIN_FIT_POINTS
-        how = f"the model fitted to the {MIN_FIT_POINTS} lightest points (fewer than {MIN_FIT_POINTS} below 80 %)"
-    n_test = int((~train).sum())
-    if n_test == 0:
-        return None, 0, f"the fit range has only {len(x)} points: none is left to hold out"
-    f = fit_open_queue(x[train], r[train], cap=cf.model.cap, x_top=top)
-    r0, a, peak = (f.r0, f.a, f.peak) if f.identifiable else (f.est_r0, f.est_a, f.est_peak)
-    if not f.fitted or math.isnan(r0) or math.isnan(a) or math.isnan(peak):
-        return None, n_test, f"{how} could not be fitted ({f.reason or 'no estimate'})"
-    if math.isinf(peak) and math.isinf(a):   # the best fit is the model's straight-line limit R0 + b·X
-        b, c = np.polyfit(x[train], r[train], 1)
-        pred = c + b * x[~train]
-        how += ", its straight-line limit (the best fit puts the peak at infinity)"
-    elif peak <= top * (1 + PINNED_REL):
-        return None, n_test, (f"{how} puts its best-fit peak at the highest held-out throughput ({n(top)}), the "
-                              "lowest the fit allows: its predicted latency there is infinite")
-    else:
-        pred = open_queue_latency(x[~train], r0, a, peak)
-    if not np.all(np.isfinite(pred)) or np.any(pred <= 0):
-        return None, n_test, f"{how} predicts no finite positive latency at the held-out points"
-    if not f.identifiable:
-        how += f", its point estimate (the model is not identifiable: {f.reason})"
-    elif f.peak_ci_low <= top * (1 + 1e-6):
-        how += ", its point prediction (its peak's 95 % interval reaches the held-out points: unbounded)"
-    return float(np.mean(np.abs(pred - r[~train]) / r[~train] * 100.0)), n_test, how
-
-
 def holdout_rows(fits: dict | None, section: str, label) -> list[dict]:
     """curve_holdout per fitted curve of `fits` ({key: CurveFit}); label(key) -> (host, subject)."""
     rows = []
@@ -152,7 +103,8 @@ def holdout_rows(fits: dict | None, section: str, label) -> list[dict]:
         if not cf.model.fitted:
             continue
         host, subject = label(key)
-        err, pts, how = holdout_number(cf)
+        err, pts = num(cf.holdout_error_pct), int(cf.holdout_points)
+        how = cf.holdout_note or f"the model fitted below {HOLDOUT_SHARE:.0%} predicting the points above"
         if err is None:
             rows.append(row(host, "curve_holdout", subject, WARN, None, HOLDOUT_MAX_PCT, "% error",
                             f"no held-out error: {how}", "the model's curve is shown only over its fit range, "

@@ -83,8 +83,9 @@ def _curve_sentence(name: str, r, kind) -> str:
     err = r.get("holdout_error_pct")
     if not missing(err):
         shown = "more than 1,000 %" if err > 1000 else f"{err:.1f} %"
+        how = f" ({r['holdout_note']})" if not missing(r.get("holdout_note")) else ""
         parts.append(f"fitted below 80 % of its range, the model misses the top {int(r['holdout_points'])} "
-                     f"point(s) by {shown}")
+                     f"point(s) by {shown}{how}")
     elif r.get("holdout_note"):
         parts.append(f"no held-out check: {r['holdout_note']}")
     return f"{name}: " + "; ".join(parts) + "."
