@@ -313,17 +313,17 @@ def test_load_display_headers_units_and_flags(tables):
     shown = text.load_display(tables["load"])
     assert list(shown.columns) == text.LOAD_DISPLAY_COLUMNS
     assert len(shown) == len(tables["load"])
-    for head in ("utilisation (% of X_max)", "offered (IOPS)", "achieved (% of offered)", "mean (µs)", "p99.9 (µs)",
+    for head in ("offered load (% of X_max)", "offered (IOPS)", "achieved (% of offered)", "mean (µs)", "p99.9 (µs)",
                  "CV of 1-s IOPS", "min 1-s IOPS (% of mean)", "closed loop at same IOPS (µs)"):
         assert head in shown.columns
     row = shown[(shown["device"] == "nvme-a") & (shown["workload"] == "randwrite")
-                & (shown["utilisation (% of X_max)"] == "98")].iloc[0]
+                & (shown["offered load (% of X_max)"] == "98")].iloc[0]
     assert row["flags"] == "overloaded, iodepth ceiling reached"
     assert row["achieved (% of offered)"] == "90.0"
     assert (shown["flags"] == "ok").sum() == len(shown) - 1
     faster = shown[shown["open vs closed (%)"].str.startswith("-")]
-    assert len(faster) == 1 and faster["utilisation (% of X_max)"].iloc[0] == "50"
-    assert (shown.loc[shown["utilisation (% of X_max)"] == "10", "closed loop at same IOPS (µs)"] == "–").all()
+    assert len(faster) == 1 and faster["offered load (% of X_max)"].iloc[0] == "50"
+    assert (shown.loc[shown["offered load (% of X_max)"] == "10", "closed loop at same IOPS (µs)"] == "–").all()
     assert shown["offered (IOPS)"].iloc[-1] == "98,000"  # ssd-b x_max 100,000 IOPS x 98 %
     assert text.load_display(tables["load"].iloc[0:0]).columns.tolist() == text.LOAD_DISPLAY_COLUMNS
 

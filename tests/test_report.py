@@ -31,12 +31,15 @@ def test_table_latex_escapes_wraps_and_repeats_the_header():
                        "long text": ["x " * 80 + "\nsecond line & more"]})
     tex = report.Table(df, caption="Spec_1 & co")._repr_latex_()
     assert r"a\_b" in tex and r"\textbf{(\%)}" in tex and r"Spec\_1 \& co" in tex and r"second line \& more" in tex
-    assert r"\begin{adjustbox}{max width=\linewidth}" in tex and r"\begin{tabular}" in tex   # never wider
-    colspec = re.search(r"\\begin\{tabular\}\{@\{\}(.*)@\{\}\}", tex).group(1)
-    assert colspec.startswith("lrr") and "p{" in colspec            # numbers right, long text wrapped
+    # wrapped text: a tabularx exactly the line wide (never past the margin, never scaled below its font)
+    assert r"\begin{tabularx}{\linewidth}" in tex and "adjustbox" not in tex and r"\memstortable" not in tex
+    colspec = re.search(r"\\begin\{tabularx\}\{\\linewidth\}\{@\{\}(.*)@\{\}\}", tex).group(1)
+    assert colspec.startswith("lrr") and colspec.endswith(r"\hsize=1.000\hsize}X")  # numbers right, text wrapped
+    narrow = report.Table(df[["host", "IOPS"]], caption="narrow")._repr_latex_()
+    assert r"\memstortable{narrow}{%" in narrow and r"\begin{tabular}{@{}lr@{}}" in narrow  # in the width guard
     assert r"\newline second line" in tex and "130,729" in tex
     long = report.Table(pd.concat([df] * 40, ignore_index=True), caption="long")._repr_latex_()
-    assert r"\begin{longtable}" in long and long.count(r"\endhead") == 1 and r"\endfirsthead" in long
+    assert r"\begin{xltabular}{\linewidth}" in long and long.count(r"\endhead") == 1 and r"\endfirsthead" in long
     html = report.Table(df)._repr_html_()
     assert '<table class="memstor">' in html and "<br>second line &amp; more" in html
     assert '<td class="num">130,729</td>' in html
@@ -173,6 +176,20 @@ def test_pdf_report_from_the_executed_notebook(executed, exported):
         assert needle.replace("'", "’") in pdf_text or needle in pdf_text, needle
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     assert int(re.search(r"Pages:\s+(\d+)", info).group(1)) >= 5
+    # the layout: xelatex's log kept beside the PDF; no text past the margin (overfull > 1 pt), no table
+    # scaled below its font (8 pt at the smallest: scriptsize of the 11 pt class)
+    log = pdf.with_suffix(".latex.log").read_text()
+    assert "Output written on notebook.pdf" in log
+    problems = report.latex_problems(log)
+    assert problems == [], "\n".join(problems)
+
+
+def test_latex_problems_reads_overfull_boxes_and_shrunk_tables():
+    log = ("Overfull \\hbox (0.5pt too wide) in paragraph at lines 1--2\n"
+           "Overfull \\hbox (12.3pt too wide) in alignment at lines 5--9\n"
+           "memstor: table wider than the line (500.0pt > 469.0pt): Measured vs spec\n")
+    assert report.latex_problems(log) == ["overfull box 12.3 pt in alignment at lines 5--9",
+                                          "memstor: table wider than the line (500.0pt > 469.0pt): Measured vs spec"]
 
 
 @pytest.mark.slow
@@ -249,7 +266,7 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
         assert needle.replace("'", "&#x27;") in html or needle in html, needle
     assert sorted(p.name for p in (tmp_path / "tables").glob("*.csv")) == sorted(
         ["headline.csv", "spec_comparison.csv", "littles_law.csv", "knee.csv", "adaptive_grid.csv", "memory_fit.csv",
-         "memory_pacing.csv", "memory_sections.csv", "cluster.csv", "validity.csv",
+         "memory_pacing.csv", "memory_sections.csv", "cluster.csv", "validity.csv", "memory_figures.csv",
          "storage_fit.csv",
          "steady_state.csv", "drive.csv", "interface.csv",
          "load_latency.csv", "slo.csv", "load_latency_models.csv",
@@ -257,3 +274,5 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
     if report.pdf_tools_missing():
         pytest.skip("PDF toolchain missing: the HTML half was checked; scripts/install-system-deps installs it")
     assert (tmp_path / "report" / "report.pdf").stat().st_size > 20_000
+    problems = report.latex_problems((tmp_path / "report" / "report.latex.log").read_text())
+    assert problems == [], "\n".join(problems)  # no text past the margin, no table below its font

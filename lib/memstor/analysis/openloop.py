@@ -497,11 +497,11 @@ def unloaded_latency(df: pd.DataFrame, *, util_col: str = "offered_util", lat_co
                      moderate_util: float = 0.25, anomaly_pct: float = 10.0) -> dict:
     """The unloaded mean latency of one device × workload, taken at a moderate offered rate.
 
-    df: the open-loop points of ONE device and workload (group first), with util_col (offered utilisation,
+    df: the open-loop points of ONE device and workload (group first), with util_col (offered load,
     the offered rate as a fraction of X_max, 0..1) and lat_col (mean latency, µs). Rows with either
     missing are skipped; rows at the same utilisation (repetitions) are averaged.
 
-    The moderate point is the lowest offered utilisation >= moderate_util (default 0.25), else the lowest
+    The moderate point is the lowest offered load >= moderate_util (default 0.25), else the lowest
     one. Not the lowest rate itself: at very low rates a drive drops into power states (NVMe APST) and the
     CPU into idle states between I/Os, and the wake-up adds latency that is not service time. At 25 % of
     X_max a multi-server device queues little (an effective single server would already add ρ/(1 − ρ)).

@@ -15,7 +15,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memstor.analysis import adaptive_grid, load_latency, memory, queueing, specs, steady_state
+from memstor.analysis import (
+    adaptive_grid,
+    load_latency,
+    memory,
+    memory_figures,
+    queueing,
+    specs,
+    steady_state,
+)
 from memstor.analysis.dataset import IMPORTED, IMPORTED_TABLE, Dataset, HostData, load_dataset
 from memstor.analysis.drive import drive_table, interface_check
 from memstor.analysis.memory_fit import annotate_points
@@ -54,56 +62,20 @@ HEADLINE_METRICS = [
 ]
 
 
-def tool_name(rows: pd.DataFrame) -> str:
-    """The memory tool that measured ``rows`` as the report names it: 'loadlat v0.4', 'Intel MLC v3.11', or
-    'MLC or loadlat' when the rows do not say (imported data without a tool column)."""
-    if "tool" not in rows.columns or rows["tool"].dropna().empty:
-        return "MLC or loadlat"
-    names = []
-    for tool, g in rows.groupby(rows["tool"].fillna(""), sort=True):
-        version = g["tool_version"].dropna().astype(str) if "tool_version" in g.columns else pd.Series([], dtype=str)
-        label = {"mlc": "Intel MLC", "loadlat": "loadlat"}.get(str(tool), str(tool) or "unknown tool")
-        names.append(label + (f" v{version.iloc[0].lstrip('v')}" if not version.empty else ""))
-    return " and ".join(names)
-
-
 def idle_latency(mlc: pd.DataFrame, host: str) -> tuple[float | None, str]:
-    """(ns, how): the tool's idle_latency, else the local entries of the idle latency matrix, else the loaded
-    latency at the largest inject delay (the lightest load, an upper estimate); ``how`` names the tool."""
-    m = mlc[(mlc["host"] == host) & mlc["ok"] & mlc["latency_ns"].notna()]
-    idle = m[m["test"] == "idle_latency"]
-    if not idle.empty:
-        walk = memory.page_walk(idle)
-        if walk["n_huge"]:
-            return (float(walk["huge_page_ns"]), f"{tool_name(idle)}: idle latency, huge pages ({walk['pages']}), "
-                    f"n={walk['n_huge']}")
-        return float(memory.idle_latency_ns(idle)), f"{tool_name(idle)}: idle latency, n={len(idle)}"
-    mat = m[(m["test"] == "latency_matrix") & (m["src_node"] == m["dst_node"])]
-    if not mat.empty:
-        return float(mat["latency_ns"].min()), f"{tool_name(mat)}: latency matrix, local node"
-    ll = m[(m["test"] == "loaded_latency") & m["inject_delay"].notna()]
-    if not ll.empty:
-        top = ll[ll["inject_delay"] == ll["inject_delay"].max()]
-        return (float(top["latency_ns"].median()),
-                f"{tool_name(top)}: loaded latency at delay {int(top['inject_delay'].iloc[0])}")
-    return None, ""
+    """(ns, how): the headline idle latency (memstor.analysis.memory_figures.headline_idle: huge pages, else
+    4 KiB pages, else the local matrix entry, else the loaded latency at the lightest load); ``how`` names
+    the tool and the measurement."""
+    c = memory_figures.headline_idle(memory_figures.idle_candidates(mlc, host))
+    return (None, "") if c is None else (c["value"], f"{c['tool']}: {c['measurement']}, n={c['n']}")
 
 
 def peak_bandwidth(mlc: pd.DataFrame, host: str) -> tuple[float | None, str]:
-    """(MB/s, how): the highest peak-injection / max bandwidth, else the highest loaded-latency bandwidth;
-    ``how`` names the tool, the section (peak injection or max bandwidth) and the traffic."""
-    m = mlc[(mlc["host"] == host) & mlc["ok"] & mlc["bandwidth_MBps"].notna()]
-    peak = m[m["test"].isin(["peak_injection_bandwidth", "max_bandwidth"])]
-    section = {"peak_injection_bandwidth": "peak injection", "max_bandwidth": "max bandwidth"}
-    if not peak.empty:
-        i = peak["bandwidth_MBps"].idxmax()
-        return (float(peak.loc[i, "bandwidth_MBps"]),
-                f"{tool_name(peak.loc[[i]])}: {section[peak.loc[i, 'test']]}, {peak.loc[i, 'traffic']}")
-    ll = m[m["test"] == "loaded_latency"]
-    if not ll.empty:
-        i = ll["bandwidth_MBps"].idxmax()
-        return float(ll.loc[i, "bandwidth_MBps"]), f"{tool_name(ll.loc[[i]])}: loaded latency, {ll.loc[i, 'traffic']}"
-    return None, ""
+    """(MB/s, how): the headline peak bandwidth (memstor.analysis.memory_figures.headline_bandwidth: the
+    highest peak-injection / max-bandwidth figure, else the highest loaded-latency bandwidth); ``how`` names
+    the tool, the section and the traffic."""
+    c = memory_figures.headline_bandwidth(memory_figures.bandwidth_candidates(mlc, host))
+    return (None, "") if c is None else (c["value"], f"{c['tool']}: {c['measurement']}")
 
 
 def _value(row, metric: str) -> tuple:
@@ -471,6 +443,7 @@ class Synthesis:
     mem_sections: pd.DataFrame = None  # NUMA latency/bandwidth matrices, max bandwidth, cache-to-cache latency
     cluster: pd.DataFrame = None  # fleet runs: per grid point, the hosts' summed throughput and merged percentiles
     validity: pd.DataFrame | None = None  # host x check x subject: did each analysis's preconditions hold (validity)
+    memory_figures: pd.DataFrame | None = None  # every idle-latency and peak-bandwidth measurement, the headline's marked
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -523,4 +496,5 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
         mem_sections=memory.sections_table(ds.mlc),
         grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster, validity=valid,
+        memory_figures=memory_figures.memory_figures(ds.mlc),
     )

@@ -94,6 +94,29 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_ESC.get(c, c) for c in text)
 
 
+#: Characters of table text per line width (6.7 in) by font: digits and bold headers of the 11 pt class,
+#: measured: an 11-column knee table of 135 estimated characters at scriptsize was 496 pt on a 484 pt line,
+#: so about 118 fit (an estimate only shares the width out; tabularx columns make the line exact).
+_BUDGET = {"scriptsize": 118, "footnotesize": 98, "small": 86}
+
+
+def _x_columns(specs: list) -> list:
+    """Column specs with the wrapped ``p{w\\linewidth}`` columns as tabularx ``X`` columns sharing the
+    width left over in the proportions of w (``\\hsize`` factors averaging 1, as tabularx requires)."""
+    widths = [float(m.group(1)) for sp in specs if (m := re.match(r"p\{([\d.]+)\\linewidth\}", sp))]
+    if not widths:
+        return specs
+    mean = sum(widths) / len(widths)
+    out, k = [], 0
+    for sp in specs:
+        if sp.startswith("p"):
+            out.append(r">{\raggedright\arraybackslash\hsize=" + f"{widths[k] / mean:.3f}" + r"\hsize}X")
+            k += 1
+        else:
+            out.append(sp)
+    return out
+
+
 class Table:
     """A DataFrame for the report: HTML for the browser, a longtable for the PDF (never overflowing).
 
@@ -159,7 +182,7 @@ class Table:
 
     def _colspec(self, header: list, rows: list) -> list:
         """LaTeX column specs: r for numbers, l when everything fits, p{w} for the wide text columns."""
-        budget = {"scriptsize": 135, "footnotesize": 112, "small": 98}.get(self.font, 112)
+        budget = _BUDGET.get(self.font, _BUDGET["footnotesize"])
         budget -= 3 * len(header)
         natural = []
         for j, h in enumerate(header):
@@ -197,7 +220,7 @@ class Table:
 
     def _est_lines(self, rows: list, specs: list) -> int:
         """Estimated printed lines of the table body (wrapped p-columns count several lines)."""
-        full = {"scriptsize": 135, "footnotesize": 112, "small": 98}.get(self.font, 112)
+        full = _BUDGET.get(self.font, _BUDGET["footnotesize"])
         total = 0
         for r in rows:
             lines = 1
@@ -234,22 +257,30 @@ class Table:
                  r"\setlength{\tabcolsep}{" + ("3pt" if len(header) >= 9 else "4pt") + "}"]
         head = " & ".join(cell(h, j, head=True) for j, h in enumerate(header)) + r" \tabularnewline"
         body = [" & ".join(cell(c, j) for j, c in enumerate(r)) + r" \tabularnewline" for r in rows]
-        cols = "@{}" + "".join(specs) + "@{}"
-        if self._est_lines(rows, specs) <= self.LONG_ROWS:
-            # fits on a page: a tabular shrunk to the line width if the width estimate was too small
+        long = self._est_lines(rows, specs) > self.LONG_ROWS
+        cols = "@{}" + "".join(_x_columns(specs)) + "@{}"
+        # wrapped columns: tabularx / xltabular, exactly the line width (the estimate only shares it out);
+        # else a tabular as wide as its cells, in memstor.tex.j2's guard (the log says if it was too wide)
+        env = ("xltabular" if long else "tabularx") if any(wrap) else ("longtable" if long else "tabular")
+        width = r"{\linewidth}" if any(wrap) else ""
+        if not long:
             if self.caption:
                 lines.append(r"\par\smallskip\noindent{\normalsize\textbf{" + latex_escape(self.caption)
                              + r"}}\par\nopagebreak\smallskip")
-            lines += [r"\noindent\begin{adjustbox}{max width=\linewidth}", r"\begin{tabular}{" + cols + "}",
-                      r"\toprule", head, r"\midrule", *body, r"\bottomrule", r"\end{tabular}",
-                      r"\end{adjustbox}\par\medskip"]
+            table = [r"\begin{" + env + "}" + width + "{" + cols + "}", r"\toprule", head, r"\midrule", *body,
+                     r"\bottomrule", r"\end{" + env + "}"]
+            if any(wrap):
+                lines += [r"\noindent", *table, r"\par\medskip"]
+            else:
+                name = re.sub(r"[^A-Za-z0-9 ,.:()=*/+-]", "", self.caption or " ".join(header))[:60]
+                lines += [r"\memstortable{" + name + "}{%", *table[:-1], table[-1] + r"}\par\medskip"]
         else:
-            lines.append(r"\begin{longtable}{" + cols + "}")
-            if self.caption:
-                lines.append(r"\multicolumn{" + str(len(header)) + r"}{@{}l}{\normalsize\textbf{"
-                             + latex_escape(self.caption) + r"}}\tabularnewline[2pt]")
+            if self.caption:  # a paragraph, not a one-line header cell: a long caption wraps
+                lines.append(r"\par\smallskip\noindent{\normalsize\textbf{" + latex_escape(self.caption)
+                             + r"}}\par\nopagebreak")
+            lines.append(r"\begin{" + env + "}" + width + "{" + cols + "}")
             lines += [r"\toprule", head, r"\midrule", r"\endfirsthead", r"\toprule", head, r"\midrule",
-                      r"\endhead", r"\bottomrule", r"\endlastfoot", *body, r"\end{longtable}"]
+                      r"\endhead", r"\bottomrule", r"\endlastfoot", *body, r"\end{" + env + "}"]
         lines.append(r"\endgroup")
         if self.max_rows is not None and len(self.df) > self.max_rows:
             lines.append(r"\textit{" + str(len(self.df) - self.max_rows) + " more rows not shown.}")
@@ -380,22 +411,54 @@ def export_html(nb, out: Path, templates: Path) -> Path:
     return out
 
 
+#: Overfull boxes wider than this (pt) are layout defects (text cut at the margin).
+OVERFULL_MAX_PT = 1.0
+#: What the PDF's LaTeX writes when a table was wider than the line (memstor.tex.j2's \memstortable):
+#: it is then scaled down, i.e. printed smaller than its font.
+SHRUNK_MARK = "memstor: table wider than the line"
+
+
+def latex_problems(log: str) -> list[str]:
+    """The layout defects an xelatex log records, one line each: overfull boxes wider than
+    OVERFULL_MAX_PT (text past the margin) and tables scaled below their font (SHRUNK_MARK)."""
+    out = []
+    for m in re.finditer(r"^Overfull \\[hv]box \(([\d.]+)pt too (?:wide|high)\)(.*)$", log, re.M):
+        if float(m.group(1)) > OVERFULL_MAX_PT:
+            out.append(f"overfull box {m.group(1)} pt{m.group(2)}")
+    out += [ln.strip() for ln in log.splitlines() if ln.startswith(SHRUNK_MARK)]
+    return out
+
+
 def export_pdf(nb, out: Path, templates: Path) -> Path:
-    """nb -> PDF at `out` through LaTeX (pandoc + xelatex). Raises MemstorError with the log path on failure."""
-    from nbconvert import PDFExporter
+    """nb -> PDF at `out` through LaTeX (pandoc + xelatex), and xelatex's log of the last pass beside it
+    (``<out>.latex.log``: :func:`latex_problems` reads it). Raises MemstorError with the log path on failure."""
+    from nbconvert import PDFExporter  # slow import (~1 s): only when a PDF is built
     from nbconvert.exporters.pdf import LatexFailed
 
-    exporter = _exporter(PDFExporter, "latex", "memstor.tex.j2", templates)
+    class _KeepLog(PDFExporter):
+        """nbconvert's PDF exporter, keeping xelatex's log (it builds in a temporary folder)."""
+
+        latex_log = ""
+
+        def run_latex(self, filename, raise_on_failure=LatexFailed):
+            try:
+                return super().run_latex(filename, raise_on_failure)
+            finally:
+                log = Path(filename).with_suffix(".log")
+                self.latex_log = log.read_text(errors="replace") if log.is_file() else ""
+
+    exporter = _exporter(_KeepLog, "latex", "memstor.tex.j2", templates)
     exporter.verbose = False
+    log = out.with_suffix(".latex.log")
     try:
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": out.stem}})
     except LatexFailed as err:
-        log = out.with_suffix(".latex.log")
-        atomic_write(log, str(getattr(err, "output", err)))
+        atomic_write(log, exporter.latex_log or str(getattr(err, "output", err)))
         raise MemstorError(f"{out}: xelatex failed; see {log} (the HTML report was written)") from None
     except OSError as err:
         raise MemstorError(f"{out}: PDF not built ({first_line(err)}); install: {PDF_INSTALL}") from None
     atomic_write(out, body)
+    atomic_write(log, exporter.latex_log)
     return out
 
 

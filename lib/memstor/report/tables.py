@@ -41,6 +41,8 @@ TABLES = {
     "summary": ("points", "device x experiment x configuration x direction: n, means and 95 % CIs"),
     "validity": ("validity", "device x check x subject: status (pass/warn/fail), the numbers behind it, what follows "
                              "for the reader, the report section it gates"),
+    "memory_figures": ("memory_figures", "device x quantity (idle latency, peak bandwidth) x measurement: tool, value, "
+                                         "n, 95 % CI, and which one the headline uses"),
 }
 
 

@@ -13,7 +13,7 @@ Inputs (one device or several stacked; column ``host``: one line or panel per de
 - ``seconds``: ``<data>/processed/<device>/fio-load-latency-seconds.csv``
   (:data:`memstor.experiments.fio_load_latency.SECOND_COLUMNS`).
 
-Units: IOPS (I/O per s), µs, % of X_max (the offered utilisation, "u50" = 50 % of X_max), s. Every figure
+Units: IOPS (I/O per s), µs, % of X_max (the offered load, "u50" = 50 % of X_max), s. Every figure
 function returns a matplotlib Figure, or None when there is nothing to draw. Colours: the colour-blind
 palette for devices x workloads; offered rates (an ordered quantity) in viridis, which stays readable for
 colour-blind readers and in gray scale.
@@ -57,7 +57,7 @@ def _num(df: pd.DataFrame, col: str) -> np.ndarray:
 
 
 def _util(u) -> str:
-    """An offered utilisation (% of X_max) as a point label: 50 -> "u50", 97.5 -> "u97.5"."""
+    """An offered offered load (% of X_max) as a point label: 50 -> "u50", 97.5 -> "u97.5"."""
     return "u?" if missing(u) else f"u{float(u):g}"
 
 
@@ -177,7 +177,7 @@ def _closed_series(ax, c: pd.DataFrame, col: str, colour: str, name: str, key: s
 
 def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None):
     """Mean and p99 latency (µs, log y) against achieved IOPS: the open-loop points per device x rw
-    (line + markers, each labelled with its offered utilisation "u50"; overloaded points hollow, points
+    (line + markers, each labelled with its offered load "u50"; overloaded points hollow, points
     that reached the iodepth ceiling crossed) and the closed queue-depth loop of the same device and rw
     (dotted, diamonds, labelled "QD8"). The p99 panel shows total latency for the open loop (fio
     ``lat_percentiles``) and completion latency for the closed loop (the same within fio's submission
@@ -292,7 +292,7 @@ def _model_panel(ax, host: str, rw: str, g: pd.DataFrame, multi: bool) -> None:
 def model_figure(models: pd.DataFrame):
     """Per device x rw panel: the measured mean latency (µs, log y) against the one-server utilisation
     ρ₁ = λ·S (λ the achieved IOPS, S the measured mean service time; log x once ρ₁ passes 2), each point
-    labelled with its offered utilisation, and the M/M/1, M/G/1 and M/G/c (fitted c in the legend) mean
+    labelled with its offered load, and the M/M/1, M/G/1 and M/G/c (fitted c in the legend) mean
     response times as lines; the single-server models end at ρ₁ = 1 (dotted line), M/G/c at ρ₁ = c.
     None without a modelled point."""
     models = valid_rows(models)  # only where the open loop held (memstor.analysis.validity.gate)
@@ -319,7 +319,7 @@ def model_figure(models: pd.DataFrame):
 
 def time_series_figure(seconds: pd.DataFrame, rw: str | None = None):
     """Per-second IOPS (left) and p99 completion latency (right, µs, log y; fio's histogram logs hold clat) over each point's run (s since its
-    start), one line per offered rate (colour by utilisation, "u50" in the legend; repetitions share a
+    start), one line per offered rate (colour by offered load, "u50" in the legend; repetitions share a
     colour), the offered rate dotted in the IOPS panel. One row of panels per device x rw (only `rw` when
     given); the rw's own direction. None without a second to draw."""
     if seconds is None or len(seconds) == 0 or not {"t_s", "iops", "rw", "host"} <= set(seconds.columns):

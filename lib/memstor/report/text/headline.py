@@ -1,11 +1,13 @@
-"""Report text, headline: the precision-target sentence and the page-walk sentence of a memory device (the
-headline numbers themselves: memstor.report.text.first_page). Pure: DataFrame in, markdown out."""
+"""Report text, headline: the precision-target sentence, the page-walk sentence of a memory device and the
+table of every idle-latency and peak-bandwidth measurement (the headline numbers themselves:
+memstor.report.text.first_page). Pure: DataFrame in, markdown or display table out."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from memstor.core.schema import truthy
+from memstor.core.fmt import fmt_interval
+from memstor.core.schema import missing, truthy
 from memstor.report.memory_text import page_walk_text
 
 
@@ -34,3 +36,21 @@ def page_walk_sentence(mlc: pd.DataFrame, host: str) -> str:
     if not (rows["test"] == "idle_latency").any():
         return "no idle-latency measurement."
     return page_walk_text(rows)
+
+
+def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
+    """memstor.analysis.memory_figures.memory_figures for the report: device (with several), quantity (with
+    its unit), what was measured, tool, value [95 % interval] (the value alone without one), n, and which
+    one the headline uses."""
+    cols = ["device", "quantity", "measured as", "tool", "value [95 % interval]", "n", "used as"]
+    if figs is None or figs.empty:
+        return pd.DataFrame(columns=cols)
+    out = pd.DataFrame({
+        "device": figs["host"], "quantity": figs["quantity"] + " (" + figs["unit"] + ")",
+        "measured as": figs["measurement"], "tool": figs["tool"],
+        "value [95 % interval]": [fmt_interval(v, lo, hi) for v, lo, hi in
+                                  zip(figs["value"], figs["ci_low"], figs["ci_high"])],
+        "n": [("–" if missing(k) else str(int(k))) for k in figs["n"]],
+        "used as": figs["role"].map({"headline": "the headline", "also measured": ""}).fillna(""),
+    })
+    return out if figs["host"].nunique() > 1 else out.drop(columns="device")

@@ -43,7 +43,7 @@ def _ol_target(t) -> str:
 
 
 def _ol_u(u) -> str:
-    """An offered utilisation (% of X_max) as the figures label it: 50 -> 'u50'."""
+    """An offered offered load (% of X_max) as the figures label it: 50 -> 'u50'."""
     u = _ol_float(u)
     return "u?" if u != u else f"u{u:g}"
 
@@ -65,7 +65,7 @@ def _ol_flag_words(over, ceil, open_loop=None) -> str:
 
 
 LOAD_DISPLAY_COLUMNS = [
-    "device", "workload", "utilisation (% of X_max)", "offered (IOPS)", "achieved (IOPS)",
+    "device", "workload", "offered load (% of X_max)", "offered (IOPS)", "achieved (IOPS)",
     "achieved (% of offered)", "mean (µs)", "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "flags", "CV of 1-s IOPS",
     "min 1-s IOPS (% of mean)", "closed loop at same IOPS (µs)", "open vs closed (%)", "X_max (IOPS)", "n",
 ]
@@ -73,7 +73,7 @@ LOAD_DISPLAY_COLUMNS = [
 
 def load_display(load: pd.DataFrame) -> pd.DataFrame:
     """The open-loop curves (memstor.analysis.load_latency.curve_table) for people, one row per device x
-    workload x offered rate: utilisation (% of X_max), offered and achieved IOPS (achieved also in % of
+    workload x offered rate: offered load (% of X_max), offered and achieved IOPS (achieved also in % of
     offered), mean / p50 / p99 / p99.9 total latency (µs), the flags as words (overloaded: achieved < 95 %
     of offered; iodepth ceiling reached: arrivals may have waited for a slot; arrivals gated: fio's inline
     submission held arrivals back for completions, not a pure open loop), the coefficient of variation
@@ -92,7 +92,7 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({
         "device": ld["host"].astype(str),
         "workload": ld["rw"],
-        "utilisation (% of X_max)": formatted(ld["utilisation_pct"], "g"),
+        "offered load (% of X_max)": formatted(ld["utilisation_pct"], "g"),
         "offered (IOPS)": col("offered_iops").map(_ol_fmt),
         "achieved (IOPS)": col("achieved_iops").map(_ol_fmt),
         "achieved (% of offered)": formatted(col("achieved_pct"), ".1f"),
@@ -160,11 +160,11 @@ def _model_cell(pred, err, rho) -> str:
 
 def models_display(models: pd.DataFrame) -> pd.DataFrame:
     """The model table (memstor.analysis.load_latency.models) for people, one row per open-loop point:
-    utilisation (% of X_max), achieved IOPS, ρ₁ = λ·S, the measured mean latency (µs), each model's mean
+    offered load (% of X_max), achieved IOPS, ρ₁ = λ·S, the measured mean latency (µs), each model's mean
     response time in µs with its error 100 (model − measured) / measured in %, the fitted c of M/G/c, the
     service time S (µs) and its cs², and the overloaded flag (not a steady state: left out of the fit)."""
     names = [f"{name} (µs, error)" for _, name in OPEN_LOOP_MODELS]
-    cols = ["device", "workload", "utilisation (% of X_max)", "achieved (IOPS)", "ρ₁ = λ·S", "measured (µs)",
+    cols = ["device", "workload", "offered load (% of X_max)", "achieved (IOPS)", "ρ₁ = λ·S", "measured (µs)",
             *names, "c", "S (µs)", "cs²", "flag"]
     models = valid_rows(models)  # no model against a loop that was not open (memstor.analysis.validity.gate)
     if models is None or len(models) == 0 or "rho_1" not in models.columns:
@@ -172,7 +172,7 @@ def models_display(models: pd.DataFrame) -> pd.DataFrame:
     m = models.reset_index(drop=True)
     out = {
         "device": m["host"].astype(str), "workload": m["rw"],
-        "utilisation (% of X_max)": [("–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):g}")
+        "offered load (% of X_max)": [("–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):g}")
                                      for v in m["utilisation_pct"]],
         "achieved (IOPS)": m["achieved_iops"].map(_ol_fmt),
         "ρ₁ = λ·S": [("–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):.2f}") for v in m["rho_1"]],

@@ -1,0 +1,130 @@
+"""One definition per memory quantity: every measurement of the idle latency and of the peak bandwidth a
+device has, each named for what it is, and which of them is the headline (pure).
+
+A memory tool reports the "idle latency" several ways, and they differ by tens of ns: the idle-latency test
+with huge pages (2 MiB: no page walks, the DRAM latency), the same test with 4 KiB pages (each random load
+also walks the page table), the local entries of the idle latency matrix (MLC's default run: its own buffer
+and page size) and the loaded latency at the lightest load (a little load is still load). "Peak bandwidth"
+likewise: the peak-injection figure per traffic, the max-bandwidth section (the best of several injection
+rates per mix) and, without either, the highest loaded-latency bandwidth. The report shows them in one
+table (:func:`memory_figures`), so a reader who finds 155 ns here and 185 ns there sees why, and the
+headline takes the first available of :data:`IDLE_ORDER` / the highest of the bandwidth sections.
+
+Units: ns, MB/s (10^6 B/s).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.analysis.memory import page_walk
+from memstor.analysis.memory_curves import point_summary
+
+#: The idle-latency measurements in the order the headline takes them (the first available).
+IDLE_ORDER = ("idle, huge pages", "idle, 4 KiB pages", "idle, pages unknown", "matrix, local node",
+              "loaded, lightest load")
+#: Columns of :func:`memory_figures`.
+COLUMNS = ["host", "quantity", "measurement", "tool", "value", "unit", "n", "ci_low", "ci_high", "role"]
+
+_SECTION = {"peak_injection_bandwidth": "peak injection", "max_bandwidth": "max bandwidth"}
+
+
+def tool_name(rows: pd.DataFrame) -> str:
+    """The tool (and version) that measured `rows`: "Intel MLC v3.11", "loadlat v0.4", both joined with
+    "and"; "MLC or loadlat" when the rows do not say."""
+    if "tool" not in rows.columns or rows["tool"].dropna().empty:
+        return "MLC or loadlat"
+    names = []
+    for tool, g in rows.groupby(rows["tool"].fillna(""), sort=True):
+        version = g["tool_version"].dropna().astype(str) if "tool_version" in g.columns else pd.Series([], dtype=str)
+        label = {"mlc": "Intel MLC", "loadlat": "loadlat"}.get(str(tool), str(tool) or "unknown tool")
+        names.append(label + (f" v{version.iloc[0].lstrip('v')}" if not version.empty else ""))
+    return " and ".join(names)
+
+
+def _ok(mlc: pd.DataFrame, host: str, metric: str) -> pd.DataFrame:
+    m = mlc[(mlc["host"] == host) & mlc[metric].notna()]
+    return m[m["ok"]] if "ok" in m else m
+
+
+def idle_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
+    """Every idle-latency measurement of `host`, in :data:`IDLE_ORDER`: dicts with measurement, tool, value
+    (ns), n, ci_low, ci_high (95 %; None without)."""
+    m = _ok(mlc, host, "latency_ns")
+    out = []
+    idle = m[m["test"] == "idle_latency"]
+    if not idle.empty:
+        pages = idle["huge_pages"] if "huge_pages" in idle else pd.Series(None, index=idle.index)
+        for label, sel in (("idle, huge pages", idle[pages.map(lambda v: v is True or v == 1.0)]),
+                           ("idle, 4 KiB pages", idle[pages.map(lambda v: v is False or v == 0.0)]),
+                           ("idle, pages unknown", idle[pages.isna()])):
+            if not sel.empty:
+                out.append(_summary(label, sel, "latency_ns"))
+        walk = page_walk(idle)
+        if walk["n_huge"] and out and out[0]["measurement"] == "idle, huge pages" and walk["pages"]:
+            out[0]["measurement"] += f" ({walk['pages']})"
+    mat = m[(m["test"] == "latency_matrix") & (m["src_node"] == m["dst_node"])]
+    nodes = [_summary(f"matrix, local node {int(node)}", g, "latency_ns") for node, g in mat.groupby("src_node")]
+    out += sorted(nodes, key=lambda c: c["value"])       # the lowest local entry first (the headline's)
+    ll = m[(m["test"] == "loaded_latency") & m["inject_delay"].notna()]
+    if not ll.empty:
+        top = ll[ll["inject_delay"] == ll["inject_delay"].max()]
+        light = [_summary(f"loaded, lightest load (delay {int(top['inject_delay'].iloc[0])}, {traffic})", g,
+                          "latency_ns") for traffic, g in top.groupby("traffic", sort=False)]
+        out += sorted(light, key=lambda c: c["value"])
+    return out
+
+
+def bandwidth_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
+    """Every peak-bandwidth measurement of `host`: per section (peak injection, max bandwidth) and traffic,
+    then the highest loaded-latency bandwidth; dicts as :func:`idle_candidates` (MB/s)."""
+    m = _ok(mlc, host, "bandwidth_MBps")
+    out = []
+    for test, name in _SECTION.items():
+        for traffic, g in m[m["test"] == test].groupby("traffic", sort=False):
+            out.append(_summary(f"{name}, {traffic}", g, "bandwidth_MBps"))
+    ll = m[m["test"] == "loaded_latency"]
+    if not ll.empty:
+        i = ll["bandwidth_MBps"].idxmax()
+        best = ll.loc[[i]]
+        out.append(dict(_summary(f"loaded latency, highest ({best['traffic'].iloc[0]})", best, "bandwidth_MBps"),
+                        n=1, ci_low=None, ci_high=None))
+    return out
+
+
+def _summary(label: str, rows: pd.DataFrame, metric: str) -> dict:
+    mean, lo, hi, n, _ = point_summary(rows, metric)
+    return {"measurement": label, "tool": tool_name(rows), "value": float(mean), "n": int(n),
+            "ci_low": None if lo != lo else float(lo), "ci_high": None if hi != hi else float(hi)}
+
+
+def headline_idle(cands: list[dict]) -> dict | None:
+    """The idle latency the headline uses: the first of :data:`IDLE_ORDER` that was measured (the lowest
+    local matrix entry, the lowest lightest-load latency)."""
+    return cands[0] if cands else None
+
+
+def headline_bandwidth(cands: list[dict]) -> dict | None:
+    """The peak bandwidth the headline uses: the highest peak-injection / max-bandwidth figure, else the
+    highest loaded-latency bandwidth."""
+    sections = [c for c in cands if not c["measurement"].startswith("loaded")]
+    pool = sections or cands
+    return max(pool, key=lambda c: c["value"]) if pool else None
+
+
+def memory_figures(mlc: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per device x quantity x measurement (:data:`COLUMNS`): quantity ``idle latency`` (ns) or
+    ``peak bandwidth`` (MB/s), what was measured, the tool, value, n, its 95 % interval, and ``role``:
+    ``headline`` for the one the first page uses, else ``also measured``."""
+    if mlc is None or mlc.empty or not {"host", "test"} <= set(mlc.columns):
+        return pd.DataFrame(columns=COLUMNS)
+    rows = []
+    for host in sorted(mlc["host"].dropna().unique()):
+        for quantity, unit, cands, pick in (("idle latency", "ns", idle_candidates(mlc, host), headline_idle),
+                                            ("peak bandwidth", "MB/s", bandwidth_candidates(mlc, host),
+                                             headline_bandwidth)):
+            head = pick(cands)
+            for c in cands:
+                rows.append({"host": host, "quantity": quantity, **c, "unit": unit,
+                             "role": "headline" if c is head else "also measured"})
+    return pd.DataFrame(rows, columns=COLUMNS)
