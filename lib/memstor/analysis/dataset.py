@@ -82,6 +82,12 @@ class Dataset:
     mlc: pd.DataFrame
     skipped: list = field(default_factory=list)   # problems of host folders left out (nothing readable)
     cluster: pd.DataFrame = None  # fleet runs' cluster rows (memstor.experiments._fleet), with a ``fleet`` column
+    side: dict = field(default_factory=dict)  # {"<experiment>-<what>": rows of every host} (:func:`side_tables`)
+
+    def side_table(self, name: str) -> pd.DataFrame:
+        """A family's side table of every host (``fio-write-saturation-seconds``...), with ``host``; empty
+        when no host has one."""
+        return self.side.get(name, pd.DataFrame(columns=["host"]))
 
     @property
     def host_names(self) -> list:
@@ -232,6 +238,7 @@ def load_dataset(data_dir: Path | str, kinds: Mapping[str, str] | None = None) -
         raise NoData(f"{processed}: no processed data; run `make all` (or `memstor run ...`) or import "
                      f"someone's files with `memstor parse FILES -o {processed}/<name>/`")
     hosts, fio_frames, mlc_frames, cluster_frames = [], [], [], []
+    side: dict[str, list] = {}
     skipped: list[str] = []
     for folder in sorted(p for p in processed.iterdir() if p.is_dir() and not p.name.startswith(".")):
         clusters = sorted(folder.glob(f"*{CLUSTER_SUFFIX}.csv"))
@@ -258,6 +265,8 @@ def load_dataset(data_dir: Path | str, kinds: Mapping[str, str] | None = None) -
                     h.tables.append(name)
                     norm = _normalise_fio if kind == "fio" else _normalise_mlc
                     (fio_frames if kind == "fio" else mlc_frames).append(norm(df, h.name, IMPORTED_TABLE))
+        for name, df in side_tables(folder, h, list(h.kinds)).items():
+            side.setdefault(name, []).append(df)
         info = folder / "sysinfo.json"
         if info.is_file():
             try:
@@ -281,7 +290,27 @@ def load_dataset(data_dir: Path | str, kinds: Mapping[str, str] | None = None) -
         pd.DataFrame(columns=MLC_COLUMNS), "", "")
     cluster = pd.concat([f for f in cluster_frames if f is not None], ignore_index=True) \
         if any(f is not None for f in cluster_frames) else pd.DataFrame(columns=["fleet", *CLUSTER_COLUMNS])
-    return Dataset(data_dir=data_dir, hosts=hosts, fio=fio, mlc=mlc, skipped=skipped, cluster=cluster)
+    return Dataset(data_dir=data_dir, hosts=hosts, fio=fio, mlc=mlc, skipped=skipped, cluster=cluster,
+                   side={k: pd.concat(v, ignore_index=True) for k, v in side.items()})
+
+
+#: Side tables that are not rows of their experiment: the fio json+ bins and the point provenance (read
+#: apart, by memstor.analysis.histograms and :func:`_read_metas`).
+_NOT_SIDE = ("-bins", "-metas")
+
+
+def side_tables(folder: Path, host: HostData, experiments) -> dict[str, pd.DataFrame]:
+    """A device folder's side tables ``<experiment>-<what>.csv`` of the experiments read (per-second rows,
+    the steady-state matrix, drive temperatures...): {"<experiment>-<what>": rows with ``host``}."""
+    out = {}
+    for exp in experiments:
+        for path in sorted(folder.glob(f"{exp}-*.csv")):
+            if path.stem.endswith(_NOT_SIDE) or CLUSTER_SUFFIX in path.stem:
+                continue
+            df = _read_csv(path, host)
+            if df is not None:
+                out[path.stem] = df.assign(host=host.name)
+    return out
 
 
 def _read_cluster(path: Path, fleet: str, problems: list) -> pd.DataFrame | None:

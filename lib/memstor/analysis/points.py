@@ -56,8 +56,9 @@ def config_text(row) -> str:
 
 #: Experiments whose points are not closed-loop sweep points: the steady-state rounds (a trajectory of
 #: states: its number is the window average, memstor.analysis.steady_state.verdict_table) and the
-#: open-loop rate points (rate-limited by design: never a "best" IOPS; memstor.analysis.openloop).
-NOT_SWEEPS = (steady_state.EXPERIMENT, "fio-load-latency")
+#: open-loop rate points (rate-limited by design: never a "best" IOPS; memstor.analysis.openloop) and the
+#: write-saturation runs (a burst and a cliff averaged: their numbers are levels, memstor.analysis.wsat).
+NOT_SWEEPS = (steady_state.EXPERIMENT, "fio-load-latency", "fio-write-saturation")
 
 
 def sweep_points(pts: pd.DataFrame) -> pd.DataFrame:

@@ -25,6 +25,8 @@ SPAN_VALUES = ("full_device", "file", "unknown")
 STATE_VALUES = ("steady_state", "fresh", "unknown")
 #: Measured side only: preconditioned rounds that did not meet the steady-state rule.
 NOT_STEADY = "not_steady"
+#: Measured side only: the level after the write cliff of a write-saturation run (not the PTS steady state).
+SUSTAINED = "sustained"
 TARGET_VALUES = ("raw_device", "filesystem_file", "unknown")
 MB_VALUES = ("decimal", "binary")
 CONDITION_KEYS = ("iodepth", "numjobs", "bs_bytes", "span", "state", "target", "mb", "note")
@@ -82,7 +84,8 @@ class Conditions:
         return ", ".join(parts)
 
 
-STATE_TEXT = {"steady_state": "steady state", "fresh": "fresh", NOT_STEADY: "steady state not achieved"}
+STATE_TEXT = {"steady_state": "steady state", "fresh": "fresh", NOT_STEADY: "steady state not achieved",
+              SUSTAINED: "sustained (after the write cliff)"}
 SPAN_TEXT = {"full_device": "full device", "file": "file span"}
 
 

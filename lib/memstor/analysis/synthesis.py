@@ -23,6 +23,7 @@ from memstor.analysis import (
     queueing,
     specs,
     steady_state,
+    wsat,
 )
 from memstor.analysis.dataset import IMPORTED, IMPORTED_TABLE, Dataset, HostData, load_dataset
 from memstor.analysis.drive import drive_table, interface_check
@@ -41,6 +42,7 @@ from memstor.analysis.storage_fit import storage_fit_table
 from memstor.analysis.validity import gate, validity_table
 from memstor.core import profiles
 from memstor.core.errors import UsageError
+from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import parse_size, size_text
 
@@ -227,6 +229,41 @@ def _steady_choice(verdicts: pd.DataFrame, host: str, sv: specs.SpecValue) -> pd
     return sel.iloc[0]
 
 
+def _wsat_choice(runs: pd.DataFrame | None, host: str, sv: specs.SpecValue) -> pd.Series | None:
+    """The write-saturation run of `host` that measures spec value `sv` (a write of the same rw and block
+    size with a sustained level), else None: a sustained-write figure is compared with the level after
+    the cliff, never the burst."""
+    if runs is None or runs.empty or sv.rw not in ("write", "randwrite"):
+        return None
+    sel = runs[(runs["host"] == host) & (runs["rw"] == sv.rw) & runs["sustained_MBps"].notna()]
+    if sv.conditions.bs_bytes:
+        sel = sel[sel["bs_bytes"] == sv.conditions.bs_bytes]
+    return sel.iloc[0] if len(sel) else None
+
+
+def wsat_compare(sv: specs.SpecValue, w: pd.Series, fio_row: pd.Series | None, device: str, host: str) -> dict:
+    """The spec-comparison row of a write-saturation run: its sustained level (MB/s or IOPS) with the
+    burst level and the cliffs named in the selection."""
+    full = w["span"] == "full_device"
+    cond = specs.Conditions(
+        iodepth=None if fio_row is None else int(fio_row["iodepth"]),
+        numjobs=None if fio_row is None else int(fio_row["numjobs"]),
+        bs_bytes=int(w["bs_bytes"]), span="full_device" if full else "file",
+        span_bytes=None if full or missing(w["span_bytes"]) else int(w["span_bytes"]), state=specs.SUSTAINED,
+        target="raw_device" if full else "filesystem_file", mb="decimal")
+    value = float(w["sustained_iops"] if sv.metric == "iops" else w["sustained_MBps"])
+    cliffs = int(w["cliffs"])
+    how = (f"write saturation: the sustained level after {cliffs} cliff{'s' if cliffs != 1 else ''} (burst "
+           f"{fmt_number(w['burst_MBps'])} MB/s)" if cliffs else
+           f"write saturation: no cliff in {fmt_number(w['tgbw_GB'])} GB written (one level)")
+    row = specs.compare(sv, value, cond, device=device, host=host, selection=how)
+    scale = 1.0 if sv.metric != "iops" else 1e6 / float(w["bs_bytes"])
+    lo, hi = w["sustained_MBps_ci_low"], w["sustained_MBps_ci_high"]
+    row.update(measured_ci_low=None if missing(lo) else float(lo) * scale,
+               measured_ci_high=None if missing(hi) else float(hi) * scale, n=1)
+    return row
+
+
 def steady_conditions(v: pd.Series) -> specs.Conditions:
     """Measured conditions of a steady-state verdict (memstor.analysis.steady_state.verdict_table row):
     its outstanding I/O and block size, the span (test file or whole raw device) and the state: steady
@@ -257,13 +294,17 @@ def _with_interface(comp: pd.DataFrame, ds: Dataset, sheets: list) -> pd.DataFra
 
 
 def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None,
-                    verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
+                    verdicts: pd.DataFrame | None = None, wsat_runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Measured vs spec for every host x spec value: measured, spec, ratio, both conditions, flag.
 
     A device with a fio-steady-state run is compared on its window average for the spec values it measures
     (same rw and block size, IOPS): the state reads "steady state (file span)" or "... (full device)", and
     the state condition matches only when the window rule was met (verdicts: the steady-state table, default
     computed from ds; a gated one marks an invalid trace, which then does not count as steady).
+
+    A write (sequential or random) that a write-saturation run measured (same rw and block size; after the
+    steady state for random-write IOPS) is compared on the run's sustained level after the cliff, never
+    its burst (wsat_runs: memstor.analysis.wsat.wsat_table; the selection names the cliffs and the burst).
 
     The drive's PCIe link is checked against the sheet's interface (column ``interface``; a mismatch adds
     'interface' to the flag).
@@ -287,6 +328,11 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None,
                     row.update(measured_ci_low=None, measured_ci_high=None,
                                n=int(v["window_last"] - v["window_first"] + 1))
                     rows.append(row)
+                    continue
+                w = _wsat_choice(wsat_runs, h.name, sv)
+                if w is not None:
+                    f = ds.fio[(ds.fio["host"] == h.name) & (ds.fio["point"] == w["point"])]
+                    rows.append(wsat_compare(sv, w, f.iloc[0] if len(f) else None, sheet.device, h.name))
                     continue
                 r, how = _spec_point_choice(pts, h.name, sv)
                 measured = None if r is None else float(r[sv.metric])
@@ -444,6 +490,10 @@ class Synthesis:
     cluster: pd.DataFrame = None  # fleet runs: per grid point, the hosts' summed throughput and merged percentiles
     validity: pd.DataFrame | None = None  # host x check x subject: did each analysis's preconditions hold (validity)
     memory_figures: pd.DataFrame | None = None  # every idle-latency and peak-bandwidth measurement, the headline's marked
+    wsat: pd.DataFrame | None = None          # write saturation: one row per run, burst and sustained levels (wsat)
+    wsat_cliffs: pd.DataFrame | None = None   # every cliff of every write-saturation run, with its thermal verdict
+    thermal: pd.DataFrame | None = None       # drive temperatures during the write-saturation runs
+    wsat_seconds: pd.DataFrame | None = None  # the per-second series of the write-saturation runs (the plots)
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -477,9 +527,13 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     curves_ol = load_latency.curve_table(ds.fio)
     storage, sfits = storage_fits(qd, curves_ol)
     headline, steady = headline_long(ds, pts), steady_state.verdict_table(ds.fio)
+    w_runs, w_seconds, w_thermal = ds.fio[ds.fio["table"] == wsat.EXPERIMENT], ds.side_table(wsat.SECONDS), \
+        ds.side_table(wsat.THERMAL)
+    w_cliffs = wsat.wsat_cliffs(w_runs, w_seconds, w_thermal)
+    w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs)
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
-                           mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts})
+                           mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table)
     # no finding without its preconditions: the results whose checks failed are emptied, with the reason
     slo, models = gate.gate_open_loop(
         load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
@@ -488,7 +542,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     kfits = {key: fit for key, fit in kfits.items() if key in gate.valid_keys(knees)}  # the figure draws these
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline,
-        spec=spec_comparison(ds, sheets, pts, steady), qd=qd, little=littles_law(ds),
+        spec=spec_comparison(ds, sheets, pts, steady, w_table), qd=qd, little=littles_law(ds),
         knees=knees, knee_fits=kfits,
         curves=curves, mem=mem, mem_fits=mfits, steady=steady,
         drive=drive_table(ds), interface=interface_check(ds, sheets), load=curves_ol,
@@ -496,5 +550,6 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
         mem_sections=memory.sections_table(ds.mlc),
         grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster, validity=valid,
-        memory_figures=memory_figures.memory_figures(ds.mlc),
+        memory_figures=memory_figures.memory_figures(ds.mlc), wsat=w_table, wsat_cliffs=w_cliffs,
+        thermal=wsat.thermal_table(w_thermal), wsat_seconds=w_seconds,
     )

@@ -41,6 +41,12 @@ TABLES = {
     "summary": ("points", "device x experiment x configuration x direction: n, means and 95 % CIs"),
     "validity": ("validity", "device x check x subject: status (pass/warn/fail), the numbers behind it, what follows "
                              "for the reader, the report section it gates"),
+    "wsat": ("wsat", "device x write-saturation run: span and its state, TGBW, burst and sustained levels (MB/s, "
+                     "95 % CI), sustained IOPS, cliffs and where the first is, temperature sampling"),
+    "wsat_cliffs": ("wsat_cliffs", "device x run x cliff: time (s) and GB written where it happens, the levels before "
+                                   "and after with 95 % CIs, kind (cliff, recovery, thermal) and the thermal evidence"),
+    "thermal": ("thermal", "device x run x reading: drive temperature (°C), its thresholds and throttle counters, or why "
+                           "there is none"),
     "memory_figures": ("memory_figures", "device x quantity (idle latency, peak bandwidth) x measurement: tool, value, "
                                          "n, 95 % CI, and which one the headline uses"),
 }

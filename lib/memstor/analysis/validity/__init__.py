@@ -32,7 +32,9 @@ The checks, one module per family (thresholds are named constants there, each wi
   outside its own interval: fail);
 - ``memory``: memory_gate (a gate reason >= 80 % of the values share: one machine-level warn row with the
   median spread against the limit; other reasons: a warn row with their count);
-- ``headline``: headline_definition (best IOPS, peak bandwidth and idle latency: one number each).
+- ``headline``: headline_definition (best IOPS, peak bandwidth and idle latency: one number each);
+- ``wsat``: wsat_written (the run wrote its target, not cut by the time cap), wsat_series (enough seconds to
+  tell a lasting level from noise).
 
 **Missing numbers.** A check whose inputs are absent (no open-loop run, no steady-state run) has no row.
 When the experiment ran but the numbers a check needs were not recorded — fio's CPU use (``cpu_usr_pct`` /
@@ -56,6 +58,7 @@ from memstor.analysis.validity.memory import memory_rows
 from memstor.analysis.validity.openloop import cpu_rows, open_loop_rows
 from memstor.analysis.validity.rows import CHECKS, COLUMNS, FAIL, PASS, SECTIONS, STATUSES, WARN, frame
 from memstor.analysis.validity.steady import steady_rows
+from memstor.analysis.validity.wsat import wsat_rows
 
 __all__ = ["CHECKS", "COLUMNS", "FAIL", "PASS", "SECTIONS", "STATUSES", "WARN", "holds", "status",
            "validity_table"]
@@ -67,7 +70,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
                    headline: pd.DataFrame | None = None, storage: pd.DataFrame | None = None,
                    mem: pd.DataFrame | None = None, curves: pd.DataFrame | None = None,
                    storage_fits: dict | None = None, mem_fits: dict | None = None,
-                   sysinfo: dict | None = None) -> pd.DataFrame:
+                   sysinfo: dict | None = None, wsat: pd.DataFrame | None = None) -> pd.DataFrame:
     """The validity table (COLUMNS) from the synthesis tables: fio / mlc (the tidy rows, ``ds.fio``,
     ``ds.mlc``), points (fio_summary), knees, load (open-loop curve), steady (verdicts), headline (long),
     storage / mem (curve tables) with storage_fits {(host, kind, rw): CurveFit} and mem_fits {(host, curve):
@@ -84,6 +87,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *interval_rows(points, fio),
         *memory_rows(mlc),
         *headline_rows(headline, knees, load, storage, mem, curves),
+        *wsat_rows(wsat),
     ]
     df = frame(rows)
     order = {s: i for i, s in enumerate(SECTIONS)}

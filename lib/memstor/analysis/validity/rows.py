@@ -19,7 +19,8 @@ PASS, WARN, FAIL = "pass", "warn", "fail"
 STATUSES = (PASS, WARN, FAIL)
 
 #: The report sections a row gates.
-SECTIONS = ("open_loop", "queue_depth", "curves", "steady_state", "storage_points", "memory", "headline")
+SECTIONS = ("open_loop", "queue_depth", "curves", "steady_state", "write_saturation", "storage_points", "memory",
+            "headline")
 
 #: Check id -> the precondition it checks (one line each). Ids are stable: the report looks rows up by them.
 CHECKS = {
@@ -38,6 +39,8 @@ CHECKS = {
     "interval_exists": "every point has its 95 % interval (n >= 2, or >= 10 uncorrelated log windows)",
     "interval_holds_value": "every value lies inside its own 95 % interval (both describe the same windows)",
     "memory_gate": "the memory values pass the quality gate (a failure shared by >= 80 % is the machine's)",
+    "wsat_written": "the write-saturation run wrote the multiple of its span it was asked to (not cut by the time cap)",
+    "wsat_series": "the write-saturation series is long enough to tell a lasting level from noise",
     "headline_definition": "a headline quantity has one value: the other tables' numbers of the same name agree within 10 %",
 }
 

@@ -8,7 +8,8 @@ headers and units, and the sentences of the report. Layer: report (imports analy
 - :mod:`.curves`: memory and storage latency–throughput curves, pacing, MLC's other sections;
 - :mod:`.steady_state`: the steady-state verdicts, rounds and PTS matrix;
 - :mod:`.drive`: the drive table;
-- :mod:`.openloop`: the open loop (fio-load-latency): curves, SLO, models and one paragraph per workload.
+- :mod:`.openloop`: the open loop (fio-load-latency): curves, SLO, models and one paragraph per workload;
+- :mod:`.wsat`: write saturation: burst and sustained levels, the cliffs, one paragraph per run.
 
 Numbers and intervals are formatted by :mod:`memstor.core.fmt` alone; its functions are re-exported here
 because the report's callers (notebooks, export) read them as ``text.fmt_number`` and so on.
@@ -54,10 +55,12 @@ from memstor.report.text.steady_state import (
     steady_sentences,
 )
 from memstor.report.text.systems import SYSTEM_FIELDS, commands, systems_table
+from memstor.report.text.wsat import cliffs_display, wsat_display, wsat_sentences
 
 __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
+    "wsat_display", "wsat_sentences", "cliffs_display",
     "SYSTEM_FIELDS", "systems_table", "commands",
     "spec_table",
     "little_display", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",

@@ -41,7 +41,8 @@ PROFILE_LIMITS = {
 }
 #: Where each section of the report is (headings of notebooks/90-synthesis.ipynb).
 SECTION_REF = {"memory": "§4.3", "queue_depth": "§4.2", "curves": "§4.3", "open_loop": "§4.4",
-               "steady_state": "§3 (steady state)", "storage_points": "§2", "headline": "§1"}
+               "steady_state": "§3 (steady state)", "write_saturation": "§3 (write saturation)",
+               "storage_points": "§2", "headline": "§1"}
 
 
 def _rows(validity: pd.DataFrame | None, host: str, sections: tuple = (), statuses=("warn", "fail")) -> pd.DataFrame:
@@ -186,6 +187,16 @@ def findings(S, host: str) -> list[str]:
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():
         out.append(f"Memory: {r['evidence']} ({SECTION_REF['memory']}).")
+    w = S.wsat[S.wsat["host"].astype(str) == host] if getattr(S, "wsat", None) is not None else None
+    for _, r in (w.head(2).iterrows() if w is not None else ()):
+        if missing(r["sustained_MBps"]):
+            continue
+        span = "" if r["span"] == "full_device" else " (on a test file: the file, not the drive, is the span)"
+        out.append(f"Sustained writes, {r['workload']}: " + (
+            f"{fmt_number(r['burst_MBps'])} MB/s at first, a cliff at {fmt_number(r['first_cliff_GB'])} GB, then "
+            f"{fmt_number(r['sustained_MBps'])} MB/s" if int(r["cliffs"]) else
+            f"no cliff in {fmt_number(r['tgbw_GB'])} GB written: {fmt_number(r['sustained_MBps'])} MB/s throughout")
+            + f"{span} ({SECTION_REF['write_saturation']}).")
     disagree = _check_sentences(S.validity, host, ("config_agreement",), ("warn", "fail"))
     if disagree:
         out.append("The same configuration measured twice gave different numbers: " + "; ".join(disagree[:2])

@@ -1,0 +1,155 @@
+"""Write saturation (SNIA PTS WSAT) and the write cliff, from the processed tables of fio-write-saturation
+(pure).
+
+A write-saturation run writes continuously (4 KiB random writes, and 128 KiB sequential ones: the consumer
+"copy a big file") until a multiple of the span is written. Its per-second series
+(``fio-write-saturation-seconds.csv``) goes through the one cliff detector (memstor.analysis.cliffs: change
+points with a penalty from the series' own noise, levels with 95 % intervals) and each drop through the
+thermal verdict (memstor.analysis.thermal: the drive's warning temperature or throttle counters near it make
+it "thermal"; without a readable sensor: "not available (reason)").
+
+Levels of one run: **burst** = the first segment's level (the SLC cache, or the drive's first state),
+**sustained** = the last segment's level (after every cliff): the figure a sustained-write spec is compared
+with. Without a cliff both are the whole run's level ("no cliff" is a result). Units: MB/s = 10^6 B/s,
+IOPS, GB = 10^9 B, s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from memstor.analysis.cliffs import CLIFF_COLUMNS, find_cliffs, segment_level
+from memstor.analysis.thermal import THERMAL_SERIES_COLUMNS, thermal_verdict
+from memstor.core.schema import missing, truthy
+
+EXPERIMENT = "fio-write-saturation"
+SECONDS = f"{EXPERIMENT}-seconds"
+THERMAL = f"{EXPERIMENT}-thermal"
+
+#: Columns of :func:`wsat_cliffs` (report/tables/wsat_cliffs.csv).
+CLIFFS_COLUMNS = ["host", "point", "config", "workload", *CLIFF_COLUMNS, "thermal_verdict", "thermal_evidence"]
+#: Columns of :func:`wsat_table` (report/tables/wsat.csv).
+WSAT_COLUMNS = ["host", "point", "config", "workload", "rw", "bs_bytes", "span", "span_bytes", "state_at_start",
+                "tgbw_GB", "stopped_by", "seconds", "burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high",
+                "sustained_MBps", "sustained_MBps_ci_low", "sustained_MBps_ci_high", "sustained_iops",
+                "sustained_over_burst", "cliffs", "first_cliff_GB", "first_cliff_s", "thermal"]
+#: Columns of :func:`thermal_table` (report/tables/thermal.csv).
+THERMAL_COLUMNS = ["host", "point", "t_s", "temperature_c", "warning_temp_c", "critical_temp_c",
+                   "tmt1_transitions_delta", "tmt2_transitions_delta", "warning_temp_time_delta_min",
+                   "available", "reason"]
+
+
+def workload_name(rw, bs_bytes) -> str:
+    """'4 KiB random write' / '128 KiB sequential write' from fio's rw and the block size (bytes)."""
+    bs = int(bs_bytes) if not missing(bs_bytes) else 0
+    size = f"{bs // 1024} KiB" if bs and bs % 1024 == 0 else f"{bs} B"
+    return f"{size} {'random' if str(rw).startswith('rand') else 'sequential'} write"
+
+
+def _point_series(seconds: pd.DataFrame, host: str, point: str) -> pd.DataFrame:
+    s = seconds[(seconds["host"] == host) & (seconds["point"] == point)]
+    if "direction" in s.columns:
+        s = s[s["direction"].fillna("write") == "write"]
+    return s.sort_values("t_s")
+
+
+def _thermal_series(thermal: pd.DataFrame, host: str, point: str) -> tuple[pd.DataFrame | None, str | None]:
+    """(the point's temperature series for memstor.analysis.thermal.thermal_verdict, or None; the reason
+    when there is none)."""
+    if thermal is None or thermal.empty or "point" not in thermal:
+        return None, "no temperature table (run before drive sampling existed)"
+    t = thermal[(thermal["host"] == host) & (thermal["point"] == point)]
+    ok = t[t["available"].map(truthy)] if "available" in t else t
+    if ok.empty:
+        reasons = t["reason"].dropna().astype(str) if "reason" in t else pd.Series([], dtype=str)
+        return None, reasons.iloc[0] if len(reasons) else "no temperature readings"
+    series = ok.reindex(columns=list(THERMAL_SERIES_COLUMNS))
+    series.attrs.update(available=True, reason=None)
+    return series, None
+
+
+def point_cliffs(series: pd.DataFrame, thermal: pd.DataFrame | None, why: str | None) -> pd.DataFrame:
+    """The cliffs of one run's per-second MB/s (``t_s``, ``bw_MBps``, ``gb_written``), each drop judged
+    thermal or not (memstor.analysis.thermal.thermal_verdict)."""
+    cols = [c for c in ("t_s", "bw_MBps", "gb_written") if c in series]
+    cliffs = find_cliffs(series[cols], "bw_MBps")
+    if cliffs.empty:
+        return cliffs.assign(thermal_verdict=pd.Series(dtype=object), thermal_evidence=pd.Series(dtype=object))
+    return thermal_verdict(cliffs, thermal, reason=why)
+
+
+def wsat_cliffs(runs: pd.DataFrame, seconds: pd.DataFrame, thermal: pd.DataFrame | None) -> pd.DataFrame:
+    """Every cliff of every write-saturation run (:data:`CLIFFS_COLUMNS`); runs: the experiment's rows."""
+    out = []
+    for _, r in _runs(runs).iterrows():
+        series = _point_series(seconds, r["host"], r["point"])
+        if len(series) == 0:
+            continue
+        th, why = _thermal_series(thermal, r["host"], r["point"])
+        c = point_cliffs(series, th, why)
+        for _, row in c.iterrows():
+            out.append({"host": r["host"], "point": r["point"], "config": r.get("config"),
+                        "workload": workload_name(r["rw"], r["bs_bytes"]), **row.to_dict()})
+    return pd.DataFrame(out, columns=CLIFFS_COLUMNS)
+
+
+def _runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per run (point): the write direction of done points."""
+    if runs is None or runs.empty:
+        return pd.DataFrame(columns=["host", "point", "config", "rw", "bs_bytes"])
+    r = runs[runs["table"] == EXPERIMENT] if "table" in runs else runs
+    if "direction" in r:
+        r = r[r["direction"] == "write"]
+    return r.drop_duplicates(["host", "point"])
+
+
+def _levels(series: pd.DataFrame, cliffs: pd.DataFrame) -> tuple:
+    """((burst, lo, hi), (sustained, lo, hi)) in MB/s: the first and last segment's levels, or the whole
+    run's when there is no cliff."""
+    if len(cliffs):
+        first, last = cliffs.iloc[0], cliffs.iloc[-1]
+        return ((first["level_before"], first["level_before_lo"], first["level_before_hi"]),
+                (last["level_after"], last["level_after_lo"], last["level_after_hi"]))
+    whole = segment_level(pd.to_numeric(series["bw_MBps"], errors="coerce").dropna().to_numpy(np.float64))
+    level = (whole.mean, whole.lo, whole.hi)
+    return level, level
+
+
+def wsat_table(runs: pd.DataFrame, seconds: pd.DataFrame, cliffs: pd.DataFrame) -> pd.DataFrame:
+    """One row per write-saturation run (:data:`WSAT_COLUMNS`): the span and its state, TGBW, burst and
+    sustained levels with their 95 % intervals, the sustained IOPS, how many cliffs and where the first is."""
+    out = []
+    for _, r in _runs(runs).iterrows():
+        series = _point_series(seconds, r["host"], r["point"])
+        mine = cliffs[(cliffs["host"] == r["host"]) & (cliffs["point"] == r["point"])] if len(cliffs) else cliffs
+        if len(series) == 0:
+            burst = sustained = (None, None, None)
+        else:
+            burst, sustained = _levels(series, mine)
+        bs = float(r["bs_bytes"]) if not missing(r.get("bs_bytes")) else math.nan
+        drops = mine[mine["level_after"] < mine["level_before"]] if len(mine) else mine
+        out.append({
+            "host": r["host"], "point": r["point"], "config": r.get("config"),
+            "workload": workload_name(r["rw"], r["bs_bytes"]), "rw": r["rw"], "bs_bytes": r["bs_bytes"],
+            "span": r.get("span"), "span_bytes": r.get("span_bytes"), "state_at_start": r.get("state_at_start"),
+            "tgbw_GB": r.get("tgbw_GB"), "stopped_by": r.get("stopped_by"), "seconds": len(series),
+            "burst_MBps": burst[0], "burst_MBps_ci_low": burst[1], "burst_MBps_ci_high": burst[2],
+            "sustained_MBps": sustained[0], "sustained_MBps_ci_low": sustained[1],
+            "sustained_MBps_ci_high": sustained[2],
+            "sustained_iops": sustained[0] * 1e6 / bs if sustained[0] is not None and bs > 0 else None,
+            "sustained_over_burst": sustained[0] / burst[0] if sustained[0] is not None and burst[0] else None,
+            "cliffs": len(drops), "first_cliff_GB": drops["gb_written"].iloc[0] if len(drops) else None,
+            "first_cliff_s": drops["t_s"].iloc[0] if len(drops) else None, "thermal": r.get("thermal"),
+        })
+    return pd.DataFrame(out, columns=WSAT_COLUMNS)
+
+
+def thermal_table(thermal: pd.DataFrame | None) -> pd.DataFrame:
+    """The drive-temperature readings of the write-saturation runs (:data:`THERMAL_COLUMNS`): one row per
+    reading, or one row per run saying why there is none."""
+    if thermal is None or thermal.empty:
+        return pd.DataFrame(columns=THERMAL_COLUMNS)
+    return thermal.reindex(columns=THERMAL_COLUMNS)

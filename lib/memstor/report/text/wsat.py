@@ -1,0 +1,90 @@
+"""Report text, write saturation: the runs (burst and sustained levels), their cliffs, and one paragraph per
+run in plain words (memstor.analysis.wsat). Pure: DataFrame in, display table or markdown out."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.core.fmt import fmt_interval, fmt_number
+from memstor.core.schema import missing
+
+
+def _gb(v) -> str:
+    return "–" if missing(v) else f"{float(v):,.1f}"
+
+
+def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per write-saturation run: device (with several), workload, span, GB written (TGBW) and what
+    stopped the run, burst and sustained MB/s with their 95 % intervals, sustained / burst, cliffs and the GB
+    where the first one happens."""
+    cols = ["device", "workload", "span", "written (GB)", "burst (MB/s)", "sustained (MB/s)", "sustained / burst",
+            "cliffs", "first cliff at (GB)"]
+    if w is None or w.empty:
+        return pd.DataFrame(columns=cols)
+    out = pd.DataFrame({
+        "device": w["host"], "workload": w["workload"],
+        "span": [("whole device" if s == "full_device" else f"test file {fmt_number(b / 2**30)} GiB"
+                  if not missing(b) else "test file") for s, b in zip(w["span"], w["span_bytes"])],
+        "written (GB)": [f"{_gb(g)} ({'stopped by the time cap' if s == 'time' else 'target reached'})"
+                         if s in ("time", "bytes") else _gb(g) for g, s in zip(w["tgbw_GB"], w["stopped_by"])],
+        "burst (MB/s)": [fmt_interval(v, lo, hi) for v, lo, hi in
+                         zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"])],
+        "sustained (MB/s)": [fmt_interval(v, lo, hi) for v, lo, hi in
+                             zip(w["sustained_MBps"], w["sustained_MBps_ci_low"], w["sustained_MBps_ci_high"])],
+        "sustained / burst": ["–" if missing(r) else f"{float(r):.2f}" for r in w["sustained_over_burst"]],
+        "cliffs": [str(int(c)) for c in w["cliffs"]],
+        "first cliff at (GB)": [_gb(g) for g in w["first_cliff_GB"]],
+    })
+    return out if w["host"].nunique() > 1 else out.drop(columns="device")
+
+
+def cliffs_display(c: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per cliff: device, workload, time (s) and GB written, the levels before and after with their
+    95 % intervals, the kind (cliff, recovery, thermal) and the thermal verdict."""
+    cols = ["device", "workload", "at (s)", "at (GB)", "before", "after", "kind", "heat"]
+    if c is None or c.empty:
+        return pd.DataFrame(columns=cols)
+    unit = c["unit"].fillna("MB/s")
+    out = pd.DataFrame({
+        "device": c["host"], "workload": c["workload"], "at (s)": [fmt_number(t) for t in c["t_s"]],
+        "at (GB)": [_gb(g) for g in c["gb_written"]],
+        "before": [f"{fmt_interval(v, lo, hi)} {u}" for v, lo, hi, u in
+                   zip(c["level_before"], c["level_before_lo"], c["level_before_hi"], unit)],
+        "after": [f"{fmt_interval(v, lo, hi)} {u}" for v, lo, hi, u in
+                  zip(c["level_after"], c["level_after_lo"], c["level_after_hi"], unit)],
+        "kind": c["kind"], "heat": c["thermal_verdict"].fillna(""),
+    })
+    return out if c["host"].nunique() > 1 else out.drop(columns="device")
+
+
+def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[str]:
+    """One paragraph per run (markdown): how much was written over which span, the burst and the sustained
+    level, where the first cliff is and whether heat explains it; "no cliff" said as a result."""
+    if w is None or w.empty:
+        return []
+    out = []
+    for _, r in w.iterrows():
+        where = "the whole device" if r["span"] == "full_device" else "a test file (the file, not the drive, is the span)"
+        head = (f"**{r['host']}, {r['workload']}**: {_gb(r['tgbw_GB'])} GB written over {where}, "
+                f"from {r['state_at_start'] or 'an unknown state'}")
+        if missing(r["sustained_MBps"]):
+            out.append(head + ": no per-second series, so no levels.")
+            continue
+        if int(r["cliffs"]) == 0:
+            out.append(head + f": no cliff — one level of {fmt_interval(r['sustained_MBps'], r['sustained_MBps_ci_low'], r['sustained_MBps_ci_high'])} "
+                       "MB/s from start to end. A drive with a write cache larger than what was written would show "
+                       "its cliff only with more data (capacity_multiple).")
+            continue
+        mine = cliffs[(cliffs["host"] == r["host"]) & (cliffs["point"] == r["point"])] if cliffs is not None else None
+        first = mine[mine["level_after"] < mine["level_before"]].iloc[0] if mine is not None and len(mine) else None
+        heat = ""
+        if first is not None:
+            verdict = str(first.get("thermal_verdict") or "")
+            heat = (" The drive's temperature says it is thermal throttling: " + str(first["thermal_evidence"]) + "."
+                    if first["kind"] == "thermal" else f" Heat: {verdict}." if verdict else "")
+        out.append(head + f": {fmt_number(r['burst_MBps'])} MB/s at first, then a cliff at "
+                   f"{_gb(r['first_cliff_GB'])} GB ({fmt_number(r['first_cliff_s'])} s) down to a sustained "
+                   f"{fmt_interval(r['sustained_MBps'], r['sustained_MBps_ci_low'], r['sustained_MBps_ci_high'])} MB/s "
+                   f"({float(r['sustained_over_burst']):.2f} of the burst). The sustained level is what long writes "
+                   "get; the spec comparison uses it for a sustained-write figure." + heat)
+    return out

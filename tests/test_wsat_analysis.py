@@ -1,0 +1,123 @@
+"""Write saturation from its processed tables (memstor.analysis.wsat): cliffs with levels and intervals,
+burst and sustained levels, the thermal verdict, and the spec comparison on the sustained level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from memstor.analysis import specs, wsat
+from memstor.analysis import synthesis as syn
+from memstor.analysis.dataset import Dataset, HostData
+
+H = "h"
+
+
+def run_row(point: str, rw: str = "write", bs: int = 131072, **kw) -> dict:
+    return {"host": H, "table": wsat.EXPERIMENT, "point": point, "config": point, "rw": rw, "direction": "write",
+            "bs_bytes": bs, "iodepth": 32, "numjobs": 1, "span": "file", "span_bytes": 1 << 30,
+            "state_at_start": "fresh test file (created for this run)", "stopped_by": "bytes",
+            "thermal": "not available (virtual disk vda)", "status": "done", "ok": True, **kw}
+
+
+def seconds(point: str, levels=((60, 1000.0), (60, 333.0)), seed: int = 0) -> pd.DataFrame:
+    """A per-second MB/s series: each (seconds, level) in turn, 2 % noise, gb_written from it."""
+    rng = np.random.default_rng(seed)
+    mbps = np.concatenate([lvl * (1 + 0.02 * rng.standard_normal(n)) for n, lvl in levels])
+    t = np.arange(1, mbps.size + 1, dtype=float)
+    return pd.DataFrame({"host": H, "point": point, "t_s": t, "bw_MBps": mbps, "gb_written": np.cumsum(mbps) / 1e3})
+
+
+def thermal_rows(point: str, temps=None, available: bool = True) -> pd.DataFrame:
+    if not available:
+        return pd.DataFrame([{"host": H, "point": point, "available": False, "reason": "virtual disk vda"}])
+    t = np.arange(0, 120, 5, dtype=float)
+    temps = np.full(t.size, 45.0) if temps is None else temps
+    return pd.DataFrame({"host": H, "point": point, "t_s": t, "temperature_c": temps, "warning_temp_c": 70.0,
+                         "critical_temp_c": 80.0, "available": True, "reason": None})
+
+
+def test_one_cliff_burst_and_sustained_levels():
+    runs = pd.DataFrame([run_row("p1", tgbw_GB=80.0)])
+    sec = seconds("p1")
+    cliffs = wsat.wsat_cliffs(runs, sec, thermal_rows("p1", available=False))
+    assert len(cliffs) == 1
+    c = cliffs.iloc[0]
+    assert c["t_s"] == pytest.approx(61, abs=2) and c["gb_written"] == pytest.approx(60.0, rel=0.05)
+    assert c["level_before"] == pytest.approx(1000, rel=0.02) and c["level_after"] == pytest.approx(333, rel=0.02)
+    assert c["kind"] == "cliff" and c["thermal_verdict"] == "not available (virtual disk vda)"
+    table = wsat.wsat_table(runs, sec, cliffs).iloc[0]
+    assert table["workload"] == "128 KiB sequential write" and table["cliffs"] == 1
+    assert table["burst_MBps_ci_low"] < 1000 < table["burst_MBps_ci_high"]
+    assert table["sustained_MBps_ci_low"] < 333 < table["sustained_MBps_ci_high"]
+    assert table["sustained_over_burst"] == pytest.approx(1 / 3, rel=0.03)
+    assert table["sustained_iops"] == pytest.approx(table["sustained_MBps"] * 1e6 / 131072)
+
+
+def test_no_cliff_is_a_result_with_one_level():
+    runs = pd.DataFrame([run_row("p1", tgbw_GB=60.0)])
+    sec = seconds("p1", levels=((120, 500.0),))
+    cliffs = wsat.wsat_cliffs(runs, sec, None)
+    assert cliffs.empty and list(cliffs.columns) == wsat.CLIFFS_COLUMNS
+    row = wsat.wsat_table(runs, sec, cliffs).iloc[0]
+    assert row["cliffs"] == 0 and row["burst_MBps"] == row["sustained_MBps"] == pytest.approx(500, rel=0.01)
+
+
+def test_a_drop_where_the_drive_reaches_its_warning_temperature_is_thermal():
+    runs = pd.DataFrame([run_row("p1")])
+    temps = np.where(np.arange(0, 120, 5) >= 55, 72.0, 50.0)   # hot from 55 s: warning 70 °C
+    cliffs = wsat.wsat_cliffs(runs, seconds("p1"), thermal_rows("p1", temps))
+    assert cliffs.iloc[0]["kind"] == "thermal" and "70" in cliffs.iloc[0]["thermal_evidence"]
+    cool = wsat.wsat_cliffs(runs, seconds("p1"), thermal_rows("p1"))
+    assert cool.iloc[0]["kind"] == "cliff" and cool.iloc[0]["thermal_verdict"] == "not thermal"
+
+
+def test_the_spec_comparison_uses_the_sustained_level_not_the_burst():
+    runs = pd.DataFrame([run_row("p1", tgbw_GB=80.0)])
+    sec = seconds("p1")
+    table = wsat.wsat_table(runs, sec, wsat.wsat_cliffs(runs, sec, None))
+    ds = Dataset(data_dir=None, hosts=[HostData(name=H)], fio=runs.assign(iops=1.0), mlc=pd.DataFrame())
+    sheet = specs.load_specs()[0]
+    seq = next(v for v in sheet.values if v.rw == "write" and v.metric == "bw_MBps")
+    row = syn.wsat_compare(seq, table.iloc[0], runs.iloc[0], sheet.device, H)
+    assert row["measured"] == pytest.approx(333, rel=0.02)            # the post-cliff level
+    assert "after 1 cliff (burst 1,000 MB/s)" in row["selection"] or "after 1 cliff (burst" in row["selection"]
+    assert row["state"].startswith("sustained (after the write cliff)") and "state" in row["flag"]
+    assert row["measured_ci_low"] < row["measured"] < row["measured_ci_high"]
+    assert syn._wsat_choice(table, H, seq) is not None
+    rand = next(v for v in sheet.values if v.rw == "randread")
+    assert syn._wsat_choice(table, H, rand) is None and syn._wsat_choice(None, H, seq) is None
+    assert ds.side_table("nothing").empty
+
+
+def test_report_text_says_burst_cliff_and_sustained_with_intervals():
+    from memstor.report import text
+
+    runs = pd.DataFrame([run_row("p1", tgbw_GB=80.0), run_row("p2", rw="randwrite", bs=4096, tgbw_GB=60.0)])
+    sec = pd.concat([seconds("p1"), seconds("p2", levels=((120, 400.0),), seed=1)], ignore_index=True)
+    cliffs = wsat.wsat_cliffs(runs, sec, None)
+    table = wsat.wsat_table(runs, sec, cliffs)
+    shown = text.wsat_display(table)
+    assert shown["workload"].tolist() == ["128 KiB sequential write", "4 KiB random write"]
+    assert shown["cliffs"].tolist() == ["1", "0"] and "[" in shown["sustained (MB/s)"].iloc[0]
+    assert shown["written (GB)"].iloc[0] == "80.0 (target reached)"
+    c = text.cliffs_display(cliffs)
+    assert len(c) == 1 and c["kind"].iloc[0] == "cliff" and c["before"].iloc[0].endswith("MB/s")
+    words = text.wsat_sentences(table, cliffs)
+    assert "then a cliff at" in words[0] and "sustained" in words[0] and "no cliff" in words[1]
+    assert text.wsat_display(None).empty and text.wsat_sentences(None, None) == []
+
+
+def test_validity_flags_a_run_cut_by_the_time_cap_and_a_short_series():
+    from memstor.analysis.validity import validity_table
+
+    runs = pd.DataFrame([run_row("p1", tgbw_GB=80.0), run_row("p2", tgbw_GB=2.0, stopped_by="time")])
+    sec = pd.concat([seconds("p1"), seconds("p2", levels=((8, 250.0),))], ignore_index=True)
+    table = wsat.wsat_table(runs, sec, wsat.wsat_cliffs(runs, sec, None))
+    v = validity_table(wsat=table)
+    got = {(r["check"], r["subject"].split(" (")[1].rstrip(")")): r["status"] for _, r in v.iterrows()}
+    assert got == {("wsat_written", "p1"): "pass", ("wsat_series", "p1"): "pass",
+                   ("wsat_written", "p2"): "warn", ("wsat_series", "p2"): "warn"}
+    assert set(v["section"]) == {"write_saturation"}
+    assert "time cap" in v[(v["check"] == "wsat_written") & (v["status"] == "warn")]["evidence"].iloc[0]
