@@ -30,6 +30,7 @@ from typing import Any
 from memstor import __version__
 from memstor.core.files import utc_now
 from memstor.measure import loadlat
+from memstor.measure.dram import dram_record
 from memstor.measure.drive import drive_record
 from memstor.measure.fio_engine import fio_version
 from memstor.measure.machine import disk_kind, machine_record, virtual_disk
@@ -380,6 +381,7 @@ def collect(target: Path | None = None, drive_of: Path | str | None = None, raw:
         ("cpu", lambda: cpu_info(notes)),
         ("caches", lambda: cache_info(notes)),
         ("memory", lambda: memory_info(notes)),
+        ("dram", dram_record),
         ("os", lambda: os_info(notes)),
         ("tools", lambda: tool_versions(notes)),
     ]
