@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from memstor.analysis import ceilings
 from memstor.analysis import drive as adrive
 from memstor.analysis.ceilings import (
     ABOVE_COLUMNS,
@@ -418,3 +419,22 @@ def test_pct_of_ceiling():
     assert pct_of_ceiling(1800, 3600) == 50.0
     assert pct_of_ceiling(None, 3600) is None and pct_of_ceiling(10, None) is None
     assert pct_of_ceiling(10, float("nan")) is None and pct_of_ceiling(10, 0) is None
+
+
+def test_ceiling_use_and_the_spec_comparison_keeps_points_above_the_link_out():
+    from memstor.report import text
+
+    ceil = pd.DataFrame([{"host": "h", "what": ceilings.DRAM, "ceiling": 38400.0, "unit": "MB/s",
+                          "how": "2 channels × 2,400 MT/s × 8 B", "reason": None},
+                         {"host": "h", "what": ceilings.STORAGE, "ceiling": 3601.0, "unit": "MB/s",
+                          "how": "PCIe 3.0 x4", "reason": None}])
+    head = pd.DataFrame({"host": "h", "key": ["peak_bw_MBps", "seq_read_MBps", "seq_write_MBps"],
+                         "value": [30720.0, 3300.0, 2800.0], "detail": ["peak injection", "bs 128 KiB", "bs 128 KiB"]})
+    use = ceilings.ceiling_use(ceil, head).set_index("what")
+    assert use.loc[ceilings.DRAM, "pct_of_ceiling"] == pytest.approx(80.0)
+    assert use.loc[ceilings.STORAGE, "measured"] == 3300.0 and use.loc[ceilings.STORAGE, "pct_of_ceiling"] == pytest.approx(91.6, abs=0.1)
+    shown = text.ceilings_display(ceilings.ceiling_use(ceil, head))
+    assert shown["% of ceiling"].tolist() == ["80 %", "92 %"] and "2,400 MT/s" in shown["from"].iloc[0]
+    pts = pd.DataFrame({"host": "h", "bw_MBps": [5000.0, 3000.0], "rw": ["read", "read"]})
+    assert ceilings.within_ceiling(pts, ceil)["bw_MBps"].tolist() == [3000.0]
+    assert len(ceilings.above_ceiling(pts, ceil)) == 1

@@ -239,21 +239,55 @@ def pct_of_ceiling(value: Any, ceiling: Any) -> float | None:
     return None if v is None or c is None or c <= 0 else 100.0 * v / c
 
 
+def _over(points: pd.DataFrame, ceilings: pd.DataFrame) -> pd.Series:
+    """Per point row: its bw_MBps is above its host's storage interface ceiling (False when unknown)."""
+    if points.empty or not {"host", "bw_MBps"} <= set(points.columns) or ceilings.empty:
+        return pd.Series(False, index=points.index)
+    storage = ceilings[(ceilings["what"] == STORAGE) & ceilings["ceiling"].notna()]
+    limit = points["host"].map(dict(zip(storage["host"], storage["ceiling"].astype(float))))
+    bw = pd.to_numeric(points["bw_MBps"], errors="coerce")
+    return (bw.notna() & limit.notna() & (bw > limit)).astype(bool)
+
+
 def above_ceiling(points: pd.DataFrame, ceilings: pd.DataFrame) -> pd.DataFrame:
     """The storage points (rows with ``host`` and ``bw_MBps``, per direction) faster than their device's
     storage interface ceiling (:func:`ceilings_table`): the points' columns plus ceiling_MBps,
     pct_of_ceiling and flag (:data:`ABOVE_TEXT`: the data came from the page cache, was compressed, or
     another device served it). Empty (with those columns) when none is, or a ceiling is unknown."""
     cols = list(points.columns) + [c for c in ABOVE_COLUMNS if c not in points.columns]
-    if points.empty or not {"host", "bw_MBps"} <= set(points.columns) or ceilings.empty:
+    over = _over(points, ceilings)
+    if not over.any():
         return pd.DataFrame(columns=cols)
     storage = ceilings[(ceilings["what"] == STORAGE) & ceilings["ceiling"].notna()]
-    limit = dict(zip(storage["host"], storage["ceiling"].astype(float)))
-    out = points.copy()
-    out["ceiling_MBps"] = out["host"].map(limit)
-    bw = pd.to_numeric(out["bw_MBps"], errors="coerce")
-    out = out[bw.notna() & out["ceiling_MBps"].notna() & (bw > out["ceiling_MBps"])].copy()
+    out = points[over].copy()
+    out["ceiling_MBps"] = out["host"].map(dict(zip(storage["host"], storage["ceiling"].astype(float))))
     out["pct_of_ceiling"] = [pct_of_ceiling(v, c) for v, c in zip(out["bw_MBps"], out["ceiling_MBps"])]
     out["flag"] = ABOVE_TEXT
     return out[cols].reset_index(drop=True)
 
+
+def within_ceiling(points: pd.DataFrame, ceilings: pd.DataFrame) -> pd.DataFrame:
+    """The points that are NOT above their storage interface ceiling (:func:`above_ceiling`'s complement):
+    what a spec comparison may use."""
+    return points[~_over(points, ceilings)]
+
+
+#: Columns of :func:`ceiling_use`.
+USE_COLUMNS = ("host", "what", "ceiling", "how", "reason", "measured", "measured_as", "pct_of_ceiling")
+
+
+def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame) -> pd.DataFrame:
+    """Each ceiling beside the highest headline number it bounds (:data:`USE_COLUMNS`): the DRAM peak beside
+    the peak memory bandwidth, the storage interface beside the best sequential read or write (MB/s),
+    with the measured value as a percentage of the ceiling (empty when either is unknown)."""
+    keys = {DRAM: ("peak_bw_MBps",), STORAGE: ("seq_read_MBps", "seq_write_MBps")}
+    rows = []
+    for _, c in ceilings.iterrows():
+        h = headline[(headline["host"] == c["host"]) & headline["key"].isin(keys.get(c["what"], ()))]
+        h = h[pd.to_numeric(h["value"], errors="coerce").notna()]
+        best = h.loc[pd.to_numeric(h["value"]).idxmax()] if len(h) else None
+        rows.append({"host": c["host"], "what": c["what"], "ceiling": c["ceiling"], "how": c["how"],
+                     "reason": c["reason"], "measured": None if best is None else float(best["value"]),
+                     "measured_as": None if best is None else str(best.get("detail") or best["key"]),
+                     "pct_of_ceiling": None if best is None else pct_of_ceiling(best["value"], c["ceiling"])})
+    return pd.DataFrame(rows, columns=list(USE_COLUMNS))

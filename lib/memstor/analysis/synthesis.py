@@ -17,6 +17,7 @@ import pandas as pd
 
 from memstor.analysis import (
     adaptive_grid,
+    ceilings,
     load_latency,
     memory,
     memory_figures,
@@ -494,6 +495,8 @@ class Synthesis:
     wsat_cliffs: pd.DataFrame | None = None   # every cliff of every write-saturation run, with its thermal verdict
     thermal: pd.DataFrame | None = None       # drive temperatures during the write-saturation runs
     wsat_seconds: pd.DataFrame | None = None  # the per-second series of the write-saturation runs (the plots)
+    ceilings: pd.DataFrame | None = None      # DRAM peak and storage interface per device, beside the best measured
+    above_ceiling: pd.DataFrame | None = None  # storage points faster than their link: not the drive
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -531,6 +534,8 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         ds.side_table(wsat.THERMAL)
     w_cliffs = wsat.wsat_cliffs(w_runs, w_seconds, w_thermal)
     w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs)
+    drives = drive_table(ds)
+    ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives)
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table)
@@ -542,14 +547,16 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     kfits = {key: fit for key, fit in kfits.items() if key in gate.valid_keys(knees)}  # the figure draws these
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline,
-        spec=spec_comparison(ds, sheets, pts, steady, w_table), qd=qd, little=littles_law(ds),
+        spec=spec_comparison(ds, sheets, ceilings.within_ceiling(pts, ceil), steady, w_table), qd=qd,
+        little=littles_law(ds),
         knees=knees, knee_fits=kfits,
         curves=curves, mem=mem, mem_fits=mfits, steady=steady,
-        drive=drive_table(ds), interface=interface_check(ds, sheets), load=curves_ol,
+        drive=drives, interface=interface_check(ds, sheets), load=curves_ol,
         slo=slo, load_models=models, unloaded=load_latency.unloaded(curves_ol),
         storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
         mem_sections=memory.sections_table(ds.mlc),
         grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster, validity=valid,
         memory_figures=memory_figures.memory_figures(ds.mlc), wsat=w_table, wsat_cliffs=w_cliffs,
         thermal=wsat.thermal_table(w_thermal), wsat_seconds=w_seconds,
+        ceilings=ceilings.ceiling_use(ceil, headline), above_ceiling=ceilings.above_ceiling(sweep_points(pts), ceil),
     )

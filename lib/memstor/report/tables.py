@@ -47,6 +47,10 @@ TABLES = {
                                    "and after with 95 % CIs, kind (cliff, recovery, thermal) and the thermal evidence"),
     "thermal": ("thermal", "device x run x reading: drive temperature (°C), its thresholds and throttle counters, or why "
                            "there is none"),
+    "ceilings": ("ceilings", "device x ceiling (DRAM peak, storage interface): MB/s and the arithmetic, or why unknown; "
+                             "the best measured number it bounds and its % of the ceiling"),
+    "above_ceiling": ("above_ceiling", "storage points faster than their device's interface: not the drive (page cache, "
+                                       "compression or another device); kept out of the spec comparison"),
     "memory_figures": ("memory_figures", "device x quantity (idle latency, peak bandwidth) x measurement: tool, value, "
                                          "n, 95 % CI, and which one the headline uses"),
 }

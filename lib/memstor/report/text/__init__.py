@@ -28,7 +28,12 @@ from memstor.report.text.curves import (
 )
 from memstor.report.text.drive import drive_display
 from memstor.report.text.first_page import headline_evidence
-from memstor.report.text.headline import memory_figures_display, page_walk_sentence, precision_sentence
+from memstor.report.text.headline import (
+    ceilings_display,
+    memory_figures_display,
+    page_walk_sentence,
+    precision_sentence,
+)
 from memstor.report.text.openloop import (
     LOAD_DISPLAY_COLUMNS,
     MODEL_BREAK_PCT,
@@ -60,7 +65,7 @@ from memstor.report.text.wsat import cliffs_display, wsat_display, wsat_sentence
 __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
-    "wsat_display", "wsat_sentences", "cliffs_display",
+    "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display",
     "SYSTEM_FIELDS", "systems_table", "commands",
     "spec_table",
     "little_display", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",

@@ -54,3 +54,20 @@ def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
         "used as": figs["role"].map({"headline": "the headline", "also measured": ""}).fillna(""),
     })
     return out if figs["host"].nunique() > 1 else out.drop(columns="device")
+
+
+def ceilings_display(use: pd.DataFrame | None) -> pd.DataFrame:
+    """memstor.analysis.ceilings.ceiling_use for the report: device (with several), ceiling, its value (MB/s)
+    and arithmetic or why it is unknown, the best number measured against it and its % of the ceiling."""
+    cols = ["device", "ceiling", "MB/s", "from", "best measured (MB/s)", "% of ceiling"]
+    if use is None or use.empty:
+        return pd.DataFrame(columns=cols)
+    out = pd.DataFrame({
+        "device": use["host"], "ceiling": use["what"],
+        "MB/s": [("–" if missing(c) else fmt_interval(c, None, None)) for c in use["ceiling"]],
+        "from": [h if not missing(c) else (r or "unknown") for c, h, r in zip(use["ceiling"], use["how"], use["reason"])],
+        "best measured (MB/s)": [("–" if missing(v) else f"{fmt_interval(v, None, None)} ({a})")
+                                 for v, a in zip(use["measured"], use["measured_as"])],
+        "% of ceiling": [("–" if missing(p) else f"{float(p):.0f} %") for p in use["pct_of_ceiling"]],
+    })
+    return out if use["host"].nunique() > 1 else out.drop(columns="device")
