@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import yaml
 
 from conftest import ROOT
 from memstor import experiments
+from memstor.core import profiles
 from memstor.core.errors import UsageError
 
 TOY_MODULE = '''"""toy-echo: one tiny random-read fio point (a test family; nothing else in the tree knows it)."""
@@ -54,14 +56,20 @@ TOY_SECTION = {"runtime_s": 1, "ramp_s": 0, "file_size": "16m", "ioengine": "psy
 
 def test_every_family_has_its_notebook_and_a_section_in_every_profile():
     fams = experiments.families()
-    assert [m.EXPERIMENT for m in fams] == ["mlc-loaded-latency", "fio-block-size", "fio-rw-ratio",
-                                            "fio-queue-depth", "fio-steady-state", "fio-load-latency"]
+    names = [m.EXPERIMENT for m in fams]
+    first = ["mlc-loaded-latency", "fio-block-size", "fio-rw-ratio", "fio-queue-depth", "fio-steady-state",
+             "fio-load-latency"]
+    assert [n for n in names if n in first] == first and set(first) <= set(names)  # in notebook order
     notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("[1-8][0-9]-*.ipynb"))
     assert notebooks == sorted(m.NOTEBOOK for m in fams)
     for profile in sorted((ROOT / "params").glob("*.yaml")):
         doc = yaml.safe_load(profile.read_text())
         for m in fams:
             assert isinstance(doc.get(m.EXPERIMENT), dict), f"{profile.name} has no {m.EXPERIMENT} section"
+            if profiles.skipped(doc[m.EXPERIMENT]):  # left out, with its reason on the one line make reads
+                assert doc[m.EXPERIMENT]["skip"].strip(), f"{profile.name}: {m.EXPERIMENT} skipped without a reason"
+                assert re.search(rf"^{m.EXPERIMENT}: *{{ *skip:", profile.read_text(), re.M), profile.name
+                continue
             m.validate(dict(doc[m.EXPERIMENT]))  # every section passes its family's validation
 
 
@@ -113,3 +121,20 @@ def test_a_toy_family_runs_through_cli_makefile_and_synthesis(tmp_path):
     assert syn.returncode == 0, syn.stderr
     assert syn.stdout.split("] ")[0] + "]" == "['toy-echo.csv']"
     assert "['toy-echo']" in syn.stdout and syn.stdout.strip().endswith(" 1")
+
+
+def test_a_profile_leaves_a_family_out_with_a_skip_section(tmp_path):
+    """`<experiment>: {skip: "why"}`: make all leaves its notebook out and memstor run names the reason."""
+
+    (tmp_path / "params").mkdir()
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    for nb in ("20-fio-block-size", "30-fio-rw-ratio"):
+        (tmp_path / "notebooks" / f"{nb}.ipynb").write_text("{}")
+    (tmp_path / "params" / "t.yaml").write_text('fio-block-size: {skip: "not in this profile"}\nfio-rw-ratio:\n  x: 1\n')
+    out = subprocess.run(["make", "-pn", "PROFILE=t", "help"], cwd=tmp_path, capture_output=True, text=True).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("EXPERIMENT_NBS :="))
+    assert line.split(":=")[1].split() == ["30-fio-rw-ratio"]
+    with pytest.raises(UsageError, match=r"profile 't' leaves fio-block-size out \(not in this profile\)"):
+        profiles.section("t", "fio-block-size", root=tmp_path)
+    assert profiles.skipped({"skip": "x"}) and not profiles.skipped({"skip": "x", "bs": "4k"})

@@ -79,6 +79,12 @@ def coerce(key: str, value: object, default: object, experiment: str) -> object:
     )
 
 
+def skipped(found: object) -> bool:
+    """A profile section that leaves its family out: ``<experiment>: {skip: "why"}`` (one line, so that the
+    Makefile finds it without Python)."""
+    return isinstance(found, dict) and set(found) == {"skip"}
+
+
 def section(profile: str, experiment: str, overrides: dict | None = None, optional: tuple = (),
             root: Path | None = None) -> dict:
     """The section `experiment` of `profile` with `overrides` applied (keys outside the section and
@@ -87,6 +93,9 @@ def section(profile: str, experiment: str, overrides: dict | None = None, option
     found = data.get(experiment)
     if not isinstance(found, dict):
         raise UsageError(f"profile {profile!r} has no section {experiment!r}; add one to {profile}.yaml")
+    if skipped(found):
+        raise UsageError(f"profile {profile!r} leaves {experiment} out ({found['skip']}); run it with a profile "
+                         f"that has it, e.g. --profile full")
     params = dict(found)
     for key, value in (overrides or {}).items():
         if key not in params and key not in optional:
