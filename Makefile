@@ -115,7 +115,7 @@ $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP
 	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)" -p figures_dir $(abspath report/figures) \
 	  $(if $(HOST),-p host $(HOST)) $(if $(HOSTS),-p hosts $(abspath $(HOSTS)))
 
-$(foreach nb,$(EXECUTED),$(if $(findstring -mlc-,$(nb)),$(nb))): $(LOADLAT)
+$(foreach nb,$(EXECUTED),$(if $(findstring -mlc-,$(nb))$(findstring -mem-,$(nb)),$(nb))): $(LOADLAT)
 
 # Offline HTML (images inlined, no CDN scripts) of each executed experiment notebook.
 report/%.html: $(BUILD)/notebooks/%.ipynb

@@ -9,7 +9,13 @@ import pytest
 
 from memstor.analysis import memory_figures as mf
 from memstor.analysis import synthesis as syn
+from memstor.analysis.dataset import Dataset, HostData, _normalise_fio
+from memstor.core.schema import FIO_COLUMNS
 from memstor.report import text
+
+
+def _empty_fio() -> pd.DataFrame:
+    return _normalise_fio(pd.DataFrame(columns=FIO_COLUMNS), "", "")
 
 
 def rows(**kw) -> dict:
@@ -51,16 +57,32 @@ def test_every_measurement_named_and_the_headline_marked():
     assert set(figs["tool"]) == {"loadlat v0.4"} and set(figs["unit"]) == {"ns", "MB/s"}
 
 
-def test_the_headline_takes_the_same_figure_and_names_it():
+def idle(mlc) -> tuple:
+    c = mf.headline_idle(mf.idle_candidates(mlc, "h"))
+    return (None, "") if c is None else (c["value"], f"{c['tool']}: {c['measurement']}")
+
+
+def peak(mlc) -> tuple:
+    c = mf.headline_bandwidth(mf.bandwidth_candidates(mlc, "h"))
+    return (None, "") if c is None else (c["value"], f"{c['tool']}: {c['measurement']}")
+
+
+def test_the_headline_takes_the_same_figure_names_it_and_keeps_its_interval():
     mlc = mlc_frame()
-    assert syn.idle_latency(mlc, "h") == (155.0, "loadlat v0.4: idle, huge pages (2M (THP, 100 %)), n=1")
-    assert syn.peak_bandwidth(mlc, "h") == (40080.0, "loadlat v0.4: peak injection, stream-triad")
+    assert idle(mlc) == (155.0, "loadlat v0.4: idle, huge pages (2M (THP, 100 %))")
+    assert peak(mlc) == (40080.0, "loadlat v0.4: peak injection, stream-triad")
     # without idle tests and huge pages: the lowest local matrix entry, then the lightest load
     no_idle = mlc[mlc["test"] != "idle_latency"]
-    assert syn.idle_latency(no_idle, "h")[0] == 158.0
-    assert syn.idle_latency(no_idle[no_idle["test"] == "loaded_latency"], "h")[0] == 160.0
-    assert syn.peak_bandwidth(mlc[mlc["test"] == "loaded_latency"], "h")[0] == 30000.0
-    assert syn.idle_latency(mlc.iloc[0:0], "h") == (None, "")
+    assert idle(no_idle)[0] == 158.0
+    assert idle(no_idle[no_idle["test"] == "loaded_latency"])[0] == 160.0
+    assert peak(mlc[mlc["test"] == "loaded_latency"])[0] == 30000.0
+    assert idle(mlc.iloc[0:0]) == (None, "")
+    # the headline row carries the candidate's interval: two runs of the idle test, n = 2, repetitions
+    two = pd.concat([mlc, mlc.iloc[[0]].assign(latency_ns=165.0)], ignore_index=True)
+    ds = Dataset(data_dir=None, hosts=[HostData(name="h")], fio=_empty_fio(), mlc=two)
+    row = syn.headline_long(ds).set_index("key").loc["idle_latency_ns"]
+    assert row["value"] == 160.0 and row["n"] == 2 and row["ci_method"] == "repetitions"
+    assert row["value_ci_low"] < 155.0 and row["value_ci_high"] > 165.0
 
 
 def test_display_shows_value_interval_and_role():

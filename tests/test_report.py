@@ -267,6 +267,8 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
     assert sorted(p.name for p in (tmp_path / "tables").glob("*.csv")) == sorted(
         ["headline.csv", "spec_comparison.csv", "littles_law.csv", "knee.csv", "adaptive_grid.csv", "memory_fit.csv",
          "memory_pacing.csv", "memory_sections.csv", "cluster.csv", "validity.csv", "memory_figures.csv",
+         "wsat.csv", "wsat_cliffs.csv", "thermal.csv", "ceilings.csv", "above_ceiling.csv", "cache_levels.csv",
+         "working_set.csv", "mlp.csv",
          "storage_fit.csv",
          "steady_state.csv", "drive.csv", "interface.csv",
          "load_latency.csv", "slo.csv", "load_latency_models.csv",

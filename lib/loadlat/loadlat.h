@@ -5,7 +5,7 @@
  * code):
  *   main.c, options.c, run.c, output.c, sections.c, numa_sections.c: the tool itself (options, thread
  *              orchestration, the sections, MLC-style text output, JSON sidecar); their shared declarations
- *              are in tool.h
+ *              are in tool.h; hier.c, wset.c, mlp.c the memory-hierarchy modes (hier.h)
  *   kernels.c  load-generation kernels (read / write / non-temporal / triad), delay loop, calibrations
  *              (kernel_tmpl.h: the body of one kernel, included once per instruction set)
  *   memory.c   buffers (mmap, huge pages, first touch, THP evidence), latency chain
@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOADLAT_VERSION "0.4"
+#define LOADLAT_VERSION "0.5"
 #define CORE_GHZ_METHOD "chain of dependent register adds, 1 add = 1 core clock"
 #define LOADLAT_MAX_CPUS 4096
 #define HUGE_2M ((size_t)2 << 20)
@@ -64,6 +64,11 @@ long long smaps_anon_huge_kib(const void *addr);
 /* Build a random cyclic pointer chain over the buffer: slots of `slot` bytes visited in random order,
  * each pointer at a random 8-byte-aligned offset inside its slot. Returns the start pointer. */
 void **chain_build(struct buffer *b, size_t slot, uint64_t seed);
+/* The same chain; *order (when order is not NULL) gets the visiting order, slot indexes in chain order
+ * (malloc'd, the caller frees it): the k-th load of a chase from the start is slot order[k]. */
+void **chain_build_order(struct buffer *b, size_t slot, uint64_t seed, uint32_t **order);
+/* Where chain_build puts the pointer of slot `slot_index` (its random 8-byte offset inside the slot). */
+void **chain_slot_at(const struct buffer *b, size_t slot, uint64_t seed, size_t slot_index);
 
 /* Random numbers: splitmix64, the one generator of loadlat (latency chain order and offsets, random load
  * order, exponential delays; one state per thread). Any seed is fine (0 too); its output is also a good

@@ -5,7 +5,7 @@
  * maximum bandwidth, bandwidth matrix, loaded latency, cache-to-cache latency; each also alone). The files
  * are listed in tool.h; see README.md for the method.
  */
-#include "tool.h"
+#include "hier.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +115,10 @@ int main(int argc, char **argv)
     install_signals();
     if (o.mode == MODE_IDLE || o.mode == MODE_LOADED || o.mode == MODE_PEAK)
         return run_single(&e, &o);
+    if (o.mode == MODE_WSET)
+        return run_working_set(&e);  /* wset.c */
+    if (o.mode == MODE_MLP)
+        return run_mlp(&e);          /* mlp.c */
 
     char err[300];
     if (numa_read(&e.topo, e.allowed, e.nallowed, err, sizeof err) != 0)

@@ -115,7 +115,14 @@ static size_t slot_offset(uint64_t slot_index, size_t slot, uint64_t seed)
     return (size_t)rng_below(&s, slot / sizeof(void *)) * sizeof(void *);
 }
 
-void **chain_build(struct buffer *b, size_t slot, uint64_t seed)
+void **chain_slot_at(const struct buffer *b, size_t slot, uint64_t seed, size_t slot_index)
+{
+    return (void **)(b->p + slot_index * slot + slot_offset(slot_index, slot, seed));
+}
+
+void **chain_build(struct buffer *b, size_t slot, uint64_t seed) { return chain_build_order(b, slot, seed, NULL); }
+
+void **chain_build_order(struct buffer *b, size_t slot, uint64_t seed, uint32_t **order)
 {
     size_t n = b->len / slot;
     uint32_t *perm = malloc(n * sizeof *perm);
@@ -133,12 +140,14 @@ void **chain_build(struct buffer *b, size_t slot, uint64_t seed)
     void **first = NULL;
     for (size_t k = 0; k < n; k++) {
         size_t cur = perm[k], nxt = perm[(k + 1) % n];
-        void **pc = (void **)(b->p + cur * slot + slot_offset(cur, slot, seed));
-        void **pn = (void **)(b->p + nxt * slot + slot_offset(nxt, slot, seed));
-        *pc = (void *)pn;
+        void **pc = chain_slot_at(b, slot, seed, cur);
+        *pc = (void *)chain_slot_at(b, slot, seed, nxt);
         if (k == 0)
             first = pc;
     }
-    free(perm);
+    if (order)
+        *order = perm;  /* the caller's: the visiting order (slot indexes), free() it */
+    else
+        free(perm);
     return first;
 }

@@ -3,7 +3,7 @@
  * options.c: the modes, the command line (MLC's syntax: values attached to the option letter), the usage
  * text and usage errors, and the CPUs of a run and of each section (checked against the affinity mask).
  */
-#include "tool.h"
+#include "hier.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 
 const char *const MODE_NAMES[] = {"",  "idle_latency", "loaded_latency", "peak_injection_bandwidth",
                                   "latency_matrix", "bandwidth_matrix", "max_bandwidth", "c2c_latency",
-                                  "default"};
+                                  "default", "working_set", "mlp"};
 
 /* The sections of the default run, in their order (MLC's, with max bandwidth beside peak injection). */
 const enum mode DEFAULT_SECTIONS[N_DEFAULT_SECTIONS] = {MODE_LATMAT, MODE_PEAK,   MODE_MAXBW,
@@ -66,6 +66,10 @@ static void usage(FILE *f)
         "  --bandwidth_matrix         read bandwidth from every node's CPUs to every node's memory\n"
         "  --c2c_latency              cache-to-cache transfer latency: one line bounced between two\n"
         "                             cores, clean (HIT) and modified (HITM); remote across nodes\n"
+        "  --working_set              latency of one dependent chain vs buffer size, 4 KiB to 4 x the\n"
+        "                             last-level cache (-c, -t per size, -L, and the options below)\n"
+        "  --mlp                      memory-level parallelism: N independent random chains in one\n"
+        "                             thread, latency and bandwidth per N (-b, -c, -t per N, -L)\n"
         "  -b<n>[k|m|g]  buffer size per thread in KiB (suffix k/m/g = KiB/MiB/GiB); sets both the\n"
         "                latency buffer (default 1g) and each load buffer (default 100000 KiB)\n"
         "  -l<n>         bytes per load request (access size and stride), multiple of 64 (default 64)\n"
@@ -90,6 +94,13 @@ static void usage(FILE *f)
         "  --windows=N   sub-windows per point for the stability figures in the JSON (default 5, 1-100)\n"
         "  --sample-delays=N  with -d<mean>: print N exponential delays (iterations) and exit (a test)\n"
         "  --json=FILE   also write a JSON sidecar (or --json FILE)\n"
+        "  --max-size=<n>[k|m|g]  --working_set: largest buffer (KiB or suffix; default 4 x the LLC)\n"
+        "  --per-octave=N  --working_set: sizes per doubling of the buffer (default 4)\n"
+        "  --stride=N    --working_set: sequential chain, a pointer every N bytes (default: random)\n"
+        "  --accesses=N  --working_set: loads per size and pass instead of -t seconds\n"
+        "  --batch=N     --working_set: loads per timed batch of the percentiles (default 256)\n"
+        "  --chains=LIST  --mlp: chain counts, e.g. 1,2,4,8,16 (default 1,2,4,8,16,32)\n"
+        "  --mlp-all-cores  --mlp: each count also on every CPU at once (-c and -k, default all)\n"
         "  -h, --help    this text\n");
 }
 
@@ -106,7 +117,7 @@ static int parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-static size_t parse_kib(const char *opt, const char *s)
+size_t parse_kib(const char *opt, const char *s)
 {
     char *end;
     if (*s < '0' || *s > '9')
@@ -173,7 +184,7 @@ static void parse_word(struct opts *o, int argc, char **argv, int *i)
     } modes[] = {{"--idle_latency", MODE_IDLE},     {"--loaded_latency", MODE_LOADED},
                  {"--peak_injection_bandwidth", MODE_PEAK}, {"--latency_matrix", MODE_LATMAT},
                  {"--bandwidth_matrix", MODE_BWMAT}, {"--max_bandwidth", MODE_MAXBW},
-                 {"--c2c_latency", MODE_C2C}};
+                 {"--c2c_latency", MODE_C2C}, {"--working_set", MODE_WSET}, {"--mlp", MODE_MLP}};
     const char *a = argv[*i];
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
         if (strcmp(a, modes[m].word) == 0) {
@@ -213,7 +224,7 @@ static void parse_word(struct opts *o, int argc, char **argv, int *i)
         if (*i + 1 >= argc)
             die_usage("--json needs a file name (--json=FILE)");
         o->json = argv[++*i];
-    } else {
+    } else if (!hier_parse_word(o, a)) {
         die_usage("unknown option '%s'", a);
     }
 }
@@ -329,8 +340,9 @@ static void check_mode_options(const struct opts *o)
      * the c2c writer), -c to a latency thread (and the c2c reader) */
     enum mode m = o->mode;
     int sweep = m == MODE_DEFAULT, traffic = m == MODE_DEFAULT || m == MODE_BWMAT;
-    int k_ok = m != MODE_IDLE && m != MODE_LATMAT;
-    int c_ok = m == MODE_IDLE || m == MODE_LATMAT || m == MODE_C2C || m == MODE_DEFAULT;
+    int k_ok = m != MODE_IDLE && m != MODE_LATMAT && m != MODE_WSET;
+    int c_ok = m == MODE_IDLE || m == MODE_LATMAT || m == MODE_C2C || m == MODE_DEFAULT || m == MODE_WSET ||
+               m == MODE_MLP;
     const char *tr_opt = o->tr_given ? (strcmp(o->tr->code, "R") ? "-W" : "-R") : NULL;
     const char *bad = !sweep && o->d_given ? "-d" : !sweep && o->g_given ? "-g" : o->no_lat ? "-T"
                       : !sweep && o->pacing_given ? "--pacing" : !traffic && tr_opt ? tr_opt
@@ -371,6 +383,7 @@ void parse_args(int argc, char **argv, struct opts *o)
         die_usage("-d and -g both given: use one of them");
     if (o->mode != MODE_LOADED)
         check_mode_options(o);
+    hier_check_options(o);  /* hier.c: the options of --working_set and --mlp */
     if (o->no_lat && o->c_given)
         die_usage("-c and -T both given: -T runs no latency thread");
     const char *refusal = kernel_refusal(o->tr);  /* kernels.c: LOADLAT_ISA, traffic this CPU's kernel lacks */
@@ -431,7 +444,8 @@ void resolve_cpus(struct opts *o, struct env *e)
                   "may only run on CPU %s: allow two or more CPUs (e.g. taskset -c 0,1)",
                   o->mode == MODE_C2C ? "--c2c_latency" : "the default run",
                   o->mode == MODE_C2C ? "" : "; a load CPU besides the latency CPU", allowed_txt);
-    int use_lat = uses_lat_thread(o) || o->mode == MODE_LATMAT || o->mode == MODE_C2C || o->mode == MODE_DEFAULT;
+    int use_lat = uses_lat_thread(o) || o->mode == MODE_LATMAT || o->mode == MODE_C2C || o->mode == MODE_DEFAULT ||
+                  o->mode == MODE_WSET || o->mode == MODE_MLP;  /* the measuring CPU of the hierarchy modes too */
     if (use_lat) {
         if (!o->c_given)
             o->lat_cpu = allowed[0];
@@ -439,7 +453,7 @@ void resolve_cpus(struct opts *o, struct env *e)
             die_usage("-c%d: CPU %d is not available to this process (allowed CPUs: %s)", o->lat_cpu, o->lat_cpu,
                       allowed_txt);
     }
-    if (o->mode == MODE_IDLE || o->mode == MODE_LATMAT) {
+    if (o->mode == MODE_IDLE || o->mode == MODE_LATMAT || o->mode == MODE_WSET) {
         o->nload = 0;
         return;
     }

@@ -207,7 +207,7 @@ void jsec_points(struct jsec *s, const struct ctx *c, const struct calib *cal, c
         json_point(s->pf, s->npts++ == 0, c, cal, &run->res[i], extra);
 }
 
-static void json_calibration(FILE *f, const struct calib *cal)
+void json_calibration(FILE *f, const struct calib *cal)
 {
     fprintf(f, "{\"delay_ns_per_unit\": ");
     json_num(f, cal->delay_ns);
@@ -229,7 +229,7 @@ static void json_calibration(FILE *f, const struct calib *cal)
     fputc('}', f);
 }
 
-static void json_command(FILE *f, int argc, char **argv)
+void json_command(FILE *f, int argc, char **argv)
 {
     fputc('[', f);
     for (int i = 0; i < argc; i++) {
@@ -394,7 +394,9 @@ void print_header(const struct opts *o, int argc, char **argv)
     printf(o->mode == MODE_DEFAULT ? "\n" : "\n\n");
     if (o->mode == MODE_IDLE || o->mode == MODE_LATMAT)
         printf("Using buffer size of %.3fMiB\n", (double)lat_len(o) / 1048576.0);
-    else if (o->mode != MODE_C2C && o->mode != MODE_DEFAULT)
+    else if (o->mode == MODE_MLP)
+        printf("Using buffer size of %.3fMiB/thread\n", (double)lat_len(o) / 1048576.0);
+    else if (o->mode != MODE_C2C && o->mode != MODE_DEFAULT && o->mode != MODE_WSET)
         printf("Using buffer size of %.3fMiB/thread for reads and an additional %.3fMiB/thread for writes\n",
                (double)load_len(o) / 1048576.0, (double)load_len(o) / 1048576.0);
     fflush(stdout);

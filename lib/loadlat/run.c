@@ -20,7 +20,7 @@ volatile sig_atomic_t g_signal;
 
 static void on_signal(int sig) { g_signal = sig; }
 
-static long long mem_available_bytes(void)
+long long mem_available_bytes(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
     if (!f)

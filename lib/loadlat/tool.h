@@ -13,6 +13,7 @@
  *   sections.c       the single modes' points (idle, peak injection, loaded latency), max bandwidth and the
  *                    sections of MLC's default run
  *   numa_sections.c  the sections across NUMA nodes: latency and bandwidth matrices, cache-to-cache latency
+ *   hier.c, wset.c, mlp.c  the memory-hierarchy modes --working_set and --mlp (declared in hier.h)
  * See README.md for the method.
  */
 #ifndef LOADLAT_TOOL_H
@@ -27,7 +28,7 @@
 /* MODE_IDLE, MODE_LOADED and MODE_PEAK are also the worker setups the other sections run on: a latency
  * thread alone, a latency thread (or none, -T) with load threads, load threads with every buffer. */
 enum mode { MODE_NONE = 0, MODE_IDLE, MODE_LOADED, MODE_PEAK, MODE_LATMAT, MODE_BWMAT, MODE_MAXBW, MODE_C2C,
-            MODE_DEFAULT };
+            MODE_DEFAULT, MODE_WSET, MODE_MLP };  /* MODE_WSET, MODE_MLP: the memory hierarchy (hier.h) */
 
 extern const char *const MODE_NAMES[];   /* by enum mode: "idle_latency" ... "default" (options.c) */
 
@@ -39,6 +40,7 @@ extern const enum mode DEFAULT_SECTIONS[N_DEFAULT_SECTIONS];
 #define DEFAULT_LOAD_BYTES ((size_t)100000 * 1024) /* per load buffer: MLC's default -b100000 (KiB) */
 #define CHAIN_SLOT cache_line_bytes()               /* bytes per latency-chain slot: a cache line (cpus.c) */
 #define MAX_DELAYS 4096
+#define MAX_CHAINS 64                               /* --chains: most independent chains per thread (hier.h) */
 
 struct opts {
     enum mode mode;
@@ -61,6 +63,15 @@ struct opts {
     int nwin;                      /* --windows: sub-windows per point (default 5) */
     long long sample_delays;       /* --sample-delays=N: print N exponential draws of mean -d and exit */
     const char *json;
+    /* --working_set and --mlp (hier.h; 0 = not given, the mode's default) */
+    size_t max_size;               /* --max-size: largest working set, bytes (default 4 x the LLC) */
+    int per_octave;                /* --per-octave: sizes per doubling (default 4) */
+    size_t stride;                 /* --stride: sequential chain with this stride, bytes (0: random chain) */
+    uint64_t accesses;             /* --accesses: dependent loads per size and pass (0: -t time budget) */
+    int batch;                     /* --batch: dependent loads per timed batch (default 256) */
+    int chains[MAX_CHAINS];        /* --chains: independent chains per thread, in order */
+    int nchains;
+    int mlp_all;                   /* --mlp-all-cores: each chain count also on every CPU at once */
 };
 
 /* What one measuring thread got in one point. */
@@ -218,6 +229,7 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* Options and CPUs (options.c). */
 void parse_args(int argc, char **argv, struct opts *o);
+size_t parse_kib(const char *opt, const char *s);  /* -b syntax: KiB, or a k/m/g suffix; usage error if bad */
 void resolve_cpus(struct opts *o, struct env *e);
 int in_node(const struct numa_topo *t, int idx, int cpu);
 int node_first_allowed(const struct env *e, int idx);
@@ -225,6 +237,7 @@ int section_loads(const struct env *e, int skip, int node_idx, int *out);
 
 /* Threads, points and groups of threads (run.c). */
 void install_signals(void);
+long long mem_available_bytes(void);  /* MemAvailable of /proc/meminfo in bytes, -1 unknown */
 void plan_buffers(struct ctx *c);
 void check_memory(const struct ctx *c);
 void calibrate(struct calib *cal, const struct opts *o, int cpu);
@@ -253,6 +266,8 @@ void print_numa(const struct opts *o, const struct numa_topo *t);
 void print_row(const struct result *r, int has_lat);
 void print_interrupted(int done, int planned);
 void read_thp(struct thp *t);
+void json_calibration(FILE *f, const struct calib *cal);
+void json_command(FILE *f, int argc, char **argv);
 void json_str(FILE *f, const char *s);
 void json_num(FILE *f, double v);
 void json_numa(FILE *f, const struct numa_topo *t);

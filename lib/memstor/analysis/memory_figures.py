@@ -49,7 +49,7 @@ def _ok(mlc: pd.DataFrame, host: str, metric: str) -> pd.DataFrame:
 
 def idle_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
     """Every idle-latency measurement of `host`, in :data:`IDLE_ORDER`: dicts with measurement, tool, value
-    (ns), n, ci_low, ci_high (95 %; None without)."""
+    (ns), n, ci_low, ci_high (95 %; None without), ci_method (``repetitions``, ``batch-means`` or "")."""
     m = _ok(mlc, host, "latency_ns")
     out = []
     idle = m[m["test"] == "idle_latency"]
@@ -88,14 +88,15 @@ def bandwidth_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
         i = ll["bandwidth_MBps"].idxmax()
         best = ll.loc[[i]]
         out.append(dict(_summary(f"loaded latency, highest ({best['traffic'].iloc[0]})", best, "bandwidth_MBps"),
-                        n=1, ci_low=None, ci_high=None))
+                        n=1, ci_low=None, ci_high=None, ci_method=""))
     return out
 
 
 def _summary(label: str, rows: pd.DataFrame, metric: str) -> dict:
-    mean, lo, hi, n, _ = point_summary(rows, metric)
+    mean, lo, hi, n, method = point_summary(rows, metric)
     return {"measurement": label, "tool": tool_name(rows), "value": float(mean), "n": int(n),
-            "ci_low": None if lo != lo else float(lo), "ci_high": None if hi != hi else float(hi)}
+            "ci_low": None if lo != lo else float(lo), "ci_high": None if hi != hi else float(hi),
+            "ci_method": method}
 
 
 def headline_idle(cands: list[dict]) -> dict | None:

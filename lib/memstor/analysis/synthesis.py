@@ -18,6 +18,7 @@ import pandas as pd
 from memstor.analysis import (
     adaptive_grid,
     ceilings,
+    hierarchy,
     load_latency,
     memory,
     memory_figures,
@@ -65,22 +66,6 @@ HEADLINE_METRICS = [
 ]
 
 
-def idle_latency(mlc: pd.DataFrame, host: str) -> tuple[float | None, str]:
-    """(ns, how): the headline idle latency (memstor.analysis.memory_figures.headline_idle: huge pages, else
-    4 KiB pages, else the local matrix entry, else the loaded latency at the lightest load); ``how`` names
-    the tool and the measurement."""
-    c = memory_figures.headline_idle(memory_figures.idle_candidates(mlc, host))
-    return (None, "") if c is None else (c["value"], f"{c['tool']}: {c['measurement']}, n={c['n']}")
-
-
-def peak_bandwidth(mlc: pd.DataFrame, host: str) -> tuple[float | None, str]:
-    """(MB/s, how): the headline peak bandwidth (memstor.analysis.memory_figures.headline_bandwidth: the
-    highest peak-injection / max-bandwidth figure, else the highest loaded-latency bandwidth); ``how`` names
-    the tool, the section and the traffic."""
-    c = memory_figures.headline_bandwidth(memory_figures.bandwidth_candidates(mlc, host))
-    return (None, "") if c is None else (c["value"], f"{c['tool']}: {c['measurement']}")
-
-
 def _value(row, metric: str) -> tuple:
     """(value, detail, ci_low, ci_high, n, ci_method) of a summary row's metric for the headline table
     (ci_method: how its interval was made, ``repetitions`` or ``batch-means``; "" without one)."""
@@ -100,10 +85,12 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = []
     for host in ds.host_names:
         vals: dict = {}
-        v, how = idle_latency(ds.mlc, host)
-        vals["idle_latency_ns"] = (v, how, None, None, None, "")
-        v, how = peak_bandwidth(ds.mlc, host)
-        vals["peak_bw_MBps"] = (v, how, None, None, None, "")
+        for key, pick, cands in (("idle_latency_ns", memory_figures.headline_idle, memory_figures.idle_candidates),
+                                 ("peak_bw_MBps", memory_figures.headline_bandwidth,
+                                  memory_figures.bandwidth_candidates)):
+            c = pick(cands(ds.mlc, host))
+            vals[key] = none if c is None else (c["value"], f"{c['tool']}: {c['measurement']}", c["ci_low"],
+                                                c["ci_high"], c["n"], c["ci_method"] if c["ci_low"] is not None else "")
         for rw in ("randread", "randwrite"):
             sel = select_points(pts, host, rw)
             q1 = sel[(sel["iodepth"] == 1) & (sel["numjobs"] == 1) & sel["lat_mean_us"].notna()]
@@ -497,6 +484,9 @@ class Synthesis:
     wsat_seconds: pd.DataFrame | None = None  # the per-second series of the write-saturation runs (the plots)
     ceilings: pd.DataFrame | None = None      # DRAM peak and storage interface per device, beside the best measured
     above_ceiling: pd.DataFrame | None = None  # storage points faster than their link: not the drive
+    working_set: pd.DataFrame | None = None   # memory hierarchy: latency against the buffer size (hierarchy)
+    cache_levels: pd.DataFrame | None = None  # the levels found in it, beside the kernel's cache sizes, and the TLB cost
+    mlp: pd.DataFrame | None = None           # memory-level parallelism: chains x threads, Little's law
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -559,4 +549,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         memory_figures=memory_figures.memory_figures(ds.mlc), wsat=w_table, wsat_cliffs=w_cliffs,
         thermal=wsat.thermal_table(w_thermal), wsat_seconds=w_seconds,
         ceilings=ceilings.ceiling_use(ceil, headline), above_ceiling=ceilings.above_ceiling(sweep_points(pts), ceil),
+        working_set=hierarchy.working_set_table(ds.mlc),
+        cache_levels=hierarchy.cache_levels(ds.mlc, {h.name: (h.sysinfo or {}).get("caches") for h in ds.hosts}),
+        mlp=hierarchy.mlp_table(ds.mlc),
     )

@@ -22,6 +22,7 @@ from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
 from memstor.parse.fio import looks_like_fio, parse_fio
 from memstor.parse.fio_bins import text_bin_rows
 from memstor.parse.guards import empty_cells, one_line
+from memstor.parse.loadlat_hierarchy import mode_of_text, parse_hierarchy
 from memstor.parse.mlc import looks_like_mlc, parse_mlc
 
 KINDS = ("fio", "mlc")
@@ -112,7 +113,9 @@ def parse_file(path: Path, kind: str | None, named: bool, outcome: ParseOutcome)
         return
     if kind is not None and found is not None and found != kind and not named:
         return  # a folder walk in --kind mode skips the other tool's files
-    result = _parser(use)(text, str(path))
+    # loadlat's working-set and memory-level-parallelism modes (memstor.parse.loadlat_hierarchy)
+    parse = parse_hierarchy if use == "mlc" and mode_of_text(text) else _parser(use)
+    result = parse(text, str(path))
     outcome.files += 1
     outcome.rows[use].extend(sanitise_rows(result.rows, use, outcome.errors))
     if use == "fio":

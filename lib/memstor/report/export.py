@@ -100,21 +100,25 @@ def latex_escape(text: str) -> str:
 _BUDGET = {"scriptsize": 118, "footnotesize": 98, "small": 86}
 
 
-def _x_columns(specs: list) -> list:
+def _p_width(spec: str) -> float:
+    """w of a ``p{w\\linewidth}`` column spec."""
+    m = re.match(r"p\{([\d.]+)\\linewidth\}", spec)
+    if m is None:
+        raise ValueError(f"not a p column: {spec}")
+    return float(m.group(1))
+
+
+def _x_columns(specs: list, fixed: frozenset[int] | set[int] = frozenset()) -> list:
     """Column specs with the wrapped ``p{w\\linewidth}`` columns as tabularx ``X`` columns sharing the
-    width left over in the proportions of w (``\\hsize`` factors averaging 1, as tabularx requires)."""
-    widths = [float(m.group(1)) for sp in specs if (m := re.match(r"p\{([\d.]+)\\linewidth\}", sp))]
-    if not widths:
-        return specs
-    mean = sum(widths) / len(widths)
-    out, k = [], 0
-    for sp in specs:
-        if sp.startswith("p"):
-            out.append(r">{\raggedright\arraybackslash\hsize=" + f"{widths[k] / mean:.3f}" + r"\hsize}X")
-            k += 1
-        else:
-            out.append(sp)
-    return out
+    width left over in the proportions of w (``\\hsize`` factors averaging 1, as tabularx requires); the
+    columns in `fixed` (widths the caller asked for) keep their ``p`` width, raggedright."""
+    flex = [i for i, sp in enumerate(specs) if sp.startswith("p") and i not in fixed]
+    widths = {i: _p_width(specs[i]) for i in flex}
+    if not flex:
+        return [r">{\raggedright\arraybackslash}" + sp if sp.startswith("p") else sp for sp in specs]
+    mean = sum(widths.values()) / len(widths)
+    return [r">{\raggedright\arraybackslash\hsize=" + f"{widths[i] / mean:.3f}" + r"\hsize}X" if i in widths
+            else r">{\raggedright\arraybackslash}" + sp if sp.startswith("p") else sp for i, sp in enumerate(specs)]
 
 
 class Table:
@@ -206,13 +210,23 @@ class Table:
                 specs[j] = "r" if num[j] else "l"
             return specs
         small = [j for j in rest if num[j] or (natural[j] <= 14 and not multiline[j])]
+
+        def longest_word(j: int) -> int:
+            return max([len(w) for r in rows for w in r[j].split()] + [len(w) for w in header[j].split()] + [1])
+
+        need = sum(1.2 * longest_word(j) + 1 for j in rest if j not in small)
+        if fixed + sum(natural[j] for j in small) + need > budget:
+            # the unwrapped columns leave the wrapped ones less than their longest words (a 13-column
+            # steady-state table overran by up to 28 pt): short text columns of several words wrap too
+            # (a column of single words, a host name or a unit, cannot wrap: it stays as wide as they are)
+            small = [j for j in small if num[j] or natural[j] <= longest_word(j)]
         for j in small:
             specs[j] = "r" if num[j] else "l"
         wide = [j for j in rest if j not in small]
         room = max(budget - fixed - sum(natural[j] for j in small), 10 * max(len(wide), 1))
         total = sum(math.sqrt(natural[j]) for j in wide) or 1.0
         for j in wide:
-            longest = max([len(w) for r in rows for w in r[j].split()] + [len(w) for w in header[j].split()] + [1])
+            longest = longest_word(j)
             chars = room * math.sqrt(natural[j]) / total
             chars = min(max(chars, 1.2 * longest + 1), 1.2 * natural[j] + 2)   # never narrower than a word
             specs[j] = f"p{{{max(chars / full, 0.05):.3f}\\linewidth}}"
@@ -252,24 +266,28 @@ class Table:
                 t = t.replace("\n", " ")
             return r"\textbf{" + t + "}" if head else t
 
-        lines = ["\\begingroup\\" + self.font, r"\hyphenpenalty=10000\exhyphenpenalty=10000",
+        # words may hyphenate (TeX leaves words with digits, units and identifiers whole): a long word in a
+        # narrow wrapped column breaks instead of running past it
+        lines = ["\\begingroup\\" + self.font,
                  # 9 or more columns: 3 pt gaps (the spec comparison's 9 columns overran the line by 7 pt at 4 pt)
                  r"\setlength{\tabcolsep}{" + ("3pt" if len(header) >= 9 else "4pt") + "}"]
         head = " & ".join(cell(h, j, head=True) for j, h in enumerate(header)) + r" \tabularnewline"
         body = [" & ".join(cell(c, j) for j, c in enumerate(r)) + r" \tabularnewline" for r in rows]
         long = self._est_lines(rows, specs) > self.LONG_ROWS
-        cols = "@{}" + "".join(_x_columns(specs)) + "@{}"
+        asked = {j for j, h in enumerate(header) if h in self.widths}
+        flex = any(sp.startswith("p") and j not in asked for j, sp in enumerate(specs))
+        cols = "@{}" + "".join(_x_columns(specs, asked) if flex else specs) + "@{}"
         # wrapped columns: tabularx / xltabular, exactly the line width (the estimate only shares it out);
         # else a tabular as wide as its cells, in memstor.tex.j2's guard (the log says if it was too wide)
-        env = ("xltabular" if long else "tabularx") if any(wrap) else ("longtable" if long else "tabular")
-        width = r"{\linewidth}" if any(wrap) else ""
+        env = ("xltabular" if long else "tabularx") if flex else ("longtable" if long else "tabular")
+        width = r"{\linewidth}" if flex else ""
         if not long:
             if self.caption:
                 lines.append(r"\par\smallskip\noindent{\normalsize\textbf{" + latex_escape(self.caption)
                              + r"}}\par\nopagebreak\smallskip")
             table = [r"\begin{" + env + "}" + width + "{" + cols + "}", r"\toprule", head, r"\midrule", *body,
                      r"\bottomrule", r"\end{" + env + "}"]
-            if any(wrap):
+            if flex:
                 lines += [r"\noindent", *table, r"\par\medskip"]
             else:
                 name = re.sub(r"[^A-Za-z0-9 ,.:()=*/+-]", "", self.caption or " ".join(header))[:60]

@@ -51,6 +51,10 @@ TABLES = {
                              "the best measured number it bounds and its % of the ceiling"),
     "above_ceiling": ("above_ceiling", "storage points faster than their device's interface: not the drive (page cache, "
                                        "compression or another device); kept out of the spec comparison"),
+    "cache_levels": ("cache_levels", "device x level (L1, L2, L3, memory, TLB cost): latency (ns, clocks), the buffer size "
+                                     "where it ends, the kernel's cache size beside it and whether they agree"),
+    "working_set": ("working_set", "device x pages x pattern x buffer size: mean latency (ns) and batch percentiles"),
+    "mlp": ("mlp", "device x threads x chains: latency (ns), bandwidth (MB/s), Little's law and its residual, saturated"),
     "memory_figures": ("memory_figures", "device x quantity (idle latency, peak bandwidth) x measurement: tool, value, "
                                          "n, 95 % CI, and which one the headline uses"),
 }

@@ -9,7 +9,8 @@ headers and units, and the sentences of the report. Layer: report (imports analy
 - :mod:`.steady_state`: the steady-state verdicts, rounds and PTS matrix;
 - :mod:`.drive`: the drive table;
 - :mod:`.openloop`: the open loop (fio-load-latency): curves, SLO, models and one paragraph per workload;
-- :mod:`.wsat`: write saturation: burst and sustained levels, the cliffs, one paragraph per run.
+- :mod:`.wsat`: write saturation: burst and sustained levels, the cliffs, one paragraph per run;
+- :mod:`.hierarchy`: the cache levels beside the kernel's sizes, the TLB cost, memory-level parallelism.
 
 Numbers and intervals are formatted by :mod:`memstor.core.fmt` alone; its functions are re-exported here
 because the report's callers (notebooks, export) read them as ``text.fmt_number`` and so on.
@@ -34,6 +35,7 @@ from memstor.report.text.headline import (
     page_walk_sentence,
     precision_sentence,
 )
+from memstor.report.text.hierarchy import cache_levels_display, hierarchy_sentences, mlp_display
 from memstor.report.text.openloop import (
     LOAD_DISPLAY_COLUMNS,
     MODEL_BREAK_PCT,
@@ -65,7 +67,8 @@ from memstor.report.text.wsat import cliffs_display, wsat_display, wsat_sentence
 __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
-    "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display",
+    "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display", "cache_levels_display",
+    "hierarchy_sentences", "mlp_display",
     "SYSTEM_FIELDS", "systems_table", "commands",
     "spec_table",
     "little_display", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",

@@ -41,7 +41,7 @@ PROFILE_LIMITS = {
 }
 #: Where each section of the report is (headings of notebooks/90-synthesis.ipynb).
 SECTION_REF = {"memory": "§4.3", "queue_depth": "§4.2", "curves": "§4.3", "open_loop": "§4.4",
-               "steady_state": "§3 (steady state)", "write_saturation": "§3 (write saturation)",
+               "steady_state": "§3 (steady state)", "write_saturation": "§3 (write saturation)", "hierarchy": "§4.5",
                "storage_points": "§2", "headline": "§1"}
 
 
@@ -187,6 +187,10 @@ def findings(S, host: str) -> list[str]:
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():
         out.append(f"Memory: {r['evidence']} ({SECTION_REF['memory']}).")
+    disagree = _check_sentences(S.validity, host, ("config_agreement",), ("warn", "fail"))
+    if disagree:
+        out.append("The same configuration measured twice gave different numbers: " + "; ".join(disagree[:2])
+                   + f" ({SECTION_REF['storage_points']}).")
     w = S.wsat[S.wsat["host"].astype(str) == host] if getattr(S, "wsat", None) is not None else None
     for _, r in (w.head(2).iterrows() if w is not None else ()):
         if missing(r["sustained_MBps"]):
@@ -197,10 +201,14 @@ def findings(S, host: str) -> list[str]:
             f"{fmt_number(r['sustained_MBps'])} MB/s" if int(r["cliffs"]) else
             f"no cliff in {fmt_number(r['tgbw_GB'])} GB written: {fmt_number(r['sustained_MBps'])} MB/s throughout")
             + f"{span} ({SECTION_REF['write_saturation']}).")
-    disagree = _check_sentences(S.validity, host, ("config_agreement",), ("warn", "fail"))
-    if disagree:
-        out.append("The same configuration measured twice gave different numbers: " + "; ".join(disagree[:2])
-                   + f" ({SECTION_REF['storage_points']}).")
+    lv = getattr(S, "cache_levels", None)
+    lv = lv[(lv["host"].astype(str) == host) & ~lv["level"].astype(str).str.startswith("TLB")] if lv is not None \
+        and len(lv) else None
+    if lv is not None and len(lv) >= 2:
+        first, last = lv.iloc[0], lv.iloc[-1]
+        out.append(f"Memory hierarchy: {len(lv) - 1} cache level(s) from {fmt_number(first['latency_ns'])} ns "
+                   f"({first['level']}) to {fmt_number(last['latency_ns'])} ns ({last['level']}), "
+                   f"{fmt_number(last['latency_ns'] / first['latency_ns'])}× apart ({SECTION_REF['hierarchy']}).")
     return out[:6]
 
 

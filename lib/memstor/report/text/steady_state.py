@@ -16,7 +16,8 @@ from memstor.core.units import size_text
 
 def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
     """The steady-state verdicts (memstor.analysis.steady_state.verdict_table) for the report: workload,
-    span, preconditioning, rounds, verdict, the window averages and both excursions against their limits."""
+    span, preconditioning, rounds, verdict, the window averages and both excursions against their limits (the
+    device column only with several devices)."""
     if steady.empty:
         return steady
 
@@ -26,7 +27,7 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
     def gb(v):
         return "–" if missing(v) else f"{v / 1e9:.2f}"
 
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "device": steady["host"],
         "workload": steady["workload"],
         "span": [f"{size_text(int(b))} {'raw device' if s == 'full_device' else 'test file'}" if not missing(b) and b
@@ -40,10 +41,11 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
         "window MB/s": steady["window_avg_bw_MBps"].map(fmt_number),
         "window mean lat (µs)": steady["window_avg_lat_mean_us"].map(fmt_number),
         "window p99 (µs)": steady["window_avg_clat_p99_us"].map(fmt_number),
-        "data excursion": [pct(v, ss.DATA_EXCURSION_PCT) for v in steady["data_excursion_pct"]],
-        "slope excursion": [pct(v, ss.SLOPE_EXCURSION_PCT) for v in steady["slope_excursion_pct"]],
+        "excursions: data / slope": [f"{pct(d, ss.DATA_EXCURSION_PCT)} / {pct(sl, ss.SLOPE_EXCURSION_PCT)}" for d, sl
+                                     in zip(steady["data_excursion_pct"], steady["slope_excursion_pct"])],
         "GB written": steady["bytes_written"].map(gb),
     })
+    return out if steady["host"].nunique() > 1 else out.drop(columns="device")
 
 
 def steady_sentences(steady: pd.DataFrame) -> list:

@@ -1,0 +1,433 @@
+"""The memory hierarchy (issue 31): cache levels from loadlat's working-set curve, the TLB cost, memory-level
+parallelism. Pure: tidy rows of the ``mem-hierarchy`` table (memstor.parse.loadlat_hierarchy's columns) and the
+kernel's cache sizes (memstor.measure.sysinfo's ``caches`` block, passed in as a dict) in, tables out.
+Units: bytes, ns, MB/s = 10^6 bytes/s.
+
+**The curve.** Per host, pages and pattern, one point per buffer size: the mean over repetitions of
+``latency_ns`` and the median of the batch percentiles. The levels are read from the batch MEDIANS
+(``lat_p50_ns``; ``latency_ns`` where there are none): on a shared machine the measuring thread is
+descheduled now and then, which inflates a mean (elapsed / loads) but not the median of 256-load batches.
+The random chain with 2 MiB pages is used when the buffer really was on huge pages (>= 50 %): it has no TLB
+steps of its own; else the one with 4 KiB pages.
+
+**Levels** (:func:`find_levels`; numbers below are the defaults):
+
+1. y = ln(latency) against the sizes in order (evenly spaced in log2(size)), median-filtered over 3 points
+   for the segmentation only (one odd size does not make a segment; levels use the unfiltered values).
+2. Change points: PELT with the l2 cost (``ruptures.KernelCPD(kernel="linear")``), ``min_size`` 2, penalty
+   :data:`PENALTY` = 0.2 (ln ns)^2. Splitting a run into parts of n1 and n2 points whose levels differ by
+   d = ln(ratio) lowers the cost by d^2 n1 n2 / (n1 + n2), so a step is found when that exceeds 0.2: a
+   factor 2 with 2 points on each side, a factor 1.5 with 3, 25 % with 8 (the noise of the batch medians is
+   ~3 %: sigma^2 ~ 0.001, far below). A gradual rise (a set-associative cache filling with random lines
+   misses more and more from about half its size on) becomes several short segments.
+3. Plateaus: segments whose Theil-Sen slope of ln(latency) (unfiltered; the median of the pairwise slopes
+   shrugs off an odd size) per octave of size is at most
+   :data:`FLAT_SLOPE` = 0.3 (latency up by < 35 % per doubling; on this repository's 2-vCPU EPYC VM the
+   pieces of the gradual rise between two levels climb 0.4-0.6 per octave, the levels' own plateaus 0-0.21 -
+   its L3 rises slowly all along); the other segments are the transitions between them. Adjacent plateaus
+   within :data:`MERGE_RATIO` = 1.25 of each other are one level.
+4. A level's latency: the median of its plateau's values (ns; clocks = ns x the core GHz the rows give,
+   None when loadlat did not know it). Where a level ends: the size at which the curve crosses the
+   GEOMETRIC MEAN of this level's and the next level's latency (log-log interpolation between the two
+   sizes around it). For a sharp step that is the step; for a gradual rise its middle, where about two
+   thirds of the loads still hit - close to the cache's capacity, where the last point of the plateau
+   would be far below it.
+5. The last plateau is ``memory`` when the sweep went beyond the largest cache the kernel reports.
+
+**Against the kernel** (:func:`cache_levels`): the levels are matched in order to the kernel's L1d, L2, L3
+(fewest octaves of difference); a level agrees when it ends within a factor :data:`AGREE_FACTOR` = 2 of the
+size (one octave either way). Why 2: the end is interpolated on a grid of a few sizes per octave; random
+lines in a set-associative cache miss before it is full; on exclusive (victim) hierarchies a level holds
+more than its own size; a shared L3 holds other cores' (and on a VM other guests') data. More than an octave
+off is not this cache's size (e.g. an L3 partitioned by the host).
+
+**TLB cost** (:func:`tlb_cost`): the 4 KiB-page minus 2 MiB-page latency (random chain, batch medians) at the
+sizes beyond the TLB's reach: from the smallest size at which 4 KiB pages are slower by more than
+:data:`TLB_MIN_PCT` = 10 % and stay so at every larger size (the 4K/2M ratio smoothed by a median over 3
+neighbouring sizes first, so that one odd size neither starts nor breaks the run); the cost is the median
+difference there. 10 %: twice the run-to-run spread of a batch median at one size on this repository's VM.
+
+**MLP** (:func:`mlp_table`): per host, threads and chains N: latency and bandwidth (means over repetitions),
+Little's law ``littles_MBps`` = threads x N x line bytes / latency and the residual (bandwidth -
+littles) / littles in %. loadlat's latency is elapsed / loads per chain and its bandwidth the lines over the
+same elapsed time, so for one thread the residual checks the bookkeeping (it is 0 up to rounding); with
+several threads loadlat's latency is their summed time over their summed loads and the bandwidth the sum of
+their rates, so the residual is the difference between the two averages: near 0 when the threads' windows
+are equal (< 0.02 % here), larger when they were not. It is not an independent measurement of the memory
+system: both figures come from the same loads and clock. ``saturated``: from the first N at which bandwidth grows by less than :data:`SATURATION_GAIN_PCT` =
+10 % per doubling of N (to the next N measured) on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import ruptures as rpt
+
+from memstor.core.schema import missing
+
+WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency_ns", "lat_p50_ns", "lat_p90_ns",
+                       "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes"]
+CACHE_LEVEL_COLUMNS = ["host", "level", "latency_ns", "clocks", "ends_at_bytes", "kernel_bytes", "agrees", "note"]
+MLP_COLUMNS = ["host", "threads", "chains", "latency_ns", "bandwidth_MBps", "littles_MBps", "residual_pct",
+               "saturated"]
+
+PENALTY = 0.2            # PELT penalty, (ln ns)^2 (module docstring, step 2)
+FLAT_SLOPE = 0.3         # a plateau's |slope|, ln(ns) per octave of size
+MERGE_RATIO = 1.25       # adjacent plateaus closer than this are one level
+AGREE_FACTOR = 2.0       # a level agrees with the kernel's cache when it ends within this factor of its size
+TLB_MIN_PCT = 10.0       # 4 KiB pages slower than 2 MiB pages by more than this: beyond the TLB's reach
+SATURATION_GAIN_PCT = 10.0  # bandwidth growth per doubling of chains below this: saturated
+HUGE_MIN_SHARE = 0.5     # a "2M" curve counts as huge pages when at least this share was on them
+KERNEL_LEVELS = (("L1", "L1d_bytes"), ("L2", "L2_bytes"), ("L3", "L3_bytes"))
+TLB_LEVEL = "TLB (4K - 2M pages)"
+
+
+def _rows(df: pd.DataFrame, test: str) -> pd.DataFrame:
+    """The measured rows of one test (failed points and rows without a latency left out)."""
+    if df is None or df.empty or "test" not in df:
+        return pd.DataFrame(columns=list(df.columns) if df is not None else [])
+    out = df[(df["test"] == test) & df["latency_ns"].notna()]
+    if "status" in out:
+        out = out[out["status"].astype(str) != "failed"]
+    return out
+
+
+def _host_col(df: pd.DataFrame) -> pd.DataFrame:
+    return df if "host" in df else df.assign(host="")
+
+
+# ------------------------------------------------------------------------------------ the curve
+
+
+def working_set_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The working-set points (:data:`WORKING_SET_COLUMNS`): per host x pages x pattern x buffer size, n
+    repetitions, the mean of ``latency_ns`` and ``clocks``, the median of the batch percentiles."""
+    ws = _host_col(_rows(df, "working_set"))
+    if ws.empty:
+        return pd.DataFrame(columns=WORKING_SET_COLUMNS)
+    ws = ws.assign(pages=ws["pages"].fillna("?"), pattern=ws["pattern"].fillna("?"))
+    num = {c: pd.to_numeric(ws[c], errors="coerce") for c in
+           ("latency_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes")}
+    ws = ws.assign(**num)
+    g = ws.groupby(["host", "pages", "pattern", "buffer_bytes"], sort=True)
+    out = g.agg(n=("latency_ns", "size"), latency_ns=("latency_ns", "mean"), lat_p50_ns=("lat_p50_ns", "median"),
+                lat_p90_ns=("lat_p90_ns", "median"), lat_p99_ns=("lat_p99_ns", "median"), clocks=("clocks", "mean"),
+                batch_accesses=("batch_accesses", "first"), llc_bytes=("llc_bytes", "first")).reset_index()
+    return out[WORKING_SET_COLUMNS]
+
+
+def _curve_value(t: pd.DataFrame) -> np.ndarray:
+    """The latency the levels are read from: the batch median, the mean where there is none (ns)."""
+    p50 = pd.to_numeric(t["lat_p50_ns"], errors="coerce")
+    return p50.fillna(pd.to_numeric(t["latency_ns"], errors="coerce")).to_numpy(dtype=float)
+
+
+def huge_share(pages) -> float | None:
+    """The huge-page share (0-1) a ``pages`` text gives (``2M (THP, 98 %)`` -> 0.98), 0 for 4K, None unknown."""
+    text = str(pages)
+    if text.startswith("4K"):
+        return 0.0
+    if "%" in text:
+        try:
+            return float(text.split(",")[-1].split("%")[0]) / 100
+        except ValueError:
+            return None
+    return None
+
+
+def choose_curve(ws: pd.DataFrame) -> tuple[str | None, pd.DataFrame]:
+    """(pages, points) of ONE host's random-chain curve the levels are read from: 2 MiB pages when >= 50 % of
+    the buffer was on them, else 4 KiB pages; (None, empty) without a random curve."""
+    rnd = ws[ws["pattern"] == "random"]
+    if rnd.empty:
+        return None, rnd
+    shares = {p: huge_share(p) for p in rnd["pages"].unique()}
+    huge = [p for p, s in shares.items() if s is not None and s >= HUGE_MIN_SHARE]
+    small = [p for p, s in shares.items() if s == 0.0]
+    pages = (huge or small or list(shares))[0]
+    return pages, rnd[rnd["pages"] == pages].sort_values("buffer_bytes")
+
+
+# ------------------------------------------------------------------------------------ levels
+
+
+@dataclass(frozen=True)
+class Level:
+    """One plateau of the curve: its first and last point (indexes into the sizes) and latency (ns)."""
+
+    first: int
+    last: int
+    latency_ns: float
+
+
+def _median3(y: np.ndarray) -> np.ndarray:
+    """Running median over 3 points (the ends kept)."""
+    if len(y) < 3:
+        return y.copy()
+    mid = np.median(np.vstack([y[:-2], y[1:-1], y[2:]]), axis=0)
+    return np.concatenate([y[:1], mid, y[-1:]])
+
+
+def _window3(y: np.ndarray) -> np.ndarray:
+    """Median over 3 neighbouring points, the ends over the 3 nearest (every value smoothed)."""
+    if len(y) < 3:
+        return np.asarray(y, dtype=float)
+    lo = np.clip(np.arange(len(y)) - 1, 0, len(y) - 3)
+    return np.array([np.median(y[i:i + 3]) for i in lo])
+
+
+def theil_sen(x: np.ndarray, y: np.ndarray) -> float:
+    """The median of the pairwise slopes (0 for fewer than 2 points)."""
+    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i, j in itertools.combinations(range(len(x)), 2) if x[j] != x[i]]
+    return float(np.median(slopes)) if slopes else 0.0
+
+
+def _segments(y: np.ndarray, penalty: float) -> list[tuple[int, int]]:
+    """(first, last) index of each PELT segment of y (l2 cost, min_size 2)."""
+    if len(y) < 4:
+        return [(0, len(y) - 1)]
+    ends = rpt.KernelCPD(kernel="linear", min_size=2, jump=1).fit(y.reshape(-1, 1)).predict(pen=penalty)
+    starts = [0, *ends[:-1]]
+    return [(s, e - 1) for s, e in zip(starts, ends)]
+
+
+def find_levels(sizes: Sequence[float], latency_ns: Sequence[float], penalty: float = PENALTY,
+                flat: float = FLAT_SLOPE, merge: float = MERGE_RATIO) -> list[Level]:
+    """The plateaus of a latency-vs-size curve (sizes ascending, bytes; latency ns, > 0), in order (module
+    docstring, steps 1-3)."""
+    x = np.log2(np.asarray(sizes, dtype=float))
+    raw = np.log(np.asarray(latency_ns, dtype=float))
+    if len(x) == 0:
+        return []
+    smooth = _median3(raw)
+    plateaus = [(a, b) for a, b in _segments(smooth, penalty)
+                if b > a and abs(theil_sen(x[a:b + 1], raw[a:b + 1])) <= flat]
+    levels: list[Level] = []
+    for a, b in plateaus:
+        value = float(np.exp(np.median(raw[a:b + 1])))
+        prev = levels[-1] if levels else None
+        if prev is not None and max(value, prev.latency_ns) / min(value, prev.latency_ns) < merge:
+            levels[-1] = Level(prev.first, b, float(np.exp(np.median(raw[prev.first:b + 1]))))
+        else:
+            levels.append(Level(a, b, value))
+    return levels
+
+
+def crossing(sizes: Sequence[float], latency_ns: Sequence[float], lo: int, hi: int, target: float) -> float | None:
+    """The size (bytes) at which the curve first rises through ``target`` ns between indexes lo and hi
+    (log2 size interpolated linearly in ln latency); None when it does not."""
+    x = np.log2(np.asarray(sizes, dtype=float))
+    y = np.log(np.asarray(latency_ns, dtype=float))
+    t = math.log(target)
+    for j in range(lo, hi):
+        if y[j] < t <= y[j + 1]:
+            return float(2 ** (x[j] + (t - y[j]) / (y[j + 1] - y[j]) * (x[j + 1] - x[j])))
+    return None
+
+
+def level_ends(sizes: Sequence[float], latency_ns: Sequence[float], levels: Sequence[Level]) -> list[float | None]:
+    """Where each level but the last ends: the crossing of the geometric mean of it and the next (bytes)."""
+    out: list[float | None] = []
+    for a, b in zip(levels, levels[1:]):
+        target = math.sqrt(a.latency_ns * b.latency_ns)
+        out.append(crossing(sizes, latency_ns, a.last, b.first, target))
+    return out
+
+
+# ------------------------------------------------------------------------------------ against the kernel
+
+
+def kernel_levels(caches: Mapping | None) -> list[tuple[str, int]]:
+    """[(name, bytes)] of the data caches the kernel reports (sysinfo's ``caches``: L1d_bytes, L2_bytes,
+    L3_bytes), in order, the missing ones left out."""
+    caches = caches or {}
+    return [(name, int(caches[key])) for name, key in KERNEL_LEVELS if not missing(caches.get(key))]
+
+
+def _match(ends: list[float | None], kernel: list[tuple[str, int]]) -> dict[int, int]:
+    """{level index: kernel index}: an order-keeping match with the fewest octaves of difference in total."""
+    known = [i for i, e in enumerate(ends) if e is not None]
+    k = min(len(known), len(kernel))
+    best: tuple[float, dict[int, int]] = (math.inf, {})
+    for lv in itertools.combinations(known, k):
+        for kn in itertools.combinations(range(len(kernel)), k):
+            cost = sum(abs(math.log2(float(ends[i] or 1) / kernel[j][1])) for i, j in zip(lv, kn))
+            if cost < best[0]:
+                best = (cost, dict(zip(lv, kn)))
+    return best[1]
+
+
+def _clocks_per_ns(t: pd.DataFrame) -> float | None:
+    """Core GHz the rows imply (clocks / latency_ns, median), None when loadlat gave no clocks."""
+    ratio = pd.to_numeric(t["clocks"], errors="coerce") / pd.to_numeric(t["latency_ns"], errors="coerce")
+    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
+    return float(ratio.median()) if len(ratio) else None
+
+
+def _level_row(host, name, lat, ghz, ends, kernel, note) -> dict:
+    agrees = None
+    if ends is not None and kernel is not None:
+        agrees = abs(math.log2(ends / kernel)) <= math.log2(AGREE_FACTOR)
+    return {"host": host, "level": name, "latency_ns": lat, "clocks": lat * ghz if ghz and lat is not None else None,
+            "ends_at_bytes": ends, "kernel_bytes": kernel, "agrees": agrees, "note": note}
+
+
+def _kib(n: float) -> str:
+    return f"{n / 1024:,.0f} KiB" if n < 2**20 * 10 else f"{n / 2**20:,.1f} MiB"
+
+
+def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> list[dict]:
+    pages, curve = choose_curve(ws)
+    if pages is None:
+        return []
+    sizes, lat = curve["buffer_bytes"].to_numpy(dtype=float), _curve_value(curve)
+    ok = np.isfinite(lat) & (lat > 0)
+    sizes, lat = sizes[ok], lat[ok]
+    levels = find_levels(sizes, lat)
+    ends = level_ends(sizes, lat, levels)
+    kernel = kernel_levels(caches)
+    llc = max((b for _, b in kernel), default=None)
+    if llc is None:  # the kernel's sizes not given: the LLC loadlat read, if it did
+        llc = pd.to_numeric(curve["llc_bytes"], errors="coerce").max()
+    beyond = not missing(llc) and sizes[-1] > float(llc)
+    cache_ends = ends if beyond or not levels else [*ends, None]
+    match = _match(cache_ends, kernel)
+    ghz, src = _clocks_per_ns(curve), f"random chain, {pages}"
+    rows = []
+    for i, lv in enumerate(levels):
+        end = cache_ends[i] if i < len(cache_ends) else None
+        if beyond and i == len(levels) - 1:
+            rows.append(_level_row(host, "memory", lv.latency_ns, ghz, None, None,
+                                   f"the last plateau, to the largest size {_kib(sizes[-1])} ({src})"))
+            continue
+        j = match.get(i)
+        name, kb = (kernel[j][0], kernel[j][1]) if j is not None else (f"level {i + 1}", None)
+        rows.append(_level_row(host, name, lv.latency_ns, ghz, end, kb, _level_note(lv, levels, i, end, kb, src)))
+    for j, (name, kb) in enumerate(kernel):
+        if j not in match.values():
+            row = _level_row(host, name, None, ghz, None, kb, f"no level of the curve matched to it: no step "
+                             f"near {_kib(kb)} ({src})")
+            rows.append({**row, "agrees": False})
+    return rows
+
+
+def _level_note(lv: Level, levels: list[Level], i: int, end, kb, src: str) -> str:
+    if end is None:
+        return f"the curve ends on this level ({src})"
+    nxt = levels[i + 1].latency_ns
+    text = (f"ends at {_kib(end)}, where the curve crosses {math.sqrt(lv.latency_ns * nxt):.3g} ns (geometric mean "
+            f"of {lv.latency_ns:.3g} and {nxt:.3g} ns)")
+    if kb is None:
+        return f"{text}; no cache of the kernel's matched ({src})"
+    factor = max(end, kb) / min(end, kb)
+    verdict = (f"within a factor {AGREE_FACTOR:g} of the kernel's {_kib(kb)}" if factor <= AGREE_FACTOR else
+               f"a factor {factor:.1f} from the kernel's {_kib(kb)} (> {AGREE_FACTOR:g}: the step is not this "
+               "cache's size; a shared or partitioned cache, e.g. on a VM, holds less)")
+    return f"{text}: {verdict} ({src})"
+
+
+def host_caches(caches: Mapping | None, host: str) -> Mapping | None:
+    """The kernel caches of `host`: ``caches`` itself (a sysinfo ``caches`` block) or ``caches[host]``."""
+    if caches is None:
+        return None
+    if any(key in caches for _, key in KERNEL_LEVELS):
+        return caches
+    return caches.get(host)
+
+
+def cache_levels(df: pd.DataFrame, caches: Mapping | None = None) -> pd.DataFrame:
+    """The ``cache_levels`` table (:data:`CACHE_LEVEL_COLUMNS`) of every host: its levels and memory from the
+    working-set rows (the tidy table, or :func:`working_set_table`), each beside the kernel's cache of the same
+    rank (``caches``: sysinfo's ``caches`` block, or {host: block}) with ``agrees``, then the TLB cost row."""
+    ws = df if "n" in df and "pattern" in df and "test" not in df else working_set_table(df)
+    rows: list[dict] = []
+    for host, g in ws.groupby("host", sort=True):
+        rows += _one_host_levels(str(host), g, host_caches(caches, str(host)))
+        if (g["pattern"] == "random").any():
+            tlb = tlb_cost(g)
+            rows.append(_level_row(host, TLB_LEVEL, tlb["cost_ns"], _clocks_per_ns(g), tlb["from_bytes"], None,
+                                   tlb["note"]))
+    return pd.DataFrame(rows, columns=CACHE_LEVEL_COLUMNS)
+
+
+def tlb_cost(ws: pd.DataFrame) -> dict:
+    """ONE host's TLB cost from its random-chain curves with 4 KiB and with 2 MiB pages (module docstring):
+    {"from_bytes", "cost_ns" (median 4K - 2M difference from there on), "at_largest_ns", "note"}; None values
+    and the reason in ``note`` when it cannot be said."""
+    out: dict = {"from_bytes": None, "cost_ns": None, "at_largest_ns": None, "note": ""}
+    rnd = ws[ws["pattern"] == "random"]
+    shares = {p: huge_share(p) for p in rnd["pages"].unique()}
+    small = [p for p, s in shares.items() if s == 0.0]
+    huge = [p for p, s in shares.items() if s is not None and s >= HUGE_MIN_SHARE]
+    if not small or not huge:
+        out["note"] = "not available: needs the random chain with 4 KiB and with 2 MiB pages (>= 50 % huge)"
+        return out
+    a = rnd[rnd["pages"] == small[0]].set_index("buffer_bytes")
+    b = rnd[rnd["pages"] == huge[0]].set_index("buffer_bytes")
+    common = sorted(set(a.index) & set(b.index))
+    la = pd.Series(_curve_value(a.loc[common]), index=common)
+    lb = pd.Series(_curve_value(b.loc[common]), index=common)
+    ratio = (la / lb).to_numpy()
+    slower = _window3(ratio) > 1 + TLB_MIN_PCT / 100
+    out["at_largest_ns"] = float(la.iloc[-1] - lb.iloc[-1]) if common else None
+    if not len(slower) or not slower[-1]:
+        out["note"] = (f"4 KiB pages not slower than 2 MiB pages by > {TLB_MIN_PCT:g} % at the largest size "
+                       f"({_kib(common[-1]) if common else '-'}): the sweep stayed within the TLB's reach, or the "
+                       "huge pages gave no TLB relief (e.g. a VM whose host backs them with 4 KiB pages)")
+        return out
+    not_slower = np.flatnonzero(~slower)
+    start = int(not_slower[-1]) + 1 if len(not_slower) else 0
+    diff = (la - lb).iloc[start:]
+    out["from_bytes"] = float(common[start])
+    out["cost_ns"] = float(diff.median())
+    out["note"] = (f"median of 4K - 2M latency over {len(diff)} sizes from {_kib(common[start])} (4 KiB pages "
+                   f"slower by > {TLB_MIN_PCT:g} % there and at every larger size, median of 3 sizes: beyond the "
+                   f"TLB's reach) to "
+                   f"{_kib(common[-1])}; ends_at_bytes = that first size; batch medians")
+    return out
+
+
+# ------------------------------------------------------------------------------------ MLP
+
+
+def mlp_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The ``mlp`` table (:data:`MLP_COLUMNS`): per host x threads x chains, latency and bandwidth (means over
+    repetitions), Little's law and its residual, and ``saturated`` (module docstring)."""
+    m = _host_col(_rows(df, "mlp"))
+    if m.empty:
+        return pd.DataFrame(columns=MLP_COLUMNS)
+    m = m.assign(latency_ns=pd.to_numeric(m["latency_ns"], errors="coerce"),
+                 bandwidth_MBps=pd.to_numeric(m["bandwidth_MBps"], errors="coerce"),
+                 line=pd.to_numeric(m["access_bytes"], errors="coerce").fillna(64))
+    g = m.groupby(["host", "threads", "chains"], sort=True)
+    out = g.agg(latency_ns=("latency_ns", "mean"), bandwidth_MBps=("bandwidth_MBps", "mean"),
+                line=("line", "first")).reset_index()
+    out["littles_MBps"] = out["threads"] * out["chains"] * out["line"] / out["latency_ns"] * 1e3
+    out["residual_pct"] = 100 * (out["bandwidth_MBps"] - out["littles_MBps"]) / out["littles_MBps"]
+    out["saturated"] = False
+    for _, idx in out.groupby(["host", "threads"]).groups.items():
+        part = out.loc[idx].sort_values("chains")
+        n_sat = saturation_chains(part["chains"].tolist(), part["bandwidth_MBps"].tolist())
+        if n_sat is not None:
+            out.loc[part.index[part["chains"] >= n_sat], "saturated"] = True
+    return out[MLP_COLUMNS]
+
+
+def growth_per_doubling(n1: float, bw1: float, n2: float, bw2: float) -> float:
+    """Bandwidth growth from n1 to n2 chains, per doubling of the chains, in % ((bw2/bw1)^(1/log2(n2/n1)) - 1)."""
+    return 100 * ((bw2 / bw1) ** (1 / math.log2(n2 / n1)) - 1)
+
+
+def saturation_chains(chains: Sequence[float], bandwidth: Sequence[float]) -> float | None:
+    """The first chain count from which bandwidth grows by less than :data:`SATURATION_GAIN_PCT` per doubling
+    to the next count (chains ascending); None when it grows faster everywhere."""
+    for (n1, b1), (n2, b2) in zip(zip(chains, bandwidth), list(zip(chains, bandwidth))[1:]):
+        if b1 > 0 and b2 > 0 and n2 > n1 and growth_per_doubling(n1, b1, n2, b2) < SATURATION_GAIN_PCT:
+            return n1
+    return None

@@ -1,0 +1,235 @@
+"""The SNIA PTS recovery tests' numbers: host idle recovery (HIR) and cross-stimulus recovery (XSR). Pure:
+tables in, tables out (memstor.experiments.fio_pts_hir and fio_pts_xsr describe the runs).
+
+**HIR** (:func:`hir_baseline`, :func:`hir_table`). The baseline is the device's steady-state IOPS under
+continuous writes: the average of the PTS Measurement Window (memstor.analysis.steady_state: five rounds,
+§2.1.24's rule) of the preconditioning rounds, with the 95 % Student-t interval over those five rounds; when
+the rule was not met, the last five rounds' mean (said in ``note``). A wait state's IOPS is the mean of its
+access segments that FOLLOW an idle of that length (every segment but the first of each wait state, which
+follows continuous writes; with the PTS's 360 segments that moves the mean by < 0.3 %), with the 95 %
+Student-t interval over those segments (n >= 2; memstor.analysis.summary.ci95). The recovery ratio is that
+mean / the baseline, its interval the IOPS interval / the baseline (the baseline's own interval is not folded
+in: its half-width, % of the baseline, is in ``note``).
+
+**XSR** (:func:`final_level`, :func:`settle_time`, :func:`xsr_table`). Per transition (phase k -> k+1, e.g.
+SEQ 1024KiB -> RND 8KiB):
+
+- a phase's **final level** is the mean throughput (MB/s) of its last third of complete seconds (at least
+  one), with the 95 % batch-means interval of memstor.analysis.cliffs.segment_level (empty below 10 seconds);
+- the **settle time** (the rule, :data:`SETTLE_RULE`): the per-second MB/s of the new phase is smoothed by a
+  centred rolling median of :data:`SETTLE_SMOOTH_S` seconds (the shortest lasting level of the cliff
+  analysis: a one- or two-second spike does not count); ``settle_s`` is the start, in s after the new
+  phase's first I/O, of the first second from which the smoothed series stays within ±
+  :data:`SETTLE_BAND_PCT` % of the new phase's final level until the phase ends. ±10 % is half the PTS
+  steady-state data excursion (max - min within 20 % of the average). None when the last smoothed second is
+  outside the band ("not settled"). Resolution: 1 s; a step change is found within ± (1 s + half the median
+  window) of where it settles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from memstor.analysis import steady_state as ss
+from memstor.analysis.cliffs import Level, segment_level
+from memstor.analysis.summary import ci95
+
+#: Columns of :func:`hir_table` (report/tables/hir.csv): one row per device x wait state. wait_s: the planned
+#: idle (s); idle_s_mean: the idle measured before the counted segments (s, fio's clock); segments: how many
+#: counted; iops_*: their mean IOPS and 95 % interval; baseline_iops: steady-state continuous-write IOPS;
+#: recovery_ratio_*: iops / baseline; departure: where the run departs from PTS; note: why a value is empty.
+HIR_COLUMNS = ["host", "wait_s", "idle_s_mean", "segments", "iops_mean", "iops_ci_low", "iops_ci_high",
+               "baseline_iops", "recovery_ratio", "recovery_ratio_ci_low", "recovery_ratio_ci_high", "departure",
+               "note"]
+#: Columns of :func:`xsr_table` (report/tables/xsr.csv): one row per device x transition. t_transition_s: the new
+#: phase's first I/O, s since the test's; *_level_MBps: the phases' final levels (MB/s = 10^6 B/s) with their
+#: 95 % intervals; settle_s: s after the transition (empty: not settled); settle_rule: the rule in words.
+XSR_COLUMNS = ["host", "transition", "t_transition_s", "from_level_MBps", "from_level_MBps_ci_low",
+               "from_level_MBps_ci_high", "to_level_MBps", "to_level_MBps_ci_low", "to_level_MBps_ci_high",
+               "settle_s", "settle_rule", "departure", "note"]
+#: The settle band, % of the new phase's final level, and the centred rolling-median window (s).
+SETTLE_BAND_PCT = 10.0
+SETTLE_SMOOTH_S = 5
+#: Share of a phase's seconds (its last part) that make its final level.
+FINAL_SHARE = 1.0 / 3.0
+SETTLE_RULE = (f"first second after the transition from which the {SETTLE_SMOOTH_S}-s centred rolling median of "
+               f"the per-second MB/s stays within ±{SETTLE_BAND_PCT:g} % of the new phase's final level (mean of "
+               "its last third) until the phase ends")
+
+
+# ------------------------------------------------------------------------------------------------ HIR
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The continuous-write baseline: IOPS with its 95 % interval (None bounds below two rounds), the
+    preconditioning rounds it averages (1-based, inclusive), the steady-state status and a note."""
+
+    iops: float | None
+    ci_low: float | None
+    ci_high: float | None
+    rounds: tuple[int, int] | None
+    status: str
+    note: str
+
+
+def _finite(x) -> float | None:
+    """x as a float when finite, else None (an empty cell)."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def hir_baseline(iops_per_round: Sequence[float], max_rounds: int) -> Baseline:
+    """The baseline of a HIR run from its preconditioning rounds' IOPS (round 1 first; rounds after a failed one
+    left out by the caller) and the round limit: the steady-state window's mean (module docstring)."""
+    values = [float(v) for v in iops_per_round]
+    if not values:
+        return Baseline(None, None, None, None, ss.NOT_EVALUABLE, "no preconditioning round measured")
+    verdict = ss.evaluate(values, max(max_rounds, ss.WINDOW_ROUNDS))
+    first, last = verdict.window if verdict.window else (1, len(values))
+    mean, lo, hi, n = ci95(values[first - 1:last])
+    note = "" if verdict.achieved else \
+        f"steady state {verdict.verdict}: baseline = the mean of rounds {first}-{last}"
+    return Baseline(_finite(mean), _finite(lo), _finite(hi), (first, last), verdict.status, note)
+
+
+def _first(g: pd.DataFrame, col: str):
+    """The first non-empty value of a column (None when there is none or no such column)."""
+    if col not in g.columns:
+        return None
+    vals = g[col].dropna()
+    vals = vals[vals.astype(str).str.len() > 0]
+    return vals.iloc[0] if len(vals) else None
+
+
+def _wait_row(host: str, wait: float, seg: pd.DataFrame, base: float | None, departure) -> dict:
+    """One hir_table row: the counted segments of one wait state against the baseline."""
+    m, low, high, n = ci95(pd.to_numeric(seg["iops"], errors="coerce").tolist())
+    mean, lo, hi = _finite(m), _finite(low), _finite(high)
+    notes = [] if n >= 2 else [f"{n} segment(s) after an idle: no interval"]
+    if base is None or not base > 0:
+        notes.append("no baseline (no steady-state preconditioning rounds)")
+
+    def ratio(x: float | None) -> float | None:
+        return x / base if x is not None and base else None
+
+    idle = _finite(pd.to_numeric(seg.get("idle_s"), errors="coerce").mean()) if "idle_s" in seg else None
+    return {"host": host, "wait_s": float(wait), "idle_s_mean": idle, "segments": n, "iops_mean": mean,
+            "iops_ci_low": lo, "iops_ci_high": hi, "baseline_iops": base, "recovery_ratio": ratio(mean),
+            "recovery_ratio_ci_low": ratio(lo), "recovery_ratio_ci_high": ratio(hi), "departure": departure,
+            "note": "; ".join(notes)}
+
+
+def hir_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """report/tables/hir.csv (:data:`HIR_COLUMNS`) from fio-pts-hir tables (one or several devices): per device
+    and wait state, its access segments after an idle (``phase`` access, ``segment`` >= 2, status done, the write
+    direction) against the device's ``baseline_iops``. No such rows: an empty table with the columns."""
+    out: list[dict] = []
+    if rows is None or not len(rows) or not {"phase", "wait_s", "segment", "iops"} <= set(rows.columns):
+        return pd.DataFrame(out, columns=HIR_COLUMNS)
+    df = rows
+    if "direction" in df.columns:
+        df = df[df["direction"].fillna("write") == "write"]
+    for host, g in df.groupby(df["host"] if "host" in df.columns else pd.Series("", index=df.index), sort=True):
+        base, departure = _finite(_first(g, "baseline_iops")), _first(g, "departure")
+        acc = g[(g["phase"] == "access") & (pd.to_numeric(g["segment"], errors="coerce") >= 2)]
+        if "status" in acc.columns:
+            acc = acc[acc["status"] == "done"]
+        for wait, seg in acc.groupby(pd.to_numeric(acc["wait_s"], errors="coerce"), sort=True):
+            row = _wait_row(str(host), float(wait), seg, base, departure)
+            half = _baseline_half_pct(g)
+            if half is not None:
+                row["note"] = "; ".join(x for x in (row["note"], f"baseline ±{half:.1f} % (95 %) not in the "
+                                                    "ratio's interval") if x)
+            out.append(row)
+    return pd.DataFrame(out, columns=HIR_COLUMNS)
+
+
+def _baseline_half_pct(g: pd.DataFrame) -> float | None:
+    """Half-width of the baseline's 95 % interval in % of the baseline, from the table's columns (None: absent)."""
+    base, lo, hi = (_finite(_first(g, c)) for c in ("baseline_iops", "baseline_ci_low", "baseline_ci_high"))
+    if base is None or lo is None or hi is None or not base > 0:
+        return None
+    return 100.0 * (hi - lo) / 2.0 / base
+
+
+# ------------------------------------------------------------------------------------------------ XSR
+
+
+def final_level(values: Sequence[float], share: float = FINAL_SHARE) -> Level | None:
+    """The final level of a phase's per-second values (in order): segment_level of its last ``share`` (at least
+    one second); None without values."""
+    y = np.asarray([v for v in values if _finite(v) is not None], dtype=np.float64)
+    if y.size == 0:
+        return None
+    k = max(1, int(math.ceil(y.size * share)))
+    return segment_level(y[-k:])
+
+
+def settle_time(values: Sequence[float], level: float, band_pct: float = SETTLE_BAND_PCT,
+                smooth_s: int = SETTLE_SMOOTH_S) -> float | None:
+    """Seconds after the transition until the phase settles (module docstring): ``values`` are the new phase's
+    per-second MB/s, second 1 first (the second i covers [i - 1, i) s after the transition); ``level`` its
+    final level. 0: within the band from the first second; None: outside it at the end (not settled)."""
+    y = pd.Series([float(v) for v in values], dtype=float)
+    if y.empty or not math.isfinite(level):
+        return None
+    smooth = y.rolling(int(smooth_s), center=True, min_periods=1).median()
+    outside = np.flatnonzero(~(np.abs(smooth.to_numpy() - level) <= band_pct / 100.0 * abs(level)))
+    if outside.size == 0:
+        return 0.0
+    last = int(outside[-1])
+    return None if last == y.size - 1 else float(last + 1)
+
+
+def _phase_values(sec: pd.DataFrame, phase) -> tuple[list[float], float | None]:
+    """(MB/s per second in order, first second's start) of one phase of one device's seconds table."""
+    s = sec[sec["phase"] == phase].sort_values("t_s")
+    vals = pd.to_numeric(s["bw_MBps"], errors="coerce").tolist()
+    start = float(s["t_s"].iloc[0]) - 1.0 if len(s) else None
+    return vals, start
+
+
+def _transition_row(host: str, label: str, t_start, before: Level | None, after: Level | None,
+                    settle: float | None, departure, notes: list[str]) -> dict:
+    """One xsr_table row."""
+    notes = notes + [f"{side}: {lv.note}" for side, lv in (("from", before), ("to", after)) if lv and lv.note]
+    return {"host": host, "transition": label, "t_transition_s": _finite(t_start),
+            "from_level_MBps": before.mean if before else None, "from_level_MBps_ci_low": before.lo if before else None,
+            "from_level_MBps_ci_high": before.hi if before else None, "to_level_MBps": after.mean if after else None,
+            "to_level_MBps_ci_low": after.lo if after else None, "to_level_MBps_ci_high": after.hi if after else None,
+            "settle_s": settle, "settle_rule": SETTLE_RULE, "departure": departure, "note": "; ".join(notes)}
+
+
+def xsr_table(seconds: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """report/tables/xsr.csv (:data:`XSR_COLUMNS`) from fio-pts-xsr's per-second table (``host, phase, t_s,
+    bw_MBps``) and its table (``host, phase, stimulus, t_start_s, status, departure``): one row per device and
+    transition between consecutive phases. Nothing to compare: an empty table with the columns."""
+    out: list[dict] = []
+    need = {"host", "phase", "stimulus"}
+    if seconds is None or rows is None or not len(rows) or not need <= set(rows.columns):
+        return pd.DataFrame(out, columns=XSR_COLUMNS)
+    for host, g in rows.groupby("host", sort=True):
+        phases = g.drop_duplicates("phase").sort_values("phase")
+        sec = seconds[seconds["host"] == host] if len(seconds) else seconds
+        departure = _first(g, "departure")
+        for (_, a), (_, b) in zip(phases.iterrows(), phases.iloc[1:].iterrows()):
+            label = f"{a['stimulus']} → {b['stimulus']}"
+            va, _ = _phase_values(sec, a["phase"]) if len(sec) else ([], None)
+            vb, start_b = _phase_values(sec, b["phase"]) if len(sec) else ([], None)
+            before, after = final_level(va), final_level(vb)
+            notes = [] if vb else [f"phase {b['phase']}: no per-second throughput"]
+            t_start = b.get("t_start_s") if _finite(b.get("t_start_s")) is not None else start_b
+            settle = settle_time(vb, after.mean) if after else None
+            if after and settle is None:
+                notes.append(f"not settled within the phase's {len(vb)} s")
+            out.append(_transition_row(str(host), label, t_start, before, after, settle, departure, notes))
+    return pd.DataFrame(out, columns=XSR_COLUMNS)

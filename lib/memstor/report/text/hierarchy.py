@@ -1,0 +1,77 @@
+"""Report text, the memory hierarchy: the cache levels beside the kernel's sizes, the TLB cost and
+memory-level parallelism (memstor.analysis.hierarchy). Pure: DataFrame in, display table or markdown out."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.core.fmt import fmt_number
+from memstor.core.schema import missing
+from memstor.core.units import size_text
+
+
+def _size(v) -> str:
+    return "–" if missing(v) else size_text(int(v))
+
+
+def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per level: device (with several), level, latency (ns and core clocks), where it ends (the
+    working-set size), the kernel's cache size and whether they agree (the reasons: the table's CSV and
+    :func:`hierarchy_sentences`)."""
+    cols = ["device", "level", "latency (ns)", "clocks", "ends at", "kernel's size", "agrees"]
+    if levels is None or levels.empty:
+        return pd.DataFrame(columns=cols)
+    out = pd.DataFrame({
+        "device": levels["host"], "level": levels["level"], "latency (ns)": levels["latency_ns"].map(fmt_number),
+        "clocks": [("unknown" if missing(c) else fmt_number(c)) for c in levels["clocks"]],
+        "ends at": levels["ends_at_bytes"].map(_size), "kernel's size": levels["kernel_bytes"].map(_size),
+        "agrees": [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
+    })
+    return out if levels["host"].nunique() > 1 else out.drop(columns="device")
+
+
+def mlp_display(mlp: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per threads x chains: latency per load (ns), bandwidth (MB/s), Little's law (MB/s) and its
+    residual, and where bandwidth stops growing."""
+    cols = ["device", "threads", "chains", "latency (ns)", "bandwidth (MB/s)", "Little's law (MB/s)", "residual",
+            "saturated"]
+    if mlp is None or mlp.empty:
+        return pd.DataFrame(columns=cols)
+    out = pd.DataFrame({
+        "device": mlp["host"], "threads": mlp["threads"].map(lambda v: str(int(v))),
+        "chains": mlp["chains"].map(lambda v: str(int(v))), "latency (ns)": mlp["latency_ns"].map(fmt_number),
+        "bandwidth (MB/s)": mlp["bandwidth_MBps"].map(fmt_number), "Little's law (MB/s)": mlp["littles_MBps"].map(fmt_number),
+        "residual": [("–" if missing(r) else f"{float(r):.2g} %") for r in mlp["residual_pct"]],
+        "saturated": [("yes" if not missing(s) and bool(s) else "") for s in mlp["saturated"]],
+    })
+    return out if mlp["host"].nunique() > 1 else out.drop(columns="device")
+
+
+def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None) -> list[str]:
+    """Per device: the levels in one sentence (latency and where each ends, a disagreement with the kernel's
+    size named), and where memory-level parallelism stops paying (markdown)."""
+    out = []
+    levels = levels if levels is not None else pd.DataFrame(columns=["host"])
+    for host in sorted(set(levels["host"])):
+        g = levels[levels["host"] == host]
+        parts = [f"{r['level']} {fmt_number(r['latency_ns'])} ns" + (f" up to {_size(r['ends_at_bytes'])}"
+                 if not missing(r["ends_at_bytes"]) else "") for _, r in g.iterrows() if not str(r["level"]).startswith("TLB")]
+        text = f"**{host}**: " + ", ".join(parts) + "."
+        bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a))]
+        for _, r in bad.iterrows():
+            text += (f" {r['level']} ends at {_size(r['ends_at_bytes'])}, not at the kernel's {_size(r['kernel_bytes'])}: "
+                     f"{r['note'] or 'the curve and the kernel disagree'}.")
+        tlb = g[g["level"].astype(str).str.startswith("TLB")]
+        if len(tlb) and not missing(tlb["latency_ns"].iloc[0]):
+            text += f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per access."
+        out.append(text)
+    if mlp is not None and len(mlp):
+        for (host, threads), g in mlp.groupby(["host", "threads"], sort=True):
+            sat = g[g["saturated"].map(lambda s: not missing(s) and bool(s))]
+            top = g.loc[g["bandwidth_MBps"].idxmax()]
+            where = (f"stops growing from {int(sat['chains'].min())} chains" if len(sat) else
+                     "still grows at the most chains measured")
+            out.append(f"**{host}**, {int(threads)} thread(s): {fmt_number(top['bandwidth_MBps'])} MB/s at "
+                       f"{int(top['chains'])} independent chains per thread; bandwidth {where} (memory-level "
+                       "parallelism: misses in flight turn latency into bandwidth, X = N × 64 B / R).")
+    return out
