@@ -433,3 +433,23 @@ def test_the_notebook_runs_under_papermill_with_the_quick_profile(tmp_path, fami
     src = json.loads((ROOT / "notebooks" / f"{family.NOTEBOOK}.ipynb").read_text())
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in src["cells"] if c["cell_type"] == "code")
     assert src["metadata"]["kernelspec"]["name"] == KERNEL
+
+
+def test_report_text_of_hir_and_xsr_tables():
+    from memstor.report import text
+
+    hir = pd.DataFrame({"host": "h", "wait_s": [5.0, 10.0], "idle_s_mean": [5.4, 10.5], "segments": [3, 3],
+                        "iops_mean": [30000.0, 36000.0], "iops_ci_low": [29000.0, 35000.0],
+                        "iops_ci_high": [31000.0, 37000.0], "baseline_iops": 25000.0, "recovery_ratio": [1.2, 1.44],
+                        "recovery_ratio_ci_low": [1.16, 1.4], "recovery_ratio_ci_high": [1.24, 1.48],
+                        "departure": "quick: 1 s segments instead of 5 s; test file span", "note": ""})
+    shown = text.hir_display(hir)
+    assert "device" not in shown and shown["recovery (× baseline)"].tolist() == ["1.20 [1.16, 1.24]", "1.44 [1.40, 1.48]"]
+    xsr = pd.DataFrame({"host": "h", "transition": ["SEQ 1024K → RND 8K"], "t_transition_s": [10.0],
+                        "from_level_MBps": [900.0], "from_level_MBps_ci_low": [880.0], "from_level_MBps_ci_high": [920.0],
+                        "to_level_MBps": [200.0], "to_level_MBps_ci_low": [None], "to_level_MBps_ci_high": [None],
+                        "settle_s": [None], "settle_rule": "r", "departure": "quick", "note": ""})
+    x = text.xsr_display(xsr)
+    assert x["settles in (s)"].tolist() == ["not settled"] and x["after (MB/s)"].tolist() == ["200"]
+    assert text.departures(hir, xsr) == ["h: quick: 1 s segments instead of 5 s; test file span", "h: quick"]
+    assert text.hir_display(None).empty and text.departures(None) == []

@@ -57,8 +57,10 @@ def config_text(row) -> str:
 #: Experiments whose points are not closed-loop sweep points: the steady-state rounds (a trajectory of
 #: states: its number is the window average, memstor.analysis.steady_state.verdict_table) and the
 #: open-loop rate points (rate-limited by design: never a "best" IOPS; memstor.analysis.openloop) and the
-#: write-saturation runs (a burst and a cliff averaged: their numbers are levels, memstor.analysis.wsat).
-NOT_SWEEPS = (steady_state.EXPERIMENT, "fio-load-latency", "fio-write-saturation")
+#: write-saturation runs (a burst and a cliff averaged: their numbers are levels, memstor.analysis.wsat) and
+#: the SNIA PTS tests (segments, transitions and mixes with their own analyses: memstor.analysis.pts_*).
+NOT_SWEEPS = (steady_state.EXPERIMENT, "fio-load-latency", "fio-write-saturation", "fio-pts-hir", "fio-pts-xsr",
+              "fio-pts-cbw", "fio-pts-dirth")
 
 
 def sweep_points(pts: pd.DataFrame) -> pd.DataFrame:

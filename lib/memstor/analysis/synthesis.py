@@ -22,6 +22,7 @@ from memstor.analysis import (
     load_latency,
     memory,
     memory_figures,
+    pts_recovery,
     queueing,
     specs,
     steady_state,
@@ -487,6 +488,8 @@ class Synthesis:
     working_set: pd.DataFrame | None = None   # memory hierarchy: latency against the buffer size (hierarchy)
     cache_levels: pd.DataFrame | None = None  # the levels found in it, beside the kernel's cache sizes, and the TLB cost
     mlp: pd.DataFrame | None = None           # memory-level parallelism: chains x threads, Little's law
+    hir: pd.DataFrame | None = None           # SNIA PTS host idle recovery: IOPS per wait state against the baseline
+    xsr: pd.DataFrame | None = None           # SNIA PTS cross-stimulus recovery: levels and settle time per transition
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -552,4 +555,6 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         working_set=hierarchy.working_set_table(ds.mlc),
         cache_levels=hierarchy.cache_levels(ds.mlc, {h.name: (h.sysinfo or {}).get("caches") for h in ds.hosts}),
         mlp=hierarchy.mlp_table(ds.mlc),
+        hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
+        xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
     )

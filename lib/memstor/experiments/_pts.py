@@ -38,7 +38,6 @@ import memstor.experiments._fio_points as _fio_points
 import memstor.experiments._fio_rows as _fio_rows
 import memstor.experiments._fio_target as _fio_target
 import memstor.experiments._registry as _registry
-from memstor.core import profiles as _profiles
 from memstor.core.batchmeans import ci_columns
 from memstor.core.errors import MemstorError, UsageError, first_line
 from memstor.core.validate import Section
@@ -321,32 +320,8 @@ def departure(profile: str | None, lengths: list, raw: bool, measured: list) -> 
 # ------------------------------------------------------------------------------------------ notebooks
 
 
-#: The profile whose values a notebook's parameters cell holds when the default profile leaves a PTS family out.
-CELL_PROFILE = "full"
-
-
 def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> dict:
-    """memstor.experiments.notebook_params for a family the default profile may leave out (a one-line ``{skip:
-    "why"}`` section): the cell's values are then compared with :data:`CELL_PROFILE`'s section instead (the cell
-    holds that profile's values), the rest as there."""
-    default = _profiles.read_profile(_profiles.DEFAULT_PROFILE).get(experiment)
-    if not _profiles.skipped(default):
-        return _registry.notebook_params(experiment, namespace, announce)
-    cell = _registry.load_profile(CELL_PROFILE, experiment)
-    keys = [k for k in cell if k != "profile"]
-    missing = [k for k in keys if k not in namespace]
-    if missing:
-        raise UsageError(f"{experiment}: the notebook has no parameter {', '.join(missing)}; add it to its "
-                         f"parameters cell (params/{CELL_PROFILE}.yaml has it)")
-    profile = str(namespace.get("profile") or CELL_PROFILE)
-    changed = {k: namespace[k] for k in keys if json.dumps(namespace[k], sort_keys=True, default=str)
-               != json.dumps(cell[k], sort_keys=True, default=str)}
-    chosen = _registry.load_profile(profile, experiment, changed)
-    out = {k: chosen[k] for k in keys} | {"profile": profile}  # the departure column names it
-    fam = _registry.family(experiment)
-    out.update({k: namespace[k] for k in getattr(fam, "OPTIONAL_KEYS", ()) if k in namespace})
-    if announce:
-        edits = ", ".join(f"{k}={out[k]!r}" for k in changed) or "none"
-        print(f"{experiment}: profile {profile} (params/{profile}.yaml); changed in the parameters cell: {edits}")
-    return out
+    """memstor.experiments.notebook_params (a family the default profile leaves out follows the full profile's
+    cell there)."""
+    return _registry.notebook_params(experiment, namespace, announce)
 

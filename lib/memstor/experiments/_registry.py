@@ -65,6 +65,17 @@ def load_profile(profile: str, experiment: str, overrides: dict | None = None,
     return _params.section(profile, experiment, overrides, optional, root)
 
 
+#: The profile whose values a notebook's parameters cell holds when the default profile leaves the family out.
+CELL_PROFILE = "full"
+
+
+def cell_profile(experiment: str) -> str:
+    """The profile a family notebook's parameters cell follows: the default one, else (a family it leaves
+    out with ``{skip: "why"}``) :data:`CELL_PROFILE`."""
+    section = _params.read_profile(_params.DEFAULT_PROFILE).get(experiment)
+    return CELL_PROFILE if _params.skipped(section) else _params.DEFAULT_PROFILE
+
+
 def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> dict:
     """The profile section of `experiment` as a notebook's parameters cell gives it, so that editing the cell
     and re-running does what ``memstor run EXPERIMENT --profile P --set key=value`` does.
@@ -73,15 +84,18 @@ def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> 
     The result is the section of the cell's ``profile`` with the values the cell changed (those differing
     from the default profile's) on top, plus the family's ``OPTIONAL_KEYS`` from `namespace` (the notebook's
     globals, where papermill put its parameters). A value changed back to the default profile's is the
-    chosen profile's value: the line printed (`announce`) says which values came from where."""
+    chosen profile's value: the line printed (`announce`) says which values came from where. A family the
+    default profile leaves out (``{skip: "why"}``: the SNIA PTS tests) has the :data:`CELL_PROFILE`'s values
+    in its cell instead."""
     fam = family(experiment)
-    default = load_profile(_params.DEFAULT_PROFILE, experiment)
+    base = cell_profile(experiment)
+    default = load_profile(base, experiment)
     keys = [k for k in default if k != "profile"]
     missing = [k for k in keys if k not in namespace]
     if missing:
         raise UsageError(f"{experiment}: the notebook has no parameter {', '.join(missing)}; add it to its "
-                         f"parameters cell (params/{_params.DEFAULT_PROFILE}.yaml has it)")
-    profile = str(namespace.get("profile") or _params.DEFAULT_PROFILE)
+                         f"parameters cell (params/{base}.yaml has it)")
+    profile = str(namespace.get("profile") or base)
 
     def same(a, b) -> bool:
         return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)

@@ -55,6 +55,10 @@ TABLES = {
                                      "where it ends, the kernel's cache size beside it and whether they agree"),
     "working_set": ("working_set", "device x pages x pattern x buffer size: mean latency (ns) and batch percentiles"),
     "mlp": ("mlp", "device x threads x chains: latency (ns), bandwidth (MB/s), Little's law and its residual, saturated"),
+    "hir": ("hir", "device x wait state (SNIA PTS HIR): access segments after an idle, IOPS with 95 % CI, the "
+                   "steady-state baseline and the recovery ratio, departures from PTS"),
+    "xsr": ("xsr", "device x transition (SNIA PTS XSR): levels before and after (MB/s, 95 % CI), the settle time and "
+                   "its rule, departures from PTS"),
     "memory_figures": ("memory_figures", "device x quantity (idle latency, peak bandwidth) x measurement: tool, value, "
                                          "n, 95 % CI, and which one the headline uses"),
 }

@@ -10,7 +10,8 @@ headers and units, and the sentences of the report. Layer: report (imports analy
 - :mod:`.drive`: the drive table;
 - :mod:`.openloop`: the open loop (fio-load-latency): curves, SLO, models and one paragraph per workload;
 - :mod:`.wsat`: write saturation: burst and sustained levels, the cliffs, one paragraph per run;
-- :mod:`.hierarchy`: the cache levels beside the kernel's sizes, the TLB cost, memory-level parallelism.
+- :mod:`.hierarchy`: the cache levels beside the kernel's sizes, the TLB cost, memory-level parallelism;
+- :mod:`.pts`: the SNIA PTS recovery and demand tests (HIR, XSR, CBW, DIRTH) and their departures from PTS.
 
 Numbers and intervals are formatted by :mod:`memstor.core.fmt` alone; its functions are re-exported here
 because the report's callers (notebooks, export) read them as ``text.fmt_number`` and so on.
@@ -46,6 +47,7 @@ from memstor.report.text.openloop import (
     models_display,
     slo_display,
 )
+from memstor.report.text.pts import departures, hir_display, xsr_display
 from memstor.report.text.queueing import (
     cluster_display,
     grid_display,
@@ -68,7 +70,7 @@ __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
     "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display", "cache_levels_display",
-    "hierarchy_sentences", "mlp_display",
+    "hierarchy_sentences", "mlp_display", "departures", "hir_display", "xsr_display",
     "SYSTEM_FIELDS", "systems_table", "commands",
     "spec_table",
     "little_display", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",
