@@ -43,7 +43,9 @@ Open-loop options (all off by default: a job without them gives exactly the comm
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -102,6 +104,14 @@ class FioJob:
     ioengine: str = "io_uring"
     direct: bool = True  # O_DIRECT: bypass the page cache
     size: str = "1g"  # test file size (bytes of the file each job works on)
+    io_size: str | None = None  # bytes EACH job transfers (fio's --io_size), then it stops; None: not passed.
+    # Measured (fio-3.33, 2-vCPU KVM VM, O_DIRECT io_uring): with numjobs=2 and io_size=64m each job writes
+    # 64 MiB, 128 MiB in all (total = numjobs x io_size); io_size > size wraps around the file (sequential
+    # writes restart at offset 0, random ones keep drawing offsets in it); not time based, the job stops at
+    # io_size or --runtime, whichever comes first (io_size=64g, runtime 2 s: stopped at 2001 ms, 0.54 GB).
+    bssplit: str | None = None  # block-size mix (fio's --bssplit, e.g. "4k/67:8k/33": size/% of I/Os); None: bs only
+    random_distribution: str | None = None  # where random offsets fall (fio's --random_distribution, e.g.
+    #                                          "zoned:50/5:30/15:20/80"); None: fio's default, uniform
     runtime_s: float = 10  # measured time, seconds
     ramp_s: float = 0  # warm-up before measuring, seconds
     time_based: bool = True  # run for runtime_s even when the file is covered sooner
@@ -134,6 +144,10 @@ class FioJob:
             raise self._bad("rw", self.rw, "one of " + ", ".join(RW_MODES))
         bs = self._size("bs", self.bs, "a positive size like 512, 4k, 64k, 1m")
         size = self._size("size", self.size, "a positive size like 16m, 1g")
+        if self.io_size is not None:
+            io_size = self._size("io_size", self.io_size, "a positive size like 64m, 4g (bytes each job writes) or None")
+            if io_size < bs:
+                raise self._bad("io_size", self.io_size, f"at least one block of bs={self.bs}")
         if bs > size:
             raise self._bad("bs", self.bs, f"at most the file size {self.size}")
         for param in ("iodepth", "numjobs"):
@@ -158,7 +172,23 @@ class FioJob:
             raise self._bad("runtime_s", self.runtime_s, "at least 0.001 s")
         if not _is_num(self.ramp_s) or self.ramp_s < 0:
             raise self._bad("ramp_s", self.ramp_s, "a number of seconds >= 0")
+        self._validate_access(size)
         self._validate_open_loop()
+
+    def _validate_access(self, size: int) -> None:
+        """bssplit and random_distribution: UsageError unless fio-3.33 reads them as written (it accepts
+        percentages that do not add up to 100 and sizes like ``4q`` silently, measured; see :func:`bssplit_error`)."""
+        if self.bssplit is not None:
+            why = bssplit_error(self.bssplit, size, bool(self.direct))
+            if why:
+                raise self._bad("bssplit", self.bssplit, why)
+        if self.random_distribution is not None:
+            why = distribution_error(self.random_distribution, size)
+            if why:
+                raise self._bad("random_distribution", self.random_distribution, why)
+        if self.random_distribution is not None and self.rw not in RANDOM_MODES:
+            raise self._bad("random_distribution", self.random_distribution, f"only with a random rw (this job is "
+                            f"rw={self.rw}: fio draws no random offsets for it)")
 
     def _validate_open_loop(self) -> None:
         """The rate, submit-mode and log options (UsageError naming the parameter)."""
@@ -240,6 +270,79 @@ def _is_num(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+#: A bssplit block size: whole bytes or k/m/g (KiB/MiB/GiB, fio's default base); fio-3.33 reads ``4q`` as 4 bytes.
+_SPLIT_SIZE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
+#: A whole percentage 0..100 (fio-3.33 truncates ``50.5``).
+_PCT = re.compile(r"^(100|[1-9]?[0-9])$")
+#: random_distribution's one-number forms: (low, high, low included, high included) of the number.
+_SHAPES = {"zipf": (0.0, math.inf, False, False), "pareto": (0.0, 1.0, False, False),
+           "normal": (0.0, 100.0, True, False)}
+
+
+def bssplit_error(text: str, size_bytes: int, direct: bool) -> str | None:
+    """Why fio's ``--bssplit`` value ``text`` is refused, or None. Accepted: ``size/pct:size/pct...`` (one list for
+    every direction, or up to three comma-separated lists: read, write, trim), sizes whole bytes or k/m/g, each
+    once a list, > 0, <= the file size and (O_DIRECT) a multiple of 512, whole percentages adding up to 100. fio-3.33
+    takes more without an error and does something else (measured: ``4k/50:8k/40`` gave ~66/34 %, ``4k/50:8k/60``
+    50/50 %, ``4q`` 4-byte blocks, ``1000`` with O_DIRECT EINVAL at the first I/O)."""
+    want = "size/% entries joined by ':' (e.g. 512/4:4k/67:8k/29), whole % adding up to 100"
+    lists = str(text).split(",")
+    if not 1 <= len(lists) <= 3:
+        return f"one list for every direction or up to three (read,write,trim): {want}"
+    for part in lists:
+        entries = [e.split("/") for e in part.split(":")]
+        if any(len(e) != 2 or not _SPLIT_SIZE.match(e[0]) or not _PCT.match(e[1]) for e in entries):
+            return want
+        sizes = [_parse_size(e[0]) for e in entries]
+        if sum(int(e[1]) for e in entries) != 100:
+            return f"percentages of {part!r} add up to {sum(int(e[1]) for e in entries)}: {want}"
+        if len(set(sizes)) != len(sizes):
+            return f"a block size appears twice in {part!r}: give each size once"
+        if max(sizes) > size_bytes:
+            return f"block sizes at most the file size ({size_bytes} bytes)"
+        if direct and any(n % 512 for n in sizes):
+            return "multiples of 512 bytes with O_DIRECT (direct=1); fio fails with EINVAL otherwise"
+    return None
+
+
+def distribution_error(text: str, size_bytes: int) -> str | None:
+    """Why fio's ``--random_distribution`` value ``text`` is refused, or None. Accepted as fio-3.33 reads them:
+    ``random``; ``zipf:theta`` (theta > 0, not 1), ``pareto:h`` (0 < h < 1), ``normal:dev`` (0 <= dev < 100), each
+    with an optional ``:center`` 0..1; ``zoned:a/r:a/r...`` (whole % of the accesses / % of the range, each adding
+    up to 100); ``zoned_abs:a/size:...`` (sizes adding up to at most the file size). fio-3.33 itself takes ranges
+    adding up to 95 % without an error, and zoned_abs sizes beyond the file with only a message (measured)."""
+    kind, _, rest = str(text).partition(":")
+    if kind == "random" and not rest:
+        return None
+    if kind in _SHAPES:
+        lo, hi, lo_in, hi_in = _SHAPES[kind]
+        nums = rest.split(":")
+        try:
+            value, center = float(nums[0]), float(nums[1]) if len(nums) == 2 else 0.0
+        except ValueError:
+            value, center = math.nan, 0.0
+        ok = (lo < value or (lo_in and value == lo)) and (value < hi or (hi_in and value == hi))
+        if len(nums) > 2 or not ok or not 0 <= center <= 1 or (kind == "zipf" and value == 1):
+            return (f"{kind}:N with N in {'[' if lo_in else '('}{lo:g}, {hi:g}{']' if hi_in else ')'}"
+                    f"{' and not 1' if kind == 'zipf' else ''}, optionally :center 0..1")
+    elif kind in ("zoned", "zoned_abs"):
+        entries = [e.split("/") for e in rest.split(":")]
+        second = _PCT if kind == "zoned" else _SPLIT_SIZE
+        if not rest or any(len(e) != 2 or not _PCT.match(e[0]) or not second.match(e[1]) for e in entries):
+            return f"{kind}:a/{'r' if kind == 'zoned' else 'size'}:... (whole % of accesses / " \
+                   f"{'% of the range' if kind == 'zoned' else 'a size'} per zone), e.g. zoned:50/5:30/15:20/80"
+        if sum(int(e[0]) for e in entries) != 100:
+            return "access percentages adding up to 100"
+        ranges = [int(e[1]) if kind == "zoned" else _parse_size(e[1]) for e in entries]
+        if kind == "zoned" and sum(ranges) != 100:
+            return "range percentages adding up to 100 (fio-3.33 takes less without an error)"
+        if kind == "zoned_abs" and sum(ranges) > size_bytes:
+            return f"zone sizes adding up to at most the file size ({size_bytes} bytes)"
+    else:
+        return "random, zipf:theta, pareto:h, normal:dev, zoned:a/r:... or zoned_abs:a/size:..."
+    return None
+
+
 def log_folder(output: Path) -> Path:
     """Where a job's logs go: the sidecar folder of its raw output (``sweep.sidecar_tmp(output)``)."""
     return sidecar_tmp(Path(output))
@@ -261,6 +364,8 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
         f"--filename={job.filename}",
         f"--rw={job.rw}",
         f"--bs={job.bs}",
+        *([f"--bssplit={job.bssplit}"] if job.bssplit is not None else []),
+        *([f"--random_distribution={job.random_distribution}"] if job.random_distribution is not None else []),
         f"--iodepth={job.iodepth}",
         f"--numjobs={job.numjobs}",
     ]
@@ -270,6 +375,7 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
         f"--ioengine={job.ioengine}",
         f"--direct={int(bool(job.direct))}",
         f"--size={job.size}",
+        *([f"--io_size={job.io_size}"] if job.io_size is not None else []),
         f"--runtime={_ms(job.runtime_s)}",
         f"--ramp_time={_ms(job.ramp_s)}",
     ]
