@@ -22,6 +22,7 @@ from memstor.analysis import (
     load_latency,
     memory,
     memory_figures,
+    pts_demand,
     pts_recovery,
     queueing,
     specs,
@@ -30,6 +31,7 @@ from memstor.analysis import (
 )
 from memstor.analysis.dataset import IMPORTED, IMPORTED_TABLE, Dataset, HostData, load_dataset
 from memstor.analysis.drive import drive_table, interface_check
+from memstor.analysis.histograms import read_bins
 from memstor.analysis.memory_fit import annotate_points
 from memstor.analysis.points import (
     NOT_SWEEPS,
@@ -490,6 +492,9 @@ class Synthesis:
     mlp: pd.DataFrame | None = None           # memory-level parallelism: chains x threads, Little's law
     hir: pd.DataFrame | None = None           # SNIA PTS host idle recovery: IOPS per wait state against the baseline
     xsr: pd.DataFrame | None = None           # SNIA PTS cross-stimulus recovery: levels and settle time per transition
+    cbw: pd.DataFrame | None = None           # SNIA PTS composite block-size workload: one row per T x Q point
+    dirth: pd.DataFrame | None = None         # SNIA PTS demand intensity: T x Q matrix, max / min / optimal roles
+    dirth_histograms: pd.DataFrame | None = None  # response-time histograms at the min, optimal and max points
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -557,4 +562,15 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         mlp=hierarchy.mlp_table(ds.mlc),
         hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
         xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
+        **demand_tables(ds),
     )
+
+
+def demand_tables(ds: Dataset) -> dict:
+    """The SNIA PTS CBW and DIRTH tables (memstor.analysis.pts_demand) with their json+ bins (processed)."""
+    cbw_rows, dirth_rows = (ds.fio[ds.fio["table"] == t] for t in ("fio-pts-cbw", "fio-pts-dirth"))
+    bins = read_bins(ds.data_dir, [(h, t) for h, t in zip(ds.fio["host"], ds.fio["table"])
+                                   if t in ("fio-pts-cbw", "fio-pts-dirth")])
+    dirth = pts_demand.dirth_table(dirth_rows, bins=bins)
+    return {"cbw": pts_demand.cbw_table(cbw_rows, bins), "dirth": dirth,
+            "dirth_histograms": pts_demand.dirth_histograms(bins, dirth, dirth_rows)}

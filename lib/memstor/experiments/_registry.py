@@ -102,7 +102,7 @@ def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> 
 
     changed = {k: namespace[k] for k in keys if not same(namespace[k], default[k])}
     chosen = load_profile(profile, experiment, changed)
-    out = {k: chosen[k] for k in keys}
+    out = {k: chosen[k] for k in keys} | {"profile": profile}  # the profile the values came from (departures name it)
     out.update({k: namespace[k] for k in getattr(fam, "OPTIONAL_KEYS", ()) if k in namespace})
     if announce:
         edits = ", ".join(f"{k}={out[k]!r}" for k in changed) or "none"

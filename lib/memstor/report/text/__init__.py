@@ -47,7 +47,7 @@ from memstor.report.text.openloop import (
     models_display,
     slo_display,
 )
-from memstor.report.text.pts import departures, hir_display, xsr_display
+from memstor.report.text.pts import cbw_display, departures, dirth_display, hir_display, xsr_display
 from memstor.report.text.queueing import (
     cluster_display,
     grid_display,
@@ -70,7 +70,8 @@ __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
     "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display", "cache_levels_display",
-    "hierarchy_sentences", "mlp_display", "departures", "hir_display", "xsr_display",
+    "hierarchy_sentences", "mlp_display", "departures", "hir_display", "xsr_display", "cbw_display",
+    "dirth_display",
     "SYSTEM_FIELDS", "systems_table", "commands",
     "spec_table",
     "little_display", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",

@@ -15,6 +15,11 @@ def _one(df: pd.DataFrame, out: pd.DataFrame) -> pd.DataFrame:
     return out if df["host"].nunique() > 1 else out.drop(columns="device")
 
 
+def _int(v) -> str:
+    """A count (threads, queue depth, outstanding I/O, segments) as a whole number; '–' when missing."""
+    return "–" if missing(v) else f"{int(round(float(v))):,}"
+
+
 def departures(*tables: pd.DataFrame | None) -> list[str]:
     """The distinct departure texts of the tables, per device ("device: text")."""
     seen: dict[str, None] = {}
@@ -35,7 +40,7 @@ def hir_display(hir: pd.DataFrame | None) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
         "device": hir["host"], "wait (s)": hir["wait_s"].map(fmt_number),
-        "idle measured (s)": hir["idle_s_mean"].map(fmt_number), "segments": hir["segments"].map(fmt_number),
+        "idle measured (s)": hir["idle_s_mean"].map(fmt_number), "segments": hir["segments"].map(_int),
         "IOPS": [fmt_interval(v, lo, hi) for v, lo, hi in zip(hir["iops_mean"], hir["iops_ci_low"], hir["iops_ci_high"])],
         "baseline IOPS": hir["baseline_iops"].map(fmt_number),
         "recovery (× baseline)": [fmt_interval(v, lo, hi) for v, lo, hi in
@@ -59,3 +64,33 @@ def xsr_display(xsr: pd.DataFrame | None) -> pd.DataFrame:
         "settles in (s)": [("not settled" if missing(v) else fmt_number(v)) for v in xsr["settle_s"]],
     })
     return _one(xsr, out)
+
+
+def cbw_display(cbw: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per device x threads x queue depth: outstanding I/O, IOPS, MB/s and the response time (µs:
+    mean, p99, p99.99, maximum)."""
+    cols = ["device", "T", "Q", "OIO", "IOPS", "MB/s", "mean (µs)", "p99 (µs)", "p99.99 (µs)", "max (µs)"]
+    if cbw is None or cbw.empty:
+        return pd.DataFrame(columns=cols)
+    out = pd.DataFrame({
+        "device": cbw["host"], "T": cbw["threads"].map(_int), "Q": cbw["qd"].map(_int),
+        "OIO": cbw["total_oio"].map(_int), "IOPS": cbw["iops"].map(fmt_number), "MB/s": cbw["MBps"].map(fmt_number),
+        "mean (µs)": cbw["lat_mean_us"].map(fmt_number), "p99 (µs)": cbw["p99_us"].map(fmt_number),
+        "p99.99 (µs)": cbw["p99_99_us"].map(fmt_number), "max (µs)": cbw["lat_max_us"].map(fmt_number),
+    })
+    return _one(cbw, out)
+
+
+def dirth_display(dirth: pd.DataFrame | None) -> pd.DataFrame:
+    """The DIRTH points that have a role (max IOPS, min, optimal under the ceiling): T, Q, IOPS, mean and p99
+    response time (µs), the ceiling."""
+    cols = ["device", "role", "T", "Q", "IOPS", "mean (µs)", "p99 (µs)", "ceiling (µs)"]
+    if dirth is None or dirth.empty:
+        return pd.DataFrame(columns=cols)
+    d = dirth[dirth["role"].fillna("").astype(str) != ""]
+    out = pd.DataFrame({
+        "device": d["host"], "role": d["role"], "T": d["threads"].map(_int), "Q": d["qd"].map(_int),
+        "IOPS": d["iops"].map(fmt_number), "mean (µs)": d["lat_mean_us"].map(fmt_number),
+        "p99 (µs)": d["p99_us"].map(fmt_number), "ceiling (µs)": d["ceiling_us"].map(fmt_number),
+    })
+    return _one(dirth, out) if len(d) else pd.DataFrame(columns=cols)
