@@ -8,7 +8,7 @@ SHELL        := /bin/bash
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-PROFILE ?= standard#   quick | standard | full (params/<profile>.yaml)
+PROFILE ?= standard#   quick | standard | full | pts (params/<profile>.yaml)
 TARGET  ?=#            directory for the fio test file (default data/scratch)
 DATA    ?= data#       data root: raw/ and processed/
 DEVICE  ?=#            raw block device for the fio experiments (overwrites it!): needs CONFIRM_DEVICE too
