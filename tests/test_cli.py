@@ -53,7 +53,7 @@ def test_unknown_make_profile_stops_with_the_list_of_profiles():
     proc = subprocess.run(["make", "-n", "all", "PROFILE=nosuch"], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode != 0
-    assert "PROFILE=nosuch is not a profile: choose one of full quick standard" in proc.stderr
+    assert "PROFILE=nosuch is not a profile: choose one of full pts quick standard" in proc.stderr
 
 
 def test_params_prints_the_profile_section_with_overrides():
