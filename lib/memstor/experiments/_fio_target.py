@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from memstor.core.errors import UsageError
 from memstor.core.files import folder_lock, read_json
 from memstor.experiments._fio_params import FioCommon
 from memstor.measure.device import medium_id
@@ -23,6 +24,7 @@ from memstor.measure.target import (
     TESTFILE_NAME,
     TestFile,
     check_directory,
+    device_bytes,
     prepare_test_file,
     remove_test_file,
 )
@@ -168,3 +170,15 @@ def remove_when_full(results: list, tf) -> None:
         remove_test_file(tf)
         print(f"the filesystem of {tf.path} filled up during point {full[0].point.name}: test file removed; "
               "free some space and rerun the same command to resume", file=sys.stderr)
+
+
+def span_bytes(t: Target) -> int:
+    """Bytes a run writes over (its span): the test file, or the whole raw device (UsageError, one line, when
+    sysfs has no size for it)."""
+    if not t.raw:
+        return int(t.tf.size_bytes)
+    size = device_bytes(t.tf.path)
+    if not size:
+        raise UsageError(f"device {t.tf.path}: cannot read its size from sysfs; the whole-device span needs it "
+                         "(use --target DIR for a test file)")
+    return size

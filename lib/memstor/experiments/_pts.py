@@ -36,14 +36,11 @@ import pandas as pd
 import memstor.experiments._fio_params as _fio_params
 import memstor.experiments._fio_points as _fio_points
 import memstor.experiments._fio_rows as _fio_rows
-import memstor.experiments._fio_target as _fio_target
-import memstor.experiments._registry as _registry
 from memstor.core.batchmeans import ci_columns
-from memstor.core.errors import MemstorError, UsageError, first_line
+from memstor.core.errors import MemstorError, first_line
 from memstor.core.validate import Section
 from memstor.measure.fio import FioJob, FioRunner
 from memstor.measure.sweep import Point, PointResult, sidecar_dir
-from memstor.measure.target import device_bytes
 from memstor.parse.fio import load_fio_json
 from memstor.parse.fio_logs import per_second
 
@@ -97,15 +94,6 @@ def num(x: float) -> str:
     return str(int(x)) if float(x) == int(x) else f"{x:g}"
 
 
-def span_bytes(t: _fio_target.Target) -> int:
-    """Bytes the test writes over: the test file, or the whole raw device (UsageError when sysfs has no size)."""
-    if not t.raw:
-        return int(t.tf.size_bytes)
-    size = device_bytes(t.tf.path)
-    if not size:
-        raise UsageError(f"device {t.tf.path}: cannot read its size from sysfs; the whole-device span needs it "
-                         "(use --target DIR for a test file)")
-    return size
 
 
 def base_config(experiment: str, c: _fio_params.FioCommon, engine: str, span: int, raw: bool) -> dict:
@@ -315,13 +303,3 @@ def departure(profile: str | None, lengths: list, raw: bool, measured: list) -> 
     parts = [f"{profile or 'this run'}: {', '.join(quantities)}"] if quantities else []
     parts += ([] if raw else [FILE_SPAN]) + [NOT_PURGED] + [m for m in measured if m]
     return "; ".join(parts)
-
-
-# ------------------------------------------------------------------------------------------ notebooks
-
-
-def notebook_params(experiment: str, namespace: dict, announce: bool = True) -> dict:
-    """memstor.experiments.notebook_params (a family the default profile leaves out follows the full profile's
-    cell there)."""
-    return _registry.notebook_params(experiment, namespace, announce)
-

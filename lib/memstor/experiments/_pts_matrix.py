@@ -48,7 +48,6 @@ from memstor.core.errors import UsageError
 from memstor.core.validate import Section
 from memstor.measure.fio import FioJob, FioRunner
 from memstor.measure.sweep import Point, SweepSession, run_sweep
-from memstor.measure.target import device_bytes
 
 #: The PTS's lengths: seconds per round and matrix point, round limit, seconds per histogram capture.
 PTS_POINT_S, PTS_MAX_ROUNDS, PTS_HISTOGRAM_S = 60, ss.MAX_ROUNDS, 600
@@ -201,7 +200,7 @@ class Plan:
 
 def plan(mp: MatrixParams, t: _fio_target.Target) -> Plan:
     """The Plan of ``mp`` on target ``t`` (its span: the test file, or the whole raw device)."""
-    span = span_bytes(t)
+    span = _fio_target.span_bytes(t)
     rid = run_id(mp, t.engine, span, t.raw, t.medium)
     common = {"run_id": rid, "medium": t.medium, "test_file": str(t.tf.path)}
     top_t, top_q = mp.top
@@ -240,15 +239,6 @@ def fio_job(point: Point, filename: str, iolog: bool) -> FioJob:
                   lat_percentiles=True, write_iolog=bool(iolog and p["numjobs"] == 1))
 
 
-def span_bytes(t: _fio_target.Target) -> int:
-    """Bytes the offsets range over: the test file, or the whole raw device."""
-    if not t.raw:
-        return int(t.tf.size_bytes)
-    size = device_bytes(t.tf.path)
-    if not size:
-        raise UsageError(f"device {t.tf.path}: cannot read its size from sysfs; the whole-device span needs it "
-                         "(use --target DIR for a test file)")
-    return size
 
 
 # ------------------------------------------------------------------------------------ the stop rule

@@ -270,7 +270,7 @@ def run_hir(params: dict, *, data_root: Path, target_dir: Path | None, host: str
     data_root = Path(data_root)
 
     def body(t: _fio_target.Target):
-        span = _pts.span_bytes(t)
+        span = _fio_target.span_bytes(t)
         pcs, tests = make_points(sp, t.engine, span, t.raw, t.medium, str(t.tf.path))
         runner = _pts.IdleRunner(FioRunner({p.name: _pts.fio_job(p, str(t.tf.path)) for p in pcs + tests}))
         rows = _pts.PointRows(EXPERIMENT, host, t.note, data_root)
@@ -301,9 +301,3 @@ def run_hir(params: dict, *, data_root: Path, target_dir: Path | None, host: str
 
 
 run = run_hir
-
-
-def notebook_params(namespace: dict, announce: bool = True) -> dict:
-    """The notebook's parameters (memstor.experiments.notebook_params; the standard profile leaves this family
-    out, so the parameters cell holds the full profile's values: memstor.experiments._pts.notebook_params)."""
-    return _pts.notebook_params(EXPERIMENT, namespace, announce)

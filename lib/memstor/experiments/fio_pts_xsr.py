@@ -184,7 +184,7 @@ def run_xsr(params: dict, *, data_root: Path, target_dir: Path | None, host: str
     data_root = Path(data_root)
 
     def body(t: _fio_target.Target):
-        span = _pts.span_bytes(t)
+        span = _fio_target.span_bytes(t)
         points = make_points(sp, t.engine, span, t.raw, t.medium, str(t.tf.path))
         runner = FioRunner({p.name: _pts.fio_job(p, str(t.tf.path)) for p in points})
         rows = _pts.PointRows(EXPERIMENT, host, t.note, data_root)
@@ -210,9 +210,3 @@ def run_xsr(params: dict, *, data_root: Path, target_dir: Path | None, host: str
 
 
 run = run_xsr
-
-
-def notebook_params(namespace: dict, announce: bool = True) -> dict:
-    """The notebook's parameters (memstor.experiments.notebook_params; the standard profile leaves this family
-    out, so the parameters cell holds the full profile's values: memstor.experiments._pts.notebook_params)."""
-    return _pts.notebook_params(EXPERIMENT, namespace, announce)

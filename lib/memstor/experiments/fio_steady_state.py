@@ -43,11 +43,10 @@ import memstor.experiments._fio_rows as _fio_rows
 import memstor.experiments._fio_run as _fio_run
 import memstor.experiments._fio_target as _fio_target
 from memstor.analysis import steady_state as ss
-from memstor.core.errors import MemstorError, UsageError
+from memstor.core.errors import MemstorError
 from memstor.core.validate import Section
 from memstor.measure.fio import FioJob, FioRunner
 from memstor.measure.sweep import Point, SweepSession, processed_path, run_sweep
-from memstor.measure.target import device_bytes
 
 EXPERIMENT = "fio-steady-state"
 NOTEBOOK = "50-fio-steady-state"
@@ -328,15 +327,6 @@ def tables(sp: SteadyStateParams, results: list, rule: StopRule, span_bytes: int
 # ------------------------------------------------------------------------------------------ running
 
 
-def _span(t: _fio_target.Target) -> int:
-    """Bytes the run writes over: the test file, or the whole raw device."""
-    if not t.raw:
-        return int(t.tf.size_bytes)
-    size = device_bytes(t.tf.path)
-    if not size:
-        raise UsageError(f"device {t.tf.path}: cannot read its size from sysfs; the whole-device "
-                         "preconditioning needs it (use --target DIR for a test file)")
-    return size
 
 
 def run_steady_state(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
@@ -348,7 +338,7 @@ def run_steady_state(params: dict, *, data_root: Path, target_dir: Path | None, 
     data_root = Path(data_root)
 
     def body(t):
-        span = _span(t)
+        span = _fio_target.span_bytes(t)
         points = make_points(sp, t.engine, span, t.medium, str(t.tf.path))
         rid = points[0].params["run_id"]
         runner = FioRunner({p.name: fio_job(p, str(t.tf.path)) for p in points})

@@ -53,14 +53,12 @@ import memstor.experiments._fio_points as _fio_points
 import memstor.experiments._fio_run as _fio_run
 import memstor.experiments._fio_target as _fio_target
 import memstor.experiments._wsat_tables as _tables
-from memstor.core.errors import UsageError
 from memstor.core.files import utc_now
 from memstor.core.units import parse_size
 from memstor.core.validate import Section
 from memstor.experiments.fio_load_latency import LOG_TAIL_S
 from memstor.measure.fio import FioJob, FioRunner
 from memstor.measure.sweep import Point, SweepSession, is_cached, raw_dir, run_sweep
-from memstor.measure.target import device_bytes
 from memstor.measure.thermal import ThermalSampler
 
 EXPERIMENT = "fio-write-saturation"
@@ -236,15 +234,6 @@ def fio_job(point: Point, filename: str) -> FioJob:
 # ------------------------------------------------------------------------------------------ running
 
 
-def span_bytes(t: _fio_target.Target) -> int:
-    """Bytes a point writes over: the test file, or the whole raw device."""
-    if not t.raw:
-        return int(t.tf.size_bytes)
-    size = device_bytes(t.tf.path)
-    if not size:
-        raise UsageError(f"device {t.tf.path}: cannot read its size from sysfs; the whole-device span needs it "
-                         "(use --target DIR for a test file)")
-    return size
 
 
 def start_state(t: _fio_target.Target) -> str:
@@ -267,7 +256,7 @@ def run_write_saturation(params: dict, *, data_root: Path, target_dir: Path | No
     directory = raw_dir(data_root, host, EXPERIMENT)
 
     def body(t: _fio_target.Target):
-        span = span_bytes(t)
+        span = _fio_target.span_bytes(t)
         points = make_points(sp, t.engine, span, t.raw, t.medium, str(t.tf.path))
         runner = FioRunner({p.name: fio_job(p, str(t.tf.path)) for p in points})
         pending = {p.name for p in points if not is_cached(p, runner, directory)}
