@@ -525,3 +525,22 @@ def test_report_text_of_cbw_and_dirth_tables():
     c = text.cbw_display(cbw)
     assert c["OIO"].tolist() == ["1", "4", "16"] and c["max (µs)"].iloc[0] == "10,000"
     assert text.cbw_display(None).empty and text.dirth_display(dirth.assign(role="")).empty
+
+
+@needs_fio
+@pytest.mark.fio
+@pytest.mark.slow
+def test_cbw_on_a_loop_device_named_twice_spans_the_whole_device(tmp_path, loop_device):
+    """Issue 30, acceptance 1: each PTS family under quick on a loop device."""
+    loop = loop_device(32 * MiB)
+    data = tmp_path / "data"
+    res = run(fio_pts_cbw.EXPERIMENT, data, "threads=[1]", "qd=[1,4]", "runtime_s=1", "max_rounds=5",
+              "file_size=8m", "ioengine=libaio", f"device={loop}", f"confirm_device={loop}")
+    assert res.returncode == 0, res.stderr
+    table, bins = tables(data, fio_pts_cbw.EXPERIMENT)
+    assert (table["status"] == "done").all() and (table["span"] == "full_device").all()
+    assert (table["span_bytes"] == 32 * MiB).all() and not table["departure"].str.contains("test file").any()
+    assert len(pts_demand.cbw_table(table, bins)) == 2
+    meta = json.loads((data / "raw" / HOST / fio_pts_cbw.EXPERIMENT / f"{table['point'].iloc[-1]}.meta.json")
+                      .read_text())
+    assert f"--filename={loop}" in meta["command"] and any(a.startswith("--bssplit=") for a in meta["command"])

@@ -453,3 +453,22 @@ def test_report_text_of_hir_and_xsr_tables():
     assert x["settles in (s)"].tolist() == ["not settled"] and x["after (MB/s)"].tolist() == ["200"]
     assert text.departures(hir, xsr) == ["h: quick: 1 s segments instead of 5 s; test file span", "h: quick"]
     assert text.hir_display(None).empty and text.departures(None) == []
+
+
+@needs_fio
+@pytest.mark.fio
+@pytest.mark.slow
+def test_real_hir_run_on_a_loop_device_named_twice_writes_the_whole_device(tmp_path, loop_device):
+    """Issue 30, acceptance 1: each PTS family under quick on a loop device."""
+    loop = loop_device(48 << 20)
+    res = run(hir.EXPERIMENT, tmp_path, "file_size=16m", "ioengine=libaio", f"device={loop}",
+              f"confirm_device={loop}", target=False)
+    assert res.returncode == 0, res.stderr
+    table, seconds = read(tmp_path, hir.EXPERIMENT)
+    assert (table["status"] == "done").all() and (table["span"] == "full_device").all()
+    assert (table["span_bytes"] == 48 << 20).all() and _pts.FILE_SPAN not in table["departure"].iloc[0]
+    summary = pr.hir_table(table)
+    assert list(summary["wait_s"]) == [0.5, 1.0] and (summary["recovery_ratio"] > 0).all()
+    meta = json.loads((tmp_path / "data/raw/ptshost" / hir.EXPERIMENT / f"{table['point'].iloc[-1]}.meta.json").read_text())
+    assert f"--filename={loop}" in meta["command"]
+    check_seconds(table, seconds)
