@@ -48,7 +48,8 @@ def _ok(mlc: pd.DataFrame, host: str, metric: str) -> pd.DataFrame:
 
 
 def idle_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
-    """Every idle-latency measurement of `host`, in :data:`IDLE_ORDER`: dicts with measurement, tool, value
+    """Every idle-latency measurement of `host` (of the loaded latency at the lightest load, the lowest
+    traffic's), in :data:`IDLE_ORDER`: dicts with measurement, tool, value
     (ns), n, ci_low, ci_high (95 %; None without), ci_method (``repetitions``, ``batch-means`` or "")."""
     m = _ok(mlc, host, "latency_ns")
     out = []
@@ -71,18 +72,22 @@ def idle_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
         top = ll[ll["inject_delay"] == ll["inject_delay"].max()]
         light = [_summary(f"loaded, lightest load (delay {int(top['inject_delay'].iloc[0])}, {traffic})", g,
                           "latency_ns") for traffic, g in top.groupby("traffic", sort=False)]
-        out += sorted(light, key=lambda c: c["value"])
+        out += sorted(light, key=lambda c: c["value"])[:1]  # the lowest: the closest to an idle chase
     return out
 
 
 def bandwidth_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
-    """Every peak-bandwidth measurement of `host`: per section (peak injection, max bandwidth) and traffic,
-    then the highest loaded-latency bandwidth; dicts as :func:`idle_candidates` (MB/s)."""
+    """The peak-bandwidth measurements of `host` that define the quantity: per section (peak injection, max
+    bandwidth) its read-only figure and its best traffic, then the highest loaded-latency bandwidth; dicts as
+    :func:`idle_candidates` (MB/s). The other traffics are in the memory sections' tables."""
     m = _ok(mlc, host, "bandwidth_MBps")
     out = []
-    for test, name in _SECTION.items():
-        for traffic, g in m[m["test"] == test].groupby("traffic", sort=False):
-            out.append(_summary(f"{name}, {traffic}", g, "bandwidth_MBps"))
+    for test, name in _SECTION.items():  # per section its read-only figure and its best traffic
+        rows = [_summary(f"{name}, {traffic}", g, "bandwidth_MBps")
+                for traffic, g in m[m["test"] == test].groupby("traffic", sort=False)]
+        keep = {id(c) for c in rows if c["measurement"].endswith(", read-only")}
+        keep |= {id(max(rows, key=lambda c: c["value"]))} if rows else set()
+        out += [c for c in rows if id(c) in keep]
     ll = m[m["test"] == "loaded_latency"]
     if not ll.empty:
         i = ll["bandwidth_MBps"].idxmax()
