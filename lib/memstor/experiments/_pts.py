@@ -36,6 +36,7 @@ import pandas as pd
 import memstor.experiments._fio_params as _fio_params
 import memstor.experiments._fio_points as _fio_points
 import memstor.experiments._fio_rows as _fio_rows
+import memstor.experiments._fio_run as _fio_run
 from memstor.core.batchmeans import ci_columns
 from memstor.core.errors import MemstorError, first_line
 from memstor.core.validate import Section
@@ -303,3 +304,20 @@ def departure(profile: str | None, lengths: list, raw: bool, measured: list) -> 
     parts = [f"{profile or 'this run'}: {', '.join(quantities)}"] if quantities else []
     parts += ([] if raw else [FILE_SPAN]) + [NOT_PURGED] + [m for m in measured if m]
     return "; ".join(parts)
+
+
+def write_tables(experiment: str, results: list, rows: PointRows, host: str, data_root: Path, make_table,
+                 what: str) -> pd.DataFrame:
+    """The end of a PTS run: refuse a refused target, write the experiment's table (``make_table(times)``,
+    times: :func:`timeline`) and its per-second table ``<experiment>-seconds``, then raise MemstorError (one
+    line) when a point failed, naming ``what`` ("points", "groups") kept before it. Returns the table."""
+    _fio_run.check_refused(experiment, results)
+    times = timeline(results, rows)
+    df = make_table(times)
+    out = _fio_run.write_table(df, data_root, host, experiment)
+    _fio_run.write_table(seconds_table(experiment, results, rows, times, host, lambda p: p.params["phase"]),
+                         data_root, host, f"{experiment}-seconds")
+    if rows.failure:
+        raise MemstorError(f"{experiment}: {rows.failure}; the {what} before it are in {out}; rerun the same "
+                           "command to retry it and go on")
+    return df

@@ -64,12 +64,10 @@ import pandas as pd
 
 import memstor.experiments._fio_params as _fio_params
 import memstor.experiments._fio_rows as _fio_rows
-import memstor.experiments._fio_run as _fio_run
 import memstor.experiments._fio_target as _fio_target
 import memstor.experiments._pts as _pts
 from memstor.analysis import pts_recovery
 from memstor.analysis import steady_state as ss
-from memstor.core.errors import MemstorError
 from memstor.core.validate import Section
 from memstor.measure.fio import FioRunner
 from memstor.measure.sweep import Point, SweepSession, run_sweep
@@ -81,7 +79,6 @@ OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS
 #: This family's keys beside the common fio keys (numjobs = PTS's T, iodepth = its Q; lengths in s).
 KEYS = ("bs", "iodepth", "precondition_round_s", "precondition_max_rounds", "access_s", "wait_states_s",
         "segments_per_wait", "return_s")
-SECONDS_TABLE = f"{EXPERIMENT}-seconds"
 #: The PTS's quantities (§11), for the departure text.
 PTS = {"bs": "4k", "numjobs": 4, "iodepth": 32, "precondition_round_s": 60, "access_s": 5,
        "wait_states_s": [5, 10, 15, 25, 50], "segments_per_wait": 360, "return_s": 1800}
@@ -288,16 +285,8 @@ def run_hir(params: dict, *, data_root: Path, target_dir: Path | None, host: str
 
     t, span, results, rows = _fio_target.on_target(EXPERIMENT, sp.common, data_root, target_dir, host, body,
                                                    session=session)
-    _fio_run.check_refused(EXPERIMENT, results)
-    times = _pts.timeline(results, rows)
-    df = table(sp, params, results, rows, span, t.raw, times)
-    out = _fio_run.write_table(df, data_root, host, EXPERIMENT)
-    _fio_run.write_table(_pts.seconds_table(EXPERIMENT, results, rows, times, host, lambda p: p.params["phase"]),
-                         data_root, host, SECONDS_TABLE)
-    if rows.failure:
-        raise MemstorError(f"{EXPERIMENT}: {rows.failure}; the points before it are in {out}; rerun the same "
-                           "command to retry it and go on")
-    return df
+    return _pts.write_tables(EXPERIMENT, results, rows, host, data_root,
+                             lambda times: table(sp, params, results, rows, span, t.raw, times), "points")
 
 
 run = run_hir

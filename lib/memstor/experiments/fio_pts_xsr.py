@@ -49,10 +49,8 @@ import pandas as pd
 
 import memstor.experiments._fio_params as _fio_params
 import memstor.experiments._fio_rows as _fio_rows
-import memstor.experiments._fio_run as _fio_run
 import memstor.experiments._fio_target as _fio_target
 import memstor.experiments._pts as _pts
-from memstor.core.errors import MemstorError
 from memstor.core.units import parse_size
 from memstor.core.validate import Section
 from memstor.measure.fio import FioRunner
@@ -64,7 +62,6 @@ KIND = "fio"
 OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS
 #: This family's keys beside the common fio keys (numjobs = PTS's T, iodepth = its Q; lengths in s).
 KEYS = ("seq_bs", "rnd_bs", "iodepth", "seq1_s", "rnd_s", "seq2_s")
-SECONDS_TABLE = f"{EXPERIMENT}-seconds"
 #: The PTS's quantities (§12; the lengths as the ADATA implementation reads them), for the departure text.
 PTS = {"seq_bs": "1m", "rnd_bs": "8k", "numjobs": 1, "iodepth": 32, "seq1_s": 28800, "rnd_s": 21600,
        "seq2_s": 28800}
@@ -197,16 +194,8 @@ def run_xsr(params: dict, *, data_root: Path, target_dir: Path | None, host: str
 
     t, span, results, rows = _fio_target.on_target(EXPERIMENT, sp.common, data_root, target_dir, host, body,
                                                    session=session)
-    _fio_run.check_refused(EXPERIMENT, results)
-    times = _pts.timeline(results, rows)
-    df = table(sp, params, results, rows, span, t.raw, times)
-    out = _fio_run.write_table(df, data_root, host, EXPERIMENT)
-    _fio_run.write_table(_pts.seconds_table(EXPERIMENT, results, rows, times, host, lambda p: p.params["phase"]),
-                         data_root, host, SECONDS_TABLE)
-    if rows.failure:
-        raise MemstorError(f"{EXPERIMENT}: {rows.failure}; the groups before it are in {out}; rerun the same "
-                           "command to retry it and go on")
-    return df
+    return _pts.write_tables(EXPERIMENT, results, rows, host, data_root,
+                             lambda times: table(sp, params, results, rows, span, t.raw, times), "groups")
 
 
 run = run_xsr
