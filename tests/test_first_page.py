@@ -40,7 +40,8 @@ def synthesis(**over) -> SimpleNamespace:
     t = tables(**over)
     t["sysinfo"] = {H: sysinfo}
     ds = SimpleNamespace(hosts=[HostData(name=H, tables=["fio.csv"], sysinfo=sysinfo)])
-    return SimpleNamespace(headline=headline(), validity=validity_table(**t), qd=qd(), dataset=ds)
+    return SimpleNamespace(headline=headline(), validity=validity_table(**t), qd=qd(), dataset=ds, wsat=None,
+                           cache_levels=None)
 
 
 def page(S, profile: str = "standard") -> str:

@@ -191,7 +191,7 @@ def findings(S, host: str) -> list[str]:
     if disagree:
         out.append("The same configuration measured twice gave different numbers: " + "; ".join(disagree[:2])
                    + f" ({SECTION_REF['storage_points']}).")
-    w = S.wsat[S.wsat["host"].astype(str) == host] if getattr(S, "wsat", None) is not None else None
+    w = S.wsat[S.wsat["host"].astype(str) == host] if S.wsat is not None else None
     for _, r in (w.head(2).iterrows() if w is not None else ()):
         if missing(r["sustained_MBps"]):
             continue
@@ -201,7 +201,7 @@ def findings(S, host: str) -> list[str]:
             f"{fmt_number(r['sustained_MBps'])} MB/s" if int(r["cliffs"]) else
             f"no cliff in {fmt_number(r['tgbw_GB'])} GB written: {fmt_number(r['sustained_MBps'])} MB/s throughout")
             + f"{span} ({SECTION_REF['write_saturation']}).")
-    lv = getattr(S, "cache_levels", None)
+    lv = S.cache_levels
     lv = lv[(lv["host"].astype(str) == host) & ~lv["level"].astype(str).str.startswith("TLB")] if lv is not None \
         and len(lv) else None
     if lv is not None and len(lv) >= 2:
