@@ -64,6 +64,7 @@ def job(**over) -> FioJob:
     return FioJob(**{"name": "j", "rw": "randrw", "rwmixread": 40, "size": "64m", "filename": "/tmp/x", **over})
 
 
+@pytest.mark.fio  # FioJob.validate asks the real fio for its engines (fio --enghelp)
 def test_fiojob_passes_bssplit_and_random_distribution_only_when_set(tmp_path):
     plain = fio_command(job(), tmp_path / "o.json")
     assert not [a for a in plain if a.startswith(("--bssplit", "--random_distribution"))]
@@ -73,6 +74,7 @@ def test_fiojob_passes_bssplit_and_random_distribution_only_when_set(tmp_path):
     assert "bssplit=4k/100\n" in text and "random_distribution=zipf:1.2\n" in text
 
 
+@pytest.mark.fio  # FioJob.validate asks the real fio for its engines (fio --enghelp)
 @pytest.mark.parametrize("value, says", list(REFUSED_BSSPLIT.items()))
 def test_fiojob_refuses_a_bssplit_fio_would_misread_in_one_line(value, says):
     with pytest.raises(UsageError) as err:
@@ -80,6 +82,7 @@ def test_fiojob_refuses_a_bssplit_fio_would_misread_in_one_line(value, says):
     assert "\n" not in str(err.value) and "bssplit=" in str(err.value) and says in str(err.value)
 
 
+@pytest.mark.fio  # FioJob.validate asks the real fio for its engines (fio --enghelp)
 @pytest.mark.parametrize("value", list(REFUSED_DISTRIBUTIONS))
 def test_fiojob_refuses_a_random_distribution_fio_refuses_or_misreads(value):
     with pytest.raises(UsageError) as err:
@@ -87,6 +90,7 @@ def test_fiojob_refuses_a_random_distribution_fio_refuses_or_misreads(value):
     assert "\n" not in str(err.value) and "random_distribution=" in str(err.value)
 
 
+@pytest.mark.fio  # FioJob.validate asks the real fio for its engines (fio --enghelp)
 def test_a_random_distribution_needs_a_random_rw():
     with pytest.raises(UsageError, match="only with a random rw"):
         job(rw="read", rwmixread=None, random_distribution="zipf:1.2").validate()
