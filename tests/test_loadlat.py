@@ -210,6 +210,24 @@ def test_every_traffic_code_moves_bytes_in_its_ratio(exe, tmp_path, code):
     assert ("read2" in roles) == (code == "W10")
 
 
+@pytest.mark.parametrize("share, code, reads, writes", [
+    (70, "S70", 7, 3), (90, "S90", 9, 1), (33, "S33", 33, 67), (0, "S0", 0, 1), (50, "W5", 1, 1),
+    (75, "W3", 3, 1), (100, "R", 1, 0)])
+@pytest.mark.loadlat
+def test_read_share_moves_bytes_in_its_ratio(exe, tmp_path, share, code, reads, writes):
+    """--read_share=P: P % of the requests are reads (plain stores for the rest) in the smallest group; a
+    share MLC's codes already mix is that code (one traffic, one name)."""
+    js = tmp_path / "s.json"
+    res = run(exe, "--loaded_latency", "-T", "-k1", "-b4m", "-t0.05", "-d0", f"--read_share={share}", f"--json={js}")
+    assert res.returncode == 0, res.stderr
+    assert f"# traffic {code} (" in res.stdout
+    doc = json.loads(js.read_text())
+    t, p = doc["traffic"], doc["points"][0]
+    assert (t["code"], t["reads_per_group"], t["writes_per_group"], t["non_temporal"]) == (code, reads, writes, False)
+    assert p["traffic"] == code
+    assert 100 * p["read_MBps"] / (p["read_MBps"] + p["write_MBps"]) == pytest.approx(share, abs=1e-6)
+
+
 @pytest.mark.loadlat
 def test_huge_pages_evidence_from_smaps(exe, tmp_path):
     thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
@@ -235,11 +253,15 @@ def test_huge_pages_evidence_from_smaps(exe, tmp_path):
     (["--loaded_latency", "-Q"], "unknown option '-Q'"),
     (["--loaded_latency", "-W11"], "unknown traffic code '-W11'"),
     (["--loaded_latency", "-W1"], "unknown traffic code '-W1'"),
+    (["--loaded_latency", "--read_share=101"], "--read_share=101: the read share is a whole percentage 0..100"),
+    (["--loaded_latency", "--read_share=7x"], "--read_share=7x: the read share is a whole percentage 0..100"),
+    (["--loaded_latency", "-W5", "--read_share=70"], "-W5 and --read_share=70 both given"),
+    (["--idle_latency", "--read_share=70"], "--read_share=70 does not apply to --idle_latency"),
     (["--idle_latency", "-b12x"], "-b12x"),
     (["-R", "-T"], "-T does not apply to the default run"),
     (["--latency_matrix", "-k1"], "-k does not apply to --latency_matrix"),
     (["--c2c_latency", "-d5"], "-d does not apply to --c2c_latency"),
-    (["--max_bandwidth", "-W5"], "-W does not apply to --max_bandwidth"),
+    (["--max_bandwidth", "-W5"], "-W5 does not apply to --max_bandwidth"),
     (["--bandwidth_matrix", "-c0"], "-c does not apply to --bandwidth_matrix"),
     (["--c2c_latency", "--bandwidth_matrix"], "give only one mode"),
     (["--loaded_latency", "-R", "-W5"], "choose one traffic type"),

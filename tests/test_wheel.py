@@ -23,7 +23,7 @@ from conftest import ROOT
 pytestmark = [pytest.mark.fio, pytest.mark.slow]
 
 #: What the wheel is built from: the package, its metadata and the folders its resource links point to.
-SOURCES = ("lib", "pyproject.toml", "README.md", "params", "data/specs")
+SOURCES = ("lib", "pyproject.toml", "README.md", "params", "data/specs", "data/reference")
 
 
 def _run(argv: list, cwd: Path, timeout: int = 900, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -53,13 +53,14 @@ def installed(tmp_path_factory) -> Path:
     return venv / "bin"
 
 
-def test_wheel_ships_profiles_specs_and_templates(installed):
+def test_wheel_ships_profiles_specs_templates_and_reference_curves(installed):
     wheel_names = set()
     for whl in installed.parent.parent.glob("dist/memstor-*.whl"):
         wheel_names = set(zipfile.ZipFile(whl).namelist())
     shipped = {f"memstor/_resources/profiles/{p.name}" for p in (ROOT / "params").glob("*.yaml")}
     shipped |= {f"memstor/_resources/specs/{p.name}" for p in (ROOT / "data/specs").glob("*.yaml")}
     shipped |= {f"memstor/report/templates/{p.name}" for p in (ROOT / "lib/memstor/report/templates").iterdir()}
+    shipped |= {f"memstor/_resources/reference/mess/{p.name}" for p in (ROOT / "data/reference/mess").iterdir()}
     assert shipped and shipped <= wheel_names
 
 

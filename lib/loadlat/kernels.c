@@ -47,6 +47,42 @@ const struct traffic *traffic_lookup(const char *code)
     return NULL;
 }
 
+static int gcd_int(int a, int b)
+{
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* --read_share=P: P % of the load requests are reads and the rest plain (temporal) writes, in the smallest
+ * whole-number group (70 -> 7 reads then 3 writes, 33 -> 33 reads then 67 writes), the delay after each
+ * group as for -W. A share one of MLC's plain codes already mixes gives that code (100 R, 75 W3, 60 W4,
+ * 50 W5), so the same traffic has one name; any other share is code "S<P>", label "<r>:<w>" (0: "write-only").
+ * NULL when P is outside 0..100. One share per run: the struct returned for "S<P>" is static. */
+const struct traffic *traffic_share(int pct)
+{
+    static struct traffic share;
+    static char code[8], label[16], mlc[64];
+    if (pct < 0 || pct > 100)
+        return NULL;
+    int g = gcd_int(pct, 100 - pct);
+    int reads = pct / g, writes = (100 - pct) / g;
+    for (size_t i = 0; i < sizeof TRAFFIC / sizeof TRAFFIC[0]; i++)
+        if (!TRAFFIC[i].nt && TRAFFIC[i].reads == reads && TRAFFIC[i].writes == writes)
+            return &TRAFFIC[i];
+    snprintf(code, sizeof code, "S%d", pct);
+    if (reads == 0)
+        snprintf(label, sizeof label, "write-only");
+    else
+        snprintf(label, sizeof label, "%d:%d", reads, writes);
+    snprintf(mlc, sizeof mlc, "%d reads and %d writes", reads, writes);
+    share = (struct traffic){code, label, mlc, reads, writes, 0, 0};
+    return &share;
+}
+
 /* One delay unit = one iteration of this loop (an add of a register, a compare and a taken branch: ~1 core
  * clock). The counter steps by an opaque register, not an immediate: recent Intel cores fold immediate
  * adds at rename, which would make the loop's speed depend on where it is inlined. The unit is

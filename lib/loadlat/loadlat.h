@@ -44,6 +44,7 @@ struct traffic {
 };
 
 const struct traffic *traffic_lookup(const char *code);  /* NULL when unknown */
+const struct traffic *traffic_share(int pct);  /* --read_share=P (kernels.c); NULL outside 0..100 */
 
 /* One buffer owned (allocated, first-touched) by one thread. */
 struct buffer {

@@ -84,6 +84,8 @@ static void usage(FILE *f)
         "  -R            read-only traffic (default)\n"
         "  -W<n>         traffic: 2 = 2:1 reads:writes, 3 = 3:1, 4 = 3:2, 5 = 1:1, 6 = non-temporal\n"
         "                writes only, 7 = 2:1 NT, 8 = 1:1 NT, 9 = 3:1 NT, 10 = stream-triad like\n"
+        "  --read_share=P  traffic: P %% of the load requests are reads (0..100), the rest plain writes,\n"
+        "                in the smallest group (70 = 7 reads, 3 writes); 100, 75, 60, 50 = -R, -W3, -W4, -W5\n"
         "  -r  (or -U)   random order of load requests (default sequential); the latency chain is\n"
         "                always random\n"
         "  -L            huge pages via madvise(MADV_HUGEPAGE); the real use is reported from smaps\n"
@@ -167,6 +169,8 @@ static void read_delay_file(struct opts *o, const char *path)
         die_usage("-g%s: the delay file holds no delays", path);
 }
 
+static void set_read_share(struct opts *o, const char *a);
+
 static void set_mode(struct opts *o, enum mode m)
 {
     if (o->mode != MODE_NONE && o->mode != m)
@@ -204,6 +208,8 @@ static void parse_word(struct opts *o, int argc, char **argv, int *i)
             die_usage("--pacing=%s: use --pacing=fixed (MLC's fixed delay loop, the default) or --pacing=exp "
                       "(exponential delays with the same mean)", v);
         o->pacing_given = 1;
+    } else if (strncmp(a, "--read_share=", 13) == 0) {
+        set_read_share(o, a);
     } else if (strncmp(a, "--windows=", 10) == 0) {
         uint64_t x;
         if (parse_u64(a + 10, &x) != 0 || x < 1 || x > LOADLAT_MAX_WINDOWS)
@@ -229,16 +235,24 @@ static void parse_word(struct opts *o, int argc, char **argv, int *i)
     }
 }
 
+/* One traffic type for the run, chosen by option `flag` (-R, -W<n> or --read_share=P): a second, different
+ * choice is refused. */
+static void choose_traffic(struct opts *o, const struct traffic *t, const char *flag)
+{
+    if (o->tr_given && o->tr != t)
+        die_usage("%s and %s both given: choose one traffic type", o->tr_flag, flag);
+    o->tr = t;
+    o->tr_given = 1;
+    o->tr_flag = flag;
+}
+
 /* -R, or -W<code> (v: the text after the W): one traffic type for the run. */
 static void set_traffic(struct opts *o, const char *a, const char *v)
 {
     if (a[1] == 'R') {
         if (*v)
             die_usage("unknown option '%s'", a);
-        if (o->tr_given && strcmp(o->tr->code, "R") != 0)
-            die_usage("-R and -W%s both given: choose one traffic type", o->tr->code + 1);
-        o->tr = traffic_lookup("R");
-        o->tr_given = 1;
+        choose_traffic(o, traffic_lookup("R"), a);
         return;
     }
     char code[16];
@@ -246,12 +260,18 @@ static void set_traffic(struct opts *o, const char *a, const char *v)
     const struct traffic *t = strlen(v) < 4 ? traffic_lookup(code) : NULL;
     if (!t)
         die_usage("unknown traffic code '-W%s' (use -R or -W2, -W3, -W4, -W5, -W6, -W7, -W8, "
-                  "-W9, -W10)", v);
-    if (o->tr_given && o->tr != t)
-        die_usage("-%s and -%s both given: choose one traffic type",
-                  strcmp(o->tr->code, "R") == 0 ? "R" : o->tr->code, code);
-    o->tr = t;
-    o->tr_given = 1;
+                  "-W9, -W10, or --read_share=P for P %% reads)", v);
+    choose_traffic(o, t, a);
+}
+
+/* --read_share=P (a: the whole argument): P % reads, the rest plain writes (kernels.c traffic_share). */
+static void set_read_share(struct opts *o, const char *a)
+{
+    uint64_t x;
+    if (parse_u64(a + 13, &x) != 0 || x > 100)
+        die_usage("%s: the read share is a whole percentage 0..100 of the load requests, e.g. --read_share=70",
+                  a);
+    choose_traffic(o, traffic_share((int)x), a);
 }
 
 /* A letter option (-b, -l, -d, -g, -t, -c, -k, -R, -W, -r, -U, -L, -T, -e), its value attached (MLC). */
@@ -343,7 +363,7 @@ static void check_mode_options(const struct opts *o)
     int k_ok = m != MODE_IDLE && m != MODE_LATMAT && m != MODE_WSET;
     int c_ok = m == MODE_IDLE || m == MODE_LATMAT || m == MODE_C2C || m == MODE_DEFAULT || m == MODE_WSET ||
                m == MODE_MLP;
-    const char *tr_opt = o->tr_given ? (strcmp(o->tr->code, "R") ? "-W" : "-R") : NULL;
+    const char *tr_opt = o->tr_given ? o->tr_flag : NULL;
     const char *bad = !sweep && o->d_given ? "-d" : !sweep && o->g_given ? "-g" : o->no_lat ? "-T"
                       : !sweep && o->pacing_given ? "--pacing" : !traffic && tr_opt ? tr_opt
                       : !k_ok && o->k_given ? "-k" : !c_ok && o->c_given ? "-c" : NULL;

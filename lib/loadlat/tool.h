@@ -58,6 +58,7 @@ struct opts {
     int nload, k_given;
     const struct traffic *tr;
     int tr_given;
+    const char *tr_flag;           /* the option that chose tr: "-R", "-W<n>" or "--read_share=P" */
     int random, huge, no_lat;
     int pacing_exp, pacing_given;  /* --pacing=exp: exponential delays of mean -d (default fixed) */
     int nwin;                      /* --windows: sub-windows per point (default 5) */

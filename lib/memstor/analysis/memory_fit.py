@@ -13,7 +13,7 @@ import pandas as pd
 
 from memstor.analysis.curves import FIT, analyse, littles_outstanding, metric_row
 from memstor.analysis.memory_curves import each_curve
-from memstor.core.schema import TRAFFIC_CODES, missing
+from memstor.core.schema import missing, traffic_fraction
 
 #: Traffic labels (memstor.core.schema.TRAFFIC_CODES) whose stores are non-temporal (MLC and loadlat -W6..-W10:
 #: no read-for-ownership); the other mixes with writes use plain stores.
@@ -47,15 +47,15 @@ def traffic_shares(traffic, read_fraction=None) -> tuple[float, float, str]:
     """(MLC's instruction mix read share, estimated DRAM read share, stores) of a traffic label.
 
     The mix read share is the share of the load threads' accesses that are reads (memstor.core.schema
-    TRAFFIC_CODES; the row's own read_fraction when given). With plain stores every written line is
+    traffic_fraction: MLC's -W mixes and loadlat's read shares; the row's own read_fraction when given). With plain stores every written line is
     first read for ownership and later written back, so DRAM sees reads = f + (1 − f) and writes =
     1 − f: read share 1 / (2 − f). Non-temporal stores write without that read: read share f.
     NaN/'' when the traffic is unknown."""
     if missing(traffic):
         return math.nan, math.nan, ""
     label = str(traffic)
-    f = float(read_fraction) if not missing(read_fraction) else \
-        {lab: frac for lab, frac in TRAFFIC_CODES.values()}.get(label, math.nan)
+    known = traffic_fraction(label)
+    f = float(read_fraction) if not missing(read_fraction) else known if known is not None else math.nan
     if not math.isfinite(f):
         return math.nan, math.nan, ""
     if f >= 1.0:

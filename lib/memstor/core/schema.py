@@ -56,6 +56,70 @@ TRAFFIC_CODES = {
     "W10": ("stream-triad", 2 / 3),
 }
 
+#: loadlat ``--read_share=P`` traffic (P % of the load requests are reads, the rest plain stores, in the smallest
+#: whole-number group): code ``S<P>``, label ``<reads>:<writes>`` (``write-only`` at 0). Shares an MLC code
+#: already mixes keep that code (100 R, 75 W3, 60 W4, 50 W5): one traffic, one name.
+READ_SHARE_PREFIX = "S"
+
+
+def read_share_code(pct: int) -> str:
+    """The traffic code of a read share of ``pct`` % (0..100) of the load requests, plain stores:
+    ``R`` / ``W3`` / ``W4`` / ``W5`` where MLC's codes mix exactly that, else ``S<pct>``. ValueError outside
+    0..100."""
+    pct = int(pct)
+    if not 0 <= pct <= 100:
+        raise ValueError(f"read share {pct} %: use 0..100")
+    for code, (_label, frac) in TRAFFIC_CODES.items():
+        if code not in _NON_TEMPORAL_CODES and abs(frac * 100 - pct) < 1e-9:
+            return code
+    return f"{READ_SHARE_PREFIX}{pct}"
+
+
+#: MLC codes whose writes are non-temporal stores (no read-share code stands for them).
+_NON_TEMPORAL_CODES = ("W6", "W7", "W8", "W9", "W10")
+
+
+def traffic_info(code) -> tuple[str, float] | None:
+    """(label, read fraction 0..1) of a traffic code: an MLC ``-W`` code (TRAFFIC_CODES) or a loadlat read
+    share ``S<P>`` (label ``r:w`` of the smallest group, ``write-only`` at 0); None when unknown."""
+    text = str(code)
+    if text in TRAFFIC_CODES:
+        return TRAFFIC_CODES[text]
+    digits = text[len(READ_SHARE_PREFIX):]
+    if not text.startswith(READ_SHARE_PREFIX) or not digits.isdigit() or len(digits) > 3 or int(digits) > 100:
+        return None
+    pct = int(digits)
+    g = math.gcd(pct, 100 - pct)
+    label = "write-only" if pct == 0 else f"{pct // g}:{(100 - pct) // g}"
+    return label, pct / 100
+
+
+def traffic_code_of_label(label) -> str | None:
+    """The traffic code of a memstor traffic label (``1:1`` -> W5, ``7:3`` -> S70, ``write-only`` -> S0);
+    None when the label names no code."""
+    text = str(label)
+    for code, (lab, _frac) in TRAFFIC_CODES.items():
+        if lab == text:
+            return code
+    if text == "write-only":
+        return read_share_code(0)
+    reads, sep, writes = text.partition(":")
+    if not sep or not reads.isdigit() or not writes.isdigit() or int(reads) + int(writes) == 0:
+        return None
+    pct = 100 * int(reads) / (int(reads) + int(writes))
+    if not pct.is_integer():
+        return None
+    code = read_share_code(int(pct))
+    return code if traffic_info(code) == (text, pct / 100) else None
+
+
+def traffic_fraction(label) -> float | None:
+    """Read fraction (0..1) of a traffic label, None when unknown."""
+    code = traffic_code_of_label(label)
+    info = traffic_info(code) if code else None
+    return info[1] if info else None
+
+
 # Labels of MLC's peak-injection / max-bandwidth rows -> traffic label.
 PEAK_ROW_TRAFFIC = {
     "ALL Reads": "read-only",

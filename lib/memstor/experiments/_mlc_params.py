@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from memstor.core.errors import UsageError
-from memstor.core.schema import TRAFFIC_CODES
+from memstor.core.schema import TRAFFIC_CODES, read_share_code
 from memstor.core.validate import Section
 from memstor.measure import mlc
 
@@ -32,7 +32,9 @@ class LoadedLatencyParams:
 
     tool: str = "auto"                     # auto (MLC on PATH, else loadlat; loadlat for exp) | mlc | loadlat
     mlc_path: str = ""                     # Intel MLC binary when not on PATH
-    traffic: tuple = ("R", "W3", "W2", "W5", "W6")  # MLC -W codes ("R" = read-only)
+    traffic: tuple = ("R", "W3", "W2", "W5", "W6")  # MLC -W codes ("R" = read-only), then the read shares' codes
+    read_shares: tuple = ()                # % of load requests that are reads (plain stores), one curve each:
+    #                                        loadlat --read_share (S<P>; 100/75/60/50 are R/W3/W4/W5, measured once)
     access_bytes: tuple = (64, 256)        # -l access size / stride in bytes
     delays: tuple = MLC_DELAYS             # inject delays in delay-loop cycles, measured in this order
     seconds_per_point: float = 2           # -t seconds per delay (MLC: whole seconds)
@@ -66,6 +68,29 @@ def _traffic(values) -> tuple:
             raise V.error("traffic", value, f"unknown traffic code; allowed: {allowed}")
         codes.append(code)
     return V.unique("traffic", codes)
+
+
+def _read_shares(values) -> tuple:
+    """Read shares in percent (whole numbers 0..100, each once, in the given order)."""
+    want = "use whole percentages 0..100 of the load requests that are reads, e.g. [100, 70, 50, 0] (or [])"
+    shares = [V.integer("read_shares", v, 0, 100, want=want) for v in V.items("read_shares", values, allow_empty=True)]
+    return V.unique("read_shares", shares)
+
+
+def with_read_shares(traffic: tuple, shares: tuple) -> tuple:
+    """The traffic codes to measure: ``traffic`` then each read share's code (memstor.core.schema.read_share_code)
+    that is not already there (a share of 50 % is MLC's W5: one curve, not two)."""
+    codes = [read_share_code(s) for s in shares]
+    return tuple(dict.fromkeys([*traffic, *codes]))
+
+
+def needs_loadlat(p: LoadedLatencyParams) -> str:
+    """Why only loadlat can run ``p`` ('' when MLC can): exponential pacing, or read shares MLC cannot mix."""
+    if "exp" in p.pacing:
+        return "exponential pacing"
+    if any(code not in TRAFFIC_CODES for code in p.traffic):
+        return "read shares other than MLC's mixes"
+    return ""
 
 
 def _access_sizes(values) -> tuple:
@@ -153,10 +178,12 @@ def validate_params(params: dict) -> LoadedLatencyParams:
     get = params.get
     tool = V.choice("tool", str(get("tool", d.tool) or "auto").strip().lower(), mlc.TOOLS)
     lat, load = _cpus(get("latency_cpu", d.latency_cpu), get("load_cpus", ""))
+    shares = _read_shares(get("read_shares", list(d.read_shares)))
     return LoadedLatencyParams(
         tool=tool,
         mlc_path=str(get("mlc_path", d.mlc_path) or ""),
-        traffic=_traffic(get("traffic", list(d.traffic))),
+        traffic=with_read_shares(_traffic(get("traffic", list(d.traffic))), shares),
+        read_shares=shares,
         access_bytes=_access_sizes(get("access_bytes", list(d.access_bytes))),
         delays=_delays(get("delays", list(d.delays))),
         seconds_per_point=V.seconds("seconds_per_point", get("seconds_per_point", d.seconds_per_point)),
@@ -197,6 +224,11 @@ def check_for_tool(p: LoadedLatencyParams, tool: str) -> None:
         raise V.error("pacing", list(p.pacing),
                       "Intel MLC paces its load threads only with a fixed delay loop; use pacing: [fixed], "
                       "or tool: loadlat for exponential pacing")
+    mixes = [c for c in p.traffic if c not in TRAFFIC_CODES]
+    if tool == "mlc" and mixes:
+        raise V.error("read_shares", list(p.read_shares),
+                      f"Intel MLC mixes only its -W codes ({', '.join(mixes)} are loadlat read shares); use "
+                      "tool: loadlat, or read shares 100, 75, 60, 50 (MLC's R, W3, W4, W5)")
     if tool == "mlc" and not float(p.seconds_per_point).is_integer():
         raise V.error("seconds_per_point", p.seconds_per_point,
                       "Intel MLC takes whole seconds (-t); use 1 or more, or tool=loadlat")

@@ -12,7 +12,7 @@ import pandas as pd
 
 from memstor.analysis.memory_curves import sub_window_ci_columns
 from memstor.core.files import atomic_write, read_json
-from memstor.core.schema import MLC_COLUMNS, TRAFFIC_CODES
+from memstor.core.schema import MLC_COLUMNS, traffic_code_of_label, traffic_info
 from memstor.experiments._mlc_gate import choose_attempts
 from memstor.experiments._mlc_params import PACINGS
 from memstor.experiments._mlc_points import config_name
@@ -91,7 +91,7 @@ def _failed_row(result: PointResult, host: str) -> dict:
     row = dict.fromkeys(MLC_COLUMNS + GATE_COLUMNS)
     row.update(tool=params.get("tool"), test=params.get("mode"))
     if params.get("traffic"):
-        row["traffic"], row["read_fraction"] = TRAFFIC_CODES[params["traffic"]]
+        row["traffic"], row["read_fraction"] = traffic_info(params["traffic"]) or (params["traffic"], None)
     if params.get("access_bytes"):
         row["access_bytes"] = params["access_bytes"]
     meta = read_json(result.meta) or {}
@@ -125,7 +125,7 @@ def point_rows(result: PointResult, data_root: Path, host: str) -> list[dict]:
         row.update(host=host, point=result.point.name, status="done", error=None, note=meta.get("note"))
         row.update(settings(params, meta, text, r.get("detail")))
         row.update(_identity(params))
-        code = _LABEL_CODE.get(r.get("traffic"))
+        code = traffic_code_of_label(r.get("traffic")) if r.get("traffic") else None
         fig = figures.get(point_key(r.get("test"), code, r.get("inject_delay")), {})
         for col in ("windows", "bandwidth_spread_pct", "latency_spread_pct", "cpu_share_min_pct", "steal_pct",
                     "arrival_cv"):
@@ -136,7 +136,6 @@ def point_rows(result: PointResult, data_root: Path, host: str) -> list[dict]:
 
 
 #: Traffic labels (table) -> MLC -W codes (loadlat's JSON); looked up with a row's traffic, which may be None.
-_LABEL_CODE: dict[str | None, str] = {label: code for code, (label, _frac) in TRAFFIC_CODES.items()}
 
 
 def build_table(results: Sequence[PointResult], data_root: Path, host: str) -> pd.DataFrame:

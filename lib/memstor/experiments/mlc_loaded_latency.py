@@ -77,6 +77,7 @@ from memstor.experiments._mlc_params import (
     available_cpus,
     check_for_tool,
     memory_need_bytes,
+    needs_loadlat,
     validate_params,
 )
 from memstor.experiments._mlc_points import build_points, config_name, point_name
@@ -164,8 +165,8 @@ def run_loaded_latency(params: dict, *, data_root: Path, target_dir: Path | None
     """
     del target_dir  # memory experiment: no test file
     p = validate_params(params)
-    # auto = Intel MLC when installed, but only loadlat paces with exponential delays
-    tool, executable = mlc.resolve_tool("loadlat" if p.tool == "auto" and "exp" in p.pacing else p.tool,
+    # auto = Intel MLC when installed, but only loadlat paces with exponential delays and mixes any read share
+    tool, executable = mlc.resolve_tool("loadlat" if p.tool == "auto" and needs_loadlat(p) else p.tool,
                                         p.mlc_path)
     check_for_tool(p, tool)
     huge, why = mlc.huge_pages_available(tool, memory_need_bytes(p)) if p.huge_pages else (False, "")

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from memstor.core.errors import MemstorError, UsageError
-from memstor.core.schema import TRAFFIC_CODES
 from memstor.parse.loadlat_json import GATE_GROUPS, gate_groups
 
 #: Where ``make loadlat`` puts the tool, relative to the repository root.
@@ -35,8 +34,6 @@ MODES = ("idle_latency", "loaded_latency", "peak_injection_bandwidth", "latency_
          "max_bandwidth", "c2c_latency")
 #: MLC's default inject delays for --loaded_latency (delay-loop iterations).
 MLC_DELAYS = (0, 2, 8, 15, 50, 100, 200, 300, 400, 500, 700, 1000, 1300, 1700, 2500, 3500, 5000, 9000, 20000)
-#: Traffic labels (memstor.core.schema) -> -W codes, so ``traffic="2:1-nt"`` works as well as ``"W7"``.
-_LABEL_TO_CODE = {label: code for code, (label, _frac) in TRAFFIC_CODES.items()}
 _VERSION_RE = re.compile(r"loadlat \(Memory Latency Checker-compatible\) - v(\S+)")
 
 
@@ -103,19 +100,6 @@ def version(exe: Path | str | None = None) -> str:
     if proc.returncode != 0 or not m:
         raise MemstorError(f"{exe} --help printed no loadlat banner: is it loadlat? rebuild with `make loadlat`")
     return m.group(1)
-
-
-def traffic_code(traffic: str) -> str:
-    """MLC -W code (``R``, ``W2`` ... ``W10``) for a code or a memstor traffic label (``1:1``, ``2:1-nt``)."""
-    t = str(traffic).strip()
-    if t.startswith("-"):
-        t = t[1:]
-    if t in TRAFFIC_CODES:
-        return t
-    if t in _LABEL_TO_CODE:
-        return _LABEL_TO_CODE[t]
-    raise UsageError(f"traffic={traffic!r}: use an MLC code ({', '.join(TRAFFIC_CODES)}) "
-                     f"or a label ({', '.join(_LABEL_TO_CODE)})")
 
 
 def format_cpus(cpus: Iterable[int] | str | int) -> str:

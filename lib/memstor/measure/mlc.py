@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from memstor.core.errors import PointFailed, UsageError
-from memstor.core.schema import TRAFFIC_CODES
+from memstor.core.schema import READ_SHARE_PREFIX, TRAFFIC_CODES, traffic_info
 from memstor.measure.loadlat import binary, format_cpus, sub_windows
 from memstor.parse.mlc import parse_mlc
 
@@ -147,10 +147,14 @@ def format_seconds(seconds: float) -> str:
 
 
 def traffic_flag(code: str) -> str:
-    """MLC traffic option for a -W code: ``R`` -> ``-R``, ``W5`` -> ``-W5``."""
-    if code not in TRAFFIC_CODES:
-        raise UsageError(f"traffic {code!r}: choose MLC -W codes among {', '.join(TRAFFIC_CODES)}")
-    return "-R" if code == "R" else f"-{code}"
+    """Traffic option for a code: ``R`` -> ``-R``, ``W5`` -> ``-W5`` (MLC and loadlat), a read share ``S70`` ->
+    ``--read_share=70`` (loadlat only; memstor.core.schema.read_share_code)."""
+    if code in TRAFFIC_CODES:
+        return "-R" if code == "R" else f"-{code}"
+    if traffic_info(code) is not None:
+        return f"--read_share={code[len(READ_SHARE_PREFIX):]}"
+    raise UsageError(f"traffic {code!r}: choose MLC -W codes among {', '.join(TRAFFIC_CODES)}, "
+                     f"or {READ_SHARE_PREFIX}<P> for P % reads (loadlat)")
 
 
 def _page_and_order_flags(huge_pages: bool, random_access: bool = False) -> list[str]:
@@ -413,7 +417,8 @@ def check_rows(rows: Sequence[dict], params: dict) -> str | None:
         return f"unknown mode {mode!r}"
     if any("partial" in str(r.get("detail") or "") for r in mine):
         return "the run was interrupted (its last rows are partial)"
-    label = TRAFFIC_CODES[params["traffic"]][0]
+    info = traffic_info(params["traffic"])
+    label = info[0] if info else str(params["traffic"])
     wrong = sorted({r.get("traffic") for r in mine if r.get("traffic") not in (None, label)}, key=str)
     if wrong:
         return f"the output measured traffic {', '.join(map(str, wrong))}, not {label} ({traffic_flag(params['traffic'])})"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memstor.core.schema import TRAFFIC_CODES
+from memstor.core.schema import TRAFFIC_CODES, read_share_code, traffic_info
 from memstor.parse.mlc_state import Reader
 
 _BANNER_RE = re.compile(
@@ -85,6 +85,8 @@ def parse_options(args: str | None) -> Options:
             opts.code = "R"
         elif re.fullmatch(r"-W[0-9]{1,3}", tok):
             opts.code = "W" + str(int(tok[2:]))
+        elif re.fullmatch(r"--read_share=[0-9]{1,3}", tok) and int(tok[13:]) <= 100:
+            opts.code = read_share_code(int(tok[13:]))  # loadlat: P % reads, plain stores
         elif re.fullmatch(r"-l[0-9]{1,9}", tok):
             opts.access_bytes = int(tok[2:])
         elif re.fullmatch(r"-j[0-9]{1,4}", tok):
@@ -111,9 +113,10 @@ def label_code(line: str) -> str | None:
 
 
 def traffic_of_code(code: str) -> tuple[str, float | None, str]:
-    """(traffic label, read fraction 0..1, detail note) for a -W/-R code."""
-    if code in TRAFFIC_CODES:
-        label, frac = TRAFFIC_CODES[code]
+    """(traffic label, read fraction 0..1, detail note) for a -W/-R code or a loadlat read share ``S<P>``."""
+    info = traffic_info(code)
+    if info is not None:
+        label, frac = info
         return label, frac, ""
     return code, None, f"unknown traffic code -{code}"
 
