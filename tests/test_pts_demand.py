@@ -214,9 +214,13 @@ def test_roles_max_iops_min_and_the_optimal_point_under_the_ceiling():
     d = pts_demand.dirth_table(rows)  # the run's own ceiling: 1000 us
     assert list(d.columns) == pts_demand.DIRTH_COLUMNS
     roles = dict(zip(d["role"], zip(d["threads"], d["qd"])))
-    # means: T1Q1 350, T1Q4 480, T2Q4 1092.9 (over), T4Q4 2100 (over): optimal = T1Q4 (1000 IOPS)
-    assert roles == {"min": (1, 1), "optimal": (1, 4), "": (2, 4), "max IOPS": (4, 4)}
+    # means: T1Q1 350, T1Q4 480, T2Q4 1092.9 (over), T4Q4 2100 (over): optimal = T1Q4 (1000 IOPS); mid (the PTS's
+    # MidIOPS): under the ceiling, IOPS nearest (1000 + 400) / 2 = 700: T1Q1 (400, 300 away) before T1Q4 (300 away)
+    assert roles == {"mid, min": (1, 1), "optimal": (1, 4), "": (2, 4), "max IOPS": (4, 4)}
     assert set(pts_demand.dirth_table(rows, ceiling_us=100.0)["role"]) == {"min", "max IOPS", ""}  # none under
+    wide = pts_demand.dirth_table(rows, ceiling_us=1500.0)  # T2Q4 under: optimal 1400 IOPS, mid nearest 900
+    assert dict(zip(wide["role"], wide["qd"] * 10 + wide["threads"])) == {
+        "min": 11, "mid": 41, "optimal": 42, "max IOPS": 44}
     both = pts_demand.dirth_table(rows, ceiling_us=10_000.0)
     assert both.loc[both["iops"].idxmax(), "role"] == "max IOPS, optimal"
 
@@ -255,7 +259,9 @@ def test_dirth_histograms_take_the_capture_when_the_run_made_one():
     h = pts_demand.dirth_histograms(bins, d, rows)
     assert list(h.columns) == pts_demand.HISTOGRAM_COLUMNS
     by_role = {r: g for r, g in h.groupby("role")}
-    assert set(by_role) == {"max IOPS", "min"}  # the optimal point (T1 Q4) has no bins here: no rows
+    # the optimal point (T1 Q4) has no bins here: no rows; mid is T1 Q1 here, the min point's histogram
+    assert set(by_role) == {"max IOPS", "mid", "min"}
+    assert by_role["mid"]["count"].tolist() == by_role["min"]["count"].tolist()
     assert list(by_role["max IOPS"]["capture"]) == ["histogram"] and by_role["max IOPS"]["latency_us"].iloc[0] == 2.0
     assert list(by_role["min"]["capture"]) == ["matrix"] and by_role["min"]["count"].iloc[0] == 9
 
@@ -320,10 +326,14 @@ def test_dirth_real_run_and_its_optimal_point_recomputed_from_the_written_table(
     assert res.returncode == 0, res.stderr
     table, bins = tables(data, fio_pts_dirth.EXPERIMENT)
     assert list(table.columns) == _fio_rows.COLUMNS + _pts_matrix.EXTRA_COLUMNS
-    assert (table["status"] == "done").all() and (table["direction"] == "write").all()
+    assert (table["status"] == "done").all()
     steady, matrix = table[table["phase"] == "steady"], table[table["phase"] == "matrix"]
     assert (steady["threads"] == 2).all() and (steady["qd"] == 4).all() and 1 <= len(steady) <= 5
-    assert sorted(zip(matrix["threads"], matrix["qd"])) == [(1, 1), (1, 4), (2, 1), (2, 4)]
+    assert (steady["rw"] == "randwrite").all() and (steady["direction"] == "write").all()  # PC: 100 % writes
+    assert (matrix["rwmixread"] == fio_pts_dirth.PTS_RWMIXREAD).all() and (matrix["bs_bytes"] == 8192).all()
+    assert sorted(set(matrix["direction"])) == ["read", "write"]  # RND 8 KiB 65:35 R/W
+    assert sorted(set(zip(matrix["threads"], matrix["qd"]))) == [(1, 1), (1, 4), (2, 1), (2, 4)]
+    assert len(matrix) == 8  # a read and a write row per point
     assert (table["total_oio"] == table["threads"] * table["qd"]).all() and (table["span"] == "file").all()
     assert (table["span_bytes"] == 64 * MiB).all() and (table["ceiling_us"] == 5000).all()
     assert table["departure"].str.startswith("quick: points 1 s instead of 60 s, T 1, 2 instead of").all()

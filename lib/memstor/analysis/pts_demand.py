@@ -17,8 +17,16 @@ One point's totals (:func:`point_totals`), over its read and write rows:
 DIRTH's points (PTS 2.0.2 DIRTH test; memstor.experiments.fio_pts_dirth for the section): ``max IOPS`` = the
 matrix point with the highest IOPS; ``min`` = the point with the least demand, T1 Q1 (the smallest T x Q,
 then the smallest T); ``optimal`` = the highest-IOPS point whose MEAN response time stays under the
-response-time ceiling (``lat_mean_us < ceiling_us``; none when no point does or no ceiling is given). A point
-may hold several roles (``role`` "max IOPS, optimal"). Failed points (no IOPS) take no role.
+response-time ceiling (``lat_mean_us < ceiling_us``; none when no point does or no ceiling is given); ``mid``
+= among the points under the ceiling, the one whose IOPS is nearest (optimal IOPS + min IOPS) / 2 (the
+smaller T x Q on a tie; none without an optimal point). A point may hold several roles (``role`` "max IOPS,
+optimal"). Failed points (no IOPS) take no role.
+
+How these map to the PTS's DIRTH points (the PTS 2.0 implementation Alan-ADATA/SSS-PTS-TEST; the PTS 2.0.2 text
+was not reachable): the PTS's MaxIOPS is the highest-IOPS point whose average response time is under 5 ms,
+i.e. memstor's ``optimal`` with the 5000 µs ceiling; its MinIOPS is T1 Q1, memstor's ``min``; its MidIOPS (the
+point under the ceiling whose IOPS is nearest (MaxIOPS + MinIOPS) / 2) is memstor's ``mid``; memstor's
+``max IOPS`` (no ceiling) is not a PTS point.
 """
 
 from __future__ import annotations
@@ -35,8 +43,8 @@ from memstor.core.schema import missing
 #: Phases of the PTS experiment tables: steady-state rounds, the T x Q matrix, histogram captures.
 STEADY, MATRIX, HISTOGRAM = "steady", "matrix", "histogram"
 #: The roles of DIRTH's points, in the order a multi-role cell lists them.
-MAX_IOPS, OPTIMAL, MIN = "max IOPS", "optimal", "min"
-ROLES = (MAX_IOPS, OPTIMAL, MIN)
+MAX_IOPS, OPTIMAL, MID, MIN = "max IOPS", "optimal", "mid", "min"
+ROLES = (MAX_IOPS, OPTIMAL, MID, MIN)
 #: The percentiles of the tables' p99_us and p99_99_us (response time, µs).
 P99, P99_99 = 99.0, 99.99
 #: Histogram kind of the response time: fio's total latency (json+ ``lat_ns``, written with lat_percentiles=1).
@@ -136,7 +144,8 @@ def matrix_totals(rows: pd.DataFrame, bins: pd.DataFrame | None = None) -> pd.Da
 
 def demand_roles(totals: pd.DataFrame, ceiling_us: float | None) -> dict[str, object]:
     """{role: index label in ``totals``} of ONE device's matrix totals (module docstring): max IOPS, min, and
-    optimal when a point's mean response time is under ``ceiling_us`` (µs). Points without IOPS take no role."""
+    optimal and mid when a point's mean response time is under ``ceiling_us`` (µs). Points without IOPS take no
+    role."""
     ok = totals[_num(totals, "iops").notna() & (_text(totals, "status", "done") == "done")]
     if ok.empty:
         return {}
@@ -148,6 +157,10 @@ def demand_roles(totals: pd.DataFrame, ceiling_us: float | None) -> dict[str, ob
             roles[OPTIMAL] = _num(under, "iops").idxmax()
     order = ok.assign(_oio=_num(ok, "total_oio"), _t=_num(ok, "threads")).sort_values(["_oio", "_t"], kind="stable")
     roles[MIN] = order.index[0]
+    if OPTIMAL in roles:
+        under = order[_num(order, "lat_mean_us") < float(ceiling_us)]  # type: ignore[arg-type]
+        target = (iops[roles[OPTIMAL]] + iops[roles[MIN]]) / 2
+        roles[MID] = (_num(under, "iops") - target).abs().idxmin()  # first of equals: the smaller T x Q
     return roles
 
 
@@ -210,7 +223,7 @@ def _capture_source(rows: pd.DataFrame | None, host, role: str):
 
 def dirth_histograms(bins: pd.DataFrame | None, dirth: pd.DataFrame,
                      rows: pd.DataFrame | None = None) -> pd.DataFrame:
-    """report/tables/dirth_histograms.csv (HISTOGRAM_COLUMNS): the response-time histogram at the min, optimal
+    """report/tables/dirth_histograms.csv (HISTOGRAM_COLUMNS): the response-time histogram at the min, mid, optimal
     and max-IOPS points of ``dirth`` (:func:`dirth_table`), from ``bins`` (memstor.core.fiohist). With the
     experiment ``rows``, a role's separate histogram capture (phase histogram) is used when the run made one,
     else the matrix point's own histogram."""

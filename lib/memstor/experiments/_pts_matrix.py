@@ -10,7 +10,16 @@ One run, in order (each step resumable points of the experiment's raw folder, :m
 2. **The matrix** (phase ``matrix``): every T (fio jobs, ``numjobs``) x Q (``iodepth`` per job), from the
    highest demand down as the PTS runs it (largest T first, then largest Q), ``runtime_s`` each.
 3. **Histogram captures** (phase ``histogram``, only with ``histogram_s`` > 0): one ``histogram_s`` run at each
-   of the min, optimal and max-IOPS points of the matrix (memstor.analysis.pts_demand.demand_roles; PTS: 10 min).
+   of the min, mid, optimal and max-IOPS points of the matrix (memstor.analysis.pts_demand.demand_roles; PTS:
+   10 min at MinIOPS, MidIOPS and MaxIOPS = memstor's min, mid and optimal).
+
+How the PTS 2.0 implementation read here (Alan-ADATA/SSS-PTS-TEST, test/lib/BlockStorageTestCbw.php and
+BlockStorageTestDirth.php; the PTS 2.0.2 text was not reachable) runs CBW and DIRTH, and where memstor departs:
+pre-conditioning at T32 Q32 with 100 % writes until steady state (as here); then ROUNDS of "5 min T32 Q32
+pre-writes + the whole T x Q matrix", repeated until the T32 Q32 point of the matrix is steady (memstor: one
+pass of the matrix right after the steady-state rounds, no inter-round pre-writes: a departure of every run);
+then at the MaxIOPS, MidIOPS and MinIOPS points 60 min of pre-writes and a 10 min histogram capture (memstor:
+``histogram_s`` captures, DIRTH only, without the 60 min pre-writes).
 
 Every point name ends with the run's id: a hash of everything that shapes the run (workloads, T and Q lists,
 point length, warm-up, engine, O_DIRECT, span, drive, round limit). Another setting is another run; its
@@ -51,8 +60,11 @@ from memstor.measure.sweep import Point, SweepSession, run_sweep
 
 #: The PTS's lengths: seconds per round and matrix point, round limit, seconds per histogram capture.
 PTS_POINT_S, PTS_MAX_ROUNDS, PTS_HISTOGRAM_S = 60, ss.MAX_ROUNDS, 600
-#: The PTS 2.0.2 thread counts and queue depths of the matrix (each list; PTS-E 1.1 also had 6).
-PTS_TQ = (1, 2, 4, 8, 16, 32)
+#: The thread counts and queue depths of the matrix (each list): 1, 2, 4, 6, 8, 16, 32, as the PTS 2.0 implementation
+#: read here runs CBW and DIRTH (Alan-ADATA/SSS-PTS-TEST, test/lib/BlockStorageTestCbw.php and ...Dirth.php:
+#: ``$tcArray = $qdArray = array(32,16,8,6,4,2,1)``, 49 points, high to low); the PTS 2.0.2 text itself was not
+#: reachable, so this follows the implementation (memstor had 1, 2, 4, 8, 16, 32, written from memory).
+PTS_TQ = (1, 2, 4, 6, 8, 16, 32)
 #: Keys of the shared fio section these families take; numjobs and repetitions are not theirs.
 COMMON_KEYS = ("runtime_s", "ramp_s", "file_size", "ioengine", "direct")
 #: A run is one trajectory (the matrix follows the steady state): no repetitions, T is the jobs.
@@ -69,7 +81,7 @@ EXTRA_COLUMNS = [
     "total_oio",            # T x Q: the PTS's total outstanding I/O (demand intensity)
     "phase",                # steady | matrix | histogram
     "round",                # steady-state round, 1-based (empty for the other phases)
-    "role",                 # histogram captures: the point's roles (min, optimal, max IOPS); else empty
+    "role",                 # histogram captures: the point's roles (min, mid, optimal, max IOPS); else empty
     "span",                 # file | full_device: what the offsets range over
     "span_bytes",           # bytes of the span (the random_distribution's zones are shares of it)
     "bssplit",              # fio's block-size mix of the point (empty: one block size, bs_bytes)
@@ -138,14 +150,14 @@ def common_params(v: Section, params: dict, keys: tuple, optional: tuple = ()) -
 def tq_list(v: Section, key: str, value) -> tuple:
     """A list of thread counts or queue depths (each once, 1..MAX), increasing."""
     hi = _fio_params.MAX_NUMJOBS if key == "threads" else _fio_params.MAX_IODEPTH
-    want = f"use a list of integers 1..{hi}, e.g. [1, 2, 4, 8, 16, 32] (PTS)"
+    want = f"use a list of integers 1..{hi}, e.g. [1, 2, 4, 6, 8, 16, 32] (PTS)"
     return tuple(sorted(v.unique(key, [v.integer(key, x, 1, hi, want=want) for x in v.items(key, value)])))
 
 
 def mix_workload(v: Section, key: str, value, bs: str, bssplit: str | None = None,
                  distribution: str | None = None) -> Workload:
     """The random workload with ``value`` % reads (0: randwrite, 100: randread, else randrw)."""
-    mix = v.integer(key, value, 0, 100, want="use an integer 0..100: % reads (PTS CBW 40, 0 = 100 % writes)")
+    mix = v.integer(key, value, 0, 100, want="use an integer 0..100: % reads (PTS CBW 40, DIRTH 65, 0 = 100 % writes)")
     rw = "randread" if mix == 100 else "randwrite" if mix == 0 else "randrw"
     return Workload(rw=rw, bs=bs, rwmixread=mix if rw == "randrw" else None, bssplit=bssplit,
                     random_distribution=distribution)

@@ -17,10 +17,18 @@ PTS run them:
 - **Pre-conditioning and steady state**: the CBW access pattern at 100 % writes at the top corner T32 Q32,
   1-minute rounds until the PTS steady-state rule (§2.1.24, memstor.analysis.steady_state) holds on IOPS, at
   most 25 rounds (``precondition_rwmixread``: 0, ``max_rounds``);
-- **Demand intensity**: every thread count T x queue depth Q (each 1, 2, 4, 8, 16, 32 as PTS 2.0 runs it;
-  PTS-E 1.1 also ran 6), 1 minute each, from the highest demand down; per point IOPS, MB/s, mean and maximum
+- **Demand intensity**: every thread count T x queue depth Q, each 1, 2, 4, 6, 8, 16, 32 (49 points, as the PTS
+  2.0 implementation Alan-ADATA/SSS-PTS-TEST test/lib/BlockStorageTestCbw.php runs it; memstor had 1..32
+  without 6, from memory), 1 minute each, from the highest demand down; per point IOPS, MB/s, mean and maximum
   response time and the response-time distribution (fio's json+ total-latency bins ->
   memstor.analysis.pts_demand: p99, p99.99, histograms).
+
+The PTS 2.0.2 text itself was not reachable here (the stored transcriptions hold only the first pages;
+docs/pts-sources.md says what was searched): the block sizes, bands, R/W mix and T32 Q32 pre-conditioning above
+agree in the two implementations read (Transcend's fork, Alan-ADATA/SSS-PTS-TEST). That implementation also
+repeats "5 min T32 Q32 pre-writes + the matrix" until the matrix's T32 Q32 point is steady and then takes
+response-time histograms (60 min pre-writes + 10 min) at a MaxIOPS (mean response time < 5 ms), MidIOPS and
+MinIOPS (T1 Q1) point; memstor runs the matrix once and reports every point's histogram (departures below).
 
 The run is memstor.experiments._pts_matrix's (phases, point names, table columns). Every row's ``departure``
 (memstor.experiments._pts.departure) says where the run departs from the above: point length (``runtime_s``,
@@ -28,7 +36,8 @@ PTS 60 s), a warm-up, a smaller matrix, another mix or bands, buffered I/O, the 
 device), no purge first (memstor does not secure-erase), steady state not reached. Departures of every memstor
 run, not repeated in the rows: fio's data buffers are random but reused between I/Os (no ``refill_buffers``); T
 are fio processes, not threads; no 4 KiB alignment of the larger blocks (fio aligns to the smallest block,
-512 B); one pass of the matrix, without inter-round pre-writes.
+512 B); one pass of the matrix, without inter-round pre-writes; no separate histogram captures at the
+MaxIOPS / MidIOPS / MinIOPS points (every matrix point's own histogram instead).
 
 ``iolog: true`` (optional) writes fio's iolog of every T = 1 point (``<point>.files/fio.iolog``): the I/Os'
 sizes and offsets, to check the mix against (tests/test_pts_demand.py).

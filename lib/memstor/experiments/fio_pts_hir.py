@@ -17,6 +17,14 @@ Recovery", numbered as in PTS-E 1.1; a public implementation cites its §11.2.3 
    of its segments as a ratio of the baseline (memstor.analysis.pts_recovery.hir_table: the segments that
    follow an idle, with a 95 % interval over them).
 
+The PTS 2.0.2 text was not readable here (searched: the SNIA PDF and its transcriptions on fdocuments.us,
+technodocbox.com, pdfslide.net, whose stored copies hold only the first pages; docs/pts-sources.md); the
+quantities above agree in every implementation read. One point they leave open: cloudharmony's and ADATA's
+HIR (Alan-ADATA/SSS-PTS-TEST test/lib/BlockStorageTestHir.php, PTS v2.0) precondition in rounds of 30 x 1 min
+of writes and track the LAST minute of each round, and run the return to baseline as 360 x 5 s segments
+(= 1800 s); memstor's rounds are ``precondition_round_s`` (1 min, every minute tracked) and its return one
+1800 s run. Their T x Q is the operator's (ADATA's form: Enterprise T4 Q32, Client T2 Q16, as here).
+
 Implementations read for the details (none is the PTS text): cloudharmony/block-storage
 (lib/BlockStorageTestHir.php: waits 5, 10, 15, 25, 50 s, 360 x 5 s segments each, 1800 s "return to baseline";
 it also sleeps between its baseline segments, which the PTS's continuous writes do not), its ADATA fork, a

@@ -13,11 +13,14 @@ written without a pause, T1 Q32 (one job, 32 outstanding I/Os), throughput recor
 Reported: throughput (MB/s) against time over the three groups, and per transition the levels before and
 after and the time it takes to settle (memstor.analysis.pts_recovery.xsr_table: the rule is stated there —
 the first second from which the 5-s rolling median stays within ±10 % of the new group's final level).
-The PTS text was not readable here: the lengths come from public implementations, which disagree — the ADATA
-fork of cloudharmony/block-storage (lib/BlockStorageTestXsr.php: 8 h / 6 h / 8 h, T1 Q32, 1-min records,
-"recovery" = the first minute of group 3 at or above group 1's average) and a PTS 2.0.2 Python suite
-(06_XSR: 6 h / 8 h / 6 h, T1 Q32). cloudharmony marks XSR "not yet implemented". memstor follows the first
-(8 / 6 / 8 h; the ``full`` profile a quarter of it: 2 / 1.5 / 2 h); all three lengths are keys.
+The PTS 2.0.2 text was not readable here (searched: the SNIA PDF and its transcriptions on fdocuments.us,
+technodocbox.com, pdfslide.net, whose stored copies hold only the first pages): the lengths come from public
+implementations. Both versions of ADATA's read (Alan-ADATA/SSS-PTS-TEST test/lib/BlockStorageTestXsr.php, a
+PTS v2.0 suite, and its earlier copy in a cloudharmony/block-storage fork) run 8 h / 6 h / 8 h at T1 Q32 in
+1-min records ("Duration(Hr) 8", "6" in its report header; "recovery" = the first minute of group 3 at or
+above group 1's average). A PTS 2.0.2 Python suite said to run 6 h / 8 h / 6 h (06_XSR) was not found again
+in this check. cloudharmony itself marks XSR "not yet implemented". memstor follows 8 / 6 / 8 h (the ``full``
+profile a quarter of it: 2 / 1.5 / 2 h); all three lengths are keys.
 
 How memstor runs it: each access group is ONE fio run (time based, exactly its seconds, no ramp, interval
 logs in 100 ms windows, 1 s beyond an hour), three points of one resumable sweep; between two groups fio

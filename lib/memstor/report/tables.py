@@ -62,9 +62,9 @@ TABLES = {
     "cbw": ("cbw", "device x threads x queue depth (SNIA PTS CBW): IOPS, MB/s, mean, maximum, p99 and p99.99 response "
                    "time (µs), departures from PTS"),
     "dirth": ("dirth", "device x threads x queue depth (SNIA PTS DIRTH): IOPS, mean and p99 response time (µs), the role "
-                       "(max IOPS, min, optimal under the ceiling), departures from PTS"),
+                       "(max IOPS, min, optimal and mid under the ceiling), departures from PTS"),
     "dirth_histograms": ("dirth_histograms", "device x role x latency bin (µs): count and share of the response-time "
-                                             "histogram at the min, optimal and max-IOPS points"),
+                                             "histogram at the min, mid, optimal and max-IOPS points"),
     "memory_figures": ("memory_figures", "device x quantity (idle latency, peak bandwidth) x measurement: tool, value, "
                                          "n, 95 % CI, and which one the headline uses"),
 }

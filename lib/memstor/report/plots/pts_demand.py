@@ -1,7 +1,7 @@
 """Figures of the SNIA PTS demand-intensity tests (fio-pts-cbw, fio-pts-dirth): the demand-intensity curve
 (IOPS against mean response time, one line per thread count T, the optimal point ringed under the
 response-time ceiling), IOPS and mean response time against the total outstanding I/O T x Q, and the
-response-time histograms at DIRTH's min, optimal and max-IOPS points.
+response-time histograms at DIRTH's min, mid, optimal and max-IOPS points.
 
 Input: the tables of memstor.analysis.pts_demand (``cbw_table``, ``dirth_table``: ``threads``, ``qd``,
 ``total_oio`` I/Os, ``iops`` I/O per s, ``lat_mean_us`` µs (mean total latency,
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import LogLocator
 
-from memstor.analysis.pts_demand import MAX_IOPS, MIN, OPTIMAL, ROLES
+from memstor.analysis.pts_demand import MAX_IOPS, MID, MIN, OPTIMAL, ROLES
 from memstor.report.plots import MARKERS, new_figure, per_host, plain_log, thousands
 
 IOPS_LABEL = "IOPS (I/O per s, read + write)"
@@ -60,7 +60,7 @@ def _lines(ax, t: pd.DataFrame, x: str, y: str) -> None:
 @per_host
 def demand_intensity_figure(dirth: pd.DataFrame | None):
     """The demand-intensity curve: mean response time (µs) against IOPS, one line per T (points in increasing
-    Q); the response-time ceiling dashed, the optimal point ringed, the max-IOPS and min points marked. None
+    Q); the response-time ceiling dashed, the optimal point ringed, the max-IOPS, mid and min points marked. None
     without a point to draw."""
     t = _usable(dirth)
     if t is None:
@@ -72,7 +72,8 @@ def demand_intensity_figure(dirth: pd.DataFrame | None):
         ax.axhline(float(ceiling.iloc[0]), color="0.3", linestyle="--", linewidth=1,
                    label=f"ceiling {float(ceiling.iloc[0]):,.0f} µs (mean response time)")
     marks = {OPTIMAL: dict(s=260, facecolors="none", edgecolors="black", linewidths=2),
-             MAX_IOPS: dict(s=120, marker="*", color="black"), MIN: dict(s=70, marker="v", color="0.4")}
+             MAX_IOPS: dict(s=120, marker="*", color="black"), MID: dict(s=70, marker="D", color="0.25"),
+             MIN: dict(s=70, marker="v", color="0.4")}
     for role in ROLES:
         p = t[_has_role(t, role)]
         if len(p):
@@ -116,7 +117,7 @@ def oio_figure(table: pd.DataFrame | None, title: str = "Demand intensity"):
 @per_host
 def histograms_figure(hist: pd.DataFrame | None, by: str = "role"):
     """The response-time histograms: share of the I/Os (%) per fio bin against the response time (µs, log
-    scale), one panel per value of ``by`` (DIRTH: min, optimal, max IOPS). None without bins."""
+    scale), one panel per value of ``by`` (DIRTH: min, mid, optimal, max IOPS). None without bins."""
     if hist is None or len(hist) == 0 or not {by, "latency_us", "share"} <= set(hist.columns):
         return None
     h = hist.assign(latency_us=_num(hist, "latency_us"), share=_num(hist, "share"))

@@ -82,7 +82,7 @@ def cbw_display(cbw: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def dirth_display(dirth: pd.DataFrame | None) -> pd.DataFrame:
-    """The DIRTH points that have a role (max IOPS, min, optimal under the ceiling): T, Q, IOPS, mean and p99
+    """The DIRTH points that have a role (max IOPS, min, optimal and mid under the ceiling): T, Q, IOPS, mean and p99
     response time (µs), the ceiling."""
     cols = ["device", "role", "T", "Q", "IOPS", "mean (µs)", "p99 (µs)", "ceiling (µs)"]
     if dirth is None or dirth.empty:
