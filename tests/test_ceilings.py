@@ -440,3 +440,24 @@ def test_ceiling_use_and_the_spec_comparison_keeps_points_above_the_link_out():
     pts = pd.DataFrame({"host": "h", "bw_MBps": [5000.0, 3000.0], "rw": ["read", "read"]})
     assert ceilings.within_ceiling(pts, ceil)["bw_MBps"].tolist() == [3000.0]
     assert len(ceilings.above_ceiling(pts, ceil)) == 1
+
+
+def test_profile_keys_give_a_vm_its_dram_ceiling(tmp_path):
+    """memory_channels / memory_mts of a profile's mlc-loaded-latency section reach the ceilings table
+    (memstor.analysis.synthesis.dram_overrides); 0 means SMBIOS; a word is refused naming the key."""
+    from memstor.analysis.synthesis import dram_overrides
+    from memstor.core.errors import UsageError
+
+    profile = tmp_path / "vm.yaml"
+    profile.write_text("mlc-loaded-latency: {memory_channels: 2, memory_mts: 0}\n")
+    assert dram_overrides(str(profile)) == {"memory_channels": 2}
+    profile.write_text("mlc-loaded-latency: {memory_channels: 2, memory_mts: 3200}\n")
+    dram = dram_overrides(str(profile))
+    assert dram == {"memory_channels": 2, "memory_mts": 3200}
+    table = ceilings_table({"vm": _sysinfo(None, None)}, None, **dram)
+    (row,) = table[table["what"] == "DRAM peak"].itertuples()
+    assert row.ceiling == 51_200 and "profile's memory_channels" in row.how
+    assert dram_overrides("quick") == {} and dram_overrides("pts") == {}  # pts leaves the memory section out
+    profile.write_text("mlc-loaded-latency: {memory_channels: two}\n")
+    with pytest.raises(UsageError, match="memory_channels='two': use a whole number"):
+        dram_overrides(str(profile))

@@ -210,22 +210,28 @@ def test_every_traffic_code_moves_bytes_in_its_ratio(exe, tmp_path, code):
     assert ("read2" in roles) == (code == "W10")
 
 
-@pytest.mark.parametrize("share, code, reads, writes", [
-    (70, "S70", 7, 3), (90, "S90", 9, 1), (33, "S33", 33, 67), (0, "S0", 0, 1), (50, "W5", 1, 1),
-    (75, "W3", 3, 1), (100, "R", 1, 0)])
+@pytest.mark.parametrize("share, code, reads, writes, nt", [
+    (90, "S90", 8, 1, False), (70, "S70", 4, 3, False), (60, "S60", 1, 2, False), (50, "S50", 0, 1, False),
+    (40, "S40", 2, 3, True), (33, "S33", 33, 67, True), (80, "W3", 3, 1, False), (75, "W2", 2, 1, False),
+    (0, "W6", 0, 1, True), (100, "R", 1, 0, False)])
 @pytest.mark.loadlat
-def test_read_share_moves_bytes_in_its_ratio(exe, tmp_path, share, code, reads, writes):
-    """--read_share=P: P % of the requests are reads (plain stores for the rest) in the smallest group; a
-    share MLC's codes already mix is that code (one traffic, one name)."""
+def test_read_share_moves_bytes_in_its_ratio(exe, tmp_path, share, code, reads, writes, nt):
+    """--read_share=P: P % of the DRAM traffic is reads by construction, in the smallest request group: plain
+    stores (each also reads its line for ownership) from 50 % up, non-temporal stores below; a share MLC's
+    codes already mix is that code (one traffic, one name)."""
     js = tmp_path / "s.json"
     res = run(exe, "--loaded_latency", "-T", "-k1", "-b4m", "-t0.05", "-d0", f"--read_share={share}", f"--json={js}")
     assert res.returncode == 0, res.stderr
     assert f"# traffic {code} (" in res.stdout
     doc = json.loads(js.read_text())
     t, p = doc["traffic"], doc["points"][0]
-    assert (t["code"], t["reads_per_group"], t["writes_per_group"], t["non_temporal"]) == (code, reads, writes, False)
+    assert (t["code"], t["reads_per_group"], t["writes_per_group"], t["non_temporal"]) == (code, reads, writes, nt)
     assert p["traffic"] == code
-    assert 100 * p["read_MBps"] / (p["read_MBps"] + p["write_MBps"]) == pytest.approx(share, abs=1e-6)
+    # the bytes the requests move (loadlat counts requests, not DRAM transfers) ...
+    assert p["read_MBps"] * writes == pytest.approx(p["write_MBps"] * reads, rel=1e-9)
+    # ... and the DRAM read share they make: plain writes add their read for ownership
+    dram_reads = p["read_MBps"] + (0 if nt else p["write_MBps"])
+    assert 100 * dram_reads / (dram_reads + p["write_MBps"]) == pytest.approx(share, abs=1e-6)
 
 
 @pytest.mark.loadlat
@@ -253,7 +259,7 @@ def test_huge_pages_evidence_from_smaps(exe, tmp_path):
     (["--loaded_latency", "-Q"], "unknown option '-Q'"),
     (["--loaded_latency", "-W11"], "unknown traffic code '-W11'"),
     (["--loaded_latency", "-W1"], "unknown traffic code '-W1'"),
-    (["--loaded_latency", "--read_share=101"], "--read_share=101: the read share is a whole percentage 0..100"),
+    (["--loaded_latency", "--read_share=101"], "--read_share=101: the read share is a whole percentage 0..100 of the DRAM"),
     (["--loaded_latency", "--read_share=7x"], "--read_share=7x: the read share is a whole percentage 0..100"),
     (["--loaded_latency", "-W5", "--read_share=70"], "-W5 and --read_share=70 both given"),
     (["--idle_latency", "--read_share=70"], "--read_share=70 does not apply to --idle_latency"),

@@ -57,29 +57,36 @@ static int gcd_int(int a, int b)
     return a;
 }
 
-/* --read_share=P: P % of the load requests are reads and the rest plain (temporal) writes, in the smallest
- * whole-number group (70 -> 7 reads then 3 writes, 33 -> 33 reads then 67 writes), the delay after each
- * group as for -W. A share one of MLC's plain codes already mixes gives that code (100 R, 75 W3, 60 W4,
- * 50 W5), so the same traffic has one name; any other share is code "S<P>", label "<r>:<w>" (0: "write-only").
- * NULL when P is outside 0..100. One share per run: the struct returned for "S<P>" is static. */
+/* --read_share=P: P % of the DRAM traffic is reads (as Mess labels its curves), by construction, in the smallest
+ * whole-number request group. A plain store reads its line for ownership and later writes it back: with r reads
+ * and w plain writes DRAM sees r + w reads and w writes, so P >= 50 takes r:w = (2P - 100):(100 - P) (90 -> 8:1,
+ * 70 -> 4:3, 50 -> write-only). Below 50 the writes are non-temporal (no read for ownership): r:w = P:(100 - P)
+ * (40 -> 2:3 NT). Holds while the buffers are far larger than the caches (every line leaves them) and the core
+ * honours non-temporal stores (x86; an Arm core may treat STNP as a plain store: see the top of this file).
+ * A share that one of MLC's codes mixes gives that code (100 R, 80 W3, 75 W2, 0 W6): one traffic, one name; any
+ * other share is code "S<P>", label "<r>:<w>" (+ "-nt"), "write-only" at 50. NULL when P is outside 0..100. One
+ * share per run: the struct returned for "S<P>" is static. */
 const struct traffic *traffic_share(int pct)
 {
     static struct traffic share;
-    static char code[8], label[16], mlc[64];
+    static char code[8], label[24], mlc[64];
     if (pct < 0 || pct > 100)
         return NULL;
-    int g = gcd_int(pct, 100 - pct);
-    int reads = pct / g, writes = (100 - pct) / g;
+    int nt = pct < 50;
+    int reads = nt ? pct : 2 * pct - 100, writes = 100 - pct;
+    int g = gcd_int(reads, writes);
+    reads /= g;
+    writes /= g;
     for (size_t i = 0; i < sizeof TRAFFIC / sizeof TRAFFIC[0]; i++)
-        if (!TRAFFIC[i].nt && TRAFFIC[i].reads == reads && TRAFFIC[i].writes == writes)
+        if (!TRAFFIC[i].triad && TRAFFIC[i].nt == nt && TRAFFIC[i].reads == reads && TRAFFIC[i].writes == writes)
             return &TRAFFIC[i];
     snprintf(code, sizeof code, "S%d", pct);
     if (reads == 0)
-        snprintf(label, sizeof label, "write-only");
+        snprintf(label, sizeof label, "write-only");  /* nt: W6 above */
     else
-        snprintf(label, sizeof label, "%d:%d", reads, writes);
-    snprintf(mlc, sizeof mlc, "%d reads and %d writes", reads, writes);
-    share = (struct traffic){code, label, mlc, reads, writes, 0, 0};
+        snprintf(label, sizeof label, "%d:%d%s", reads, writes, nt ? "-nt" : "");
+    snprintf(mlc, sizeof mlc, "%d reads and %d %swrites", reads, writes, nt ? "non-temporal " : "");
+    share = (struct traffic){code, label, mlc, reads, writes, nt, 0};
     return &share;
 }
 

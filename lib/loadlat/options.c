@@ -84,9 +84,9 @@ static void usage(FILE *f)
         "  -R            read-only traffic (default)\n"
         "  -W<n>         traffic: 2 = 2:1 reads:writes, 3 = 3:1, 4 = 3:2, 5 = 1:1, 6 = non-temporal\n"
         "                writes only, 7 = 2:1 NT, 8 = 1:1 NT, 9 = 3:1 NT, 10 = stream-triad like\n"
-        "  --read_share=P  traffic: P %% of the load requests are reads (0..100), the rest plain writes,\n"
-        "                in the smallest group (70 = 7 reads, 3 writes); 100, 75, 60, 50 = -R, -W3, -W4, -W5\n"
-        "  -r  (or -U)   random order of load requests (default sequential); the latency chain is\n"
+        "  --read_share=P  traffic: P %% of the DRAM traffic is reads (0..100), by construction: plain\n"
+        "                writes (read for ownership + write-back) from 50 up (90 = 8 reads, 1 write), non-\n"
+        "                temporal below (40 = 2 reads, 3 NT writes); 100, 80, 75, 0 = -R, -W3, -W2, -W6\n"        "  -r  (or -U)   random order of load requests (default sequential); the latency chain is\n"
         "                always random\n"
         "  -L            huge pages via madvise(MADV_HUGEPAGE); the real use is reported from smaps\n"
         "  -T            load threads only, no latency thread (latency column prints 0.00)\n"
@@ -260,16 +260,16 @@ static void set_traffic(struct opts *o, const char *a, const char *v)
     const struct traffic *t = strlen(v) < 4 ? traffic_lookup(code) : NULL;
     if (!t)
         die_usage("unknown traffic code '-W%s' (use -R or -W2, -W3, -W4, -W5, -W6, -W7, -W8, "
-                  "-W9, -W10, or --read_share=P for P %% reads)", v);
+                  "-W9, -W10, or --read_share=P for P %% DRAM reads)", v);
     choose_traffic(o, t, a);
 }
 
-/* --read_share=P (a: the whole argument): P % reads, the rest plain writes (kernels.c traffic_share). */
+/* --read_share=P (a: the whole argument): P % of the DRAM traffic reads (kernels.c traffic_share). */
 static void set_read_share(struct opts *o, const char *a)
 {
     uint64_t x;
     if (parse_u64(a + 13, &x) != 0 || x > 100)
-        die_usage("%s: the read share is a whole percentage 0..100 of the load requests, e.g. --read_share=70",
+        die_usage("%s: the read share is a whole percentage 0..100 of the DRAM traffic, e.g. --read_share=70",
                   a);
     choose_traffic(o, traffic_share((int)x), a);
 }

@@ -60,7 +60,7 @@ def traffic_shares(traffic, read_fraction=None) -> tuple[float, float, str]:
         return math.nan, math.nan, ""
     if f >= 1.0:
         return 1.0, 1.0, "none"
-    if label in NON_TEMPORAL:
+    if label in NON_TEMPORAL or label.endswith("-nt"):  # also loadlat's read shares below 50 % (``2:3-nt``)
         return f, f, "non-temporal"
     return f, 1.0 / (2.0 - f), "plain (read for ownership)"
 

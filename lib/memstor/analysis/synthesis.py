@@ -494,7 +494,7 @@ class Synthesis:
     xsr: pd.DataFrame | None = None           # SNIA PTS cross-stimulus recovery: levels and settle time per transition
     cbw: pd.DataFrame | None = None           # SNIA PTS composite block-size workload: one row per T x Q point
     dirth: pd.DataFrame | None = None         # SNIA PTS demand intensity: T x Q matrix, max / min / optimal roles
-    dirth_histograms: pd.DataFrame | None = None  # response-time histograms at the min, optimal and max points
+    dirth_histograms: pd.DataFrame | None = None  # response-time histograms at the min, mid, optimal and max points
 
 
 #: The SLO answer's p99 target (µs) when no profile section names one.
@@ -511,12 +511,31 @@ def slo_targets(profile: str | None = None) -> list[float]:
     return [float(t) for t in section.get("slo_p99_us") or [DEFAULT_SLO_P99_US]]
 
 
+def dram_overrides(profile: str | None = None) -> dict:
+    """``memory_channels`` / ``memory_mts`` of the profile's mlc-loaded-latency section (the default profile
+    when None) where set (> 0): what the DRAM ceiling uses when SMBIOS cannot say it (a VM); {} otherwise."""
+    try:
+        section = profiles.section(profile or profiles.DEFAULT_PROFILE, "mlc-loaded-latency")
+    except UsageError:
+        return {}
+    out = {}
+    for key in ("memory_channels", "memory_mts"):
+        value = section.get(key) or 0
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or value != int(value):
+            raise UsageError(f"profile {profile or profiles.DEFAULT_PROFILE!r}: mlc-loaded-latency {key}={value!r}: "
+                             "use a whole number (0 = read it from SMBIOS)")
+        if value:
+            out[key] = int(value)
+    return out
+
+
 def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, targets_us: list[float] | None = None,
-               kinds: dict[str, str] | None = None) -> Synthesis:
+               kinds: dict[str, str] | None = None, dram: dict | None = None) -> Synthesis:
     """Load every host under ``<data_dir>/processed`` and the spec sheets (``specs_dir``, default the shipped
     ones: memstor.core.resources), and compute every table.
     targets_us: the SLO answer's p99 targets in µs (default :func:`slo_targets`); kinds: the experiment
-    tables to read (memstor.analysis.dataset.load_dataset; the registry's, memstor.experiments.kinds())."""
+    tables to read (memstor.analysis.dataset.load_dataset; the registry's, memstor.experiments.kinds());
+    dram: the DRAM ceiling's ``memory_channels`` / ``memory_mts`` (:func:`dram_overrides`), replacing SMBIOS."""
     ds = load_dataset(data_dir, kinds)
     sheets = specs.load_specs(specs_dir)
     pts = fio_summary(ds)
@@ -533,7 +552,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     w_cliffs = wsat.wsat_cliffs(w_runs, w_seconds, w_thermal)
     w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs)
     drives = drive_table(ds)
-    ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives)
+    ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives, **(dram or {}))
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table)

@@ -56,65 +56,77 @@ TRAFFIC_CODES = {
     "W10": ("stream-triad", 2 / 3),
 }
 
-#: loadlat ``--read_share=P`` traffic (P % of the load requests are reads, the rest plain stores, in the smallest
-#: whole-number group): code ``S<P>``, label ``<reads>:<writes>`` (``write-only`` at 0). Shares an MLC code
-#: already mixes keep that code (100 R, 75 W3, 60 W4, 50 W5): one traffic, one name.
+#: The request mix of each MLC code: (reads, writes, non-temporal writes) per group (W10, the stream-triad
+#: kernel, is no plain mix and is left out).
+TRAFFIC_MIX = {"R": (1, 0, False), "W2": (2, 1, False), "W3": (3, 1, False), "W4": (3, 2, False),
+               "W5": (1, 1, False), "W6": (0, 1, True), "W7": (2, 1, True), "W8": (1, 1, True), "W9": (3, 1, True)}
+#: loadlat ``--read_share=P`` traffic: P % of the DRAM traffic is reads (as Mess labels its curves), by
+#: construction (:func:`share_mix`); code ``S<P>``, label ``<reads>:<writes>`` (``-nt`` when the writes are
+#: non-temporal; ``write-only`` at 50). A share one of MLC's codes mixes keeps that code (100 R, 80 W3, 75 W2,
+#: 0 W6): one traffic, one name.
 READ_SHARE_PREFIX = "S"
 
 
-def read_share_code(pct: int) -> str:
-    """The traffic code of a read share of ``pct`` % (0..100) of the load requests, plain stores:
-    ``R`` / ``W3`` / ``W4`` / ``W5`` where MLC's codes mix exactly that, else ``S<pct>``. ValueError outside
-    0..100."""
+def share_mix(pct: int) -> tuple[int, int, bool]:
+    """(reads, writes, non-temporal) per request group whose DRAM traffic is ``pct`` % reads (0..100), in the
+    smallest whole numbers. A plain store reads its line for ownership and writes it back later, so r reads
+    and w plain writes make r + w DRAM reads and w DRAM writes: from 50 % up r:w = (2P − 100):(100 − P)
+    (90 → 8:1, 50 → 0:1). Below 50 % the writes are non-temporal (no read for ownership): r:w = P:(100 − P).
+    Valid while the buffers are far larger than the caches. ValueError outside 0..100."""
     pct = int(pct)
     if not 0 <= pct <= 100:
         raise ValueError(f"read share {pct} %: use 0..100")
-    for code, (_label, frac) in TRAFFIC_CODES.items():
-        if code not in _NON_TEMPORAL_CODES and abs(frac * 100 - pct) < 1e-9:
-            return code
-    return f"{READ_SHARE_PREFIX}{pct}"
+    nt = pct < 50
+    reads, writes = (pct, 100 - pct) if nt else (2 * pct - 100, 100 - pct)
+    g = math.gcd(reads, writes)
+    return reads // g, writes // g, nt
 
 
-#: MLC codes whose writes are non-temporal stores (no read-share code stands for them).
-_NON_TEMPORAL_CODES = ("W6", "W7", "W8", "W9", "W10")
+def read_share_code(pct: int) -> str:
+    """The traffic code whose DRAM traffic is ``pct`` % reads (:func:`share_mix`): the MLC code that mixes the
+    same (``R``, ``W3``, ``W2``, ``W6``), else ``S<pct>``. ValueError outside 0..100."""
+    mix = share_mix(pct)
+    return next((code for code, m in TRAFFIC_MIX.items() if m == mix), f"{READ_SHARE_PREFIX}{int(pct)}")
 
 
 def traffic_info(code) -> tuple[str, float] | None:
-    """(label, read fraction 0..1) of a traffic code: an MLC ``-W`` code (TRAFFIC_CODES) or a loadlat read
-    share ``S<P>`` (label ``r:w`` of the smallest group, ``write-only`` at 0); None when unknown."""
+    """(label, read fraction 0..1 of the requests) of a traffic code: an MLC ``-W`` code (TRAFFIC_CODES) or a
+    loadlat read share ``S<P>`` (label ``r:w``, ``r:w-nt`` or ``write-only``); None when unknown."""
     text = str(code)
     if text in TRAFFIC_CODES:
         return TRAFFIC_CODES[text]
     digits = text[len(READ_SHARE_PREFIX):]
     if not text.startswith(READ_SHARE_PREFIX) or not digits.isdigit() or len(digits) > 3 or int(digits) > 100:
         return None
-    pct = int(digits)
-    g = math.gcd(pct, 100 - pct)
-    label = "write-only" if pct == 0 else f"{pct // g}:{(100 - pct) // g}"
-    return label, pct / 100
+    reads, writes, nt = share_mix(int(digits))
+    label = "write-only" if reads == 0 and not nt else f"{reads}:{writes}{'-nt' if nt else ''}"
+    return label, reads / (reads + writes)
 
 
 def traffic_code_of_label(label) -> str | None:
-    """The traffic code of a memstor traffic label (``1:1`` -> W5, ``7:3`` -> S70, ``write-only`` -> S0);
-    None when the label names no code."""
+    """The traffic code of a memstor traffic label (``1:1`` -> W5, ``8:1`` -> S90, ``2:3-nt`` -> S40,
+    ``write-only`` -> S50); None when the label names no code."""
     text = str(label)
     for code, (lab, _frac) in TRAFFIC_CODES.items():
         if lab == text:
             return code
     if text == "write-only":
-        return read_share_code(0)
-    reads, sep, writes = text.partition(":")
+        return read_share_code(50)
+    ratio, nt = (text[:-3], True) if text.endswith("-nt") else (text, False)
+    reads, sep, writes = ratio.partition(":")
     if not sep or not reads.isdigit() or not writes.isdigit() or int(reads) + int(writes) == 0:
         return None
-    pct = 100 * int(reads) / (int(reads) + int(writes))
+    r, w = int(reads), int(writes)
+    pct = 100 * r / (r + w) if nt else 100 * (r + w) / (r + 2 * w)
     if not pct.is_integer():
         return None
     code = read_share_code(int(pct))
-    return code if traffic_info(code) == (text, pct / 100) else None
+    info = traffic_info(code)
+    return code if info is not None and info[0] == text else None
 
 
 def traffic_fraction(label) -> float | None:
-    """Read fraction (0..1) of a traffic label, None when unknown."""
+    """Read fraction (0..1) of the requests of a traffic label, None when unknown."""
     code = traffic_code_of_label(label)
     info = traffic_info(code) if code else None
     return info[1] if info else None

@@ -32,9 +32,10 @@ class LoadedLatencyParams:
 
     tool: str = "auto"                     # auto (MLC on PATH, else loadlat; loadlat for exp) | mlc | loadlat
     mlc_path: str = ""                     # Intel MLC binary when not on PATH
-    traffic: tuple = ("R", "W3", "W2", "W5", "W6")  # MLC -W codes ("R" = read-only), then the read shares' codes
-    read_shares: tuple = ()                # % of load requests that are reads (plain stores), one curve each:
-    #                                        loadlat --read_share (S<P>; 100/75/60/50 are R/W3/W4/W5, measured once)
+    traffic: tuple = ("R", "W3", "W2", "W5", "W6")  # MLC -W codes ("R" = read-only)
+    read_shares: tuple = ()                # the read-ratio family: % of the DRAM traffic that is reads (Mess's
+    #                                        label), one curve each at the first access size and pacing; loadlat
+    #                                        --read_share (100/80/75/0 are R/W3/W2/W6: that code's curve)
     access_bytes: tuple = (64, 256)        # -l access size / stride in bytes
     delays: tuple = MLC_DELAYS             # inject delays in delay-loop cycles, measured in this order
     seconds_per_point: float = 2           # -t seconds per delay (MLC: whole seconds)
@@ -46,6 +47,8 @@ class LoadedLatencyParams:
     pacing: tuple = ("fixed",)             # loadlat --pacing of each loaded curve: fixed (MLC) and/or exp
     sections: tuple = ()                   # MLC default-run sections beside these: latency_matrix, bandwidth_matrix,
     #                                        max_bandwidth, c2c_latency (one point each)
+    memory_channels: int = 0               # populated DRAM channels for the report's DRAM ceiling (0: from SMBIOS)
+    memory_mts: int = 0                    # DRAM transfer rate in MT/s for the same (0: from SMBIOS)
     repetitions: int = 1                   # runs of every point (separate raw files)
     max_remeasure: int = 1                 # re-measurements of a point that fails the quality gate
     profile: str = ""                      # profile the values came from (for the record)
@@ -71,24 +74,24 @@ def _traffic(values) -> tuple:
 
 
 def _read_shares(values) -> tuple:
-    """Read shares in percent (whole numbers 0..100, each once, in the given order)."""
-    want = "use whole percentages 0..100 of the load requests that are reads, e.g. [100, 70, 50, 0] (or [])"
+    """Read shares of the DRAM traffic in percent (whole numbers 0..100, each once, in the given order)."""
+    want = "use whole percentages 0..100 of the DRAM traffic that is reads, e.g. [100, 70, 50, 0] (or [])"
     shares = [V.integer("read_shares", v, 0, 100, want=want) for v in V.items("read_shares", values, allow_empty=True)]
     return V.unique("read_shares", shares)
 
 
-def with_read_shares(traffic: tuple, shares: tuple) -> tuple:
-    """The traffic codes to measure: ``traffic`` then each read share's code (memstor.core.schema.read_share_code)
-    that is not already there (a share of 50 % is MLC's W5: one curve, not two)."""
-    codes = [read_share_code(s) for s in shares]
-    return tuple(dict.fromkeys([*traffic, *codes]))
+def share_codes(p: LoadedLatencyParams) -> tuple:
+    """The traffic codes the read shares add (memstor.core.schema.read_share_code), each once, leaving out
+    those ``traffic`` measures already (a share of 80 % is MLC's W3: one curve, not two)."""
+    codes = [read_share_code(s) for s in p.read_shares]
+    return tuple(c for c in dict.fromkeys(codes) if c not in p.traffic)
 
 
 def needs_loadlat(p: LoadedLatencyParams) -> str:
     """Why only loadlat can run ``p`` ('' when MLC can): exponential pacing, or read shares MLC cannot mix."""
     if "exp" in p.pacing:
         return "exponential pacing"
-    if any(code not in TRAFFIC_CODES for code in p.traffic):
+    if any(code not in TRAFFIC_CODES for code in share_codes(p)):
         return "read shares other than MLC's mixes"
     return ""
 
@@ -178,12 +181,11 @@ def validate_params(params: dict) -> LoadedLatencyParams:
     get = params.get
     tool = V.choice("tool", str(get("tool", d.tool) or "auto").strip().lower(), mlc.TOOLS)
     lat, load = _cpus(get("latency_cpu", d.latency_cpu), get("load_cpus", ""))
-    shares = _read_shares(get("read_shares", list(d.read_shares)))
     return LoadedLatencyParams(
         tool=tool,
         mlc_path=str(get("mlc_path", d.mlc_path) or ""),
-        traffic=with_read_shares(_traffic(get("traffic", list(d.traffic))), shares),
-        read_shares=shares,
+        traffic=_traffic(get("traffic", list(d.traffic))),
+        read_shares=_read_shares(get("read_shares", list(d.read_shares))),
         access_bytes=_access_sizes(get("access_bytes", list(d.access_bytes))),
         delays=_delays(get("delays", list(d.delays))),
         seconds_per_point=V.seconds("seconds_per_point", get("seconds_per_point", d.seconds_per_point)),
@@ -194,6 +196,10 @@ def validate_params(params: dict) -> LoadedLatencyParams:
         random_access=V.boolean("random_access", get("random_access", d.random_access)),
         pacing=_pacing(get("pacing", list(d.pacing))),
         sections=_sections(get("sections", list(d.sections))),
+        memory_channels=V.integer("memory_channels", get("memory_channels", d.memory_channels) or 0, 0, 64,
+                                  want="use the populated DRAM channels, e.g. 2 (0 = read them from SMBIOS)"),
+        memory_mts=V.integer("memory_mts", get("memory_mts", d.memory_mts) or 0, 0, 20000,
+                             want="use the DRAM transfer rate in MT/s, e.g. 3200 (0 = read it from SMBIOS)"),
         repetitions=V.integer("repetitions", get("repetitions", d.repetitions), 1, MAX_REPETITIONS),
         max_remeasure=V.integer("max_remeasure", get("max_remeasure", d.max_remeasure), 0, MAX_REMEASURE),
         profile=str(get("profile", "") or ""),
@@ -224,11 +230,11 @@ def check_for_tool(p: LoadedLatencyParams, tool: str) -> None:
         raise V.error("pacing", list(p.pacing),
                       "Intel MLC paces its load threads only with a fixed delay loop; use pacing: [fixed], "
                       "or tool: loadlat for exponential pacing")
-    mixes = [c for c in p.traffic if c not in TRAFFIC_CODES]
+    mixes = [c for c in share_codes(p) if c not in TRAFFIC_CODES]
     if tool == "mlc" and mixes:
         raise V.error("read_shares", list(p.read_shares),
                       f"Intel MLC mixes only its -W codes ({', '.join(mixes)} are loadlat read shares); use "
-                      "tool: loadlat, or read shares 100, 75, 60, 50 (MLC's R, W3, W4, W5)")
+                      "tool: loadlat, or read shares 100, 80, 75, 0 (MLC's R, W3, W2, W6)")
     if tool == "mlc" and not float(p.seconds_per_point).is_integer():
         raise V.error("seconds_per_point", p.seconds_per_point,
                       "Intel MLC takes whole seconds (-t); use 1 or more, or tool=loadlat")

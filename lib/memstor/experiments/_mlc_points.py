@@ -1,5 +1,6 @@
 """mlc-loaded-latency, its points: file-safe point names that encode every setting, the sweep's points
-(idle latency, peak injection, sections, loaded latency per access size x traffic x pacing, repetitions) and
+(idle latency, peak injection, sections, loaded latency per access size x traffic x pacing and per read share,
+repetitions) and
 the configuration a point measures.
 """
 
@@ -9,7 +10,7 @@ import hashlib
 import json
 
 from memstor.core.units import format_size
-from memstor.experiments._mlc_params import LoadedLatencyParams, memory_need_bytes
+from memstor.experiments._mlc_params import LoadedLatencyParams, memory_need_bytes, share_codes
 from memstor.measure import mlc
 from memstor.measure.sweep import Point
 
@@ -66,8 +67,9 @@ def point_name(params: dict) -> str:
 def build_points(p: LoadedLatencyParams, tool: str, huge: bool | None = None) -> list[Point]:
     """Idle latency (huge pages, and 4 KiB pages), peak injection bandwidth, one point per asked-for section
     (``sections``: latency/bandwidth matrix, max bandwidth, c2c latency), then one loaded-latency point
-    per access size x traffic x pacing; all of it ``p.repetitions`` times (repetitions outer: a first full
-    pass over the grid comes first).
+    per access size x traffic x pacing, and one per read share that no traffic code measures (the read-ratio
+    family, at the first access size and pacing); all of it ``p.repetitions`` times (repetitions outer: a
+    first full pass over the grid comes first).
 
     ``huge``: use huge pages (``-L``); None = ``p.huge_pages`` where the kernel allows them for ``tool``
     (:func:`memstor.measure.mlc.huge_pages_available`). With huge pages every point runs with ``-L`` and an
@@ -93,14 +95,14 @@ def build_points(p: LoadedLatencyParams, tool: str, huge: bool | None = None) ->
     loads = {"load_cpus": list(p.load_cpus), "random_access": bool(p.random_access)}
     specs.append({"mode": "peak_injection_bandwidth", **common, **loads})
     specs += [{"mode": section, **common} for section in p.sections]
-    for size in p.access_bytes:
-        for code in p.traffic:
-            for pacing in p.pacing:
-                spec = {"mode": "loaded_latency", **common, "latency_cpu": p.latency_cpu, **loads,
-                        "traffic": code, "access_bytes": size, "delays": list(p.delays)}
-                if pacing != "fixed":
-                    spec["pacing"] = pacing
-                specs.append(spec)
+    curves = [(size, code, pacing) for size in p.access_bytes for code in p.traffic for pacing in p.pacing]
+    curves += [(p.access_bytes[0], code, p.pacing[0]) for code in share_codes(p)]  # the read-ratio family
+    for size, code, pacing in curves:
+        spec = {"mode": "loaded_latency", **common, "latency_cpu": p.latency_cpu, **loads,
+                "traffic": code, "access_bytes": size, "delays": list(p.delays)}
+        if pacing != "fixed":
+            spec["pacing"] = pacing
+        specs.append(spec)
     points = []
     for rep in range(1, p.repetitions + 1):
         for spec in specs:
