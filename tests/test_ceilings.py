@@ -444,8 +444,8 @@ def test_ceiling_use_and_the_spec_comparison_keeps_points_above_the_link_out():
 
 def test_profile_keys_give_a_vm_its_dram_ceiling(tmp_path):
     """memory_channels / memory_mts of a profile's mlc-loaded-latency section reach the ceilings table
-    (memstor.analysis.synthesis.dram_overrides); 0 means SMBIOS; a word is refused naming the key."""
-    from memstor.analysis.synthesis import dram_overrides
+    (memstor.analysis.profile_settings.dram_overrides); 0 means SMBIOS; a word is refused naming the key."""
+    from memstor.analysis.profile_settings import dram_overrides
     from memstor.core.errors import UsageError
 
     profile = tmp_path / "vm.yaml"

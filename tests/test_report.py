@@ -268,7 +268,7 @@ def test_report_builds_for_any_imported_data_set(name, real, tmp_path):
         ["headline.csv", "spec_comparison.csv", "littles_law.csv", "knee.csv", "adaptive_grid.csv", "memory_fit.csv",
          "memory_pacing.csv", "memory_sections.csv", "cluster.csv", "validity.csv", "memory_figures.csv",
          "wsat.csv", "wsat_cliffs.csv", "thermal.csv", "ceilings.csv", "above_ceiling.csv", "cache_levels.csv",
-         "working_set.csv", "mlp.csv", "hir.csv", "xsr.csv", "cbw.csv", "dirth.csv", "dirth_histograms.csv",
+         "working_set.csv", "mlp.csv", "memory_read_ratio_fit.csv", "memory_reference.csv", "hir.csv", "xsr.csv", "cbw.csv", "dirth.csv", "dirth_histograms.csv",
          "storage_fit.csv",
          "steady_state.csv", "drive.csv", "interface.csv",
          "load_latency.csv", "slo.csv", "load_latency_models.csv",

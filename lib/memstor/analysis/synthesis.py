@@ -25,6 +25,8 @@ from memstor.analysis import (
     pts_demand,
     pts_recovery,
     queueing,
+    read_ratio,
+    reference_curves,
     specs,
     steady_state,
     wsat,
@@ -42,11 +44,10 @@ from memstor.analysis.points import (
     select_points,
     sweep_points,
 )
+from memstor.analysis.profile_settings import slo_targets
 from memstor.analysis.storage import littles_law_table
 from memstor.analysis.storage_fit import storage_fit_table
 from memstor.analysis.validity import gate, validity_table
-from memstor.core import profiles
-from memstor.core.errors import UsageError
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import parse_size, size_text
@@ -490,6 +491,9 @@ class Synthesis:
     working_set: pd.DataFrame | None = None   # memory hierarchy: latency against the buffer size (hierarchy)
     cache_levels: pd.DataFrame | None = None  # the levels found in it, beside the kernel's cache sizes, and the TLB cost
     mlp: pd.DataFrame | None = None           # memory-level parallelism: chains x threads, Little's law
+    read_ratio: pd.DataFrame | None = None    # memory curves by DRAM read share (families), from memory_fit
+    reference: pd.DataFrame | None = None     # the published platforms (Mess) nearest to each host's curve
+    reference_curves: pd.DataFrame | None = None  # those platforms' published points (reference_curves)
     hir: pd.DataFrame | None = None           # SNIA PTS host idle recovery: IOPS per wait state against the baseline
     xsr: pd.DataFrame | None = None           # SNIA PTS cross-stimulus recovery: levels and settle time per transition
     cbw: pd.DataFrame | None = None           # SNIA PTS composite block-size workload: one row per T x Q point
@@ -497,45 +501,13 @@ class Synthesis:
     dirth_histograms: pd.DataFrame | None = None  # response-time histograms at the min, mid, optimal and max points
 
 
-#: The SLO answer's p99 target (µs) when no profile section names one.
-DEFAULT_SLO_P99_US = 1000.0
-
-
-def slo_targets(profile: str | None = None) -> list[float]:
-    """The p99 targets (µs) of the SLO answer: ``slo_p99_us`` of the profile's fio-load-latency section
-    (the default profile when None), else [DEFAULT_SLO_P99_US]."""
-    try:
-        section = profiles.section(profile or profiles.DEFAULT_PROFILE, "fio-load-latency")
-    except UsageError:
-        return [DEFAULT_SLO_P99_US]
-    return [float(t) for t in section.get("slo_p99_us") or [DEFAULT_SLO_P99_US]]
-
-
-def dram_overrides(profile: str | None = None) -> dict:
-    """``memory_channels`` / ``memory_mts`` of the profile's mlc-loaded-latency section (the default profile
-    when None) where set (> 0): what the DRAM ceiling uses when SMBIOS cannot say it (a VM); {} otherwise."""
-    try:
-        section = profiles.section(profile or profiles.DEFAULT_PROFILE, "mlc-loaded-latency")
-    except UsageError:
-        return {}
-    out = {}
-    for key in ("memory_channels", "memory_mts"):
-        value = section.get(key) or 0
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or value != int(value):
-            raise UsageError(f"profile {profile or profiles.DEFAULT_PROFILE!r}: mlc-loaded-latency {key}={value!r}: "
-                             "use a whole number (0 = read it from SMBIOS)")
-        if value:
-            out[key] = int(value)
-    return out
-
-
 def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, targets_us: list[float] | None = None,
                kinds: dict[str, str] | None = None, dram: dict | None = None) -> Synthesis:
     """Load every host under ``<data_dir>/processed`` and the spec sheets (``specs_dir``, default the shipped
     ones: memstor.core.resources), and compute every table.
-    targets_us: the SLO answer's p99 targets in µs (default :func:`slo_targets`); kinds: the experiment
+    targets_us: the SLO answer's p99 targets in µs (default memstor.analysis.profile_settings.slo_targets); kinds: the experiment
     tables to read (memstor.analysis.dataset.load_dataset; the registry's, memstor.experiments.kinds());
-    dram: the DRAM ceiling's ``memory_channels`` / ``memory_mts`` (:func:`dram_overrides`), replacing SMBIOS."""
+    dram: the DRAM ceiling's ``memory_channels`` / ``memory_mts`` (memstor.analysis.profile_settings.dram_overrides), replacing SMBIOS."""
     ds = load_dataset(data_dir, kinds)
     sheets = specs.load_specs(specs_dir)
     pts = fio_summary(ds)
@@ -579,6 +551,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         working_set=hierarchy.working_set_table(ds.mlc),
         cache_levels=hierarchy.cache_levels(ds.mlc, {h.name: (h.sysinfo or {}).get("caches") for h in ds.hosts}),
         mlp=hierarchy.mlp_table(ds.mlc),
+        **read_ratio.family_tables(curves, mem, reference_curves.load_mess_curves()),
         hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
         xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
         **demand_tables(ds),

@@ -55,6 +55,10 @@ TABLES = {
                                      "where it ends, the kernel's cache size beside it and whether they agree"),
     "working_set": ("working_set", "device x pages x pattern x buffer size: mean latency (ns) and batch percentiles"),
     "mlp": ("mlp", "device x threads x chains: latency (ns), bandwidth (MB/s), Little's law and its residual, saturated"),
+    "memory_read_ratio_fit": ("read_ratio", "device x family x memory curve with its read share (% of requests, "
+                              "estimated % of DRAM traffic): B_max, R0 and peak with 95 % intervals (MB/s, ns)"),
+    "memory_reference": ("reference", "device x nearest published platform (Mess, BSD-3-Clause): log distance, "
+                         "unloaded latency (ns), peak (MB/s) of both"),
     "hir": ("hir", "device x wait state (SNIA PTS HIR): access segments after an idle, IOPS with 95 % CI, the "
                    "steady-state baseline and the recovery ratio, departures from PTS"),
     "xsr": ("xsr", "device x transition (SNIA PTS XSR): levels before and after (MB/s, 95 % CI), the settle time and "

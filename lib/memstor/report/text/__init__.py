@@ -11,7 +11,8 @@ headers and units, and the sentences of the report. Layer: report (imports analy
 - :mod:`.openloop`: the open loop (fio-load-latency): curves, SLO, models and one paragraph per workload;
 - :mod:`.wsat`: write saturation: burst and sustained levels, the cliffs, one paragraph per run;
 - :mod:`.hierarchy`: the cache levels beside the kernel's sizes, the TLB cost, memory-level parallelism;
-- :mod:`.pts`: the SNIA PTS recovery and demand tests (HIR, XSR, CBW, DIRTH) and their departures from PTS.
+- :mod:`.pts`: the SNIA PTS recovery and demand tests (HIR, XSR, CBW, DIRTH) and their departures from PTS;
+- :mod:`.read_ratio`: the read-ratio family by DRAM read share and the nearest published (Mess) platforms.
 
 Numbers and intervals are formatted by :mod:`memstor.core.fmt` alone; its functions are re-exported here
 because the report's callers (notebooks, export) read them as ``text.fmt_number`` and so on.
@@ -56,6 +57,7 @@ from memstor.report.text.queueing import (
     knee_sentences,
     little_display,
 )
+from memstor.report.text.read_ratio import read_ratio_display, read_ratio_sentences
 from memstor.report.text.spec import spec_table
 from memstor.report.text.steady_state import (
     steady_display,
@@ -70,7 +72,8 @@ __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
     "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display", "cache_levels_display",
-    "hierarchy_sentences", "mlp_display", "departures", "hir_display", "xsr_display", "cbw_display",
+    "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display",
+    "xsr_display", "cbw_display",
     "dirth_display",
     "SYSTEM_FIELDS", "systems_table", "commands",
     "spec_table",

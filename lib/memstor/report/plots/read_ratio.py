@@ -1,0 +1,97 @@
+"""Figure of the read-ratio family: this machine's loaded-latency curves coloured by their DRAM read share,
+beside the published curves (Mess) of the nearest platforms in the same colours.
+
+Input: memstor.analysis.read_ratio's tables (``read_ratio_table``, ``reference_table``), the curve points
+(memstor.analysis.memory_curves.curve_table) and the published points of those platforms
+(memstor.analysis.reference_curves.load_mess_curves). Latency in ns, bandwidth in MB/s (10^6 B/s), shares in %.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import pandas as pd
+from matplotlib.ticker import MaxNLocator
+
+from memstor.analysis.read_ratio import nearest_share
+from memstor.analysis.reference_curves import reference_caption
+from memstor.report.plots import new_figure, per_host, thousands
+
+LAT_LABEL = "latency (ns)"
+BW_LABEL = "bandwidth (MB/s, 1 MB = 10^6 B)"
+#: The colour of a DRAM read share (0 … 100 %), the same in every panel.
+SHARE_NORM = mpl.colors.Normalize(vmin=0, vmax=100)
+SHARE_MAP = mpl.colormaps["viridis"]
+
+
+def main_family(table: pd.DataFrame) -> pd.DataFrame:
+    """The family to draw (memstor.analysis.read_ratio.read_ratio_table rows of one host): the one with the most
+    DRAM read shares, one cache line (64 B) first on a tie."""
+    best = table.assign(_line=(pd.to_numeric(table["access_bytes"], errors="coerce") != 64).astype(int))
+    order = best.sort_values(["family_size", "_line", "family"], ascending=[False, True, True], kind="stable")
+    return table[table["family"] == order["family"].iloc[0]]
+
+
+def _share_line(ax, points: pd.DataFrame, share: float, **kw) -> None:
+    """One curve in the colour of its DRAM read share (%), its points in load order: this machine's by inject
+    delay (as measured; a noisy point stays where it was measured), a published one as published."""
+    if "inject_delay" in points.columns:
+        points = points.sort_values("inject_delay")
+    ax.plot(points["bandwidth_MBps"], points["latency_ns"], color=SHARE_MAP(SHARE_NORM(share)), **kw)
+
+
+@per_host
+def family_figure(read_ratio: pd.DataFrame | None, curves: pd.DataFrame, reference: pd.DataFrame | None = None,
+                  published: pd.DataFrame | None = None):
+    """Latency (ns) against bandwidth (MB/s): the left panel this machine's read-ratio family (one line per
+    curve, its colour its estimated DRAM read share), then one panel per nearest published platform
+    (``reference``) with its published curves at the read shares nearest to this machine's, in the same
+    colours, and this machine's read-only curve dashed for scale (a published curve is a whole socket's).
+    None without a family of two read shares or more."""
+    if read_ratio is None or read_ratio.empty or read_ratio["family_size"].max() < 2:
+        return None
+    family = main_family(read_ratio)
+    platforms = list(reference["platform"]) if reference is not None and len(reference) else []
+    fig, axes = new_figure(1 + len(platforms), 1, scale=0.75)  # one row: a short figure on the page
+    own = axes[0]
+    read_only = None
+    for _, row in family.iterrows():
+        pts = curves[curves["curve"] == row["curve"]]
+        share = float(row["dram_read_pct_est"])
+        _share_line(own, pts, share, marker="o", markersize=3, label=f"{share:.0f} % ({row['traffic']})")
+        if row["traffic"] == "read-only":
+            read_only = pts
+    own.set_title(f"this machine\n({int(family['access_bytes'].iloc[0])} B, "
+                  f"{int(family['load_threads'].iloc[0])} load thread(s))", fontsize="small")
+    own.legend(fontsize="xx-small", title="DRAM reads (mix)", title_fontsize="xx-small")
+    shares = family["dram_read_pct_est"].tolist()
+    for ax, (_, near) in zip(axes[1:], (reference if reference is not None else pd.DataFrame()).iterrows()):
+        pub = published[published["platform"] == near["platform"]] if published is not None else pd.DataFrame()
+        for share in dict.fromkeys(nearest_share(pub["read_share_pct"], s) for s in shares):
+            _share_line(ax, pub[pub["read_share_pct"] == share], share, linewidth=1.2)
+        if read_only is not None:
+            ordered = read_only.sort_values("inject_delay")
+            ax.plot(ordered["bandwidth_MBps"], ordered["latency_ns"], color="0.2", linestyle="--", linewidth=1,
+                    label="this machine, read-only")
+            ax.legend(fontsize="xx-small")
+        ax.set_title(f"Mess: {near['platform']}\n(distance {near['distance']:.2f})", fontsize="small")
+    for ax in axes:
+        ax.set_xlabel(BW_LABEL)
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        thousands(ax.xaxis)
+    axes[0].set_ylabel(LAT_LABEL)
+    fig.colorbar(mpl.cm.ScalarMappable(norm=SHARE_NORM, cmap=SHARE_MAP), ax=axes, label="DRAM read share (%)",
+                 shrink=0.8)
+    fig.suptitle("Read-ratio family: latency against bandwidth by DRAM read share, beside published curves")
+    return fig
+
+
+def nearest_caption(reference: pd.DataFrame | None) -> str:
+    """The figure caption's sentence naming the published platforms drawn, their log distance to this machine
+    (memstor.analysis.read_ratio.reference_table) and the source; '' without any."""
+    if reference is None or reference.empty:
+        return ""
+    names = ", ".join(f"{r['platform']} ({r['distance']:.2f})" for _, r in reference.iterrows())
+    return (f"Nearest by log distance of unloaded latency and peak: {names}; "
+            f"{reference_caption(reference['platform']).split(';')[0].removeprefix('Published curves: ')}.")

@@ -1,0 +1,59 @@
+"""Report text, the read-ratio family: this machine's memory curves by DRAM read share and the published
+platforms nearest to it (memstor.analysis.read_ratio). Pure: DataFrame in, display table or markdown out."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.analysis.reference_curves import reference_caption
+from memstor.core.fmt import ci_text, fmt_number
+from memstor.core.schema import missing
+
+
+def _pct(v) -> str:
+    return "–" if missing(v) else f"{float(v):.0f} %"
+
+
+def read_ratio_display(table: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per curve of a family of two read shares or more: device (with several), access size, the
+    traffic and its shares (DRAM estimated, requests), B_max, R0 and the fitted peak with their 95 % intervals
+    (or why none)."""
+    cols = ["device", "access (B)", "traffic", "DRAM reads", "request reads", "B_max (MB/s)", "R0 (ns)",
+            "peak (MB/s)"]
+    if table is None or table.empty:
+        return pd.DataFrame(columns=cols)
+    t = table[table["family_size"] >= 2]
+    out = pd.DataFrame({
+        "device": t["host"], "access (B)": t["access_bytes"].map(lambda v: str(int(v))), "traffic": t["traffic"],
+        "DRAM reads": t["dram_read_pct_est"].map(_pct), "request reads": t["mix_read_pct"].map(_pct),
+        "B_max (MB/s)": t["b_max_MBps"].map(fmt_number),
+        "R0 (ns)": [ci_text(r["r0_ns"], r["r0_ns_ci_low"], r["r0_ns_ci_high"], 0, "") for _, r in t.iterrows()],
+        "peak (MB/s)": ["–" if missing(r["identifiable"]) else "not identifiable" if not bool(r["identifiable"])
+                        else ci_text(r["peak_MBps"], r["peak_MBps_ci_low"], r["peak_MBps_ci_high"], 0, "")
+                        for _, r in t.iterrows()],
+    })
+    return out if t["host"].nunique() > 1 else out.drop(columns="device")
+
+
+def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | None) -> list[str]:
+    """Per device: how B_max moves from the most-read to the least-read curve of its largest family, and the
+    nearest published platforms with their distance and the source (markdown)."""
+    out = []
+    families = table[table["family_size"] >= 2] if table is not None and len(table) else pd.DataFrame()
+    for host, g in (families.groupby("host", sort=True) if len(families) else []):
+        fam = g[g["family"] == g.sort_values("family_size", ascending=False, kind="stable")["family"].iloc[0]]
+        hi, lo = fam.iloc[0], fam.iloc[-1]
+        out.append(f"**{host}** ({int(hi['access_bytes'])} B, {int(hi['load_threads'])} load thread(s)): B_max "
+                   f"{fmt_number(hi['b_max_MBps'])} MB/s at {_pct(hi['dram_read_pct_est'])} DRAM reads "
+                   f"({hi['traffic']}), {fmt_number(lo['b_max_MBps'])} MB/s at {_pct(lo['dram_read_pct_est'])} "
+                   f"({lo['traffic']}); {len(fam)} read shares.")
+    if reference is not None and len(reference):
+        for host, g in reference.groupby("host", sort=True):
+            first = g.iloc[0]
+            near = ", ".join(f"{r['platform']} ({r['distance']:.2f})" for _, r in g.iterrows())
+            out.append(
+                f"Nearest published platforms to **{host}** (log distance of unloaded latency and peak; 0.1 ≈ 10 %): "
+                f"{near}; this machine: {fmt_number(first['measured_idle_latency_ns'])} ns at its lightest load, "
+                f"{fmt_number(first['measured_peak_MBps'])} MB/s with {int(first['load_threads'])} load thread(s) "
+                f"({reference_caption(g['platform']).removesuffix('.')}).")
+    return out
