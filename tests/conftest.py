@@ -47,6 +47,18 @@ def synth_data(real, tmp_path_factory) -> Path:
     return build_data(tmp_path_factory.mktemp("synth"), real)
 
 
+@pytest.fixture(scope="session")
+def loadlat_bin(tmp_path_factory) -> Path:
+    """The real loadlat: build/bin/loadlat, or compiled into a temp folder when not built yet."""
+    from memstor.core.errors import MemstorError
+    from memstor.measure import loadlat
+
+    try:
+        return Path(loadlat.binary())
+    except MemstorError:
+        return Path(loadlat.build(output=tmp_path_factory.mktemp("loadlat") / "loadlat"))
+
+
 @pytest.fixture
 def loop_device(tmp_path):
     """A factory: ``loop_device(size_bytes)`` -> the path of a real loop device over a sparse file in

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from memstor.core.schema import traffic_info
 from memstor.parse.mlc import parse_mlc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,3 +250,19 @@ def test_cache_line_from_sysfs(exe, tmp_path, content, expect):
     assert res.returncode == 0, res.stderr
     assert f"random cyclic chain of {(1 << 20) // expect} slots of {expect} bytes" in res.stdout
     assert json.loads(js.read_text())["chain_slot_bytes"] == expect
+
+
+@pytest.mark.parametrize("share, code, label, isa", [(70, "S70", "4:3", "neon"), (40, "S40", "2:3-nt", "neon"),
+                                                     (40, "S40", "2:3-nt", "generic")])
+def test_read_share_traffic_runs_and_parses(exe, tmp_path, share, code, label, isa):
+    """--read_share=P on aarch64: plain stores from 50 % up, STNP below (a hint there: README, *arm64*), in the
+    NEON and the generic kernel; memstor parses the share back from the command line."""
+    js = tmp_path / "share.json"
+    res = run(exe, "--loaded_latency", "-b4m", "-t0.05", "-d0", *load_cpu_args(), f"--read_share={share}",
+              f"--json={js}", env={"LOADLAT_ISA": isa})
+    assert res.returncode == 0, res.stderr
+    (row,) = parse_mlc(res.stdout, "share.txt").rows
+    assert row["traffic"] == label and row["read_fraction"] == traffic_info(code)[1]
+    doc = json.loads(js.read_text())
+    assert doc["isa"] == isa and doc["traffic"]["code"] == code and doc["traffic"]["non_temporal"] is (share < 50)
+    assert doc["points"][0]["status"] == "ok"

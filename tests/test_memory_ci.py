@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +15,6 @@ import pytest
 
 from memstor.analysis import memory
 from memstor.core.batchmeans import batch_means_ci
-from memstor.core.errors import MemstorError
 from memstor.core.schema import MLC_COLUMNS
 from memstor.experiments import mlc_loaded_latency as ll
 from memstor.measure import loadlat as L
@@ -201,13 +199,6 @@ def test_idle_table_uses_the_points_own_interval_when_n_is_1():
 
 # ------------------------------------------------------------------------------------- real loadlat
 
-
-@pytest.fixture(scope="module")
-def loadlat_bin(tmp_path_factory) -> Path:
-    try:
-        return Path(L.binary())
-    except MemstorError:
-        return Path(L.build(output=tmp_path_factory.mktemp("loadlat") / "loadlat"))
 
 
 @TWO_CPUS

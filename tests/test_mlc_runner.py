@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from memstor.analysis import memory
-from memstor.core.errors import MemstorError, UsageError
+from memstor.core.errors import UsageError
 from memstor.core.schema import MLC_COLUMNS
 from memstor.experiments import mlc_loaded_latency as loaded_latency
 from memstor.measure import mlc
@@ -40,16 +40,6 @@ def no_mlc_path(monkeypatch):
     """A PATH without any `mlc` (system folders only)."""
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
 
-
-@pytest.fixture(scope="session")
-def loadlat_bin(tmp_path_factory) -> Path:
-    """The real loadlat: build/bin/loadlat, or compiled into a temp folder when not built yet."""
-    from memstor.measure import loadlat
-
-    try:
-        return Path(loadlat.binary())
-    except MemstorError:
-        return Path(loadlat.build(output=tmp_path_factory.mktemp("loadlat") / "loadlat"))
 
 
 def calls(log: Path) -> list[list[str]]:

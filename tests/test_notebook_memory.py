@@ -96,11 +96,12 @@ def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     pngs = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(pngs) >= 3  # peak bandwidth, latency vs bandwidth, delay sweep
+    assert len(pngs) >= 4  # peak bandwidth, latency vs bandwidth, delay sweep, the read-ratio family
     table = pd.read_csv(data / "processed" / "nbhost" / "mlc-loaded-latency.csv")
     assert (table["status"] == "done").all() and set(table["tool"]) == {"loadlat"}
     loaded = table[table["test"] == "loaded_latency"]
-    assert sorted(loaded["traffic"].unique()) == ["1:1", "read-only"]
+    # quick's read_shares [100, 0] add W6 (0 % DRAM reads) to the traffic the cell asked for: a family of three
+    assert sorted(loaded["traffic"].unique()) == ["1:1", "read-only", "write-only-nt"]
     assert sorted(loaded["inject_delay"].unique()) == [0, 2000, 20000]
     assert (loaded["latency_ns"] > 0).all() and (loaded["bandwidth_MBps"] > 0).all()
     idle = table[table["test"] == "idle_latency"]
@@ -112,4 +113,5 @@ def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     # point), no fitted knee beyond the data
     assert "BW at 2·R0 (MB/s)" in html and "R0 (ns) [95 % CI]" in html and "rise_bandwidth_MBps" in html
     assert sorted(p.name for p in (tmp_path / "figures").glob("*.png")) == [
-        "mlc-loaded-latency-curves.png", "mlc-loaded-latency-delay.png", "mlc-loaded-latency-peak.png"]
+        "mlc-loaded-latency-curves.png", "mlc-loaded-latency-delay.png", "mlc-loaded-latency-peak.png",
+        "mlc-loaded-latency-read-ratio.png"]

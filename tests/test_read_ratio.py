@@ -57,10 +57,15 @@ def test_families_by_dram_read_share(family):
         assert r["r0_ns"] == fit.at[r["curve"], "r0_ns"] or (math.isnan(r["r0_ns"]) and math.isnan(fit.at[r["curve"], "r0_ns"]))
 
 
-def test_imported_curves_of_unknown_settings_make_no_family(real):
-    mem, _ = memory_fit_table(curve_table(bernep(real)))  # as `memstor parse` reads them: settings unknown
+def test_imported_curves_of_unknown_settings_make_no_family_but_meet_the_published_ones(real):
+    curves = curve_table(bernep(real))  # as `memstor parse` reads them: settings unknown
+    mem, _ = memory_fit_table(curves)
     assert len(mem) == 8 and read_ratio.read_ratio_table(mem).empty
     assert read_ratio.read_ratio_table(None).empty
+    near = read_ratio.reference_table(curves, mem, load_mess_curves())
+    assert len(near) == 3 and near["load_threads"].isna().all()
+    (said,) = text.read_ratio_sentences(read_ratio.read_ratio_table(mem), near)
+    assert "an unknown number of load threads (imported data)" in said
 
 
 def test_nearest_published_platforms_recomputed_independently(family):

@@ -14,7 +14,7 @@ import pytest
 
 from memstor.analysis.memory_curves import curve_table
 from memstor.analysis.memory_fit import memory_fit_table, traffic_shares
-from memstor.core.errors import MemstorError, UsageError
+from memstor.core.errors import UsageError
 from memstor.core.schema import read_share_code, traffic_code_of_label, traffic_fraction, traffic_info
 from memstor.experiments import mlc_loaded_latency as loaded_latency
 from memstor.experiments._mlc_params import check_for_tool, needs_loadlat, share_codes, validate_params
@@ -92,16 +92,6 @@ def test_mlc_is_refused_a_share_it_cannot_mix():
         check_for_tool(p, "mlc")
     check_for_tool(validate_params({"tool": "mlc", "read_shares": [80], "load_cpus": ""}), "mlc")  # W3
 
-
-@pytest.fixture(scope="module")
-def loadlat_bin(tmp_path_factory) -> Path:
-    """The real loadlat: build/bin/loadlat, or compiled into a temp folder when not built yet."""
-    from memstor.measure import loadlat
-
-    try:
-        return Path(loadlat.binary())
-    except MemstorError:
-        return Path(loadlat.build(output=tmp_path_factory.mktemp("loadlat") / "loadlat"))
 
 
 @pytest.mark.fio

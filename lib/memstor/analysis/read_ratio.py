@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.memory_curves import UNKNOWN
 from memstor.analysis.memory_fit import MEMORY_SETTINGS
 from memstor.analysis.reference_curves import CLOSEST_COLUMNS, closest_platforms
 from memstor.core.schema import missing
@@ -33,6 +34,11 @@ READ_RATIO_COLUMNS = [
 REFERENCE_MATCH_COLUMNS = ["host", "rank", *CLOSEST_COLUMNS, "cpu", "memory", "load_threads", "access_bytes"]
 #: The access size (bytes) of the curves set beside Mess's: one cache line, as Mess's traffic generator moves.
 LINE_BYTES = 64
+
+
+def _host(v) -> str:
+    """A host key: the name, or memstor.analysis.memory_curves.UNKNOWN for a table without one (imported)."""
+    return UNKNOWN if missing(v) else str(v)
 
 
 def _key(row: pd.Series) -> tuple:
@@ -78,10 +84,11 @@ def reference_table(curves: pd.DataFrame | None, mem: pd.DataFrame | None, refer
     read = mem[(mem["traffic"] == "read-only") & (pd.to_numeric(mem["access_bytes"], errors="coerce") == LINE_BYTES)
                & mem["pacing"].map(lambda v: missing(v) or str(v) == "fixed")]
     about = reference.drop_duplicates("platform").set_index("platform")
+    curve_hosts = curves["host"].map(_host)
     parts = []
-    for host, g in read.groupby(read["host"].astype(str), sort=False):
+    for host, g in read.groupby(read["host"].map(_host), sort=False):
         best = g.loc[pd.to_numeric(g["load_threads"], errors="coerce").fillna(0).idxmax()]
-        points = curves[(curves["host"].astype(str) == host) & (curves["curve"] == best["curve"])]
+        points = curves[(curve_hosts == host) & (curves["curve"] == best["curve"])]
         near = closest_platforms(points[["bandwidth_MBps", "latency_ns"]], reference, n)
         if near.empty:
             continue

@@ -14,6 +14,10 @@ def _pct(v) -> str:
     return "–" if missing(v) else f"{float(v):.0f} %"
 
 
+def _threads(v) -> str:
+    return "an unknown number of load threads (imported data)" if missing(v) else f"{int(v)} load thread(s)"
+
+
 def read_ratio_display(table: pd.DataFrame | None) -> pd.DataFrame:
     """One row per curve of a family of two read shares or more: device (with several), access size, the
     traffic and its shares (DRAM estimated, requests), B_max, R0 and the fitted peak with their 95 % intervals
@@ -43,7 +47,7 @@ def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | N
     for host, g in (families.groupby("host", sort=True) if len(families) else []):
         fam = g[g["family"] == g.sort_values("family_size", ascending=False, kind="stable")["family"].iloc[0]]
         hi, lo = fam.iloc[0], fam.iloc[-1]
-        out.append(f"**{host}** ({int(hi['access_bytes'])} B, {int(hi['load_threads'])} load thread(s)): B_max "
+        out.append(f"**{host}** ({int(hi['access_bytes'])} B, {_threads(hi['load_threads'])}): B_max "
                    f"{fmt_number(hi['b_max_MBps'])} MB/s at {_pct(hi['dram_read_pct_est'])} DRAM reads "
                    f"({hi['traffic']}), {fmt_number(lo['b_max_MBps'])} MB/s at {_pct(lo['dram_read_pct_est'])} "
                    f"({lo['traffic']}); {len(fam)} read shares.")
@@ -54,6 +58,6 @@ def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | N
             out.append(
                 f"Nearest published platforms to **{host}** (log distance of unloaded latency and peak; 0.1 ≈ 10 %): "
                 f"{near}; this machine: {fmt_number(first['measured_idle_latency_ns'])} ns at its lightest load, "
-                f"{fmt_number(first['measured_peak_MBps'])} MB/s with {int(first['load_threads'])} load thread(s) "
+                f"{fmt_number(first['measured_peak_MBps'])} MB/s with {_threads(first['load_threads'])} "
                 f"({reference_caption(g['platform']).removesuffix('.')}).")
     return out
