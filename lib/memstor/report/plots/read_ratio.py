@@ -21,6 +21,8 @@ BW_LABEL = "bandwidth (MB/s, 1 MB = 10^6 B)"
 #: The colour of a DRAM read share (0 … 100 %), the same in every panel.
 SHARE_NORM = mpl.colors.Normalize(vmin=0, vmax=100)
 SHARE_MAP = mpl.colormaps["viridis"]
+#: Most curves the left panel names in a legend (beyond, it would hide them).
+LEGEND_MAX = 6
 
 
 def main_family(table: pd.DataFrame) -> pd.DataFrame:
@@ -62,7 +64,8 @@ def family_figure(read_ratio: pd.DataFrame | None, curves: pd.DataFrame, referen
             read_only = pts
     own.set_title(f"this machine\n({int(family['access_bytes'].iloc[0])} B, "
                   f"{int(family['load_threads'].iloc[0])} load thread(s))", fontsize="small")
-    own.legend(fontsize="xx-small", title="DRAM reads (mix)", title_fontsize="xx-small")
+    if len(family) <= LEGEND_MAX:  # more: the colour bar says the share, the table the mix
+        own.legend(fontsize="xx-small", title="DRAM reads (mix)", title_fontsize="xx-small")
     shares = family["dram_read_pct_est"].tolist()
     for ax, (_, near) in zip(axes[1:], (reference if reference is not None else pd.DataFrame()).iterrows()):
         pub = published[published["platform"] == near["platform"]] if published is not None else pd.DataFrame()
