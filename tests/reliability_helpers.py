@@ -30,9 +30,10 @@ TRACEBACK = "Traceback (most recent call last)"
 #: The tiniest storage sweep that still runs real fio: 0.3 s per point, no ramp, a 4 MiB test file.
 TINY_FIO = ["--set", "runtime_s=0.3", "--set", "ramp_s=0", "--set", "file_size=4m", "--set", "seq_bs=[]",
             "--set", "rw=[randread]"]
-#: The tiniest memory sweep with loadlat: 0.2 s per point, 4 MiB buffers, two delays.
+#: The tiniest memory sweep with loadlat: 0.2 s per point, 4 MiB buffers, two delays, only the traffic asked for
+#: (no read-ratio family: quick's read_shares would add W6).
 TINY_MEM = ["--set", "tool=loadlat", "--set", "seconds_per_point=0.2", "--set", "buffer_kib=4096",
-            "--set", "delays=[0,1000]", "--set", "access_bytes=[64]"]
+            "--set", "delays=[0,1000]", "--set", "access_bytes=[64]", "--set", "read_shares=[]"]
 
 
 # ------------------------------------------------------------------------------------------ the CLI

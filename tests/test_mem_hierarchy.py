@@ -324,7 +324,7 @@ def run_json(exe: Path, tmp: Path, *args: str) -> dict:
     (["--working_set", "--batch=8"], "16..65536"),
     (["--mlp", "--chains=2,2"], "listed twice"),
     (["--working_set", "-k1"], "-k does not apply to --working_set"),
-    (["--mlp", "-W5"], "-W does not apply to --mlp"),
+    (["--mlp", "-W5"], "-W5 does not apply to --mlp"),
 ])
 def test_usage_errors_exit_2_with_one_line(built, args, words):
     res = run(built, *args)
