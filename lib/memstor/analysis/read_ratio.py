@@ -60,15 +60,20 @@ def read_ratio_table(mem: pd.DataFrame | None) -> pd.DataFrame:
     if t.empty:
         return pd.DataFrame(columns=READ_RATIO_COLUMNS)
     t = t.assign(mix_read_pct=100 * pd.to_numeric(t["mix_read_share"]),
-                 dram_read_pct_est=100 * pd.to_numeric(t["dram_read_share_est"], errors="coerce"))
-    keys = t.apply(_key, axis=1)
-    numbers: dict[tuple, int] = {}
-    for host, key in zip(t["host"].astype(str), keys):
-        numbers.setdefault(key, sum(1 for k in numbers if k[0] == host) + 1)
-    t = t.assign(family=keys.map(numbers), _key=keys)
+                 dram_read_pct_est=100 * pd.to_numeric(t["dram_read_share_est"], errors="coerce"),
+                 _key=t.apply(_key, axis=1))
+    t["family"] = t.groupby(t["host"].map(_host))["_key"].transform(lambda keys: pd.factorize(keys)[0] + 1)
     t["family_size"] = t.groupby("_key")["dram_read_pct_est"].transform("nunique")
     t = t.sort_values(["host", "family", "dram_read_pct_est"], ascending=[True, True, False], kind="stable")
     return t.reindex(columns=READ_RATIO_COLUMNS).reset_index(drop=True)
+
+
+def main_family(table: pd.DataFrame) -> pd.DataFrame:
+    """The family the report shows of ONE host's :func:`read_ratio_table` rows: the one with the most DRAM read
+    shares, one cache line (64 B) first on a tie, then the first numbered."""
+    order = table.assign(_line=(pd.to_numeric(table["access_bytes"], errors="coerce") != LINE_BYTES).astype(int))
+    order = order.sort_values(["family_size", "_line", "family"], ascending=[False, True, True], kind="stable")
+    return table[table["family"] == order["family"].iloc[0]]
 
 
 def reference_table(curves: pd.DataFrame | None, mem: pd.DataFrame | None, reference: pd.DataFrame,

@@ -12,7 +12,7 @@ import matplotlib as mpl
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from memstor.analysis.read_ratio import nearest_share
+from memstor.analysis.read_ratio import main_family, nearest_share
 from memstor.analysis.reference_curves import reference_caption
 from memstor.report.plots import new_figure, per_host, thousands
 
@@ -23,14 +23,6 @@ SHARE_NORM = mpl.colors.Normalize(vmin=0, vmax=100)
 SHARE_MAP = mpl.colormaps["viridis"]
 #: Most curves the left panel names in a legend (beyond, it would hide them).
 LEGEND_MAX = 6
-
-
-def main_family(table: pd.DataFrame) -> pd.DataFrame:
-    """The family to draw (memstor.analysis.read_ratio.read_ratio_table rows of one host): the one with the most
-    DRAM read shares, one cache line (64 B) first on a tie."""
-    best = table.assign(_line=(pd.to_numeric(table["access_bytes"], errors="coerce") != 64).astype(int))
-    order = best.sort_values(["family_size", "_line", "family"], ascending=[False, True, True], kind="stable")
-    return table[table["family"] == order["family"].iloc[0]]
 
 
 def _share_line(ax, points: pd.DataFrame, share: float, **kw) -> None:

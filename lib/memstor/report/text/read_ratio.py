@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstor.analysis.read_ratio import main_family
 from memstor.analysis.reference_curves import reference_caption
 from memstor.core.fmt import ci_text, fmt_number
 from memstor.core.schema import missing
@@ -45,7 +46,7 @@ def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | N
     out = []
     families = table[table["family_size"] >= 2] if table is not None and len(table) else pd.DataFrame()
     for host, g in (families.groupby("host", sort=True) if len(families) else []):
-        fam = g[g["family"] == g.sort_values("family_size", ascending=False, kind="stable")["family"].iloc[0]]
+        fam = main_family(g)  # the family the figure draws
         hi, lo = fam.iloc[0], fam.iloc[-1]
         out.append(f"**{host}** ({int(hi['access_bytes'])} B, {_threads(hi['load_threads'])}): B_max "
                    f"{fmt_number(hi['b_max_MBps'])} MB/s at {_pct(hi['dram_read_pct_est'])} DRAM reads "
