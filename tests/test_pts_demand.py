@@ -26,13 +26,13 @@ from memstor.core.units import parse_size
 from memstor.experiments import _fio_rows, _pts_matrix, fio_pts_cbw, fio_pts_dirth, load_profile
 from memstor.measure.fio import FioJob, bssplit_error, distribution_error, fio_command, job_file_text
 from memstor.parse.fio_logs import read_iolog
+from notebook_helpers import KERNEL, run_notebook
 from reliability_helpers import TRACEBACK, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed (make env installs it)")
 HOST = "pts"
-KERNEL = "memstor"
 MiB = 1 << 20
 
 #: The iolog check: block-size, band and read shares within 2 percentage points of the PTS mix. One share p
@@ -504,20 +504,9 @@ def test_the_notebooks_are_thin_committed_clean_with_the_full_profiles_keys(fam)
 @pytest.mark.slow
 @pytest.mark.parametrize("fam, extra", [(fio_pts_cbw, {}), (fio_pts_dirth, {"histogram_s": 1})])
 def test_the_notebooks_run_under_papermill_with_the_quick_profile(tmp_path, fam, extra):
-    import papermill as pm
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    if KERNEL not in KernelSpecManager().find_kernel_specs():
-        pytest.fail(f"jupyter kernel {KERNEL!r} missing: .venv/bin/python -m ipykernel install --sys-prefix --name memstor")
-    out = tmp_path / "out.ipynb"
-    pm.execute_notebook(str(ROOT / "notebooks" / f"{fam.NOTEBOOK}.ipynb"), str(out), kernel_name=KERNEL,
-                        cwd=str(ROOT / "notebooks"), progress_bar=False,
-                        parameters={"profile": "quick", "data_dir": str(tmp_path / "data"), "host": "nbtest",
-                                    "runtime_s": 1, "threads": [1, 2], "qd": [1, 4], "file_size": "64m",
-                                    "figures_dir": str(tmp_path / "fig"), **extra})
-    nb = nbformat.read(out, as_version=4)
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
+    outputs = run_notebook(fam.NOTEBOOK, tmp_path / "out.ipynb", {
+        "profile": "quick", "data_dir": str(tmp_path / "data"), "host": "nbtest", "runtime_s": 1,
+        "threads": [1, 2], "qd": [1, 4], "file_size": "64m", "figures_dir": str(tmp_path / "fig"), **extra})
     assert len([o for o in outputs if "image/png" in o.get("data", {})]) >= 3
     assert len(list((tmp_path / "fig").glob(f"{fam.EXPERIMENT}-*.png"))) == 3
     table = pd.read_csv(tmp_path / "data" / "processed" / "nbtest" / f"{fam.EXPERIMENT}.csv")

@@ -11,7 +11,6 @@ import shutil
 import time
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,12 +24,12 @@ from memstor.experiments import fio_pts_hir as hir
 from memstor.experiments import fio_pts_xsr as xsr
 from memstor.measure.sweep import PointResult
 from memstor.report.plots import pts_recovery as plots
+from notebook_helpers import KERNEL, run_notebook
 from reliability_helpers import TRACEBACK, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed (make env installs it)")
-KERNEL = "memstor"
 
 
 def section(experiment: str, **over) -> dict:
@@ -410,20 +409,10 @@ def test_the_standard_profile_leaves_the_pts_tests_out_with_a_one_line_reason(tm
 @pytest.mark.slow
 @pytest.mark.parametrize("family", [hir, xsr], ids=["hir", "xsr"])
 def test_the_notebook_runs_under_papermill_with_the_quick_profile(tmp_path, family):
-    import papermill as pm
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    if KERNEL not in KernelSpecManager().find_kernel_specs():
-        pytest.fail(f"jupyter kernel {KERNEL!r} missing: .venv/bin/python -m ipykernel install --sys-prefix --name memstor")
     quick = yaml.safe_load((ROOT / "params/quick.yaml").read_text())[family.EXPERIMENT]
-    out = tmp_path / "out.ipynb"
-    pm.execute_notebook(str(ROOT / "notebooks" / f"{family.NOTEBOOK}.ipynb"), str(out), kernel_name=KERNEL,
-                        cwd=str(ROOT / "notebooks"), progress_bar=False,
-                        parameters={**quick, "profile": "quick", "data_dir": str(tmp_path / "data"), "host": "nbtest",
-                                    "file_size": "64m", "figures_dir": str(tmp_path / "fig")})
-    nb = nbformat.read(out, as_version=4)
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
+    outputs = run_notebook(family.NOTEBOOK, tmp_path / "out.ipynb", {
+        **quick, "profile": "quick", "data_dir": str(tmp_path / "data"), "host": "nbtest", "file_size": "64m",
+        "figures_dir": str(tmp_path / "fig")})
     assert len([o for o in outputs if "image/png" in o.get("data", {})]) >= 1
     assert [p.name for p in (tmp_path / "fig").glob("*.png")] == [f"{family.EXPERIMENT}-time.png"]
     text = "".join(o.get("text", "") for o in outputs)

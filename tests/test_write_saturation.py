@@ -9,7 +9,6 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import nbformat
 import pandas as pd
 import pytest
 
@@ -19,6 +18,7 @@ from memstor.experiments import _wsat_tables as tables
 from memstor.experiments import fio_write_saturation as wsat
 from memstor.measure.fio import fio_command
 from memstor.measure.thermal import probe
+from notebook_helpers import run_notebook
 from reliability_helpers import TRACEBACK, manifest_of, run_cli, snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,6 @@ FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed (make env installs it)")
 SMART = ROOT / "tests/data/smart/opencomputeproject__ocp-diag-autoval-ssd/src/autoval_ssd/unittest/mock/util_outputs"
 HOST = "wsat"
-KERNEL = "memstor"
 
 
 def params(**over) -> dict:
@@ -388,20 +387,9 @@ def test_real_run_on_a_loop_device_named_twice_writes_the_whole_device(tmp_path,
 @pytest.mark.fio
 @pytest.mark.slow
 def test_the_notebook_runs_under_papermill_with_the_quick_profile(tmp_path):
-    import papermill as pm
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    if KERNEL not in KernelSpecManager().find_kernel_specs():
-        pytest.fail(f"jupyter kernel {KERNEL!r} missing: .venv/bin/python -m ipykernel install --sys-prefix --name memstor")
-    out = tmp_path / "out.ipynb"
-    pm.execute_notebook(str(ROOT / "notebooks" / f"{wsat.NOTEBOOK}.ipynb"), str(out), kernel_name=KERNEL,
-                        cwd=str(ROOT / "notebooks"), progress_bar=False,
-                        parameters={"profile": "quick", "data_dir": str(tmp_path / "data"), "host": "nbtest",
-                                    "file_size": "64m", "capacity_multiple": 4, "iodepth": 8, "numjobs": 2,
-                                    "figures_dir": str(tmp_path / "fig")})
-    nb = nbformat.read(out, as_version=4)
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
+    outputs = run_notebook(wsat.NOTEBOOK, tmp_path / "out.ipynb", {
+        "profile": "quick", "data_dir": str(tmp_path / "data"), "host": "nbtest", "file_size": "64m",
+        "capacity_multiple": 4, "iodepth": 8, "numjobs": 2, "figures_dir": str(tmp_path / "fig")})
     assert len([o for o in outputs if "image/png" in o.get("data", {})]) >= 2  # time and TGBW (no thermal here)
     assert sorted(p.name for p in (tmp_path / "fig").glob("*.png"))[:2] == [
         "fio-write-saturation-tgbw.png", "fio-write-saturation-time.png"]
