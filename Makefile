@@ -56,7 +56,7 @@ EXP       = $(shell echo $(1) | sed 's/^[0-9]*-//')#  notebook name -> experimen
 PAPERMILL := $(VENV)/bin/papermill --engine memstor --kernel memstor --cwd notebooks --no-progress-bar
 CC        ?= cc
 
-.PHONY: help all env sysdeps loadlat loadlat-arm64 test test-fast lint lab report bench soak lock clean distclean FORCE
+.PHONY: help all env sysdeps loadlat loadlat-arm64 fio-matrix test test-fast lint lab report bench soak lock clean distclean FORCE
 
 help: ## list the targets
 	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name] [HOSTS=hosts.yaml]"
@@ -110,8 +110,11 @@ $(BUILD)/params/%.yaml: params/$(PROFILE).yaml $(ENV_STAMP) FORCE
 $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP) $(LIB_SRC)
 	@mkdir -p $(@D)
 	@echo "== $* (profile $(PROFILE)) =="
-	$(MEMSTOR) run $(call EXP,$*) --profile $(PROFILE) --data $(DATA_ABS) $(RUN_WHERE) \
-	  $(call DEVICE_SET,$(call EXP,$*)) || test $$? -eq 1
+	@rm -f $@.not-run
+	rc=0; $(MEMSTOR) run $(call EXP,$*) --profile $(PROFILE) --data $(DATA_ABS) $(RUN_WHERE) \
+	  $(call DEVICE_SET,$(call EXP,$*)) --skip-note $@.not-run || rc=$$?; \
+	if [ $$rc -eq 3 ]; then $(PY) -m memstor.report.not_run $< $@ $@.not-run; exit 0; fi; \
+	test $$rc -le 1; \
 	$(PAPERMILL) $< $@ -f $(BUILD)/params/$*.yaml -p data_dir $(DATA_ABS) -p target_dir "$(TARGET)" -p figures_dir $(abspath report/figures) \
 	  $(if $(HOST),-p host $(HOST)) $(if $(HOSTS),-p hosts $(abspath $(HOSTS)))
 
@@ -147,8 +150,28 @@ $(TESTDEPS): scripts/install-system-deps
 	scripts/install-system-deps --browser --arm64 --fleet
 	@mkdir -p $(@D) && touch $@
 
-test: $(ENV_STAMP) $(LOADLAT) $(TESTDEPS) ## the whole suite: installs what it needs (browser, arm64 cross tools, sshd), then real fio, loadlat, papermill, nbconvert, ssh, qemu
+test: $(ENV_STAMP) $(LOADLAT) $(TESTDEPS) ## the whole suite: installs what it needs (browser, arm64 cross tools, sshd), then real fio, loadlat, papermill, nbconvert, ssh, qemu; then the fio matrix
 	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider --durations=25
+	@$(MAKE) --no-print-directory fio-matrix
+
+# --- the fio version matrix ------------------------------------------------------------------------
+# fio's release sources (third_party/fio/, SOURCES.md) built once each into build/fio/<X.Y>/fio (static where
+# the machine links statically; scripts/build-fio), and the compatibility tier (pytest -m fio_compat: output
+# formats, logs and iologs, a few short points of every storage family, the open-loop path) run against
+# each of them. The system fio runs the same tier inside make test.
+FIO_VERSIONS := $(patsubst third_party/fio/fio-%.tar.xz,%,$(wildcard third_party/fio/fio-*.tar.xz))
+FIO_DEPS     := $(BUILD)/.sysdeps-fio
+$(FIO_DEPS): scripts/install-system-deps
+	scripts/install-system-deps --fio-matrix
+	@mkdir -p $(@D) && touch $@
+$(BUILD)/fio/%/fio: third_party/fio/fio-%.tar.xz scripts/build-fio | $(FIO_DEPS)
+	scripts/build-fio $*
+fio-matrix: $(ENV_STAMP) $(FIO_VERSIONS:%=$(BUILD)/fio/%/fio) ## build fio's releases (third_party/fio) and run the fio compatibility tier against each
+	@failed=; for v in $(FIO_VERSIONS); do \
+	  echo "== fio compatibility tier: fio-$$v ($(BUILD)/fio/$$v/fio) =="; \
+	  MEMSTOR_FIO=$(abspath $(BUILD)/fio/$$v/fio) $(VENV)/bin/pytest -q -m fio_compat -p no:cacheprovider tests || failed="$$failed $$v"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make fio-matrix: the compatibility tier failed with fio$$failed" >&2; exit 1; fi
 
 test-fast: $(ENV_STAMP) ## the tests that start no fio, loadlat/cc, notebook, browser, ssh or qemu (under 3 min; make test before a commit)
 	MEMSTOR_FAST_TIER=1 $(VENV)/bin/pytest -q -m "not (soak or fio or loadlat or notebook or browser or fleet or qemu)" -p no:cacheprovider -n auto --durations=10

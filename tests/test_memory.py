@@ -73,7 +73,8 @@ def test_validation_normalises():
     ({"seconds_per_point": 0}, r"parameter seconds_per_point=0 is invalid: use a number of seconds > 0"),
     ({"seconds_per_point": "fast"}, r"seconds_per_point='fast'"),
     ({"buffer_kib": 0}, r"parameter buffer_kib=0 is invalid: use a whole number >= 1"),
-    ({"buffer_kib": 10**12}, r"parameter buffer_kib=1000000000000 is invalid: 1 load threads would need .* GiB"),
+    ({"buffer_kib": 10**12}, r"parameter buffer_kib=1000000000000 is invalid: even one load thread with .* MiB "
+                             r"buffers needs .* GiB; 0.1 GiB is usable here"),
     ({"tool": "vtune"}, r"parameter tool='vtune' is invalid: choose one of auto, mlc, loadlat"),
     ({"latency_cpu": 4096}, r"parameter latency_cpu=4096 is invalid: not an available CPU; this machine offers CPUs"),
     ({"load_cpus": "0"}, r"load_cpus='0' is invalid: it includes latency_cpu 0"),
@@ -87,6 +88,7 @@ def test_bad_params_rejected_before_anything_runs(override, pattern, tmp_path, m
     log = tmp_path / "calls"
     monkeypatch.setenv("PATH", f"{STANDIN_DIR}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("MLC_STANDIN_LOG", str(log))
+    monkeypatch.setattr(loaded_latency, "usable_memory_bytes", lambda: 100 * 2**20)  # a machine of 100 MiB free
     with pytest.raises(UsageError, match=pattern) as err:
         loaded_latency.run_loaded_latency(good(**override), data_root=tmp_path / "data", host="h", progress=False)
     msg = str(err.value)

@@ -16,7 +16,7 @@ import yaml
 
 import memstor.experiments as experiments
 from memstor import __version__
-from memstor.core.errors import Interrupted, MemstorError, UsageError, first_line
+from memstor.core.errors import Interrupted, MemstorError, NotOnThisMachine, UsageError, first_line
 from memstor.core.files import atomic_write
 from memstor.core.profiles import parse_override
 from memstor.core.units import size_text
@@ -28,7 +28,7 @@ from memstor.measure.target import kept_test_file, remove_test_file
 from memstor.parse.cliff_input import collect_inputs, read_throughput_series
 from memstor.report.export import export
 
-EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_NOT_HERE = 0, 1, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,6 +67,8 @@ def _build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--hosts", metavar="HOSTS.yaml",
                     help="measure the hosts of this file over SSH (fio sweeps: every point on all hosts at once)")
     pr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pr.add_argument("--skip-note", metavar="FILE",
+                    help="when this machine cannot run the family (exit status 3), write the one-line reason here")
 
     ps = sub.add_parser("sysinfo", parents=[common], help="JSON description of the machine under test")
     ps.add_argument("--target", metavar="DIR", help="also describe the filesystem/device of DIR")
@@ -159,8 +161,14 @@ def _overrides(pairs: list) -> dict:
 def _cmd_run(args: argparse.Namespace) -> int:
     check_experiment(args.experiment)
     # experiments.run_profile is imported on first use (memstor.experiments.__getattr__): pandas, the measure layer
-    table = experiments.run_profile(args.experiment, args.profile, _overrides(args.overrides), data_root=args.data,
-                        target_dir=args.target, host=args.host, progress=not args.no_progress, hosts=args.hosts)
+    try:
+        table = experiments.run_profile(args.experiment, args.profile, _overrides(args.overrides),
+                                        data_root=args.data, target_dir=args.target, host=args.host,
+                                        progress=not args.no_progress, hosts=args.hosts)
+    except NotOnThisMachine as exc:
+        if args.skip_note:
+            Path(args.skip_note).write_text(f"{exc}\n", encoding="utf-8")
+        raise
     failed = int((table["status"] == "failed").sum()) if "status" in table.columns else 0
     print(f"memstor run {args.experiment}: {len(table)} rows"
           + (f", {failed} failed (see the error column)" if failed else ""), file=sys.stderr)
@@ -312,6 +320,8 @@ def _os_error_line(exc: OSError) -> str:
 
 def _failure(exc: Exception) -> tuple[int, str]:
     """(exit status, one-line reason) of an error that reached the CLI: 2 for a usage error, else 1."""
+    if isinstance(exc, NotOnThisMachine):
+        return EXIT_NOT_HERE, f"not run on this machine: {exc}"
     if isinstance(exc, UsageError):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, MemstorError):

@@ -13,6 +13,11 @@ class UsageError(MemstorError):
     """A bad parameter, profile, experiment name or path given by the user (CLI exit status 2)."""
 
 
+class NotOnThisMachine(UsageError):
+    """This machine cannot run a family as asked (one CPU where a load thread needs its own core, too little
+    memory for the smallest buffers); the CLI exits 3 with the reason and ``make all`` goes on without it."""
+
+
 class UnsafeTarget(MemstorError):
     """A storage target memstor refuses to write to (device, foreign file, no room...)."""
 

@@ -5,14 +5,13 @@ the value and the way out) and the checks that depend on the chosen tool and the
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, fields
-from pathlib import Path
+from dataclasses import dataclass, fields, replace
 
-from memstor.core.errors import UsageError
+from memstor.core.errors import NotOnThisMachine
 from memstor.core.schema import TRAFFIC_CODES, read_share_code
 from memstor.core.validate import Section
 from memstor.measure import mlc
+from memstor.measure.shape import CpuShape, cpu_shape, memory_shape, usable_memory_bytes
 
 EXPERIMENT = "mlc-loaded-latency"
 #: MLC's default inject delays (cycles), used when a profile gives none.
@@ -139,25 +138,32 @@ def _pacing(values) -> tuple:
 
 def available_cpus() -> list[int]:
     """CPUs this process may run on (affinity mask), sorted."""
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return list(range(os.cpu_count() or 1))
+    return list(cpu_shape().affinity)
+
+
+def default_load_cpus(lat: int, shape: CpuShape) -> list[int]:
+    """The load CPUs when the profile names none: every CPU of the affinity mask but the latency CPU and its
+    SMT siblings (a load thread there would share the latency thread's core: its caches and pipeline), at most
+    as many as the cgroup CPU quota leaves beside the latency thread (usable CPUs - 1)."""
+    near = set(shape.siblings.get(lat, ())) | {lat}
+    load = [c for c in shape.affinity if c not in near]
+    return load[: max(0, shape.usable - 1)]
 
 
 def _cpus(latency_cpu, load_cpus) -> tuple[int, tuple]:
     """Validated latency CPU and load CPUs ("" = every available CPU except the latency CPU)."""
-    cpus = available_cpus()
+    shape = cpu_shape()
+    cpus = list(shape.affinity)
     shown = mlc.format_cpus(cpus)
     lat = V.integer("latency_cpu", latency_cpu, 0)
     if lat not in cpus:
         raise V.error("latency_cpu", lat, f"not an available CPU; this machine offers CPUs {shown}")
     if load_cpus in (None, "", []):
-        load = [c for c in cpus if c != lat]
+        load = default_load_cpus(lat, shape)
         if not load:
-            raise UsageError(
-                f"{EXPERIMENT}: needs at least 2 CPUs (a latency thread and a load thread); only CPU {shown} is available"
-            )
+            raise NotOnThisMachine(
+                f"{EXPERIMENT}: needs a CPU for a load thread beside latency CPU {lat} (not its SMT sibling); "
+                f"this process may use {shape.source}: run it on a machine (or affinity, cgroup) with 2+ cores")
         return lat, tuple(load)
     try:
         load = mlc.parse_cpus(load_cpus)
@@ -207,14 +213,32 @@ def validate_params(params: dict) -> LoadedLatencyParams:
 
 
 def mem_available_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo in bytes, or None when unknown."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    """Memory memstor may use (bytes): MemAvailable within the cgroup limit (memstor.measure.shape), or None."""
+    return usable_memory_bytes()
+
+
+def fit_to_memory(p: LoadedLatencyParams, avail: int | None, min_buffer_kib: int) -> tuple[LoadedLatencyParams, str]:
+    """The run's buffers scaled to MEMORY_FRACTION of ``avail`` bytes, and one line saying what was scaled ("":
+    nothing). The buffer per thread shrinks first, not below ``min_buffer_kib`` (it must stay far beyond the
+    last-level cache to measure DRAM); then load threads are dropped. UsageError when one load thread with
+    the smallest buffer does not fit."""
+    if not avail or memory_need_bytes(p) <= MEMORY_FRACTION * avail:
+        return p, ""
+    budget_kib = int(MEMORY_FRACTION * avail / 1024)
+    threads = len(p.load_cpus)
+    buffer_kib = budget_kib // (2 * threads + 1) // 1024 * 1024  # whole MiB
+    if buffer_kib >= min_buffer_kib:
+        new = replace(p, buffer_kib=min(p.buffer_kib, buffer_kib))
+        return new, (f"buffers scaled to the memory: {new.buffer_kib // 1024} MiB per thread instead of "
+                     f"{p.buffer_kib // 1024} MiB ({2 * threads + 1} buffers, {avail / 2**30:.1f} GiB usable)")
+    fit = (budget_kib // min_buffer_kib - 1) // 2
+    if fit < 1:
+        raise NotOnThisMachine(str(V.error(
+            "buffer_kib", p.buffer_kib, f"even one load thread with {min_buffer_kib // 1024} MiB buffers needs "
+            f"{3 * min_buffer_kib / 2**20:.1f} GiB; {avail / 2**30:.1f} GiB is usable here")))
+    new = replace(p, buffer_kib=min(p.buffer_kib, min_buffer_kib), load_cpus=p.load_cpus[:fit])
+    return new, (f"scaled to the memory: {fit} of {threads} load threads with {new.buffer_kib // 1024} MiB per "
+                 f"thread ({avail / 2**30:.1f} GiB usable)")
 
 
 def memory_need_bytes(p: LoadedLatencyParams) -> int:
@@ -239,8 +263,8 @@ def check_for_tool(p: LoadedLatencyParams, tool: str) -> None:
         raise V.error("seconds_per_point", p.seconds_per_point,
                       "Intel MLC takes whole seconds (-t); use 1 or more, or tool=loadlat")
     need = memory_need_bytes(p)
-    avail = mem_available_bytes()
+    avail = usable_memory_bytes()
     if avail and need > MEMORY_FRACTION * avail:
         raise V.error("buffer_kib", p.buffer_kib,
                       f"{len(p.load_cpus)} load threads would need {need / 2**30:.1f} GiB, "
-                      f"{avail / 2**30:.1f} GiB is available; lower buffer_kib or set load_cpus")
+                      f"{avail / 2**30:.1f} GiB is usable ({memory_shape().source}); lower buffer_kib or set load_cpus")

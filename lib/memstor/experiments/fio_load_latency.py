@@ -48,14 +48,16 @@ from memstor.core.units import parse_size
 from memstor.core.validate import Section
 from memstor.measure.fio import FioRunner
 from memstor.measure.fio_engine import fio_version
+from memstor.measure.fio_facts import fio_facts
 from memstor.measure.openloop import (
-    INLINE_MAX_LOAD,
     MAX_JOB_RATE_IOPS,
+    RATE_TOLERANCE_PCT,
     ceiling_reached,
     gating_cap_iops,
     probe_submit_mode_details,
     split_rate,
 )
+from memstor.measure.shape import usable_cpus
 from memstor.measure.sweep import (
     NotAllMeasured,
     Point,
@@ -100,8 +102,9 @@ LOAD_COLUMNS = [
     "x_max_source",       # where X_max comes from (fio-queue-depth table, probe, profile)
     "rate_per_job_iops",  # fio rate_iops of each job
     "submit_mode",        # fio io_submit_mode used (the probe's choice)
-    "open_loop",          # arrivals not gated by completions: inline mode keeps Poisson arrivals only while
-                          # rate per job x mean latency <= 0.5 (memstor.measure.openloop.INLINE_MAX_LOAD)
+    "open_loop",          # shown open: achieved within +-5 % of offered and the probe saw this mode's arrivals
+                          # Poisson at a per-job rate x latency >= the point's; False: either not; empty:
+                          # arrivals not measured (fio < 3.31 writes no iolog times)
     "latency_target_us",  # lt: the p99 target fio searched under (µs)
     "latency_depth",      # lt: the queue depth fio's search ended at (its latency_depth)
     "iops_cv",            # coefficient of variation of the per-second IOPS (stability)
@@ -200,15 +203,21 @@ def probe_config(lp: LoadLatencyParams, engine: str, rw: str) -> dict:
 
 
 def rate_config(lp: LoadLatencyParams, engine: str, rw: str, util: float, x_max: float, x_max_source: str,
-                submit_mode: str, max_per_job: int) -> dict:
+                probe: dict, max_per_job: int, max_jobs: int | None = None) -> dict:
     """An offered-rate point: util % of x_max split over jobs of at most max_per_job IOPS each
-    (memstor.measure.openloop.split_rate)."""
-    plan = split_rate(util / 100.0 * x_max, max_per_job)
-    cfg = _fio_points.point_params(EXPERIMENT, lp.common, engine, rw=rw, bs=lp.bs, iodepth=lp.iodepth,
-                            numjobs=plan.numjobs)
-    return dict(cfg, phase="rate", utilisation_pct=util, rate_iops=plan.rate_per_job,
-                offered_iops=round(plan.expected_iops, 1), rate_process="poisson", io_submit_mode=submit_mode,
-                x_max_iops=round(x_max, 1), x_max_source=x_max_source)
+    (memstor.measure.openloop.split_rate), in the probe's submit mode with the engine it was probed with (a
+    decision recorded before fio 3.42 was supported has no engine: ``engine``) and the highest per-job load at
+    which its arrivals held (``arrivals_open_load``; absent from decisions recorded before it was measured);
+    at most ``max_jobs`` fio jobs (the CPUs memstor may use)."""
+    plan = split_rate(util / 100.0 * x_max, max_per_job, max_jobs=max_jobs)
+    cfg = _fio_points.point_params(EXPERIMENT, lp.common, probe.get("engine") or engine, rw=rw, bs=lp.bs,
+                                   iodepth=lp.iodepth, numjobs=plan.numjobs)
+    cfg = dict(cfg, phase="rate", utilisation_pct=util, rate_iops=plan.rate_per_job,
+               offered_iops=round(plan.expected_iops, 1), rate_process="poisson", io_submit_mode=probe["mode"],
+               x_max_iops=round(x_max, 1), x_max_source=x_max_source)
+    if "open_load" in probe:
+        cfg["arrivals_open_load"] = probe["open_load"]
+    return cfg
 
 
 def lt_config(lp: LoadLatencyParams, engine: str, rw: str) -> dict:
@@ -293,14 +302,20 @@ def _ceiling(jobs: list, iodepth: int) -> bool | None:
 
 
 def _open_loop(params: dict, row: dict) -> bool | None:
-    """Whether the point's arrivals stayed Poisson: offload mode always; inline while rate per job x mean
-    latency <= INLINE_MAX_LOAD (fio waits for in-flight I/O before each rate sleep)."""
-    if params.get("io_submit_mode") == "offload":
-        return True
-    lat = row.get("lat_mean_us")
-    if lat is None or lat != lat:
+    """Whether the point was an open loop, from what was measured: False when fio's achieved rate is outside
+    +-RATE_TOLERANCE_PCT of the offered one (either side); else True when the probe saw this submit mode's
+    arrivals stay Poisson at a per-job rate x latency at least the point's (``arrivals_open_load``), False
+    when the point's load is above it; None (not checked) when no arrivals were measured (fio without iolog
+    times, or a decision recorded before arrivals were measured) or a number is missing."""
+    achieved, offered = row.get("iops"), params.get("offered_iops")
+    if not isinstance(achieved, (int, float)) or achieved != achieved or not offered:
         return None
-    return bool(float(params["rate_iops"]) * float(lat) * 1e-6 <= INLINE_MAX_LOAD)
+    if abs(100.0 * float(achieved) / float(offered) - 100.0) > RATE_TOLERANCE_PCT:
+        return False
+    held, lat = params.get("arrivals_open_load"), row.get("lat_mean_us")
+    if held is None or lat is None or lat != lat:
+        return None
+    return bool(float(params["rate_iops"]) * float(lat) * 1e-6 <= float(held))
 
 
 def load_columns(row: dict, params: dict, doc: dict, seconds: pd.DataFrame) -> dict:
@@ -408,10 +423,30 @@ def submit_mode(data_root: Path, host: str, target: Path, engine: str, direct: b
         return old
     probe = probe_submit_mode_details(target, engine, timeout_s=PROBE_TIMEOUT_S, direct=direct)
     record = {"key": key, "mode": probe.mode, "why": probe.why, "open_loop": probe.open_loop,
-              "latency_us": probe.latency_us, "rate_iops": probe.rate_iops, "probed": utc_now()}
+              "latency_us": probe.latency_us, "rate_iops": probe.rate_iops, "engine": probe.engine,
+              "open_load": probe.open_load, "fio_facts": fio_facts().as_dict(), "probed": utc_now()}
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json(path, record)
     return json.loads(json.dumps(record, default=str))
+
+
+#: fio jobs (processes) per CPU memstor may use, at most, in a rate point. Measured (fio-3.33, io_uring, O_DIRECT,
+#: 64 MiB file, 2-vCPU KVM VM, 3 s): one inline Poisson job costs usr + sys 18 % of a CPU at 5000 IOPS and 50 %
+#: at 20000 IOPS (about 10 us per I/O), so 4 jobs at the inline split (rate x latency 0.5: 5000 IOPS at
+#: 100 us) keep a CPU below ~75 %; beyond that the rate per job rises and the open-loop check says what held.
+JOBS_PER_CPU = 4
+
+
+def job_rate_cap(probe: dict) -> int:
+    """Highest rate per fio job (IOPS) of the rate points: the arrivals held up to a per-job rate x QD1 latency
+    of ``open_load`` (the probe's measurement), so jobs are split to stay within it. A decision recorded before
+    that was measured keeps its split (inline: INLINE_MAX_LOAD; offload: MAX_JOB_RATE_IOPS), so that its
+    points keep their names."""
+    if "open_load" not in probe:
+        return gating_cap_iops(probe["latency_us"]) if probe["mode"] == "inline" else MAX_JOB_RATE_IOPS
+    if probe["open_load"] is None:  # not shown open at any load: the split inline arrivals need at best
+        return gating_cap_iops(probe["latency_us"])
+    return gating_cap_iops(probe["latency_us"], load=float(probe["open_load"]))
 
 
 def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
@@ -442,9 +477,9 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
         probe = submit_mode(data_root, host, Path(test_file), t.engine, bool(c.direct), t.medium,
                             session.only_measured)
         mode = probe["mode"]
-        # inline holds Poisson arrivals only while rate per job x latency stays small: more, slower jobs
-        max_per_job = gating_cap_iops(probe["latency_us"]) if mode == "inline" else MAX_JOB_RATE_IOPS
-        info.update(submit_mode=mode, submit_mode_why=probe["why"], max_job_rate_iops=max_per_job,
+        max_per_job = job_rate_cap(probe)
+        max_jobs = JOBS_PER_CPU * usable_cpus()
+        info.update(submit_mode=mode, submit_mode_why=probe["why"], max_job_rate_iops=max_per_job, max_jobs=max_jobs,
                     qd1_latency_us=round(probe["latency_us"], 1))
         configs, missing = [], []
         for rw in lp.rw:
@@ -452,7 +487,7 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
             if x_max is None:
                 missing.append(f"{rw}: {source}")
                 continue
-            configs += [rate_config(lp, t.engine, rw, u, x_max, source, mode, max_per_job)
+            configs += [rate_config(lp, t.engine, rw, u, x_max, source, probe, max_per_job, max_jobs)
                         for u in lp.utilisation_pct]
         configs += [lt_config(lp, t.engine, rw) for rw in lp.rw]
         points = probe_pts + make_points(configs, c, t.medium, test_file)

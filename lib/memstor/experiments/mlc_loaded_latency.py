@@ -76,6 +76,7 @@ from memstor.experiments._mlc_params import (
     LoadedLatencyParams,
     available_cpus,
     check_for_tool,
+    fit_to_memory,
     memory_need_bytes,
     needs_loadlat,
     validate_params,
@@ -92,8 +93,9 @@ from memstor.experiments._mlc_rows import (
     write_table,
 )
 from memstor.measure import mlc
+from memstor.measure.shape import cpu_shape, usable_memory_bytes
 from memstor.measure.sweep import Point, PointResult, SweepSession, processed_path, raw_dir, run_sweep
-from memstor.measure.sysinfo import collect
+from memstor.measure.sysinfo import cache_info, collect
 
 __all__ = [
     "CI_COLUMNS", "EXPERIMENT", "EXTRA_COLUMNS", "GATE_COLUMNS", "KIND", "MAX_ROUNDS", "MLC_DELAYS", "NOTEBOOK",
@@ -106,6 +108,10 @@ __all__ = [
 #: Re-measurement rounds at most (each round re-measures the points that failed the gate; a point is
 #: re-measured at most max_remeasure times, so this only guards against a bug).
 MAX_ROUNDS = 50
+#: Buffers scaled to a machine's memory stay at least this many times the last-level cache, and this many KiB:
+#: smaller ones would measure the cache, not DRAM.
+MIN_BUFFER_LLC_MULTIPLE = 4
+MIN_BUFFER_KIB = 64 * 1024
 
 
 def _sysinfo() -> dict | None:
@@ -114,6 +120,14 @@ def _sysinfo() -> dict | None:
         return collect(None)
     except Exception:  # the manifest can do without it; run_experiment stores sysinfo.json anyway
         return None
+
+
+def min_buffer_kib() -> int:
+    """The smallest buffer per thread (KiB) that still measures DRAM: MIN_BUFFER_LLC_MULTIPLE x the last-level
+    cache (sysfs), at least MIN_BUFFER_KIB."""
+    caches = cache_info([])
+    llc = max((v for v in caches.values() if v), default=0)
+    return max(MIN_BUFFER_KIB, -(-MIN_BUFFER_LLC_MULTIPLE * llc // 1024 // 1024) * 1024)
 
 
 def _say(line: str) -> None:
@@ -168,6 +182,11 @@ def run_loaded_latency(params: dict, *, data_root: Path, target_dir: Path | None
     # auto = Intel MLC when installed, but only loadlat paces with exponential delays and mixes any read share
     tool, executable = mlc.resolve_tool("loadlat" if p.tool == "auto" and needs_loadlat(p) else p.tool,
                                         p.mlc_path)
+    p, scaled = fit_to_memory(p, usable_memory_bytes(), min_buffer_kib())
+    if scaled:
+        _say(scaled)
+    _say(f"latency CPU {p.latency_cpu}, load CPUs {mlc.format_cpus(list(p.load_cpus))} (not its SMT sibling); "
+         f"{cpu_shape().source}")
     check_for_tool(p, tool)
     huge, why = mlc.huge_pages_available(tool, memory_need_bytes(p)) if p.huge_pages else (False, "")
     if p.huge_pages and not huge:

@@ -36,7 +36,7 @@ def fio_binary() -> str:
     env = os.environ.get("MEMSTOR_FIO")
     if env:
         if os.path.isfile(env) and os.access(env, os.X_OK):
-            return env
+            return os.path.abspath(env)  # fio runs in other folders (probes, facts)
         raise MemstorError(f"MEMSTOR_FIO={env} is not an executable file: fix or unset it, or {INSTALL_HINT}")
     found = shutil.which("fio")
     if not found:

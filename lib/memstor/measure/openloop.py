@@ -62,7 +62,8 @@ import pandas as pd
 
 from memstor.core.errors import MemstorError, ParseError, PointFailed, UsageError
 from memstor.measure.fio import IOLOG_NAME, FioJob, fio_command, log_folder
-from memstor.measure.fio_engine import fio_binary, fio_version, version_tuple
+from memstor.measure.fio_engine import fio_binary, fio_version
+from memstor.measure.fio_facts import fio_facts
 from memstor.measure.fio_output import check_fio_output
 from memstor.measure.fio_process import die_with_parent, fio_processes_writing_into
 from memstor.parse.fio import depth_bucket, iodepth_levels
@@ -85,6 +86,8 @@ INLINE_MAX_LOAD = 0.5
 #: The probe's open-loop check: inter-arrival CV within 1 +- this at a per-job rate x latency of PROBE_LOAD.
 CV_TOLERANCE = 0.15
 PROBE_LOAD = 2.0
+#: Achieved vs offered rate, two-sided (percent): a point outside it is not open loop, whichever side.
+RATE_TOLERANCE_PCT = 5.0
 PROBE_MIN_RATE_IOPS = 1000
 PROBE_RUNTIME_S = 0.5
 PROBE_FILE_BYTES = 16 * 1024 * 1024
@@ -127,7 +130,8 @@ class RatePlan:
         return (self.numjobs, self.rate_per_job)[i]
 
 
-def split_rate(total_iops: float, max_per_job: int = MAX_JOB_RATE_IOPS, *, process: str = "poisson") -> RatePlan:
+def split_rate(total_iops: float, max_per_job: int = MAX_JOB_RATE_IOPS, *, process: str = "poisson",
+               max_jobs: int | None = None) -> RatePlan:
     """Equal integer per-job rates (fio's rate_iops is per job) offering ``total_iops`` in all.
 
     poisson: per-job rates near ``1e6 // m`` (a whole-us mean gap m, so fio's integer division loses
@@ -137,7 +141,9 @@ def split_rate(total_iops: float, max_per_job: int = MAX_JOB_RATE_IOPS, *, proce
     total below 1 IOPS or a cap below 1.
 
     With io_submit_mode=inline a job's arrivals stay Poisson only while its rate x latency is small
-    (module note 2): pass ``max_per_job=gating_cap_iops(latency_us)`` to split further.
+    (module note 2): pass ``max_per_job=gating_cap_iops(latency_us)`` to split further. ``max_jobs`` bounds the
+    jobs (fio processes) by the CPUs memstor may use: where the cap would need more, the rate per job rises
+    above ``max_per_job`` (the open-loop check then says whether the arrivals held).
     """
     if not isinstance(total_iops, (int, float, np.integer, np.floating)) or isinstance(total_iops, bool) \
             or not math.isfinite(total_iops) or total_iops < 1:
@@ -146,12 +152,17 @@ def split_rate(total_iops: float, max_per_job: int = MAX_JOB_RATE_IOPS, *, proce
         raise UsageError(f"max_per_job={max_per_job!r} is not allowed: an integer >= 1")
     if process not in ("poisson", "linear"):
         raise UsageError(f"process={process!r} is not allowed: poisson or linear")
+    if max_jobs is not None and (isinstance(max_jobs, bool) or not isinstance(max_jobs, (int, np.integer))
+                                 or max_jobs < 1):
+        raise UsageError(f"max_jobs={max_jobs!r} is not allowed: an integer >= 1 (the CPUs memstor may use)")
     n0 = max(1, math.ceil(total_iops / max_per_job))
+    if max_jobs is not None and n0 > max_jobs:
+        n0, max_per_job = int(max_jobs), math.ceil(total_iops / max_jobs)
     if process == "linear":
         rate = max(1, round(total_iops / n0))
         return RatePlan(n0, rate, n0 * rate, float(n0 * rate), "linear")
     best: tuple[float, int, int] | None = None
-    for n in range(n0, n0 + 4):
+    for n in range(n0, n0 + 4 if max_jobs is None else min(n0 + 4, int(max_jobs) + 1)):
         target = total_iops / n
         m_star = 1.0 / math.log1p(target / 1e6)
         rates = {1_000_000 // m for m in range(max(1, math.floor(m_star) - 1), math.floor(m_star) + 3)}
@@ -243,13 +254,23 @@ class ModeTrial:
     engine: str
     arrival_cv: float | None = None  # inter-arrival CV from fio's iolog (None: not measurable)
     achieved_iops: float | None = None
+    load: float = PROBE_LOAD  # per-job rate x QD1 latency of the trial
+    offered_iops: float | None = None  # the Poisson rate fio should deliver (poisson_iops of the asked rate)
+
+    @property
+    def rate_held(self) -> bool | None:
+        """Achieved within +-RATE_TOLERANCE_PCT of the offered rate (both sides: fio-3.42's offload mode
+        delivers 1.3-1.75x the asked rate); None when either is unknown."""
+        if self.achieved_iops is None or not self.offered_iops:
+            return None
+        return abs(100.0 * self.achieved_iops / self.offered_iops - 100.0) <= RATE_TOLERANCE_PCT
 
     @property
     def open_loop(self) -> bool | None:
-        """|CV - 1| <= CV_TOLERANCE (None when the CV could not be measured)."""
+        """|CV - 1| <= CV_TOLERANCE and the rate held; None when the CV could not be measured."""
         if self.arrival_cv is None or math.isnan(self.arrival_cv):
             return None
-        return abs(self.arrival_cv - 1.0) <= CV_TOLERANCE
+        return abs(self.arrival_cv - 1.0) <= CV_TOLERANCE and bool(self.rate_held)
 
 
 @dataclass(frozen=True)
@@ -260,9 +281,11 @@ class SubmitModeProbe:
     why: str
     open_loop: bool | None  # the chosen mode's arrivals passed the CV check at rate x latency = PROBE_LOAD
     latency_us: float  # QD1 mean latency of the target (us)
-    rate_iops: int  # per-job Poisson rate of the trials
+    rate_iops: int  # per-job Poisson rate of the trials at PROBE_LOAD
     trials: tuple[ModeTrial, ...]
     fio_version: str
+    engine: str = ""  # the ioengine the rate points run with (offload: the sync engine it was probed with)
+    open_load: float | None = None  # highest per-job rate x latency at which the mode's arrivals and rate held
 
 
 _PROBES: dict[tuple, SubmitModeProbe] = {}
@@ -286,13 +309,18 @@ def probe_submit_mode_details(target: Path | str, engine: str = "io_uring", *, t
 
     1. QD1 closed-loop reads (0.3 s): the latency L of the target.
     2. Poisson reads (0.5 s each) at one job's rate lambda = PROBE_LOAD / L (kept within 1000..
-       MAX_JOB_RATE_IOPS), iodepth ``iodepth``, fio's iolog on where fio can write it: offload (psync, as fio
-       requires) up to ``offload_runs`` times, stopping at the first hang or failure (its hang is a race),
-       then inline with ``engine``. Every fio run is killed (SIGKILL, forked jobs too) after ``timeout_s``
-       seconds: a hang becomes "offload: hung (killed after N s)", never a hung memstor.
-    3. Offload is chosen when all its runs finished and its arrivals passed the open-loop check (CV within
-       1 +- CV_TOLERANCE: at lambda x L = 2 a completion-gated loop bunches arrivals, CV >> 1); else inline,
-       which never hung here, with its own CV in ``why`` and ``open_loop``. MemstorError when neither runs.
+       MAX_JOB_RATE_IOPS), iodepth ``iodepth``, fio's iolog on where this fio writes per-I/O times
+       (memstor.measure.fio_facts): offload (psync, as fio requires) up to ``offload_runs`` times, stopping at
+       the first hang or failure (its hang is a race), then inline with ``engine``; where inline's arrivals
+       did not hold, inline again at lambda = INLINE_MAX_LOAD / L (the load the rate points are split to).
+       Every fio run is killed (SIGKILL, forked jobs too) after ``timeout_s`` seconds: a hang becomes
+       "offload: hung (killed after N s)", never a hung memstor.
+    3. A trial holds when its arrivals passed the open-loop check (CV within 1 +- CV_TOLERANCE: at
+       lambda x L = 2 a completion-gated loop bunches arrivals, CV >> 1) and fio delivered the offered rate
+       within +-RATE_TOLERANCE_PCT (fio-3.42's offload delivers 1.3-1.75x). Offload is chosen when all its
+       runs finished and held (the rate points then use its engine); else inline, with ``open_load`` the
+       highest per-job load at which it held (None: at none, or arrivals not measurable with this fio).
+       MemstorError when neither runs.
     """
     if not _is_number(timeout_s) or timeout_s < 1:
         raise UsageError(f"timeout_s={timeout_s!r} is not allowed: seconds >= 1 (a probe run takes ~0.5 s)")
@@ -305,10 +333,20 @@ def probe_submit_mode_details(target: Path | str, engine: str = "io_uring", *, t
         return _PROBES[key]
     with _probe_file(target) as path, _work_dir() as work:
         lat_us = _qd1_latency_us(path, engine, direct, work, timeout_s)
-        rate = int(min(MAX_JOB_RATE_IOPS, max(PROBE_MIN_RATE_IOPS, PROBE_LOAD * 1e6 / max(lat_us, 1e-3))))
-        offload = _trial("offload", path, "psync", direct, rate, iodepth, work, timeout_s, offload_runs)
-        inline = _trial("inline", path, engine, direct, rate, iodepth, work, timeout_s, 1)
-    probe = _decide(offload, inline, lat_us, rate)
+
+        def rate_at(load: float) -> int:
+            return int(min(MAX_JOB_RATE_IOPS, max(PROBE_MIN_RATE_IOPS, load * 1e6 / max(lat_us, 1e-3))))
+
+        def trial(mode: str, eng: str, load: float, runs: int) -> ModeTrial:
+            rate = rate_at(load)
+            return _trial(mode, path, eng, direct, rate, iodepth, work, timeout_s, runs, rate * lat_us / 1e6)
+
+        offload = trial("offload", "psync", PROBE_LOAD, offload_runs)
+        inline = trial("inline", engine, PROBE_LOAD, 1)
+        # Inline arrivals bunch behind completions at high per-job load: where they did, measure them again
+        # at the load the rate points are split to (INLINE_MAX_LOAD), so that the points' check is measured.
+        low = inline if inline.open_loop or inline.status != "ok" else trial("inline", engine, INLINE_MAX_LOAD, 1)
+    probe = _decide(offload, inline, low, lat_us, rate_at(PROBE_LOAD))
     _PROBES[key] = probe
     return probe
 
@@ -317,26 +355,31 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _decide(offload: ModeTrial, inline: ModeTrial, lat_us: float, rate: int) -> SubmitModeProbe:
-    """The probe's choice and its one-line reason."""
-    at = f"{rate} IOPS/job, QD1 latency {lat_us:.0f} us, rate x latency {rate * lat_us / 1e6:.1f}"
+def _decide(offload: ModeTrial, inline: ModeTrial, low: ModeTrial, lat_us: float, rate: int) -> SubmitModeProbe:
+    """The probe's choice and its one-line reason: offload when its arrivals and rate held, else inline (open
+    up to the highest load at which its arrivals and rate held; None when at neither)."""
 
     def said(t: ModeTrial) -> str:
+        at = f"{t.offered_iops or 0:.0f} IOPS/job, rate x QD1 latency {t.load:.1f}"
         if t.status != "ok":
             return f"{t.mode}: {t.detail}"
+        got = f"achieved {t.achieved_iops or 0:.0f} of {at}"
         if t.arrival_cv is None:
-            return f"{t.mode}: ran {t.runs} of {t.runs} runs ({t.detail})"
-        verdict = "open loop" if t.open_loop else "arrivals completion-gated (not open loop)"
-        return f"{t.mode}: holds, arrival CV {t.arrival_cv:.2f} at {at}: {verdict}"
+            return f"{t.mode}: {got} ({t.detail})"
+        verdict = ("open loop" if t.open_loop else "rate not held (not open loop)" if not t.rate_held
+                   else "arrivals completion-gated (not open loop)")
+        return f"{t.mode}: {got}, arrival CV {t.arrival_cv:.2f}: {verdict}"
 
     version = fio_version()
+    trials = (offload, inline) if low is inline else (offload, inline, low)
+    why = "; ".join(said(t) for t in trials) + f" (QD1 latency {lat_us:.0f} us)"
     if offload.status == "ok" and offload.open_loop:
-        return SubmitModeProbe("offload", f"{said(offload)}; {said(inline)}", True, lat_us, rate,
-                               (offload, inline), version)
+        return SubmitModeProbe("offload", why, True, lat_us, rate, trials, version, offload.engine, offload.load)
     if inline.status == "ok":
-        return SubmitModeProbe("inline", f"{said(offload)}; {said(inline)}", inline.open_loop, lat_us, rate,
-                               (offload, inline), version)
-    raise MemstorError(f"no io_submit_mode works with {version}: {said(offload)}; {said(inline)}")
+        held = [t.load for t in (inline, low) if t.status == "ok" and t.open_loop]
+        return SubmitModeProbe("inline", why, bool(held) if inline.arrival_cv is not None else None, lat_us, rate,
+                               trials, version, inline.engine, max(held) if held else None)
+    raise MemstorError(f"no io_submit_mode works with {version}: {why}")
 
 
 @contextlib.contextmanager
@@ -400,23 +443,28 @@ def _qd1_latency_us(path: Path, engine: str, direct: bool, work: Path, timeout_s
 
 
 def _trial(mode: str, path: Path, engine: str, direct: bool, rate: int, iodepth: int, work: Path,
-           timeout_s: float, runs: int) -> ModeTrial:
-    """Run one submit mode up to ``runs`` times (stop at the first hang or failure); CV of the last run."""
-    iolog_ok = not (mode == "offload" and version_tuple(fio_version()) < (3, 34))
+           timeout_s: float, runs: int, load: float) -> ModeTrial:
+    """Run one submit mode up to ``runs`` times (stop at the first hang or failure); CV and achieved rate of
+    the last run. Arrivals are read from fio's iolog where this fio writes per-I/O times (measured:
+    memstor.measure.fio_facts); a job that dies writing it (offload before fio 3.34, axboe/fio#1511) is a
+    failed trial."""
+    iolog_ok = fio_facts().iolog_timestamps
     cv_value = achieved = None
-    note = "" if iolog_ok else "arrivals not checked: no iolog with offload before fio 3.34 (axboe/fio#1511)"
+    note = "" if iolog_ok else f"arrivals not checked: {fio_version()} writes its iolog without times"
+    tag = f"{mode}-l{load:g}"
     for i in range(1, runs + 1):
         job = _probe_job(path, engine, direct, iodepth=iodepth, runtime_s=PROBE_RUNTIME_S, rate_iops=rate,
                          rate_process="poisson", io_submit_mode=mode, write_iolog=iolog_ok)
-        status, detail, doc = _run_probe(job, work / f"{mode}{i}", timeout_s)
+        status, detail, doc = _run_probe(job, work / f"{tag}-{i}", timeout_s)
         if status != "ok":
-            return ModeTrial(mode, status, f"{detail} in run {i} of {runs}", i, engine)
+            return ModeTrial(mode, status, f"{detail} in run {i} of {runs}", i, engine, load=load,
+                             offered_iops=poisson_iops(rate))
         assert doc is not None  # an "ok" probe comes with its document
         achieved = float(doc["jobs"][0]["read"]["iops"])
         if iolog_ok:
-            gaps = interarrival_us(log_folder(work / f"{mode}{i}" / "out.json") / IOLOG_NAME)
+            gaps = interarrival_us(log_folder(work / f"{tag}-{i}" / "out.json") / IOLOG_NAME)
             cv_value = cv(gaps)
-    return ModeTrial(mode, "ok", note, runs, engine, cv_value, achieved)
+    return ModeTrial(mode, "ok", note, runs, engine, cv_value, achieved, load, poisson_iops(rate))
 
 
 def _run_probe(job: FioJob, folder: Path, timeout_s: float) -> tuple[str, str, dict | None]:

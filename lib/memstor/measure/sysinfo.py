@@ -33,7 +33,9 @@ from memstor.measure import loadlat
 from memstor.measure.dram import dram_record
 from memstor.measure.drive import drive_record
 from memstor.measure.fio_engine import fio_version
+from memstor.measure.fio_facts import fio_facts
 from memstor.measure.machine import disk_kind, machine_record, virtual_disk
+from memstor.measure.shape import cpu_shape, memory_shape
 from memstor.measure.tools import run_tool
 
 #: Seconds any external command may take before it is abandoned.
@@ -368,6 +370,16 @@ def tool_versions(notes: list[str]) -> dict:
     return out
 
 
+def shape_record() -> dict:
+    """What memstor may use here (memstor.measure.shape): usable CPUs (affinity within the cgroup quota), SMT,
+    NUMA nodes, usable memory (MemAvailable within the cgroup limit), each with where it came from."""
+    cpu, mem = cpu_shape(), memory_shape()
+    return {"usable_cpus": cpu.usable, "affinity_cpus": len(cpu.affinity), "cpu_quota": cpu.quota_cpus,
+            "smt_threads_per_core": cpu.smt_threads_per_core, "numa_nodes": len(cpu.nodes) or None,
+            "cpu_source": cpu.source, "usable_memory_bytes": mem.usable_bytes,
+            "cgroup_memory_limit_bytes": mem.cgroup_limit_bytes, "memory_source": mem.source}
+
+
 def collect(target: Path | None = None, drive_of: Path | str | None = None, raw: bool = False) -> dict:
     """A JSON-able description of this machine (and of ``target``'s filesystem when given). Never raises.
 
@@ -381,12 +393,14 @@ def collect(target: Path | None = None, drive_of: Path | str | None = None, raw:
         ("cpu", lambda: cpu_info(notes)),
         ("caches", lambda: cache_info(notes)),
         ("memory", lambda: memory_info(notes)),
+        ("shape", shape_record),
         ("dram", dram_record),
         ("os", lambda: os_info(notes)),
         ("tools", lambda: tool_versions(notes)),
     ]
     if target is not None:
         parts.append(("target", lambda: target_info(Path(target), notes)))
+        parts.append(("fio_facts", lambda: fio_facts().as_dict()))
     if drive_of is not None:
         parts.append(("drive", lambda: drive_record(drive_of, raw)))
     for key, fn in parts:

@@ -87,7 +87,13 @@ def _rate(host, rw, g: pd.DataFrame) -> dict:
 
 
 def cores(sysinfo: dict | None) -> float | None:
-    """Logical CPUs of a host's sysinfo.json: its ``machine`` block when it names them, else ``cpu``."""
+    """CPUs memstor could use on a host (sysinfo.json): ``shape.usable_cpus`` (the affinity mask within the
+    cgroup CPU quota, memstor.measure.shape) when recorded, else the logical CPUs of its ``machine`` or ``cpu``
+    block (data recorded before the shape was)."""
+    shape = (sysinfo or {}).get("shape")
+    usable = num(shape.get("usable_cpus")) if isinstance(shape, dict) else None
+    if usable:
+        return usable
     for block in ("machine", "cpu"):
         part = (sysinfo or {}).get(block) or {}
         for key in ("logical_cpus", "online_cpus", "cpus"):
@@ -113,7 +119,7 @@ def cpu_rows(fio: pd.DataFrame | None, sysinfo: dict | None) -> list[dict]:
         usage = _usage(g)
         if usage is None or not ncpu:
             what = "fio's CPU use (cpu_usr_pct, cpu_sys_pct)" if usage is None else "the machine's core count"
-            rows.append(row(host, "load_generator_cpu", exp, WARN, None, CPU_WARN_PCT, "% of all cores",
+            rows.append(row(host, "load_generator_cpu", exp, WARN, None, CPU_WARN_PCT, "% of usable CPUs",
                             f"not recorded: {what} is not in the data, so whether fio was CPU-bound is unknown",
                             "read the latencies with care: they may include fio waiting for a CPU", section))
             continue
@@ -142,16 +148,24 @@ def _usage(g: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def _cpu_row(host, exp, usage: pd.DataFrame, cores: float, section: str) -> dict:
+    """The row of one host x experiment: fails when fio's busiest point used CPU_FAIL_PCT of the usable CPUs or
+    its busiest thread THREAD_FAIL_PCT of one CPU; the value and limit are those of the side that binds (a
+    saturated thread on a machine with many idle CPUs is a thread problem, not a core count one)."""
     share = usage["busy"] / (100.0 * cores) * 100.0
     worst = usage.loc[share.idxmax()]
     top, thread = float(share.max()), float(usage["thread"].max())
     status = FAIL if top >= CPU_FAIL_PCT or thread >= THREAD_FAIL_PCT else WARN if top >= CPU_WARN_PCT else PASS
-    evidence = (f"fio's busiest point used {n(top)} % of the {int(cores)} cores (usr + sys {n(worst['busy'])} % of "
-                f"one CPU{', point ' + str(worst['point']) if 'point' in usage else ''}); busiest thread "
+    by_thread = thread >= THREAD_FAIL_PCT and top < CPU_FAIL_PCT
+    evidence = (f"fio's busiest point used {n(top)} % of the {int(cores)} usable CPUs (usr + sys {n(worst['busy'])} "
+                f"% of one CPU{', point ' + str(worst['point']) if 'point' in usage else ''}); busiest thread "
                 f"{n(thread)} % of one CPU; {len(usage)} points")
     consequence = {PASS: "",
-                   WARN: "fio shared the cores with the I/O completion work: latencies may include CPU waiting",
+                   WARN: "fio shared the CPUs with the I/O completion work: latencies may include CPU waiting",
                    FAIL: "the load generator was CPU-bound: throughput and latency of its busiest points "
                          "describe fio on this machine, not the device"}[status]
-    return row(host, "load_generator_cpu", exp, status, top, CPU_WARN_PCT, "% of all cores", evidence,
+    if by_thread:
+        consequence += " (one fio thread saturated its CPU: split the load over more jobs)"
+        return row(host, "load_generator_cpu", exp, status, thread, THREAD_FAIL_PCT, "% of one CPU (busiest thread)",
+                   evidence, consequence, section)
+    return row(host, "load_generator_cpu", exp, status, top, CPU_WARN_PCT, "% of usable CPUs", evidence,
                consequence, section)

@@ -228,7 +228,12 @@ def next_steps(S, host: str, profile: str) -> list[str]:
     if (machine.get("storage_path") or {}).get("layer") and machine.get("wsl"):
         out.append("Put `TARGET` on a Linux filesystem (inside WSL's own disk), not a Windows drive under /mnt.")
     if _check_sentences(S.validity, host, ("load_generator_cpu",)):
-        out.append("fio was CPU-bound: fewer jobs, or a machine with more cores.")
+        cpu = _rows(S.validity, host, statuses=("fail",))
+        cpu = cpu[cpu["check"] == "load_generator_cpu"]
+        thread = bool(cpu["unit"].astype(str).str.contains("thread").all()) if "unit" in cpu else False
+        out.append("One fio thread saturated its CPU: split the load over more jobs." if thread else
+                   "fio was CPU-bound on the CPUs it may use: fewer jobs, or more usable CPUs (affinity, cgroup "
+                   "quota).")
     if _check_sentences(S.validity, host, ("open_loop_held",)):
         out.append("For an open loop: fewer jobs per offered rate or more cores; until then read the closed-loop "
                    "curve of the queue-depth sweep.")

@@ -1,0 +1,154 @@
+"""Sizes and shares from the machine, not from constants: the memory family's CPUs (SMT siblings, cgroup quota)
+and buffers (scaled to the usable memory), the fio CPU check over the usable CPUs, the open-loop job split and
+open-loop flag, each on faked machine shapes and on both sides of every bound."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from memstor.analysis.validity import openloop as vol
+from memstor.core.errors import UsageError
+from memstor.experiments import _mlc_params as mp
+from memstor.experiments import fio_load_latency as fll
+from memstor.experiments import load_profile
+from memstor.measure.openloop import INLINE_MAX_LOAD, MAX_JOB_RATE_IOPS
+from memstor.measure.shape import CpuShape
+
+GIB = 2**30
+
+
+def shape(n: int, *, smt: bool = False, usable: int | None = None) -> CpuShape:
+    """A faked machine of ``n`` CPUs (SMT: CPU i and i + n/2 share a core), ``usable`` of them by quota."""
+    cpus = tuple(range(n))
+    half = n // 2
+    siblings = {c: ((c + half) % n,) for c in cpus} if smt else {c: () for c in cpus}
+    return CpuShape(affinity=cpus, quota_cpus=None if usable is None else float(usable),
+                    usable=usable or n, siblings=siblings, nodes={0: cpus}, source=f"faked {n} CPUs")
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    """Install a faked CPU shape and usable memory for the memory family's parameters."""
+    def install(cpu: CpuShape, mem_bytes: int | None = None) -> None:
+        monkeypatch.setattr(mp, "cpu_shape", lambda: cpu)
+        monkeypatch.setattr(mp, "usable_memory_bytes", lambda: mem_bytes)
+    return install
+
+
+# ------------------------------------------------------------------------------ memory family: CPUs
+def test_load_cpus_skip_the_latency_cpus_smt_sibling(machine):
+    machine(shape(16, smt=True))
+    p = mp.validate_params(load_profile("standard", mp.EXPERIMENT))
+    assert p.latency_cpu == 0 and 8 not in p.load_cpus and 0 not in p.load_cpus
+    assert len(p.load_cpus) == 14  # every other CPU
+
+
+def test_load_cpus_without_smt_take_every_other_cpu(machine):
+    machine(shape(16))
+    assert mp.validate_params(load_profile("standard", mp.EXPERIMENT)).load_cpus == tuple(range(1, 16))
+
+
+def test_load_threads_stay_within_the_cgroup_quota(machine):
+    machine(shape(16, usable=2))  # 16 CPUs in the mask, a 2-CPU quota: one load thread beside the latency one
+    assert mp.validate_params(load_profile("standard", mp.EXPERIMENT)).load_cpus == (1,)
+
+
+@pytest.mark.parametrize("cpu", [shape(1), shape(2, smt=True)])
+def test_one_core_is_refused_in_one_line_naming_the_way_out(machine, cpu):
+    machine(cpu)
+    with pytest.raises(UsageError) as err:
+        mp.validate_params(load_profile("quick", mp.EXPERIMENT))
+    text = str(err.value)
+    assert "\n" not in text and "load thread" in text and "2+ cores" in text
+
+
+# ------------------------------------------------------------------------------ memory family: buffers
+def _standard(machine, n: int) -> mp.LoadedLatencyParams:
+    machine(shape(n))
+    return mp.validate_params(load_profile("standard", mp.EXPERIMENT))
+
+
+def test_a_16_cpu_32_gib_machine_runs_the_standard_profile_with_scaled_buffers(machine):
+    p = _standard(machine, 16)
+    assert mp.memory_need_bytes(p) > mp.MEMORY_FRACTION * 32 * GIB  # refused before this round
+    fit, said = mp.fit_to_memory(p, 32 * GIB, 64 * 1024)
+    assert mp.memory_need_bytes(fit) <= mp.MEMORY_FRACTION * 32 * GIB
+    assert fit.load_cpus == p.load_cpus and fit.buffer_kib < p.buffer_kib and fit.buffer_kib % 1024 == 0
+    assert f"{fit.buffer_kib // 1024} MiB per thread instead of 1024 MiB" in said and "31 buffers" in said
+
+
+def test_enough_memory_changes_nothing(machine):
+    p = _standard(machine, 16)
+    assert mp.fit_to_memory(p, 64 * GIB, 64 * 1024) == (p, "")
+    assert mp.fit_to_memory(p, None, 64 * 1024) == (p, "")  # unknown memory: as asked (the check says so)
+
+
+def test_below_the_smallest_buffer_load_threads_are_dropped(machine):
+    p = _standard(machine, 16)
+    fit, said = mp.fit_to_memory(p, 2 * GIB, 256 * 1024)  # 1.6 GiB: 6 buffers of 256 MiB -> 2 load threads
+    assert fit.buffer_kib == 256 * 1024 and fit.load_cpus == p.load_cpus[:2]
+    assert "2 of 15 load threads" in said
+    assert mp.memory_need_bytes(fit) <= mp.MEMORY_FRACTION * 2 * GIB
+
+
+def test_too_little_memory_for_one_load_thread_is_refused_naming_the_parameter(machine):
+    p = _standard(machine, 16)
+    with pytest.raises(UsageError, match="buffer_kib"):
+        mp.fit_to_memory(p, 512 * 2**20, 256 * 1024)
+
+
+# ------------------------------------------------------------------------------ fio CPU check
+def _usage(busy: float, thread: float) -> pd.DataFrame:
+    return pd.DataFrame({"point": ["p1"], "rep": [1], "busy": [busy], "thread": [thread]})
+
+
+def test_one_saturated_thread_fails_as_a_thread_not_as_a_core_count():
+    r = vol._cpu_row("h", "fio-load-latency", _usage(busy=474.0, thread=94.7), cores=16, section="open_loop")
+    assert r["status"] == "fail" and r["value"] == pytest.approx(94.7) and r["limit"] == vol.THREAD_FAIL_PCT
+    assert "thread" in r["unit"] and "more jobs" in r["consequence"] and "more cores" not in r["consequence"]
+
+
+def test_all_usable_cpus_busy_fails_on_the_share():
+    r = vol._cpu_row("h", "fio-queue-depth", _usage(busy=190.0, thread=60.0), cores=2, section="storage_points")
+    assert r["status"] == "fail" and r["value"] == pytest.approx(95.0) and r["unit"] == "% of usable CPUs"
+
+
+def test_a_quiet_generator_passes():
+    r = vol._cpu_row("h", "fio-queue-depth", _usage(busy=40.0, thread=40.0), cores=2, section="storage_points")
+    assert r["status"] == "pass" and r["value"] == pytest.approx(20.0)
+
+
+def test_the_share_is_over_the_usable_cpus_when_recorded():
+    info = {"cpu": {"logical_cpus": 16}, "shape": {"usable_cpus": 2}}
+    assert vol.cores(info) == 2
+    assert vol.cores({"cpu": {"logical_cpus": 16}}) == 16  # data from before the shape was recorded
+    assert vol.cores({}) is None
+
+
+# ------------------------------------------------------------------------------ open-loop split and flag
+def test_job_rate_cap_follows_the_measured_open_load():
+    lat = 100.0  # us
+    assert fll.job_rate_cap({"mode": "inline", "latency_us": lat}) == int(INLINE_MAX_LOAD * 1e6 / lat)  # old record
+    assert fll.job_rate_cap({"mode": "offload", "latency_us": lat}) == MAX_JOB_RATE_IOPS  # old record
+    assert fll.job_rate_cap({"mode": "offload", "latency_us": lat, "open_load": 1.5}) == 15000
+    assert fll.job_rate_cap({"mode": "inline", "latency_us": lat, "open_load": None}) == 5000
+
+
+@pytest.mark.parametrize("achieved, held, lat_us, expected", [
+    (10_000, 0.5, 40.0, True),     # rate held, per-job load 1000 x 40 us = 0.04 <= 0.5 measured
+    (13_000, 0.5, 40.0, False),    # 130 % of offered: fio-3.42's offload overshoot is not an open loop
+    (9_400, 0.5, 40.0, False),     # 94 %: fell behind
+    (10_400, 0.5, 40.0, True),     # +4 %: within the two-sided tolerance
+    (10_000, 0.5, 600.0, False),   # per-job load 0.6 above the load at which arrivals were seen Poisson
+    (10_000, None, 40.0, None),    # arrivals never measured (fio < 3.31: no iolog times): not checked
+    (None, 0.5, 40.0, None),       # no achieved rate: not checked
+])
+def test_open_loop_flag_is_measured_on_both_sides(achieved, held, lat_us, expected):
+    params = {"offered_iops": 10_000.0, "rate_iops": 1000, "arrivals_open_load": held}
+    assert fll._open_loop(params, {"iops": achieved, "lat_mean_us": lat_us}) is expected
+
+
+def test_open_loop_flag_of_a_point_recorded_before_arrivals_were_measured_is_not_checked():
+    params = {"offered_iops": 10_000.0, "rate_iops": 1000, "io_submit_mode": "offload"}  # no arrivals_open_load
+    assert fll._open_loop(params, {"iops": 10_000, "lat_mean_us": 40.0}) is None
