@@ -65,7 +65,7 @@ static int run_single(struct env *e, struct opts *o)
     struct run run;
     memset(&c, 0, sizeof c);
     c.o = o;
-    c.mem_node = c.touch_cpu = -1;
+    c.mem_node = loaded_home_node(e, o, &c.touch_cpu);
     plan_buffers(&c);
     check_memory(&c);
     calibrate(&e->cal, o, o->nload ? o->load_cpus[0] : o->lat_cpu);
@@ -113,15 +113,22 @@ int main(int argc, char **argv)
     e.argv = argv;
     resolve_cpus(&o, &e);
     install_signals();
-    if (o.mode == MODE_IDLE || o.mode == MODE_LOADED || o.mode == MODE_PEAK)
-        return run_single(&e, &o);
     if (o.mode == MODE_WSET)
         return run_working_set(&e);  /* wset.c */
     if (o.mode == MODE_MLP)
         return run_mlp(&e);          /* mlp.c */
 
     char err[300];
-    if (numa_read(&e.topo, e.allowed, e.nallowed, err, sizeof err) != 0)
+    int numa_ok = numa_read(&e.topo, e.allowed, e.nallowed, err, sizeof err) == 0;
+    if (o.mode == MODE_IDLE || o.mode == MODE_LOADED || o.mode == MODE_PEAK) {
+        if (!numa_ok)  /* one node as far as the load's placement goes; said, not fatal */
+            fprintf(stderr, "loadlat: warning: NUMA nodes unknown (%s): each buffer stays local to its thread\n", err);
+        int status = run_single(&e, &o);
+        if (numa_ok)
+            numa_free(&e.topo);
+        return status;
+    }
+    if (!numa_ok)
         die("NUMA nodes: %s", err);
     enum mode secs[N_DEFAULT_SECTIONS];
     int nsec = 0;

@@ -447,6 +447,9 @@ void print_setup(const struct opts *o, const struct ctx *c, const struct calib *
         if (g->nload)
             printf("# load threads: CPUs %s (%d threads), %zu-byte %s requests, own buffers of %.3f MiB each\n",
                    loadtxt, g->nload, g->access, g->random ? "random" : "sequential", (double)load_len(g) / 1048576.0);
+        if (c->mem_node >= 0)
+            printf("# NUMA: every buffer on node %d, the latency thread's (MLC's rule: the load goes where the "
+                   "latency thread reads)\n", c->mem_node);
         long long huge_kib, tot_kib;
         int unknown;
         huge_page_totals(c, &huge_kib, &tot_kib, &unknown);

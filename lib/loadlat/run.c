@@ -648,6 +648,22 @@ int group_start(struct ctx *c, const struct env *e, const struct opts *g, int me
     return 0;
 }
 
+/* MLC's rule for loaded latency on a machine of several NUMA nodes: the load threads' buffers go where the
+ * latency thread reads, the latency CPU's node (else the latency thread would see only the share of the load
+ * that lands on its own node). Returns that node, with *touch_cpu = the latency CPU (the first touch when mbind
+ * is refused), or -1 (one node, no latency thread, or its node unknown: each thread's buffer local to it). */
+int loaded_home_node(const struct env *e, const struct opts *g, int *touch_cpu)
+{
+    *touch_cpu = -1;
+    if (e->topo.n < 2 || g->mode != MODE_LOADED || g->lat_cpu < 0 || !g->nload)
+        return -1;
+    int i = numa_index_of_cpu(&e->topo, g->lat_cpu);
+    if (i < 0)
+        return -1;
+    *touch_cpu = g->lat_cpu;
+    return e->topo.node[i];
+}
+
 void group_end(struct ctx *c)
 {
     stop_workers(c);

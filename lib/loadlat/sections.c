@@ -112,7 +112,8 @@ void run_points(struct ctx *c, const struct calib *cal, struct run *run)
  * threads, print their '#' lines. Returns 0 or -1 (a '#' line says the section failed). */
 static int single_group(struct ctx *c, struct env *e, const struct opts *g, const char *section)
 {
-    if (group_start(c, e, g, -1, -1) != 0) {
+    int touch, home = loaded_home_node(e, g, &touch);
+    if (group_start(c, e, g, home, touch) != 0) {
         e->any_failed = 1;
         printf("# %s failed: its threads could not set up their buffers (the loadlat: lines on stderr say why)\n\n",
                section);

@@ -253,6 +253,7 @@ void run_free(struct run *run);
 struct opts *group_opts(const struct env *e, enum mode wmode, int lat_cpu, const int *loads, int nload,
                         const struct traffic *tr, int no_lat);
 int group_start(struct ctx *c, const struct env *e, const struct opts *g, int mem_node, int touch_cpu);
+int loaded_home_node(const struct env *e, const struct opts *g, int *touch_cpu);
 void group_end(struct ctx *c);
 void group_placement(const struct ctx *c, const char **placement, double *on_node, const char **mbind_err);
 

@@ -185,7 +185,7 @@ def _cpu_quota(root: Path) -> tuple[float | None, str, list[str]]:
             best = (cpus, folder)
     if best is None:
         return None, " ".join(w for w in ("no cgroup", version, "CPU quota") if w), notes
-    return best[0], f"cgroup {CPU_QUOTA_FILE[version]} {best[0]:g} CPUs ({_shown(root, best[1])})", notes
+    return best[0], f"cgroup {CPU_QUOTA_FILE[version]} {best[0]:g} CPU{'' if best[0] == 1 else 's'} ({_shown(root, best[1])})", notes
 
 
 # ---------------------------------------------------------------------------------------------- CPUs
@@ -245,7 +245,7 @@ def _affinity(affinity: Iterable[int] | None) -> tuple[tuple[int, ...], str]:
         cpus, how, tag = tuple(sorted(os.sched_getaffinity(0))), "affinity", ""
     else:
         cpus, how, tag = tuple(range(os.cpu_count() or 1)), "os.cpu_count()", ", no affinity mask here"
-    return cpus, f"{how} {_cpu_list_text(cpus)} ({len(cpus)} CPUs{tag})"
+    return cpus, f"{how} {_cpu_list_text(cpus)} ({len(cpus)} CPU{'' if len(cpus) == 1 else 's'}{tag})"
 
 
 def _siblings(root: Path, cpus: tuple[int, ...]) -> tuple[dict[int, tuple[int, ...]], list[str]]:
