@@ -11,13 +11,15 @@ clock, the tidy rows, the per-second table on the whole test's time axis, and th
   on the disk before the idle starts) and then ``time.sleep(idle_before_s)``: no fio process exists and
   memstor writes nothing while it sleeps. The idle the device saw is longer by the bookkeeping, the sync and
   fio's exit and start (measured per point: ``idle_s``).
-- **Time** (:func:`io_window`): fio-3.33's JSON has no job start time; a point's I/O ends at the JSON's
-  ``timestamp_ms`` (written when the jobs are done) and starts ``runtime`` ms (fio's own, the longest
-  direction) before: ``t_start_s`` (s since the first point's start) and ``idle_s`` (s since the point
-  before ended) come from these.
+- **Time** (:func:`io_window`): from fio 3.36 each job of the JSON gives ``job_start`` (ms since the epoch,
+  set when its I/O starts, after a ramp: fio's backend.c/libfio.c ``set_epoch_time``), and the point's I/O
+  runs ``runtime`` ms (fio's own, the longest direction) from there; fio-3.28 and 3.33 give no start, so the
+  I/O ends at the JSON's ``timestamp_ms`` (written when the jobs are done) and starts ``runtime`` ms before.
+  ``t_start_s`` (s since the first point's start) and ``idle_s`` (s since the point before ended) come from
+  these.
 - **Per second** (:func:`point_seconds`): fio's IOPS, bandwidth and latency logs in 100 ms windows (1 s for
   points over :data:`LONG_RUN_S`), summed per second by memstor.parse.fio_logs.per_second; ``t_s`` is the end
-  of the second on the whole test's axis. fio-3.33 never writes a job's last window, so each point's last
+  of the second on the whole test's axis. fio up to 3.36 never writes a job's last window (3.42 writes it, partial), so each point's last
   second holds fewer I/Os than were done (measured: -9.5 % in a 2-s run): a second whose end plus one window
   passes fio's runtime is left out (a 5 s segment keeps seconds 1-4).
 """
@@ -156,12 +158,17 @@ class IdleRunner:
 
 
 def io_window(text: str) -> tuple[float, float] | None:
-    """(start, end) of a point's I/O in ms since the epoch from its fio JSON: end = ``timestamp_ms``, start =
-    end - the longest direction's ``runtime`` (ms); None without them."""
+    """(start, end) of a point's I/O in ms since the epoch from its fio JSON: start = the earliest job's
+    ``job_start`` where fio gives it (3.36+), end = start + the longest direction's ``runtime`` (ms); without
+    ``job_start``, end = ``timestamp_ms`` and start = end - runtime. None without them."""
     try:
         doc = load_fio_json(text)
-        job = doc["jobs"][0]
-        runtime = max(float(job[d].get("runtime") or 0) for d in ("read", "write", "trim") if d in job)
+        jobs = [j for j in doc["jobs"] if isinstance(j, dict)]
+        runtime = max(float(j[d].get("runtime") or 0) for j in jobs for d in ("read", "write", "trim") if d in j)
+        starts = [float(j["job_start"]) for j in jobs if isinstance(j.get("job_start"), (int, float))
+                  and j["job_start"] > 0]
+        if starts and len(starts) == len(jobs):
+            return min(starts), min(starts) + runtime
         end = float(doc["timestamp_ms"])
     except (MemstorError, KeyError, IndexError, TypeError, ValueError):
         return None

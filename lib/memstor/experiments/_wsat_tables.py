@@ -48,7 +48,7 @@ TABLE_COLUMNS = _fio_rows.COLUMNS + WSAT_COLUMNS
 #: since the point's fio job started (1 = the first second). iops (I/O completed in that second), bw_MBps
 #: (10^6 B/s) and gb_written (cumulative decimal GB by the end of that second) count I/Os: fio's histogram-log
 #: windows hold exact completion counts (spread evenly over the seconds a window covers), and after each job's
-#: last histogram window (fio-3.33 never writes it) its 100 ms bandwidth-log windows. Not the IOPS and bandwidth
+#: last histogram window (fio up to 3.36 never writes it) its 100 ms bandwidth-log windows. Not the IOPS and bandwidth
 #: logs alone: fio-3.33 computes their rates over a shorter span than the window it logs them for after a stall
 #: (measured under contention: a 0.9-s stall logged at 34 MB/s where 7.5 MB completed; the series summed to
 #: 103.7 % of fio's count, the histogram counts to 99.6 %). fio drops each job's last 100 ms window, so the last
@@ -125,7 +125,7 @@ def _spread(windows: list[tuple[float, float, float]], n: int) -> np.ndarray:
 
 def _job_windows(logs: FioLogs, bs_bytes: int) -> list[tuple[float, float, float]]:
     """(start ms, end ms, bytes) of every job's writes: its histogram-log windows (exact I/O counts x bs), then,
-    after its last one (fio-3.33 drops it), its bandwidth-log windows (KiB/s x window)."""
+    after its last one (fio up to 3.36 drops it), its bandwidth-log windows (KiB/s x window)."""
     windows, last = [], {}
     for h in logs.hist:
         sel = h.direction == "write"

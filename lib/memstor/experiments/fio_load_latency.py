@@ -115,8 +115,8 @@ TABLE_COLUMNS = _fio_rows.COLUMNS + LOAD_COLUMNS
 #: fio's histogram logs hold completion latency only (clat; memstor.parse.fio_logs), hence clat_p*.
 SECOND_COLUMNS = ["host", "point", "rw", "utilisation_pct", "offered_iops", "direction", "t_s", "iops", "bw_MBps",
                   "lat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p99_9_us"]
-#: Added to each rate point's runtime (s): fio-3.33 never writes a run's last log window, so a run of
-#: whole seconds would lose its last second of the per-second series (memstor.parse.fio_logs).
+#: Added to each rate point's runtime (s): fio up to 3.36 never writes a run's last log window (3.42 does),
+#: so a run of whole seconds would lose its last second of the per-second series (memstor.parse.fio_logs).
 LOG_TAIL_S = 0.5
 
 

@@ -19,7 +19,7 @@ against time and against the total GB written (TGBW). Here, one run:
   in 1 s windows, kept raw in ``<point>.files/``. The per-second I/Os and bytes count completions from the
   histogram log (exact per window), then each job's bandwidth log after its last histogram window, which
   fio-3.33 never writes (memstor.experiments._wsat_tables.SECOND_COLUMNS says why not the IOPS log). Why 100 ms:
-  fio-3.33 never writes a job's last window either, so the series misses each job's last ``log_avg_msec`` of
+  fio up to 3.36 never writes a job's last window either (3.42 writes it, partial), so the series misses each job's last ``log_avg_msec`` of
   writing (measured on this 2-vCPU KVM VM, 4 KiB random writes, QD32 x 4, bytes-stopped runs, series / fio's
   count: 1000 ms windows 0.785 at 2.7 s, 0.908 at 8.5 s; 100 ms windows 0.972 at 3.1 s, 0.991 at 11.1 s,
   1.001 at 26.4 s). Points longer than :data:`LONG_RUN_S` log 1000 ms windows (a day of 100 ms windows is

@@ -70,7 +70,7 @@ def point_intervals(logs, log_avg_msec: int | None = None) -> pd.DataFrame:
 
     memstor.parse.fio_logs.per_second bins windows into whole seconds; this keeps fio's own windows
     (0.25-1 s), so that a short run still has enough intervals. A window is kept only when EVERY job
-    logged it (a sum over fewer jobs would be too low: fio-3.33 never writes a run's last iops/bw
+    logged it (a sum over fewer jobs would be too low: fio up to 3.36 never writes a run's last iops/bw
     window, the lat log does, see memstor.parse.fio_logs); a latency window without an I/O count (no
     iops entry) is dropped. When a job's lat log skips windows (no completion in them) its next entry
     averages them all and is weighted by their I/Os together.

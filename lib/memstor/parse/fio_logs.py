@@ -21,10 +21,12 @@ Formats, as fio-3.33 writes them (checked on real output, 2-vCPU KVM VM):
   measured (2 jobs, 3000 reads/s each, 1000 ms windows, run 2.5 s) 2940 then 3038 I/Os in the two
   lines of job 1, 7455 in the job's json+ bins. The window ends at the first completion after
   ``log_hist_msec`` (times 1001, 2001, 2002 ms).
-- fio-3.33 loses the LAST window of bw, iops and hist logs: a window is written when a later sample
-  arrives. Measured: runtime 2.0 s with 1000 ms windows -> one iops and one hist entry (1000, 1001 ms),
-  runtime 2.5 s -> two; the lat logs do get the last window (2000 ms; 2500 ms, partial). A run of N whole
-  seconds therefore wants ``runtime = N + 0.5 s`` (or shorter hist windows, merged per second here).
+- fio up to 3.36 loses the LAST window of bw, iops and hist logs: a window is written when a later sample
+  arrives. Measured (3.33): runtime 2.0 s with 1000 ms windows -> one iops and one hist entry (1000, 1001
+  ms), runtime 2.5 s -> two; the lat logs do get the last window (2000 ms; 2500 ms, partial). fio 3.42 writes
+  the last window too (runtime 2.5 s: two iops lines where 3.28, 3.33 and 3.36 write one; `make fio-matrix`),
+  partial when the run ends inside it. A run of N whole seconds therefore wants ``runtime = N + 0.5 s`` (or
+  shorter hist windows, merged per second here) with either, and a partial last second is never a second.
   With ``log_hist_msec=1`` at 500 IOPS every completion closes a window and the hist log holds every
   I/O (500 of 500): that is how the tests prove hist log == json+ bins.
 - iolog v3 (``--write_iolog=FILE``): ``fio version 3 iolog`` then ``time_us file action [offset length]``;
@@ -326,8 +328,8 @@ def per_second(logs: FioLogs | Path | str) -> pd.DataFrame:
     ``clat_p50_us``, ``clat_p99_us``, ``clat_p99_9_us`` (completion latency, from the merged histograms
     of every job and window of that second: fio's hist log holds clat only), ``hist_ios`` (I/Os in those
     histograms) and ``jobs`` (job logs seen that second). A value no log gives is NaN (empty cell).
-    Windows are counted in the second holding their middle; fio-3.33 never writes a run's last window
-    (see the module notes), so the last second of a run of whole seconds is missing or partial.
+    Windows are counted in the second holding their middle; fio up to 3.36 never writes a run's last window
+    and 3.42 writes it partial (see the module notes), so the last second of a run is missing or partial.
     """
     if not isinstance(logs, FioLogs):
         logs = read_log_folder(logs)
