@@ -152,3 +152,49 @@ def test_open_loop_flag_is_measured_on_both_sides(achieved, held, lat_us, expect
 def test_open_loop_flag_of_a_point_recorded_before_arrivals_were_measured_is_not_checked():
     params = {"offered_iops": 10_000.0, "rate_iops": 1000, "io_submit_mode": "offload"}  # no arrivals_open_load
     assert fll._open_loop(params, {"iops": 10_000, "lat_mean_us": 40.0}) is None
+
+
+# ------------------------------------------------------------------------------ memory hierarchy: MLP buffers
+def _hierarchy(monkeypatch, ncpu: int, mem_bytes: int | None):
+    from memstor.experiments import mem_hierarchy as mh
+
+    monkeypatch.setattr(mh, "available_cpus", lambda: list(range(ncpu)))
+    monkeypatch.setattr(mh, "mem_available_bytes", lambda: mem_bytes)
+    monkeypatch.setattr(mh, "min_buffer_kib", lambda: 64 * 1024)
+    return mh, mh.validate(load_profile("standard", mh.EXPERIMENT))
+
+
+def test_mlp_buffers_on_every_cpu_of_a_128_cpu_32_gib_machine_are_scaled_and_said(monkeypatch, capsys):
+    mh, p = _hierarchy(monkeypatch, 128, 32 * GIB)
+    fit = mh._fit_memory(p, 64 * 2**20)
+    per = mh.V.size("mlp_buffer", fit.mlp_buffer)[1]
+    assert 64 * 2**20 <= per < mh.V.size("mlp_buffer", p.mlp_buffer)[1]
+    assert per * 128 * 1.07 <= mh.MEMORY_FRACTION * 32 * GIB
+    assert "MLP buffers scaled to the memory" in capsys.readouterr().err
+
+
+def test_mlp_buffers_that_fit_are_kept(monkeypatch):
+    mh, p = _hierarchy(monkeypatch, 2, 32 * GIB)
+    assert mh._fit_memory(p, 64 * 2**20) == p
+
+
+def test_mlp_on_every_cpu_below_the_smallest_buffer_is_not_run_here(monkeypatch):
+    from memstor.core.errors import NotOnThisMachine
+
+    mh, p = _hierarchy(monkeypatch, 128, 4 * GIB)
+    with pytest.raises(NotOnThisMachine, match="mlp_all_cores: false"):
+        mh._fit_memory(p, 64 * 2**20)
+    with pytest.raises(UsageError, match="max_size"):  # a working set beyond the memory: the parameter's fault
+        mh._fit_memory(p, 8 * GIB)
+
+
+def test_split_rate_stays_within_the_jobs_the_cpus_allow():
+    from memstor.measure.openloop import split_rate
+
+    free = split_rate(980_000, 20_000)
+    assert free.numjobs >= 49  # the split alone: one fio process per 20,000 IOPS
+    bounded = split_rate(980_000, 20_000, max_jobs=16)
+    assert bounded.numjobs == 16 and abs(bounded.expected_iops - 980_000) / 980_000 < 0.06
+    assert split_rate(10_000, 20_000, max_jobs=16).numjobs == 1  # a bound that does not bind changes nothing
+    with pytest.raises(UsageError, match="max_jobs"):
+        split_rate(10_000, 20_000, max_jobs=0)

@@ -12,6 +12,7 @@ from memstor.core.schema import TRAFFIC_CODES, read_share_code
 from memstor.core.validate import Section
 from memstor.measure import mlc
 from memstor.measure.shape import CpuShape, cpu_shape, memory_shape, usable_memory_bytes
+from memstor.measure.sysinfo import cache_info
 
 EXPERIMENT = "mlc-loaded-latency"
 #: MLC's default inject delays (cycles), used when a profile gives none.
@@ -215,6 +216,20 @@ def validate_params(params: dict) -> LoadedLatencyParams:
 def mem_available_bytes() -> int | None:
     """Memory memstor may use (bytes): MemAvailable within the cgroup limit (memstor.measure.shape), or None."""
     return usable_memory_bytes()
+
+
+#: Buffers scaled to a machine's memory stay at least this many times the last-level cache, and this many KiB:
+#: smaller ones would measure the cache, not DRAM.
+MIN_BUFFER_LLC_MULTIPLE = 4
+MIN_BUFFER_KIB = 64 * 1024
+
+
+def min_buffer_kib() -> int:
+    """The smallest buffer per thread (KiB, whole MiB) that still measures DRAM: MIN_BUFFER_LLC_MULTIPLE x the
+    largest cache sysfs gives, at least MIN_BUFFER_KIB."""
+    caches = cache_info([])
+    llc = max((v for v in caches.values() if v), default=0)
+    return max(MIN_BUFFER_KIB, -(-MIN_BUFFER_LLC_MULTIPLE * llc // 1024 // 1024) * 1024)
 
 
 def fit_to_memory(p: LoadedLatencyParams, avail: int | None, min_buffer_kib: int) -> tuple[LoadedLatencyParams, str]:

@@ -28,6 +28,7 @@ Units: bytes, ns, MB/s = 10^6 bytes/s.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -41,12 +42,12 @@ from typing import Any
 
 import pandas as pd
 
-from memstor.core.errors import MemstorError, PointFailed, UsageError
+from memstor.core.errors import MemstorError, NotOnThisMachine, PointFailed, UsageError
 from memstor.core.files import read_json
 from memstor.core.schema import MLC_COLUMNS, missing
 from memstor.core.units import format_size
 from memstor.core.validate import Section
-from memstor.experiments._mlc_params import available_cpus, mem_available_bytes
+from memstor.experiments._mlc_params import available_cpus, mem_available_bytes, min_buffer_kib
 from memstor.experiments._mlc_rows import write_table
 from memstor.measure import loadlat, mlc
 from memstor.measure.sweep import Point, PointResult, SweepSession, processed_path, run_sweep
@@ -420,17 +421,28 @@ def _say(line: str) -> None:
     print(f"{EXPERIMENT}: {line}", file=sys.stderr, flush=True)
 
 
-def _check_memory(p: HierarchyParams, max_bytes: int) -> None:
-    """Refuse buffers beyond MEMORY_FRACTION of the available memory (one point runs at a time)."""
+def _fit_memory(p: HierarchyParams, max_bytes: int) -> HierarchyParams:
+    """The MLP buffers scaled to MEMORY_FRACTION of the usable memory (one point runs at a time; every CPU's
+    thread has its own buffer when mlp_all_cores), said on stderr, not below memstor's smallest DRAM buffer
+    (NotOnThisMachine below it); a working set beyond it is refused naming max_size."""
     avail = mem_available_bytes()
-    threads = len(available_cpus()) if p.mlp_all_cores else 1
-    mlp_need = V.size("mlp_buffer", p.mlp_buffer)[1] * threads * 1.07
-    if avail and mlp_need > MEMORY_FRACTION * avail:
-        raise V.error("mlp_buffer", p.mlp_buffer, f"{threads} thread(s) would need {mlp_need / 2**30:.1f} GiB, "
-                      f"{avail / 2**30:.1f} GiB is available; lower mlp_buffer or set mlp_all_cores: false")
     if avail and max_bytes * 1.07 > MEMORY_FRACTION * avail:
         raise V.error("max_size", p.max_size, f"{max_bytes / 2**30:.1f} GiB is more than the "
-                      f"{avail / 2**30:.1f} GiB available; give a smaller max_size")
+                      f"{avail / 2**30:.1f} GiB usable here; give a smaller max_size")
+    threads = len(available_cpus()) if p.mlp_all_cores else 1
+    per = V.size("mlp_buffer", p.mlp_buffer)[1]
+    if not avail or per * threads * 1.07 <= MEMORY_FRACTION * avail:
+        return p
+    fit_mib = int(MEMORY_FRACTION * avail / threads / 1.07) // 2**20
+    floor_mib = min_buffer_kib() // 1024
+    if fit_mib < floor_mib:
+        raise NotOnThisMachine(str(V.error(
+            "mlp_buffer", p.mlp_buffer, f"{threads} thread(s) need at least {floor_mib} MiB each "
+            f"({threads * floor_mib / 1024:.1f} GiB), {avail / 2**30:.1f} GiB is usable here; set mlp_all_cores: "
+            "false")))
+    _say(f"MLP buffers scaled to the memory: {fit_mib} MiB per thread instead of {per // 2**20} MiB "
+         f"({threads} threads, {avail / 2**30:.1f} GiB usable)")
+    return dataclasses.replace(p, mlp_buffer=f"{fit_mib}m")
 
 
 def run(params: dict, *, data_root: Path, target_dir: Path | None = None, host: str, progress: bool = True,
@@ -446,7 +458,7 @@ def run(params: dict, *, data_root: Path, target_dir: Path | None = None, host: 
     data_root = Path(data_root)
     caches = kernel_caches(data_root, host)
     max_bytes, how = resolve_max(p.max_size, llc_bytes(cache_info([])))
-    _check_memory(p, max_bytes)
+    p = _fit_memory(p, max_bytes)
     huge, why = mlc.huge_pages_available("loadlat", max_bytes) if "2M" in p.page_sizes else (False, "")
     if "2M" in p.page_sizes and not huge:
         _say(f"2 MiB pages not available ({why}): the 2M working-set curve is left out, MLP runs on 4 KiB pages")

@@ -78,6 +78,7 @@ from memstor.experiments._mlc_params import (
     check_for_tool,
     fit_to_memory,
     memory_need_bytes,
+    min_buffer_kib,
     needs_loadlat,
     validate_params,
 )
@@ -95,7 +96,7 @@ from memstor.experiments._mlc_rows import (
 from memstor.measure import mlc
 from memstor.measure.shape import cpu_shape, usable_memory_bytes
 from memstor.measure.sweep import Point, PointResult, SweepSession, processed_path, raw_dir, run_sweep
-from memstor.measure.sysinfo import cache_info, collect
+from memstor.measure.sysinfo import collect
 
 __all__ = [
     "CI_COLUMNS", "EXPERIMENT", "EXTRA_COLUMNS", "GATE_COLUMNS", "KIND", "MAX_ROUNDS", "MLC_DELAYS", "NOTEBOOK",
@@ -108,10 +109,6 @@ __all__ = [
 #: Re-measurement rounds at most (each round re-measures the points that failed the gate; a point is
 #: re-measured at most max_remeasure times, so this only guards against a bug).
 MAX_ROUNDS = 50
-#: Buffers scaled to a machine's memory stay at least this many times the last-level cache, and this many KiB:
-#: smaller ones would measure the cache, not DRAM.
-MIN_BUFFER_LLC_MULTIPLE = 4
-MIN_BUFFER_KIB = 64 * 1024
 
 
 def _sysinfo() -> dict | None:
@@ -120,14 +117,6 @@ def _sysinfo() -> dict | None:
         return collect(None)
     except Exception:  # the manifest can do without it; run_experiment stores sysinfo.json anyway
         return None
-
-
-def min_buffer_kib() -> int:
-    """The smallest buffer per thread (KiB) that still measures DRAM: MIN_BUFFER_LLC_MULTIPLE x the last-level
-    cache (sysfs), at least MIN_BUFFER_KIB."""
-    caches = cache_info([])
-    llc = max((v for v in caches.values() if v), default=0)
-    return max(MIN_BUFFER_KIB, -(-MIN_BUFFER_LLC_MULTIPLE * llc // 1024 // 1024) * 1024)
 
 
 def _say(line: str) -> None:
