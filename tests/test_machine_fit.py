@@ -133,6 +133,7 @@ def test_job_rate_cap_follows_the_measured_open_load():
     assert fll.job_rate_cap({"mode": "offload", "latency_us": lat}) == MAX_JOB_RATE_IOPS  # old record
     assert fll.job_rate_cap({"mode": "offload", "latency_us": lat, "open_load": 1.5}) == 15000
     assert fll.job_rate_cap({"mode": "inline", "latency_us": lat, "open_load": None}) == 5000
+    assert fll.job_rate_cap({"mode": "inline", "latency_us": lat, "open_load": 0.0}) == 5000
 
 
 @pytest.mark.parametrize("achieved, held, lat_us, expected", [
@@ -142,6 +143,7 @@ def test_job_rate_cap_follows_the_measured_open_load():
     (10_400, 0.5, 40.0, True),     # +4 %: within the two-sided tolerance
     (10_000, 0.5, 600.0, False),   # per-job load 0.6 above the load at which arrivals were seen Poisson
     (10_000, None, 40.0, None),    # arrivals never measured (fio < 3.31: no iolog times): not checked
+    (10_000, 0.0, 40.0, False),    # measured: bunched at every load the probe tried (a 1-CPU machine)
     (None, 0.5, 40.0, None),       # no achieved rate: not checked
 ])
 def test_open_loop_flag_is_measured_on_both_sides(achieved, held, lat_us, expected):

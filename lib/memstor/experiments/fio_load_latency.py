@@ -305,8 +305,9 @@ def _open_loop(params: dict, row: dict) -> bool | None:
     """Whether the point was an open loop, from what was measured: False when fio's achieved rate is outside
     +-RATE_TOLERANCE_PCT of the offered one (either side); else True when the probe saw this submit mode's
     arrivals stay Poisson at a per-job rate x latency at least the point's (``arrivals_open_load``), False
-    when the point's load is above it; None (not checked) when no arrivals were measured (fio without iolog
-    times, or a decision recorded before arrivals were measured) or a number is missing."""
+    when the point's load is above it (0.0: the probe saw them bunch at every load it tried); None (not
+    checked) when no arrivals were measured (fio without iolog times, or a decision recorded before arrivals
+    were measured) or a number is missing."""
     achieved, offered = row.get("iops"), params.get("offered_iops")
     if not isinstance(achieved, (int, float)) or achieved != achieved or not offered:
         return None
@@ -444,7 +445,7 @@ def job_rate_cap(probe: dict) -> int:
     points keep their names."""
     if "open_load" not in probe:
         return gating_cap_iops(probe["latency_us"]) if probe["mode"] == "inline" else MAX_JOB_RATE_IOPS
-    if probe["open_load"] is None:  # not shown open at any load: the split inline arrivals need at best
+    if not probe["open_load"]:  # not shown open at any load (0.0), or not measurable (None): inline's split
         return gating_cap_iops(probe["latency_us"])
     return gating_cap_iops(probe["latency_us"], load=float(probe["open_load"]))
 

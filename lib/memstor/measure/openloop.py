@@ -285,7 +285,8 @@ class SubmitModeProbe:
     trials: tuple[ModeTrial, ...]
     fio_version: str
     engine: str = ""  # the ioengine the rate points run with (offload: the sync engine it was probed with)
-    open_load: float | None = None  # highest per-job rate x latency at which the mode's arrivals and rate held
+    open_load: float | None = None  # highest per-job rate x latency at which the mode's arrivals and rate held;
+    #                                 0.0: measured and held at none of the loads tried; None: not measurable
 
 
 _PROBES: dict[tuple, SubmitModeProbe] = {}
@@ -319,7 +320,8 @@ def probe_submit_mode_details(target: Path | str, engine: str = "io_uring", *, t
        lambda x L = 2 a completion-gated loop bunches arrivals, CV >> 1) and fio delivered the offered rate
        within +-RATE_TOLERANCE_PCT (fio-3.42's offload delivers 1.3-1.75x). Offload is chosen when all its
        runs finished and held (the rate points then use its engine); else inline, with ``open_load`` the
-       highest per-job load at which it held (None: at none, or arrivals not measurable with this fio).
+       highest per-job load at which it held (0.0: at none of those tried; None: arrivals not measurable with
+       this fio).
        MemstorError when neither runs.
     """
     if not _is_number(timeout_s) or timeout_s < 1:
@@ -377,8 +379,9 @@ def _decide(offload: ModeTrial, inline: ModeTrial, low: ModeTrial, lat_us: float
         return SubmitModeProbe("offload", why, True, lat_us, rate, trials, version, offload.engine, offload.load)
     if inline.status == "ok":
         held = [t.load for t in (inline, low) if t.status == "ok" and t.open_loop]
-        return SubmitModeProbe("inline", why, bool(held) if inline.arrival_cv is not None else None, lat_us, rate,
-                               trials, version, inline.engine, max(held) if held else None)
+        measured = any(t.status == "ok" and t.open_loop is not None for t in (inline, low))
+        return SubmitModeProbe("inline", why, bool(held) if measured else None, lat_us, rate, trials, version,
+                               inline.engine, max(held) if held else 0.0 if measured else None)
     raise MemstorError(f"no io_submit_mode works with {version}: {why}")
 
 
