@@ -84,3 +84,37 @@ def loop_device(tmp_path):
     yield make
     for dev in made:
         subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+#: The faked machine of the memory family's parameter, point-name and stand-in tests: CPUs 0-3 (no SMT sibling,
+#: no cgroup CPU quota, one NUMA node) and 16 GiB usable memory (tests/test_machine_fit.py fakes other shapes).
+FAKED_CPU_COUNT = 4
+FAKED_MEMORY_BYTES = 16 * 2**30
+
+
+def two_allowed_cpus() -> tuple[int, int]:
+    """(latency CPU, load CPU): the first two CPUs of this process's affinity mask, whichever they are; skips
+    the test when the mask holds one CPU (a loaded-latency point needs a latency and a load thread)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip(f"needs 2 CPUs in the affinity mask (a latency and a load thread); this process may only "
+                    f"run on CPU {cpus[0]}")
+    return cpus[0], cpus[1]
+
+
+@pytest.fixture
+def faked_machine(monkeypatch):
+    """The memory family (memstor.experiments._mlc_params, mlc_loaded_latency) sees the faked machine above
+    instead of this one: the profiles' latency CPU 0, the default load CPUs (1-3) and the refusals do not depend
+    on the CPUs, SMT siblings, quota or memory of the machine running the tests. Never for real loadlat runs:
+    those name CPUs of the real mask (two_allowed_cpus)."""
+    from memstor.experiments import _mlc_params, mlc_loaded_latency
+    from memstor.measure.shape import CpuShape
+
+    cpus = tuple(range(FAKED_CPU_COUNT))
+    shape = CpuShape(affinity=cpus, quota_cpus=None, usable=len(cpus), siblings={c: () for c in cpus},
+                     nodes={0: cpus}, source=f"faked {len(cpus)} CPUs")
+    for module in (_mlc_params, mlc_loaded_latency):
+        monkeypatch.setattr(module, "cpu_shape", lambda: shape)
+        monkeypatch.setattr(module, "usable_memory_bytes", lambda: FAKED_MEMORY_BYTES)
+    return shape

@@ -32,8 +32,14 @@ TINY_FIO = ["--set", "runtime_s=0.3", "--set", "ramp_s=0", "--set", "file_size=4
             "--set", "rw=[randread]"]
 #: The tiniest memory sweep with loadlat: 0.2 s per point, 4 MiB buffers, two delays, only the traffic asked for
 #: (no read-ratio family: quick's read_shares would add W6).
+#: Its latency and load CPU: the first two CPUs of this process's affinity mask (the profiles' CPU 0 and every
+#: other CPU may not be in the mask); with one CPU there is no memory sweep (MEM_SKIP says why).
+MEM_CPUS = sorted(os.sched_getaffinity(0))[:2]
+MEM_SKIP = "" if len(MEM_CPUS) >= 2 else ("needs 2 CPUs in the affinity mask (a latency and a load thread); this "
+                                          f"process may only run on CPU {MEM_CPUS[0]}")
 TINY_MEM = ["--set", "tool=loadlat", "--set", "seconds_per_point=0.2", "--set", "buffer_kib=4096",
-            "--set", "delays=[0,1000]", "--set", "access_bytes=[64]", "--set", "read_shares=[]"]
+            "--set", "delays=[0,1000]", "--set", "access_bytes=[64]", "--set", "read_shares=[]",
+            *(["--set", f"latency_cpu={MEM_CPUS[0]}", "--set", f"load_cpus={MEM_CPUS[1]}"] if not MEM_SKIP else [])]
 
 
 # ------------------------------------------------------------------------------------------ the CLI

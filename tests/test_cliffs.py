@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import shutil
 import subprocess
 
 import numpy as np
@@ -19,7 +18,8 @@ import pytest
 
 from memstor.analysis.cliffs import CLIFF_COLUMNS, find_cliffs
 from memstor.cli import main
-from memstor.core.errors import ParseError, UsageError
+from memstor.core.errors import MemstorError, ParseError, UsageError
+from memstor.measure.fio_engine import fio_binary
 from memstor.parse.cliff_input import collect_inputs, read_throughput_series
 
 
@@ -270,7 +270,8 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------------------- real fio
-# What fio-3.33 writes (measured on this 2-vCPU KVM VM, virtio disk, ext4, O_DIRECT, 64 KiB writes):
+# What fio-3.33 writes (measured on a 2-vCPU KVM VM, virtio disk, ext4, O_DIRECT, 64 KiB writes; the real run
+# below uses the fio memstor runs, $MEMSTOR_FIO or PATH, and must hold on every release, 3.28-3.43):
 # - two stonewalled jobs with --per_job_logs=0 share ONE bw log, but each job's times count from ITS OWN
 #   start: lines at 1125, 2124, 3124, 4124 ms (job 1, 5 s at 60 MB/s) then 1000, 2001, 3000, 4000 ms (job 2):
 #   the time axis does not continue, and the parser refuses such a file (times go back).
@@ -327,15 +328,17 @@ directory={data}
 
 def _fio(job: str, tmp_path, name: str) -> subprocess.Popen:
     (tmp_path / f"{name}.fio").write_text(job)
-    return subprocess.Popen(["fio", f"{name}.fio", "--output-format=json", f"--output={name}.json"],
+    return subprocess.Popen([fio_binary(), f"{name}.fio", "--output-format=json", f"--output={name}.json"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @pytest.mark.fio
 @pytest.mark.slow
 def test_real_fio_cliff_and_steady_runs(tmp_path, capsys):
-    if shutil.which("fio") is None:
-        pytest.skip("fio is not installed")
+    try:
+        fio_binary()  # $MEMSTOR_FIO or fio on PATH: the fio memstor runs
+    except MemstorError as err:
+        pytest.skip(str(err))
     cliff_logs, steady_logs, data = tmp_path / "cliff", tmp_path / "steady", tmp_path / "data"
     for d in (cliff_logs, steady_logs, data):
         d.mkdir()

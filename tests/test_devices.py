@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import two_allowed_cpus
 from memstor import cli
 from memstor.experiments import run_experiment
 from memstor.measure import device as dev
@@ -243,8 +244,10 @@ def test_a_standard_memory_run_after_a_quick_one_keeps_the_quick_raw_files(tmp_p
     """The same memory points with other settings (quick, then standard-like seconds per point) never
     replace the quick run's raw files."""
     data = tmp_path / "data"
+    lat_cpu, load_cpu = two_allowed_cpus()
     tiny = ["--set", "tool=loadlat", "--set", "buffer_kib=4096", "--set", "delays=[0,1000]",
-            "--set", "access_bytes=[64]", "--set", "traffic=[R]"]
+            "--set", "access_bytes=[64]", "--set", "traffic=[R]", "--set", f"latency_cpu={lat_cpu}",
+            "--set", f"load_cpus={load_cpu}"]
     base = ["run", "mlc-loaded-latency", "--profile", "quick", "--data", str(data), "--host", HOST, "--no-progress"]
     code = cli.main([*base, *tiny, "--set", "seconds_per_point=0.2"])
     assert code in (0, 1), capsys.readouterr().err

@@ -4,8 +4,6 @@ job's threads), from the real outputs in tests/data/real (SOURCES.md) and from t
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +11,10 @@ import pandas as pd
 import pytest
 
 from memstor.analysis.dataset import load_dataset
+from memstor.core.errors import MemstorError
 from memstor.core.schema import FIO_COLUMNS, FIO_CPU_COLUMNS
+from memstor.measure.fio_engine import fio_binary
+from memstor.measure.shape import usable_cpus
 from memstor.parse.fio import parse_fio
 from memstor.parse.fio_json import cpu_pct, job_cpu_pct
 from memstor.parse.fio_terse import terse_cpu, terse_record
@@ -154,7 +155,7 @@ def test_tables_processed_before_the_columns_still_load(tmp_path):
 
 
 def _fio(tmp_path: Path, *args: str) -> str:
-    cmd = ["fio", "--name=cpu", "--ioengine=null", "--size=256m", "--rw=randread", "--bs=4k", "--runtime=1",
+    cmd = [fio_binary(), "--name=cpu", "--ioengine=null", "--size=256m", "--rw=randread", "--bs=4k", "--runtime=1",
            "--time_based", "--numjobs=2", *args]
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert res.returncode == 0, res.stderr
@@ -165,10 +166,12 @@ def _fio(tmp_path: Path, *args: str) -> str:
 def test_real_fio_numjobs_and_group_reporting(tmp_path):
     """The real fio here (ioengine=null keeps its threads on the CPU): without group_reporting one row per
     thread with fio's figure; with it one row whose CPU is the per-thread figure times the threads; the sum
-    never exceeds the CPUs there are."""
-    if shutil.which("fio") is None:
-        pytest.skip("fio not installed")
-    cpus = os.cpu_count() or 1
+    never exceeds the CPUs this process may keep busy (affinity mask within the cgroup quota)."""
+    try:
+        fio_binary()  # $MEMSTOR_FIO or fio on PATH: the fio memstor runs
+    except MemstorError as err:
+        pytest.skip(str(err))
+    cpus = usable_cpus()
     doc = _fio(tmp_path, "--output-format=json")
     jobs = json.loads(doc)["jobs"]
     rows = parse_fio(doc, "nogr.json").rows

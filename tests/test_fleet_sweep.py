@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import two_allowed_cpus
 from fleet_helpers import fio_pids, fleet_hosts_fixture, ns_pids
 from memstor.analysis.cluster import merge_bins
 from memstor.measure.target import TESTFILE_NAME
@@ -284,9 +285,11 @@ def test_what_a_fleet_cannot_do_is_refused_in_one_line(tmp_path, extra, needle):
 def test_a_memory_experiment_runs_memstor_on_each_host_and_its_data_comes_back(fleet, tmp_path):
     """Memory experiments (and sysinfo) on fleet hosts: memstor itself there over SSH, data back under the label."""
     hosts, data = host_file(fleet, tmp_path / "two.yaml", n=2), tmp_path / "data"
+    # the hosts are network namespaces of this machine, their sshd started from here: this affinity mask's CPUs
+    lat_cpu, load_cpu = two_allowed_cpus()
     small = ["--profile", "quick", "--set", "tool=loadlat", "--set", "traffic=[R]", "--set", "delays=[0,1000]",
              "--set", "sections=[]", "--set", "buffer_kib=65536", "--set", "seconds_per_point=0.3",
-             "--no-progress"]
+             "--set", f"latency_cpu={lat_cpu}", "--set", f"load_cpus={load_cpu}", "--no-progress"]
     r = memstor("run", "mlc-loaded-latency", "--hosts", str(hosts), "--data", str(data), *small)
     assert r.returncode == 0, r.stderr
     for i, label in ((1, "ns1"), (2, "ns2")):

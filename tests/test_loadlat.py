@@ -55,6 +55,21 @@ def table_rows(stdout: str) -> list[tuple[int, float, float]]:
     return rows
 
 
+def allowed_cpus() -> list[int]:
+    """The CPUs of this process's affinity mask, sorted (loadlat's -c/-k must name CPUs from it)."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def latency_and_load_cpu() -> tuple[int, int]:
+    """(latency CPU, load CPU): the first two CPUs of the affinity mask; skips the test with fewer (a loaded
+    latency point runs its latency thread and its load thread on different CPUs)."""
+    cpus = allowed_cpus()
+    if len(cpus) < 2:
+        pytest.skip(f"needs 2 CPUs in the affinity mask (a latency and a load thread); this process may only run "
+                    f"on CPU {cpus[0]}")
+    return cpus[0], cpus[1]
+
+
 def comment(stdout: str, prefix: str) -> str:
     """The '#' line starting with `# prefix`."""
     for line in stdout.splitlines():
@@ -135,7 +150,9 @@ def test_loaded_latency_sweep_output_and_json(exe, tmp_path):
     delays = [0, 300, 3000, 20000]
     gfile = loadlat.write_delay_file(tmp_path / "delays.txt", delays)
     js = tmp_path / "ll.json"
-    res = run(exe, "--loaded_latency", "-b16m", "-t0.2", f"-g{gfile}", "-c0", "-k1", f"--json={js}")
+    lat_cpu, load_cpu = latency_and_load_cpu()
+    res = run(exe, "--loaded_latency", "-b16m", "-t0.2", f"-g{gfile}", f"-c{lat_cpu}", f"-k{load_cpu}",
+              f"--json={js}")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     i = lines.index("Measuring Loaded Latencies for the system")
@@ -161,7 +178,7 @@ def test_loaded_latency_sweep_output_and_json(exe, tmp_path):
 
     doc = json.loads(js.read_text())
     assert doc["tool"] == "loadlat" and doc["version"] == loadlat.version(exe)
-    assert doc["latency_cpu"] == 0 and doc["load_cpus"] == [1]
+    assert doc["latency_cpu"] == lat_cpu and doc["load_cpus"] == [load_cpu]
     assert doc["traffic"]["code"] == "R" and doc["access_bytes"] == 64
     assert doc["load_buffer_bytes"] == 16 << 20 and doc["latency_buffer_bytes"] == 16 << 20
     assert doc["calibration"]["delay_ns_per_unit"] == pytest.approx(ns_per_unit, abs=1e-4)
@@ -195,7 +212,7 @@ def test_peak_injection_bandwidth_output(exe):
 @pytest.mark.loadlat
 def test_every_traffic_code_moves_bytes_in_its_ratio(exe, tmp_path, code):
     js = tmp_path / f"{code}.json"
-    res = run(exe, "--loaded_latency", "-T", "-k1", "-b4m", "-l128", "-t0.05", "-d0", f"-{code}", f"--json={js}")
+    res = run(exe, "--loaded_latency", "-T", f"-k{allowed_cpus()[0]}", "-b4m", "-l128", "-t0.05", "-d0", f"-{code}", f"--json={js}")
     assert res.returncode == 0, res.stderr
     assert "Using Read-only traffic type" not in res.stdout  # MLC prints it for -R only
     assert f"# traffic {code} (" in res.stdout
@@ -220,7 +237,8 @@ def test_read_share_moves_bytes_in_its_ratio(exe, tmp_path, share, code, reads, 
     stores (each also reads its line for ownership) from 50 % up, non-temporal stores below; a share MLC's
     codes already mix is that code (one traffic, one name)."""
     js = tmp_path / "s.json"
-    res = run(exe, "--loaded_latency", "-T", "-k1", "-b4m", "-t0.05", "-d0", f"--read_share={share}", f"--json={js}")
+    res = run(exe, "--loaded_latency", "-T", f"-k{allowed_cpus()[0]}", "-b4m", "-t0.05", "-d0",
+              f"--read_share={share}", f"--json={js}")
     assert res.returncode == 0, res.stderr
     assert f"# traffic {code} (" in res.stdout
     doc = json.loads(js.read_text())
@@ -295,7 +313,9 @@ def test_help(exe):
 @pytest.mark.loadlat
 def test_sigint_stops_cleanly_and_keeps_finished_rows(exe, tmp_path):
     js = tmp_path / "int.json"
-    proc = subprocess.Popen([str(exe), "--loaded_latency", "-b8m", "-t0.3", "-k1", f"--json={js}"],
+    lat_cpu, load_cpu = latency_and_load_cpu()
+    proc = subprocess.Popen([str(exe), "--loaded_latency", "-b8m", "-t0.3", f"-c{lat_cpu}", f"-k{load_cpu}",
+                             f"--json={js}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = []
     deadline = time.monotonic() + 30
@@ -319,7 +339,8 @@ def test_sigint_stops_cleanly_and_keeps_finished_rows(exe, tmp_path):
 def test_mlc_parser_reads_loadlat_output(exe):
     from memstor.parse.mlc import parse_mlc
 
-    res = run(exe, "--loaded_latency", "-b8m", "-t0.1", "-d50", "-W5", "-l256", "-k1")
+    lat_cpu, load_cpu = latency_and_load_cpu()
+    res = run(exe, "--loaded_latency", "-b8m", "-t0.1", "-d50", "-W5", "-l256", f"-c{lat_cpu}", f"-k{load_cpu}")
     assert res.returncode == 0, res.stderr
     (row,) = table_rows(res.stdout)
     parsed = parse_mlc(res.stdout, "loadlat.txt")
@@ -352,7 +373,7 @@ def test_binary_lookup(tmp_path, monkeypatch, exe):
 @pytest.mark.loadlat
 def test_idle_latency_on_1gib_is_dram_not_cache(exe):
     """A 1 GiB chain (32x this machine's L3) reads DRAM: never below 50 ns per load."""
-    res = run(exe, "--idle_latency", "-b1g", "-L", "-t1", "-c0", timeout=120)
+    res = run(exe, "--idle_latency", "-b1g", "-L", "-t1", f"-c{allowed_cpus()[0]}", timeout=120)
     assert res.returncode == 0, res.stderr
     assert float(re.search(r"\(\t(\d+\.\d)\tns\)", res.stdout).group(1)) >= 50
 
@@ -370,15 +391,16 @@ def test_realistic_idle_latency_on_1gib_matches_the_pointer_chase(exe, tmp_path)
     chase = tmp_path / "chase"
     subprocess.run(["cc", "-O2", "-o", str(chase), str(ROOT / "bench" / "chase.c")], check=True)
     ours, ref, ours_wall, ref_wall = [], [], [], []
+    cpu = allowed_cpus()[0]  # both chases on the same allowed CPU
     for i in range(3):
         js = tmp_path / f"idle{i}.json"
-        res = run(exe, "--idle_latency", "-b1g", "-L", "-t1", "-c0", f"--json={js}", timeout=120)
+        res = run(exe, "--idle_latency", "-b1g", "-L", "-t1", f"-c{cpu}", f"--json={js}", timeout=120)
         assert res.returncode == 0, res.stderr
         ours_wall.append(float(re.search(r"\(\t(\d+\.\d)\tns\)", res.stdout).group(1)))
         point = json.loads(js.read_text())["points"][0]
         assert point["latency_ns"] == pytest.approx(ours_wall[-1], abs=0.06)
         ours.append(point["latency_ns_per_cpu_time"])
-        out = subprocess.run(["taskset", "-c", "0", str(chase), "1024", "1"], capture_output=True, text=True,
+        out = subprocess.run(["taskset", "-c", str(cpu), str(chase), "1024", "1"], capture_output=True, text=True,
                              check=True, timeout=120).stdout
         ref_wall.append(float(re.search(r"ns per load: (\d+\.\d+)", out).group(1)))
         ref.append(float(re.search(r"ns per load \(thread CPU time\): (\d+\.\d+)", out).group(1)))

@@ -24,6 +24,10 @@ from memstor.measure import loadlat
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.loadlat  # every test runs the loadlat it builds
+#: The first two CPUs of the affinity mask: the latency CPU and the one load CPU of the loaded-latency runs.
+LAT_LOAD_CPUS = sorted(os.sched_getaffinity(0))[:2]
+TWO_CPUS = pytest.mark.skipif(len(LAT_LOAD_CPUS) < 2,
+                              reason="needs 2 CPUs in the affinity mask (a latency and a load thread)")
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +36,15 @@ def exe(tmp_path_factory) -> Path:
     return loadlat.build(ROOT, tmp_path_factory.mktemp("loadlat") / "loadlat")
 
 
-def run(exe: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout)
+def run(exe: Path, *args: str, timeout: float = 120, cpus: list[int] | None = None) -> subprocess.CompletedProcess:
+    """Run loadlat; text output. `cpus`: the affinity mask of the child (default: this process's)."""
+    pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout, preexec_fn=pre)
+
+
+def lat_load_args() -> list[str]:
+    """-c and -k naming the first two CPUs of the affinity mask (a latency and a load CPU)."""
+    return [f"-c{LAT_LOAD_CPUS[0]}", f"-k{LAT_LOAD_CPUS[1]}"]
 
 
 def draws(exe: Path, n: int, mean: int) -> np.ndarray:
@@ -99,9 +110,10 @@ def test_help_lists_the_new_options(exe):
 
 def acceptance_run(exe: Path, tmp_path: Path, pacing: str, i: int) -> dict:
     """`loadlat --loaded_latency -d1000 -t1 --pacing=<pacing> --json=F` (the issue's command, default
-    buffers); returns the JSON."""
+    buffers and CPUs) under an affinity mask of two CPUs: its defaults then give one latency and one load
+    thread on any machine; returns the JSON."""
     js = tmp_path / f"{pacing}-{i}.json"
-    res = run(exe, "--loaded_latency", "-d1000", "-t1", f"--pacing={pacing}", f"--json={js}")
+    res = run(exe, "--loaded_latency", "-d1000", "-t1", f"--pacing={pacing}", f"--json={js}", cpus=LAT_LOAD_CPUS)
     assert res.returncode == 0, res.stderr
     return json.loads(js.read_text())
 
@@ -122,7 +134,7 @@ def judged(exe: Path, tmp_path: Path, pacing: str, ok, *, lowest_of: int = 0) ->
     return statistics.median(d["points"][0]["arrival_cv"] for d in docs), docs
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs (a latency and a load thread)")
+@TWO_CPUS
 def test_arrival_cv_exp_near_1_and_fixed_below_0_3(exe, tmp_path):
     cv_exp, exp_docs = judged(exe, tmp_path, "exp", lambda v: abs(v - 1) <= 0.15)
     # Fixed pacing: the machine's noise only adds spread to a regular pacing, so the lowest of up to 5 runs
@@ -154,12 +166,12 @@ def test_arrival_cv_exp_near_1_and_fixed_below_0_3(exe, tmp_path):
     assert [t["role"] for t in pe["threads"]] == ["latency", "load"]
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs (a latency and a load thread)")
+@TWO_CPUS
 def test_fixed_pacing_text_output_is_mlc_layout_without_a_pacing_line(exe):
-    res = run(exe, "--loaded_latency", "-b16m", "-d100", "-t0.1", "-c0", "-k1")
+    res = run(exe, "--loaded_latency", "-b16m", "-d100", "-t0.1", *lat_load_args())
     assert res.returncode == 0, res.stderr
     assert "# pacing" not in res.stdout
-    exp = run(exe, "--loaded_latency", "-b16m", "-d100", "-t0.1", "-c0", "-k1", "--pacing=exp")
+    exp = run(exe, "--loaded_latency", "-b16m", "-d100", "-t0.1", *lat_load_args(), "--pacing=exp")
     assert exp.returncode == 0, exp.stderr
     line = [ln for ln in exp.stdout.splitlines() if ln.startswith("# pacing exp:")]
     assert len(line) == 1 and "ns per" in line[0]
@@ -172,11 +184,11 @@ def test_fixed_pacing_text_output_is_mlc_layout_without_a_pacing_line(exe):
 # ------------------------------------------------------------------------------ sub-windows and steal
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs (a latency and a load thread)")
+@TWO_CPUS
 def test_sub_windows_steal_and_thread_shares_in_the_json(exe, tmp_path):
     js = tmp_path / "w.json"
     gfile = loadlat.write_delay_file(tmp_path / "d.txt", [0, 2000])
-    res = run(exe, "--loaded_latency", "-b16m", f"-g{gfile}", "-t0.6", "-c0", "-k1", "--windows=3",
+    res = run(exe, "--loaded_latency", "-b16m", f"-g{gfile}", "-t0.6", *lat_load_args(), "--windows=3",
               f"--json={js}")
     assert res.returncode == 0, res.stderr
     doc = json.loads(js.read_text())

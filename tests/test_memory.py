@@ -29,6 +29,13 @@ BERNEP = "bernep__Advanced-Computer-Systems/Project 3/results"
 FIUMAD_IDLE = "fiumad__Advanced-Computer-Systems/proj1/exp1/mlc_idle_latency.txt"
 
 
+@pytest.fixture(autouse=True)
+def _faked_machine(faked_machine):
+    """Validation and point names on conftest's faked 4-CPU machine (CPUs 0-3, 16 GiB): the profiles' latency CPU
+    0, the default load CPUs and the refusals do not depend on the machine running the tests (the real machine's
+    shapes: test_machine_fit.py, test_shape.py)."""
+
+
 def good(**kw) -> dict:
     p = {"tool": "auto", "mlc_path": "", "traffic": ["R", "W5"], "access_bytes": [64], "delays": [0, 100, 20000],
          "seconds_per_point": 1, "buffer_kib": 65536, "latency_cpu": 0, "load_cpus": "", "profile": "test"}
@@ -55,7 +62,7 @@ def test_validation_normalises():
     assert p.traffic == ("R", "W3", "W6") and p.access_bytes == (128, 256) and p.tool == "mlc"
     assert p.delays == (7,)
     cpus = loaded_latency.available_cpus()
-    assert p.load_cpus == tuple(c for c in cpus if c != 0)
+    assert cpus == [0, 1, 2, 3] and p.load_cpus == (1, 2, 3)  # every CPU but the latency CPU
     defaults = loaded_latency.validate_params({})  # missing keys take the standard profile's values
     assert defaults.delays == loaded_latency.MLC_DELAYS and defaults.seconds_per_point == 2
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import two_allowed_cpus
 from memstor.analysis import memory
 from memstor.core.batchmeans import batch_means_ci
 from memstor.core.schema import MLC_COLUMNS
@@ -21,7 +22,8 @@ from memstor.measure import loadlat as L
 from memstor.parse import loadlat_json as lj
 
 TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
-                              reason="needs 2 CPUs (a latency thread and a load thread on their own CPUs)")
+                              reason="needs 2 CPUs in the affinity mask (a latency thread and a load thread on their "
+                                     "own CPUs)")
 
 
 def series(lat, bw=None, secs=None) -> dict:
@@ -208,8 +210,10 @@ def test_real_loadlat_point_carries_its_own_interval(tmp_path, loadlat_bin, monk
     """One short run at the quick profile's 1 s per point: 10 sub-windows of 0.1 s each, the interval
     columns in the table, and every bound that is a number brackets the point's value."""
     monkeypatch.setenv("LOADLAT", str(loadlat_bin))
+    lat_cpu, load_cpu = two_allowed_cpus()
     params = {"tool": "loadlat", "traffic": ["R"], "access_bytes": [64], "delays": [0, 1000],
-              "seconds_per_point": 1, "buffer_kib": 65536, "huge_pages": False, "max_remeasure": 0}
+              "seconds_per_point": 1, "buffer_kib": 65536, "huge_pages": False, "max_remeasure": 0,
+              "latency_cpu": lat_cpu, "load_cpus": str(load_cpu)}
     df = ll.run_loaded_latency(params, data_root=tmp_path / "d", host="h", progress=False)
     table = pd.read_csv(tmp_path / "d" / "processed" / "h" / f"{ll.EXPERIMENT}.csv", keep_default_na=False,
                         na_values=[""])

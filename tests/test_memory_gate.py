@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import two_allowed_cpus
 from memstor.analysis import memory
 from memstor.core.errors import MemstorError, UsageError
 from memstor.experiments import mlc_loaded_latency as ll
@@ -30,7 +31,8 @@ from memstor.parse import loadlat_json as lj
 EXP = ll.EXPERIMENT
 STANDIN_DIR = Path(__file__).resolve().parent / "data" / "mlc-standin"
 TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
-                              reason="needs 2 CPUs (a latency thread and a load thread on their own CPUs)")
+                              reason="needs 2 CPUs in the affinity mask (a latency thread and a load thread on their "
+                                     "own CPUs)")
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +170,7 @@ def loaded_point(delays=(0, 100, 1000), **kw) -> Point:
     return pt
 
 
+@pytest.mark.usefixtures("faked_machine")
 def test_remeasure_points_new_point_for_the_failing_delays_until_the_limit():
     pt = loaded_point()
     cfg = ll.config_name(pt.params)
@@ -192,6 +195,7 @@ def test_remeasure_points_new_point_for_the_failing_delays_until_the_limit():
     assert [p.name for p in ll.remeasure_points([pt], rows, max_remeasure=2)] == [again.name]
 
 
+@pytest.mark.usefixtures("faked_machine")
 def test_a_spread_every_value_fails_is_the_machine_and_is_not_remeasured():
     """The standard make all on this VM failed 180 of 190 values on 'latency_unstable' (median spread 7 %
     against 2 %), re-measured 13 of 17 points for 7 minutes and failed them again: a reason that
@@ -216,6 +220,7 @@ def test_a_spread_every_value_fails_is_the_machine_and_is_not_remeasured():
 # ---------------------------------------------------------------------- parameters, names, MLC
 
 
+@pytest.mark.usefixtures("faked_machine")
 @pytest.mark.parametrize("change, pattern", [
     ({"pacing": ["fixed", "poisson"]}, r"parameter pacing='poisson' is invalid: use fixed .* and/or exp"),
     ({"pacing": ["exp", "EXP"]}, r"parameter pacing='exp' is invalid: it appears twice"),
@@ -243,6 +248,7 @@ def standin(monkeypatch, tmp_path) -> Path:
     return log
 
 
+@pytest.mark.usefixtures("faked_machine")
 def test_exp_pacing_with_mlc_is_refused_in_one_line_before_anything_runs(standin, tmp_path):
     with pytest.raises(UsageError) as err:
         ll.run_loaded_latency({"tool": "mlc", "pacing": ["fixed", "exp"], "delays": [0, 100]},
@@ -254,6 +260,7 @@ def test_exp_pacing_with_mlc_is_refused_in_one_line_before_anything_runs(standin
     assert not standin.exists() and not (tmp_path / "d").exists()
 
 
+@pytest.mark.usefixtures("faked_machine")
 def test_auto_with_exp_pacing_picks_loadlat_even_where_mlc_is_installed(standin, tmp_path, monkeypatch):
     asked = []
 
@@ -268,6 +275,7 @@ def test_auto_with_exp_pacing_picks_loadlat_even_where_mlc_is_installed(standin,
         assert asked[-1] == want
 
 
+@pytest.mark.usefixtures("faked_machine")
 def test_point_names_pacing_and_repetitions():
     base = {"tool": "loadlat", "traffic": ["R"], "access_bytes": [64], "delays": [0, 100], "buffer_kib": 4096}
     old = [pt.name for pt in ll.build_points(ll.validate_params(base), "loadlat", huge=True)]
@@ -287,6 +295,7 @@ def test_point_names_pacing_and_repetitions():
 
 @pytest.mark.fio
 @pytest.mark.loadlat
+@pytest.mark.usefixtures("faked_machine")
 def test_mlc_rows_say_the_gate_was_not_evaluated_and_nothing_is_remeasured(standin, tmp_path):
     df = ll.run_loaded_latency({"tool": "mlc", "traffic": ["R"], "access_bytes": [64], "delays": [0, 100, 1000, 20000],
                                 "seconds_per_point": 1, "buffer_kib": 65536, "max_remeasure": 2, "repetitions": 2},
@@ -308,9 +317,10 @@ def test_mlc_rows_say_the_gate_was_not_evaluated_and_nothing_is_remeasured(stand
 @pytest.mark.loadlat
 def test_repetitions_and_pacings_give_one_row_per_run_with_their_identity(tmp_path, loadlat_bin, monkeypatch):
     monkeypatch.setenv("LOADLAT", str(loadlat_bin))
+    lat_cpu, load_cpu = two_allowed_cpus()
     params = {"tool": "loadlat", "traffic": ["R"], "access_bytes": [64], "delays": [0, 1000],
               "seconds_per_point": 0.3, "buffer_kib": 16384, "huge_pages": False, "pacing": ["fixed", "exp"],
-              "repetitions": 2, "max_remeasure": 0}
+              "repetitions": 2, "max_remeasure": 0, "latency_cpu": lat_cpu, "load_cpus": str(load_cpu)}
     df = ll.run_loaded_latency(params, data_root=tmp_path / "d", host="h", progress=False)
     assert (df["status"] == "done").all() and (df["attempt"] == 1).all() and (df["attempts"] == 1).all()
     assert df["gate"].map(lambda g: g == "passed" or g.startswith("failed:")).all()

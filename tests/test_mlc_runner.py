@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import two_allowed_cpus
 from memstor.analysis import memory
 from memstor.core.errors import UsageError
 from memstor.core.schema import MLC_COLUMNS
@@ -24,8 +25,9 @@ EXP = "mlc-loaded-latency"
 
 
 @pytest.fixture
-def standin(monkeypatch, tmp_path) -> Path:
-    """Put the stand-in mlc first on PATH; its command lines are logged to the returned file."""
+def standin(monkeypatch, tmp_path, faked_machine) -> Path:
+    """Put the stand-in mlc first on PATH; its command lines are logged to the returned file. The sweep is
+    planned for conftest's faked machine (CPUs 0-3: latency CPU 0, load CPUs 1-3), whatever runs the tests."""
     log = tmp_path / "mlc-calls.jsonl"
     monkeypatch.setenv("PATH", f"{STANDIN_DIR}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("MLC_STANDIN_LOG", str(log))
@@ -170,7 +172,7 @@ def test_sweep_with_standin_writes_processed_csv(standin, tmp_path):
     for (traffic, size), g in loaded.groupby(["traffic", "access_bytes"]):
         assert g["inject_delay"].tolist() == [0, 100, 1000, 20000], (traffic, size)
     assert set(loaded["pages"]) == {"2M (MLC -L)"} and set(loaded["load_random"]) == {False}
-    assert set(loaded["load_threads"]) == {len(loaded_latency.available_cpus()) - 1}
+    assert set(loaded["load_threads"]) == {3}  # every faked CPU but the latency CPU
     r64 = loaded[(loaded["traffic"] == "read-only") & (loaded["access_bytes"] == 64)].set_index("inject_delay")
     assert r64.loc[0, "latency_ns"] == 111.22 and r64.loc[0, "bandwidth_MBps"] == 43078.9   # bernep -R -l64
     assert r64.loc[20000, "latency_ns"] == 66.72 and r64.loc[20000, "bandwidth_MBps"] == 1127.3
@@ -185,7 +187,7 @@ def test_sweep_with_standin_writes_processed_csv(standin, tmp_path):
     assert argvs[0] == ["--idle_latency", "-b65536", "-c0", "-t1", "-L"]
     assert argvs[1] == ["--idle_latency", "-b65536", "-c0", "-t1"]
     assert argvs[2][-1] == "-L"
-    assert argvs[3][:8] == ["--loaded_latency", "-b65536", "-c0", "-k1", "-t1", "-l64", "-R", "-L"]
+    assert argvs[3][:8] == ["--loaded_latency", "-b65536", "-c0", "-k1-3", "-t1", "-l64", "-R", "-L"]
     assert argvs[3][8].startswith("-g")
     assert argvs[6][5:7] == ["-l256", "-W6"]
 
@@ -336,10 +338,11 @@ def test_real_loadlat_tiny_run_through_run_experiment(tmp_path, loadlat_bin, mon
     from memstor.experiments import run_experiment
 
     monkeypatch.setenv("LOADLAT", str(loadlat_bin))
+    lat_cpu, load_cpu = two_allowed_cpus()
     # max_remeasure 0: one raw file per point (re-measurements of gate failures: tests/test_memory_gate.py)
     params = {"tool": "auto", "mlc_path": "", "traffic": ["R"], "access_bytes": [64], "delays": [0, 1000, 20000],
-              "seconds_per_point": 0.2, "buffer_kib": 65536, "latency_cpu": 0, "load_cpus": "", "profile": "test",
-              "max_remeasure": 0}
+              "seconds_per_point": 0.2, "buffer_kib": 65536, "latency_cpu": lat_cpu, "load_cpus": str(load_cpu),
+              "profile": "test", "max_remeasure": 0}
     df = run_experiment(EXP, params, data_root=tmp_path / "data", host="tiny", progress=False)
     assert (df["status"] == "done").all() and set(df["tool"]) == {"loadlat"}
     assert (tmp_path / "data" / "processed" / "tiny" / "sysinfo.json").is_file()

@@ -13,6 +13,7 @@ import nbformat
 import pandas as pd
 import pytest
 
+from conftest import two_allowed_cpus
 from memstor.experiments import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +75,7 @@ def _ensure_kernel() -> None:
 @pytest.mark.loadlat
 def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     papermill = pytest.importorskip("papermill")
+    lat_cpu, load_cpu = two_allowed_cpus()
     pytest.importorskip("memstor.measure.sysinfo", reason="memstor.measure.sysinfo (run_experiment writes sysinfo.json)")
     from memstor.core.errors import MemstorError
     from memstor.measure import loadlat
@@ -89,7 +91,8 @@ def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     out = tmp_path / "out.ipynb"
     params = {"profile": "quick", "data_dir": str(data), "target_dir": "", "host": "nbhost",
               "figures_dir": str(tmp_path / "figures"), "tool": "loadlat", "traffic": ["R", "W5"],
-              "access_bytes": [64], "delays": [0, 2000, 20000], "seconds_per_point": 0.2, "buffer_kib": 65536}
+              "access_bytes": [64], "delays": [0, 2000, 20000], "seconds_per_point": 0.2, "buffer_kib": 65536,
+              "latency_cpu": lat_cpu, "load_cpus": str(load_cpu)}  # CPUs of this process's mask
     papermill.execute_notebook(str(NOTEBOOK), str(out), parameters=params, kernel_name=KERNEL,
                                cwd=str(NOTEBOOK.parent), progress_bar=False)
     nb = nbformat.read(out, as_version=4)

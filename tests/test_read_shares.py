@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import two_allowed_cpus
 from memstor.analysis.memory_curves import curve_table
 from memstor.analysis.memory_fit import memory_fit_table, traffic_shares
 from memstor.core.errors import UsageError
@@ -67,6 +68,7 @@ def test_recorded_command_line_gives_the_share():
         mlc.traffic_flag("S900")
 
 
+@pytest.mark.usefixtures("faked_machine")  # conftest: CPUs 0-3, whatever runs the tests
 def test_read_shares_add_one_curve_each_and_never_twice():
     p = validate_params({"traffic": ["R", "W5"], "read_shares": [100, 70, 50, 0], "access_bytes": [64, 256],
                          "pacing": ["fixed", "exp"], "load_cpus": ""})
@@ -86,6 +88,7 @@ def test_read_shares_add_one_curve_each_and_never_twice():
         validate_params({"read_shares": [70, 70]})
 
 
+@pytest.mark.usefixtures("faked_machine")  # conftest: CPUs 0-3, whatever runs the tests
 def test_mlc_is_refused_a_share_it_cannot_mix():
     p = validate_params({"tool": "mlc", "read_shares": [70], "load_cpus": ""})
     with pytest.raises(UsageError, match=r"read_shares.*Intel MLC mixes only its -W codes \(S70 are loadlat"):
@@ -99,10 +102,11 @@ def test_mlc_is_refused_a_share_it_cannot_mix():
 def test_real_read_share_family_under_auto(tmp_path, loadlat_bin, monkeypatch):
     monkeypatch.setenv("LOADLAT", str(loadlat_bin))
     monkeypatch.setenv("PATH", f"{Path(__file__).parent / 'data' / 'mlc-standin'}{os.pathsep}/usr/bin:/bin")
+    lat_cpu, load_cpu = two_allowed_cpus()
     # an `mlc` on PATH: auto would pick it, but only loadlat mixes 70 % reads
     params = {"tool": "auto", "traffic": ["R"], "read_shares": [70, 40], "access_bytes": [64],
-              "delays": [0, 2000, 20000], "seconds_per_point": 0.2, "buffer_kib": 32768, "latency_cpu": 0,
-              "load_cpus": "", "huge_pages": False, "max_remeasure": 0}
+              "delays": [0, 2000, 20000], "seconds_per_point": 0.2, "buffer_kib": 32768, "latency_cpu": lat_cpu,
+              "load_cpus": str(load_cpu), "huge_pages": False, "max_remeasure": 0}
     df = loaded_latency.run_loaded_latency(params, data_root=tmp_path, host="h", progress=False)
     assert set(df["tool"]) == {"loadlat"} and (df["status"] == "done").all()
     loaded = df[df["test"] == "loaded_latency"]

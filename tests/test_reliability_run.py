@@ -26,6 +26,8 @@ from memstor import cli
 from memstor.analysis.memory import c2c_kind
 from memstor.measure.target import MARKER_SUFFIX, TESTFILE_NAME, owned
 from reliability_helpers import (
+    MEM_CPUS,
+    MEM_SKIP,
     TINY_FIO,
     TINY_MEM,
     TRACEBACK,
@@ -52,6 +54,7 @@ FIO = shutil.which("fio")
 LOADLAT = ROOT / "build" / "bin" / "loadlat"
 needs_fio = pytest.mark.skipif(FIO is None, reason="fio not installed (apt-get install fio)")
 needs_loadlat = pytest.mark.skipif(not LOADLAT.is_file(), reason="loadlat not built (make loadlat)")
+needs_two_cpus = pytest.mark.skipif(bool(MEM_SKIP), reason=MEM_SKIP or "-")
 FIO_BS = ["--set", "bs=[4k,8k,16k]"]  # 3 points of ~1 s each
 FIO_POINTS = [f"randread-bs{b}-qd32-nj1-{{engine}}-d{{d}}-t0.3-r0-f4m-rep1" for b in ("4k", "8k", "16k")]
 def mem_points(*sets: str) -> list[str]:
@@ -129,6 +132,7 @@ BAD_PARAMS = [
 
 @pytest.mark.parametrize("experiment,sets,param,allowed", BAD_PARAMS,
                          ids=[f"{e}:{s[0]}" for e, s, _, _ in BAD_PARAMS])
+@pytest.mark.usefixtures("faked_machine")  # conftest: the memory family sees CPUs 0-3, whatever runs the tests
 def test_bad_parameter_rejected_before_anything_runs(tmp_path, capsys, fio_shim, experiment, sets, param, allowed):
     data = tmp_path / "data"
     args = ["run", experiment, "--profile", "quick", "--data", str(data), "--host", HOST, "--no-progress"]
@@ -416,6 +420,7 @@ def test_no_c_compiler_one_line_with_install_command(tmp_path, monkeypatch):
         build(ROOT, out)
 
 
+@pytest.mark.usefixtures("faked_machine")  # the tool is judged, not this machine's CPUs
 def test_no_mlc_tool_mlc_one_line_and_auto_falls_back(tmp_path, capsys, monkeypatch):
     """tool=mlc without Intel MLC: one line with the download URL (exit 2); tool=auto picks loadlat."""
     from memstor.measure.mlc import resolve_tool
@@ -430,6 +435,7 @@ def test_no_mlc_tool_mlc_one_line_and_auto_falls_back(tmp_path, capsys, monkeypa
         assert resolve_tool("auto") == ("loadlat", str(LOADLAT))
 
 
+@pytest.mark.usefixtures("faked_machine")  # the tool is judged, not this machine's CPUs
 def test_loadlat_not_built_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("LOADLAT", str(tmp_path / "missing-loadlat"))
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -517,6 +523,8 @@ def interrupt_and_resume(tmp_path: Path, kind: str, sig: int, group: bool, after
     if kind == "fio":
         experiment, extra, n_points = "fio-block-size", [*TINY_FIO, *FIO_BS], 3
     else:
+        if MEM_SKIP:
+            pytest.skip(MEM_SKIP)
         experiment, extra = "mlc-loaded-latency", [*TINY_MEM, "--set", "traffic=[R,W5]"]
         n_points = len(mem_points(*extra))
     args = ["run", experiment, "--profile", "quick", "--data", str(data), "--host", HOST, "--no-progress", *extra]
@@ -586,6 +594,7 @@ def test_sigkill_of_the_whole_group_during_fio_then_resume(tmp_path):
 
 
 @needs_loadlat
+@needs_two_cpus
 @pytest.mark.soak
 @pytest.mark.fio
 @pytest.mark.loadlat
@@ -595,7 +604,7 @@ def test_loadlat_dies_with_a_killed_sweep(tmp_path):
             *TINY_MEM, "--set", "seconds_per_point=2", "--set", "traffic=[R]"]
     proc = start_cli(*args)
     rdir = raw_dir(data, "mlc-loaded-latency")
-    wait_for(lambda: bool(live_pids(b"loadlat", Path("-c0"))) or bool(list(rdir.glob("*.tmp*"))), 60,
+    wait_for(lambda: bool(live_pids(b"loadlat", Path(f"-c{MEM_CPUS[0]}"))) or bool(list(rdir.glob("*.tmp*"))), 60,
              what="loadlat running")
     time.sleep(0.3)
     before = {p for p in live_pids(b"loadlat", Path("-b4096"))}
@@ -669,6 +678,7 @@ def test_second_identical_fio_sweep_refuses_with_the_lock(tmp_path):
 
 @pytest.mark.soak
 @needs_loadlat
+@needs_two_cpus
 @pytest.mark.fio
 @pytest.mark.loadlat
 def test_second_memory_sweep_refuses_with_the_lock(tmp_path):
