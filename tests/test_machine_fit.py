@@ -200,3 +200,31 @@ def test_split_rate_stays_within_the_jobs_the_cpus_allow():
     assert split_rate(10_000, 20_000, max_jobs=16).numjobs == 1  # a bound that does not bind changes nothing
     with pytest.raises(UsageError, match="max_jobs"):
         split_rate(10_000, 20_000, max_jobs=0)
+
+
+# ------------------------------------------------------------------------------ the latency CPU
+def test_latency_cpu_auto_is_the_first_cpu_of_the_mask(machine):
+    no_cpu0 = CpuShape(affinity=(4, 5, 6), quota_cpus=None, usable=3, siblings={4: (), 5: (), 6: ()},
+                       nodes={0: (4, 5, 6)}, source="taskset -c 4-6")
+    machine(no_cpu0)
+    p = mp.validate_params(load_profile("quick", mp.EXPERIMENT))  # the profiles say latency_cpu: auto
+    assert p.latency_cpu == 4 and p.load_cpus == (5, 6)
+    with pytest.raises(UsageError, match=r"latency_cpu=0 is invalid: not an available CPU; this machine offers "
+                                         r"CPUs 4-6 \(auto: the first of them\)"):
+        mp.validate_params(load_profile("quick", mp.EXPERIMENT, {"latency_cpu": 0}))
+
+
+def test_a_bad_parameter_is_named_on_one_core_too(machine):
+    machine(shape(1))
+    with pytest.raises(UsageError, match="traffic='W99'"):
+        mp.validate_params(load_profile("quick", mp.EXPERIMENT, {"traffic": ["W99"]}))
+
+
+def test_mem_hierarchy_latency_cpu_auto(monkeypatch):
+    from memstor.experiments import mem_hierarchy as mh
+
+    monkeypatch.setattr(mh, "cpu_shape", lambda: shape(1))
+    assert mh.validate(load_profile("quick", mh.EXPERIMENT)).latency_cpu == 0
+    monkeypatch.setattr(mh, "cpu_shape", lambda: CpuShape(affinity=(3,), quota_cpus=None, usable=1,
+                                                          siblings={3: ()}, nodes={}, source="taskset -c 3"))
+    assert mh.validate(load_profile("quick", mh.EXPERIMENT)).latency_cpu == 3

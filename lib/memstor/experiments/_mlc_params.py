@@ -151,14 +151,25 @@ def default_load_cpus(lat: int, shape: CpuShape) -> list[int]:
     return load[: max(0, shape.usable - 1)]
 
 
+def latency_cpu_of(value, shape: CpuShape) -> int:
+    """The latency CPU: ``auto`` (or empty) is the first CPU of the affinity mask (a container or ``taskset``
+    may leave CPU 0 out); a number must be in the mask (UsageError naming latency_cpu)."""
+    cpus = list(shape.affinity)
+    if value is None or str(value).strip().lower() in ("", "auto"):
+        return cpus[0]
+    lat = V.integer("latency_cpu", value, 0)
+    if lat not in cpus:
+        raise V.error("latency_cpu", lat, f"not an available CPU; this machine offers CPUs {mlc.format_cpus(cpus)} "
+                      "(auto: the first of them)")
+    return lat
+
+
 def _cpus(latency_cpu, load_cpus) -> tuple[int, tuple]:
     """Validated latency CPU and load CPUs ("" = every available CPU except the latency CPU)."""
     shape = cpu_shape()
     cpus = list(shape.affinity)
     shown = mlc.format_cpus(cpus)
-    lat = V.integer("latency_cpu", latency_cpu, 0)
-    if lat not in cpus:
-        raise V.error("latency_cpu", lat, f"not an available CPU; this machine offers CPUs {shown}")
+    lat = latency_cpu_of(latency_cpu, shape)
     if load_cpus in (None, "", []):
         load = default_load_cpus(lat, shape)
         if not load:
@@ -187,8 +198,7 @@ def validate_params(params: dict) -> LoadedLatencyParams:
     d = LoadedLatencyParams()
     get = params.get
     tool = V.choice("tool", str(get("tool", d.tool) or "auto").strip().lower(), mlc.TOOLS)
-    lat, load = _cpus(get("latency_cpu", d.latency_cpu), get("load_cpus", ""))
-    return LoadedLatencyParams(
+    p = LoadedLatencyParams(
         tool=tool,
         mlc_path=str(get("mlc_path", d.mlc_path) or ""),
         traffic=_traffic(get("traffic", list(d.traffic))),
@@ -197,8 +207,6 @@ def validate_params(params: dict) -> LoadedLatencyParams:
         delays=_delays(get("delays", list(d.delays))),
         seconds_per_point=V.seconds("seconds_per_point", get("seconds_per_point", d.seconds_per_point)),
         buffer_kib=V.integer("buffer_kib", get("buffer_kib", d.buffer_kib), 1),
-        latency_cpu=lat,
-        load_cpus=load,
         huge_pages=V.boolean("huge_pages", get("huge_pages", d.huge_pages)),
         random_access=V.boolean("random_access", get("random_access", d.random_access)),
         pacing=_pacing(get("pacing", list(d.pacing))),
@@ -211,6 +219,9 @@ def validate_params(params: dict) -> LoadedLatencyParams:
         max_remeasure=V.integer("max_remeasure", get("max_remeasure", d.max_remeasure), 0, MAX_REMEASURE),
         profile=str(get("profile", "") or ""),
     )
+    # the CPUs last: a bad parameter is named as such on any machine, not hidden behind a one-core refusal
+    lat, load = _cpus(get("latency_cpu", "auto"), get("load_cpus", ""))
+    return replace(p, latency_cpu=lat, load_cpus=load)
 
 
 def mem_available_bytes() -> int | None:

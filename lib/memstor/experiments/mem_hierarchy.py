@@ -47,9 +47,15 @@ from memstor.core.files import read_json
 from memstor.core.schema import MLC_COLUMNS, missing
 from memstor.core.units import format_size
 from memstor.core.validate import Section
-from memstor.experiments._mlc_params import available_cpus, mem_available_bytes, min_buffer_kib
+from memstor.experiments._mlc_params import (
+    available_cpus,
+    latency_cpu_of,
+    mem_available_bytes,
+    min_buffer_kib,
+)
 from memstor.experiments._mlc_rows import write_table
 from memstor.measure import loadlat, mlc
+from memstor.measure.shape import cpu_shape
 from memstor.measure.sweep import Point, PointResult, SweepSession, processed_path, run_sweep
 from memstor.measure.sysinfo import cache_info, collect
 from memstor.parse.loadlat_hierarchy import (
@@ -154,9 +160,7 @@ def validate(params: dict) -> HierarchyParams:
     if 0 < accesses < 1024:
         raise V.error("accesses_per_size", accesses, "use 0 (seconds_per_size) or at least 1024 loads")
     chains = V.unique("chains", [V.integer("chains", c, 1, 64) for c in V.items("chains", get("chains", list(d.chains)))])
-    cpu = V.integer("latency_cpu", get("latency_cpu", d.latency_cpu), 0)
-    if cpu not in available_cpus():
-        raise V.error("latency_cpu", cpu, f"not an available CPU; this machine offers CPUs {mlc.format_cpus(available_cpus())}")
+    cpu = latency_cpu_of(get("latency_cpu", "auto"), cpu_shape())
     buf = V.size("mlp_buffer", get("mlp_buffer", d.mlp_buffer))
     if buf[1] < 2**20:
         raise V.error("mlp_buffer", get("mlp_buffer"), "use at least 1m (far beyond the last-level cache: 1g)")
