@@ -279,7 +279,7 @@ class SubmitModeProbe:
 
     mode: str  # "inline" | "offload"
     why: str
-    open_loop: bool | None  # the chosen mode's arrivals passed the CV check at rate x latency = PROBE_LOAD
+    open_loop: bool | None  # the chosen mode held (arrivals and rate) at some load tried; None: not measurable
     latency_us: float  # QD1 mean latency of the target (us)
     rate_iops: int  # per-job Poisson rate of the trials at PROBE_LOAD
     trials: tuple[ModeTrial, ...]
