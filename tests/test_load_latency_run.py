@@ -16,6 +16,7 @@ from memstor.analysis import load_latency
 from memstor.core.errors import UsageError
 from memstor.experiments import fio_load_latency as fll
 from memstor.experiments import load_profile, run_experiment
+from memstor.measure.fio_facts import fio_facts
 from reliability_helpers import manifest_of, meta_of
 
 FIO = shutil.which("fio")
@@ -73,7 +74,9 @@ def test_probe_then_offered_rates_with_flags_that_match_the_numbers(measured):
     # total-latency percentiles from the json+ lat_ns bins: ordered, and the total >= completion
     assert (rates["lat_p50_us"] <= rates["lat_p99_us"]).all() and (rates["lat_p99_us"] <= rates["lat_p99_9_us"]).all()
     assert (rates["lat_p99_us"] >= rates["clat_p99_us"] * 0.999).all()
-    assert rates["submit_mode"].isin(["inline", "offload"]).all() and rates["open_loop"].notna().all()
+    assert (rates["submit_mode"] == "inline").all()  # offload is never used (memstor.measure.openloop.OFFLOAD_WHY)
+    # measured where this fio writes iolog times (3.31+), else not checked (empty), never guessed
+    assert rates["open_loop"].notna().all() if fio_facts().iolog_timestamps else rates["open_loop"].isna().all()
     assert rates["ceiling_reached"].notna().all() and rates["config"].is_unique
 
 
@@ -214,7 +217,7 @@ def test_bad_parameters_are_refused_naming_the_parameter(over, param):
 def test_manifest_records_the_submit_mode_decision(measured):
     data, _, _, _ = measured
     info = json.loads((raw(data) / "manifest.json").read_text())["sysinfo"]
-    assert info["submit_mode"] in ("inline", "offload") and info["submit_mode_why"]
+    assert info["submit_mode"] == "inline" and "offload not used" in info["submit_mode_why"]
     assert info["max_job_rate_iops"] >= 1 and info["qd1_latency_us"] > 0
     # the decision is kept beside the raw points (the rate split, so the point names, depend on it)
     kept = json.loads((raw(data) / fll.SUBMIT_MODE_FILE).read_text())

@@ -340,29 +340,23 @@ def test_submit_mode_probe_returns_a_mode_and_never_hangs(small_file, file_engin
     t0 = time.monotonic()
     probe = probe_submit_mode_details(tmp_path, engine, timeout_s=timeout, direct=direct)
     elapsed = time.monotonic() - t0
-    assert probe.mode in ("inline", "offload")
-    assert elapsed < 6 * (timeout + 6) + 5, elapsed  # every run killed after its timeout (QD1, 3 offload, 2 inline)
-    assert "offload:" in probe.why and "inline:" in probe.why and "\n" not in probe.why
+    assert probe.mode == "inline" and probe.engine == engine  # offload is never used (OFFLOAD_WHY)
+    assert elapsed < 3 * (timeout + 6) + 5, elapsed  # every run killed after its timeout (QD1, 2 inline)
+    assert "inline:" in probe.why and "offload not used" in probe.why and "\n" not in probe.why
     assert not list(tmp_path.glob("memstor-probe-*"))  # its probe file removed
     assert not probe_processes()  # nothing of the probe left running
-    # The decision follows from what this fio did, whatever its version (measured: memstor.measure.fio_facts).
-    offload, inline = probe.trials[:2]
+    # The result follows from what this fio did, whatever its version (measured: memstor.measure.fio_facts).
+    assert all(t.mode == "inline" for t in probe.trials) and 1 <= len(probe.trials) <= 2
     for t in probe.trials:
-        if t.status == "hung":
-            assert f"hung (killed after {timeout:g} s)" in probe.why
         if t.status == "ok" and not fio_facts().iolog_timestamps:
             assert t.arrival_cv is None and t.open_loop is None  # no iolog times: arrivals not measurable
-    if probe.mode == "offload":
-        assert offload.status == "ok" and offload.open_loop and offload.rate_held
-        assert probe.engine == offload.engine == "psync" and probe.open_load == offload.load
-    else:
-        assert not (offload.status == "ok" and offload.open_loop)
-        assert inline.status == "ok" and probe.engine == engine
-        held = [t.load for t in probe.trials[1:] if t.open_loop]
-        measured = fio_facts().iolog_timestamps
-        assert probe.open_load == (max(held) if held else 0.0 if measured else None)
-        if probe.open_load == 0.0:
-            assert "not open loop" in probe.why  # said, with the numbers
+    held = [t.load for t in probe.trials if t.open_loop]
+    measured = fio_facts().iolog_timestamps
+    assert probe.open_load == (max(held) if held else 0.0 if measured else None)
+    if len(probe.trials) == 2:  # measured again at the split load because the first did not hold
+        assert not probe.trials[0].open_loop and probe.trials[1].load < probe.trials[0].load
+    if probe.open_load == 0.0:
+        assert "not open loop" in probe.why  # said, with the numbers
     t1 = time.monotonic()
     assert probe_submit_mode(tmp_path, engine, timeout_s=timeout, direct=direct) == (probe.mode, probe.why)
     assert time.monotonic() - t1 < 0.5  # cached per process
