@@ -127,13 +127,12 @@ def test_the_share_is_over_the_usable_cpus_when_recorded():
 
 
 # ------------------------------------------------------------------------------ open-loop split and flag
-def test_job_rate_cap_follows_the_measured_open_load():
+def test_job_rate_cap_splits_at_the_inline_load_at_qd1_latency():
     lat = 100.0  # us
-    assert fll.job_rate_cap({"mode": "inline", "latency_us": lat}) == int(INLINE_MAX_LOAD * 1e6 / lat)  # old record
-    assert fll.job_rate_cap({"mode": "offload", "latency_us": lat}) == MAX_JOB_RATE_IOPS  # old record
-    assert fll.job_rate_cap({"mode": "offload", "latency_us": lat, "open_load": 1.5}) == 15000
-    assert fll.job_rate_cap({"mode": "inline", "latency_us": lat, "open_load": None}) == 5000
-    assert fll.job_rate_cap({"mode": "inline", "latency_us": lat, "open_load": 0.0}) == 5000
+    assert fll.job_rate_cap({"mode": "inline", "latency_us": lat}) == int(INLINE_MAX_LOAD * 1e6 / lat) == 5000
+    for held in (None, 0.0, 0.8):  # what the probe measured does not rename the points
+        assert fll.job_rate_cap({"mode": "inline", "latency_us": lat, "open_load": held}) == 5000
+    assert fll.job_rate_cap({"mode": "offload", "latency_us": lat}) == MAX_JOB_RATE_IOPS  # an old record
 
 
 @pytest.mark.parametrize("achieved, held, lat_us, expected", [

@@ -341,20 +341,20 @@ def test_submit_mode_probe_returns_a_mode_and_never_hangs(small_file, file_engin
     probe = probe_submit_mode_details(tmp_path, engine, timeout_s=timeout, direct=direct)
     elapsed = time.monotonic() - t0
     assert probe.mode == "inline" and probe.engine == engine  # offload is never used (OFFLOAD_WHY)
-    assert elapsed < 3 * (timeout + 6) + 5, elapsed  # every run killed after its timeout (QD1, 2 inline)
+    assert elapsed < 4 * (timeout + 6) + 5, elapsed  # every run killed after its timeout (QD1, 3 inline)
     assert "inline:" in probe.why and "offload not used" in probe.why and "\n" not in probe.why
     assert not list(tmp_path.glob("memstor-probe-*"))  # its probe file removed
     assert not probe_processes()  # nothing of the probe left running
     # The result follows from what this fio did, whatever its version (measured: memstor.measure.fio_facts).
-    assert all(t.mode == "inline" for t in probe.trials) and 1 <= len(probe.trials) <= 2
+    assert all(t.mode == "inline" for t in probe.trials) and 1 <= len(probe.trials) <= 3
     for t in probe.trials:
         if t.status == "ok" and not fio_facts().iolog_timestamps:
             assert t.arrival_cv is None and t.open_loop is None  # no iolog times: arrivals not measurable
     held = [t.load for t in probe.trials if t.open_loop]
     measured = fio_facts().iolog_timestamps
     assert probe.open_load == (max(held) if held else 0.0 if measured else None)
-    if len(probe.trials) == 2:  # measured again at the split load because the first did not hold
-        assert not probe.trials[0].open_loop and probe.trials[1].load < probe.trials[0].load
+    for before, after in zip(probe.trials, probe.trials[1:]):  # a lower rate only after one that did not hold
+        assert before.open_loop is False and after.offered_iops < before.offered_iops
     if probe.open_load == 0.0:
         assert "not open loop" in probe.why  # said, with the numbers
     t1 = time.monotonic()

@@ -439,15 +439,13 @@ JOBS_PER_CPU = 4
 
 
 def job_rate_cap(probe: dict) -> int:
-    """Highest rate per fio job (IOPS) of the rate points: the arrivals held up to a per-job rate x QD1 latency
-    of ``open_load`` (the probe's measurement), so jobs are split to stay within it. A decision recorded before
-    that was measured keeps its split (inline: INLINE_MAX_LOAD; offload: MAX_JOB_RATE_IOPS), so that its
-    points keep their names."""
-    if "open_load" not in probe:
-        return gating_cap_iops(probe["latency_us"]) if probe["mode"] == "inline" else MAX_JOB_RATE_IOPS
-    if not probe["open_load"]:  # not shown open at any load (0.0), or not measurable (None): inline's split
-        return gating_cap_iops(probe["latency_us"])
-    return gating_cap_iops(probe["latency_us"], load=float(probe["open_load"]))
+    """Highest rate per fio job (IOPS) of the rate points: a per-job rate x QD1 latency of INLINE_MAX_LOAD
+    (inline submission bunches arrivals above it); the probe measured the arrivals at that load or above
+    (``open_load``), which is what a point's check compares with. A decision recorded with offload (before
+    OFFLOAD_WHY was measured) keeps its split, so that its points keep their names."""
+    if probe["mode"] == "offload":
+        return MAX_JOB_RATE_IOPS
+    return gating_cap_iops(probe["latency_us"])
 
 
 def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, host: str,

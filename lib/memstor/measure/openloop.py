@@ -87,6 +87,10 @@ PLAN_TOLERANCE = 0.005
 #: Per-job rate x latency below which inline arrivals measured Poisson (5000 IOPS x 80 us = 0.4: CV 1.03;
 #: 1.6: CV 1.36-1.75).
 INLINE_MAX_LOAD = 0.5
+#: Where arrivals bunched at PROBE_LOAD, the probe measures them again at these per-job loads (rate x QD1
+#: latency), stopping at the first that holds: 1.5 x the split load first (so that points whose latency rose
+#: up to 1.5 x under load are still covered by a measurement), then the split load itself.
+CHECK_LOADS = (1.5 * INLINE_MAX_LOAD, INLINE_MAX_LOAD)
 #: The probe's open-loop check: inter-arrival CV within 1 +- this at a per-job rate x latency of PROBE_LOAD.
 CV_TOLERANCE = 0.15
 PROBE_LOAD = 2.0
@@ -257,11 +261,11 @@ class ModeTrial:
     mode: str
     status: str  # "ok" | "hung" | "failed"
     detail: str  # why, one line ("" when ok)
-    runs: int  # fio runs made (offload: several, the hang is a race)
+    runs: int  # fio runs made
     engine: str
     arrival_cv: float | None = None  # inter-arrival CV from fio's iolog (None: not measurable)
     achieved_iops: float | None = None
-    load: float = PROBE_LOAD  # per-job rate x QD1 latency of the trial
+    load: float = PROBE_LOAD  # per-job rate x the trial's measured mean latency (NaN when it did not run)
     offered_iops: float | None = None  # the Poisson rate fio should deliver (poisson_iops of the asked rate)
 
     @property
@@ -318,14 +322,16 @@ def probe_submit_mode_details(target: Path | str, engine: str = "io_uring", *, t
     1. QD1 closed-loop reads (0.3 s): the latency L of the target.
     2. Poisson reads (0.5 s) in fio's default (inline) submission at one job's rate lambda = PROBE_LOAD / L
        (kept within 1000..MAX_JOB_RATE_IOPS), iodepth ``iodepth``, with fio's iolog where this fio writes
-       per-I/O times (memstor.measure.fio_facts); where the arrivals did not hold, again at lambda =
-       INLINE_MAX_LOAD / L (the load the rate points are split to). Every fio run is killed (SIGKILL, forked
-       jobs too) after ``timeout_s`` seconds: a hang becomes "hung (killed after N s)", never a hung memstor.
+       per-I/O times (memstor.measure.fio_facts); where the arrivals did not hold, again at the loads of
+       CHECK_LOADS (1.5 x and 1 x the load the rate points are split to) until one holds. Every fio run is
+       killed (SIGKILL, forked jobs too) after ``timeout_s`` seconds: a hang becomes "hung (killed after
+       N s)", never a hung memstor.
     3. A trial holds when its arrivals passed the open-loop check (CV within 1 +- CV_TOLERANCE: at
        lambda x L = 2 a completion-gated loop bunches arrivals, CV >> 1) and fio delivered the offered rate
-       within +-RATE_TOLERANCE_PCT; ``open_load`` is the highest per-job load at which one held (0.0: at none
-       of those tried; None: arrivals not measurable with this fio). Offload submission is never used
-       (:data:`OFFLOAD_WHY`). MemstorError when inline does not run.
+       within +-RATE_TOLERANCE_PCT; ``open_load`` is the highest per-job load (rate x the trial's own mean
+       latency, as a rate point's check computes it) at which one held (0.0: at none of those tried; None:
+       arrivals not measurable with this fio). Offload submission is never used (:data:`OFFLOAD_WHY`).
+       MemstorError when inline does not run.
     """
     if not _is_number(timeout_s) or timeout_s < 1:
         raise UsageError(f"timeout_s={timeout_s!r} is not allowed: seconds >= 1 (a probe run takes ~0.5 s)")
@@ -342,15 +348,18 @@ def probe_submit_mode_details(target: Path | str, engine: str = "io_uring", *, t
         def rate_at(load: float) -> int:
             return int(min(MAX_JOB_RATE_IOPS, max(PROBE_MIN_RATE_IOPS, load * 1e6 / max(lat_us, 1e-3))))
 
-        def trial(mode: str, eng: str, load: float, runs: int) -> ModeTrial:
-            rate = rate_at(load)
-            return _trial(mode, path, eng, direct, rate, iodepth, work, timeout_s, runs, rate * lat_us / 1e6)
+        def trial(load: float) -> ModeTrial:
+            return _trial("inline", path, engine, direct, rate_at(load), iodepth, work, timeout_s)
 
-        inline = trial("inline", engine, PROBE_LOAD, 1)
-        # Inline arrivals bunch behind completions at high per-job load: where they did, measure them again
-        # at the load the rate points are split to (INLINE_MAX_LOAD), so that the points' check is measured.
-        low = inline if inline.open_loop or inline.status != "ok" else trial("inline", engine, INLINE_MAX_LOAD, 1)
-    probe = _decide(inline, low, lat_us, rate_at(PROBE_LOAD))
+        # Inline arrivals bunch behind completions at high per-job load; where they did, measure them at
+        # lower loads: CHECK_LOADS end at the load the rate points are split to (INLINE_MAX_LOAD, at QD1
+        # latency), so that a point's check is a measurement at its own load or above.
+        trials = [trial(PROBE_LOAD)]
+        for load in CHECK_LOADS:
+            if trials[-1].status != "ok" or trials[-1].open_loop is not False:
+                break
+            trials.append(trial(load))
+    probe = _decide(tuple(trials), lat_us, rate_at(PROBE_LOAD))
     _PROBES[key] = probe
     return probe
 
@@ -359,15 +368,15 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _decide(inline: ModeTrial, low: ModeTrial, lat_us: float, rate: int) -> SubmitModeProbe:
-    """The probe's result and its one-line reason: inline, open up to the highest per-job load at which its
-    arrivals and rate held (0.0: at none tried; None: arrivals not measurable with this fio)."""
+def _decide(trials: tuple[ModeTrial, ...], lat_us: float, rate: int) -> SubmitModeProbe:
+    """The probe's result and its one-line reason: inline, open up to the highest per-job load (rate x the
+    trial's measured mean latency) at which its arrivals and rate held (0.0: at none tried; None: arrivals not
+    measurable with this fio)."""
 
     def said(t: ModeTrial) -> str:
-        at = f"{t.offered_iops or 0:.0f} IOPS/job, rate x QD1 latency {t.load:.1f}"
         if t.status != "ok":
-            return f"{t.mode}: {t.detail}"
-        got = f"achieved {t.achieved_iops or 0:.0f} of {at}"
+            return f"{t.mode} at {t.offered_iops or 0:.0f} IOPS/job: {t.detail}"
+        got = f"achieved {t.achieved_iops or 0:.0f} of {t.offered_iops or 0:.0f} IOPS/job, rate x latency {t.load:.2f}"
         if t.arrival_cv is None:
             return f"{t.mode}: {got} ({t.detail})"
         verdict = ("open loop" if t.open_loop else "rate not held (not open loop)" if not t.rate_held
@@ -375,14 +384,13 @@ def _decide(inline: ModeTrial, low: ModeTrial, lat_us: float, rate: int) -> Subm
         return f"{t.mode}: {got}, arrival CV {t.arrival_cv:.2f}: {verdict}"
 
     version = fio_version()
-    trials = (inline,) if low is inline else (inline, low)
     why = "; ".join(said(t) for t in trials) + f" (QD1 latency {lat_us:.0f} us; offload not used: {OFFLOAD_WHY})"
-    if inline.status != "ok":
+    if trials[0].status != "ok":
         raise MemstorError(f"the rate mode does not run with {version}: {why}")
     held = [t.load for t in trials if t.status == "ok" and t.open_loop]
     measured = any(t.status == "ok" and t.open_loop is not None for t in trials)
     return SubmitModeProbe("inline", why, bool(held) if measured else None, lat_us, rate, trials, version,
-                           inline.engine, max(held) if held else 0.0 if measured else None)
+                           trials[0].engine, max(held) if held else 0.0 if measured else None)
 
 
 @contextlib.contextmanager
@@ -446,28 +454,24 @@ def _qd1_latency_us(path: Path, engine: str, direct: bool, work: Path, timeout_s
 
 
 def _trial(mode: str, path: Path, engine: str, direct: bool, rate: int, iodepth: int, work: Path,
-           timeout_s: float, runs: int, load: float) -> ModeTrial:
-    """Run one submit mode up to ``runs`` times (stop at the first hang or failure); CV and achieved rate of
-    the last run. Arrivals are read from fio's iolog where this fio writes per-I/O times (measured:
-    memstor.measure.fio_facts); a job that dies writing it (offload before fio 3.34, axboe/fio#1511) is a
-    failed trial."""
+           timeout_s: float) -> ModeTrial:
+    """One Poisson run at ``rate`` IOPS: its achieved rate, its load (the rate x the mean latency it measured,
+    the same product a rate point's check computes) and the CV of its arrivals, read from fio's iolog where
+    this fio writes per-I/O times (measured: memstor.measure.fio_facts)."""
     iolog_ok = fio_facts().iolog_timestamps
-    cv_value = achieved = None
     note = "" if iolog_ok else f"arrivals not checked: {fio_version()} writes its iolog without times"
-    tag = f"{mode}-l{load:g}"
-    for i in range(1, runs + 1):
-        job = _probe_job(path, engine, direct, iodepth=iodepth, runtime_s=PROBE_RUNTIME_S, rate_iops=rate,
-                         rate_process="poisson", io_submit_mode=mode, write_iolog=iolog_ok)
-        status, detail, doc = _run_probe(job, work / f"{tag}-{i}", timeout_s)
-        if status != "ok":
-            return ModeTrial(mode, status, f"{detail} in run {i} of {runs}", i, engine, load=load,
-                             offered_iops=poisson_iops(rate))
-        assert doc is not None  # an "ok" probe comes with its document
-        achieved = float(doc["jobs"][0]["read"]["iops"])
-        if iolog_ok:
-            gaps = interarrival_us(log_folder(work / f"{tag}-{i}" / "out.json") / IOLOG_NAME)
-            cv_value = cv(gaps)
-    return ModeTrial(mode, "ok", note, runs, engine, cv_value, achieved, load, poisson_iops(rate))
+    folder = work / f"{mode}-r{rate}"
+    job = _probe_job(path, engine, direct, iodepth=iodepth, runtime_s=PROBE_RUNTIME_S, rate_iops=rate,
+                     rate_process="poisson", io_submit_mode=mode, write_iolog=iolog_ok)
+    status, detail, doc = _run_probe(job, folder, timeout_s)
+    if status != "ok":
+        return ModeTrial(mode, status, detail, 1, engine, load=math.nan, offered_iops=poisson_iops(rate))
+    assert doc is not None  # an "ok" probe comes with its document
+    read = doc["jobs"][0]["read"]
+    lat_us = float((read.get("lat_ns") or {}).get("mean") or 0.0) / 1000.0
+    cv_value = cv(interarrival_us(log_folder(folder / "out.json") / IOLOG_NAME)) if iolog_ok else None
+    return ModeTrial(mode, "ok", note, 1, engine, cv_value, float(read["iops"]), rate * lat_us / 1e6,
+                     poisson_iops(rate))
 
 
 def _run_probe(job: FioJob, folder: Path, timeout_s: float) -> tuple[str, str, dict | None]:
