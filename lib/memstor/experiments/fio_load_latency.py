@@ -205,10 +205,10 @@ def probe_config(lp: LoadLatencyParams, engine: str, rw: str) -> dict:
 def rate_config(lp: LoadLatencyParams, engine: str, rw: str, util: float, x_max: float, x_max_source: str,
                 probe: dict, max_per_job: int, max_jobs: int | None = None) -> dict:
     """An offered-rate point: util % of x_max split over jobs of at most max_per_job IOPS each
-    (memstor.measure.openloop.split_rate), in the probe's submit mode with the engine it was probed with (a
-    decision recorded before fio 3.42 was supported has no engine: ``engine``) and the highest per-job load at
-    which its arrivals held (``arrivals_open_load``; absent from decisions recorded before it was measured);
-    at most ``max_jobs`` fio jobs (the CPUs memstor may use)."""
+    (memstor.measure.openloop.split_rate), in the probe's submit mode and engine (a decision recorded before
+    the probe named its engine: ``engine``) with the highest per-job load at which the probe saw its arrivals
+    hold (``arrivals_open_load``; absent from decisions recorded before it was measured); at most ``max_jobs``
+    fio jobs (JOBS_PER_CPU x the CPUs memstor may use)."""
     plan = split_rate(util / 100.0 * x_max, max_per_job, max_jobs=max_jobs)
     cfg = _fio_points.point_params(EXPERIMENT, lp.common, probe.get("engine") or engine, rw=rw, bs=lp.bs,
                                    iodepth=lp.iodepth, numjobs=plan.numjobs)
