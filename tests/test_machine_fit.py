@@ -227,3 +227,25 @@ def test_mem_hierarchy_latency_cpu_auto(monkeypatch):
     monkeypatch.setattr(mh, "cpu_shape", lambda: CpuShape(affinity=(3,), quota_cpus=None, usable=1,
                                                           siblings={3: ()}, nodes={}, source="taskset -c 3"))
     assert mh.validate(load_profile("quick", mh.EXPERIMENT)).latency_cpu == 3
+
+
+def test_probe_measures_lower_rates_only_and_never_the_same_rate_twice(monkeypatch, tmp_path):
+    """A fast target (page cache: QD1 latency of a few us) puts every load at the per-job rate cap: the probe
+    stops after one trial instead of measuring the same rate again (it once reused the trial's folder)."""
+    from memstor.measure import openloop as ol
+
+    asked: list[int] = []
+
+    def fake_trial(mode, path, engine, direct, rate, iodepth, work, timeout_s):
+        asked.append(rate)
+        return ol.ModeTrial(mode, "ok", "", 1, engine, arrival_cv=1.6, achieved_iops=float(rate),
+                            load=rate * 5e-6, offered_iops=float(rate))
+
+    monkeypatch.setattr(ol, "_trial", fake_trial)
+    monkeypatch.setattr(ol, "fio_version", lambda: "fio-test")
+    for lat_us, expected in ((5.0, [ol.MAX_JOB_RATE_IOPS]), (100.0, [20000, 7500, 5000])):
+        asked.clear()
+        monkeypatch.setattr(ol, "_qd1_latency_us", lambda *a, lat=lat_us: lat)
+        ol._PROBES.clear()
+        probe = ol.probe_submit_mode_details(tmp_path, "psync", direct=False)
+        assert asked == expected and probe.open_load == 0.0  # bunched (CV 1.6) at every rate tried

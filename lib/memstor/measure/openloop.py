@@ -348,17 +348,19 @@ def probe_submit_mode_details(target: Path | str, engine: str = "io_uring", *, t
         def rate_at(load: float) -> int:
             return int(min(MAX_JOB_RATE_IOPS, max(PROBE_MIN_RATE_IOPS, load * 1e6 / max(lat_us, 1e-3))))
 
-        def trial(load: float) -> ModeTrial:
-            return _trial("inline", path, engine, direct, rate_at(load), iodepth, work, timeout_s)
+        def trial(rate: int) -> ModeTrial:
+            return _trial("inline", path, engine, direct, rate, iodepth, work, timeout_s)
 
         # Inline arrivals bunch behind completions at high per-job load; where they did, measure them at
         # lower loads: CHECK_LOADS end at the load the rate points are split to (INLINE_MAX_LOAD, at QD1
         # latency), so that a point's check is a measurement at its own load or above.
-        trials = [trial(PROBE_LOAD)]
+        rates = [rate_at(PROBE_LOAD)]
+        trials = [trial(rates[0])]
         for load in CHECK_LOADS:
-            if trials[-1].status != "ok" or trials[-1].open_loop is not False:
-                break
-            trials.append(trial(load))
+            if trials[-1].status != "ok" or trials[-1].open_loop is not False or rate_at(load) >= rates[-1]:
+                break  # held, not measurable, or no lower rate left (a fast target: every load at the floor)
+            rates.append(rate_at(load))
+            trials.append(trial(rates[-1]))
     probe = _decide(tuple(trials), lat_us, rate_at(PROBE_LOAD))
     _PROBES[key] = probe
     return probe
