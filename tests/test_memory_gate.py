@@ -336,11 +336,12 @@ def test_repetitions_and_pacings_give_one_row_per_run_with_their_identity(tmp_pa
     # Each row's pacing is the one it ran with: Poisson-like arrivals under exp (CV near 1), far more regular
     # under fixed (delay 1000). Judged on the calmer fixed run against exp on the same machine, as in
     # test_loadlat_pacing: a shared VM's descheduling spreads fixed arrivals (CI 2026-11: fixed median CV 0.45,
-    # exp 1.10; here over a day fixed 0.08-0.48, exp 0.97-1.16), so an absolute "fixed < 0.4" is a calm-machine
-    # figure only.
+    # exp 1.10; here over a day fixed 0.08-0.48, exp 0.97-1.16; on 2026-11-27 fixed 0.72-0.76 at 99 % CPU share
+    # with this loadlat and with b28c5b7's alike), so an absolute "fixed < 0.4" is a calm-machine figure only,
+    # and fixed is judged against 0.8 x exp (an exponential draw under fixed would still fail it).
     cv = loaded[loaded["inject_delay"] == 1000].groupby("pacing")["arrival_cv"]
     print(f"arrival_cv at delay 1000: {cv.apply(list).to_dict()}")
-    assert cv.min()["exp"] > 0.7 and cv.min()["fixed"] < 0.6 * cv.median()["exp"]
+    assert cv.min()["exp"] > 0.7 and cv.min()["fixed"] < 0.8 * cv.median()["exp"]
     for col in ("cpu_share_min_pct", "steal_pct"):
         assert loaded[col].notna().all() and (loaded[col] >= 0).all(), col
     for col, code in (("bandwidth_spread_pct", "bandwidth_unstable"), ("latency_spread_pct", "latency_unstable")):
