@@ -92,6 +92,17 @@ FAKED_CPU_COUNT = 4
 FAKED_MEMORY_BYTES = 16 * 2**30
 
 
+def faked_cpu_shape(n: int, *, smt: bool = False, usable: int | None = None):
+    """A faked CpuShape of ``n`` CPUs 0..n-1 (SMT: CPU i and i + n/2 share a core), ``usable`` of them by a
+    cgroup quota (None: no quota), one NUMA node."""
+    from memstor.measure.shape import CpuShape
+
+    cpus = tuple(range(n))
+    siblings = {c: ((c + n // 2) % n,) for c in cpus} if smt else {c: () for c in cpus}
+    return CpuShape(affinity=cpus, quota_cpus=None if usable is None else float(usable), usable=usable or n,
+                    siblings=siblings, nodes={0: cpus}, source=f"faked {n} CPUs")
+
+
 def two_allowed_cpus() -> tuple[int, int]:
     """(latency CPU, load CPU): the first two CPUs of this process's affinity mask, whichever they are; skips
     the test when the mask holds one CPU (a loaded-latency point needs a latency and a load thread)."""
@@ -109,11 +120,8 @@ def faked_machine(monkeypatch):
     on the CPUs, SMT siblings, quota or memory of the machine running the tests. Never for real loadlat runs:
     those name CPUs of the real mask (two_allowed_cpus)."""
     from memstor.experiments import _mlc_params, mlc_loaded_latency
-    from memstor.measure.shape import CpuShape
 
-    cpus = tuple(range(FAKED_CPU_COUNT))
-    shape = CpuShape(affinity=cpus, quota_cpus=None, usable=len(cpus), siblings={c: () for c in cpus},
-                     nodes={0: cpus}, source=f"faked {len(cpus)} CPUs")
+    shape = faked_cpu_shape(FAKED_CPU_COUNT)
     for module in (_mlc_params, mlc_loaded_latency):
         monkeypatch.setattr(module, "cpu_shape", lambda: shape)
         monkeypatch.setattr(module, "usable_memory_bytes", lambda: FAKED_MEMORY_BYTES)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from conftest import faked_cpu_shape
 from memstor.analysis.validity import openloop as vol
 from memstor.core.errors import UsageError
 from memstor.experiments import _mlc_params as mp
@@ -18,13 +19,7 @@ from memstor.measure.shape import CpuShape
 GIB = 2**30
 
 
-def shape(n: int, *, smt: bool = False, usable: int | None = None) -> CpuShape:
-    """A faked machine of ``n`` CPUs (SMT: CPU i and i + n/2 share a core), ``usable`` of them by quota."""
-    cpus = tuple(range(n))
-    half = n // 2
-    siblings = {c: ((c + half) % n,) for c in cpus} if smt else {c: () for c in cpus}
-    return CpuShape(affinity=cpus, quota_cpus=None if usable is None else float(usable),
-                    usable=usable or n, siblings=siblings, nodes={0: cpus}, source=f"faked {n} CPUs")
+shape = faked_cpu_shape  # a faked machine of n CPUs (tests/conftest.py)
 
 
 @pytest.fixture
@@ -160,7 +155,7 @@ def _hierarchy(monkeypatch, ncpu: int, mem_bytes: int | None):
     from memstor.experiments import mem_hierarchy as mh
 
     monkeypatch.setattr(mh, "available_cpus", lambda: list(range(ncpu)))
-    monkeypatch.setattr(mh, "mem_available_bytes", lambda: mem_bytes)
+    monkeypatch.setattr(mh, "usable_memory_bytes", lambda: mem_bytes)
     monkeypatch.setattr(mh, "min_buffer_kib", lambda: 64 * 1024)
     return mh, mh.validate(load_profile("standard", mh.EXPERIMENT))
 

@@ -224,11 +224,6 @@ def validate_params(params: dict) -> LoadedLatencyParams:
     return replace(p, latency_cpu=lat, load_cpus=load)
 
 
-def mem_available_bytes() -> int | None:
-    """Memory memstor may use (bytes): MemAvailable within the cgroup limit (memstor.measure.shape), or None."""
-    return usable_memory_bytes()
-
-
 #: Buffers scaled to a machine's memory stay at least this many times the last-level cache, and this many KiB:
 #: smaller ones would measure the cache, not DRAM.
 MIN_BUFFER_LLC_MULTIPLE = 4

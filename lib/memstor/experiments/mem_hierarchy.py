@@ -50,12 +50,11 @@ from memstor.core.validate import Section
 from memstor.experiments._mlc_params import (
     available_cpus,
     latency_cpu_of,
-    mem_available_bytes,
     min_buffer_kib,
 )
 from memstor.experiments._mlc_rows import write_table
 from memstor.measure import loadlat, mlc
-from memstor.measure.shape import cpu_shape
+from memstor.measure.shape import cpu_shape, usable_memory_bytes
 from memstor.measure.sweep import Point, PointResult, SweepSession, processed_path, run_sweep
 from memstor.measure.sysinfo import cache_info, collect
 from memstor.parse.loadlat_hierarchy import (
@@ -429,7 +428,7 @@ def _fit_memory(p: HierarchyParams, max_bytes: int) -> HierarchyParams:
     """The MLP buffers scaled to MEMORY_FRACTION of the usable memory (one point runs at a time; every CPU's
     thread has its own buffer when mlp_all_cores), said on stderr, not below memstor's smallest DRAM buffer
     (NotOnThisMachine below it); a working set beyond it is refused naming max_size."""
-    avail = mem_available_bytes()
+    avail = usable_memory_bytes()
     if avail and max_bytes * 1.07 > MEMORY_FRACTION * avail:
         raise V.error("max_size", p.max_size, f"{max_bytes / 2**30:.1f} GiB is more than the "
                       f"{avail / 2**30:.1f} GiB usable here; give a smaller max_size")
