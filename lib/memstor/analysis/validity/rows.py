@@ -11,12 +11,16 @@ import pandas as pd
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 
-#: Columns of the validity table (``report/tables/validity.csv``), one row per host x check x subject.
-COLUMNS = ["host", "check", "subject", "status", "value", "limit", "unit", "evidence", "consequence", "section"]
+#: Columns of the validity table (``report/tables/validity.csv``), one row per host x check x subject. ``low`` and
+#: ``high`` are the bounds of the passing band on both sides (empty: no bound on that side, with the reason in
+#: the check's module); ``limit`` is the bound the status was judged against (the one crossed, else the nearer).
+COLUMNS = ["host", "check", "subject", "status", "value", "low", "high", "limit", "unit", "evidence", "consequence",
+           "section"]
 
-PASS, WARN, FAIL = "pass", "warn", "fail"
-#: Statuses from best to worst (:func:`memstor.analysis.validity.status` returns the worst one).
-STATUSES = (PASS, WARN, FAIL)
+PASS, UNCHECKED, WARN, FAIL = "pass", "unchecked", "warn", "fail"
+#: Statuses from best to worst (:func:`memstor.analysis.validity.status` returns the worst one). ``unchecked``:
+#: the check has no value to judge (NaN, empty, a failed run, not recorded) — never a pass; the evidence says why.
+STATUSES = (PASS, UNCHECKED, WARN, FAIL)
 
 #: The report sections a row gates.
 SECTIONS = ("open_loop", "queue_depth", "curves", "steady_state", "write_saturation", "storage_points", "memory",
@@ -25,7 +29,7 @@ SECTIONS = ("open_loop", "queue_depth", "curves", "steady_state", "write_saturat
 #: Check id -> the precondition it checks (one line each). Ids are stable: the report looks rows up by them.
 CHECKS = {
     "open_loop_held": "every offered-rate point kept open-loop (Poisson, not completion-gated) arrivals",
-    "open_loop_rate": "every offered-rate point achieved at least 95 % of the rate offered to it",
+    "open_loop_rate": "every offered-rate point achieved within ±5 % of the rate offered to it (neither gated nor overshot)",
     "load_generator_cpu": "fio's own CPU use (usr + sys) left the cores free: the device, not the generator, set the pace",
     "knee_ceiling": "the knee fit's ceiling X_max (+ 1.96 SE) is at least every throughput measured in its sweep",
     "knee_min_latency": "the knee fit's R_min (- 1.96 SE) is at most the latency measured at the smallest outstanding I/O",
@@ -42,6 +46,12 @@ CHECKS = {
     "wsat_written": "the write-saturation run wrote the multiple of its span it was asked to (not cut by the time cap)",
     "wsat_series": "the write-saturation series is long enough to tell a lasting level from noise",
     "headline_definition": "a headline quantity has one value: the other tables' numbers of the same name agree within 10 %",
+    "littles_law": "X x R (I/Os in flight by Little's law) is at most what could be in flight (iodepth x jobs) and, "
+                   "in a closed loop, close to it",
+    "below_closed_max": "no offered-rate point delivered more than the closed-loop maximum (beyond its interval)",
+    "physical_ceiling": "no throughput is above the physical ceiling (interface, memory channels)",
+    "series_matches_whole": "the per-second series (whole seconds only) averages to fio's whole-run figure within 2 %",
+    "batch_independence": "batch-means intervals come from batches whose lag-1 autocorrelation is small",
 }
 
 
@@ -60,18 +70,44 @@ def n(value) -> str:
 
 
 def row(host, check: str, subject: str, status: str, value, limit, unit: str, evidence: str, consequence: str,
-        section: str) -> dict:
-    """One validity row (COLUMNS); value/limit numeric or None; consequence empty for a pass unless given."""
+        section: str, *, low=None, high=None) -> dict:
+    """One validity row (COLUMNS); value/limit/low/high numeric or None; consequence empty for a pass unless
+    given. A pass needs a value: a row without one is refused (use :func:`unchecked`)."""
     if check not in CHECKS or status not in STATUSES or section not in SECTIONS:
         raise ValueError(f"validity row: unknown check/status/section {check!r}/{status!r}/{section!r}")
+    if status == PASS and num(value) is None:
+        raise ValueError(f"validity row: {check} {subject!r} passes without a value (make it unchecked)")
     return {"host": str(host), "check": check, "subject": str(subject), "status": status, "value": num(value),
-            "limit": num(limit), "unit": unit, "evidence": evidence, "consequence": consequence, "section": section}
+            "low": num(low), "high": num(high), "limit": num(limit), "unit": unit, "evidence": evidence,
+            "consequence": consequence, "section": section}
+
+
+def unchecked(host, check: str, subject: str, why: str, section: str, unit: str = "", *, low=None, high=None,
+              consequence: str = "") -> dict:
+    """A row for a check that had no value to judge: status ``unchecked``, evidence "not checked: <why>"."""
+    return row(host, check, subject, UNCHECKED, None, None, unit, f"not checked: {why}",
+               consequence or "the finding this check gates is stated without it: read it with care", section,
+               low=low, high=high)
+
+
+def band(value: float, low: float | None, high: float | None, *, warn_low: float | None = None,
+         warn_high: float | None = None) -> tuple[str, float | None]:
+    """(status, the bound judged against) of a value against a passing band: ``fail`` outside [low, high],
+    ``warn`` outside [warn_low, warn_high] (a narrower band inside it), else ``pass``. A None bound is open.
+    The bound returned is the one crossed, else the nearer one (relative distance)."""
+    for status, lo, hi in ((FAIL, low, high), (WARN, warn_low, warn_high)):
+        if lo is not None and value < lo:
+            return status, lo
+        if hi is not None and value > hi:
+            return status, hi
+    near = [b for b in (warn_low, warn_high, low, high) if b is not None]
+    return PASS, (min(near, key=lambda b: abs(value - b) / max(abs(b), 1e-300)) if near else None)
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
-    """The rows as a validity table (COLUMNS, value/limit float)."""
+    """The rows as a validity table (COLUMNS, value/low/high/limit float)."""
     df = pd.DataFrame(rows, columns=COLUMNS)
-    for col in ("value", "limit"):
+    for col in ("value", "low", "high", "limit"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     return df
 
