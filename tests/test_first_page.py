@@ -10,6 +10,7 @@ import pandas as pd
 
 from memstor.analysis.dataset import HostData
 from memstor.analysis.validity import validity_table
+from memstor.analysis.validity.rows import FAIL, frame, row, unchecked
 from memstor.report.text import first_page as fp
 from test_validity import H, knee_frame, load_frame, mlc_frame, points_frame, steady_fio, tables
 
@@ -103,3 +104,18 @@ def test_the_machine_and_the_profile_are_named():
     assert any("hypervisor's virtual disk" in s for s in fp.next_steps(S, H, "quick"))
     assert "n = 1, a few seconds" in fp.profile_sentence("quick")
     assert fp.next_steps(S, H, "quick")[0].startswith("Rerun with the standard profile")
+
+
+def test_page_one_names_the_failed_and_the_unchecked_checks():
+    assert fp.check_names(synthesis().validity) == []          # every check passed: nothing to name
+    rows = [row(H, "open_loop_rate", rw, FAIL, 174.0, 105.0, "% of offered", "achieved 174 %", "gated", "open_loop",
+                low=95.0, high=105.0) for rw in ("randread", "randwrite", "read", "write")]
+    rows.append(unchecked(H, "littles_law", "fio-load-latency", "no latency recorded", "open_loop"))
+    names = fp.check_names(frame(rows))
+    assert len(names) == 2 and names[0].startswith(f"**{H}** — Failed checks")
+    assert "`open_loop_rate` (randread; randwrite; read and 1 more)" in names[0]
+    assert names[1].startswith(f"**{H}** — Not checked") and "`littles_law` (fio-load-latency)" in names[1]
+    counts = fp.check_counts(frame(rows))
+    assert "4 fail, 1 not checked" in counts
+    shown = fp.validity_display(frame(rows))
+    assert list(shown["status"]) == ["fail"] * 4 + ["unchecked"]

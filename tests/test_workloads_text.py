@@ -40,6 +40,11 @@ def test_a_mix_is_held_against_what_its_parts_predict():
     assert "cost what their reads and writes cost apart" in fair
     slow = rw_mix_sentences(mix_points(factor=0.7), H)[0]
     assert "(-30.0 %)" in slow and "reads and writes interfere" in slow
+    assert "the furthest, -30.0 %, is outside ±10 %" in slow and "every mix within" not in slow
+    edge = rw_mix_sentences(mix_points(factor=0.89), H)[0]        # -11.0 %: outside, never "within ±10 %"
+    assert "(-11.0 %)" in edge and "outside ±10 %" in edge and "every mix within" not in edge
+    inside = rw_mix_sentences(mix_points(factor=0.91), H)[0]      # -9.0 %: inside
+    assert "every mix within ±10 %" in inside
 
 
 def test_nothing_measured_says_so():

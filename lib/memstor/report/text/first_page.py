@@ -45,7 +45,8 @@ SECTION_REF = {"memory": "§4.3", "queue_depth": "§4.2", "curves": "§4.3", "op
                "storage_points": "§2", "headline": "§1"}
 
 
-def _rows(validity: pd.DataFrame | None, host: str, sections: tuple = (), statuses=("warn", "fail")) -> pd.DataFrame:
+def _rows(validity: pd.DataFrame | None, host: str, sections: tuple = (),
+          statuses=("unchecked", "warn", "fail")) -> pd.DataFrame:
     if validity is None or validity.empty:
         return pd.DataFrame(columns=["check", "subject", "status", "evidence", "consequence", "section"])
     sel = validity[(validity["host"].astype(str) == str(host)) & validity["status"].isin(statuses)]
@@ -108,10 +109,12 @@ def _trust(validity: pd.DataFrame | None, host: str, key: str) -> str:
     if key != "ss_randwrite_iops":  # the fio values come from the closed-loop sweeps, not the steady state
         rows = rows[~rows["subject"].isin(["fio-steady-state", "fio-load-latency"])]
     fails, warns = rows[rows["status"] == "fail"], rows[rows["status"] == "warn"]
+    unchecked = rows[rows["status"] == "unchecked"]
     if not fails.empty:
         return "not valid (" + ", ".join(dict.fromkeys(fails["check"])) + ")"
-    if not warns.empty:
-        return "with caveats (" + ", ".join(dict.fromkeys(warns["check"])) + ")"
+    if not warns.empty or not unchecked.empty:
+        said = [*dict.fromkeys(warns["check"]), *(f"{c} not checked" for c in dict.fromkeys(unchecked["check"]))]
+        return "with caveats (" + ", ".join(said) + ")"
     return "sound (its checks pass)"
 
 
@@ -260,7 +263,9 @@ def validity_display(validity: pd.DataFrame | None) -> pd.DataFrame:
     cols = ["device", "check", "subject", "status", "evidence", "what follows"]
     if validity is None or validity.empty:
         return pd.DataFrame(columns=cols)
-    v = validity[validity["status"].isin(["warn", "fail"])].sort_values(["host", "status", "section"])
+    order = {"fail": 0, "warn": 1, "unchecked": 2}
+    v = validity[validity["status"].isin(list(order))]
+    v = v.assign(_o=v["status"].map(order)).sort_values(["host", "_o", "section"], kind="stable")
     return pd.DataFrame({"device": v["host"], "check": v["check"], "subject": v["subject"], "status": v["status"],
                          "evidence": v["evidence"], "what follows": v["consequence"]})[cols]
 
@@ -271,4 +276,33 @@ def check_counts(validity: pd.DataFrame | None) -> str:
         return "No validity check applied (nothing measured that a check covers)."
     c = validity["status"].value_counts()
     return (f"{len(validity)} checks of this run's preconditions: {int(c.get('pass', 0))} pass, "
-            f"{int(c.get('warn', 0))} warn, {int(c.get('fail', 0))} fail (`report/tables/validity.csv`).")
+            f"{int(c.get('warn', 0))} warn, {int(c.get('fail', 0))} fail, {int(c.get('unchecked', 0))} not checked "
+            "(`report/tables/validity.csv`).")
+
+
+#: How many subjects a check's name lists on the first page before "and N more".
+NAMED_SUBJECTS = 3
+
+
+def check_names(validity: pd.DataFrame | None) -> list[str]:
+    """The first page's list of the checks that failed, and of those that could not be checked, by name with
+    their subjects, one line per device and status (markdown); [] when every check passed. The reasons and
+    numbers are in the appendix table and validity.csv."""
+    if validity is None or validity.empty:
+        return []
+    out = []
+    for host in dict.fromkeys(validity["host"].astype(str)):
+        v = validity[validity["host"].astype(str) == host]
+        for status, head in (("fail", "Failed checks (their findings are not stated)"),
+                             ("unchecked", "Not checked (no value to judge; the findings they gate carry no "
+                                           "check)")):
+            sel = v[v["status"] == status]
+            if sel.empty:
+                continue
+            named = []
+            for check, g in sel.groupby("check", sort=True):
+                subjects = list(dict.fromkeys(g["subject"].astype(str)))
+                more = f" and {len(subjects) - NAMED_SUBJECTS} more" if len(subjects) > NAMED_SUBJECTS else ""
+                named.append(f"`{check}` ({'; '.join(md_escape(x) for x in subjects[:NAMED_SUBJECTS])}{more})")
+            out.append(f"**{md_escape(host)}** — {head}: " + ", ".join(named) + ".")
+    return out

@@ -69,13 +69,15 @@ def _mix_sentence(g: pd.DataFrame, bs: int) -> str | None:
         diff = float(by[share]) / predicted - 1
         parts.append(f"{share:.0f} % reads {fmt_number(by[share])} IOPS against {fmt_number(predicted)} predicted "
                      f"({100 * diff:+.1f} %)")
-    worst = max(abs(float(by[s]) / (1 / ((s / 100) / x_r + (1 - s / 100) / x_w)) - 1)
-                for s in by.index if 0 < s < 100)
-    verdict = ("the mixes cost what their reads and writes cost apart" if worst <= MIX_TOLERANCE else
-               "the mix does not cost what its parts cost: reads and writes interfere (or overlap) here")
+    diffs = [float(by[s]) / (1 / ((s / 100) / x_r + (1 - s / 100) / x_w)) - 1 for s in by.index if 0 < s < 100]
+    worst = max(diffs, key=abs)
+    rule = f"±{100 * MIX_TOLERANCE:.0f} % of the weighted harmonic mean of the read-only and write-only IOPS"
+    verdict = (f"the mixes cost what their reads and writes cost apart (every mix within {rule})"
+               if abs(worst) <= MIX_TOLERANCE else
+               f"the mix does not cost what its parts cost: reads and writes interfere (or overlap) here (the "
+               f"furthest, {100 * worst:+.1f} %, is outside {rule})")
     return (f"**{size_text(bs)} mixes**: {fmt_number(x_r)} IOPS reads only, {fmt_number(x_w)} writes only; "
-            + "; ".join(parts) + f" — {verdict} (within ±{100 * MIX_TOLERANCE:.0f} % of the weighted harmonic mean "
-            "of the read-only and write-only IOPS).")
+            + "; ".join(parts) + f" — {verdict}.")
 
 
 def rw_mix_sentences(points: pd.DataFrame, host: str) -> list[str]:
