@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -92,6 +93,31 @@ def test_a_platform_is_closest_to_itself(reference: pd.DataFrame, with_share: bo
         assert ranked["platform"].iloc[0] == platform
         assert ranked["distance"].iloc[0] == pytest.approx(0.0, abs=1e-12)
         assert ranked["distance"].is_monotonic_increasing
+
+
+def test_a_slice_of_a_platform_that_reaches_a_third_of_its_peak_is_still_closest_to_it(
+        reference: pd.DataFrame) -> None:
+    """A 16-vCPU slice of a many-channel server: its load threads reach a fraction of the socket's peak. The
+    comparison is made where its curve is, so the platform it is a slice of stays the nearest (a reviewer saw a
+    DDR5 Sapphire Rapids slice matched to a DDR4 Skylake by peak bandwidth)."""
+    for platform in reference["platform"].unique():
+        own = reference[(reference["platform"] == platform) & (reference["read_share_pct"] == 100)]
+        part = own[own["bandwidth_MBps"] <= own["bandwidth_MBps"].max() / 3][["bandwidth_MBps", "latency_ns"]]
+        if len(part) < 2:
+            continue
+        ranked = closest_platforms(part, reference, n=3)
+        assert ranked["platform"].iloc[0] == platform, (platform, ranked)
+        assert ranked["distance"].iloc[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_platform_that_cannot_reach_the_measured_bandwidth_is_as_far_as_it_falls_short(
+        reference: pd.DataFrame) -> None:
+    platform = reference["platform"].iloc[0]
+    own = reference[(reference["platform"] == platform) & (reference["read_share_pct"] == 100)]
+    beyond = own[["bandwidth_MBps", "latency_ns"]].copy()
+    beyond.loc[beyond["bandwidth_MBps"].idxmax(), "bandwidth_MBps"] *= 2.0        # twice its own peak
+    ranked = closest_platforms(beyond, reference, n=100).set_index("platform")
+    assert ranked.loc[platform, "distance"] == pytest.approx(math.log(2.0), rel=1e-9)
 
 
 def test_closest_uses_only_read_only_points_when_shares_are_given(reference: pd.DataFrame) -> None:

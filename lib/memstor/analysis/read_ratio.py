@@ -79,7 +79,7 @@ def main_family(table: pd.DataFrame) -> pd.DataFrame:
 def reference_table(curves: pd.DataFrame | None, mem: pd.DataFrame | None, reference: pd.DataFrame,
                     n: int = 3) -> pd.DataFrame:
     """``memory_reference``: per host, the ``n`` published platforms nearest to its read-only curve
-    (memstor.analysis.reference_curves.closest_platforms: unloaded latency and peak bandwidth, log distance).
+    (memstor.analysis.reference_curves.closest_platforms: unloaded latency and the latency at the highest bandwidth the host reached, log distance).
     The host's curve is its read-only curve of one cache line (64 B) with fixed pacing, the one with the most
     load threads when several (each curve's points from ``curves``, memstor.analysis.memory_curves.curve_table).
     ``load_threads`` says how many threads made it: a published curve is a whole socket, so its peak is a

@@ -127,18 +127,32 @@ def _top_read_share(points: pd.DataFrame) -> pd.DataFrame:
     return points[points["read_share_pct"] == points["read_share_pct"].max()]
 
 
+def _latency_at(points: pd.DataFrame, bandwidth: float) -> float:
+    """A curve's latency (ns) at `bandwidth` (MB/s): linear interpolation over its points in order of bandwidth
+    (NaN beyond its highest bandwidth: the platform did not reach it)."""
+    c = points.sort_values("bandwidth_MBps")
+    bw, lat = c["bandwidth_MBps"].to_numpy(float), c["latency_ns"].to_numpy(float)
+    if len(c) == 0 or bandwidth > bw[-1]:
+        return math.nan
+    return float(np.interp(bandwidth, bw, lat))
+
+
 def closest_platforms(measured: pd.DataFrame, reference: pd.DataFrame, n: int = 3) -> pd.DataFrame:
-    """The ``n`` reference platforms whose read-only curve is closest to one host's measured curve.
+    """The ``n`` reference platforms whose read-only curve is closest to one host's measured curve, judged
+    over the range this host's load reached.
 
     ``measured``: one host's points, columns ``bandwidth_MBps`` (MB/s) and ``latency_ns`` (ns), optionally
     ``read_share_pct`` (share of memory traffic that is reads, %): then only its 100 % points are used (none
     → empty result), else all points. ``reference``: :func:`load_mess_curves`' table; each platform's
     100 %-read curve is used (its highest read share when it has none).
 
-    Each curve is reduced to (idle latency, peak bandwidth): the latency at the lowest bandwidth and the
-    highest bandwidth. The distance is Euclidean in logarithms,
-    ``sqrt(ln(idle_ref / idle_measured)^2 + ln(peak_ref / peak_measured)^2)`` — 0.1 is about a 10 %
-    difference — so latency and bandwidth weigh alike whatever their units.
+    Two log ratios, so latency and bandwidth weigh alike whatever their units (0.1 is about 10 %): the idle
+    latency (the latency at the lowest bandwidth), and the latency at the highest bandwidth this host measured
+    — the reference curve read at that bandwidth. A host's peak is what its load threads reached, not its
+    memory system's peak (a 16-vCPU slice of a many-channel server reaches a fraction of the socket's peak),
+    so peaks are not compared as such: a platform whose own peak lies below the host's highest bandwidth
+    could not have delivered it and its second term is ``ln(peak_measured / peak_ref)`` (how far short it
+    falls) instead. ``distance = sqrt(idle_term^2 + loaded_term^2)``.
 
     Returns :data:`CLOSEST_COLUMNS`, sorted by distance (then platform), at most ``n`` rows; an empty table
     with those columns when ``measured`` has no usable point.
@@ -149,15 +163,20 @@ def closest_platforms(measured: pd.DataFrame, reference: pd.DataFrame, n: int = 
     points = measured
     if "read_share_pct" in points.columns:
         points = points[pd.to_numeric(points["read_share_pct"], errors="coerce") == 100]
-    idle_m, peak_m = _idle_and_peak(points.astype({"bandwidth_MBps": float, "latency_ns": float}))
+    points = points.astype({"bandwidth_MBps": float, "latency_ns": float})
+    idle_m, peak_m = _idle_and_peak(points)
     if not (idle_m > 0 and peak_m > 0):
         return empty
+    loaded_m = _latency_at(points[(points["bandwidth_MBps"] > 0) & (points["latency_ns"] > 0)], peak_m)
     rows = []
     for platform, curve in reference.groupby("platform", sort=False):
-        idle_r, peak_r = _idle_and_peak(_top_read_share(curve))
+        ref = _top_read_share(curve)
+        idle_r, peak_r = _idle_and_peak(ref)
         if not (idle_r > 0 and peak_r > 0):
             continue
-        distance = math.hypot(math.log(idle_r / idle_m), math.log(peak_r / peak_m))
+        loaded_r = _latency_at(ref[(ref["bandwidth_MBps"] > 0) & (ref["latency_ns"] > 0)], peak_m)
+        loaded = math.log(peak_m / peak_r) if not loaded_r > 0 else math.log(loaded_r / loaded_m)
+        distance = math.hypot(math.log(idle_r / idle_m), loaded)
         rows.append({"platform": platform, "distance": distance, "idle_latency_ns": idle_r, "peak_MBps": peak_r,
                      "measured_idle_latency_ns": idle_m, "measured_peak_MBps": peak_m})
     if not rows:

@@ -88,5 +88,5 @@ def nearest_caption(reference: pd.DataFrame | None) -> str:
     if reference is None or reference.empty:
         return ""
     names = ", ".join(f"{r['platform']} ({r['distance']:.2f})" for _, r in reference.iterrows())
-    return (f"Nearest by log distance of unloaded latency and peak: {names}; "
+    return (f"Nearest by log distance of unloaded latency and of latency at this host's highest bandwidth: {names}; "
             f"{reference_caption(reference['platform']).split(';')[0].removeprefix('Published curves: ')}.")

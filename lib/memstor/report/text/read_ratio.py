@@ -57,7 +57,8 @@ def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | N
             first = g.iloc[0]
             near = ", ".join(f"{r['platform']} ({r['distance']:.2f})" for _, r in g.iterrows())
             out.append(
-                f"Nearest published platforms to **{host}** (log distance of unloaded latency and peak; 0.1 ≈ 10 %): "
+                f"Nearest published platforms to **{host}** (log distance of the unloaded latency and of the "
+                f"latency at the highest bandwidth this host reached; 0.1 ≈ 10 %): "
                 f"{near}; this machine: {fmt_number(first['measured_idle_latency_ns'])} ns at its lightest load, "
                 f"{fmt_number(first['measured_peak_MBps'])} MB/s with {_threads(first['load_threads'])} "
                 f"({reference_caption(g['platform']).removesuffix('.')}).")
