@@ -535,3 +535,21 @@ def test_notebook_60_analysis_cells_run_on_a_device_folder(tmp_path, monkeypatch
         "fio-load-latency-latency-throughput.png", "fio-load-latency-models.png", "fio-load-latency-time-series.png"]
     paragraphs = text.load_sentences(curves, view.slo, models, view.unloaded)
     assert len(paragraphs) == 2 and all("M/G/c with c = " in p for p in paragraphs)
+
+
+def test_the_slo_answer_stands_beside_fios_own_latency_target_search_with_why_they_differ():
+    """The 16-vCPU report said 55k IOPS at p99 <= 1 ms while fio's latency_target run on the same machine had
+    67,895 IOPS (p99 96 µs), with no word on the difference: each is now said with its arrival process."""
+    g = pd.DataFrame({"utilisation_pct": [50.0, 90.0], "achieved_iops": [30_000.0, 60_000.0],
+                      "lat_p99_us": [300.0, 1500.0], "overloaded": [False, False]})
+    row = {"target_p99_us": 1000.0, "max_iops": 55_000.0, "censored": False,
+           "fio_latency_target_iops": 67_895.0, "fio_latency_depth": 8.0}
+    said = " ".join(text.openloop._slo_sentences(pd.DataFrame([row]), g, 68_000.0))
+    assert "about **55,000 IOPS**" in said and "67,895 IOPS (1.23× the answer above)" in said
+    assert "Poisson" in said and "closed loop" in said and "QD 8" in said
+    near = " ".join(text.openloop._slo_sentences(pd.DataFrame([dict(row, fio_latency_target_iops=56_000.0)]),
+                                                 g, 68_000.0))
+    assert "56,000 IOPS (1.02× the answer above)." in near and "Poisson" not in near     # agree: no excuse
+    alone = " ".join(text.openloop._slo_sentences(pd.DataFrame([dict(row, fio_latency_target_iops=None)]),
+                                                  g, 68_000.0))
+    assert "latency_target" not in alone

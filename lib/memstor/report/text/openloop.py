@@ -212,7 +212,25 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
         else:
             out.append(f"The highest rate that keeps p99 ≤ {t} µs is about **{fmt_number(v)} IOPS**{share}, "
                        "interpolated between the last rate that met it and the first that missed it.")
+        if v == v:
+            out += _fio_target_sentence(r, t, v)
     return out
+
+
+def _fio_target_sentence(r: pd.Series, target: str, max_iops: float) -> list:
+    """fio's own latency_target search beside the SLO answer, and why they differ when fio's is higher: the
+    answer above is for Poisson arrivals (an open loop), fio's for a closed loop it throttles by queue depth."""
+    fio_iops, depth = _ol_float(r.get("fio_latency_target_iops")), _ol_float(r.get("fio_latency_depth"))
+    if fio_iops != fio_iops:
+        return []
+    qd = f"QD {int(depth)}" if depth == depth else "its queue depth"
+    said = (f"fio's own latency_target search (a closed loop, {qd}) kept p99 ≤ {target} µs at "
+            f"{fmt_number(fio_iops)} IOPS ({fio_iops / max_iops:.2f}× the answer above)")
+    if fio_iops > max_iops * 1.1 and not truthy(r.get("censored")):
+        return [said + ": the answer above is for random (Poisson) arrivals, which queue behind each other in "
+                "bursts; a closed loop admits an I/O only when one completes and queues less, so it keeps the "
+                "target at a higher rate. Quote each with its arrival process."]
+    return [said + "."]
 
 
 def _before_overload(g: pd.DataFrame, max_iops: float) -> bool:
