@@ -553,3 +553,28 @@ def test_the_slo_answer_stands_beside_fios_own_latency_target_search_with_why_th
     alone = " ".join(text.openloop._slo_sentences(pd.DataFrame([dict(row, fio_latency_target_iops=None)]),
                                                   g, 68_000.0))
     assert "latency_target" not in alone
+
+
+#: A real closed queue-depth sweep whose IOPS fall at the top (fio-3.42, io_uring, O_DIRECT, 4 KiB randread,
+#: 256 MiB test file on this 2-vCPU KVM VM's virtio disk, 2 s per point, 2026-11-27): (iodepth, numjobs, IOPS,
+#: mean latency µs); the last row is the spec-conditions point QD32 x 4 of the same experiment.
+FALLING_SWEEP = [(1, 1, 9963.5, 99.31), (4, 1, 51021.0, 77.97), (16, 1, 76948.5, 207.59), (64, 1, 136504.2, 468.48),
+                 (256, 1, 143703.3, 1780.47), (1024, 1, 127519.0, 8011.00), (4096, 1, 120900.1, 33641.11),
+                 (32, 4, 133446.6, 958.40)]
+
+
+def test_open_vs_closed_reads_the_closed_loop_in_order_of_load_not_of_iops():
+    """Sorted by IOPS, the sweep's falling top (QD1024, QD4096) and the QD32x4 point land between QD16 and QD64:
+    at 125,000 IOPS the old line read 17,700 µs (QD4096 -> QD1024) where the sweep passes at ~418 µs."""
+    fio = pd.DataFrame([{"host": "h", "experiment": "fio-queue-depth", "rw": "randread", "direction": "read",
+                         "ok": True, "config": f"qd{d}x{j}", "iodepth": d, "numjobs": j, "bs_bytes": 4096,
+                         "iops": x, "lat_mean_us": r} for d, j, x, r in FALLING_SWEEP])
+    closed = load_latency._closed_curve(fio, "h", "randread")
+    assert closed["outstanding_io"].tolist() == [1, 4, 16, 64, 256, 1024, 4096]       # the sweep alone, by load
+    at = load_latency._closed_at(closed, 4096, 125_000.0)
+    expected = 207.59 + (125_000.0 - 76948.5) / (136504.2 - 76948.5) * (468.48 - 207.59)
+    assert at == pytest.approx(expected) and 400 < at < 430
+    assert load_latency._closed_at(closed, 4096, 140_000.0) == pytest.approx(          # on the rising part only
+        468.48 + (140_000.0 - 136504.2) / (143703.3 - 136504.2) * (1780.47 - 468.48))
+    assert load_latency._closed_at(closed, 4096, 150_000.0) is None                    # beyond the top
+    assert load_latency._closed_at(closed, 4096, 5_000.0) is None                      # below QD1

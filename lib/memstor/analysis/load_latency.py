@@ -51,22 +51,32 @@ def rate_rows(fio: pd.DataFrame) -> pd.DataFrame:
 
 def _closed_curve(fio: pd.DataFrame, host: str, rw: str) -> pd.DataFrame:
     """The closed queue-depth sweep of `rw` on `host` (4 KiB-or-any bs as in the open loop): mean IOPS and
-    mean latency per configuration, sorted by IOPS."""
+    mean latency per configuration, ordered by outstanding I/O (iodepth x numjobs) — the order of the load,
+    not of the throughput (a sweep whose IOPS fall at the top is not monotone in IOPS). Only the sweep's own
+    job count (the most common one): a spec-conditions point (QD32 x 4) is another curve."""
     direction = "write" if "write" in rw else "read"
     q = fio[(fio["host"] == host) & (fio["experiment"] == QUEUE_DEPTH) & (fio["rw"] == rw)
             & (fio["direction"] == direction) & fio["ok"]]
     if q.empty:
         return q
-    return q.groupby("config", sort=False)[["iops", "lat_mean_us", "iodepth", "numjobs", "bs_bytes"]].mean() \
-        .sort_values("iops").reset_index()
+    c = q.groupby("config", sort=False)[["iops", "lat_mean_us", "iodepth", "numjobs", "bs_bytes"]].mean()
+    c = c[c["numjobs"] == c["numjobs"].mode().iloc[0]]
+    return c.assign(outstanding_io=c["iodepth"] * c["numjobs"]).sort_values("outstanding_io").reset_index()
 
 
 def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
-    """The closed loop's mean latency (µs) at `iops`, interpolated; None outside its measured range."""
+    """The closed loop's mean latency (µs) at `iops`: interpolated linearly on the first segment, in order of
+    outstanding I/O, whose two points' IOPS enclose it — the lightest load at which the closed loop delivers
+    that throughput (where the curve falls at the top, later segments may enclose it again; they are a heavier
+    load, not the same throughput at lower latency). None outside the measured range."""
     c = closed[closed["bs_bytes"] == bs] if len(closed) else closed
-    if len(c) < 2 or not (c["iops"].min() <= iops <= c["iops"].max()):
-        return None
-    return float(np.interp(iops, c["iops"].to_numpy(float), c["lat_mean_us"].to_numpy(float)))
+    x, r = c["iops"].to_numpy(float), c["lat_mean_us"].to_numpy(float)
+    for i in range(len(c) - 1):
+        lo, hi = sorted((x[i], x[i + 1]))
+        if lo <= iops <= hi:
+            t = 0.0 if hi == lo else (iops - x[i]) / (x[i + 1] - x[i])
+            return float(r[i] + t * (r[i + 1] - r[i]))
+    return None
 
 
 def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
