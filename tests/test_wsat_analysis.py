@@ -121,3 +121,16 @@ def test_validity_flags_a_run_cut_by_the_time_cap_and_a_short_series():
                    ("wsat_written", "p2"): "warn", ("wsat_series", "p2"): "warn"}
     assert set(v["section"]) == {"write_saturation"}
     assert "time cap" in v[(v["check"] == "wsat_written") & (v["status"] == "warn")]["evidence"].iloc[0]
+
+
+def test_a_run_without_a_cliff_is_not_compared_as_sustained_after_the_cliff():
+    """A 16-vCPU report printed a 'sustained (after the write cliff)' spec row for a run with no cliff (45,471
+    IOPS where the spec rule's QD32x4 point said 79,883): no cliff, no level after one; the ordinary rule holds."""
+    runs = pd.DataFrame([run_row("p1", tgbw_GB=4.0)])
+    sec = seconds("p1", levels=((120, 500.0),))
+    table = wsat.wsat_table(runs, sec, wsat.wsat_cliffs(runs, sec, None))
+    seq = next(v for v in specs.load_specs()[0].values if v.rw == "write" and v.metric == "bw_MBps")
+    assert table.iloc[0]["cliffs"] == 0 and syn._wsat_choice(table, H, seq) is None
+    one = pd.DataFrame([run_row("p2", tgbw_GB=80.0)])
+    sec2 = seconds("p2")
+    assert syn._wsat_choice(wsat.wsat_table(one, sec2, wsat.wsat_cliffs(one, sec2, None)), H, seq) is not None

@@ -223,11 +223,14 @@ def _steady_choice(verdicts: pd.DataFrame, host: str, sv: specs.SpecValue) -> pd
 
 def _wsat_choice(runs: pd.DataFrame | None, host: str, sv: specs.SpecValue) -> pd.Series | None:
     """The write-saturation run of `host` that measures spec value `sv` (a write of the same rw and block
-    size with a sustained level), else None: a sustained-write figure is compared with the level after
-    the cliff, never the burst."""
+    size with a sustained level after at least one cliff), else None: a sustained-write figure is compared
+    with the level after the cliff, never the burst. A run without a cliff measured no state after one (its
+    one level is the burst for all it wrote): the spec value then takes the ordinary rule (the spec-conditions
+    point), not a row that says "sustained (after the write cliff)"."""
     if runs is None or runs.empty or sv.rw not in ("write", "randwrite"):
         return None
-    sel = runs[(runs["host"] == host) & (runs["rw"] == sv.rw) & runs["sustained_MBps"].notna()]
+    sel = runs[(runs["host"] == host) & (runs["rw"] == sv.rw) & runs["sustained_MBps"].notna()
+               & (pd.to_numeric(runs["cliffs"], errors="coerce").fillna(0) > 0)]
     if sv.conditions.bs_bytes:
         sel = sel[sel["bs_bytes"] == sv.conditions.bs_bytes]
     return sel.iloc[0] if len(sel) else None
@@ -246,8 +249,7 @@ def wsat_compare(sv: specs.SpecValue, w: pd.Series, fio_row: pd.Series | None, d
     value = float(w["sustained_iops"] if sv.metric == "iops" else w["sustained_MBps"])
     cliffs = int(w["cliffs"])
     how = (f"write saturation: the sustained level after {cliffs} cliff{'s' if cliffs != 1 else ''} (burst "
-           f"{fmt_number(w['burst_MBps'])} MB/s)" if cliffs else
-           f"write saturation: no cliff in {fmt_number(w['tgbw_GB'])} GB written (one level)")
+           f"{fmt_number(w['burst_MBps'])} MB/s)")
     row = specs.compare(sv, value, cond, device=device, host=host, selection=how)
     scale = 1.0 if sv.metric != "iops" else 1e6 / float(w["bs_bytes"])
     lo, hi = w["sustained_MBps_ci_low"], w["sustained_MBps_ci_high"]
