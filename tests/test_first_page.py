@@ -86,6 +86,9 @@ def test_each_failed_precondition_is_flagged_on_page_one():
     best = fp.headline_evidence(synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).headline,
                                 synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).validity)
     assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "trust"] == "not valid (config_agreement)"
+    assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "value"].startswith(
+        "withheld: config_agreement failed")                        # not stated where its precondition failed
+    assert not best.set_index("quantity").loc["Idle memory latency (ns)", "value"].startswith("withheld")
 
 
 def test_values_without_an_interval_say_why_and_unmeasured_ones_fold_into_one_line():

@@ -120,8 +120,9 @@ def _trust(validity: pd.DataFrame | None, host: str, key: str) -> str:
 
 def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFrame:
     """The first page's table: device, quantity (unit), value with its 95 % interval or why it has none, where
-    it comes from, and a trust word from the validity checks (validity.csv names them). Unmeasured rows are
-    folded into one line per device."""
+    it comes from, and a trust word from the validity checks (validity.csv names them). A value a failed check
+    bears on is withheld (the report states no finding whose preconditions failed; the numbers stay in the
+    tables and the checks' evidence). Unmeasured rows are folded into one line per device."""
     out = []
     for host in dict.fromkeys(headline["host"].astype(str)):
         h = headline[headline["host"].astype(str) == host].set_index("key")
@@ -132,8 +133,11 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
                 continue
             r = h.loc[key].copy()
             r["key"] = key
-            out.append({"device": host, "quantity": f"{label} ({unit})", "value": _interval(r),
-                        "measured as": str(r.get("detail") or ""), "trust": _trust(validity, host, key)})
+            trust = _trust(validity, host, key)
+            value = (f"withheld: {trust.removeprefix('not valid (').rstrip(')')} failed (numbers in the checks "
+                     "that did not pass)") if trust.startswith("not valid") else _interval(r)
+            out.append({"device": host, "quantity": f"{label} ({unit})", "value": value,
+                        "measured as": str(r.get("detail") or ""), "trust": trust})
         if absent:
             out.append({"device": host, "quantity": "not measured", "value": ", ".join(absent), "measured as": "",
                         "trust": ""})
