@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from memstor.experiments._pts import io_window
+from memstor.measure.fleet import FioServer, client_argv
+from memstor.measure.fleet_hosts import Host
 
 
 def _doc(jobs: list[dict], timestamp_ms: int = 1_000_010_000) -> str:
@@ -36,3 +39,16 @@ def test_a_job_without_start_among_others_falls_back_to_the_end_stamp():
 def test_no_runtime_or_stamp_is_no_window():
     assert io_window(json.dumps({"fio version": "fio-3.x", "jobs": [_job(2000)]})) is None
     assert io_window("not json") is None
+
+
+def test_a_fleet_client_runs_the_fio_memstor_was_pointed_at(tmp_path, monkeypatch):
+    """MEMSTOR_FIO (a fio of the matrix) reaches the fleet's client too, not only the local runs."""
+    fio = tmp_path / "fio-3.28"
+    fio.write_text("#!/bin/sh\n")
+    fio.chmod(0o755)
+    srv = FioServer(host=Host(ssh="u@h", label="h", target="/t"), remote_port=8765, pid=1, pidfile="/p",
+                    local_address="127.0.0.1", local_port=40000)
+    monkeypatch.setenv("MEMSTOR_FIO", str(fio))
+    assert client_argv([srv], [Path("job.fio")])[0] == str(fio)
+    monkeypatch.delenv("MEMSTOR_FIO")
+    assert Path(client_argv([srv], [Path("job.fio")])[0]).name == "fio"

@@ -54,6 +54,7 @@ from memstor import __version__
 from memstor.core.errors import MemstorError
 from memstor.core.files import replace_durably, utc_now, write_json
 from memstor.measure.fio import TIMEOUT_MARGIN_S, FioJob, job_file_text, log_folder
+from memstor.measure.fio_engine import fio_binary
 from memstor.measure.fio_output import json_complete
 from memstor.measure.fleet_hosts import Host
 from memstor.measure.sweep import Point, PointResult, sidecar_dir
@@ -230,8 +231,10 @@ def fio_servers(hosts: Sequence[Host], ssh_extra: Sequence[str] = ()) -> Iterato
 
 
 def client_argv(servers: Sequence[FioServer], jobfiles: Sequence[Path], output_format: str = "json+") -> list[str]:
-    """The fio client command: ``fio --output-format=json+ --client=A,P job_A --client=B,Q job_B``."""
-    argv = ["fio", f"--output-format={output_format}"]
+    """The fio client command: ``fio --output-format=json+ --client=A,P job_A --client=B,Q job_B``. The client
+    is this machine's fio (``$MEMSTOR_FIO`` or PATH, memstor.measure.fio_engine.fio_binary); each server runs
+    the fio on its host's PATH."""
+    argv = [fio_binary(), f"--output-format={output_format}"]
     for s, job in zip(servers, jobfiles, strict=True):
         argv += [f"--client={s.client}", str(job)]
     return argv
