@@ -1,0 +1,65 @@
+"""The report built from a real data folder with the defects a senior reviewer found on a 16-vCPU VM (issue 38,
+acceptance 2): fio-3.42's offload mode overshooting every offered rate, a closed sweep whose IOPS fall at the
+top, write-saturation runs shorter than a second (tests/data/report-defects/SOURCES.md). None of the trust-blocking
+findings is stated, and page 1 names the checks that failed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from memstor.analysis import synthesis as syn
+from memstor.report import text
+from memstor.report.text import first_page as fp
+
+DATA = Path(__file__).parent / "data" / "report-defects"
+H = "vm2-fio342"
+
+
+@pytest.fixture(scope="module")
+def S(tmp_path_factory):
+    root = tmp_path_factory.mktemp("defects")
+    shutil.copytree(DATA / "processed", root / "processed")
+    return syn.synthesise(root)
+
+
+def _status(S, check: str, subject: str | None = None) -> set[str]:
+    v = S.validity[(S.validity["check"] == check) & (S.validity["host"] == H)]
+    return set(v["status"] if subject is None else v.loc[v["subject"] == subject, "status"])
+
+
+def test_the_overshooting_open_loop_states_no_slo_answer_and_no_model(S):
+    load = S.load[S.load["host"] == H]
+    assert (load["achieved_pct"] > 105).all()                        # fio overshot every rate: the data's defect
+    assert S.slo["max_iops"].isna().all() and S.slo["not_valid"].str.startswith("not valid").all()
+    models = S.load_models[S.load_models["host"] == H]
+    assert models["mm1_us"].isna().all() and models["mgc_us"].isna().all()
+    said = text.load_sentences(S.load, S.slo, S.load_models, S.unloaded)
+    assert len(said) == 2 and all("not an open loop" in s for s in said)
+    assert not any("without falling behind" in s or "The highest rate that keeps" in s for s in said)
+
+
+def test_open_vs_closed_reads_the_sweep_in_order_of_load(S):
+    qd = pd.read_csv(DATA / "processed" / H / "fio-queue-depth.csv")
+    sweep = qd[(qd["rw"] == "randread") & (qd["numjobs"] == 1)].sort_values("iodepth")
+    x, r = sweep["iops"].to_numpy(), sweep["lat_mean_us"].to_numpy()
+    assert x[-1] < x.max()                                           # the sweep falls at the top
+    row = S.load[(S.load["rw"] == "randread") & (S.load["utilisation_pct"] == 90)].iloc[0]
+    i = next(k for k in range(len(x) - 1) if min(x[k], x[k + 1]) <= row["achieved_iops"] <= max(x[k], x[k + 1]))
+    expected = r[i] + (row["achieved_iops"] - x[i]) / (x[i + 1] - x[i]) * (r[i + 1] - r[i])
+    assert row["closed_lat_mean_us"] == pytest.approx(expected)
+
+
+def test_write_saturation_runs_shorter_than_a_second_give_no_level_and_no_spec_row(S):
+    w = S.wsat[S.wsat["host"] == H]
+    assert len(w) == 2 and (w["cliffs"] == 0).all()
+    assert not S.spec["selection"].astype(str).str.contains("write saturation").any()
+    assert "pass" not in _status(S, "wsat_series")
+
+
+def test_page_one_names_the_failed_checks(S):
+    names = " ".join(fp.check_names(S.validity))
+    assert "Failed checks" in names and "`open_loop_held`" in names and "`load_generator_cpu`" in names
