@@ -291,7 +291,9 @@ def test_point_intervals_keeps_directions_apart_and_totals_them(tmp_path):
     reads = np.array([1000 + k for k in range(2, 12)]) * 0.25
     lat = (100 * reads.sum() + 400 * 125 * 10) / (reads.sum() + 125 * 10)
     assert total["lat_mean_us"].mean == pytest.approx(lat)
-    assert ci_columns(df, "total", min_batches=5)["ci_method"] == METHOD
+    trend = ci_columns(df, "total", min_batches=5)  # the reads rise by 1 a window: correlated, no interval
+    assert trend["ci_method"] == "" and "correlated (lag-1 iops" in trend["ci_note"]
+    assert math.isnan(trend["iops_ci_low"]) and math.isnan(trend["iops_ci_high"])
     assert ci_columns(df, "trim")["ci_note"] == "no interval logs"
 
 
@@ -376,4 +378,27 @@ def test_real_fio_run_batch_means_agrees_with_fio_json(tmp_path):
     lat = cis["lat_mean_us"]
     assert lat.finite and lat.mean == pytest.approx(json_lat_us, rel=0.1), (lat, json_lat_us)
     cols = ci_columns(df)
-    assert cols["ci_method"] == METHOD and cols["iops_ci_low"] <= iops.mean <= cols["iops_ci_high"]
+    if iops.status == OK:
+        assert cols["ci_method"] == METHOD and cols["iops_ci_low"] <= iops.mean <= cols["iops_ci_high"]
+    else:  # issue 38: no interval from correlated batches, the reason in the note
+        assert math.isnan(cols["iops_ci_low"]) and "correlated (lag-1" in cols["ci_note"]
+
+
+def test_no_published_interval_from_correlated_batches():
+    """Issue 38: batch_means_ci still reports a correlated interval (status and lag-1), independent() empties
+    its bounds for publishing, and correlated_metrics() finds the metrics a note names (tables written before)."""
+    from memstor.core.batchmeans import correlated_metrics, independent
+
+    r = batch_means_ci(np.linspace(0, 1, 40))
+    assert r.status == CORRELATED and r.finite
+    out = independent(r)
+    assert not out.finite and math.isnan(out.half_width) and out.status == CORRELATED and out.lag1 == r.lag1
+    assert out.mean == r.mean and out.n_batches == 10 and out.batch_size == 4
+    ok = batch_means_ci(ar1(0.0, 400, 7))
+    assert independent(ok) is ok
+    note = "ramp excluded 1; correlated (lag-1 iops 0.74, lat_mean_us 0.31 at 10 batches of 4 intervals)"
+    assert correlated_metrics(note) == {"iops": 0.74, "lat_mean_us": 0.31}
+    assert correlated_metrics("correlated (lag-1 iops 0.40 at 12 batches of 2, bw_MBps 0.25 at 10 batches of 4)") \
+        == {"iops": 0.40, "bw_MBps": 0.25}
+    assert correlated_metrics("correlated (lag-1 latency 0.34 at 10 batches of 1 sub-windows)") == {"latency": 0.34}
+    assert correlated_metrics(None) == {} and correlated_metrics("too few batches (7 intervals < 10)") == {}

@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.summary import ci95
-from memstor.core.batchmeans import METHOD, MIN_BATCHES, batch_means_ci, ci_notes
+from memstor.core.batchmeans import (
+    METHOD,
+    MIN_BATCHES,
+    batch_means_ci,
+    ci_notes,
+    correlated_metrics,
+    independent,
+)
 from memstor.core.schema import missing
 
 #: Settings columns that, with host, tool, traffic and access size, identify a curve.
@@ -173,7 +180,8 @@ def sub_window_ci_columns(series: dict | None, tool=None, confidence: float = 0.
     least 10 batches, else empty) of latency (ns) and bandwidth (MB/s): ``latency_ns_ci_low/high``,
     ``bandwidth_MBps_ci_low/high``; ``ci_method`` ``batch-means`` when a bound is a number, else "";
     ``ci_note`` says why a bound is empty or what to know about it ("no sub-windows (MLC)", "no
-    sub-windows (loadlat before v0.3)", "too few batches (5 sub-windows < 10)", "correlated (lag-1 ...)",
+    sub-windows (loadlat before v0.3)", "too few batches (5 sub-windows < 10)", "correlated (lag-1 ...)"
+    (no bound for that metric: 10 sub-windows allow no wider batches, memstor.core.batchmeans.independent),
     "lost sub-window: latency" (a thread descheduled across a whole sub-window: no interval for it)).
 
     Choices (loadlat's sub-windows, lib/loadlat/README.md):
@@ -209,8 +217,8 @@ def sub_window_ci_columns(series: dict | None, tool=None, confidence: float = 0.
             lost.append(metric.split("_")[0])
             continue
         weights = secs if metric == "bandwidth_MBps" and good and not equal else None
-        cis[metric] = r = batch_means_ci(values, weights, min_batches=MIN_BATCHES, ramp_intervals=0,
-                                         confidence=confidence)
+        cis[metric] = r = independent(batch_means_ci(values, weights, min_batches=MIN_BATCHES, ramp_intervals=0,
+                                                     confidence=confidence))
         cols[f"{metric}_ci_low"], cols[f"{metric}_ci_high"] = r.ci_low, r.ci_high
     if any(r.finite for r in cis.values()):
         cols["ci_method"] = METHOD
@@ -224,8 +232,8 @@ def sub_window_ci_columns(series: dict | None, tool=None, confidence: float = 0.
 def _own_interval(rows: pd.DataFrame, metric: str) -> tuple[float, float]:
     """The single row's own batch-means interval of ``metric`` (its sub-windows), else (NaN, NaN)."""
     one = rows.iloc[0]
-    if str(one.get("ci_method")) != "batch-means":
-        return math.nan, math.nan
+    if str(one.get("ci_method")) != "batch-means" or metric.split("_")[0] in correlated_metrics(one.get("ci_note")):
+        return math.nan, math.nan  # none, or from correlated sub-windows (a table written before the rule)
     lo, hi = pd.to_numeric(pd.Series([one.get(f"{metric}_ci_low"), one.get(f"{metric}_ci_high")]), errors="coerce")
     return float(lo), float(hi)
 

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.histograms import empty_bins, job_percentiles, read_bins
+from memstor.core.batchmeans import correlated_metrics
 
 #: Metrics summarised over repetitions (units in the names): mean, ``_ci_low``, ``_ci_high``.
 SUMMARY_METRICS = ("iops", "bw_MBps", "lat_mean_us", "clat_p50_us", "clat_p90_us", "clat_p99_us",
@@ -224,8 +225,9 @@ WITHIN_RUN_METRICS = ("iops", "bw_MBps", "lat_mean_us")
 def _within_run(good: pd.DataFrame, m: str) -> tuple[float, float]:
     """The one successful observation's own batch-means interval of metric m, else (NaN, NaN)."""
     one = good.iloc[0]
-    if m not in WITHIN_RUN_METRICS or str(one.get("ci_method")) != "batch-means":
-        return math.nan, math.nan
+    if m not in WITHIN_RUN_METRICS or str(one.get("ci_method")) != "batch-means" \
+            or m in correlated_metrics(one.get("ci_note")):
+        return math.nan, math.nan  # none, or from correlated batches (a table written before that rule)
     lo, hi = pd.to_numeric(pd.Series([one.get(f"{m}_ci_low"), one.get(f"{m}_ci_high")]), errors="coerce")
     return float(lo), float(hi)
 

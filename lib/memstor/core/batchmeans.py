@@ -21,7 +21,14 @@ their spread instead:
    START of the series (next to the ramp, where a transient is most likely), recorded in
    ``unbatched``.
 3. If the lag-1 correlation never gets to ``max_lag1`` the interval is still computed at the largest
-   admissible batch size, with status ``correlated`` (it is then likely too narrow). With fewer than
+   admissible batch size, with status ``correlated`` (it is then likely too narrow): :func:`batch_means_ci`
+   returns it for callers that want to see it, but NO published interval comes from correlated batches
+   (issue 38: an idle-latency headline's interval came from batches with lag-1 0.74 against this rule):
+   :func:`independent` empties its bounds, and :func:`ci_columns` and the memory sub-window columns
+   (memstor.analysis.memory_curves) publish empty bounds with the reason in ``ci_note`` ("correlated (lag-1
+   ...)"); tables written before keep numbers, which :func:`correlated_metrics` finds in their note. Fewer
+   than ``min_batches`` (10) larger batches are not tried: the lag-1 estimate of fewer batches has a
+   standard error of 1/sqrt(k) > 0.3, so "small" could not be told from chance. With fewer than
    ``min_batches`` windows (after the ramp) the interval is EMPTY (NaN bounds, status
    ``too_few_batches``), never a number; the mean is still given.
 4. The interval is Student-t with (batches - 1) degrees of freedom around the mean of the batched
@@ -227,6 +234,36 @@ def batch_means_ci(values: Sequence[float] | np.ndarray, weights: Sequence[float
                         confidence)
 
 
+def independent(ci: BatchMeansCI) -> BatchMeansCI:
+    """``ci`` when its batches are independent (status ok) or it has no interval anyway; a correlated one
+    with NaN bounds and half-width (mean, batching, lag-1 and status kept): the interval to publish."""
+    if ci.status != CORRELATED:
+        return ci
+    nan = math.nan
+    return BatchMeansCI(ci.mean, nan, nan, nan, ci.n_intervals, ci.n_batches, ci.batch_size, ci.lag1,
+                        ci.ramp_excluded, ci.status, ci.unbatched, ci.confidence, ci.method)
+
+
+def correlated_metrics(note) -> dict[str, float]:
+    """{metric name as the note writes it: lag-1} of the "correlated (lag-1 ...)" part of a ``ci_note``
+    (:func:`ci_notes`: fio's ``iops``, ``bw_MBps``, ``lat_mean_us``; loadlat's ``latency``, ``bandwidth``);
+    {} for any other note or a missing one."""
+    out: dict[str, float] = {}
+    for part in str(note or "").split(";"):
+        part = part.strip()
+        if not part.startswith("correlated (lag-1 "):
+            continue
+        words = part.removeprefix("correlated (lag-1 ").rstrip(")").replace(",", " ").split()
+        for name, value in zip(words[:-1], words[1:]):
+            if name in ("at", "of", "batches") or not name[0].isalpha():
+                continue
+            try:
+                out[name] = float(value)
+            except ValueError:
+                continue
+    return out
+
+
 def total_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
     """Direction ``"total"`` of a mixed job's :func:`point_intervals` frame (read + write of each window):
     IOPS, MB/s and I/Os summed, the mean latency weighted by ``lat_ios``; a window is kept only when every
@@ -305,9 +342,10 @@ def ci_columns(intervals: pd.DataFrame | None, direction: str | None = None, *, 
     :func:`point_intervals` frame: ``iops_ci_low/high`` (1/s), ``bw_MBps_ci_low/high`` (10^6 B/s),
     ``lat_mean_us_ci_low/high`` (us), ``ci_method`` ("batch-means" when at least one bound is a number,
     "" otherwise) and ``ci_note`` ("; "-joined: "ramp excluded N" (intervals), "correlated (lag-1 iops
-    0.40, ... at K batches of B intervals)", "too few batches (N intervals < 10)", "no interval logs").
-    direction: as :func:`interval_cis` ("total" for a mixed job's total row). Bounds are NaN (empty
-    cells) where no interval exists."""
+    0.40, ... at K batches of B intervals)": those metrics' bounds are empty, their batches stayed
+    correlated; "too few batches (N intervals < 10)", "no interval logs"). direction: as
+    :func:`interval_cis` ("total" for a mixed job's total row). Bounds are NaN (empty cells) where no
+    interval exists or only one from correlated batches would (:func:`independent`)."""
     cols: dict = {c: math.nan for c in CI_COLUMNS}
     cols["ci_method"] = ""
     if intervals is None or len(intervals) == 0 or (direction not in (None, "total")
@@ -316,6 +354,7 @@ def ci_columns(intervals: pd.DataFrame | None, direction: str | None = None, *, 
         return cols
     cis = interval_cis(intervals, direction, min_batches=min_batches, max_lag1=max_lag1,
                        ramp_intervals=ramp_intervals, confidence=confidence)
+    cis = {m: independent(r) for m, r in cis.items()}
     for metric, prefix in CI_METRICS:
         r = cis.get(metric)
         if r is not None:
