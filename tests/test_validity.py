@@ -159,63 +159,6 @@ def test_knee_fit_below_a_measured_point_fails():
     assert located["status"] == "fail" and located["value"] > 90 and "[0.8, 137]" in located["evidence"]
 
 
-def test_steady_state_trace_with_a_ten_fold_jump_fails():
-    series = [60_000, 6_000, 6_100, 60_000, 61_000, 60_500, 60_800, 60_200]   # falls 10x, rises 10x, then flat
-    v = validity_table(**tables(fio=pd.concat([cpu_fio(), steady_fio(series)], ignore_index=True)))
-    r = flagged(v, "steady_trace_jump").iloc[0]
-    assert r["status"] == "fail" and r["value"] == pytest.approx(10, rel=0.01) and "round 2" in r["evidence"]
-    assert status(v, "steady_vs_fresh", H) == "warn"    # 60,500 steady against 40,000 fresh at 128
-    assert "40,000" in flagged(v, "steady_vs_fresh").iloc[0]["evidence"]
-
-
-def test_short_rounds_and_a_drifting_window_warn():
-    series = [50_000, 48_000, 47_000, 46_000, 45_000, 44_000]        # every step down, 8.7 % over the window
-    fio = steady_fio(series).assign(round_s=2.0, span_bytes=64 << 30)
-    v = validity_table(**tables(fio=pd.concat([cpu_fio(), fio], ignore_index=True)))
-    assert flagged(v, "steady_window_trend").iloc[0]["value"] == pytest.approx(8.7, abs=0.1)
-    r = flagged(v, "steady_round_length").iloc[0]
-    assert r["value"] == 2 and "shorter than 10.0 s" in r["consequence"] and "rewrites less" in r["consequence"]
-
-
-def test_two_experiments_disagreeing_on_one_configuration():
-    v = validity_table(**tables(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)))
-    r = flagged(v, "config_agreement").iloc[0]
-    assert r["status"] == "fail" and r["value"] == pytest.approx(2.795, abs=0.001)
-    assert "81,279" in r["evidence"] and "29,082" in r["evidence"] and "fio-block-size" in r["evidence"]
-    assert "QD32x1" in r["subject"]
-    near = validity_table(**tables(points=points_frame(bs_iops=80_000.0, qd_iops=86_000.0)))   # 7.5 %, CIs miss
-    assert status(near, "config_agreement", H) == "warn"
-
-
-def test_points_without_interval_and_a_value_outside_its_interval():
-    pts = points_frame(ci=None)
-    fio = pd.concat([cpu_fio().assign(ci_note="ramp excluded 1; too few batches (6 intervals < 10)"),
-                     steady_fio(GOOD_SERIES)], ignore_index=True)
-    v = validity_table(**tables(points=pts, fio=fio))
-    r = flagged(v, "interval_exists")
-    assert set(r["subject"]) == {"fio-block-size", "fio-queue-depth"}
-    qd = r[r["subject"] == "fio-queue-depth"].iloc[0]
-    assert qd["value"] == 2 and "n = 1" in qd["evidence"] and "too few batches" in qd["evidence"]
-    pts = points_frame()
-    pts.loc[1, ["iops", "iops_ci_low", "iops_ci_high"]] = [20_010.0, 20_541.0, 21_199.0]
-    v = validity_table(**tables(points=pts))
-    r = flagged(v, "interval_holds_value").iloc[0]
-    assert r["status"] == "fail" and r["value"] == 1 and "20,010 outside [20,541, 21,199]" in r["evidence"]
-
-
-def test_memory_gate_failing_for_one_reason_is_one_machine_row():
-    v = validity_table(**tables(mlc=mlc_frame(failing=19, total=20)))
-    rows = flagged(v, "memory_gate")
-    machine = rows[rows["subject"].str.endswith("(machine)")]
-    assert len(machine) == 1 and machine.iloc[0]["value"] == 7.0 and machine.iloc[0]["limit"] == 2.0
-    assert "19 of 20" in machine.iloc[0]["evidence"] and "property of this machine" in machine.iloc[0]["evidence"]
-    steal = rows[rows["subject"] == "loaded_latency: steal"].iloc[0]
-    assert steal["status"] == "warn" and "2 of 20" in steal["evidence"] and "4.00 %" in steal["evidence"]
-    few = validity_table(**tables(mlc=mlc_frame(failing=3, total=20)))
-    assert not flagged(few, "memory_gate")["subject"].str.endswith("(machine)").any()
-    assert "3 of 20" in flagged(few, "memory_gate").iloc[0]["evidence"]
-
-
 def test_held_out_error_is_a_number_with_fewer_than_five_points_below_80_percent():
     x = np.linspace(5_000, 70_000, 6)      # 4 points below 80 % of the top: the curves module gives no number
     r = 50.0 + 20.0 * (x / 100_000) / (1 - x / 100_000)

@@ -134,3 +134,21 @@ def test_a_run_without_a_cliff_is_not_compared_as_sustained_after_the_cliff():
     one = pd.DataFrame([run_row("p2", tgbw_GB=80.0)])
     sec2 = seconds("p2")
     assert syn._wsat_choice(wsat.wsat_table(one, sec2, wsat.wsat_cliffs(one, sec2, None)), H, seq) is not None
+
+
+def test_a_partial_last_second_is_not_a_level():
+    """The 16-vCPU report: 'no cliff, 1,980 MB/s throughout' was the mean of 3,212 and a partial last second's
+    748 (fio's runtime 1.23 s, fio's figure 3,234 MB/s). The level comes from the whole second; the table keeps
+    both counts and fio's figure beside the series' mean."""
+    runs = pd.DataFrame([run_row("p1", tgbw_GB=4.0, runtime_s=1.23, bw_MBps=3_234.0)])
+    sec = pd.DataFrame({"host": H, "point": "p1", "t_s": [1.0, 2.0], "bw_MBps": [3_212.0, 748.0],
+                        "gb_written": [3.212, 3.96]})
+    row = wsat.wsat_table(runs, sec, wsat.wsat_cliffs(runs, sec, None)).iloc[0]
+    assert row["sustained_MBps"] == row["burst_MBps"] == 3_212.0 and row["cliffs"] == 0
+    assert row["seconds"] == 2 and row["whole_seconds"] == 1
+    assert row["series_MBps"] == 3_212.0 and row["run_MBps"] == 3_234.0 and row["runtime_s"] == 1.23
+    long = pd.DataFrame([run_row("p2", tgbw_GB=60.0, runtime_s=120.4)])
+    s2 = seconds("p2", levels=((120, 500.0),))
+    s2 = pd.concat([s2, s2.tail(1).assign(t_s=121.0, bw_MBps=200.0)], ignore_index=True)  # 0.4 s of writing
+    r2 = wsat.wsat_table(long, s2, wsat.wsat_cliffs(long, s2, None)).iloc[0]
+    assert r2["whole_seconds"] == 120 and r2["sustained_MBps"] == pytest.approx(500, rel=0.01)

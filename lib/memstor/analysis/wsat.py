@@ -12,6 +12,16 @@ Levels of one run: **burst** = the first segment's level (the SLC cache, or the 
 **sustained** = the last segment's level (after every cliff): the figure a sustained-write spec is compared
 with. Without a cliff both are the whole run's level ("no cliff" is a result). Units: MB/s = 10^6 B/s,
 IOPS, GB = 10^9 B, s.
+
+**Whole seconds only.** The seconds table (t_s = the END of each second since the job started) holds every
+second the run touched: a run stopped by bytes ends inside its last second (runtime 1.708 s: second 2 holds
+0.7 s of writing, logged as a second at 1,608 MB/s beside fio's 2,515 MB/s; a 16-vCPU run's "no cliff, 1,980
+MB/s throughout" was 3,212 and a partial last second's 748 where fio said 3,234). Levels and cliffs are found
+in the WHOLE seconds only (:func:`whole_seconds`): those that end by fio's own ``runtime_s`` (+
+WHOLE_SECOND_SLACK_S); without a recorded runtime, every second but the last (fio up to 3.36 never logs a
+job's last window and 3.42 logs it partial: the last second is partial in either). The table's ``seconds``
+counts every second, ``whole_seconds`` those used; ``series_MBps`` (their mean) beside ``run_MBps`` (fio's
+whole-run figure) is checked by validity's series_matches_whole.
 """
 
 from __future__ import annotations
@@ -35,7 +45,12 @@ CLIFFS_COLUMNS = ["host", "point", "config", "workload", *CLIFF_COLUMNS, "therma
 WSAT_COLUMNS = ["host", "point", "config", "workload", "rw", "bs_bytes", "span", "span_bytes", "state_at_start",
                 "tgbw_GB", "stopped_by", "seconds", "burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high",
                 "sustained_MBps", "sustained_MBps_ci_low", "sustained_MBps_ci_high", "sustained_iops",
-                "sustained_over_burst", "cliffs", "first_cliff_GB", "first_cliff_s", "thermal"]
+                "sustained_over_burst", "cliffs", "first_cliff_GB", "first_cliff_s", "thermal", "target_bytes",
+                "bytes_written", "status", "runtime_s", "whole_seconds", "series_MBps", "run_MBps"]
+#: A second that ends within this many seconds after fio's runtime is whole: fio's runtime is in ms and its
+#: windows close a few ms late (1001, 2002 ms); a second covered to 99 % biases its value by 1 %, half the 2 %
+#: tolerance of series_matches_whole.
+WHOLE_SECOND_SLACK_S = 0.01
 #: Columns of :func:`thermal_table` (report/tables/thermal.csv).
 THERMAL_COLUMNS = ["host", "point", "t_s", "temperature_c", "warning_temp_c", "critical_temp_c",
                    "tmt1_transitions_delta", "tmt2_transitions_delta", "warning_temp_time_delta_min",
@@ -54,6 +69,25 @@ def _point_series(seconds: pd.DataFrame, host: str, point: str) -> pd.DataFrame:
     if "direction" in s.columns:
         s = s[s["direction"].fillna("write") == "write"]
     return s.sort_values("t_s")
+
+
+def whole_seconds(series: pd.DataFrame, runtime_s=None) -> pd.DataFrame:
+    """The rows of one run's per-second series (``t_s``: the END of the second, s since the job started) that
+    are whole seconds of writing: ending by fio's ``runtime_s`` (s) + WHOLE_SECOND_SLACK_S; without a
+    runtime, every row but the last (the module docstring: the last second is partial in every fio)."""
+    if series.empty:
+        return series
+    t = pd.to_numeric(series["t_s"], errors="coerce")
+    runtime = pd.to_numeric(pd.Series([runtime_s]), errors="coerce").iloc[0]
+    if runtime == runtime and runtime > 0:
+        return series[(t >= 1.0) & (t <= float(runtime) + WHOLE_SECOND_SLACK_S)]
+    return series[t < t.max()]
+
+
+def _run_series(seconds: pd.DataFrame, r: pd.Series) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every second, the whole seconds) of run ``r``'s series."""
+    series = _point_series(seconds, r["host"], r["point"])
+    return series, whole_seconds(series, r.get("runtime_s"))
 
 
 def _thermal_series(thermal: pd.DataFrame, host: str, point: str) -> tuple[pd.DataFrame | None, str | None]:
@@ -85,7 +119,7 @@ def wsat_cliffs(runs: pd.DataFrame, seconds: pd.DataFrame, thermal: pd.DataFrame
     """Every cliff of every write-saturation run (:data:`CLIFFS_COLUMNS`); runs: the experiment's rows."""
     out = []
     for _, r in _runs(runs).iterrows():
-        series = _point_series(seconds, r["host"], r["point"])
+        _, series = _run_series(seconds, r)
         if len(series) == 0:
             continue
         th, why = _thermal_series(thermal, r["host"], r["point"])
@@ -123,7 +157,7 @@ def wsat_table(runs: pd.DataFrame, seconds: pd.DataFrame, cliffs: pd.DataFrame) 
     sustained levels with their 95 % intervals, the sustained IOPS, how many cliffs and where the first is."""
     out = []
     for _, r in _runs(runs).iterrows():
-        series = _point_series(seconds, r["host"], r["point"])
+        every, series = _run_series(seconds, r)
         mine = cliffs[(cliffs["host"] == r["host"]) & (cliffs["point"] == r["point"])] if len(cliffs) else cliffs
         if len(series) == 0:
             burst = sustained = (None, None, None)
@@ -135,7 +169,7 @@ def wsat_table(runs: pd.DataFrame, seconds: pd.DataFrame, cliffs: pd.DataFrame) 
             "host": r["host"], "point": r["point"], "config": r.get("config"),
             "workload": workload_name(r["rw"], r["bs_bytes"]), "rw": r["rw"], "bs_bytes": r["bs_bytes"],
             "span": r.get("span"), "span_bytes": r.get("span_bytes"), "state_at_start": r.get("state_at_start"),
-            "tgbw_GB": r.get("tgbw_GB"), "stopped_by": r.get("stopped_by"), "seconds": len(series),
+            "tgbw_GB": r.get("tgbw_GB"), "stopped_by": r.get("stopped_by"), "seconds": len(every),
             "burst_MBps": burst[0], "burst_MBps_ci_low": burst[1], "burst_MBps_ci_high": burst[2],
             "sustained_MBps": sustained[0], "sustained_MBps_ci_low": sustained[1],
             "sustained_MBps_ci_high": sustained[2],
@@ -143,8 +177,18 @@ def wsat_table(runs: pd.DataFrame, seconds: pd.DataFrame, cliffs: pd.DataFrame) 
             "sustained_over_burst": sustained[0] / burst[0] if sustained[0] is not None and burst[0] else None,
             "cliffs": len(drops), "first_cliff_GB": drops["gb_written"].iloc[0] if len(drops) else None,
             "first_cliff_s": drops["t_s"].iloc[0] if len(drops) else None, "thermal": r.get("thermal"),
+            **_run_figures(r, series),
         })
     return pd.DataFrame(out, columns=WSAT_COLUMNS)
+
+
+def _run_figures(r: pd.Series, whole: pd.DataFrame) -> dict:
+    """The run's own figures beside its series: target and written bytes, status, fio's runtime (s) and
+    whole-run MB/s, the whole seconds and their mean MB/s (None where not recorded)."""
+    mbps = pd.to_numeric(whole["bw_MBps"], errors="coerce").dropna() if "bw_MBps" in whole else pd.Series([])
+    return {"target_bytes": r.get("target_bytes"), "bytes_written": r.get("bytes_written"),
+            "status": r.get("status"), "runtime_s": r.get("runtime_s"), "whole_seconds": len(whole),
+            "series_MBps": float(mbps.mean()) if len(mbps) else None, "run_MBps": r.get("bw_MBps")}
 
 
 def thermal_table(thermal: pd.DataFrame | None) -> pd.DataFrame:

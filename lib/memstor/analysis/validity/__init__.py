@@ -23,18 +23,25 @@ The checks, one module per family (thresholds are named constants there, each wi
 - ``fits``: knee_ceiling (X_max_fit + 1.96 SE >= the highest measured IOPS), knee_min_latency (R_min_fit
   - 1.96 SE <= the measured latency at the smallest N), knee_located (N*'s interval < 50 % of the sweep,
   log scale), curve_holdout (every curve model's held-out error as a number, <= 25 %);
-- ``steady``: steady_trace_jump (round-to-round factor > 1.5 warn; a rise > 3x, or a fall > 3x with a
-  rise > 1.5x, fail), steady_window_trend (a monotone window drifting >= 5 %), steady_round_length (rounds
-  >= 10 s, the window rewriting >= 1 span), steady_vs_fresh (steady <= 1.1 x fresh at the same N);
-- ``agreement``: config_agreement (one configuration in two experiments: intervals overlap, else within
-  1.1x; beyond 1.5x fail, with both numbers);
-- ``intervals``: interval_exists (points without a 95 % interval and why), interval_holds_value (a value
-  outside its own interval: fail);
+- ``steady``: steady_trace_jump (a round-to-round factor > 1.5 either way or a cumulative fall > 3x warn; a
+  rise > 3x in one round or cumulatively, or a fall and a rise both beyond their bounds, fail),
+  steady_window_trend (a monotone window drifting >= 5 %, or one turning at every step with a range >= 10 %),
+  steady_round_length (rounds of 10-600 s, the window rewriting >= 1 span), steady_vs_fresh (steady / fresh
+  at the same N: warn outside 0.1-1.1x, fail outside 0.02-2x);
+- ``agreement``: config_agreement (one configuration in two experiments of the same drive state — fresh:
+  the PTS and steady-state experiments precondition their own — intervals overlap within 1.25x, else
+  within 1.1x without intervals; intervals that miss warn; beyond 1.5x fail, with both numbers);
+- ``intervals``: interval_exists (points without a quotable 95 % interval — none, zero width, or wider
+  than the value — and why), interval_holds_value (a value below or above its own interval: fail);
 - ``memory``: memory_gate (a gate reason >= 80 % of the values share: one machine-level warn row with the
-  median spread against the limit; other reasons: a warn row with their count);
+  median spread against the limit; other reasons: a warn row with their count; passing values with a
+  sub-window spread < 0.001 %: warn; values never judged: unchecked);
+- ``batches``: batch_independence (per experiment / memory table, the share of batch-means intervals from
+  batches with lag-1 <= 0.2: any from correlated batches fails);
 - ``headline``: headline_definition (best IOPS, peak bandwidth and idle latency: one number each);
-- ``wsat``: wsat_written (the run wrote its target, not cut by the time cap), wsat_series (enough seconds to
-  tell a lasting level from noise).
+- ``wsat``: wsat_written (written / target in 1-1.01: less is the time cap, more a span other than planned;
+  a failed run is unchecked), wsat_series (>= 20 whole seconds to tell a lasting level from noise; < 2 fail),
+  series_matches_whole (the whole seconds' mean within +-2 % of fio's whole-run MB/s; beyond +-10 % fail).
 
 **Missing numbers.** A check whose inputs are absent (no open-loop run, no steady-state run) has no row.
 When the experiment ran but the numbers a check needs were not recorded — fio's CPU use (``cpu_usr_pct`` /
@@ -51,6 +58,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.analysis.validity.agreement import agreement_rows
+from memstor.analysis.validity.batches import batch_rows
 from memstor.analysis.validity.fits import holdout_rows, knee_rows
 from memstor.analysis.validity.headline import headline_rows
 from memstor.analysis.validity.intervals import interval_rows
@@ -85,6 +93,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *steady_rows(steady, fio, points),
         *agreement_rows(points),
         *interval_rows(points, fio),
+        *batch_rows(fio, mlc),
         *memory_rows(mlc),
         *headline_rows(headline, knees, load, storage, mem, curves),
         *wsat_rows(wsat),

@@ -2,7 +2,15 @@
 ``gate`` is ``passed`` or ``failed:<codes>``), per test (loaded_latency, idle_latency, ...). A reason that at
 least MACHINE_SHARE of the values fail for is a property of the machine: ONE warn row with the spread this
 machine shows against the gate's limit, not a failure per point. Each other reason: one warn row with its
-count. No failure: one pass row per test."""
+count. No failure: one pass row per test.
+
+Both sides: the value is the share of a test's values failing (band [0, 0] %: any failure warns), or for a
+machine row the median figure against the gate's limit (band [MIN_SPREAD_PCT, limit]). The low side: values
+that pass with a sub-window spread below MIN_SPREAD_PCT (sub-windows equal to 5 digits: a counter that did not
+move or one window read twice, not a quiet machine) get a warn row ``<test>: implausibly steady``. A test whose
+values were never judged (Intel MLC: no sub-windows; loadlat before v0.3; ``not_evaluated:*`` or no gate) gets
+one ``unchecked`` row with the reason; values of a family without the gate (an empty ``gate``: mem-hierarchy)
+have no row."""
 
 from __future__ import annotations
 
@@ -11,13 +19,18 @@ import re
 
 import pandas as pd
 
-from memstor.analysis.validity.rows import PASS, WARN, has, n, num, row
+from memstor.analysis.validity.rows import PASS, WARN, has, n, num, row, unchecked
 from memstor.core.schema import truthy
 
 #: A gate reason shared by at least this share of a test's values describes the machine, not the points.
 MACHINE_SHARE = 0.8
 #: ... among at least this many values (fewer cannot tell a machine from a few bad points).
 MACHINE_MIN_VALUES = 5
+#: Sub-window spreads (%) below this are implausibly steady: 10 sub-windows of a real machine differ by
+#: 0.05-1 % (this VM: 0.1-7 %); 0.001 % is five equal digits.
+MIN_SPREAD_PCT = 1e-3
+#: The spread columns judged on the low side.
+SPREAD_COLUMNS = ("latency_spread_pct", "bandwidth_spread_pct")
 
 #: Gate reason -> (the tidy column with the figure it judges, the limit as written in gate_detail, the limit
 #: when gate_detail does not say it: memstor.measure.loadlat's GATE_* values, which analysis cannot import,
@@ -56,21 +69,48 @@ def memory_rows(mlc: pd.DataFrame | None) -> list[dict]:
     """memory_gate rows per host x test with gate-evaluated values."""
     if not has(mlc, "host", "test", "gate"):
         return []
-    ev = mlc[mlc["gate"].astype(str).str.match(r"^(passed|failed:)")]
-    if "ok" in ev:
-        ev = ev[ev["ok"].map(truthy)]
-    rows = []
-    for (host, test), g in ev.groupby(["host", "test"], sort=True):
+    ok = mlc[mlc["ok"].map(truthy)] if "ok" in mlc else mlc
+    judged = ok["gate"].astype(str).str.match(r"^(passed|failed:)")
+    skipped = ok["gate"].astype(str).str.startswith("not_evaluated")  # empty: a family without the gate
+    rows = [_not_judged(host, test, g) for (host, test), g in ok[skipped].groupby(["host", "test"], sort=True)
+            if not ((ok["host"] == host) & (ok["test"] == test) & judged).any()]
+    for (host, test), g in ok[judged].groupby(["host", "test"], sort=True):
         codes = g["gate"].map(failed_codes)
         total, failed = len(g), int(codes.map(bool).sum())
+        steady = _steady_row(host, test, g[~codes.map(bool)])
+        if steady:
+            rows.append(steady)
         if not failed:
             rows.append(row(host, "memory_gate", test, PASS, 0.0, 0.0, "% of values failing",
-                            f"all {total} {test} values pass the quality gate", "", _SECTION))
+                            f"all {total} {test} values pass the quality gate", "", _SECTION, low=0.0, high=0.0))
             continue
         counts = pd.Series([c for cs in codes for c in cs]).value_counts()
         for reason, k in counts.items():
             rows.append(_reason_row(host, test, g[codes.map(lambda cs, r=reason: r in cs)], reason, int(k), total))
     return rows
+
+
+def _not_judged(host, test: str, g: pd.DataFrame) -> dict:
+    """unchecked: none of the test's values went through the gate (why: their gate outcomes)."""
+    why = sorted({str(x) for x in g["gate"] if str(x) not in ("", "nan", "None")}) or ["no gate outcome recorded"]
+    return unchecked(host, "memory_gate", test, f"{len(g)} {test} values not judged by the quality gate "
+                     f"({', '.join(why)})", _SECTION, "% of values failing", low=0.0, high=0.0)
+
+
+def _steady_row(host, test: str, passed: pd.DataFrame) -> dict | None:
+    """warn when passing values have a sub-window spread below MIN_SPREAD_PCT (the gate's low side)."""
+    for col in SPREAD_COLUMNS:
+        if col not in passed:
+            continue
+        spread = pd.to_numeric(passed[col], errors="coerce")
+        flat = spread[spread < MIN_SPREAD_PCT]
+        if len(flat):
+            return row(host, "memory_gate", f"{test}: implausibly steady", WARN, float(flat.min()), MIN_SPREAD_PCT,
+                       "%", f"{len(flat)} of {len(passed)} passing {test} values have a {col.split('_')[0]} spread "
+                       f"of {n(flat.min())} % across their sub-windows (below {n(MIN_SPREAD_PCT)} %)",
+                       "sub-windows this equal were not measured apart (a counter that did not move): these values "
+                       "pass the gate without showing their noise", _SECTION, low=MIN_SPREAD_PCT, high=None)
+    return None
 
 
 def _reason_row(host, test: str, bad: pd.DataFrame, reason: str, k: int, total: int) -> dict:
@@ -87,8 +127,9 @@ def _reason_row(host, test: str, bad: pd.DataFrame, reason: str, k: int, total: 
                    f"the memory results are shown with this machine's {what} as their noise floor"
                    + (f" (~{n(median)} %)" if median is not None else "")
                    + ": differences smaller than it are not findings; the points are not dropped one by one",
-                   _SECTION)
+                   _SECTION, low=MIN_SPREAD_PCT if median is not None else 0.0,
+                   high=limit if median is not None else 0.0)
     return row(host, "memory_gate", f"{test}: {reason}", WARN, 100.0 * k / total, 0.0, "% of values failing",
                f"{k} of {total} {test} values fail '{reason}'{figure}",
                (f"these {k} values are" if k > 1 else "this value is") + " marked as failing the gate; read "
-               + ("them" if k > 1 else "it") + " with care", _SECTION)
+               + ("them" if k > 1 else "it") + " with care", _SECTION, low=0.0, high=0.0)
