@@ -446,6 +446,6 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
 def _not_open_sentence(reason: str) -> str:
     """What the section gives instead of findings when the open loop did not hold (markdown)."""
     text = reason.removeprefix("not valid: ")
-    return (f"The arrivals were not open: {text}. The latencies in the table are measured, but they describe a "
-            "partly closed loop, so no SLO answer, no queueing model and no open-against-closed comparison is "
-            "given for this workload.")
+    return (f"The open loop did not hold: {text}. The latencies in the table are measured, but not at the offered "
+            "rates from open (Poisson) arrivals, so no SLO answer, no queueing model and no open-against-closed "
+            "comparison is given for this workload.")
