@@ -39,6 +39,8 @@ TESTDEPS  := $(BUILD)/.sysdeps-test
 ENV_STAMP := $(VENV)/.memstor-installed
 LOADLAT   := $(BUILD)/bin/loadlat
 LOADLAT_ARM64 ?= $(BUILD)/arm64/loadlat#  make loadlat-arm64 (a test builds into its own folder)
+IOARRIVE  := $(BUILD)/bin/ioarrive
+IOARRIVE_ARM64 ?= $(BUILD)/arm64/ioarrive#  make ioarrive-arm64 (a test builds into its own folder)
 ARM64_CC  ?= aarch64-linux-gnu-gcc
 DATA_ABS  := $(abspath $(DATA))
 # memstor run's target options: --hosts FILE for a fleet, else --target/--host
@@ -56,7 +58,7 @@ EXP       = $(shell echo $(1) | sed 's/^[0-9]*-//')#  notebook name -> experimen
 PAPERMILL := $(VENV)/bin/papermill --engine memstor --kernel memstor --cwd notebooks --no-progress-bar
 CC        ?= cc
 
-.PHONY: help all env sysdeps loadlat loadlat-arm64 fio-matrix test test-fast lint lab report bench soak lock clean distclean FORCE
+.PHONY: help all env sysdeps loadlat loadlat-arm64 ioarrive ioarrive-arm64 fio-matrix test test-fast lint lab report bench soak lock clean distclean FORCE
 
 help: ## list the targets
 	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name] [HOSTS=hosts.yaml]"
@@ -99,6 +101,18 @@ $(LOADLAT_ARM64): $(wildcard lib/loadlat/*.c lib/loadlat/*.h)
 	@mkdir -p $(@D)
 	$(ARM64_CC) -O2 -g -Wall -Wextra -pthread -static -o $@ lib/loadlat/*.c -lm
 
+# The arrival-driven (open-loop) I/O generator: io_uring and libaio through raw system calls (no library).
+ioarrive: $(IOARRIVE) ## build the open-loop I/O generator (build/bin/ioarrive)
+$(IOARRIVE): $(wildcard lib/ioarrive/*.c lib/ioarrive/*.h) | $(SYSDEPS)
+	@command -v $(CC) >/dev/null || { echo "make: no C compiler '$(CC)': apt-get install build-essential (or dnf install gcc make), or set CC=..." >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -pthread -o $@ lib/ioarrive/*.c -lm
+ioarrive-arm64: $(IOARRIVE_ARM64) ## cross-build ioarrive for aarch64 Linux (build/arm64/ioarrive, static)
+$(IOARRIVE_ARM64): $(wildcard lib/ioarrive/*.c lib/ioarrive/*.h)
+	@command -v $(firstword $(ARM64_CC)) >/dev/null || { echo "make: no aarch64 cross compiler '$(ARM64_CC)': scripts/install-system-deps --arm64 (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user), or set ARM64_CC=..." >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(ARM64_CC) -O2 -g -Wall -Wextra -pthread -static -o $@ lib/ioarrive/*.c -lm
+
 # --- experiments -------------------------------------------------------------------------------
 # The profile section of each experiment, rewritten only when its content changes.
 $(BUILD)/params/%.yaml: params/$(PROFILE).yaml $(ENV_STAMP) FORCE
@@ -119,6 +133,7 @@ $(BUILD)/notebooks/%.ipynb: notebooks/%.ipynb $(BUILD)/params/%.yaml $(ENV_STAMP
 	  $(if $(HOST),-p host $(HOST)) $(if $(HOSTS),-p hosts $(abspath $(HOSTS)))
 
 $(foreach nb,$(EXECUTED),$(if $(findstring -mlc-,$(nb))$(findstring -mem-,$(nb)),$(nb))): $(LOADLAT)
+$(foreach nb,$(EXECUTED),$(if $(findstring -load-latency,$(nb)),$(nb))): $(IOARRIVE)
 
 # Offline HTML (images inlined, no CDN scripts) of each executed experiment notebook.
 report/%.html: $(BUILD)/notebooks/%.ipynb
@@ -150,7 +165,7 @@ $(TESTDEPS): scripts/install-system-deps
 	scripts/install-system-deps --browser --arm64 --fleet
 	@mkdir -p $(@D) && touch $@
 
-test: $(ENV_STAMP) $(LOADLAT) $(TESTDEPS) ## the whole suite: installs what it needs (browser, arm64 cross tools, sshd), then real fio, loadlat, papermill, nbconvert, ssh, qemu; then the fio matrix
+test: $(ENV_STAMP) $(LOADLAT) $(IOARRIVE) $(TESTDEPS) ## the whole suite: installs what it needs (browser, arm64 cross tools, sshd), then real fio, loadlat, papermill, nbconvert, ssh, qemu; then the fio matrix
 	$(VENV)/bin/pytest -q -m "not soak" -p no:cacheprovider --durations=25
 	@$(MAKE) --no-print-directory fio-matrix
 

@@ -31,7 +31,7 @@ import pytest
 #: program basename (or prefix ending in *) -> the marker a test starting it must carry
 PROGRAMS = {
     "fio": "fio", "losetup": "fio",
-    "loadlat": "loadlat", "cc": "loadlat", "gcc": "loadlat",
+    "loadlat": "loadlat", "ioarrive": "loadlat", "cc": "loadlat", "gcc": "loadlat",
     "papermill": "notebook", "jupyter*": "notebook", "xelatex": "notebook", "pandoc": "notebook",
     "chromium*": "browser", "chromedriver": "browser",
     "ssh": "fleet", "sshd": "fleet", "ip": "fleet",

@@ -1,0 +1,235 @@
+/* ioarrive - memstor's arrival-driven (open-loop) I/O generator.
+ *
+ * checks.c: the run checks itself (as Lancet does); a failed check makes "open_loop": false.
+ *   rate          achieved (completions in the window / runtime) within +-5 % of the offered rate
+ *   For the arrivals' intended times AND their submission times (the sample of record.c):
+ *   exp_gaps      poisson: Kolmogorov-Smirnov D of the gaps against the exponential of the asked rate,
+ *                 D <= 1.628 / (sqrt(n) + 0.12 + 0.11/sqrt(n))  (1 %, fully specified F; Stephens 1974);
+ *                 submitted gaps may each move by min(--ks-tolerance-us, 5 % of the mean gap)
+ *   no_trend      poisson: least-squares slope of the arrivals per bin (20 bins, or 1 s bins from 20 s up)
+ *                 over the bin index, |t| <= t(0.995, bins - 2); constant: drift over the run <= 2 %
+ *   independence  poisson: lag-1 autocorrelation of the gaps within +-2.5758 / sqrt(n)
+ *   constant_cv   constant: coefficient of variation of the gaps <= 0.1
+ *   lag           p99 lag <= max(--lag-fraction x p99 response, --lag-floor-us): else "generator-bound"
+ *   Run-level: not overloaded (the cap on outstanding I/Os), nothing unfinished after the drain, no I/O
+ *   errors, not interrupted.
+ */
+#include "ioarrive.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct check *add(struct checks *out, const char *name, int dir, const char *source, int passed, double value,
+                         double low, double high)
+{
+    if (out->n >= MAX_CHECKS) die("internal: too many checks");
+    struct check *c = &out->c[out->n++];
+    memset(c, 0, sizeof *c);
+    c->name = name; c->dir = dir; c->source = source; c->passed = passed;
+    c->value = value; c->low = low; c->high = high;
+    return c;
+}
+
+double t_quantile_995(int df)
+{
+    static const double small[] = {0, 63.657, 9.925, 5.841, 4.604, 4.032};
+    if (df < 1) return NAN;
+    if (df <= 5) return small[df];
+    double z = Z_995, z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, v = df;
+    return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v)
+           + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);  /* Cornish-Fisher */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double exp_cdf(double x, double rate_per_ns) { return x > 0 ? 1.0 - exp(-rate_per_ns * x) : 0.0; }
+
+/* Kolmogorov-Smirnov D against the exponential; with tol_ns > 0 each gap may move by up to tol_ns (the
+ * submission's own resolution): D is then never larger, so the 1 % critical value stays conservative. */
+double ks_exponential(double *x, int n, double rate_per_ns, double tol_ns)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    double d = 0;
+    for (int i = 0; i < n; i++) {
+        double f_hi = exp_cdf(x[i] + tol_ns, rate_per_ns), f_lo = exp_cdf(x[i] - tol_ns, rate_per_ns);
+        double a = (double)(i + 1) / n - f_hi, b = f_lo - (double)i / n;
+        if (a > d) d = a;
+        if (b > d) d = b;
+    }
+    return d;
+}
+
+struct gaps { double *g; int n; double *a, *b; int npairs; };
+
+static void gaps_of(const struct dir_rec *dr, int submitted, struct gaps *out)
+{
+    out->g = malloc(sizeof(double) * (size_t)dr->nsamp + 1);
+    out->a = malloc(sizeof(double) * (size_t)dr->nsamp + 1);
+    out->b = malloc(sizeof(double) * (size_t)dr->nsamp + 1);
+    if (!out->g || !out->a || !out->b) die("out of memory");
+    out->n = out->npairs = 0;
+    for (int k = 0; k < dr->nsamp; k++) {
+        const struct sample *s = &dr->samp[k];
+        const int64_t *t = submitted ? s->ts : s->ti;
+        if ((s->have & 3) != 3) continue;
+        out->g[out->n++] = (double)(t[1] - t[0]);
+        if (s->have == 7) {
+            out->a[out->npairs] = (double)(t[1] - t[0]);
+            out->b[out->npairs++] = (double)(t[2] - t[1]);
+        }
+    }
+}
+
+static double mean_cv(const double *g, int n, double *cv)
+{
+    double s = 0, ss = 0;
+    for (int i = 0; i < n; i++) s += g[i];
+    double m = s / n;
+    for (int i = 0; i < n; i++) ss += (g[i] - m) * (g[i] - m);
+    *cv = n > 1 && m > 0 ? sqrt(ss / (n - 1)) / m : NAN;
+    return m;
+}
+
+static double lag1(const struct gaps *gp)
+{
+    double m = 0, num = 0, den = 0;
+    for (int i = 0; i < gp->npairs; i++) m += gp->a[i] + gp->b[i];
+    m /= 2.0 * gp->npairs;
+    for (int i = 0; i < gp->npairs; i++) {
+        num += (gp->a[i] - m) * (gp->b[i] - m);
+        den += 0.5 * ((gp->a[i] - m) * (gp->a[i] - m) + (gp->b[i] - m) * (gp->b[i] - m));
+    }
+    return den > 0 ? num / den : NAN;
+}
+
+/* Least squares of the counts per bin over the bin index: the slope and its t statistic. */
+static double trend(const uint64_t *y, int n, double *slope, double *mean)
+{
+    double xm = (n - 1) / 2.0, ym = 0, sxx = 0, sxy = 0, sse = 0;
+    for (int i = 0; i < n; i++) ym += (double)y[i];
+    ym /= n;
+    for (int i = 0; i < n; i++) {
+        sxx += (i - xm) * (i - xm);
+        sxy += (i - xm) * ((double)y[i] - ym);
+    }
+    *slope = sxy / sxx;
+    *mean = ym;
+    for (int i = 0; i < n; i++) {
+        double r = (double)y[i] - ym - *slope * (i - xm);
+        sse += r * r;
+    }
+    double se = sqrt(sse / (n - 2) / sxx);
+    if (se == 0) return *slope == 0 ? 0 : INFINITY;
+    return *slope / se;
+}
+
+static enum proc_kind tested_as(const struct job *j, int d)
+{
+    switch (j->check_as) {
+    case CHECK_POISSON: return PROC_POISSON;
+    case CHECK_CONSTANT: return PROC_CONSTANT;
+    case CHECK_NONE: return PROC_NONE;
+    default: return j->dir[d].proc == PROC_TRACE ? PROC_NONE : j->dir[d].proc;
+    }
+}
+
+static void arrival_checks(const struct job *j, const struct dir_rec *dr, int d, int submitted, struct checks *out)
+{
+    enum proc_kind as = tested_as(j, d);
+    const char *src = submitted ? "submitted" : "intended";
+    if (as == PROC_NONE) return;
+    struct gaps gp;
+    gaps_of(dr, submitted, &gp);
+    if (gp.n < 20) {
+        struct check *c = add(out, "arrivals", d, src, 0, gp.n, 20, NAN);
+        snprintf(c->detail, sizeof c->detail, "%s %s arrivals: %d gaps sampled, too few to test (20 needed)",
+                 DIR_NAMES[d], src, gp.n);
+        goto done;
+    }
+    double rate_ns = j->dir[d].rate_iops / 1e9, cv, m = mean_cv(gp.g, gp.n, &cv), slope, ymean;
+    double t = trend(submitted ? dr->bins_submitted : dr->bins_intended, dr->nbins, &slope, &ymean);
+    struct check *c;
+    if (as == PROC_POISSON) {
+        double tol = submitted ? fmin(j->ks_tol_us * 1e3, 0.05 / rate_ns) : 0, sn = sqrt((double)gp.n);
+        double dks = ks_exponential(gp.g, gp.n, rate_ns, tol), crit = KS_C_1PCT / (sn + 0.12 + 0.11 / sn);
+        c = add(out, "exp_gaps", d, src, dks <= crit, dks, NAN, crit);
+        snprintf(c->detail, sizeof c->detail, "%s %s gaps vs exponential(%.6g IOPS): KS D = %.4f (gaps +-%.3g us), "
+                 "critical value at 1 %% %.4f (n = %d; mean gap %.4g us, CV %.3f)", DIR_NAMES[d], src,
+                 j->dir[d].rate_iops, dks, tol / 1e3, crit, gp.n, m / 1e3, cv);
+        double tc = t_quantile_995(dr->nbins - 2);
+        c = add(out, "no_trend", d, src, fabs(t) <= tc, t, -tc, tc);
+        snprintf(c->detail, sizeof c->detail, "%s %s arrivals per bin: slope %.4g per bin (mean %.4g, %d bins), "
+                 "t = %.3f, bound +-%.3f at 1 %%", DIR_NAMES[d], src, slope, ymean, dr->nbins, t, tc);
+        double r1 = lag1(&gp), bound = Z_995 / sqrt((double)gp.npairs);
+        c = add(out, "independence", d, src, gp.npairs >= 20 && fabs(r1) <= bound, r1, -bound, bound);
+        snprintf(c->detail, sizeof c->detail, "%s %s gaps: lag-1 autocorrelation %.4f, bound +-%.4f (%d pairs)",
+                 DIR_NAMES[d], src, r1, bound, gp.npairs);
+    } else {
+        c = add(out, "constant_cv", d, src, cv <= CONSTANT_CV_MAX, cv, NAN, CONSTANT_CV_MAX);
+        snprintf(c->detail, sizeof c->detail, "%s %s gaps: CV %.4f (bound %.2f; mean gap %.4g us, n = %d)",
+                 DIR_NAMES[d], src, cv, CONSTANT_CV_MAX, m / 1e3, gp.n);
+        double drift = ymean > 0 ? 100.0 * slope * dr->nbins / ymean : NAN;
+        c = add(out, "no_trend", d, src, fabs(drift) <= 2.0, drift, -2.0, 2.0);
+        snprintf(c->detail, sizeof c->detail, "%s %s arrivals per bin drift %.3f %% over the run (bound +-2 %%)",
+                 DIR_NAMES[d], src, drift);
+    }
+done:
+    free(gp.g); free(gp.a); free(gp.b);
+}
+
+static void direction_checks(const struct job *j, const struct recorder *r, const struct run_facts *f, int d,
+                             struct checks *out)
+{
+    const struct dir_rec *dr = &r->d[d];
+    double secs = f->measured_s > 0 ? f->measured_s : j->runtime_s;
+    double pct = 100.0 * (double)dr->window_done / secs / j->dir[d].rate_iops;
+    struct check *c = add(out, "rate", d, NULL, fabs(pct - 100.0) <= RATE_TOL_PCT, pct, 100 - RATE_TOL_PCT,
+                          100 + RATE_TOL_PCT);
+    snprintf(c->detail, sizeof c->detail, "%s: achieved %.1f %% of the offered %.6g IOPS (bounds %.0f-%.0f %%)",
+             DIR_NAMES[d], pct, j->dir[d].rate_iops, 100 - RATE_TOL_PCT, 100 + RATE_TOL_PCT);
+    arrival_checks(j, dr, d, 0, out);
+    arrival_checks(j, dr, d, 1, out);
+    double lag99 = hist_pct(&dr->lag, 99), resp99 = hist_pct(&dr->resp, 99);
+    double bound = fmax(j->lag_fraction * (isnan(resp99) ? 0 : resp99), j->lag_floor_us * 1e3);
+    out->lag_bound_ns[d] = bound;
+    int ok = !(lag99 > bound) && dr->lag.n > 0;
+    c = add(out, "lag", d, NULL, ok, lag99, NAN, bound);
+    snprintf(c->detail, sizeof c->detail, "%s: p99 lag %.4g us %s the bound %.4g us (max of %.3g x p99 response "
+             "%.4g us and %.4g us)%s", DIR_NAMES[d], lag99 / 1e3, ok ? "within" : "over", bound / 1e3,
+             j->lag_fraction, resp99 / 1e3, j->lag_floor_us, ok ? "" : ": generator-bound");
+    if (!ok && dr->lag.n > 0) out->generator_bound = 1;
+    if (dr->errors) {
+        c = add(out, "io_errors", d, NULL, 0, (double)dr->errors, NAN, 0);
+        snprintf(c->detail, sizeof c->detail, "%s: %llu I/Os failed (first: %s)", DIR_NAMES[d],
+                 (unsigned long long)dr->errors, dr->first_errno ? strerror(dr->first_errno) : "short transfer");
+    }
+}
+
+void run_checks(const struct job *j, const struct recorder *r, const struct run_facts *f, struct checks *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int d = 0; d < NDIR; d++)
+        if (j->dir[d].active)
+            direction_checks(j, r, f, d, out);
+    struct check *c = add(out, "not_overloaded", -1, NULL, !f->overloaded, f->overloaded, NAN, NAN);
+    if (f->overloaded)
+        snprintf(c->detail, sizeof c->detail, "overloaded: %u I/Os outstanding (the cap) at %.3f s; issuing stopped",
+                 j->max_outstanding, f->overload_at_s);
+    else
+        snprintf(c->detail, sizeof c->detail, "outstanding I/Os stayed below the cap of %u", j->max_outstanding);
+    c = add(out, "drained", -1, NULL, f->unfinished == 0, (double)f->unfinished, NAN, 0);
+    snprintf(c->detail, sizeof c->detail, "%llu I/Os unfinished %.3g s after the last arrival",
+             (unsigned long long)f->unfinished, j->drain_s);
+    if (f->interrupted) {
+        c = add(out, "not_interrupted", -1, NULL, 0, 1, NAN, NAN);
+        snprintf(c->detail, sizeof c->detail, "interrupted by a signal before the end of the run");
+    }
+    out->open_loop = 1;
+    for (int i = 0; i < out->n; i++)
+        out->open_loop &= out->c[i].passed;
+}

@@ -1,0 +1,198 @@
+"""Build, locate and run ``ioarrive``, memstor's arrival-driven (open-loop) I/O generator (C, lib/ioarrive/).
+
+ioarrive issues each I/O at its intended arrival time whatever is in flight (Poisson, constant or a replayed
+trace, per direction), times every I/O three ways (intended arrival, submission, completion), checks its
+own arrivals and lag and prints one JSON document (lib/ioarrive/README.md). :func:`run` runs one job
+(:class:`IoarriveJob`) with a timeout and returns an :class:`IoarriveResult`: ``status`` ``ok`` with the
+tidy rows of memstor.parse.ioarrive, or ``failed`` with a one-line ``reason`` (a usage error, a timeout, a
+crash, I/O errors, output that is not ioarrive's JSON). A run whose loop did not hold is ``ok`` (it ran):
+its rows say ``open_loop`` False and why.
+
+The executable: ``$MEMSTOR_IOARRIVE`` when set, else ``build/bin/ioarrive`` (``make ioarrive``), else
+``ioarrive`` on PATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memstor.core.errors import MemstorError, ParseError, first_line
+from memstor.parse.ioarrive import parse_ioarrive
+
+#: Where ``make ioarrive`` puts the tool, relative to the repository root.
+BINARY_RELPATH = Path("build") / "bin" / "ioarrive"
+SOURCE_DIR = Path("lib") / "ioarrive"
+ENV_VAR = "MEMSTOR_IOARRIVE"
+#: Seconds a run may take beyond ramp + runtime + drain before it is killed (start-up, probe, JSON).
+TIMEOUT_MARGIN_S = 30.0
+
+
+def repo_root() -> Path:
+    """The repository root (the folder holding lib/ and build/)."""
+    return Path(__file__).resolve().parents[3]
+
+
+def compile_command(root: Path | None = None, output: Path | None = None) -> list[str]:
+    """The exact compile command of ``make ioarrive`` (C compiler from $CC, default ``cc``)."""
+    root = Path(root) if root is not None else repo_root()
+    output = Path(output) if output is not None else root / BINARY_RELPATH
+    sources = sorted(str(p) for p in (root / SOURCE_DIR).glob("*.c"))
+    if not sources:
+        raise MemstorError(f"no ioarrive sources in {root / SOURCE_DIR}: is {root} the memstor repository?")
+    cc = os.environ.get("CC") or "cc"
+    return [cc, "-O2", "-g", "-Wall", "-Wextra", "-pthread", "-o", str(output), *sources, "-lm"]
+
+
+def build(root: Path | None = None, output: Path | None = None) -> Path:
+    """Compile ioarrive (the ``make ioarrive`` command) to ``output``; MemstorError with the first error."""
+    root = Path(root) if root is not None else repo_root()
+    output = Path(output) if output is not None else root / BINARY_RELPATH
+    output.parent.mkdir(parents=True, exist_ok=True)
+    cmd = compile_command(root, output)
+    if shutil.which(cmd[0]) is None:
+        raise MemstorError(f"C compiler {cmd[0]!r} not found: install gcc (apt-get install build-essential) or set CC")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines() or ["?"]
+        raise MemstorError(f"building ioarrive failed ({' '.join(cmd[:2])} ...): {lines[0].strip()}")
+    return output
+
+
+def binary(root: Path | None = None) -> Path:
+    """The ioarrive executable: ``$MEMSTOR_IOARRIVE``, ``<root>/build/bin/ioarrive`` or ``ioarrive`` on PATH."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        path = Path(env).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+        raise MemstorError(f"{ENV_VAR}={env} is not an executable file: fix or unset it, or run `make ioarrive`")
+    root = Path(root) if root is not None else repo_root()
+    built = root / BINARY_RELPATH
+    if built.is_file() and os.access(built, os.X_OK):
+        return built
+    on_path = shutil.which("ioarrive")
+    if on_path:
+        return Path(on_path)
+    raise MemstorError("ioarrive is not built: run `make ioarrive` in the memstor checkout (or set "
+                       f"{ENV_VAR}=/path/to/ioarrive)")
+
+
+@dataclass(frozen=True)
+class IoarriveJob:
+    """One ioarrive run. ``target`` (named twice on the command line) or ``sim`` (``servers=C,service=...``)
+    must be given; rates in IOPS: ``rate_iops`` split by ``read_share`` (percent), or ``read_rate_iops`` /
+    ``write_rate_iops``. ``arrival`` is ``poisson``, ``constant`` or ``trace:FILE``. ``extra``: more arguments."""
+
+    target: str | None = None
+    sim: str | None = None
+    virtual: bool = False
+    rate_iops: float | None = None
+    read_share: float | None = None
+    read_rate_iops: float | None = None
+    write_rate_iops: float | None = None
+    arrival: str | None = None
+    bs: int | str | None = None
+    pattern: str | None = None
+    span: int | str | None = None
+    runtime_s: float = 10.0
+    ramp_s: float = 0.0
+    drain_s: float = 10.0
+    engine: str | None = None
+    max_outstanding: int | None = None
+    direct: bool = True
+    seed: int | None = None
+    check_as: str | None = None
+    rt_priority: int | None = None
+    extra: tuple[str, ...] = field(default_factory=tuple)
+
+    def args(self) -> list[str]:
+        """The command-line arguments (without the executable)."""
+        out: list[str] = []
+        if self.target is not None:
+            out += ["--target", str(self.target), "--confirm-target", str(self.target)]
+        if self.sim is not None:
+            out += ["--sim", self.sim]
+        if self.virtual:
+            out.append("--virtual")
+        for opt, value in (("--rate", self.rate_iops), ("--read-share", self.read_share),
+                           ("--read-rate", self.read_rate_iops), ("--write-rate", self.write_rate_iops),
+                           ("--arrival", self.arrival), ("--bs", self.bs), ("--pattern", self.pattern),
+                           ("--span", self.span), ("--runtime", self.runtime_s), ("--ramp", self.ramp_s),
+                           ("--drain", self.drain_s), ("--engine", self.engine),
+                           ("--max-outstanding", self.max_outstanding), ("--seed", self.seed),
+                           ("--check-as", self.check_as), ("--rt-priority", self.rt_priority)):
+            if value is not None:
+                out += [opt, f"{value:g}" if isinstance(value, float) else str(value)]
+        if not self.direct:
+            out.append("--buffered")
+        return out + list(self.extra)
+
+    def timeout_s(self) -> float:
+        """Wall-clock limit of the run: ramp + runtime + drain + :data:`TIMEOUT_MARGIN_S` (virtual time: the
+        margin plus 1 s per 100 simulated seconds)."""
+        if self.virtual:
+            return TIMEOUT_MARGIN_S + (self.ramp_s + self.runtime_s) / 100.0
+        return self.ramp_s + self.runtime_s + self.drain_s + TIMEOUT_MARGIN_S
+
+
+@dataclass
+class IoarriveResult:
+    """What a run gave: ``status`` ``ok`` or ``failed`` (``reason``: one line), its JSON document (None when
+    there was none) and tidy rows (memstor.parse.ioarrive.COLUMNS)."""
+
+    status: str
+    reason: str
+    command: list[str]
+    returncode: int | None
+    doc: dict | None = None
+    rows: list[dict] = field(default_factory=list)
+    stderr: str = ""
+
+    @property
+    def open_loop(self) -> bool:
+        return bool(self.doc and self.doc.get("open_loop"))
+
+
+def _failed(cmd: list[str], rc: int | None, reason: str, stderr: str = "", doc: dict | None = None) -> IoarriveResult:
+    return IoarriveResult("failed", first_line(reason), cmd, rc, doc, [], stderr)
+
+
+def run(job: IoarriveJob, *, exe: Path | str | None = None, timeout_s: float | None = None,
+        source: str = "", env: dict[str, str] | None = None) -> IoarriveResult:
+    """Run ioarrive for ``job``; never raises for a failed run (MemstorError only when there is no binary)."""
+    cmd = [str(exe if exe is not None else binary()), *job.args()]
+    limit = timeout_s if timeout_s is not None else job.timeout_s()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit,
+                              env={**os.environ, **env} if env else None)
+    except subprocess.TimeoutExpired:
+        return _failed(cmd, None, f"ioarrive timed out after {limit:g} s (killed)")
+    except OSError as e:
+        return _failed(cmd, None, f"cannot start {cmd[0]}: {e}")
+    err = proc.stderr.strip()
+    if proc.returncode == 2:
+        return _failed(cmd, 2, f"usage error: {first_line(err) or 'exit status 2'}", proc.stderr)
+    doc: dict[str, Any] | None = None
+    try:
+        doc = json.loads(proc.stdout) if proc.stdout.strip() else None
+        rows = parse_ioarrive(doc, source) if doc is not None else []
+    except (ValueError, ParseError) as e:
+        return _failed(cmd, proc.returncode, f"exit status {proc.returncode}, output is not ioarrive's JSON: {e}",
+                       proc.stderr)
+    if doc is None:
+        return _failed(cmd, proc.returncode, f"exit status {proc.returncode}, no JSON: {first_line(err) or '?'}",
+                       proc.stderr)
+    if proc.returncode != 0:
+        why = "I/O errors" if proc.returncode == 1 else f"exit status {proc.returncode}"
+        return _failed(cmd, proc.returncode, f"{why}: {first_line(err) or '?'}", proc.stderr, doc)
+    return IoarriveResult("ok", "", cmd, 0, doc, rows, proc.stderr)
+
+
+__all__ = ["BINARY_RELPATH", "ENV_VAR", "IoarriveJob", "IoarriveResult", "binary", "build", "compile_command",
+           "run"]
