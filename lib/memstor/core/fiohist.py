@@ -29,6 +29,10 @@ from fractions import Fraction
 
 import numpy as np
 
+# KINDS, ns_to_us and the processed bins table's names live in memstor.core.fiobins (no numpy, so that reading
+# fio's output imports none); they are fiohist's names too.
+from memstor.core.fiobins import BIN_COLUMNS, BINS_SUFFIX, KINDS, ns_to_us  # noqa: F401
+
 #: fio stat.h: bits of precision per group, buckets per group (2**bits).
 FIO_IO_U_PLAT_BITS = 6
 FIO_IO_U_PLAT_VAL = 1 << FIO_IO_U_PLAT_BITS
@@ -37,8 +41,6 @@ FIO_IO_U_PLAT_NR = 29 * FIO_IO_U_PLAT_VAL
 FIO_IO_U_PLAT_NR_OLD = 19 * FIO_IO_U_PLAT_VAL
 #: The percentiles fio reports by default that the tables show (the clat_p* columns).
 DEFAULT_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
-#: json+ histogram kinds: completion latency (``clat_ns``) and total latency (``lat_ns``).
-KINDS = ("clat", "lat")
 
 
 # ------------------------------------------------------------------------------------- bin layout
@@ -175,21 +177,6 @@ def cdf(bins: Mapping) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values, counts, frac
 
 
-def ns_to_us(ns: float) -> float:
-    """A latency in ns as µs: the one conversion of fio's ns latencies for the tables (ns / 1000, exact
-    to the last bit; ``ns * 1e-3`` differs in 1 of ~8 values)."""
-    return float(ns) / 1000.0
-
-
 def pct_column(p: float, kind: str = "clat") -> str:
     """The table column of percentile p: 99.9 -> 'clat_p99_9_us' (kind clat or lat)."""
     return f"{kind}_p{p:g}".replace(".", "_") + "_us"
-
-
-# ------------------------------------------------------------------------------- the processed table
-#: Suffix of the processed bins table beside an experiment's table: ``<experiment>-bins.csv``.
-BINS_SUFFIX = "-bins"
-#: Columns of the processed bins table (one row per raw file x job x direction x kind x non-empty bin):
-#: source (the raw file, relative to the data folder, as in the experiment table), jobname, groupid,
-#: direction (read/write/trim), kind (clat | lat), latency_ns (the bin's representative latency), count.
-BIN_COLUMNS = ("source", "jobname", "groupid", "direction", "kind", "latency_ns", "count")

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from memstor.core.errors import first_line
 from memstor.core.files import atomic_write
-from memstor.core.fiohist import BIN_COLUMNS, BINS_SUFFIX
+from memstor.core.fiobins import BIN_COLUMNS, BINS_SUFFIX
 from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
-from memstor.parse.fio import looks_like_fio, parse_fio
-from memstor.parse.fio_bins import text_bin_rows
+from memstor.parse.fio import looks_like_fio, read_fio
+from memstor.parse.fio_bins import bin_rows, text_bin_rows
 from memstor.parse.guards import empty_cells, one_line
 from memstor.parse.loadlat_hierarchy import mode_of_text, parse_hierarchy
 from memstor.parse.mlc import looks_like_mlc, parse_mlc
@@ -49,12 +49,20 @@ def _walk(path: Path) -> Iterator[Path]:
     """Regular files under `path` in a stable order; symlinked folders are not followed (no loops)."""
     for top, dirs, files in os.walk(path, followlinks=False, onerror=None):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        folder = Path(top)
         for name in sorted(files):
             if name.startswith(".") or name in SKIP_NAMES or name.endswith(".meta.json"):
                 continue
-            if Path(name).suffix.lower() in SKIP_SUFFIXES:
+            if _suffix(name).lower() in SKIP_SUFFIXES:
                 continue
-            yield Path(top) / name
+            yield folder / name
+
+
+def _suffix(name: str) -> str:
+    """``Path(name).suffix`` without building a Path (a walk asks it of every file): the text from the last
+    dot, '' when the dot is the first or the last character."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
 
 
 def expand(paths: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
@@ -113,14 +121,21 @@ def parse_file(path: Path, kind: str | None, named: bool, outcome: ParseOutcome)
         return
     if kind is not None and found is not None and found != kind and not named:
         return  # a folder walk in --kind mode skips the other tool's files
-    # loadlat's working-set and memory-level-parallelism modes (memstor.parse.loadlat_hierarchy)
-    parse = parse_hierarchy if use == "mlc" and mode_of_text(text) else _parser(use)
-    result = parse(text, str(path))
-    outcome.files += 1
-    outcome.rows[use].extend(sanitise_rows(result.rows, use, outcome.errors))
+    source = str(path)
     if use == "fio":
-        outcome.bins.extend(text_bin_rows(text, str(path)))
-    outcome.errors.extend(one_line(e) for e in result.errors)  # a damaged file can put CR, NUL, escapes
+        # one JSON decoding per file: the rows and the json+ bins come from the same document. parse_fio's
+        # own guard (memstor.parse.fio) already emptied every cell sanitise_rows would, and more.
+        result, doc = read_fio(text, source)
+        outcome.files += 1
+        outcome.rows[use].extend(result.rows)
+        outcome.bins.extend(bin_rows(doc, source) if doc is not None else text_bin_rows(text, source))
+    else:
+        # loadlat's working-set and memory-level-parallelism modes (memstor.parse.loadlat_hierarchy)
+        result = (parse_hierarchy if mode_of_text(text) else parse_mlc)(text, source)
+        outcome.files += 1
+        outcome.rows[use].extend(sanitise_rows(result.rows, use, outcome.errors))
+    if result.errors:
+        outcome.errors.extend(one_line(e) for e in result.errors)  # a damaged file can put CR, NUL, escapes
 
 
 # Numeric columns that hold a count, size, fraction or measurement: finite and >= 0, else empty.
@@ -151,12 +166,6 @@ def sanitise_rows(rows: list, kind: str, errors: list) -> list:
     return rows
 
 
-def _parser(kind: str):
-    if kind == "fio":
-        return parse_fio
-    return parse_mlc
-
-
 def parse_paths(paths: Iterable[str | Path], kind: str | None = None) -> ParseOutcome:
     """Parse every file under `paths`; `kind` forces the parser ('fio'|'mlc'), None auto-detects."""
     outcome = ParseOutcome()
@@ -185,11 +194,11 @@ def to_csv(rows: list, kind: str) -> str:
 
 def rows_csv(rows: list, fieldnames) -> str:
     """Row dicts as CSV text with exactly ``fieldnames`` (others ignored); None -> empty cell."""
+    names = list(fieldnames)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(fieldnames), extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(names)
+    writer.writerows(map(row.get, names) for row in rows)  # csv writes None as an empty cell
     return buf.getvalue()
 
 

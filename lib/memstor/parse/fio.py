@@ -19,6 +19,7 @@ impossible numbers, and fio's iodepth buckets.
 
 from __future__ import annotations
 
+import math
 import re
 
 from memstor.core.errors import ParseError
@@ -30,6 +31,7 @@ from memstor.parse.guards import DAMAGE, empty_cells, one_line
 
 __all__ = [
     "DIRECTIONS", "clat_bins", "depth_bucket", "iodepth_levels", "load_fio_json", "looks_like_fio", "parse_fio",
+    "read_fio",
 ]
 
 _FIO_HINTS = re.compile(
@@ -38,6 +40,8 @@ _FIO_HINTS = re.compile(
 )
 # Columns that hold a count, size or measurement: a finite number >= 0 or empty.
 _NON_NEGATIVE = ("groupid", "bs_bytes", "iodepth", "numjobs", *METRIC_COLUMNS)
+# impossible_number's bound of an integer cell (no tool prints a counter past 64 bits).
+_INT_LIMIT = 1 << 63
 
 
 def looks_like_fio(text: str) -> bool:
@@ -51,18 +55,27 @@ def parse_fio(text: str, source: str) -> ParseResult:
     A JSON document wins over text around it (when several, the last complete one); otherwise the
     normal and terse text is read.
     """
-    result = _parse_fio(text, source)
+    return read_fio(text, source)[0]
+
+
+def read_fio(text: str, source: str) -> tuple[ParseResult, dict | None]:
+    """:func:`parse_fio`'s result and the fio JSON document its rows came from (None when the text held
+    none, or it could not be read): a caller that also wants the json+ bins (memstor.parse.fio_bins.bin_rows)
+    or the job entries reads the document once, not twice."""
+    holder: list[dict] = []
+    result = _parse_fio(text, source, holder)
     result.errors = [one_line(e, 500) for e in result.errors]
-    return result
+    return result, (holder[0] if holder else None)
 
 
-def _parse_fio(text: str, source: str) -> ParseResult:
-    """parse_fio's body (errors not yet forced onto one line)."""
+def _parse_fio(text: str, source: str, holder: list[dict]) -> ParseResult:
+    """parse_fio's body (errors not yet forced onto one line); the JSON document read goes into ``holder``."""
     result = ParseResult()
     has_json = '"fio version"' in text or '"jobs"' in text or '"client_stats"' in text
     try:
         if has_json:
-            result.rows = rows_from_json(load_fio_json(text), source, result.errors)
+            holder.append(load_fio_json(text))
+            result.rows = rows_from_json(holder[0], source, result.errors)
         else:
             result.rows = rows_from_text(text, source, result.errors)
     except ParseError as err:
@@ -112,12 +125,35 @@ def _bad_value(column: str, value) -> bool:
     return column == "direct" and value not in (0, 1)
 
 
+def _plainly_valid(row: dict) -> bool:
+    """True when no cell of ``row`` can be a :func:`_bad_value`: every number a finite int or float in
+    0 .. 2**63, rwmixread at most 100, direct 0 or 1. A fast, conservative pre-check (False sends the row
+    to the cell-by-cell rule, which decides): almost every row of a real file passes it, which spares
+    the 29 calls per row of the rule (a third of ``memstor parse``'s time over 5,000 files)."""
+    for value in row.values():
+        kind = type(value)
+        if kind is float:
+            if not 0.0 <= value < math.inf:  # NaN, inf and negatives fail this comparison
+                return False
+        elif kind is int:
+            if not 0 <= value < _INT_LIMIT:
+                return False
+        elif value is not None and kind is not str and kind is not bool:
+            return False
+    mix, direct = row.get("rwmixread"), row.get("direct")
+    if isinstance(mix, (int, float)) and mix > 100:
+        return False
+    return not isinstance(direct, (int, float)) or direct in (0, 1)
+
+
 def _sanitised(result: ParseResult, source: str) -> ParseResult:
     """Empty every impossible number (NaN/inf, negative IOPS or latency...) with one error line per row.
 
     A damaged file must never smuggle such a value into a table as if fio had measured it.
     """
     for row in result.rows:
+        if _plainly_valid(row):
+            continue
         shown = empty_cells(row, _bad_value)
         if shown is None:
             continue

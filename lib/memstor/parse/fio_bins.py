@@ -2,7 +2,7 @@
 
 The tables of ``data/processed/`` hold one row per job x direction; the latency histograms behind their
 percentiles would otherwise stay in the raw json+ files. This module writes them out as a tidy table
-(:data:`memstor.core.fiohist.BIN_COLUMNS`: one row per raw file x job x direction x kind x non-empty bin)
+(:data:`memstor.core.fiobins.BIN_COLUMNS`: one row per raw file x job x direction x kind x non-empty bin)
 when the raw output is parsed, so that the analysis (clone merging, latency CDFs, service times) reads
 ``data/processed/`` only. Percentiles and merging are memstor.core.fiohist's.
 
@@ -13,8 +13,8 @@ Units: ``latency_ns`` ns (the bin's representative latency, fio's json+ key), ``
 from __future__ import annotations
 
 from memstor.core.errors import MemstorError
-from memstor.core.fiohist import BIN_COLUMNS, KINDS
-from memstor.parse.fio_json import latency_bins, load_fio_json
+from memstor.core.fiobins import BIN_COLUMNS, KINDS
+from memstor.parse.fio_json import direction_bins, load_fio_json
 from memstor.parse.fio_spec import DIRECTIONS
 
 
@@ -28,8 +28,14 @@ def bin_rows(doc: dict, source: str) -> list[dict]:
         if not isinstance(job, dict) or job.get("jobname") == "All clients":
             continue
         for direction in DIRECTIONS:
+            ddir = job.get(direction) or {}
+            if not ddir:
+                continue  # no entry: no bins (the common case of a trim or an unused direction)
             for kind in KINDS:
-                for ns, count in sorted(latency_bins(job, direction, kind).items()):
+                hist = ddir.get(kind + "_ns")
+                if not hist or (isinstance(hist, dict) and not hist.get("bins")):
+                    continue  # no histogram of this kind (plain JSON, or total latency not asked for)
+                for ns, count in sorted(direction_bins(ddir, kind).items()):
                     if count:
                         rows.append(dict(zip(BIN_COLUMNS, (source, job.get("jobname"), job.get("groupid"),
                                                            direction, kind, ns, count))))

@@ -12,22 +12,22 @@ seconds, ``total_ios`` a count. Pure functions.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from collections.abc import Callable
 
 from memstor.core.errors import ParseError
-from memstor.core.fiohist import ns_to_us
+from memstor.core.fiobins import ns_to_us
 from memstor.parse.fio_spec import (
     DIRECTIONS,
-    METRIC_COLUMNS,
+    PERCENTILE_COLUMNS,
     base_row,
     damaged_job_line,
     directions,
     leading_int,
     pct_key,
-    percentile_columns,
     spec_from_options,
 )
 from memstor.parse.guards import DAMAGE
@@ -69,7 +69,13 @@ def latency_bins(job: dict, direction: str, kind: str = "clat") -> dict[int, int
     """json+ histogram {latency_ns: count} of one fio 3.x job and direction; kind ``clat`` (completion
     latency, ``clat_ns.bins``) or ``lat`` (total latency, ``lat_ns.bins``: only with lat_percentiles=1);
     {} without bins."""
-    bins = ((job.get(direction) or {}).get(f"{kind}_ns") or {}).get("bins") or {}
+    return direction_bins(job.get(direction) or {}, kind)
+
+
+def direction_bins(ddir: dict, kind: str = "clat") -> dict[int, int]:
+    """json+ histogram {latency_ns: count} of one direction's entry (``job["read"]``...) and kind (clat,
+    lat); {} without bins."""
+    bins = (ddir.get(kind + "_ns") or {}).get("bins") or {}
     return {int(k): int(v) for k, v in bins.items()}
 
 
@@ -91,45 +97,78 @@ def _json_latency(ddir: dict) -> tuple[dict | None, float]:
     return ddir.get("lat"), 1.0
 
 
-def _json_percentiles(ddir: dict) -> dict:
-    """clat percentile columns (us) of one JSON direction (3.x ns -> us by memstor.core.fiohist.ns_to_us,
-    the conversion every table of bin latencies uses, so one percentile reads the same everywhere)."""
+def _json_percentiles(ddir: dict, row: dict) -> None:
+    """Set the clat percentile columns (us) of ``row`` from one JSON direction (3.x ns -> us by
+    memstor.core.fiobins.ns_to_us, the conversion every table of bin latencies uses, so one percentile reads
+    the same everywhere). Every entry is read as a number (a damaged one raises, a text that is no number
+    is skipped); when two keys name one percentile (``99.9`` and ``99.900000``) the later one counts."""
     to_us: Callable[[float], float]
     if "clat_ns" in ddir:
         clat, to_us = ddir["clat_ns"], ns_to_us
     else:
         clat, to_us = ddir.get("clat") or {}, float
     raw = clat.get("percentile") or {}
-    pcts = {}
+    found = {}
     for key, value in raw.items():
         try:
-            pcts[pct_key(key)] = to_us(float(value))
+            number = float(value)
         except ValueError:
             continue
-    return percentile_columns(pcts, 1.0)
+        column = _PCT_COLUMN_OF.get(key, _UNSEEN)
+        if column is _UNSEEN:
+            column = _pct_column(key)
+        if column is not None:
+            found[column] = number
+    for column, number in found.items():
+        row[column] = to_us(number)
 
 
-def _json_direction_metrics(ddir: dict) -> dict:
-    """Metric columns of one JSON direction (``job["read"]``...); latencies None without samples."""
+# fio's percentile keys ("99.900000") -> the schema column they fill (None: no column, or not a number);
+# a few dozen distinct keys in practice, remembered so that each is converted once per process.
+_PCT_COLUMN_OF: dict[str, str | None] = {}
+_PCT_COLUMN_BY_VALUE = dict((p, column) for column, p in PERCENTILE_COLUMNS)
+_UNSEEN = "unseen"  # a key not in _PCT_COLUMN_OF yet (no column is named so)
+
+
+def _pct_column(key: str) -> str | None:
+    """The percentile column fio's percentile key ``key`` fills, or None (memoised :func:`pct_key`)."""
+    try:
+        return _PCT_COLUMN_OF[key]
+    except KeyError:
+        pass
+    try:
+        column = _PCT_COLUMN_BY_VALUE.get(pct_key(key))
+    except ValueError:
+        column = None
+    if len(_PCT_COLUMN_OF) < 4096:  # bounded: a damaged file cannot grow it without end
+        _PCT_COLUMN_OF[key] = column
+    return column
+
+
+def _json_direction_metrics(ddir: dict, row: dict) -> None:
+    """Set the metric columns of ``row`` from one JSON direction (``job["read"]``...); the latencies stay
+    None without samples."""
     total = ddir.get("total_ios")
     bw_bytes = ddir.get("bw_bytes")
-    out = dict.fromkeys(METRIC_COLUMNS)
-    out["iops"] = _scaled(ddir.get("iops", 0), 1.0)
-    out["bw_MBps"] = _scaled(bw_bytes, 1e-6) if bw_bytes is not None else _scaled(ddir.get("bw", 0), 1024 / 1e6)
-    out["runtime_s"] = _scaled(ddir.get("runtime", 0), 1.0) / 1000  # ms -> s (divide: 9 ms -> 0.009 exactly)
-    out["total_ios"] = total
+    row["iops"] = _scaled(ddir.get("iops", 0), 1.0)
+    row["bw_MBps"] = _scaled(bw_bytes, 1e-6) if bw_bytes is not None else _scaled(ddir.get("bw", 0), 1024 / 1e6)
+    row["runtime_s"] = _scaled(ddir.get("runtime", 0), 1.0) / 1000  # ms -> s (divide: 9 ms -> 0.009 exactly)
+    row["total_ios"] = total
     lat, scale = _json_latency(ddir)
     sampled = lat and lat.get("N", 1) and (lat.get("max") or lat.get("mean"))
     if sampled and lat is not None and (total is None or total > 0):  # (sampled implies lat)
-        out.update(lat_mean_us=_scaled(lat["mean"], scale), lat_stddev_us=_scaled(lat.get("stddev", 0), scale),
-                   lat_min_us=_scaled(lat["min"], scale), lat_max_us=_scaled(lat["max"], scale))
-        out.update(_json_percentiles(ddir))
-    return out
+        row["lat_mean_us"] = _scaled(lat["mean"], scale)
+        row["lat_stddev_us"] = _scaled(lat.get("stddev", 0), scale)
+        row["lat_min_us"] = _scaled(lat["min"], scale)
+        row["lat_max_us"] = _scaled(lat["max"], scale)
+        _json_percentiles(ddir, row)
 
 
 def _scaled(value, factor: float) -> float:
     """float(value) * factor; a number too big for a float becomes +-inf (emptied later with an error
     line by the sanitiser of memstor.parse.fio) instead of an OverflowError that would lose the whole job."""
+    if type(value) is float:  # most values: no check, no conversion
+        return value * factor
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise TypeError(f"expected a number, got {type(value).__name__}")
     try:
@@ -176,8 +215,11 @@ def job_cpu_pct(job: dict, numjobs: int | None) -> dict:
     """``cpu_usr_pct``/``cpu_sys_pct`` of one JSON job entry: percent of one CPU summed over its threads
     (see the comment above); numjobs: the job's option (1 lets fio 2.x output without job_runtime count)."""
     out: dict[str, float | None] = {"cpu_usr_pct": None, "cpu_sys_pct": None}
-    wall_ms = max((cpu_pct((job.get(d) or {}).get("runtime")) or 0.0 for d in DIRECTIONS
-                   if isinstance(job.get(d), dict)), default=0.0)
+    wall_ms = 0.0  # the longest direction's runtime (cpu_pct: None or >= 0)
+    for d in DIRECTIONS:
+        entry = job.get(d)
+        if isinstance(entry, dict):
+            wall_ms = max(wall_ms, cpu_pct(entry.get("runtime")) or 0.0)
     summed_ms = cpu_pct(job.get("job_runtime"))
     if summed_ms and wall_ms:
         threads = summed_ms / wall_ms  # 1 (within a ms) for one thread, ~N for a group of N equal threads
@@ -208,19 +250,50 @@ def _json_hosts(jobs: list[dict]) -> list[str | None]:
 def _json_job_rows(job: dict, gopts: dict, version: str | None, host: str | None, source: str) -> list[dict]:
     """Rows of one JSON job: one per direction its rw asks for."""
     has_options = "job options" in job or bool(gopts)
-    spec = spec_from_options({**gopts, **(job.get("job options") or {})}, version, has_options)
+    spec, dirs, skeletons = _job_layout(gopts, job.get("job options"), version, has_options)
     error = leading_int(job.get("error")) or 0
-    dirs: tuple[str | None, ...] = directions(spec["rw"], spec["rwmixread"])
     if not dirs:
         dirs = tuple(d for d in DIRECTIONS if _json_active(job.get(d) or {})) or (None,)
+    jobname, groupid = job.get("jobname"), leading_int(job.get("groupid"))
+    cpu = None
     rows = []
     for ddir in dirs:
-        row = base_row(source, host, job.get("jobname"), job.get("groupid"), spec, ddir, error, version)
+        row = skeletons[ddir].copy()
+        row["source"], row["host"], row["jobname"], row["groupid"], row["error"] = source, host, jobname, groupid, error
         if not error and ddir in job:
-            row.update(_json_direction_metrics(job[ddir]))
-            row.update(job_cpu_pct(job, spec["numjobs"]))
+            _json_direction_metrics(job[ddir], row)
+            cpu = cpu or job_cpu_pct(job, spec["numjobs"])  # one per job: every direction row carries it
+            row.update(cpu)
         rows.append(row)
     return rows
+
+
+def _job_layout(gopts: dict, jopts, version: str | None, has_options: bool) -> tuple[dict, tuple, dict]:
+    """(spec, directions asked for, {direction: row skeleton}) of a job whose global and job options are
+    ``gopts`` and ``jopts``: :func:`~memstor.parse.fio_spec.spec_from_options` and
+    :func:`~memstor.parse.fio_spec.base_row` (job-specific columns still empty), remembered for options
+    seen before (the jobs of a sweep share most of them) when every option is a text, as fio writes them."""
+    if isinstance(jopts, dict) and set(map(type, jopts.values())) <= _TEXT and set(map(type, gopts.values())) <= _TEXT:
+        return _cached_layout(tuple(gopts.items()), tuple(jopts.items()), version, has_options)
+    return _layout({**gopts, **(jopts or {})}, version, has_options)
+
+
+_TEXT = frozenset({str})
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_layout(gitems: tuple, jitems: tuple, version: str | None, has_options: bool) -> tuple[dict, tuple, dict]:
+    """:func:`_layout` of options given as item tuples (hashable: the cache key). Callers copy the
+    skeletons and never change the spec."""
+    return _layout({**dict(gitems), **dict(jitems)}, version, has_options)
+
+
+def _layout(opts: dict, version: str | None, has_options: bool) -> tuple[dict, tuple, dict]:
+    """(spec, directions asked for, {direction or None: row skeleton}) of a job's merged options."""
+    spec = spec_from_options(opts, version, has_options)
+    dirs: tuple[str | None, ...] = directions(spec["rw"], spec["rwmixread"])
+    skeletons = {d: base_row(None, None, None, None, spec, d, 0, version) for d in (*DIRECTIONS, None)}
+    return spec, dirs, skeletons
 
 
 def rows_from_json(doc: dict, source: str, errors: list | None = None) -> list[dict]:

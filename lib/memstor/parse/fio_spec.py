@@ -25,13 +25,13 @@ _RW_DIRECTIONS = {
     "randrw": ("read", "write"), "trimwrite": ("trim", "write"), "randtrimwrite": ("trim", "write"),
 }
 MIXED = {"rw", "readwrite", "randrw"}
-_PERCENTILE_COLUMNS = (
+PERCENTILE_COLUMNS = (
     ("clat_p50_us", 50.0), ("clat_p90_us", 90.0), ("clat_p99_us", 99.0),
     ("clat_p99_9_us", 99.9), ("clat_p99_99_us", 99.99),
 )
 METRIC_COLUMNS = (
     "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_max_us",
-    *(c for c, _ in _PERCENTILE_COLUMNS), "runtime_s", "total_ios",
+    *(c for c, _ in PERCENTILE_COLUMNS), "runtime_s", "total_ios",
 )
 # Factor from a time unit fio prints to microseconds.
 TO_US = {"nsec": 1e-3, "usec": 1.0, "msec": 1e3, "sec": 1e6}
@@ -76,7 +76,7 @@ def pct_key(text: str) -> float:
 def percentile_columns(pcts: dict[float, float], scale_to_us: float) -> dict:
     """Schema percentile columns (us) from {percentile: value}; a missing percentile stays None."""
     out = {}
-    for column, p in _PERCENTILE_COLUMNS:
+    for column, p in PERCENTILE_COLUMNS:
         value = pcts.get(p)
         out[column] = None if value is None else value * scale_to_us
     return out
