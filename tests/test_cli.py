@@ -121,3 +121,63 @@ def test_internal_errors_have_no_traceback_without_debug(tmp_path):
     code, _, err = memstor("parse", "--kind", "fio", ROOT / "README.md", "-o", tmp_path / "x.csv" / "")
     assert code in (1, 2)
     assert "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------ start-up: what is imported
+# The start-up budget of memstor.cli (its docstring): help, version and usage errors import no subcommand
+# module, `memstor parse` imports the parsers only. Checked in a fresh interpreter (sys.modules after main).
+_IMPORTED = """
+import sys
+from memstor.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:  # argparse's --help and --version exit
+    pass
+print("IMPORTED", " ".join(sorted(sys.modules)))
+"""
+# What none of these command lines may import: the heavy libraries and the layers they do not use.
+_HEAVY = ("numpy", "pandas", "scipy", "matplotlib", "memstor.measure", "memstor.analysis", "memstor.report")
+
+
+def imported(*args) -> set[str]:
+    """The modules loaded after `memstor ARGS` ran in a fresh interpreter (stdout and stderr discarded)."""
+    proc = subprocess.run([sys.executable, "-c", _IMPORTED, *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("IMPORTED "))
+    return set(line.split()[1:])
+
+
+def heavy(modules: set[str]) -> list[str]:
+    """The modules of ``modules`` that are (or are under) a name of _HEAVY."""
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in _HEAVY))
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["parse"], ["nosuchcommand"], ["run", "--help"],
+                                  ["cliffs", "x.log", "--block-size", "0"]])
+def test_help_version_and_usage_errors_import_no_subcommand(args):
+    modules = imported(*args)
+    assert "memstor.cli" in modules  # the check ran
+    assert heavy(modules) == [] and not any(m.startswith("memstor.cli.cmd_") for m in modules)
+    assert not any(m.startswith("memstor.parse") for m in modules)
+
+
+def test_parse_imports_the_parsers_only(real, tmp_path):
+    one = real / "AIALRA-0__ECSE-4320-Advanced-Computer-Systems"
+    modules = imported("parse", "--kind", "fio", next(iter(sorted(one.rglob("*.json")))), "-o", tmp_path / "x.csv")
+    assert "memstor.cli.cmd_parse" in modules and "memstor.parse.fio_json" in modules
+    assert heavy(modules) == [] and "memstor.core.fiohist" not in modules  # fiohist brings numpy
+    assert [m for m in modules if m.startswith("memstor.cli.cmd_")] == ["memstor.cli.cmd_parse"]
+    assert (tmp_path / "x.csv").read_text().startswith("source,host,jobname")
+
+
+def test_a_subcommand_imports_its_module_when_it_runs(tmp_path):
+    modules = imported("params", "fio-rw-ratio", "--profile", "quick", "-o", tmp_path / "p.yaml")
+    assert [m for m in modules if m.startswith("memstor.cli.cmd_")] == ["memstor.cli.cmd_params"]
+    assert heavy(modules) == [] and "profile: quick" in (tmp_path / "p.yaml").read_text()
+
+
+def test_the_import_check_sees_a_heavy_subcommand(tmp_path):
+    """The other side of the checks above: `memstor summary` runs the analysis, and its pandas shows."""
+    modules = imported("summary", "--data", tmp_path, "-o", tmp_path / "s.csv")
+    assert "memstor.cli.cmd_summary" in modules
+    assert {"pandas", "memstor.analysis"} <= set(heavy(modules))

@@ -1,34 +1,38 @@
-"""The `memstor` command line (contract in DESIGN.md). No Python traceback reaches a user without --debug."""
+"""The `memstor` command line (contract in DESIGN.md). No Python traceback reaches a user without --debug.
+
+Start-up budget: ``memstor --help``, ``memstor --version`` and a usage error take at most
+:data:`STARTUP_BUDGET_S` (0.2 s, whole process, median of 5 on the 2-vCPU VM of the README), and
+``memstor params`` (which ``make all`` runs once per notebook, even when nothing is to be done) about as
+long. So this module imports only argparse, memstor.core.errors and the experiment registry (module
+names and the profiles' YAML, for the help of ``run``): ``python -X importtime -m memstor.cli --help``
+shows about 45 ms of imports (before: 450 ms, pandas, numpy, the fleet and the fio runner). Each
+subcommand's code lives in its own module ``memstor.cli.cmd_<name>`` (``main(args) -> exit status``),
+imported by :data:`COMMANDS` only when that subcommand runs: ``memstor parse`` never imports pandas or the
+measure layer, ``memstor run`` imports what a sweep needs. tests/test_cli.py checks which modules each of
+these imports; ``make bench-check`` (bench/check.py, in CI) times them against ``python -c pass``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import errno
-import json
-import shlex
+import importlib
 import signal
 import sys
 import threading
 from pathlib import Path
 from typing import NoReturn
 
-import yaml
-
-import memstor.experiments as experiments
 from memstor import __version__
+from memstor.cli._common import EXIT_NOT_HERE, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from memstor.core.errors import Interrupted, MemstorError, NotOnThisMachine, UsageError, first_line
-from memstor.core.files import atomic_write
-from memstor.core.profiles import parse_override
-from memstor.core.units import size_text
-from memstor.experiments import check_experiment, load_profile
-from memstor.experiments import kinds as experiment_kinds
 from memstor.experiments import names as experiment_names
-from memstor.measure.fleet_target import local_target
-from memstor.measure.target import kept_test_file, remove_test_file
-from memstor.parse.cliff_input import collect_inputs, read_throughput_series
-from memstor.report.export import export
 
-EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_NOT_HERE = 0, 1, 2, 3
+__all__ = ["COMMANDS", "EXIT_NOT_HERE", "EXIT_OK", "EXIT_PARTIAL", "EXIT_USAGE", "STARTUP_BUDGET_S", "guarded",
+           "main"]
+
+#: Seconds `memstor --help`, `--version` or a usage error may take, whole process (see the module docstring).
+STARTUP_BUDGET_S = 0.2
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,191 +122,22 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _cmd_parse(args: argparse.Namespace) -> int:
-    # lazy: memstor.parse.files brings numpy (json+ bins): +0.4 s on `memstor --help` (median of 7)
-    from memstor.parse.files import parse_paths, to_csv, write_bins_csv, write_csv
-
-    outcome = parse_paths(args.paths, args.kind)
-    out = Path(args.output) if args.output else None
-    if not args.kind and out is None and all(outcome.rows.values()):
-        raise UsageError("these paths hold both fio and MLC outputs: use -o OUTDIR (writes fio.csv and "
-                         "mlc.csv) or --kind fio|mlc")
-    for line in outcome.errors:
-        print(line.replace("\n", " "), file=sys.stderr)
-    if args.kind:
-        if out is not None and (out.is_dir() or args.output.endswith(("/", "\\"))):
-            out = out / f"{args.kind}.csv"
-        rows = outcome.rows[args.kind]
-        if out is None:
-            sys.stdout.write(to_csv(rows, args.kind))
-        else:
-            write_csv(out, rows, args.kind)
-    elif out is None:
-        kind = "mlc" if outcome.rows["mlc"] else "fio"
-        sys.stdout.write(to_csv(outcome.rows[kind], kind))
-    else:
-        if out.suffix.lower() == ".csv":
-            raise UsageError(f"-o {out}: without --kind, -o names a folder (it gets fio.csv and mlc.csv)")
-        for kind in ("fio", "mlc"):
-            write_csv(out / f"{kind}.csv", outcome.rows[kind], kind)
-        if outcome.bins:  # fio's json+ histograms beside fio.csv, for the analysis (memstor.analysis.histograms)
-            write_bins_csv(out, outcome.bins)
-    nrows = len(outcome.rows["fio"]) + len(outcome.rows["mlc"])
-    if out is not None:
-        print(f"memstor parse: {outcome.files} files, {nrows} rows, {len(outcome.errors)} problems -> {out}",
-              file=sys.stderr)
-    return EXIT_PARTIAL if outcome.errors else EXIT_OK
+#: The subcommands' modules, imported on demand by :func:`run_command` (the deliberate lazy loading of the
+#: start-up budget above): each defines ``main(args) -> exit status``.
+COMMANDS = {name: f"memstor.cli.cmd_{name}"
+            for name in ("parse", "run", "sysinfo", "testfile", "params", "summary", "cliffs", "report")}
 
 
-def _overrides(pairs: list) -> dict:
-    return dict(parse_override(p) for p in pairs)
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    check_experiment(args.experiment)
-    # experiments.run_profile is imported on first use (memstor.experiments.__getattr__): pandas, the measure layer
-    try:
-        table = experiments.run_profile(args.experiment, args.profile, _overrides(args.overrides),
-                                        data_root=args.data, target_dir=args.target, host=args.host,
-                                        progress=not args.no_progress, hosts=args.hosts)
-    except NotOnThisMachine as exc:
-        if args.skip_note:
-            Path(args.skip_note).write_text(f"{exc}\n", encoding="utf-8")
-        raise
-    failed = int((table["status"] == "failed").sum()) if "status" in table.columns else 0
-    print(f"memstor run {args.experiment}: {len(table)} rows"
-          + (f", {failed} failed (see the error column)" if failed else ""), file=sys.stderr)
-    notice = _kept_file_notice(args)
-    if notice:
-        print(notice, file=sys.stderr)
-    return EXIT_PARTIAL if failed else EXIT_OK
-
-
-def _cmd_testfile(args: argparse.Namespace) -> int:
-    if args.remove:
-        return _remove_testfile(args)
-    if not args.target and not args.device:
-        raise UsageError("memstor testfile: give --target DIR (or --device DEV --confirm-device DEV)")
-    if args.size is None:
-        raise UsageError("memstor testfile: give --size BYTES to prepare the test file, or --remove to delete it")
-    info = local_target(args.size, args.target, args.device, args.confirm_device, args.ioengine, args.direct)
-    print(json.dumps(info, sort_keys=True))
-    return EXIT_OK
-
-
-def _remove_testfile(args: argparse.Namespace) -> int:
-    if args.device or not args.target:
-        raise UsageError("memstor testfile --remove: give --target DIR, the folder holding the test file "
-                         "(a raw device is never removed)")
-    tf = kept_test_file(Path(args.target))
-    if tf is None:
-        print(f"memstor testfile: no test file in {args.target}; nothing to remove", file=sys.stderr)
-        return EXIT_OK
-    remove_test_file(tf)
-    print(f"memstor testfile: removed {tf.path} ({size_text(tf.size_bytes)})", file=sys.stderr)
-    return EXIT_OK
-
-
-def _kept_file_notice(args: argparse.Namespace) -> str | None:
-    """The line naming the test file a local fio run left for reuse, with the command that removes it."""
-    if args.hosts or "device" in _overrides(args.overrides) or not args.experiment.startswith("fio-"):
-        return None
-    folder = Path(args.target) if args.target else Path(args.data) / "scratch"
-    try:
-        tf = kept_test_file(folder)
-    except MemstorError:
-        return None
-    if tf is None:
-        return None
-    return (f"memstor run: kept the test file {tf.path} ({size_text(tf.size_bytes)}) for the next run; remove it "
-            f"with: memstor testfile --remove --target {shlex.quote(str(folder))}")
-
-
-def _cmd_sysinfo(args: argparse.Namespace) -> int:
-    # lazy: memstor.measure.sysinfo brings the fio runner and parsers: +0.1 s on `memstor --help`
-    from memstor.measure.sysinfo import collect
-
-    target = Path(args.target) if args.target else None
-    drive_of = args.device or target or Path(args.data) / "scratch"
-    print(json.dumps(collect(target, drive_of=drive_of, raw=bool(args.device)), indent=2, default=str))
-    return EXIT_OK
-
-
-def _cmd_params(args: argparse.Namespace) -> int:
-    section = load_profile(args.profile, args.experiment, _overrides(args.overrides))
-    section.update(_overrides(args.add))
-    text = yaml.safe_dump(section, sort_keys=False, default_flow_style=None)
-    if not args.output:
-        sys.stdout.write(text)
-        return EXIT_OK
-    out = Path(args.output)
-    if not out.is_file() or out.read_text() != text:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
-    return EXIT_OK
-
-
-def _cmd_summary(args: argparse.Namespace) -> int:
-    # lazy: the analysis layer brings pandas: +1.2 s on `memstor --help` (median of 7)
-    from memstor.analysis import dataset, synthesis
-
-    ds = dataset.load_dataset(args.data, experiment_kinds())
-    for problem in ds.problems:
-        print(f"memstor: {problem}", file=sys.stderr)
-    text = synthesis.fio_summary(ds).to_csv(index=False)
-    if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(out, text)
-    else:
-        sys.stdout.write(text)
-    return EXIT_PARTIAL if ds.problems else EXIT_OK
-
-
-def _cmd_cliffs(args: argparse.Namespace) -> int:
-    if args.block_size is not None and args.block_size <= 0:
+def _check_args(args: argparse.Namespace) -> None:
+    """Usage errors argparse cannot see, found before a subcommand's (possibly slow) modules are imported."""
+    if args.command == "cliffs" and args.block_size is not None and args.block_size <= 0:
         raise UsageError(f"--block-size {args.block_size}: give the bytes per I/O, a whole number > 0")
-    # lazy: ruptures and scipy's ndimage/stats: +0.7 s on `memstor --help` (median of 5)
-    from memstor.analysis.cliffs import CLIFF_COLUMNS, find_cliffs
-
-    inputs, notes, errors = collect_inputs(args.paths)
-    for line in notes:
-        print(f"memstor cliffs: {line}", file=sys.stderr)
-    tables = []
-    for inp in inputs:
-        try:
-            series, column, unit = read_throughput_series(inp.paths)
-            found = find_cliffs(series, column, unit=unit, block_size_bytes=args.block_size)
-        except MemstorError as err:
-            errors.append(first_line(err))
-            continue
-        note = series.attrs.get("note")
-        print(f"memstor cliffs: {inp.source}: {len(found)} change(s) in {len(series)} s"
-              + (f" ({note})" if note else ""), file=sys.stderr)
-        tables.append(found.assign(source=inp.source)[["source", *CLIFF_COLUMNS]])
-    for line in errors:
-        print(f"memstor: {line}", file=sys.stderr)
-    if not tables and errors:
-        return EXIT_PARTIAL
-    header = ",".join(["source", *CLIFF_COLUMNS]) + "\n"
-    text = header + "".join(t.to_csv(index=False, header=False) for t in tables)
-    if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(out, text)
-    else:
-        sys.stdout.write(text)
-    return EXIT_PARTIAL if errors else EXIT_OK
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
-    res = export(args.notebook, args.outdir, name=args.name, pdf=not args.html_only)
-    print(f"memstor: {res['message']}", file=sys.stderr)
-    return EXIT_OK
-
-
-COMMANDS = {"parse": _cmd_parse, "run": _cmd_run, "sysinfo": _cmd_sysinfo, "testfile": _cmd_testfile,
-            "params": _cmd_params, "summary": _cmd_summary, "cliffs": _cmd_cliffs, "report": _cmd_report}
+def run_command(args: argparse.Namespace) -> int:
+    """Run the parsed subcommand: import its module (:data:`COMMANDS`) now, then call its ``main(args)``."""
+    _check_args(args)
+    return importlib.import_module(COMMANDS[args.command]).main(args)
 
 
 def _os_error_line(exc: OSError) -> str:
@@ -365,7 +200,7 @@ def main(argv: list | None = None) -> int:
         if not args.command:
             _build_parser().print_help(sys.stderr)
             return EXIT_USAGE
-        return COMMANDS[args.command](args)
+        return run_command(args)
 
     status = guarded(command, debug="--debug" in argv)
     if as_program and threading.current_thread() is threading.main_thread():

@@ -1,0 +1,45 @@
+"""``memstor parse``: fio/MLC output files -> tidy CSV (memstor.parse.files does the work)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from memstor.cli._common import EXIT_OK, EXIT_PARTIAL
+from memstor.core.errors import UsageError
+from memstor.parse.files import parse_paths, to_csv, write_bins_csv, write_csv
+
+
+def main(args: argparse.Namespace) -> int:
+    """Parse ``args.paths`` (files or folders) into fio.csv / mlc.csv or stdout; the exit status."""
+    outcome = parse_paths(args.paths, args.kind)
+    out = Path(args.output) if args.output else None
+    if not args.kind and out is None and all(outcome.rows.values()):
+        raise UsageError("these paths hold both fio and MLC outputs: use -o OUTDIR (writes fio.csv and "
+                         "mlc.csv) or --kind fio|mlc")
+    for line in outcome.errors:
+        print(line.replace("\n", " "), file=sys.stderr)
+    if args.kind:
+        if out is not None and (out.is_dir() or args.output.endswith(("/", "\\"))):
+            out = out / f"{args.kind}.csv"
+        rows = outcome.rows[args.kind]
+        if out is None:
+            sys.stdout.write(to_csv(rows, args.kind))
+        else:
+            write_csv(out, rows, args.kind)
+    elif out is None:
+        kind = "mlc" if outcome.rows["mlc"] else "fio"
+        sys.stdout.write(to_csv(outcome.rows[kind], kind))
+    else:
+        if out.suffix.lower() == ".csv":
+            raise UsageError(f"-o {out}: without --kind, -o names a folder (it gets fio.csv and mlc.csv)")
+        for kind in ("fio", "mlc"):
+            write_csv(out / f"{kind}.csv", outcome.rows[kind], kind)
+        if outcome.bins:  # fio's json+ histograms beside fio.csv, for the analysis (memstor.analysis.histograms)
+            write_bins_csv(out, outcome.bins)
+    nrows = len(outcome.rows["fio"]) + len(outcome.rows["mlc"])
+    if out is not None:
+        print(f"memstor parse: {outcome.files} files, {nrows} rows, {len(outcome.errors)} problems -> {out}",
+              file=sys.stderr)
+    return EXIT_PARTIAL if outcome.errors else EXIT_OK
