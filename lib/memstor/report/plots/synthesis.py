@@ -23,6 +23,7 @@ from memstor.analysis.memory_curves import legend_labels
 from memstor.analysis.storage_fit import CLOSED
 from memstor.core.schema import missing
 from memstor.report.plots import MARKERS, new_figure, size_label, style
+from memstor.report.plots.printing import fit_for_print
 from memstor.report.plots.storage import KNEE_LABEL, KNEE_MARK, labelled_ticks
 
 #: Scale of memstor's standard panel (plots.PANEL_IN) for report figures: 2 panels fit a printed page.
@@ -36,13 +37,15 @@ _FIGURE_NUMBERS = itertools.count(1)
 
 
 def show(fig, caption: str = "") -> None:
-    """Display `fig` once in a notebook and close it (no second copy from the inline backend); with a
-    caption, the next figure number and the caption under it ("Figure 3. ...", markdown)."""
+    """Display `fig` once in a notebook and close it (no second copy from the inline backend), sized as the PDF
+    prints it (memstor.report.plots.printing.fit_for_print: no text under 7 pt, no overlapping tick labels); with
+    a caption, the next figure number and the caption under it ("Figure 3. ...", markdown)."""
     from IPython.display import Markdown, display  # notebooks only: IPython is not needed to build figures
 
     if fig is None:
         return
-    display(fig)
+    fig.set_dpi(REPORT_DPI)  # sharp in the PDF whatever dpi the figure was drawn at; the printed size is the same
+    display(fit_for_print(fig))
     plt.close(fig)
     if caption:
         display(Markdown(f"*Figure {next(_FIGURE_NUMBERS)}.* {caption}"))

@@ -12,6 +12,7 @@ headers and units, and the sentences of the report. Layer: report (imports analy
 - :mod:`.wsat`: write saturation: burst and sustained levels, the cliffs, one paragraph per run;
 - :mod:`.hierarchy`: the cache levels beside the kernel's sizes, the TLB cost, memory-level parallelism;
 - :mod:`.pts`: the SNIA PTS recovery and demand tests (HIR, XSR, CBW, DIRTH) and their departures from PTS;
+- :mod:`.methods`: each section's method, in brief (the PDF) and in full (the HTML);
 - :mod:`.read_ratio`: the read-ratio family by DRAM read share and the nearest published (Mess) platforms.
 
 Numbers and intervals are formatted by :mod:`memstor.core.fmt` alone; its functions are re-exported here
@@ -48,7 +49,14 @@ from memstor.report.text.openloop import (
     models_display,
     slo_display,
 )
-from memstor.report.text.pts import cbw_display, departures, dirth_display, hir_display, xsr_display
+from memstor.report.text.pts import (
+    cbw_display,
+    departures,
+    dirth_display,
+    hir_display,
+    pts_summary,
+    xsr_display,
+)
 from memstor.report.text.queueing import (
     cluster_display,
     grid_display,
@@ -56,6 +64,7 @@ from memstor.report.text.queueing import (
     knee_display,
     knee_sentences,
     little_display,
+    little_sentences,
 )
 from memstor.report.text.read_ratio import read_ratio_display, read_ratio_sentences
 from memstor.report.text.spec import spec_table
@@ -72,12 +81,12 @@ __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
     "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display", "cache_levels_display",
-    "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display",
+    "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display", "pts_summary",
     "xsr_display", "cbw_display",
     "dirth_display",
     "SYSTEM_FIELDS", "systems_table", "commands",
     "spec_table",
-    "little_display", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",
+    "little_display", "little_sentences", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",
     "memory_display", "memory_sentences", "storage_sentences", "pacing_display", "SECTION_NAMES",
     "sections_display", "curves_display", "curves_sentences",
     "steady_display", "steady_sentences", "steady_rounds_display", "steady_matrix_display",

@@ -94,3 +94,52 @@ def dirth_display(dirth: pd.DataFrame | None) -> pd.DataFrame:
         "p99 (µs)": d["p99_us"].map(fmt_number), "ceiling (µs)": d["ceiling_us"].map(fmt_number),
     })
     return _one(dirth, out) if len(d) else pd.DataFrame(columns=cols)
+
+
+def _hir_result(g: pd.DataFrame) -> str:
+    waits = "; ".join(f"after {fmt_number(w)} s idle {fmt_interval(r, lo, hi)} × ({fmt_number(i)} IOPS)"
+                      for w, r, lo, hi, i in zip(g["wait_s"], g["recovery_ratio"], g["recovery_ratio_ci_low"],
+                                                 g["recovery_ratio_ci_high"], g["iops_mean"]))
+    return f"baseline {fmt_number(g['baseline_iops'].iloc[0])} IOPS; {waits}"
+
+
+def _xsr_result(g: pd.DataFrame) -> str:
+    return "; ".join(f"{t}: {fmt_number(a)} → {fmt_number(b)} MB/s, "
+                     + ("not settled" if missing(s) else f"settles in {fmt_number(s)} s")
+                     for t, a, b, s in zip(g["transition"], g["from_level_MBps"], g["to_level_MBps"], g["settle_s"]))
+
+
+def _point(r) -> str:
+    return (f"{fmt_number(r['iops'])} IOPS at T{_int(r['threads'])} Q{_int(r['qd'])} (mean {fmt_number(r['lat_mean_us'])} µs, "
+            f"p99 {fmt_number(r['p99_us'])} µs)")
+
+
+def _cbw_result(g: pd.DataFrame) -> str:
+    best, least = g.loc[g["iops"].idxmax()], g.loc[g["iops"].idxmin()]
+    return f"most {_point(best)}; least {_point(least)}"
+
+
+def _dirth_result(g: pd.DataFrame) -> str:
+    roles = g[g["role"].fillna("").astype(str) != ""]
+    parts = [f"{r['role']}: {_point(r)}" for _, r in roles.iterrows() if r["role"] != "mid"]
+    ceiling = g["ceiling_us"].dropna()
+    return "; ".join(parts) + (f" (ceiling {fmt_number(ceiling.iloc[0])} µs mean response time)" if len(ceiling) else "")
+
+
+def pts_summary(hir: pd.DataFrame | None, xsr: pd.DataFrame | None, cbw: pd.DataFrame | None,
+                dirth: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per device x PTS test that ran: the test and its result in one cell (HIR: the recovery ratio after
+    each idle period [95 % interval]; XSR: the levels around each transition and the settle time; CBW: the most and
+    the least IOPS; DIRTH: the optimal, maximum-IOPS and minimum points). The report's compact table (the PDF);
+    the per-test tables keep every row."""
+    rows = []
+    for test, table, result in (("HIR (host idle recovery)", hir, _hir_result),
+                                ("XSR (cross-stimulus recovery)", xsr, _xsr_result),
+                                ("CBW (composite block-size workload)", cbw, _cbw_result),
+                                ("DIRTH (demand intensity)", dirth, _dirth_result)):
+        if table is None or table.empty:
+            continue
+        for host, g in table.groupby("host", sort=True):
+            rows.append({"device": host, "test": test, "result": result(g)})
+    out = pd.DataFrame(rows, columns=["device", "test", "result"])
+    return out if out["device"].nunique() > 1 else out.drop(columns="device")

@@ -130,3 +130,23 @@ def knee_sentences(knees: pd.DataFrame) -> list:
             s += f" Note: {k['note']}."
         out.append(s)
     return out
+
+
+def little_sentences(little: pd.DataFrame, most: int = 3) -> list[str]:
+    """One sentence per device: at how many points X·R stayed within the ±5 % band of N, the residuals' range,
+    and the flagged points (at most `most` named, each with its reason) — the report's Little's law in brief."""
+    out: list[str] = []
+    if little is None or little.empty:
+        return out
+    for host, g in little.groupby("host", sort=True):
+        res = g["residual_pct"].dropna()
+        flagged = g[g["flagged"].fillna(False).astype(bool)]
+        span = f" (residuals {res.min():+.1f} to {res.max():+.1f} %)" if len(res) else ""
+        text = f"**{host}**: X·R within the ±5 % band of N at {len(g) - len(flagged)} of {len(g)} points{span}"
+        if len(flagged):
+            named = "; ".join(f"{r.rw} QD{int(r.iodepth)}×{int(r.numjobs)}: {r.reason}"
+                              for r in flagged.head(most).itertuples())
+            more = f" and {len(flagged) - most} more" if len(flagged) > most else ""
+            text += f"; flagged: {named}{more}"
+        out.append(text + ".")
+    return out

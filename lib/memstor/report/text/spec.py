@@ -9,11 +9,13 @@ from memstor.core.fmt import fmt_ci, fmt_number
 from memstor.core.schema import missing
 
 
-def spec_table(comp: pd.DataFrame) -> pd.DataFrame:
-    """The comparison for display: short headers with units, numbers formatted, conditions both sides."""
+def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
+    """The comparison for display: short headers with units, numbers formatted, conditions both sides. Compact
+    (the PDF): the measured side's outstanding I/O and block size and which point it is, instead of every
+    condition of both sides (the flag still names each condition that differs); no host column for one device."""
     if comp.empty:
         return comp
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "host": comp["host"],
         "spec value": comp["metric"] + comp["headline"].map(lambda b: " ★" if b else ""),
         "unit": comp["unit"],
@@ -28,6 +30,13 @@ def spec_table(comp: pd.DataFrame) -> pd.DataFrame:
             for m, s, sel in zip(comp["measured_conditions"], comp["spec_conditions"], comp["selection"])],
         "flag": comp["flag"],
     })
+    if compact:
+        out["conditions"] = [", ".join(str(m).split(", ")[:2]) + (f" [{_short_selection(sel)}]" if sel else "")
+                             for m, sel in zip(comp["measured_conditions"], comp["selection"])]
+        out = out.rename(columns={"conditions": "measured at"})
+        if out["host"].nunique() == 1:
+            out = out.drop(columns="host")
+    return out
 
 
 def _short_selection(selection: str) -> str:

@@ -1,0 +1,176 @@
+"""Figures as the PDF prints them: the size the LaTeX route gives a figure, and what is unreadable there.
+
+The PDF (memstor.report.export, template ``memstor.tex.j2``: letter paper, 0.9 in margins) scales every figure
+down into a box of 0.9 × the line width by 0.3 × the paper height, keeping its proportions; the notebook's
+inline PNG is the figure's tight bounding box plus 0.1 in of padding (IPython's ``bbox_inches="tight"``).
+:func:`printed_scale` is that factor, :func:`fit_for_print` sizes a report figure so that it prints at
+(nearly) its own size, and :func:`print_problems` lists every text under :data:`MIN_PRINT_PT` at its printed
+size and every pair of tick labels of one axis that overlap (the tests run it over every report figure).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from matplotlib.text import Text
+from matplotlib.ticker import NullFormatter
+
+#: Letter paper 8.5 × 11 in less 0.9 in margins on each side (memstor.tex.j2, block margins): the line width.
+LINE_WIDTH_IN = 8.5 - 2 * 0.9
+#: The box a figure is scaled into in the PDF (memstor.tex.j2: max size={0.9\\linewidth}{0.3\\paperheight}).
+PRINT_BOX_IN = (0.9 * LINE_WIDTH_IN, 0.3 * 11.0)
+#: The box the report's figures are drawn into (fit_for_print): the print box's width, a little less height, so
+#: that a page holds two figures and their text.
+REPORT_BOX_IN = (PRINT_BOX_IN[0], 2.8)
+#: Inches the inline PNG adds on each side of the figure's tight bounding box (savefig's pad_inches).
+PAD_IN = 0.1
+#: The smallest text size readable in print (points, at the printed size).
+MIN_PRINT_PT = 7.0
+#: The size fit_for_print gives text it would print smaller: MIN_PRINT_PT with room for the last 2 % of shrink.
+_FLOOR_PT = MIN_PRINT_PT * 1.03
+
+
+def _renderer(fig):
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def printed_size_in(fig) -> tuple[float, float]:
+    """(width, height) in inches of the figure's PNG as the notebook embeds it (tight box + padding)."""
+    box = fig.get_tightbbox(_renderer(fig))
+    return box.width + 2 * PAD_IN, box.height + 2 * PAD_IN
+
+
+def printed_scale(fig, box: tuple[float, float] = PRINT_BOX_IN) -> float:
+    """The factor the PDF prints the figure at: 1 when it fits the print box, else the shrink that fits it."""
+    w, h = printed_size_in(fig)
+    return min(1.0, box[0] / w, box[1] / h)
+
+
+def fit_for_print(fig, box: tuple[float, float] = REPORT_BOX_IN, rounds: int = 4):
+    """The figure as the PDF should print it: sized to fit the print box at 1:1 (the PDF then shrinks it no
+    further), every text scaled with it but never under MIN_PRINT_PT, and tick labels that would overlap
+    rotated or thinned (:func:`declutter_ticks`); returns the figure. A figure that fits `box` (inches, within
+    the print box) keeps its size."""
+    for _attempt in range(2):  # decluttering (rotated labels) can grow the figure: fit it once more
+        for _ in range(rounds):
+            s = printed_scale(fig, box)
+            if s >= 0.99:
+                break
+            w, h = fig.get_size_inches()
+            fig.set_size_inches(w * s * 0.98, h * s * 0.98)
+            for t in fig.findobj(Text):
+                t.set_fontsize(max(t.get_fontsize() * s, _FLOOR_PT))
+        for t in fig.findobj(Text):  # a figure that fits may still carry text set too small
+            if t.get_fontsize() < _FLOOR_PT:
+                t.set_fontsize(_FLOOR_PT)
+        declutter_ticks(fig)
+    return fig
+
+
+def _overlapping(labels, renderer) -> bool:
+    boxes = [lab.get_window_extent(renderer) for lab in labels]
+    return any(_overlaps(a, b) for a, b in itertools.combinations(boxes, 2))
+
+
+def _thin(axis, k: int) -> None:
+    """Keep every k-th major tick (and its label) of an axis, the labels as they were."""
+    locs = [t.get_loc() for t in axis._update_ticks() if t in axis.majorTicks]
+    texts = [t.label1.get_text() for t in axis._update_ticks() if t in axis.majorTicks]
+    keep = list(range(0, len(locs), k))
+    axis.set_ticks([locs[i] for i in keep], [texts[i] for i in keep])
+
+
+def declutter_ticks(fig) -> None:
+    """Tick labels of one axis that overlap: minor labels dropped first, then x labels rotated 45°, then every
+    second (third ...) major tick kept until none overlap."""
+    renderer = _renderer(fig)
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            if not _overlapping(_drawn_tick_labels(axis), renderer):
+                continue
+            for tick in axis.get_minor_ticks():
+                tick.label1.set_visible(False)
+                tick.label2.set_visible(False)
+            axis.set_minor_formatter(NullFormatter())
+            renderer = _renderer(fig)
+            if which == "x" and _overlapping(_drawn_tick_labels(axis), renderer):
+                for lab in axis.get_ticklabels():
+                    lab.set_rotation(45)
+                    lab.set_ha("right")
+                    lab.set_rotation_mode("anchor")
+                renderer = _renderer(fig)
+            k = 2
+            while _overlapping(_drawn_tick_labels(axis), renderer) and k <= 6:
+                texts = [t.label1.get_text() for t in axis._update_ticks() if t in axis.majorTicks]
+                _thin(axis, 2)
+                if which == "x" and texts:
+                    for lab in axis.get_ticklabels():
+                        lab.set_rotation(45)
+                        lab.set_ha("right")
+                        lab.set_rotation_mode("anchor")
+                renderer = _renderer(fig)
+                k += 1
+
+
+def _drawn_tick_labels(axis) -> list[Text]:
+    """The tick labels matplotlib draws on an axis: ticks inside the view interval, visible, with text."""
+    ticks = axis._update_ticks()  # the ticks the axis draws (those inside its view interval), as draw() does
+    labels = []
+    for tick in ticks:
+        for lab in (tick.label1, tick.label2):
+            if lab.get_visible() and lab.get_text().strip():
+                labels.append(lab)
+    return labels
+
+
+def _shown(t: Text) -> bool:
+    """A text that is drawn: visible itself and in every parent, with some text."""
+    if not t.get_visible() or not t.get_text().strip():
+        return False
+    return t.axes is None or t.axes.get_visible()
+
+
+def _texts(fig) -> list[Text]:
+    """Every text drawn in the figure: titles, labels, legends, annotations, drawn tick labels."""
+    tick_labels = {id(lab) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+                   for tick in axis.get_major_ticks() + axis.get_minor_ticks() for lab in (tick.label1, tick.label2)}
+    drawn = {id(lab) for ax in fig.axes if ax.get_visible() for axis in (ax.xaxis, ax.yaxis)
+             for lab in _drawn_tick_labels(axis)}
+    out = []
+    for t in fig.findobj(Text):
+        if id(t) in tick_labels and id(t) not in drawn:
+            continue
+        if _shown(t):
+            out.append(t)
+    return out
+
+
+def _overlaps(a, b, tol_px: float = 0.5) -> bool:
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > tol_px) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tol_px)
+
+
+def print_problems(fig, name: str = "figure") -> list[str]:
+    """What is unreadable when the PDF prints the figure: texts under MIN_PRINT_PT at the printed size, and
+    tick labels of one axis that overlap. One line each; empty when it prints well."""
+    scale = printed_scale(fig)
+    renderer = _renderer(fig)
+    problems = []
+    for t in _texts(fig):
+        pt = float(t.get_fontsize()) * scale
+        if pt < MIN_PRINT_PT - 1e-6:
+            problems.append(f"{name}: {t.get_text()!r} prints at {pt:.1f} pt (< {MIN_PRINT_PT:g} pt; "
+                            f"{t.get_fontsize():.1f} pt × {scale:.2f})")
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = _drawn_tick_labels(axis)
+            boxes = [(lab.get_text(), lab.get_window_extent(renderer)) for lab in labels]
+            for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
+                if _overlaps(a, b):
+                    problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) {which} tick labels "
+                                    f"{ta!r} and {tb!r} overlap")
+    return problems
