@@ -17,12 +17,19 @@ One row per host x check x subject (:data:`COLUMNS`):
 
 The checks, one module per family (thresholds are named constants there, each with its reason):
 
-- ``openloop``: open_loop_held (share of rate points with open-loop arrivals; < 80 % fail, < 100 % warn),
-  open_loop_rate (achieved / offered >= 95 %), load_generator_cpu (fio's usr + sys against the cores:
-  >= 70 % warn, >= 90 % or one thread >= 90 % of a CPU fail);
-- ``fits``: knee_ceiling (X_max_fit + 1.96 SE >= the highest measured IOPS), knee_min_latency (R_min_fit
-  - 1.96 SE <= the measured latency at the smallest N), knee_located (N*'s interval < 50 % of the sweep,
-  log scale), curve_holdout (every curve model's held-out error as a number, <= 25 %);
+- ``openloop``: open_loop_held (share of rate points with open-loop arrivals, a flag beside a rate outside
+  +-5 % not believed; < 80 % fail, < 100 % warn; every flag unknown: unchecked), open_loop_rate (achieved /
+  offered within 95-105 %: any overshoot fails, an undershoot below 80 % of X_max fails, only at the heaviest
+  points warns), load_generator_cpu (the binding side: fio's usr + sys >= 70 % of the usable CPUs warn, >= 90 %
+  fail, or one thread >= 90 % of a CPU fail; points recording < 50 ns of CPU per I/O are no measurement);
+- ``fits``: knee_ceiling (the highest measured IOPS within [(X_max_fit - 1.96 SE) / 1.5, X_max_fit + 1.96 SE]),
+  knee_min_latency (R_min_fit > 0, within [0.5 x the measured latency at the smallest N - 1.96 SE, it + 1.96
+  SE]), knee_located (N* inside the sweep, its interval < 50 % of the sweep, log scale, and not zero-wide;
+  a failed fit: unchecked), curve_holdout (every curve model's held-out error as a number in 0-25 %);
+- ``invariants``: littles_law (X x R per point <= 105 % of iodepth x jobs, > 110 % fail; closed loops
+  >= 50 %, else warn), below_closed_max (no open-loop point above the closed-loop maximum's interval, + 5 %
+  fail), physical_ceiling (no throughput above the storage interface or the DRAM peak, + 5 % fail; no
+  ceiling known: unchecked);
 - ``steady``: steady_trace_jump (a round-to-round factor > 1.5 either way or a cumulative fall > 3x warn; a
   rise > 3x in one round or cumulatively, or a fall and a rise both beyond their bounds, fail),
   steady_window_trend (a monotone window drifting >= 5 %, or one turning at every step with a range >= 10 %),
@@ -38,7 +45,9 @@ The checks, one module per family (thresholds are named constants there, each wi
   sub-window spread < 0.001 %: warn; values never judged: unchecked);
 - ``batches``: batch_independence (per experiment / memory table, the share of batch-means intervals from
   batches with lag-1 <= 0.2: any from correlated batches fails);
-- ``headline``: headline_definition (best IOPS, peak bandwidth and idle latency: one number each);
+- ``headline``: headline_definition (best IOPS against the sweep's own maximum and the open loop's achieved,
+  peak bandwidth against the curves' maximum, idle latency against the lightest loaded point: beyond 1.1x
+  warn, 1.5x fail, on the sides where a figure may not lie);
 - ``wsat``: wsat_written (written / target in 1-1.01: less is the time cap, more a span other than planned;
   a failed run is unchecked), wsat_series (>= 20 whole seconds to tell a lasting level from noise; < 2 fail),
   series_matches_whole (the whole seconds' mean within +-2 % of fio's whole-run MB/s; beyond +-10 % fail).
@@ -62,6 +71,7 @@ from memstor.analysis.validity.batches import batch_rows
 from memstor.analysis.validity.fits import holdout_rows, knee_rows
 from memstor.analysis.validity.headline import headline_rows
 from memstor.analysis.validity.intervals import interval_rows
+from memstor.analysis.validity.invariants import below_closed_rows, ceiling_rows, little_rows
 from memstor.analysis.validity.memory import memory_rows
 from memstor.analysis.validity.openloop import cpu_rows, open_loop_rows
 from memstor.analysis.validity.rows import CHECKS, COLUMNS, FAIL, PASS, SECTIONS, STATUSES, WARN, frame
@@ -78,11 +88,13 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
                    headline: pd.DataFrame | None = None, storage: pd.DataFrame | None = None,
                    mem: pd.DataFrame | None = None, curves: pd.DataFrame | None = None,
                    storage_fits: dict | None = None, mem_fits: dict | None = None,
-                   sysinfo: dict | None = None, wsat: pd.DataFrame | None = None) -> pd.DataFrame:
+                   sysinfo: dict | None = None, wsat: pd.DataFrame | None = None,
+                   ceilings: pd.DataFrame | None = None) -> pd.DataFrame:
     """The validity table (COLUMNS) from the synthesis tables: fio / mlc (the tidy rows, ``ds.fio``,
     ``ds.mlc``), points (fio_summary), knees, load (open-loop curve), steady (verdicts), headline (long),
     storage / mem (curve tables) with storage_fits {(host, kind, rw): CurveFit} and mem_fits {(host, curve):
-    CurveFit}, curves (memory curve points), sysinfo {host: its sysinfo.json dict} (the core count). Any may be None: its checks are
+    CurveFit}, curves (memory curve points), sysinfo {host: its sysinfo.json dict} (the core count), ceilings
+    (memstor.analysis.ceilings.ceilings_table). Any may be None: its checks are
     skipped. Sorted by host, section, check, subject."""
     rows = [
         *open_loop_rows(load),
@@ -95,7 +107,10 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *interval_rows(points, fio),
         *batch_rows(fio, mlc),
         *memory_rows(mlc),
-        *headline_rows(headline, knees, load, storage, mem, curves),
+        *headline_rows(headline, knees, load, storage, mem, curves, points),
+        *little_rows(points),
+        *below_closed_rows(load, knees, points),
+        *ceiling_rows(points, mem, headline, ceilings),
         *wsat_rows(wsat),
     ]
     df = frame(rows)

@@ -1,7 +1,32 @@
 """Fit checks: the knee fit lies within its data (``knee_ceiling``, ``knee_min_latency``), its N* interval
 places the knee (``knee_located``), per host x workload of memstor.analysis.synthesis.knee_fits; and every
 curve model's held-out prediction error as a number (``curve_holdout``, per fitted curve of the
-storage_fit / memory_fit tables, from their memstor.analysis.curves.CurveFit objects)."""
+storage_fit / memory_fit tables, from their memstor.analysis.curves.CurveFit objects).
+
+What passing means, and the bounds on both sides (named constants below, with their reasons):
+
+- ``knee_ceiling``: the fitted X_max is the ceiling of the measured throughput (value: the highest measured
+  IOPS). High: the fit's X_max + 1.96 SE (a measurement above the ceiling beyond its SE: the fit is below its
+  data). Low: (X_max - 1.96 SE) / :data:`CEILING_ABOVE_DATA_MAX` (a fitted ceiling more than 1.5x every
+  measurement is not located by the data, only extrapolated). No fit (it failed): ``unchecked``.
+- ``knee_min_latency``: the fitted R_min is the unloaded latency (value: R_min_fit, µs). It must be > 0 (a
+  zero or negative latency is no latency); high: the latency measured at the smallest outstanding I/O + 1.96
+  SE (the fit above a measured latency); low: :data:`R_MIN_BELOW_MEAS_MIN` x that latency - 1.96 SE (at the
+  smallest N the latency is R_min itself below the knee, or N / X_max above it: a fit under half of it is
+  not the unloaded latency). No fitted R_min or no measured one: ``unchecked``.
+- ``knee_located``: N* lies in the sweep and its 95 % interval places it. Position side (value: N*'s
+  position along the sweep on a log scale, 0 = smallest N, 100 = largest): outside 0-100 % fails (an N*
+  outside the sweep is an extrapolation, not a knee the data show). Width side (value: the interval's span
+  as % of the sweep, log scale): >= :data:`KNEE_CI_SPAN_MAX_PCT` fails (the interval spans most of the
+  sweep), a zero-width interval warns (no interval: the fit had no residual to measure). An unbounded
+  interval fails; no N* or no sweep range: ``unchecked``.
+- ``curve_holdout``: the model fitted below 80 % predicts the points above (value: their mean absolute
+  error, %). High: :data:`HOLDOUT_MAX_PCT` (warn). Low: 0 — the error is a mean of absolute values, so
+  below 0 it is a computation fault (``unchecked``); no suspicion bound near 0: the held-out points are left
+  out of the fit by construction (memstor.analysis.curves), so a small error cannot come from leakage, and
+  a device that follows the model (a simulator, a pure M/M/1) predicts to within its noise. No number (the
+  model has no bounded prediction): ``unchecked``.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +35,17 @@ import math
 import pandas as pd
 
 from memstor.analysis.curves import HOLDOUT_SHARE
-from memstor.analysis.validity.rows import FAIL, PASS, WARN, has, n, num, row
+from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
 
 #: Standard errors as a 95 % band (normal): a fit "lies within its data" up to this many SE.
 Z95 = 1.96
+#: A fitted X_max more than this many times the highest measured IOPS is not located by the sweep: the
+#: same bound the curves' peak must meet to be identifiable (DESIGN.md: "within 1.5 x the highest
+#: throughput measured").
+CEILING_ABOVE_DATA_MAX = 1.5
+#: A fitted R_min below this share of the latency measured at the smallest outstanding I/O (beyond 1.96 SE) is
+#: not the unloaded latency: there the latency is R_min itself (below the knee) or N / X_max (above it).
+R_MIN_BELOW_MEAS_MIN = 0.5
 #: The knee's 95 % interval covering this share of the sweep (log scale, %) or more does not place the knee.
 KNEE_CI_SPAN_MAX_PCT = 50.0
 #: Mean held-out error (%) above which the model does not describe the curve beyond its fit range: near
@@ -25,45 +57,66 @@ HUGE_PCT = 1000.0
 _KNEE = "queue_depth"
 _NOT_CEILING = ("the fitted X_max is not the ceiling: the report gives the measured highest throughput as the "
                 "ceiling and does not state the fitted one or the N* it gives")
+_NOT_RMIN = ("the fitted R_min is not the unloaded latency: the report gives the measured latency at the "
+             "smallest outstanding I/O and no fitted N*")
+_NO_FIT = "no fitted knee is stated for this workload (the measured bound is)"
 
 
 def knee_rows(knees: pd.DataFrame | None) -> list[dict]:
-    """knee_ceiling, knee_min_latency and knee_located per host x workload with a fit."""
-    if not has(knees, "host", "rw", "X_max_fit_iops"):
+    """knee_ceiling, knee_min_latency and knee_located per host x workload of the knee table (a failed fit:
+    the three unchecked, with its note)."""
+    if not has(knees, "host", "rw"):
         return []
     rows = []
     for _, k in knees.iterrows():
         if num(k.get("X_max_fit_iops")) is None:
+            why = f"the knee fit failed ({k.get('note') or 'no fitted X_max'})"
+            rows += [unchecked(k["host"], c, k["rw"], why, _KNEE, u, consequence=_NO_FIT)
+                     for c, u in (("knee_ceiling", "IOPS"), ("knee_min_latency", "µs"),
+                                  ("knee_located", "% of sweep (log)"))]
             continue
-        rows += [_ceiling(k), _min_latency(k)]
-        located = _located(k)
-        if located:
-            rows.append(located)
+        rows += [_ceiling(k), _min_latency(k), _located(k)]
     return rows
 
 
 def _ceiling(k: pd.Series) -> dict:
+    """knee_ceiling: the highest measured IOPS within [(fit - 1.96 SE) / 1.5, fit + 1.96 SE]."""
     fit, se, meas = num(k["X_max_fit_iops"]), num(k.get("X_max_fit_se_iops")) or 0.0, num(k.get("X_max_meas_iops"))
     assert fit is not None
-    top = fit + Z95 * se
-    ok = meas is None or meas <= top
-    evidence = (f"fitted X_max {n(fit)} ± {n(se)} IOPS (SE); highest measured {n(meas)} IOPS"
-                + ("" if ok or meas is None else f", {n(100.0 * (meas / fit - 1))} % above the fit and beyond its "
-                                                   "1.96 SE"))
-    return row(k["host"], "knee_ceiling", k["rw"], PASS if ok else FAIL, meas, top, "IOPS", evidence,
-               "" if ok else _NOT_CEILING, _KNEE)
+    high, low = fit + Z95 * se, max(fit - Z95 * se, 0.0) / CEILING_ABOVE_DATA_MAX
+    said = f"fitted X_max {n(fit)} ± {n(se)} IOPS (SE)"
+    if meas is None or meas <= 0:
+        return unchecked(k["host"], "knee_ceiling", k["rw"], f"{said}; no measured throughput to hold it against",
+                         _KNEE, "IOPS", low=low, high=high)
+    status, limit = band(meas, low, high)
+    evidence = f"{said}; highest measured {n(meas)} IOPS"
+    if status == FAIL and limit == high:
+        evidence += f", {n(100.0 * (meas / fit - 1))} % above the fit and beyond its 1.96 SE"
+    elif status == FAIL:
+        evidence += (f": the fit puts the ceiling at {n(fit / meas)}x every measurement (more than "
+                     f"{n(CEILING_ABOVE_DATA_MAX)}x: extrapolated, not located)")
+    return row(k["host"], "knee_ceiling", k["rw"], status, meas, limit, "IOPS", evidence,
+               "" if status == PASS else _NOT_CEILING, _KNEE, low=low, high=high)
 
 
 def _min_latency(k: pd.Series) -> dict:
+    """knee_min_latency: R_min_fit > 0 and within [0.5 x measured - 1.96 SE, measured + 1.96 SE]."""
     fit, se, meas = num(k.get("R_min_fit_us")), num(k.get("R_min_fit_se_us")) or 0.0, num(k.get("R_min_meas_us"))
-    low = None if fit is None else fit - Z95 * se
-    ok = low is None or meas is None or low <= meas
-    evidence = (f"fitted R_min {n(fit)} ± {n(se)} µs (SE); measured at the smallest outstanding I/O {n(meas)} µs"
-                + ("" if ok else ": the fitted minimum latency is above a measured latency"))
-    consequence = "" if ok else ("the fitted R_min is not the unloaded latency: the report gives the measured "
-                                 "latency at the smallest outstanding I/O and no fitted N*")
-    return row(k["host"], "knee_min_latency", k["rw"], PASS if ok else FAIL, low, meas, "µs", evidence,
-               consequence, _KNEE)
+    said = f"fitted R_min {n(fit)} ± {n(se)} µs (SE); measured at the smallest outstanding I/O {n(meas)} µs"
+    if fit is None or meas is None or meas <= 0:
+        return unchecked(k["host"], "knee_min_latency", k["rw"], f"{said}: nothing to compare", _KNEE, "µs")
+    low, high = max(R_MIN_BELOW_MEAS_MIN * meas - Z95 * se, 0.0), meas + Z95 * se
+    status, limit = band(fit, low, high)
+    why = ""
+    if fit <= 0:
+        status, limit, why = FAIL, 0.0, ": a minimum latency of zero or less is no latency"
+    elif status == FAIL and limit == high:
+        why = ": the fitted minimum latency is above a measured latency beyond its 1.96 SE"
+    elif status == FAIL:
+        why = f": the fitted minimum latency is below {n(R_MIN_BELOW_MEAS_MIN)}x the measured one beyond its 1.96 SE"
+    evidence = said + why
+    return row(k["host"], "knee_min_latency", k["rw"], status, fit, limit, "µs", evidence,
+               "" if status == PASS else _NOT_RMIN, _KNEE, low=low, high=high)
 
 
 def _sweep_range(k: pd.Series) -> tuple[float, float] | None:
@@ -75,22 +128,42 @@ def _sweep_range(k: pd.Series) -> tuple[float, float] | None:
     return (lo, hi) if 0 < lo < hi else None
 
 
-def _located(k: pd.Series) -> dict | None:
-    rng = _sweep_range(k)
-    if rng is None:
-        return None
+def log_position(value: float, lo: float, hi: float) -> float:
+    """Where value lies along [lo, hi] on a log scale, % (0 at lo, 100 at hi; outside beyond them)."""
+    return 100.0 * math.log(value / lo) / math.log(hi / lo)
+
+
+def _located(k: pd.Series) -> dict:
+    """knee_located: N* inside the sweep (position 0-100 %), its interval < 50 % of it and not zero-wide."""
+    host, rw, rng = k["host"], k["rw"], _sweep_range(k)
     lo, hi, star = num(k.get("N_star_fit_ci_low")), num(k.get("N_star_fit_ci_high")), num(k.get("N_star_fit"))
+    unit = "% of sweep (log)"
+    if rng is None or star is None or star <= 0:
+        why = f"no sweep range ({k.get('N_range')!r})" if rng is None else f"no positive N* ({n(star)})"
+        return unchecked(host, "knee_located", rw, why, _KNEE, unit, low=0.0, high=KNEE_CI_SPAN_MAX_PCT,
+                         consequence="the knee N* is not stated as a finding")
+    pos = log_position(star, *rng)
+    if not 0.0 <= pos <= 100.0:
+        return row(host, "knee_located", rw, FAIL, pos, 0.0 if pos < 0 else 100.0, unit,
+                   f"N* {n(star)} lies outside the sweep {k['N_range']} ({n(pos)} % along it, log scale): an "
+                   "extrapolation, not a knee the points show", "the knee N* is not stated as a finding", _KNEE,
+                   low=0.0, high=100.0)
     if lo is None or hi is None or lo <= 0:
-        return row(k["host"], "knee_located", k["rw"], FAIL, None, KNEE_CI_SPAN_MAX_PCT, "% of sweep (log)",
+        return row(host, "knee_located", rw, FAIL, None, KNEE_CI_SPAN_MAX_PCT, unit,
                    f"N* {n(star)} has no finite 95 % interval over the sweep {k['N_range']}",
-                   "the knee N* is not stated as a finding", _KNEE)
+                   "the knee N* is not stated as a finding", _KNEE, low=0.0, high=KNEE_CI_SPAN_MAX_PCT)
     span = 100.0 * math.log(hi / lo) / math.log(rng[1] / rng[0])
-    ok = span < KNEE_CI_SPAN_MAX_PCT
+    status, limit = (FAIL if span >= KNEE_CI_SPAN_MAX_PCT else PASS), KNEE_CI_SPAN_MAX_PCT
     evidence = (f"N* {n(star)} with 95 % interval [{n(lo)}, {n(hi)}] covers {n(span)} % of the sweep "
                 f"{k['N_range']} (log scale)")
-    return row(k["host"], "knee_located", k["rw"], PASS if ok else FAIL, span, KNEE_CI_SPAN_MAX_PCT,
-               "% of sweep (log)", evidence, "" if ok else "the knee N* is not stated as a finding: its interval "
-               "spans most of the sweep", _KNEE)
+    consequence = "" if status == PASS else "the knee N* is not stated as a finding: its interval spans most of " \
+                                            "the sweep"
+    if span <= 0:
+        status, limit = WARN, 0.0
+        evidence += ": a zero-width interval is no interval (the fit had no residual to measure)"
+        consequence = "N* is stated without an interval: read it as a point estimate only"
+    return row(host, "knee_located", rw, status, span, limit, unit, evidence, consequence, _KNEE, low=0.0,
+               high=KNEE_CI_SPAN_MAX_PCT)
 
 
 # ------------------------------------------------------------------------------------ held-out check
@@ -103,17 +176,23 @@ def holdout_rows(fits: dict | None, section: str, label) -> list[dict]:
         if not cf.model.fitted:
             continue
         host, subject = label(key)
-        err, pts = num(cf.holdout_error_pct), int(cf.holdout_points)
-        how = cf.holdout_note or f"the model fitted below {HOLDOUT_SHARE:.0%} predicting the points above"
-        if err is None:
-            rows.append(row(host, "curve_holdout", subject, WARN, None, HOLDOUT_MAX_PCT, "% error",
-                            f"no held-out error: {how}", "the model's curve is shown only over its fit range, "
-                            "not as a prediction beyond it", section))
-            continue
-        ok = err <= HOLDOUT_MAX_PCT
-        big = f" (more than {n(HUGE_PCT)} %: the prediction runs up to the model's peak)" if err > HUGE_PCT else ""
-        evidence = f"held-out error {n(err)} %{big} over {pts} top point{'s' if pts != 1 else ''} ({how})"
-        rows.append(row(host, "curve_holdout", subject, PASS if ok else WARN, err, HOLDOUT_MAX_PCT, "% error",
-                        evidence, "" if ok else "the model does not predict the curve beyond its fit range: "
-                        "its peak and crossings are descriptions of the fitted points only", section))
+        rows.append(_holdout(host, subject, num(cf.holdout_error_pct), int(cf.holdout_points),
+                             cf.holdout_note or f"the model fitted below {HOLDOUT_SHARE:.0%} predicting the points "
+                             "above", section))
     return rows
+
+
+def _holdout(host, subject: str, err: float | None, pts: int, how: str, section: str) -> dict:
+    """One curve_holdout row: err (mean absolute % error over pts held-out points) within [0, 25]."""
+    bounds = {"low": 0.0, "high": HOLDOUT_MAX_PCT}
+    if err is None or err < 0 or pts < 1:
+        why = f"no held-out error: {how}" if err is None or pts < 1 else \
+            f"a negative mean absolute error ({n(err)} %) is a computation fault"
+        return unchecked(host, "curve_holdout", subject, why, section, "% error", consequence="the model's curve is "
+                         "shown only over its fit range, not as a prediction beyond it", **bounds)
+    status, limit = band(err, None, None, warn_low=0.0, warn_high=HOLDOUT_MAX_PCT)
+    big = f" (more than {n(HUGE_PCT)} %: the prediction runs up to the model's peak)" if err > HUGE_PCT else ""
+    evidence = f"held-out error {n(err)} %{big} over {pts} top point{'s' if pts != 1 else ''} ({how})"
+    return row(host, "curve_holdout", subject, status, err, limit, "% error", evidence,
+               "" if status == PASS else "the model does not predict the curve beyond its fit range: its peak "
+               "and crossings are descriptions of the fitted points only", section, **bounds)
