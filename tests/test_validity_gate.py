@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstor.analysis.validity import validity_table
+from memstor.analysis.validity import status, validity_table
 from memstor.analysis.validity.gate import gate_knees, gate_open_loop, gate_steady, valid_keys
 from memstor.report.plots.openloop import model_figure
 from memstor.report.text import knee_sentences, load_sentences, models_display, slo_display
-from test_validity import GOOD_SERIES, H, knee_frame, load_frame, steady_fio, tables
+from test_validity import GOOD_SERIES, H, knee_frame, load_frame, point, steady_fio, tables
 
 
 def _slo(rws=("randread", "randwrite")) -> pd.DataFrame:
@@ -93,3 +93,47 @@ def test_a_steady_state_whose_trace_jumped_is_not_steady():
     assert not row["valid"] and row["verdict"].startswith("not valid (") and row["not_valid"].startswith("not valid: ")
     good = tables(fio=steady_fio(GOOD_SERIES))
     assert gate_steady(good["steady"], validity_table(**good)).iloc[0]["valid"]
+
+
+def _open(pct=(100.0,) * 6, util=(10, 30, 50, 70, 80, 90), flags=(True,) * 6) -> pd.DataFrame:
+    """An open-loop randread curve: offered util x 1,000 IOPS, achieved pct % of it, the open_loop flags."""
+    f = load_frame(tuple(flags))
+    f["utilisation_pct"], f["offered_iops"] = list(util), [u * 1000.0 for u in util]
+    f["achieved_pct"] = list(pct)
+    f["achieved_iops"] = f["offered_iops"] * f["achieved_pct"] / 100.0
+    return f
+
+
+def test_an_overshooting_open_loop_gets_no_slo_answer_and_no_model():
+    """open_loop_rate fails alone (arrival flags unknown): the open-loop findings are withheld all the same."""
+    v = validity_table(**tables(load=_open(pct=(175, 164, 150, 140, 129, 131), flags=(None,) * 6)))
+    assert status(v, "open_loop_held", H) == "unchecked" and status(v, "open_loop_rate", H) == "fail"
+    slo, models = gate_open_loop(_slo(("randread",)), _models(("randread",)), v)
+    r = slo.iloc[0]
+    assert r["max_iops"] is None and not r["valid"] and r["not_valid"].startswith("not valid: achieved / offered 129-175")
+    assert "below_closed_max: highest achieved 117,900 IOPS" in r["not_valid"]     # 120 % of the knee's 98,000
+    assert models[["mm1_us", "mgc_us"]].isna().all().all()
+
+
+def test_more_in_flight_than_the_jobs_could_hold_withholds_the_open_loop():
+    pts = tables()["points"]
+    bad = point("fio-load-latency", 168_510.0, iodepth=64, numjobs=9, lat_mean_us=5_609.0, config="u90")
+    v = validity_table(**tables(load=_open(), points=pd.concat([pts, pd.DataFrame([bad])], ignore_index=True)))
+    assert status(v, "open_loop_held", H) == "pass" and status(v, "open_loop_rate", H) == "pass"
+    slo, _ = gate_open_loop(_slo(("randread",)), _models(("randread",)), v)
+    assert slo.iloc[0]["max_iops"] is None and "945 in flight where at most 576" in slo.iloc[0]["not_valid"]
+    assert "accounting" in slo.iloc[0]["not_valid"]                               # littles_law's way out
+    closed = point("fio-queue-depth", 10_000.0, iodepth=4, lat_mean_us=800.0, config="c")  # 8 of 4: closed only
+    v = validity_table(**tables(load=_open(), points=pd.concat([pts, pd.DataFrame([closed])], ignore_index=True)))
+    assert status(v, "littles_law", H) == "fail"
+    assert gate_open_loop(_slo(("randread",)), None, v)[0].iloc[0]["valid"]      # not the open loop's invariant
+
+
+def test_an_open_loop_above_the_closed_loop_maximum_is_withheld():
+    v = validity_table(**tables(load=_open(util=(10, 30, 50, 70, 90, 110))))       # 110,000 against 98,000
+    assert status(v, "open_loop_rate", H) == "pass" and status(v, "below_closed_max", H) == "fail"
+    slo, models = gate_open_loop(_slo(("randread",)), _models(("randread",)), v)
+    assert slo.iloc[0]["max_iops"] is None and slo.iloc[0]["not_valid"].startswith("not valid: highest achieved 110,000")
+    assert models["mm1_us"].isna().all() and not models["valid"].any()
+    fine = validity_table(**tables(load=_open()))
+    assert gate_open_loop(_slo(("randread",)), None, fine)[0].iloc[0]["max_iops"] == 47_930.0

@@ -4,9 +4,12 @@ Where a validity row (memstor.analysis.validity) fails, the table the finding li
 measured numbers stay — but the finding itself is emptied and a ``not_valid`` column says why, with the numbers
 and the way out:
 
-- open loop (``open_loop_held`` fail for a device x workload): the SLO answer (``slo.max_iops``) and every
-  queueing model's prediction and error (``load_latency_models``) — gated arrivals make the curve a partly
-  closed loop, and the open-loop models describe open arrivals only;
+- open loop (``open_loop_held``, ``open_loop_rate``, ``littles_law`` of the fio-load-latency points or
+  ``below_closed_max`` fail for a device x workload): the SLO answer (``slo.max_iops``) and every queueing
+  model's prediction and error (``load_latency_models``) — gated arrivals make the curve a partly closed loop,
+  rates fio did not deliver as offered are not the rates the models and the answer are stated at, and more
+  I/Os in flight than the jobs could hold or more IOPS than the closed-loop maximum are not the device's;
+  ``not_valid`` names each failed check's evidence;
 - knee (``knee_ceiling`` or ``knee_min_latency`` fail): the two-asymptote fit's R_min, X_max and N* with their
   errors — a fit that contradicts its data is not a result; the measured bound stays; ``knee_located`` fail:
   N* and its interval only (the interval spans the sweep: it does not place the knee);
@@ -30,10 +33,21 @@ MODEL_COLUMNS = ("servers_c", "rho_c", "mm1_us", "md1_us", "mg1_us", "mgc_us", "
 KNEE_FIT_COLUMNS = ("R_min_fit_us", "X_max_fit_iops", "N_star_fit", "r2", "R_min_fit_se_us", "X_max_fit_se_iops",
                     "N_star_fit_ci_low", "N_star_fit_ci_high")
 KNEE_STAR_COLUMNS = ("N_star_fit", "N_star_fit_ci_low", "N_star_fit_ci_high")
+#: The checks that withhold the open-loop findings of a workload, in the order their evidence is given.
+OPEN_LOOP_CHECKS = ("open_loop_held", "open_loop_rate", "littles_law", "below_closed_max")
+#: The experiment whose littles_law rows gate the open loop (their subject: '<experiment> <rw>').
+OPEN_EXPERIMENT = "fio-load-latency"
 #: The way out, per gated finding.
 WAY_OUT = {
     "open_loop_held": "fewer jobs per rate or more cores (inline submission cannot keep arrivals open here), or "
                       "read the closed-loop curve of the queue-depth sweep instead",
+    "open_loop_rate": "a submit mode that holds the offered rate (inline, more jobs per rate), or a fio whose "
+                      "rate process delivers what is offered; until then read the closed-loop curve of the "
+                      "queue-depth sweep",
+    "littles_law": "check fio's latency and IOPS accounting for this submit mode (offload); until then read the "
+                   "closed-loop curve of the queue-depth sweep",
+    "below_closed_max": "rerun the queue-depth sweep and the open loop back to back on a quiet machine; until "
+                        "then read the closed-loop curve of the queue-depth sweep",
     "knee": "read the measured bound (latency at the smallest N, highest IOPS measured); more queue depths around "
             "the knee (iodepth: auto) give the fit more to hold on to",
     "steady_trace_jump": "rerun on a quiet machine with longer rounds (round_s) and a span the rounds overwrite",
@@ -69,12 +83,49 @@ def _gate(df: pd.DataFrame | None, bad: dict[tuple[str, str], str], columns: tup
     return out
 
 
+def open_loop_failures(validity: pd.DataFrame | None) -> dict[tuple[str, str], str]:
+    """{(host, rw): the not_valid reason} of the open-loop workloads a check of :data:`OPEN_LOOP_CHECKS`
+    failed for: the first failing check's evidence, then each further one by name with the first clause of
+    its evidence, then the way out of the first."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for check in OPEN_LOOP_CHECKS:
+        for (host, subject), evidence in failed(validity, check).items():
+            if check == "littles_law":
+                if not subject.startswith(f"{OPEN_EXPERIMENT} "):
+                    continue
+                subject = subject.removeprefix(f"{OPEN_EXPERIMENT} ")
+            found.setdefault((host, subject), []).append(check)
+            found[(host, subject)].append(evidence)
+    return {key: "not valid: " + v[1] + "".join(f"; {c}: {e.split('; ')[0]}" for c, e in zip(v[2::2], v[3::2]))
+            + f"; {WAY_OUT[v[0]]}" for key, v in found.items()}
+
+
+def _gate_reasons(df: pd.DataFrame | None, reasons: dict[tuple[str, str], str], columns: tuple,
+                  key: str = "rw") -> pd.DataFrame | None:
+    """Empty ``columns`` of the rows of a (host, df[key]) in reasons; add ``valid`` and ``not_valid`` (the
+    reason, whole)."""
+    if df is None or df.empty or key not in df.columns:
+        return df
+    out = df.copy()
+    said = [reasons.get((str(h), str(s)), "") for h, s in zip(out["host"], out[key])]
+    hit = np.array([bool(r) for r in said], dtype=bool)
+    for col in columns:
+        if col in out.columns:
+            out[col] = out[col].astype(object)
+            out.loc[hit, col] = None
+    out["valid"] = ~hit
+    out["not_valid"] = said
+    return out
+
+
 def gate_open_loop(slo: pd.DataFrame | None, models: pd.DataFrame | None,
                    validity: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    """The SLO answer and the model predictions emptied where the open loop did not hold."""
-    bad = failed(validity, "open_loop_held")
-    return (_gate(slo, bad, ("max_iops", "censored"), "open_loop_held"),
-            _gate(models, bad, MODEL_COLUMNS, "open_loop_held"))
+    """The SLO answer and the model predictions emptied where the open loop did not hold: its arrivals were
+    gated (open_loop_held), fio did not deliver the offered rates (open_loop_rate), more I/Os were in flight
+    than the jobs could hold (littles_law of the fio-load-latency points) or the open loop delivered more than
+    the closed-loop maximum (below_closed_max); ``not_valid`` names every one that failed, with its numbers."""
+    bad = open_loop_failures(validity)
+    return (_gate_reasons(slo, bad, ("max_iops", "censored")), _gate_reasons(models, bad, MODEL_COLUMNS))
 
 
 def gate_knees(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
