@@ -187,14 +187,23 @@ def test_a_few_points_of_every_storage_family_run(experiment, tmp_path):
     assert processed.is_file()
 
 
-def test_open_loop_points_are_open_only_where_measured(tmp_path):
-    """No point is called open unless fio delivered its offered rate within +-5 % (both sides) and the probe
-    measured this submit mode's arrivals Poisson (an iolog with times) at the point's per-job load."""
+@pytest.mark.parametrize("generator", ["ioarrive", "fio"])
+def test_open_loop_points_are_open_only_where_measured(tmp_path, generator):
+    """No point is called open unless its rate was delivered within +-5 % (both sides) and its arrivals were
+    measured and held. ioarrive (the default): fio is not in the open loop's path (only the X_max probe and the
+    ``lt`` point are fio runs, no submit-mode probe), the flag is ioarrive's own checks and the rate rule. fio (the
+    option): the probe measured this submit mode's arrivals Poisson (an iolog with times) at the point's load."""
     exp = "fio-load-latency"
-    table = run_experiment(exp, load_profile("quick", exp, TINY_FAMILY[exp]), data_root=tmp_path / "data",
-                           host=HOST, progress=False)
+    params = load_profile("quick", exp, {**TINY_FAMILY[exp], "generator": generator})
+    table = run_experiment(exp, params, data_root=tmp_path / "data", host=HOST, progress=False)
     rates = table[table["phase"] == "rate"]
-    assert len(rates) == 2
+    assert len(rates) == 2 and (rates["generator"] == generator).all() and (rates["status"] == "done").all()
+    assert set(table.loc[table["phase"] != "rate", "generator"]) == {"fio"}
+    raw = tmp_path / "data" / "raw" / HOST / exp
+    assert (raw / "submit-mode.json").exists() == (generator == "fio")
+    if generator == "ioarrive":
+        assert rates["fio_version"].isna().all() and rates["submit_mode"].isna().all()
+        assert (rates["max_outstanding"] == 4096).all() and rates["lag_p99_us"].notna().all()
     for _, r in rates.iterrows():
         flag = r["open_loop"]
         if isinstance(flag, float) and math.isnan(flag):
@@ -202,8 +211,10 @@ def test_open_loop_points_are_open_only_where_measured(tmp_path):
         off = abs(100.0 * r["achieved_iops"] / r["offered_iops"] - 100.0)
         if off > RATE_TOLERANCE_PCT:
             assert flag is False or flag == False  # noqa: E712 - a CSV round trip gives numpy bools
-        if not fio_facts().iolog_timestamps:
+        if generator == "fio" and not fio_facts().iolog_timestamps:
             assert flag is None or not flag  # arrivals not measurable with this fio: never open
+        if generator == "ioarrive":
+            assert bool(flag) == (r["generator_checks"] == "ok" and off <= RATE_TOLERANCE_PCT)
         if flag:
             assert off <= RATE_TOLERANCE_PCT
 

@@ -23,7 +23,7 @@ FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed (make env installs it)")
 HOST = "llhost"
 TINY = {"runtime_s": 1, "ramp_s": 0, "file_size": "16m", "rw": ["randread"], "utilisation_pct": [20, 60, 95],
-        "probe_iodepth": 8, "probe_numjobs": 1, "slo_p99_us": [300, 100000]}
+        "probe_iodepth": 8, "probe_numjobs": 1, "slo_p99_us": [300, 100000], "generator": "fio"}
 SPECS = Path(__file__).resolve().parents[1] / "data" / "specs"
 
 

@@ -30,12 +30,13 @@ QUEUE_DEPTH = "fio-queue-depth"
 #: rate (repetitions averaged, n of them; a flag set in any repetition is set; open_loop: every run's
 #: arrivals stayed Poisson, empty when unknown). closed_lat_mean_us: the closed queue-depth sweep's mean latency
 #: at the same achieved IOPS (linear interpolation; empty outside its range); open_vs_closed_pct:
-#: 100 (open - closed) / closed.
+#: 100 (open - closed) / closed. generator: ioarrive (latency = response from the intended arrival) or fio
+#: (latency from the submission; tables measured before the column existed are fio's).
 CURVE_COLUMNS = [
     "host", "rw", "direction", "utilisation_pct", "offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us",
     "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "overloaded", "ceiling_reached", "open_loop", "x_max_iops",
     "x_max_source",
-    "iops_cv", "min_1s_iops_pct", "n", "closed_lat_mean_us", "open_vs_closed_pct",
+    "iops_cv", "min_1s_iops_pct", "n", "closed_lat_mean_us", "open_vs_closed_pct", "generator",
 ]
 _MEANS = ("offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
           "x_max_iops", "iops_cv", "min_1s_iops_pct")
@@ -88,7 +89,9 @@ def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
     for (host, rw, _config), g in rates.groupby(["host", "rw", "config"], sort=False):
         row = {"host": host, "rw": rw, "direction": g["direction"].iloc[0],
                "utilisation_pct": float(g["utilisation_pct"].iloc[0]), "n": len(g),
-               "x_max_source": g["x_max_source"].iloc[0]}
+               "x_max_source": g["x_max_source"].iloc[0],
+               "generator": g["generator"].dropna().iloc[0] if "generator" in g and g["generator"].notna().any()
+               else "fio"}
         for col in _MEANS:
             row[col] = float(pd.to_numeric(g[col], errors="coerce").mean()) if col in g else math.nan
         row["overloaded"] = bool(g["overloaded"].map(truthy).any())

@@ -1,28 +1,41 @@
 """fio-load-latency: open-loop latency under offered load (Poisson arrivals at a share of X_max).
 
-The queue-depth sweep is a closed loop (N I/Os always in flight). Here fio offers a rate instead: each
-workload (``rw`` x ``bs``) at ``utilisation_pct`` of X_max, arrivals Poisson (``rate_iops`` +
-``rate_process=poisson``), with fio's pitfalls neutralised (memstor.measure.openloop):
+The queue-depth sweep is a closed loop (N I/Os always in flight). Here a generator offers a rate instead:
+each workload (``rw`` x ``bs``) at ``utilisation_pct`` of X_max, arrivals Poisson. **The generator** is the
+profile's ``generator``:
 
-- **X_max** comes from this device's ``fio-queue-depth`` table (the best IOPS of the same rw and block
-  size) when there is one, else from a short closed-loop probe at ``probe_iodepth`` x ``probe_numjobs``
-  (one point per rw, recorded like every other point), else from ``x_max_iops`` when the profile sets it.
-- **Poisson overshoot**: fio truncates its Poisson gaps to whole microseconds, so one job overshoots a
-  high rate; the rate is split over jobs of at most MAX_JOB_RATE_IOPS each (a sum of Poisson streams is
-  Poisson). The rate actually asked (jobs x integer rate per job) is ``offered_iops``.
-- **Open loop**: the submit mode is probed (inline waits for in-flight I/O before each rate sleep);
-  the chosen mode and why are recorded in every point's params.
-- **Coordinated omission**: ``iodepth`` is a per-job ceiling; a point whose queue reached it is flagged
-  ``ceiling_reached`` (arrivals may have waited for a slot).
-- **Overload**: a point whose achieved IOPS is below 95 % of the offered rate is flagged ``overloaded``.
+- ``ioarrive`` (the default): memstor's arrival-driven generator (lib/ioarrive/, built by ``make ioarrive`` or
+  on demand): one process per point issues every I/O at its intended arrival whatever is in flight (up to its
+  cap, :data:`memstor.experiments._load_ioarrive.MAX_OUTSTANDING`), times it from that arrival (response),
+  from its submission (service) and checks its own arrivals, rate and lag; ``open_loop`` is its checks AND
+  achieved within +-5 % of offered (:mod:`memstor.experiments._load_ioarrive` says what every column means).
+  No submit-mode probe: nothing of fio is in the open loop's path.
+- ``fio``: fio's ``rate_iops`` + ``rate_process=poisson``, kept as an option whose points pass the same
+  two-sided checks (fio's pitfalls, memstor.measure.openloop: fio waits for in-flight I/O before each rate
+  sleep, and times latency from the submission). The rate is split over jobs of at most MAX_JOB_RATE_IOPS
+  (fio truncates its Poisson gaps to whole µs; a sum of Poisson streams is Poisson); the submit mode is
+  probed (recorded in every point's params); a point whose queue reached its ``iodepth`` ceiling is flagged
+  ``ceiling_reached``; ``open_loop``: achieved within +-5 % and the probe saw this mode's arrivals Poisson at
+  the point's per-job load. Its points are named and stored as before, so data measured with it stays valid.
 
-Every rate point also writes fio's interval logs (1 s IOPS, bandwidth, latency and latency histograms),
-kept raw in ``<point>.files/`` beside its JSON; they give the per-second table.
+**Why the name stays** fio-load-latency although fio no longer generates the open loop: the name is the
+identity of the data (``data/raw/<device>/fio-load-latency/``, the processed tables, the notebook, the report
+section and every check that reads them); renaming it would orphan every table measured so far. X_max and the
+cross-check are still fio's: **X_max** comes from this device's ``fio-queue-depth`` table (the best IOPS of the
+same rw and block size) when there is one, else from a short closed-loop fio probe at ``probe_iodepth`` x
+``probe_numjobs`` (one point per rw), else from ``x_max_iops``; the ``lt`` point is fio's own latency_target
+search at the first p99 target. **Overload**: achieved below 95 % of the offered rate (or ioarrive's cap
+reached) is flagged ``overloaded``.
+
+Raw: fio's json+ (its rate points also write fio's 1-s interval logs into ``<point>.files/``) or ioarrive's
+JSON (its per-second series and histograms inside), one file per point through memstor.measure.sweep.
 
 Tables, ``<data>/processed/<device>/``:
 - ``fio-load-latency.csv``: one row per point x direction: the DESIGN.md fio columns, memstor's extra fio
-  columns (``config`` = the point: each offered rate is its own configuration), then :data:`LOAD_COLUMNS`;
-- ``fio-load-latency-seconds.csv``: one row per point x direction x second (:data:`SECOND_COLUMNS`).
+  columns (``config`` = the point: each offered rate is its own configuration), then :data:`LOAD_COLUMNS`
+  and the generator's columns (:data:`memstor.experiments._load_ioarrive.GENERATOR_COLUMNS`);
+- ``fio-load-latency-seconds.csv``: one row per point x direction x second (:data:`SECOND_COLUMNS`);
+- ``fio-load-latency-bins.csv``: the histograms (ioarrive: service as ``clat``, response as ``lat``).
 """
 
 from __future__ import annotations
@@ -41,9 +54,11 @@ import memstor.experiments._fio_points as _fio_points
 import memstor.experiments._fio_rows as _fio_rows
 import memstor.experiments._fio_run as _fio_run
 import memstor.experiments._fio_target as _fio_target
+import memstor.experiments._load_ioarrive as _ioarrive
 from memstor.core import fiohist
 from memstor.core.errors import MemstorError, first_line
 from memstor.core.files import read_json, utc_now, write_json
+from memstor.core.fiohist import BIN_COLUMNS, BINS_SUFFIX
 from memstor.core.units import parse_size
 from memstor.core.validate import Section
 from memstor.measure.fio import FioRunner
@@ -76,7 +91,8 @@ NOTEBOOK = "60-fio-load-latency"
 KIND = "fio"
 OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS
 #: This family's own keys, beside the ones every fio family has (numjobs is chosen by the rate split).
-KEYS = ("bs", "rw", "utilisation_pct", "iodepth", "x_max_iops", "probe_iodepth", "probe_numjobs", "slo_p99_us")
+KEYS = ("bs", "rw", "utilisation_pct", "iodepth", "x_max_iops", "probe_iodepth", "probe_numjobs", "slo_p99_us",
+        "generator")
 SECONDS_TABLE = f"{EXPERIMENT}-seconds"
 #: Achieved below this share of the offered rate: the device could not keep up (flag ``overloaded``).
 OVERLOAD_RATIO = 0.95
@@ -110,11 +126,12 @@ LOAD_COLUMNS = [
     "iops_cv",            # coefficient of variation of the per-second IOPS (stability)
     "min_1s_iops_pct",    # lowest 1-s IOPS as % of the mean of the seconds
 ]
-TABLE_COLUMNS = _fio_rows.COLUMNS + LOAD_COLUMNS
+TABLE_COLUMNS = _fio_rows.COLUMNS + LOAD_COLUMNS + _ioarrive.GENERATOR_COLUMNS
 #: Columns of fio-load-latency-seconds.csv (t_s: end of the 1-s interval, s after the start).
 #: fio's histogram logs hold completion latency only (clat; memstor.parse.fio_logs), hence clat_p*.
+#: ioarrive's series holds the response of the I/Os completed in each second (mean, and p99 as ``lat_p99_us``).
 SECOND_COLUMNS = ["host", "point", "rw", "utilisation_pct", "offered_iops", "direction", "t_s", "iops", "bw_MBps",
-                  "lat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p99_9_us"]
+                  "lat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p99_9_us", *_ioarrive.SECOND_EXTRA]
 #: Added to each rate point's runtime (s): fio up to 3.36 never writes a run's last log window (3.42 does),
 #: so a run of whole seconds would lose its last second of the per-second series (memstor.parse.fio_logs).
 LOG_TAIL_S = 0.5
@@ -133,6 +150,7 @@ class LoadLatencyParams:
     probe_iodepth: int
     probe_numjobs: int
     slo_p99_us: tuple        # p99 targets (µs) of the SLO answer
+    generator: str = "ioarrive"  # what runs the offered rates: ioarrive, or fio's rate mode
 
 
 def load_latency_params(params: dict) -> LoadLatencyParams:
@@ -157,6 +175,7 @@ def load_latency_params(params: dict) -> LoadLatencyParams:
         probe_iodepth=v.integer("probe_iodepth", params["probe_iodepth"], 1, _fio_params.MAX_IODEPTH),
         probe_numjobs=v.integer("probe_numjobs", params["probe_numjobs"], 1, _fio_params.MAX_NUMJOBS),
         slo_p99_us=v.unique("slo_p99_us", targets),
+        generator=v.choice("generator", params["generator"], _ioarrive.GENERATORS),
     )
 
 
@@ -234,6 +253,8 @@ def point_name(cfg: dict, c: _fio_params.FioCommon, rep: int) -> str:
     """e.g. ``randread-bs4k-u50-r5000x6-qd128x6-inline-io_uring-d1-t2-r1-f256m-rep1`` (r: rate per job x jobs;
     probe: ``probe-randread-...``)."""
     engine = cfg["ioengine"]
+    if _ioarrive.is_ioarrive(cfg):
+        return _ioarrive.point_name(cfg, _suffix(c, engine), rep)
     if cfg["phase"] == "probe":
         return f"probe-{cfg['rw']}-bs{cfg['bs']}-qd{cfg['iodepth']}x{cfg['numjobs']}-{_suffix(c, engine)}-rep{rep}"
     if cfg["phase"] == "lt":
@@ -342,6 +363,7 @@ def load_columns(row: dict, params: dict, doc: dict, seconds: pd.DataFrame) -> d
         "open_loop": _open_loop(params, row) if rate else None,
         "iops_cv": float(sec.std(ddof=1) / mean) if len(sec) > 1 and mean > 0 else None,
         "min_1s_iops_pct": float(100.0 * sec.min() / mean) if len(sec) and mean > 0 else None,
+        "generator": "fio",
     }
 
 
@@ -353,13 +375,23 @@ def point_seconds(res, host: str) -> pd.DataFrame:
     folder = sidecar_dir(Path(res.raw).parent, res.point)
     sec = parse_seconds(folder)
     return sec.assign(host=host, point=res.point.name, rw=p["rw"], utilisation_pct=p["utilisation_pct"],
-                      offered_iops=p["offered_iops"]).reindex(columns=SECOND_COLUMNS)
+                      offered_iops=p["offered_iops"], generator="fio").reindex(columns=SECOND_COLUMNS)
 
 
-def result_tables(results: list, host: str, note: str, data_root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the experiment's table, the per-second table) of the sweep results."""
+def result_tables(results: list, host: str, note: str, data_root: Path) -> tuple[pd.DataFrame, pd.DataFrame,
+                                                                                 pd.DataFrame]:
+    """(the experiment's table, the per-second table, the bins table) of the sweep results: fio's points
+    parsed as fio's, ioarrive's as ioarrive's (memstor.experiments._load_ioarrive.tables)."""
     rows, seconds = [], []
+    fio_results, io_bins = [], []
     for res in results:
+        if _ioarrive.is_ioarrive(res.point.params):
+            got, sec, b = _ioarrive.tables(res, host, note, data_root)
+            rows += got
+            seconds.append(sec.reindex(columns=SECOND_COLUMNS))
+            io_bins += b
+            continue
+        fio_results.append(res)
         base = _fio_rows.result_rows([res], host, note, data_root)
         doc: dict = {}
         sec = pd.DataFrame(columns=SECOND_COLUMNS)
@@ -381,7 +413,10 @@ def result_tables(results: list, host: str, note: str, data_root: Path) -> tuple
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     per_s = pd.concat([s for s in seconds if len(s)], ignore_index=True) if any(len(s) for s in seconds) \
         else pd.DataFrame(columns=SECOND_COLUMNS)
-    return table, per_s
+    parts = [b for b in (_fio_rows.result_bins(fio_results, data_root), pd.DataFrame(io_bins, columns=list(BIN_COLUMNS)))
+             if len(b)]
+    bins = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(BIN_COLUMNS))
+    return table, per_s, bins
 
 
 # ---------------------------------------------------------------------------------------- running
@@ -448,6 +483,25 @@ def job_rate_cap(probe: dict) -> int:
     return gating_cap_iops(probe["latency_us"])
 
 
+def _rate_configs(lp: LoadLatencyParams, t, data_root: Path, host: str, info: dict, reading_only: bool,
+                  x_maxes: dict) -> list[dict]:
+    """The offered-rate points of every rw with an X_max (``x_maxes``: rw -> (X_max, its source)): ioarrive's
+    (no probe: nothing of fio is in their path), or fio's rate mode after its submit-mode decision
+    (:func:`submit_mode`); what was decided goes into ``info`` (the manifest's sysinfo)."""
+    if lp.generator == "ioarrive":
+        info.update(generator="ioarrive", max_outstanding=_ioarrive.MAX_OUTSTANDING)
+        return [_ioarrive.rate_config(EXPERIMENT, lp.common, t.engine, rw=rw, bs=lp.bs, util=u, x_max=x,
+                                      x_max_source=source)
+                for rw, (x, source) in x_maxes.items() for u in lp.utilisation_pct]
+    probe = submit_mode(data_root, host, Path(t.tf.path), t.engine, bool(lp.common.direct), t.medium, reading_only)
+    max_per_job = job_rate_cap(probe)
+    max_jobs = JOBS_PER_CPU * usable_cpus()
+    info.update(generator="fio", submit_mode=probe["mode"], submit_mode_why=probe["why"],
+                max_job_rate_iops=max_per_job, max_jobs=max_jobs, qd1_latency_us=round(probe["latency_us"], 1))
+    return [rate_config(lp, t.engine, rw, u, x, source, probe, max_per_job, max_jobs)
+            for rw, (x, source) in x_maxes.items() for u in lp.utilisation_pct]
+
+
 def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, host: str,
                      progress: bool = True, session=None) -> pd.DataFrame:
     """Run or resume fio-load-latency; write and return its tidy table (and the per-second table). session:
@@ -466,32 +520,27 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
         probes: dict = {}
         results = []
         if probe_pts:
-            runner = FioRunner({p.name: _fio_points.fio_job(p, test_file) for p in probe_pts})
-            results = run_sweep(EXPERIMENT, probe_pts, runner, data_root, host, sysinfo=info, progress=progress,
+            probe_runner = FioRunner({p.name: _fio_points.fio_job(p, test_file) for p in probe_pts})
+            results = run_sweep(EXPERIMENT, probe_pts, probe_runner, data_root, host, sysinfo=info, progress=progress,
                                 session=session)
             for row in _fio_rows.result_rows(results, host, t.note, data_root):
                 if row.get("status") == "done" and row.get("iops"):
                     rw = row["rw"]
                     probes[rw] = max(probes.get(rw, 0.0), float(row["iops"]))
-        probe = submit_mode(data_root, host, Path(test_file), t.engine, bool(c.direct), t.medium,
-                            session.only_measured)
-        mode = probe["mode"]
-        max_per_job = job_rate_cap(probe)
-        max_jobs = JOBS_PER_CPU * usable_cpus()
-        info.update(submit_mode=mode, submit_mode_why=probe["why"], max_job_rate_iops=max_per_job, max_jobs=max_jobs,
-                    qd1_latency_us=round(probe["latency_us"], 1))
-        configs, missing = [], []
+        x_maxes, missing = {}, []
         for rw in lp.rw:
             x_max, source = _x_max(lp, rw, from_qd[rw], probes)
             if x_max is None:
                 missing.append(f"{rw}: {source}")
                 continue
-            configs += [rate_config(lp, t.engine, rw, u, x_max, source, probe, max_per_job, max_jobs)
-                        for u in lp.utilisation_pct]
+            x_maxes[rw] = (x_max, source)
+        configs = _rate_configs(lp, t, data_root, host, info, session.only_measured, x_maxes)
         configs += [lt_config(lp, t.engine, rw) for rw in lp.rw]
         points = probe_pts + make_points(configs, c, t.medium, test_file)
         if configs:
-            runner = FioRunner({p.name: fio_job(p, test_file) for p in points})
+            mine = {p.name: _ioarrive.job(p, test_file) for p in points if _ioarrive.is_ioarrive(p.params)}
+            runner = _ioarrive.GeneratorRunner({p.name: fio_job(p, test_file) for p in points if p.name not in mine},
+                                               mine)
             results = run_sweep(EXPERIMENT, points, runner, data_root, host, sysinfo=info, progress=progress,
                                 session=session)
         _fio_target.remove_when_full(results, t.tf)
@@ -500,10 +549,10 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
     t, points, results, missing = _fio_target.on_target(EXPERIMENT, c, data_root, target_dir, host, body,
                                                         session=session)
     _fio_run.check_refused(EXPERIMENT, results)
-    table, seconds = result_tables(results, host, t.note, data_root)
+    table, seconds, bins = result_tables(results, host, t.note, data_root)
     out = _fio_run.write_table(table, data_root, host, EXPERIMENT)
     _fio_run.write_table(seconds, data_root, host, SECONDS_TABLE)
-    _fio_run.write_bins(results, data_root, host, EXPERIMENT)
+    _fio_run.write_table(bins, data_root, host, EXPERIMENT + BINS_SUFFIX)
     if missing:
         raise MemstorError(f"{EXPERIMENT}: no X_max for {'; '.join(missing)}; rerun to retry the probe, or set "
                            "x_max_iops in the profile")

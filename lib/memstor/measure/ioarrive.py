@@ -14,16 +14,18 @@ The executable: ``$MEMSTOR_IOARRIVE`` when set, else ``build/bin/ioarrive`` (``m
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstor.core.errors import MemstorError, ParseError, first_line
-from memstor.parse.ioarrive import parse_ioarrive
+from memstor.core.errors import MemstorError, ParseError, PointFailed, UsageError, first_line
+from memstor.parse.ioarrive import load, parse_ioarrive
 
 #: Where ``make ioarrive`` puts the tool, relative to the repository root.
 BINARY_RELPATH = Path("build") / "bin" / "ioarrive"
@@ -153,6 +155,7 @@ class IoarriveResult:
     doc: dict | None = None
     rows: list[dict] = field(default_factory=list)
     stderr: str = ""
+    text: str = ""  # the JSON exactly as ioarrive printed it ("" when there was none)
 
     @property
     def open_loop(self) -> bool:
@@ -161,6 +164,20 @@ class IoarriveResult:
 
 def _failed(cmd: list[str], rc: int | None, reason: str, stderr: str = "", doc: dict | None = None) -> IoarriveResult:
     return IoarriveResult("failed", first_line(reason), cmd, rc, doc, [], stderr)
+
+
+def ensure_binary(root: Path | None = None) -> Path:
+    """The ioarrive executable (:func:`binary`), built first with :func:`build` when it is not built yet (a run
+    on a machine where ``make ioarrive`` was not run); MemstorError, one line, when it cannot be built."""
+    try:
+        return binary(root)
+    except MemstorError as missing:
+        if os.environ.get(ENV_VAR):
+            raise
+        try:
+            return build(root)
+        except MemstorError as err:
+            raise MemstorError(f"{first_line(missing)}; building it here failed: {first_line(err)}") from None
 
 
 def run(job: IoarriveJob, *, exe: Path | str | None = None, timeout_s: float | None = None,
@@ -191,8 +208,58 @@ def run(job: IoarriveJob, *, exe: Path | str | None = None, timeout_s: float | N
     if proc.returncode != 0:
         why = "I/O errors" if proc.returncode == 1 else f"exit status {proc.returncode}"
         return _failed(cmd, proc.returncode, f"{why}: {first_line(err) or '?'}", proc.stderr, doc)
-    return IoarriveResult("ok", "", cmd, 0, doc, rows, proc.stderr)
+    return IoarriveResult("ok", "", cmd, 0, doc, rows, proc.stderr, proc.stdout)
 
 
-__all__ = ["BINARY_RELPATH", "ENV_VAR", "IoarriveJob", "IoarriveResult", "binary", "build", "compile_command",
-           "run"]
+def complete(raw: Path) -> bool:
+    """True when ``raw`` holds ioarrive's JSON of a run that finished: the document, its directions, not
+    interrupted (a run whose loop did not hold is complete: it says so itself)."""
+    try:
+        doc = load(Path(raw).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ParseError):
+        return False
+    return bool(doc["directions"]) and not doc.get("interrupted")
+
+
+class IoarriveRunner:
+    """memstor.measure.sweep's Runner for ioarrive: point name -> :class:`IoarriveJob`; the raw output is
+    ioarrive's JSON exactly as it printed it (suffix ``.json``). The executable is :func:`ensure_binary`'s,
+    looked up (or built) when the first point runs: a sweep that only reads measured points needs none."""
+
+    suffix = ".json"
+
+    def __init__(self, jobs: dict[str, IoarriveJob], exe: Path | str | None = None):
+        self.jobs = dict(jobs)
+        self.exe = exe
+
+    def run(self, point: Any, out_tmp: Path) -> dict:
+        """Run the point's job, write its JSON to out_tmp; meta extras; PointFailed (one line) on failure."""
+        job = self.jobs.get(point.name)
+        if job is None:
+            raise UsageError(f"point {point.name}: no ioarrive job defined for it (a bug in the experiment's grid)")
+        if job.target is not None and not os.path.exists(job.target):
+            raise UsageError(f"point {point.name}: target {job.target} does not exist: create it with "
+                             "memstor.measure.target.prepare_test_file (memstor run does) and rerun")
+        if self.exe is None:
+            self.exe = ensure_binary()
+        res = run(job, exe=self.exe)
+        doc = res.doc or {}
+        meta: dict[str, Any] = {
+            "command": res.command, "command_line": shlex.join(res.command), "tool": "ioarrive",
+            "tool_version": doc.get("version"), "job": dataclasses.asdict(job),
+            "ioarrive_engine": (doc.get("engine") or {}).get("name"), "open_loop": doc.get("open_loop"),
+            "reasons": doc.get("reasons"), "returncode": res.returncode, "ioarrive_stderr": res.stderr[-2000:],
+        }
+        if res.status != "ok":
+            err = PointFailed(f"point {point.name}: ioarrive {res.reason}")
+            err.meta = meta
+            raise err
+        Path(out_tmp).write_text(res.text, encoding="utf-8")
+        return meta
+
+    def complete(self, raw: Path) -> bool:
+        return complete(raw)
+
+
+__all__ = ["BINARY_RELPATH", "ENV_VAR", "IoarriveJob", "IoarriveResult", "IoarriveRunner", "binary", "build",
+           "compile_command", "complete", "ensure_binary", "run"]
