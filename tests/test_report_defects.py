@@ -34,6 +34,9 @@ def _status(S, check: str, subject: str | None = None) -> set[str]:
 def test_the_overshooting_open_loop_states_no_slo_answer_and_no_model(S):
     load = S.load[S.load["host"] == H]
     assert (load["achieved_pct"] > 105).all()                        # fio overshot every rate: the data's defect
+    assert _status(S, "open_loop_rate") == {"fail"}                  # was "pass" (it tested achieved >= 95 % only)
+    assert _status(S, "below_closed_max") == {"fail"}                # above the closed-loop maximum of page 1
+    assert _status(S, "littles_law", "fio-load-latency randread") == {"fail"}    # 583 in flight, at most 448
     assert S.slo["max_iops"].isna().all() and S.slo["not_valid"].str.startswith("not valid").all()
     models = S.load_models[S.load_models["host"] == H]
     assert models["mm1_us"].isna().all() and models["mgc_us"].isna().all()
@@ -63,3 +66,7 @@ def test_write_saturation_runs_shorter_than_a_second_give_no_level_and_no_spec_r
 def test_page_one_names_the_failed_checks(S):
     names = " ".join(fp.check_names(S.validity))
     assert "Failed checks" in names and "`open_loop_held`" in names and "`load_generator_cpu`" in names
+    assert "`open_loop_rate`" in names and "`below_closed_max`" in names and "`littles_law`" in names
+    assert "Not checked" in names and "`physical_ceiling`" in names      # a virtio disk: no interface ceiling
+    finding = next(f for f in fp.findings(S, H) if f.startswith("The open loop did not hold"))
+    assert "no SLO answer" in finding

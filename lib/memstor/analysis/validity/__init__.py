@@ -54,9 +54,11 @@ The checks, one module per family (thresholds are named constants there, each wi
 
 **Missing numbers.** A check whose inputs are absent (no open-loop run, no steady-state run) has no row.
 When the experiment ran but the numbers a check needs were not recorded — fio's CPU use (``cpu_usr_pct`` /
-``cpu_sys_pct``) or the core count, the open_loop flags — the row is ``warn`` with value empty and evidence
-"not recorded ...": the reader cannot tell whether the precondition held, and the table stays the one place
-that says so. Data where every precondition holds and every number is recorded gives pass rows only.
+``cpu_sys_pct``) or the core count, the open_loop flags, a failed run — the row is ``unchecked`` with value empty
+and evidence "not checked: ...": the reader cannot tell whether the precondition held, the table stays the one
+place that says so, and page 1 names the check. Never a pass without a value (memstor.analysis.validity.rows.row
+refuses one). Every check judges both sides: ``low`` and ``high`` are its passing band, each bound with its reason
+in the check's module. Data where every precondition holds and every number is recorded gives pass rows only.
 
 Entry point :func:`validity_table` takes the tables as keyword arguments (memstor.analysis.synthesis calls it
 with its own; this package never imports synthesis).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.analysis.synthesis import HEADLINE_METRICS
+from memstor.analysis.validity.gate import OPEN_LOOP_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_number, md_escape
 from memstor.core.schema import missing
 
@@ -163,8 +164,9 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
             f"{fmt_number(best['lat_mean_us'])} µs each ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
 
 
-def _check_sentences(validity: pd.DataFrame | None, host: str, checks: tuple, statuses=("fail",)) -> list[str]:
-    rows = _rows(validity, host, statuses=statuses)
+def _check_sentences(validity: pd.DataFrame | None, host: str, checks: tuple, statuses=("fail",),
+                     sections: tuple = ()) -> list[str]:
+    rows = _rows(validity, host, sections, statuses=statuses)
     rows = rows[rows["check"].isin(checks)]
     return [f"{r['subject']}: {r['evidence']}" for _, r in rows.iterrows()]
 
@@ -182,10 +184,11 @@ def findings(S, host: str) -> list[str]:
             s += (" — writes faster than reads, which a drive rarely does: a write-back cache above the drive "
                   "(the hypervisor's, on a VM) took the writes")
         out.append(s + f" ({SECTION_REF['storage_points']}).")
-    gated = _check_sentences(S.validity, host, ("open_loop_held",))
+    gated = _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",))
     if gated:
-        out.append("The open loop did not hold (" + "; ".join(gated) + "): the latency-under-load section gives no "
-                   f"SLO answer and no queueing model ({SECTION_REF['open_loop']}).")
+        out.append("The open loop did not hold (" + "; ".join(gated[:2]) + (f"; {len(gated) - 2} more" if len(gated) > 2
+                   else "") + "): the latency-under-load section gives no SLO answer and no queueing model "
+                   f"({SECTION_REF['open_loop']}).")
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
     if bad_fit:
         out.append("The knee fit contradicts its own data (" + bad_fit[0] + "); the measured bound is given instead "
@@ -241,9 +244,9 @@ def next_steps(S, host: str, profile: str) -> list[str]:
         out.append("One fio thread saturated its CPU: split the load over more jobs." if thread else
                    "fio was CPU-bound on the CPUs it may use: fewer jobs, or more usable CPUs (affinity, cgroup "
                    "quota).")
-    if _check_sentences(S.validity, host, ("open_loop_held",)):
-        out.append("For an open loop: fewer jobs per offered rate or more cores; until then read the closed-loop "
-                   "curve of the queue-depth sweep.")
+    if _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",)):
+        out.append("For an open loop: memstor's own generator (`generator: ioarrive` in the fio-load-latency "
+                   "section) and more usable CPUs; until then read the closed-loop curve of the queue-depth sweep.")
     if not _rows(S.validity, host, ("memory",)).query("subject.str.endswith('(machine)')", engine="python").empty:
         out.append("For memory numbers that pass the quality gate: a quiet machine, bare metal if possible.")
     return out or ["Nothing to add: every check passed."]
