@@ -1,6 +1,7 @@
-"""fio-load-latency, the experiment, with the real fio on a small test file: X_max (probe or the
-queue-depth table), offered rates split over jobs, the flags, the raw logs and the per-second table, the
-SLO answer checked by an independent interpolation."""
+"""fio-load-latency with ``generator: fio`` (the option that keeps fio's rate mode; the default, ioarrive, is
+tests/test_load_latency_ioarrive.py), the real fio on a small test file: X_max (probe or the queue-depth table),
+offered rates split over jobs, the flags, the raw logs and the per-second table, the SLO answer checked by an
+independent interpolation."""
 
 from __future__ import annotations
 
