@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from memstor.analysis import load_latency
 from memstor.analysis import synthesis as syn
 from memstor.report import text
 from memstor.report.text import first_page as fp
@@ -38,6 +39,7 @@ def test_the_overshooting_open_loop_states_no_slo_answer_and_no_model(S):
     assert _status(S, "below_closed_max") == {"fail"}                # above the closed-loop maximum of page 1
     assert _status(S, "littles_law", "fio-load-latency randread") == {"fail"}    # 583 in flight, at most 448
     assert S.slo["max_iops"].isna().all() and S.slo["not_valid"].str.startswith("not valid").all()
+    assert S.slo["ratio_to_fio"].isna().all()                       # no answer leaks through as a ratio
     models = S.load_models[S.load_models["host"] == H]
     assert models["mm1_us"].isna().all() and models["mgc_us"].isna().all()
     said = text.load_sentences(S.load, S.slo, S.load_models, S.unloaded)
@@ -50,7 +52,9 @@ def test_open_vs_closed_reads_the_sweep_in_order_of_load(S):
     sweep = qd[(qd["rw"] == "randread") & (qd["numjobs"] == 1)].sort_values("iodepth")
     x, r = sweep["iops"].to_numpy(), sweep["lat_mean_us"].to_numpy()
     assert x[-1] < x.max()                                           # the sweep falls at the top
-    row = S.load[(S.load["rw"] == "randread") & (S.load["utilisation_pct"] == 90)].iloc[0]
+    assert S.load["open_vs_closed_pct"].isna().all()                 # not stated: the open loop did not hold
+    curves = load_latency.curve_table(S.dataset.fio)                 # the comparison as computed before the gate
+    row = curves[(curves["rw"] == "randread") & (curves["utilisation_pct"] == 90)].iloc[0]
     i = next(k for k in range(len(x) - 1) if min(x[k], x[k + 1]) <= row["achieved_iops"] <= max(x[k], x[k + 1]))
     expected = r[i] + (row["achieved_iops"] - x[i]) / (x[i + 1] - x[i]) * (r[i + 1] - r[i])
     assert row["closed_lat_mean_us"] == pytest.approx(expected)
@@ -70,3 +74,15 @@ def test_page_one_names_the_failed_checks(S):
     assert "Not checked" in names and "`physical_ceiling`" in names      # a virtio disk: no interface ceiling
     finding = next(f for f in fp.findings(S, H) if f.startswith("The open loop did not hold"))
     assert "no SLO answer" in finding
+
+
+def test_a_run_whose_series_gives_no_level_states_none_and_the_failed_open_loop_has_no_curve_model(S):
+    w = S.wsat.set_index("workload")
+    short = w.loc["4 KiB random write"]                              # 0.149 s: wsat_series failed
+    assert short["valid"] is False or not short["valid"]
+    assert pd.isna(short["sustained_MBps"]) and short["not_valid"].startswith("not valid (wsat_series)")
+    said = " ".join(text.wsat_sentences(S.wsat, S.wsat_cliffs))
+    assert "no level is stated" in said and "no cliff — one level" not in said
+    open_rows = S.storage[S.storage["kind"] == "open loop"]
+    assert len(open_rows) and open_rows["r0_us"].isna().all() and open_rows["peak_iops"].isna().all()
+    assert not [k for k in S.storage_fits if k[1] == "open loop"]   # no figure draws the model

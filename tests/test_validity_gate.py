@@ -115,6 +115,20 @@ def test_an_overshooting_open_loop_gets_no_slo_answer_and_no_model():
     assert models[["mm1_us", "mgc_us"]].isna().all().all()
 
 
+def test_an_open_loop_not_shown_to_hold_gets_no_slo_answer_either():
+    """fio-3.28 writes no timestamped iolog: the arrivals cannot be checked (open_loop_held unchecked) and every
+    other check passes — no SLO answer or model rests on a loop not shown to be open (a reviewer found models
+    printed for such a workload); a loop shown to hold keeps them."""
+    v = validity_table(**tables(load=_open(flags=(None,) * 6)))
+    assert status(v, "open_loop_held", H) == "unchecked" and status(v, "open_loop_rate", H) == "pass"
+    slo, models = gate_open_loop(_slo(("randread",)), _models(("randread",)), v)
+    assert slo.iloc[0]["max_iops"] is None and slo.iloc[0]["not_valid"].startswith("not valid: not checked")
+    assert models[["mm1_us", "mgc_us"]].isna().all().all()
+    held = validity_table(**tables(load=_open()))
+    slo, _ = gate_open_loop(_slo(("randread",)), _models(("randread",)), held)
+    assert slo.iloc[0]["max_iops"] is not None and slo.iloc[0]["valid"]
+
+
 def test_more_in_flight_than_the_jobs_could_hold_withholds_the_open_loop():
     pts = tables()["points"]
     bad = point("fio-load-latency", 168_510.0, iodepth=64, numjobs=9, lat_mean_us=5_609.0, config="u90")

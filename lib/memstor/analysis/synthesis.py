@@ -46,6 +46,7 @@ from memstor.analysis.points import (
 )
 from memstor.analysis.profile_settings import slo_targets
 from memstor.analysis.storage import littles_law_table
+from memstor.analysis.storage_fit import OPEN as OPEN_CURVE
 from memstor.analysis.storage_fit import storage_fit_table
 from memstor.analysis.validity import gate, validity_table
 from memstor.core.fmt import fmt_number
@@ -536,6 +537,8 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
         load_latency.models(ds, curves_ol), valid)
     steady, knees = gate.gate_steady(steady, valid), gate.gate_knees(knees, valid)
+    w_table = gate.gate_wsat(w_table, valid)
+    storage, sfits = gate.gate_open_curves(storage, sfits, valid, OPEN_CURVE)
     kfits = {key: fit for key, fit in kfits.items() if key in gate.valid_keys(knees)}  # the figure draws these
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline,
@@ -543,7 +546,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         little=littles_law(ds),
         knees=knees, knee_fits=kfits,
         curves=curves, mem=mem, mem_fits=mfits, steady=steady,
-        drive=drives, interface=interface_check(ds, sheets), load=curves_ol,
+        drive=drives, interface=interface_check(ds, sheets), load=gate.gate_open_curve_table(curves_ol, valid),
         slo=slo, load_models=models, unloaded=load_latency.unloaded(curves_ol),
         storage=storage, storage_fits=sfits, pacing=memory.pacing_table(curves),
         mem_sections=memory.sections_table(ds.mlc),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from memstor.analysis.validity.rows import FAIL
+from memstor.analysis.validity.rows import FAIL, UNCHECKED
 
 #: load_latency_models columns that are model results (emptied where the open loop did not hold).
 MODEL_COLUMNS = ("servers_c", "rho_c", "mm1_us", "md1_us", "mg1_us", "mgc_us", "mm1_err_pct", "md1_err_pct",
@@ -51,14 +51,25 @@ WAY_OUT = {
     "knee": "read the measured bound (latency at the smallest N, highest IOPS measured); more queue depths around "
             "the knee (iodepth: auto) give the fit more to hold on to",
     "steady_trace_jump": "rerun on a quiet machine with longer rounds (round_s) and a span the rounds overwrite",
+    "wsat": "write more (capacity_multiple, file_size) so that the run lasts whole seconds; fio's whole-run figure "
+            "stays in the table",
 }
+#: write-saturation columns that are levels read from the per-second series (emptied where it cannot give one).
+WSAT_LEVEL_COLUMNS = ("burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high", "sustained_MBps",
+                      "sustained_MBps_ci_low", "sustained_MBps_ci_high", "sustained_iops", "sustained_over_burst")
+#: The checks whose failure means a write-saturation run's series gives no level.
+WSAT_CHECKS = ("wsat_series", "series_matches_whole")
+#: storage_fit columns that are the open-queue model of a curve (emptied for an open loop that did not hold).
+CURVE_MODEL_COLUMNS = ("fit_points", "fit_x_max_iops", "r0_us", "r0_us_ci_low", "r0_us_ci_high", "a_us", "a_us_ci_low",
+                       "a_us_ci_high", "peak_iops", "peak_iops_ci_low", "peak_iops_ci_high", "fit_rms_pct",
+                       "holdout_error_pct", "x_at_1p25_r0_iops", "x_at_2_r0_iops")
 
 
-def failed(validity: pd.DataFrame | None, check: str) -> dict[tuple[str, str], str]:
-    """{(host, subject): evidence} of the rows of ``check`` that failed."""
+def failed(validity: pd.DataFrame | None, check: str, status: str = FAIL) -> dict[tuple[str, str], str]:
+    """{(host, subject): evidence} of the rows of ``check`` with ``status`` (default: those that failed)."""
     if validity is None or validity.empty:
         return {}
-    rows = validity[(validity["check"] == check) & (validity["status"] == FAIL)]
+    rows = validity[(validity["check"] == check) & (validity["status"] == status)]
     return {(str(r["host"]), str(r["subject"])): str(r["evidence"]) for _, r in rows.iterrows()}
 
 
@@ -88,8 +99,9 @@ def open_loop_failures(validity: pd.DataFrame | None) -> dict[tuple[str, str], s
     failed for: the first failing check's evidence, then each further one by name with the first clause of
     its evidence, then the way out of the first."""
     found: dict[tuple[str, str], list[str]] = {}
-    for check in OPEN_LOOP_CHECKS:
-        for (host, subject), evidence in failed(validity, check).items():
+    # a failure first; then an open loop not shown to hold (open_loop_held unchecked): no finding rests on it
+    for check, status in [*((c, FAIL) for c in OPEN_LOOP_CHECKS), ("open_loop_held", UNCHECKED)]:
+        for (host, subject), evidence in failed(validity, check, status).items():
             if check == "littles_law":
                 if not subject.startswith(f"{OPEN_EXPERIMENT} "):
                     continue
@@ -125,7 +137,45 @@ def gate_open_loop(slo: pd.DataFrame | None, models: pd.DataFrame | None,
     than the jobs could hold (littles_law of the fio-load-latency points) or the open loop delivered more than
     the closed-loop maximum (below_closed_max); ``not_valid`` names every one that failed, with its numbers."""
     bad = open_loop_failures(validity)
-    return (_gate_reasons(slo, bad, ("max_iops", "censored")), _gate_reasons(models, bad, MODEL_COLUMNS))
+    return (_gate_reasons(slo, bad, ("max_iops", "censored", "ratio_to_fio")),
+            _gate_reasons(models, bad, MODEL_COLUMNS))
+
+
+def gate_open_curve_table(load: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The open-loop curve table with its open-against-closed comparison emptied where the open loop did not
+    hold (the measured points stay; ``valid``/``not_valid`` added)."""
+    return _gate_reasons(load, open_loop_failures(validity), ("closed_lat_mean_us", "open_vs_closed_pct"))
+
+
+def gate_open_curves(storage: pd.DataFrame | None, fits: dict | None, validity: pd.DataFrame | None,
+                     open_kind: str) -> tuple[pd.DataFrame | None, dict]:
+    """The storage curve table and its fits {(host, kind, rw): CurveFit} without the open-queue model of an open
+    loop that did not hold (:func:`open_loop_failures`): its rows (kind ``open_kind``) keep their measured
+    points, the model columns are emptied with the reason; the fit is dropped so no figure draws it."""
+    bad = open_loop_failures(validity)
+    if storage is None or storage.empty or not bad:
+        return storage, dict(fits or {})
+    is_open = storage["kind"] == open_kind
+    gated = _gate_reasons(storage[is_open], bad, CURVE_MODEL_COLUMNS)
+    out = pd.concat([storage[~is_open].assign(valid=True, not_valid=""), gated]).loc[storage.index]
+    kept = {k: f for k, f in (fits or {}).items() if not (k[1] == open_kind and (str(k[0]), str(k[2])) in bad)}
+    return out, kept
+
+
+def gate_wsat(wsat: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The write-saturation runs whose per-second series cannot give a level (``wsat_series`` or
+    ``series_matches_whole`` failed) with their levels emptied, ``valid`` False and ``not_valid`` saying why; the
+    written bytes and fio's whole-run figure (``run_MBps``) stay."""
+    if wsat is None or wsat.empty:
+        return wsat
+    bad: dict[tuple[str, str], str] = {}
+    for check in WSAT_CHECKS:
+        for key, evidence in failed(validity, check).items():
+            bad.setdefault(key, f"not valid ({check}): {evidence}; {WAY_OUT['wsat']}")
+    keyed = wsat.assign(_subject=[f"{w} ({p})" for w, p in zip(wsat["workload"], wsat["point"])])
+    out = _gate_reasons(keyed, bad, WSAT_LEVEL_COLUMNS, key="_subject")
+    assert out is not None
+    return out.drop(columns="_subject")
 
 
 def gate_knees(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:

@@ -68,7 +68,10 @@ def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[
         head = (f"**{r['host']}, {r['workload']}**: {_gb(r['tgbw_GB'])} GB written over {where}, "
                 f"from {r['state_at_start'] or 'an unknown state'}")
         if missing(r["sustained_MBps"]):
-            out.append(head + ": no per-second series, so no levels.")
+            why = str(r.get("not_valid") or "")
+            whole = "" if missing(r.get("run_MBps")) else f" fio's whole-run figure: {fmt_number(r['run_MBps'])} MB/s."
+            out.append(head + (f": no level is stated — {why.removeprefix('not valid ')}." if why else
+                               ": no per-second series, so no levels.") + whole)
             continue
         if int(r["cliffs"]) == 0:
             out.append(head + f": no cliff — one level of {fmt_interval(r['sustained_MBps'], r['sustained_MBps_ci_low'], r['sustained_MBps_ci_high'])} "
