@@ -18,7 +18,7 @@ import pytest
 import memstor.experiments._wsat_tables as wsat_tables
 from memstor.analysis import memory_curves, steady_state, summary, wsat
 from memstor.analysis.validity import status, validity_table
-from memstor.analysis.validity.agreement import drive_state
+from memstor.analysis.validity.agreement import agreement_rows, drive_state
 from memstor.measure.sweep import Point
 
 H = "dut"
@@ -479,3 +479,21 @@ def test_summaries_drop_intervals_from_correlated_batches_of_older_tables():
     assert all(math.isnan(x) for x in summary._within_run(good, "iops"))
     assert summary._within_run(good.assign(ci_note=""), "iops") == (900.0, 1100.0)
     assert np.isfinite(summary._within_run(good.assign(ci_note=note), "iops")).all()  # another metric's note
+
+
+def test_the_ends_of_the_mix_sweep_are_compared_with_the_pure_workload():
+    """A reviewer of a 1-CPU report found the same 4 KiB QD32x1 random write at 47,150 IOPS (fio-block-size) and
+    76,512 (fio-rw-ratio at 0 % reads) with no agreement row: randrw at 0 % reads is randwrite."""
+    def pt(exp, rw, mix, iops):
+        return {"host": "h", "experiment": exp, "rw": rw, "bs_bytes": 4096, "iodepth": 32, "numjobs": 1,
+                "rwmixread": mix, "ioengine": "io_uring", "direct": 1, "direction": "write", "iops": iops, "n": 1,
+                "file_size_bytes": 256 << 20}
+    rows = agreement_rows(pd.DataFrame([pt("fio-block-size", "randwrite", None, 47_150.0),
+                                        pt("fio-rw-ratio", "randrw", 0.0, 76_512.0)]))
+    assert len(rows) == 1 and rows[0]["status"] == "fail" and rows[0]["value"] == pytest.approx(76_512 / 47_150)
+    same = agreement_rows(pd.DataFrame([pt("fio-block-size", "randwrite", None, 47_150.0),
+                                        pt("fio-rw-ratio", "randrw", 0.0, 48_000.0)]))
+    assert [r["status"] for r in same] == ["pass"]
+    mixed = agreement_rows(pd.DataFrame([pt("fio-block-size", "randwrite", None, 47_150.0),
+                                         pt("fio-rw-ratio", "randrw", 50.0, 76_512.0)]))
+    assert mixed == []                                               # a 50 % mix is another workload
