@@ -205,6 +205,10 @@ def test_hir_table_of_nothing_is_empty_with_its_columns():
     one = one[~((one["phase"] == "access") & (one["segment"] == 3)) & ~((one["phase"] == "access") & (one["segment"] == 4))]
     row = pr.hir_table(one).iloc[0]
     assert row["segments"] == 1 and pd.isna(row["iops_ci_low"]) and "no interval" in row["note"]
+    two = _hir_rows()
+    two = two[~((two["phase"] == "access") & (two["segment"] == 4))]     # 2 counted segments: t has 1 dof
+    row = pr.hir_table(two).iloc[0]
+    assert row["segments"] == 2 and pd.isna(row["recovery_ratio_ci_low"]) and "fewer than 3" in row["note"]
 
 
 def test_the_baseline_is_the_steady_state_window_or_the_last_five_rounds_said_so():

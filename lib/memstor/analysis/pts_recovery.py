@@ -110,11 +110,19 @@ def _first(g: pd.DataFrame, col: str):
     return vals.iloc[0] if len(vals) else None
 
 
+#: Fewest counted segments for an interval of a wait state's mean: with 2 the t-interval has 1 degree of
+#: freedom (t = 12.7) and a reviewer saw an IOPS ratio quoted as [-0.08, 1.92]; 3 give t = 4.3.
+MIN_SEGMENTS_CI = 3
+
+
 def _wait_row(host: str, wait: float, seg: pd.DataFrame, base: float | None, departure) -> dict:
     """One hir_table row: the counted segments of one wait state against the baseline."""
     m, low, high, n = ci95(pd.to_numeric(seg["iops"], errors="coerce").tolist())
     mean, lo, hi = _finite(m), _finite(low), _finite(high)
-    notes = [] if n >= 2 else [f"{n} segment(s) after an idle: no interval"]
+    notes = [] if n >= MIN_SEGMENTS_CI else [f"{n} segment(s) after an idle: no interval (fewer than "
+                                              f"{MIN_SEGMENTS_CI})"]
+    if n < MIN_SEGMENTS_CI:
+        lo = hi = None
     if base is None or not base > 0:
         notes.append("no baseline (no steady-state preconditioning rounds)")
 
