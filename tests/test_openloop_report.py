@@ -259,7 +259,7 @@ def test_model_figure_one_panel_per_device_and_workload_with_the_models(tables):
             assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
             assert "ρ₁" in ax.get_xlabel() and "µs" in ax.get_ylabel()
             c = int(g["servers_c"].iloc[0])
-            assert any(f"c = {c} servers" in t.get_text() for t in ax.get_legend().get_texts())
+            assert f"c = {c} servers" in ax.get_title()  # the legend, one for all panels, names the models
             assert {t.get_text() for t in by_gid(fig, f"util:{key}")} == {f"u{u}" for u in UTILS}
     assert len(by_gid(fig, "overloaded:nvme-a:randwrite")) == 1
     assert not by_gid(fig, "overloaded:ssd-b:randread")
@@ -578,3 +578,23 @@ def test_open_vs_closed_reads_the_closed_loop_in_order_of_load_not_of_iops():
         468.48 + (140_000.0 - 136504.2) / (143703.3 - 136504.2) * (1780.47 - 468.48))
     assert load_latency._closed_at(closed, 4096, 150_000.0) is None                    # beyond the top
     assert load_latency._closed_at(closed, 4096, 5_000.0) is None                      # below QD1
+
+
+def test_fios_latency_target_run_that_missed_its_own_target_is_no_answer():
+    """Two reviewers found 'fio latency_target 44,979 (QD 16)' beside a 1,000 µs target the run itself missed
+    (its p99 1,679 µs): fio's window search does not bound the whole run."""
+    slo = pd.DataFrame([{"host": "h", "rw": "randread", "target_p99_us": 1000.0, "max_iops": 50_000.0,
+                         "censored": False, "fio_latency_target_iops": float("nan"), "fio_latency_depth": 16.0,
+                         "fio_latency_target_p99_us": 1679.0, "ratio_to_fio": float("nan")},
+                        {"host": "h", "rw": "randwrite", "target_p99_us": 1000.0, "max_iops": 20_000.0,
+                         "censored": False, "fio_latency_target_iops": 23_668.0, "fio_latency_depth": 8.0,
+                         "fio_latency_target_p99_us": 640.0, "ratio_to_fio": 0.85}])
+    cells = text.slo_display(slo)["fio latency_target (IOPS, depth)"].tolist()
+    assert cells == ["missed: its own p99 1,679 µs", "23,668 (QD 8)"]
+    fio = pd.DataFrame([{"host": "h", "experiment": "fio-load-latency", "phase": "lt", "ok": True, "rw": "randread",
+                         "latency_target_us": 1000, "iops": 44_979.0, "latency_depth": 16, "lat_p99_us": 1679.0}])
+    curves = pd.DataFrame([{"host": "h", "rw": "randread", "utilisation_pct": u, "achieved_iops": x,
+                            "lat_p99_us": p, "overloaded": False} for u, x, p in ((10, 5000.0, 200.0),
+                                                                                  (50, 25_000.0, 600.0))])
+    out = load_latency.slo(curves, [1000.0], fio)
+    assert pd.isna(out.iloc[0]["fio_latency_target_iops"]) and out.iloc[0]["fio_latency_target_p99_us"] == 1679.0

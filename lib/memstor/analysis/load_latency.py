@@ -107,8 +107,9 @@ def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
 
 
 #: Columns slo() adds after openloop.SLO_COLUMNS: fio's own latency_target search at the same p99 target
-#: (IOPS, the queue depth it ended at) and ratio_to_fio = max_iops / fio_latency_target_iops.
-SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "ratio_to_fio"]
+#: (IOPS, the queue depth it ended at, the run's own whole-run p99 in µs; the IOPS empty where that p99 misses
+#: the target: fio's window search does not bound the whole run) and ratio_to_fio = max_iops / fio's IOPS.
+SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latency_target_p99_us", "ratio_to_fio"]
 
 
 def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -123,9 +124,14 @@ def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd
         if fio is not None and {"experiment", "phase"} <= set(fio.columns) else pd.DataFrame()
     if lt.empty:
         return out.reindex(columns=[*openloop.SLO_COLUMNS, *SLO_CROSS_COLUMNS])
+    p99 = "lat_p99_us" if "lat_p99_us" in lt.columns and lt["lat_p99_us"].notna().any() else "clat_p99_us"
     found = lt.groupby(["host", "rw", "latency_target_us"], as_index=False).agg(
-        fio_latency_target_iops=("iops", "mean"), fio_latency_depth=("latency_depth", "min"))
+        fio_latency_target_iops=("iops", "mean"), fio_latency_depth=("latency_depth", "min"),
+        fio_latency_target_p99_us=(p99, "max"))
     found["target_p99_us"] = found["latency_target_us"].astype(float)
+    # fio's search ends where it ends: a run whose own whole-run p99 misses the target is no answer to it
+    missed = pd.to_numeric(found["fio_latency_target_p99_us"], errors="coerce") > found["target_p99_us"]
+    found.loc[missed, "fio_latency_target_iops"] = np.nan
     out = out.merge(found.drop(columns="latency_target_us"), on=["host", "rw", "target_p99_us"], how="left")
     out["ratio_to_fio"] = out["max_iops"] / out["fio_latency_target_iops"]
     return out[[*openloop.SLO_COLUMNS, *SLO_CROSS_COLUMNS]]

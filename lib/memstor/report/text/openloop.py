@@ -112,6 +112,16 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     return out[LOAD_DISPLAY_COLUMNS]
 
 
+def _fio_target_cell(iops, depth, p99, target) -> str:
+    """fio's latency_target search: 'IOPS (QD d)'; 'missed (its p99 X µs)' when its own run missed the target;
+    '–' without a run."""
+    if _ol_float(p99) == _ol_float(p99) and _ol_float(p99) > _ol_float(target):
+        return f"missed: its own p99 {_ol_fmt(p99)} µs"
+    if _ol_float(iops) != _ol_float(iops):
+        return "–"
+    return f"{_ol_fmt(iops)} (QD {'?' if _ol_float(depth) != _ol_float(depth) else int(_ol_float(depth))})"
+
+
 def _slo_cell(max_iops, censored, not_valid="") -> str:
     """The SLO answer of one target: the rate, '≥ rate (censored ...)', 'none ...' or 'not valid ...'."""
     if isinstance(not_valid, str) and not_valid:
@@ -143,9 +153,9 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
         "max IOPS meeting it": [_slo_cell(m, c, nv) for m, c, nv in zip(s["max_iops"], s["censored"], col("not_valid"))],
-        "fio latency_target (IOPS, depth)": ["–" if _ol_float(i) != _ol_float(i) else
-                                             f"{_ol_fmt(i)} (QD {'?' if _ol_float(d) != _ol_float(d) else int(d)})"
-                                             for i, d in zip(col("fio_latency_target_iops"), col("fio_latency_depth"))],
+        "fio latency_target (IOPS, depth)": [_fio_target_cell(i, d, p, t) for i, d, p, t in zip(
+            col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
+            s["target_p99_us"])],
         "ratio": ["–" if _ol_float(r) != _ol_float(r) else f"{_ol_float(r):.2f}" for r in col("ratio_to_fio")],
     })[cols]
 
