@@ -93,6 +93,9 @@ def test_a_steady_state_whose_trace_jumped_is_not_steady():
     assert not row["valid"] and row["verdict"].startswith("not valid (") and row["not_valid"].startswith("not valid: ")
     good = tables(fio=steady_fio(GOOD_SERIES))
     assert gate_steady(good["steady"], validity_table(**good)).iloc[0]["valid"]
+    fast = tables(fio=steady_fio([s * 2.0 for s in GOOD_SERIES]))    # 2x the fresh drive: a cache, not steady
+    row = gate_steady(fast["steady"], validity_table(**fast)).iloc[0]
+    assert not row["valid"] and "faster" not in row["verdict"] and row["not_valid"].startswith("not valid: steady")
 
 
 def _open(pct=(100.0,) * 6, util=(10, 30, 50, 70, 80, 90), flags=(True,) * 6) -> pd.DataFrame:

@@ -196,10 +196,12 @@ def gate_knees(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.
 
 
 def gate_steady(steady: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The steady-state verdict marked not valid where its trace jumped (``valid`` False, ``not_valid``)."""
+    """The steady-state verdict marked not valid where its trace jumped or its level is far above the fresh drive's
+    (``steady_trace_jump`` / ``steady_vs_fresh`` failed: ``valid`` False, ``not_valid``)."""
     if steady is None or steady.empty or "workload" not in steady.columns:
         return steady
-    out = _gate(steady, failed(validity, "steady_trace_jump"), (), "steady_trace_jump", key="workload")
+    bad = {**failed(validity, "steady_vs_fresh"), **failed(validity, "steady_trace_jump")}
+    out = _gate(steady, bad, (), "steady_trace_jump", key="workload")
     assert out is not None
     if "verdict" in out.columns:
         out["verdict"] = [f"not valid ({v})" if nv else v for v, nv in zip(out["verdict"], out["not_valid"])]

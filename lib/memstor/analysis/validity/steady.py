@@ -62,8 +62,10 @@ MIN_WINDOW_SPANS = 1.0
 #: Steady IOPS above the fresh IOPS by more than this factor: the steady state is not the worse state the
 #: PTS measures (fresh-out-of-box is the best); within it, run-to-run noise.
 ABOVE_FRESH_RATIO = 1.10
-#: ... by more than this factor: the rounds measured a cache or another target, not the worn-in drive.
-ABOVE_FRESH_FAIL = 2.0
+#: ... by more than this factor: beyond the run-to-run spread of one configuration on the machines seen (up to
+#: 1.23x between experiments on this VM), the rounds measured a cache or another target, not the worn-in drive
+#: (a reviewer saw 1.37x printed as a steady state matching the spec's).
+ABOVE_FRESH_FAIL = 1.25
 #: Steady IOPS below this share of the fresh IOPS: beyond the fall of most drives to their native flash
 #: rate; a different state (another span, a throttled drive) or a broken run: a warning to read the trace.
 BELOW_FRESH_WARN = 0.1
@@ -228,8 +230,10 @@ def _fresh(v: pd.Series, points: pd.DataFrame | None) -> dict | None:
                 f"{int(f['numjobs'])}) at {int(v['outstanding_io'])} outstanding I/Os: {n(ratio)}x")
     above = ratio > 1
     consequence = "" if status == PASS else (
-        "the 'steady' state is faster than the fresh drive: the rounds did not measure the drive's worn-in state "
-        "(caching, a small span); the steady IOPS is not a steady-state finding" if above else
+        ("the 'steady' state is faster than the fresh drive: the rounds did not measure the drive's worn-in state "
+         "(caching, a small span); the steady IOPS is not a steady-state finding" if status == FAIL else
+         "the 'steady' state is a little faster than the fresh drive: within what repeated runs differ by, but "
+         "the worn-in state is not shown; read the steady IOPS with care") if above else
         "the steady state is far below the fresh drive: a different state (another span, throttling) or a broken "
         "run; the steady IOPS is shown only with the trace" + ("" if status == WARN else
                                                                 ", and not as the drive's steady state"))
