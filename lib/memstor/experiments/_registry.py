@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import pkgutil
 from pathlib import Path
 from types import ModuleType
 
@@ -20,9 +19,10 @@ _REQUIRED = ("EXPERIMENT", "NOTEBOOK", "KIND", "validate", "run")
 
 
 def names() -> tuple[str, ...]:
-    """The registered experiment names, sorted (cheap: module names only, nothing imported)."""
-    return tuple(sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules([str(Path(__file__).parent)])
-                        if not m.name.startswith("_")))
+    """The registered experiment names, sorted (cheap: the family modules' file names, nothing imported; not
+    pkgutil.iter_modules, which imports inspect: 5-10 ms of every `memstor` start, memstor.cli's budget)."""
+    return tuple(sorted(f.stem.replace("_", "-") for f in Path(__file__).parent.glob("*.py")
+                        if not f.stem.startswith("_")))
 
 
 def family(experiment: str) -> ModuleType:
