@@ -58,7 +58,7 @@ EXP       = $(shell echo $(1) | sed 's/^[0-9]*-//')#  notebook name -> experimen
 PAPERMILL := $(VENV)/bin/papermill --engine memstor --kernel memstor --cwd notebooks --no-progress-bar
 CC        ?= cc
 
-.PHONY: help all env sysdeps loadlat loadlat-arm64 ioarrive ioarrive-arm64 fio-matrix test test-fast lint lab report bench soak lock clean distclean FORCE
+.PHONY: help all env sysdeps loadlat loadlat-arm64 ioarrive ioarrive-arm64 fio-matrix test test-fast lint lab report bench bench-check soak lock clean distclean FORCE
 
 help: ## list the targets
 	@echo "memstor — make <target> [PROFILE=quick|standard|full] [TARGET=/dir/on/drive/under/test] [DATA=data] [HOST=name] [HOSTS=hosts.yaml]"
@@ -208,6 +208,12 @@ $(BUILD)/bin/chase: bench/chase.c
 bench: $(ENV_STAMP) $(LOADLAT) $(BUILD)/bin/chase ## benchmarks -> report/bench.md and report/bench.csv (ratios, medians of >=3)
 	@command -v likwid-bench >/dev/null 2>&1 || scripts/install-system-deps --bench || echo "make bench: likwid-bench unavailable; the bandwidth figures will say 'not measured'" >&2
 	$(PY) bench/harness.py --out report
+
+# CI's guard (.ci/run): the quick figures against their committed baselines (bench/baseline.json); a figure worse
+# than its baseline by more than its tolerance fails, named with the commit that set it. A new baseline is a
+# deliberate commit: $(PY) bench/check.py --write-baseline --reason "why" (README, Benchmarks).
+bench-check: $(ENV_STAMP) ## CI's benchmark guard: CLI start-up, parse, no-op make all vs bench/baseline.json (1-2 min)
+	$(PY) bench/check.py --out $(BUILD)/bench-check
 
 clean: ## remove build/ and generated report files (never data/raw)
 	rm -rf $(BUILD)/notebooks $(BUILD)/params report/*.html report/*.pdf report/figures

@@ -15,6 +15,7 @@ import io
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -187,6 +188,17 @@ def machine_summary() -> tuple[str, dict]:
     The full description is memstor.measure.sysinfo.collect() when that module exists, else /proc/cpuinfo's
     model name, the CPU count and the memory size.
     """
+    line = machine_line()
+    full: dict = {"summary": line}
+    try:
+        full["sysinfo"] = collect(None)
+    except Exception as err:  # noqa: BLE001 - the machine line above is enough for the report
+        full["sysinfo"] = f"memstor.measure.sysinfo.collect failed: {type(err).__name__}: {err}"
+    return line, full
+
+
+def machine_line() -> str:
+    """This machine in one line: host name, CPU model, CPU count, memory (GiB) and kernel (no tool is run)."""
     model = ""
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -202,12 +214,7 @@ def machine_summary() -> tuple[str, dict]:
     if mem_gib:
         line += f", {mem_gib:.1f} GiB RAM"
     line += f", Linux {platform.release()}" if sys.platform.startswith("linux") else f", {platform.platform()}"
-    full: dict = {"summary": line}
-    try:
-        full["sysinfo"] = collect(None)
-    except Exception as err:  # noqa: BLE001 - the machine line above is enough for the report
-        full["sysinfo"] = f"memstor.measure.sysinfo.collect failed: {type(err).__name__}: {err}"
-    return line, full
+    return line
 
 
 def to_csv(figures: Sequence[Figure]) -> str:
@@ -226,8 +233,9 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(figures: Sequence[Figure], machine: str, meta: dict) -> str:
-    """The bench.md report: one table row per figure, then how it was measured."""
+def to_markdown(figures: Sequence[Figure], machine: str, meta: dict, versus: dict | None = None) -> str:
+    """The bench.md report: one table row per figure, then how it was measured. ``versus``: {figure name: text}
+    comparing the figure with its committed baseline (bench/baseline.py), shown as its own column."""
     lines = [
         "# memstor benchmarks",
         "",
@@ -239,20 +247,22 @@ def to_markdown(figures: Sequence[Figure], machine: str, meta: dict) -> str:
         "repetitions); median and min–max spread over the repetitions. Machines here are shared: "
         "read the ratios, not the absolute numbers.",
         "",
-        "| figure | ratio (median) | spread (min–max) | target | result | absolute numbers (medians) | machine |",
-        "|---|---|---|---|---|---|---|",
+        "| figure | ratio (median) | spread (min–max) | target | result | vs baseline | absolute numbers (medians) "
+        "| machine |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    versus = versus or {}
     host = machine.split(":", 1)[0]
     for f in figures:
         if f.not_measured is not None or not f.samples:
             reason = f.not_measured or "no repetition completed"
             lines.append(f"| {f.name} | – | – | {f.target.text()} | not measured: {_md_cell(reason)} | "
-                         f"{_md_cell('; '.join(f.notes)) or '–'} | {host} |")
+                         f"{_md_cell(versus.get(f.name, '–'))} | {_md_cell('; '.join(f.notes)) or '–'} | {host} |")
             continue
         r = f.ratios()
         lo, hi = spread(r)
         lines.append(f"| {f.name} | {median(r):.3f} | {lo:.3f}–{hi:.3f} | {f.target.text()} | "
-                     f"{f.verdict()} | {_md_cell(f.absolute())} | {host} |")
+                     f"{f.verdict()} | {_md_cell(versus.get(f.name, '–'))} | {_md_cell(f.absolute())} | {host} |")
     lines += ["", "## Figures", ""]
     for f in figures:
         lines.append(f"- **{f.name}**: {f.title} ({f.elapsed_s:.0f} s to measure).")
@@ -261,11 +271,13 @@ def to_markdown(figures: Sequence[Figure], machine: str, meta: dict) -> str:
     return "\n".join(lines)
 
 
-def write_report(out: Path, figures: Sequence[Figure], machine: str, machine_full: dict, meta: dict) -> None:
-    """Write ``bench.md``, ``bench.csv`` and ``bench-machine.json`` into ``out`` (atomically each)."""
+def write_report(out: Path, figures: Sequence[Figure], machine: str, machine_full: dict, meta: dict,
+                 versus: dict | None = None) -> None:
+    """Write ``bench.md``, ``bench.csv`` and ``bench-machine.json`` into ``out`` (atomically each); ``versus``
+    as in :func:`to_markdown`."""
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "bench.csv", to_csv(figures))
-    atomic_write(out / "bench.md", to_markdown(figures, machine, meta))
+    atomic_write(out / "bench.md", to_markdown(figures, machine, meta, versus))
     atomic_write(out / "bench-machine.json", json.dumps(machine_full, indent=2, default=str) + "\n")
 
 
@@ -281,12 +293,20 @@ class Config:
     smoke: bool = False
     root: Path = ROOT
     work: Path = Path(tempfile.gettempdir())  # scratch folder of this run (removed at the end)
+    parse_files: int | None = None  # files of the parse figure (None: 5,000, or 200 with smoke)
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True)
 
     @property
     def python(self) -> str:
         """The interpreter running memstor (the repository's .venv under make)."""
         return sys.executable
+
+
+def cached_bytecode() -> None:
+    """Let the measured commands write and reuse their bytecode as a user's do: without this, a
+    PYTHONDONTWRITEBYTECODE of the calling shell makes every edited module compile again in every run (a few ms
+    per module, counted against memstor's start-up)."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def load_average() -> str:
@@ -307,20 +327,54 @@ def last_line(text: str, limit: int = 240) -> str:
 def timed(cmd: Sequence[str], *, cwd: Path | None = None, env: dict | None = None, timeout: float = 3600,
           what: str = "") -> tuple[float, subprocess.CompletedProcess]:
     """Run cmd (captured output) and return (wall seconds, result); NotMeasured when it cannot start."""
-    t0 = time.perf_counter()
+    wall, _cpu, res = timed_cpu(cmd, cwd=cwd, env=env, timeout=timeout, what=what)
+    return wall, res
+
+
+def children_cpu_s() -> float:
+    """CPU seconds (user + system) of this process's finished children and their descendants so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_cpu(cmd: Sequence[str], *, cwd: Path | None = None, env: dict | None = None, timeout: float = 3600,
+              what: str = "") -> tuple[float, float, subprocess.CompletedProcess]:
+    """Run cmd (captured output) and return (wall seconds, CPU seconds of it and its children, result).
+
+    CPU time is what a slower memstor spends more of; on a VM shared with other work the wall time of the
+    same command swings several-fold with their load (measured here: a json.load loop 0.36-1.24 s within a
+    minute), its CPU time by a few percent. NotMeasured when the command cannot start."""
+    cpu0, t0 = children_cpu_s(), time.perf_counter()
     try:
         res = subprocess.run(list(cmd), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
         raise NotMeasured(f"{what or cmd[0]}: {cmd[0]} not found") from None
     except subprocess.TimeoutExpired:
         raise NotMeasured(f"{what or cmd[0]}: did not finish within {timeout:.0f} s") from None
-    return time.perf_counter() - t0, res
+    return time.perf_counter() - t0, children_cpu_s() - cpu0, res
 
 
 def require_ok(res: subprocess.CompletedProcess, what: str) -> None:
     """NotMeasured naming the command's own last error line when it exited non-zero."""
     if res.returncode != 0:
         raise NotMeasured(f"{what} exited {res.returncode}: {last_line(res.stderr or res.stdout)}")
+
+
+Side = tuple[str, Callable[[], tuple[float, float]]]
+
+
+def paired(cfg: Config, fig: Figure, num: Side, den: Side, cpu: list[float] | None = None) -> None:
+    """``cfg.reps`` repetitions of a wall-time ratio: each side (name, a callable giving (wall, CPU) seconds),
+    their order alternating; the CPU-time ratio of each repetition goes to ``cpu`` (the notes say it)."""
+    for rep in range(cfg.reps):
+        t = {}
+        for name, measure in ((num, den) if rep % 2 == 0 else (den, num)):
+            t[name] = measure()
+        fig.add(rep, t[num[0]][0], t[den[0]][0], "s")
+        if cpu is not None and t[den[0]][1] > 0:
+            cpu.append(t[num[0]][1] / t[den[0]][1])
+        cfg.log(f"  {fig.name} rep {rep}: {num[0]} {t[num[0]][0] * 1e3:.1f} ms ({t[num[0]][1] * 1e3:.1f} ms CPU), "
+                f"{den[0]} {t[den[0]][0] * 1e3:.1f} ms ({t[den[0]][1] * 1e3:.1f} ms CPU)")
 
 
 def interleaved(rep: int, first: tuple[str, list], second: tuple[str, list]) -> tuple[tuple[str, list], ...]:

@@ -25,6 +25,15 @@ Figures (``--only`` takes these names, comma separated):
                wall time (target < 1) and best IOPS (target ≥ 0.97).
 ``honesty``    one 4K QD1 randread point run 5 times at 10 s: the mean within-run batch-means half-width
                vs the between-run t-interval's (IOPS and mean latency; target 0.5–2).
+``startup``    ``memstor --help`` and a usage error (``memstor parse``, exit 2) vs ``python -c pass``: wall time,
+               the shortest of 10 runs per repetition (``startup-help``, ``startup-usage``).
+``noop-make``  ``make all PROFILE=quick`` in a fresh checkout whose targets are all up to date (``make -t``) vs
+               a fixed pure-Python loop of about a second: wall time.
+``fast-tier``  ``make test-fast`` vs a fixed pure-Python loop: wall time (not in --smoke).
+
+Every figure is also set beside its committed baseline (bench/baseline.json: value, tolerance, reason, commit)
+in bench.md's ``vs baseline`` column; ``bench/check.py`` (``make bench-check``, in CI) measures the quick ones
+and fails on a figure worse than its baseline by more than its tolerance.
 
 A figure whose prerequisite is missing (a tool not installed or not built, likwid-bench refused by the
 VM...) is reported as ``not measured: <reason>``; the other figures still run.
@@ -47,12 +56,14 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import baseline
 from common import (
     MIN_REPS,
     Config,
     Figure,
     NotMeasured,
     Target,
+    cached_bytecode,
     load_average,
     machine_summary,
     median,
@@ -64,6 +75,7 @@ from fig_overhead import fig_overhead
 from fig_parse import fig_parse
 from fig_queue_depth import fig_auto_grid, fig_honesty, fig_precision, fig_qd
 from fig_rebuild import fig_rebuild
+from fig_startup import fig_fast_tier, fig_noop_make, fig_startup
 from fig_steady import fig_steady_state
 
 from memstor.cli import guarded
@@ -81,6 +93,9 @@ FIGURES: dict[str, Callable[[Config], list[Figure]]] = {
     "precision": fig_precision,
     "auto-grid": fig_auto_grid,
     "honesty": fig_honesty,
+    "startup": fig_startup,
+    "noop-make": fig_noop_make,
+    "fast-tier": fig_fast_tier,
 }
 
 
@@ -127,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    cached_bytecode()
     ap = argparse.ArgumentParser(prog="bench/harness.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, metavar="DIR", help="folder for bench.md, bench.csv")
     ap.add_argument("--only", metavar="NAME,...", help="figures to measure: " + ", ".join(FIGURES))
@@ -155,7 +171,11 @@ def _main(argv: list[str]) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     meta.update(finished=_now(), load_after=load_average())
-    write_report(out, figures, machine, machine_full, meta)
+    try:
+        versus = baseline.versus_column(figures, baseline.load())
+    except ValueError as err:
+        versus = {f.name: f"baseline unreadable: {err}" for f in figures}
+    write_report(out, figures, machine, machine_full, meta, versus)
     print(f"memstor bench: wrote {out / 'bench.md'} and {out / 'bench.csv'}", file=sys.stderr)
     missed = [f.name for f in figures if f.verdict() == "fail"]
     return 1 if (args.strict and missed) else 0

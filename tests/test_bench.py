@@ -8,18 +8,25 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 
+import baseline
+import check
 import common
 import fig_loadlat
 import fig_overhead
 import fig_parse
 import fig_rebuild
+import fig_startup
 import harness
 import pytest
 from common import Config, Figure, Target
+
+from conftest import ROOT
 
 
 def test_median_spread_iqr_of_real_numbers():
@@ -217,3 +224,121 @@ def test_stop_all_marks_every_figure_with_one_line():
     ran.add(0, 1.0, 2.0, "s")
     common.stop_all([ran], ValueError("fio died\nsecond line"))
     assert ran.verdict() == "fail" and ran.failure == "ValueError: fio died"
+
+
+# ------------------------------------------------------------------ the committed baseline and the check (issue 39)
+def _measured(name: str, ratios: list[float], failure: str | None = None) -> Figure:
+    f = Figure(name, name, name, Target(), "a", "b")
+    for i, r in enumerate(ratios):
+        f.add(i, r, 1.0, "s")
+    f.failure = failure
+    return f
+
+
+_ENTRY = {"value": 2.0, "tolerance": 0.25, "reason": "parse after issue 39", "commit": "abc1234"}
+
+
+def test_compare_within_and_worse_by_more_than_the_tolerance():
+    within = baseline.compare(_measured("parse", [2.4, 2.5, 2.6]), _ENTRY)  # median 2.5 = limit 2.0 x 1.25
+    assert within.ok and "within its baseline 2.000" in within.line
+    worse = baseline.compare(_measured("parse", [2.4, 2.51, 2.6]), _ENTRY)
+    assert not worse.ok
+    assert worse.line.startswith("parse: ratio 2.510 is worse than its baseline 2.000 by 25.5%, more than its "
+                                 "tolerance 25% (limit 2.500)")
+    assert "; baseline set by " in worse.line and "measured at code abc1234: parse after issue 39" in worse.line
+
+
+def test_compare_fails_what_it_could_not_check():
+    assert not baseline.compare(_measured("parse", [1.0, 1.0, 1.0]), None).ok  # no baseline: set one first
+    failed = baseline.compare(_measured("noop-make", [50.0] * 3, "the no-op make all changed 2 files"), _ENTRY)
+    assert not failed.ok and "measurement failed: the no-op make all changed 2 files" in failed.line
+    missing = Figure("startup", "startup-help", "x", Target(), not_measured="memstor --help exited 1: boom")
+    assert not baseline.compare(missing, _ENTRY).ok and "not measured" in baseline.compare(missing, _ENTRY).line
+
+
+def test_baseline_file_round_trip_one_line_per_figure(tmp_path):
+    figs = [_measured("parse", [2.1, 2.2, 2.3]), _measured("startup-help", [5.0, 6.0, 7.0])]
+    with pytest.raises(ValueError, match="reason"):
+        baseline.updated({}, figs, "  ", "vm", 3)
+    with pytest.raises(ValueError, match="not measured cleanly"):
+        baseline.updated({}, [_measured("parse", [2.0] * 3, "lost rows")], "why", "vm", 3)
+    new = baseline.updated({"parse": dict(_ENTRY, tolerance=0.4)}, figs, "first baseline", "vm", 3)
+    assert new["parse"]["value"] == 2.2 and new["parse"]["tolerance"] == 0.4  # a figure keeps its tolerance
+    assert new["startup-help"]["tolerance"] == baseline.DEFAULT_TOLERANCE["startup-help"]
+    assert new["parse"]["reason"] == "first baseline" and new["parse"]["commit"] != "?"
+    path = tmp_path / "b.json"
+    baseline.write(new, path)
+    assert baseline.load(path) == new
+    lines = path.read_text().splitlines()
+    assert sum(ln.startswith('    "parse": {') for ln in lines) == 1  # git log -G finds a figure's own line
+    (tmp_path / "bad.json").write_text(json.dumps({"figures": {"parse": {"value": 0, "tolerance": 0.3}}}))
+    with pytest.raises(ValueError, match="needs a value > 0"):
+        baseline.load(tmp_path / "bad.json")
+    assert baseline.load(tmp_path / "none.json") == {}
+
+
+def test_the_committed_baseline_covers_the_ci_figures_and_the_readme_lists_them():
+    """Every figure of bench/baseline.json is in the README's benchmark section with its baseline and tolerance,
+    and the figures CI checks all have one, each set by a commit git can name."""
+    entries = baseline.load()
+    ci = {"startup-help", "startup-usage", "parse", "noop-make"}
+    assert ci <= set(entries)
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Benchmarks"):]
+    for name, entry in entries.items():
+        row = next((ln for ln in section.splitlines() if ln.startswith(f"| `{name}` ")), "")
+        assert f"{entry['value']:.2f}" in row and f"+{entry['tolerance']:.0%}" in row, (name, row)
+        assert entry["reason"] and entry["commit"]
+    if shutil.which("git") and (ROOT / ".git").exists():
+        for name in ci:
+            assert re.match(r'commit [0-9a-f]{7,} "', baseline.set_by(name)) or baseline.set_by(name).startswith(
+                "no commit (bench/baseline.json changed"), baseline.set_by(name)
+
+
+def test_best_times_of_real_processes_and_a_failing_command():
+    wall, cpu = fig_startup.best_times([sys.executable, "-c", "pass"], 2)
+    busy_wall, busy_cpu = fig_startup.best_times([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], 2)
+    assert 0 < wall < busy_wall and 0 < cpu < busy_cpu  # the child's own work, in both clocks
+    slept, slept_cpu = fig_startup.best_times([sys.executable, "-c", "import time; time.sleep(0.3)"], 2)
+    assert slept >= 0.3 and slept_cpu < 0.3  # a sleep lengthens the wall time, not the CPU time
+    assert fig_startup.best_times([sys.executable, "-c", "raise SystemExit(2)"], 1, ok=(2,))[0] > 0
+    with pytest.raises(common.NotMeasured, match="exited 3: boom"):
+        fig_startup.best_times([sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"], 1)
+
+
+def _check(tmp_path, *args, delay_s: float = 0.0) -> subprocess.CompletedProcess:
+    """bench/check.py (what `make bench-check` runs) on the parse figure over 300 real fio JSON copies, in a
+    child whose `memstor parse` waits delay_s per file when asked (tests/bench_slow_site)."""
+    env = dict(os.environ, MEMSTOR_TEST_PARSE_DELAY_S=str(delay_s))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "tests" / "bench_slow_site"), env.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "check.py"), "--only", "parse", "--files", "300",
+                           "--baseline", str(tmp_path / "baseline.json"), *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_bench_check_passes_at_its_baseline_and_fails_a_slowed_parser(tmp_path):
+    """Both sides for real: a baseline written by the check's own option, the same parser within it, then the
+    parser slowed by 3 ms a file (a sleep in memstor.parse.files.parse_file) failing with the figure, its
+    baseline and its commit named. The test's tolerance (150 %) leaves this busy VM's noise far inside."""
+    wrote = _check(tmp_path, "--write-baseline", "--reason", "test baseline", "--tolerance", "1.5")
+    assert wrote.returncode == 0, wrote.stderr
+    entry = baseline.load(tmp_path / "baseline.json")["parse"]
+    assert entry["reason"] == "test baseline" and entry["tolerance"] == 1.5 and entry["value"] > 0
+    same = _check(tmp_path)
+    assert same.returncode == 0, same.stderr
+    assert "bench-check: ok   parse: ratio" in same.stderr and "1 of 1 figures within" in same.stderr
+    slowed = _check(tmp_path, delay_s=0.003)
+    assert slowed.returncode == 1, slowed.stderr
+    line = next(ln for ln in slowed.stderr.splitlines() if ln.startswith("bench-check: FAIL parse: ratio"))
+    assert f"worse than its baseline {entry['value']:.3f}" in line and "tolerance 150%" in line
+    assert "baseline set by no commit (the file is not in the repository)" in line  # a test's own baseline
+    assert f"measured at code {entry['commit']}: test baseline" in line
+    assert "worse or unchecked: parse" in slowed.stderr
+
+
+def test_bench_check_usage_errors_are_one_line(tmp_path):
+    assert check.main(["--write-baseline", "--baseline", str(tmp_path / "b.json")]) == 2
+    assert check.main(["--only", "speed"]) == 2
+    assert check.main(["--reps", "1"]) == 2
+    (tmp_path / "b.json").write_text("not json")
+    assert check.main(["--baseline", str(tmp_path / "b.json")]) == 2
