@@ -111,14 +111,30 @@ def test_the_machine_and_the_profile_are_named():
 
 def test_page_one_names_the_failed_and_the_unchecked_checks():
     assert fp.check_names(synthesis().validity) == []          # every check passed: nothing to name
+    rws = ("randread", "randwrite", "read", "write", *(f"w{i}" for i in range(fp.NAMED_SUBJECTS - 3)))
     rows = [row(H, "open_loop_rate", rw, FAIL, 174.0, 105.0, "% of offered", "achieved 174 %", "gated", "open_loop",
-                low=95.0, high=105.0) for rw in ("randread", "randwrite", "read", "write")]
+                low=95.0, high=105.0) for rw in rws]
     rows.append(unchecked(H, "littles_law", "fio-load-latency", "no latency recorded", "open_loop"))
     names = fp.check_names(frame(rows))
     assert len(names) == 2 and names[0].startswith(f"**{H}** — Failed checks")
-    assert "`open_loop_rate` (randread; randwrite; read and 1 more)" in names[0]
+    assert "`open_loop_rate` (randread; randwrite; read; write; w0" in names[0] and "and 1 more)" in names[0]
     assert names[1].startswith(f"**{H}** — Not checked") and "`littles_law` (fio-load-latency)" in names[1]
     counts = fp.check_counts(frame(rows))
-    assert "4 fail, 1 not checked" in counts
+    assert f"{len(rws)} fail, 1 not checked" in counts
     shown = fp.validity_display(frame(rows))
-    assert list(shown["status"]) == ["fail"] * 4 + ["unchecked"]
+    assert list(shown["status"]) == ["fail"] * len(rws) + ["unchecked"]
+
+
+def test_the_machine_line_says_how_many_cpus_the_run_could_use_and_what_a_loop_device_measures():
+    """Reviewers of a 1-CPU run and of a loop-device run found neither condition on page 1."""
+    info = {"cpu": {"model": "Test CPU", "logical_cpus": 2}, "memory": {"total_bytes": 24 << 30},
+            "shape": {"usable_cpus": 1, "cpu_source": "affinity 1 (1 CPU), no cgroup v1 CPU quota -> 1 usable; "
+                                                      "no SMT siblings seen"},
+            "drive": {"disk_label": "loop device loop0"}, "machine": {"caveats": []}}
+    (line,) = fp.machine_sentences(SimpleNamespace(hosts=[HostData(name=H, sysinfo=info)]))
+    assert "2 logical CPUs, of which this run could use 1 (affinity 1 (1 CPU), no cgroup v1 CPU quota -> 1 " \
+           "usable)" in line
+    assert "loop device" in line and "page cache" in line
+    whole = dict(info, shape={"usable_cpus": 2}, drive={"disk_label": "virtio disk vda"})
+    (line,) = fp.machine_sentences(SimpleNamespace(hosts=[HostData(name=H, sysinfo=whole)]))
+    assert "could use" not in line and "page cache" not in line

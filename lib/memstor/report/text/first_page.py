@@ -61,19 +61,40 @@ def machine_sentences(dataset) -> list[str]:
     for h in dataset.hosts:
         info = h.sysinfo or {}
         cpu, mem = info.get("cpu") or {}, info.get("memory") or {}
-        parts = [f"{cpu.get('model') or 'CPU model not recorded'}, {cpu.get('logical_cpus') or '?'} logical CPUs"]
+        parts = [f"{cpu.get('model') or 'CPU model not recorded'}, {cpu.get('logical_cpus') or '?'} logical CPUs"
+                 + _usable(info)]
         if mem.get("total_bytes"):
             parts.append(f"{mem['total_bytes'] / 2**30:.0f} GiB memory")
         drive = info.get("drive") or {}
         if drive.get("disk_label"):
             parts.append(f"storage target on {drive['disk_label']}")
+            if "loop" in str(drive["disk_label"]).lower():
+                caveats_loop = ["the target is a loop device: its I/O goes to a file on another filesystem, "
+                                "through that file's page cache unless the loop device was set up with direct I/O, "
+                                "so the storage numbers describe the loop driver and memory, not a drive"]
+            else:
+                caveats_loop = []
+        else:
+            caveats_loop = []
         caveats = ((info.get("machine") or {}).get("caveats")) or []
         if not info.get("machine"):
             caveats = ["whether this is a VM, WSL or on battery was not recorded (data from before memstor "
                        "recorded it: rerun `memstor sysinfo`)"]
+        caveats = [*caveats, *caveats_loop]
         out.append(f"**{md_escape(h.name)}**: " + "; ".join(parts) + "."
                    + (" " + " ".join(f"Note: {c}." for c in caveats) if caveats else ""))
     return out
+
+
+def _usable(info: dict) -> str:
+    """', of which memstor could use N (source)' when the run could use fewer CPUs than the machine has
+    (sysinfo ``shape``: affinity mask, cgroup quota); '' otherwise or when not recorded."""
+    shape = info.get("shape") or {}
+    usable, logical = shape.get("usable_cpus"), (info.get("cpu") or {}).get("logical_cpus")
+    if not usable or not logical or float(usable) >= float(logical):
+        return ""
+    why = str(shape.get("cpu_source") or "").split(";")[0]
+    return f", of which this run could use {float(usable):g}" + (f" ({why})" if why else "")
 
 
 def profile_sentence(profile: str) -> str:
@@ -288,7 +309,7 @@ def check_counts(validity: pd.DataFrame | None) -> str:
 
 
 #: How many subjects a check's name lists on the first page before "and N more".
-NAMED_SUBJECTS = 3
+NAMED_SUBJECTS = 12
 
 
 def check_names(validity: pd.DataFrame | None) -> list[str]:
