@@ -281,6 +281,10 @@ def _with_interface(comp: pd.DataFrame, ds: Dataset, sheets: list) -> pd.DataFra
     comp = comp.merge(links[["host", "device", "flag"]].rename(columns={"flag": "interface"}),
                       on=["host", "device"], how="left")
     comp["interface"] = comp["interface"].fillna("not available (no drive record)")
+    # a target that is not an NVMe device (a virtual disk, a loop device) is not the sheet's drive at all
+    not_nvme = comp["interface"].str.contains("not an NVMe device", regex=False)
+    comp.loc[not_nvme, "interface"] = comp.loc[not_nvme, "interface"].str.replace(
+        "not available (", "differs: not the sheet's drive (", n=1, regex=False)
     differs = comp["interface"].str.startswith("differs") & comp["measured"].notna()
     comp.loc[differs, "flag"] = comp.loc[differs, "flag"].map(
         lambda f: "differs: interface" if f == "matched" else f"{f}, interface")
