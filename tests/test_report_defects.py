@@ -86,3 +86,16 @@ def test_a_run_whose_series_gives_no_level_states_none_and_the_failed_open_loop_
     open_rows = S.storage[S.storage["kind"] == "open loop"]
     assert len(open_rows) and open_rows["r0_us"].isna().all() and open_rows["peak_iops"].isna().all()
     assert not [k for k in S.storage_fits if k[1] == "open loop"]   # no figure draws the model
+
+
+def test_every_judged_row_states_its_passing_band_and_no_pass_lacks_a_value(S):
+    """Issue 38: every check judges both sides. On real data with defects of every kind, each row that was judged
+    names at least one bound of its band (low or high; the module says why a side is open) and every pass has
+    the value it was judged on."""
+    v = S.validity
+    judged = v[v["status"] != "unchecked"]
+    assert len(judged) > 20
+    assert (judged["low"].notna() | judged["high"].notna()).all(), judged[judged["low"].isna() & judged["high"].isna()]
+    assert v.loc[v["status"] == "pass", "value"].notna().all()
+    assert set(v["status"]) <= {"pass", "unchecked", "warn", "fail"}
+    assert v.loc[v["status"] == "unchecked", "evidence"].str.startswith("not checked").all()
