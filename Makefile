@@ -212,7 +212,7 @@ bench: $(ENV_STAMP) $(LOADLAT) $(BUILD)/bin/chase ## benchmarks -> report/bench.
 # CI's guard (.ci/run): the quick figures against their committed baselines (bench/baseline.json); a figure worse
 # than its baseline by more than its tolerance fails, named with the commit that set it. A new baseline is a
 # deliberate commit: $(PY) bench/check.py --write-baseline --reason "why" (README, Benchmarks).
-bench-check: $(ENV_STAMP) ## CI's benchmark guard: CLI start-up, parse, no-op make all vs bench/baseline.json (1-2 min)
+bench-check: $(ENV_STAMP) ## CI's benchmark guard: CLI start-up, parse, no-op make all vs bench/baseline.json (under 1 min)
 	$(PY) bench/check.py --out $(BUILD)/bench-check
 
 clean: ## remove build/ and generated report files (never data/raw)

@@ -103,7 +103,8 @@ def set_by(name: str, path: Path = BASELINE) -> str:
         return "no commit known (git unavailable)"
     if changed.returncode != 0 and name in _committed_changed(rel):
         return f"no commit ({rel} changed in the working tree)"
-    return f"commit {log.stdout.strip()}" if log.stdout.strip() else "no commit (never committed)"
+    found = log.stdout.strip()
+    return f"commit {found[:100]}{'...' if len(found) > 100 else ''}" if found else "no commit (never committed)"
 
 
 def _committed_changed(rel: Path) -> set[str]:
