@@ -182,7 +182,7 @@ $(FIO_DEPS): scripts/install-system-deps
 	@mkdir -p $(@D) && touch $@
 $(BUILD)/fio/%/fio: third_party/fio/fio-%.tar.xz scripts/build-fio | $(FIO_DEPS)
 	scripts/build-fio $*
-fio-matrix: $(ENV_STAMP) $(FIO_VERSIONS:%=$(BUILD)/fio/%/fio) ## build fio's releases (third_party/fio) and run the fio compatibility tier against each
+fio-matrix: $(ENV_STAMP) $(IOARRIVE) $(FIO_VERSIONS:%=$(BUILD)/fio/%/fio) ## build fio's releases (third_party/fio) and run the fio compatibility tier against each
 	@failed=; for v in $(FIO_VERSIONS); do \
 	  echo "== fio compatibility tier: fio-$$v ($(BUILD)/fio/$$v/fio) =="; \
 	  MEMSTOR_FIO=$(abspath $(BUILD)/fio/$$v/fio) $(VENV)/bin/pytest -q -m fio_compat -p no:cacheprovider $(FIO_COMPAT_TESTS) || failed="$$failed $$v"; \
