@@ -20,45 +20,11 @@ from memstor.analysis import memory_curves, steady_state, summary, wsat
 from memstor.analysis.validity import status, validity_table
 from memstor.analysis.validity.agreement import agreement_rows, drive_state
 from memstor.measure.sweep import Point
+from test_validity import GOOD_SERIES, H, mlc_frame, point, points_frame, steady_fio
 
-H = "dut"
 KEY = {"bs_bytes": 4096, "iodepth": 32, "numjobs": 1, "rwmixread": math.nan, "ioengine": "io_uring", "direct": 1,
        "file_size_bytes": 4 << 30}
-GOOD_SERIES = [60_000, 50_000, 43_000, 40_500, 39_800, 40_300, 39_900, 40_200]
 FIO_WSAT = Path(__file__).parent / "data" / "fio-wsat"
-
-
-def point(experiment: str, iops: float, ci=0.02, **kw) -> dict:
-    """One fio summary row (4 KiB randread QD32x1 unless kw says otherwise); ci: half-width share, None = none."""
-    p = {"host": H, "experiment": experiment, "rw": "randread", **KEY, "direction": "read", "n": 1,
-         "config": f"{experiment}-{kw.get('iodepth', 32)}", "point": f"{experiment}-p", "iops": iops,
-         "lat_mean_us": 32 / iops * 1e6, "bw_MBps": iops * 4096 / 1e6}
-    p.update(kw)
-    p["outstanding_io"] = p["iodepth"] * p["numjobs"]
-    for m in ("iops", "lat_mean_us", "bw_MBps"):
-        p[f"{m}_ci_low"] = None if ci is None else p[m] * (1 - ci)
-        p[f"{m}_ci_high"] = None if ci is None else p[m] * (1 + ci)
-    return p
-
-
-def points_frame(bs_iops=80_000.0, qd_iops=82_000.0, ci=0.02) -> pd.DataFrame:
-    """The same configuration in fio-block-size and fio-queue-depth, plus the QD32x4 write point the
-    steady state is compared with."""
-    return pd.DataFrame([
-        point("fio-block-size", bs_iops, ci),
-        point("fio-queue-depth", qd_iops, ci),
-        point("fio-queue-depth", 40_000.0, ci, rw="randwrite", direction="write", numjobs=4, config="qd-w"),
-    ])
-
-
-def steady_fio(series) -> pd.DataFrame:
-    """fio-steady-state rounds (4 KiB randwrite QD32x4, 10 s rounds on a 4 GiB file) with the given IOPS."""
-    return pd.DataFrame({
-        "host": H, "experiment": "fio-steady-state", "round": range(1, len(series) + 1), "iops": series,
-        "status": "done", "ok": True, "rw": "randwrite", "direction": "write", "bs_bytes": 4096, "iodepth": 32,
-        "numjobs": 4, "ioengine": "io_uring", "direct": 1, "span": "file", "span_bytes": 4 << 30, "round_s": 10.0,
-        "max_rounds": 25, "point": [f"r{i}" for i in range(len(series))], "rep": 1, "jobname": "ss",
-        "cpu_usr_pct": 20.0, "cpu_sys_pct": 30.0, "config": "ss"})
 
 
 def cpu_fio() -> pd.DataFrame:
@@ -66,20 +32,6 @@ def cpu_fio() -> pd.DataFrame:
     return pd.DataFrame({"host": H, "experiment": "fio-queue-depth", "point": ["a", "b"], "rep": 1, "jobname": "j",
                          "numjobs": 1, "ok": True, "cpu_usr_pct": [10.0, 5.0], "cpu_sys_pct": [15.0, 7.5],
                          "config": ["fio-queue-depth-32", "qd-w"], "ci_note": "ramp excluded 1"})
-
-
-def mlc_frame(failing: int = 0, total: int = 20) -> pd.DataFrame:
-    """Loaded-latency values; the first `failing` fail latency_unstable (spread 7 % against 2 %), two of
-    them also steal."""
-    rows = []
-    for i in range(total):
-        bad = i < failing
-        gate = "failed:latency_unstable" + (",steal" if bad and i < 2 else "") if bad else "passed"
-        detail = ("latency spread 7.0 % >= 2 % across 20 sub-windows in 5 groups"
-                  + ("; steal time 4.0 % of the window (> 2 %)" if bad and i < 2 else "")) if bad else None
-        rows.append({"host": H, "test": "loaded_latency", "gate": gate, "gate_detail": detail, "ok": True,
-                     "latency_spread_pct": 7.0 if bad else 1.0, "steal_pct": 4.0 if bad and i < 2 else 0.0})
-    return pd.DataFrame(rows)
 
 
 def tables(**over) -> dict:
