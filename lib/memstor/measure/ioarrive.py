@@ -18,71 +18,30 @@ import dataclasses
 import json
 import os
 import shlex
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memstor.core.errors import MemstorError, ParseError, PointFailed, UsageError, first_line
+from memstor.measure.ctool import CTool
+from memstor.measure.ctool import repo_root as ctool_repo_root
 from memstor.parse.ioarrive import load, parse_ioarrive
 
+#: The tool: its sources, its build and its executable (memstor.measure.ctool, shared with the other C tools).
+TOOL = CTool("ioarrive", "MEMSTOR_IOARRIVE")
 #: Where ``make ioarrive`` puts the tool, relative to the repository root.
-BINARY_RELPATH = Path("build") / "bin" / "ioarrive"
-SOURCE_DIR = Path("lib") / "ioarrive"
-ENV_VAR = "MEMSTOR_IOARRIVE"
+BINARY_RELPATH = TOOL.binary_relpath
+SOURCE_DIR = TOOL.source_dir
+ENV_VAR = TOOL.env_var
 #: Seconds a run may take beyond ramp + runtime + drain before it is killed (start-up, probe, JSON).
 TIMEOUT_MARGIN_S = 30.0
 
 
-def repo_root() -> Path:
-    """The repository root (the folder holding lib/ and build/)."""
-    return Path(__file__).resolve().parents[3]
-
-
-def compile_command(root: Path | None = None, output: Path | None = None) -> list[str]:
-    """The exact compile command of ``make ioarrive`` (C compiler from $CC, default ``cc``)."""
-    root = Path(root) if root is not None else repo_root()
-    output = Path(output) if output is not None else root / BINARY_RELPATH
-    sources = sorted(str(p) for p in (root / SOURCE_DIR).glob("*.c"))
-    if not sources:
-        raise MemstorError(f"no ioarrive sources in {root / SOURCE_DIR}: is {root} the memstor repository?")
-    cc = os.environ.get("CC") or "cc"
-    return [cc, "-O2", "-g", "-Wall", "-Wextra", "-pthread", "-o", str(output), *sources, "-lm"]
-
-
-def build(root: Path | None = None, output: Path | None = None) -> Path:
-    """Compile ioarrive (the ``make ioarrive`` command) to ``output``; MemstorError with the first error."""
-    root = Path(root) if root is not None else repo_root()
-    output = Path(output) if output is not None else root / BINARY_RELPATH
-    output.parent.mkdir(parents=True, exist_ok=True)
-    cmd = compile_command(root, output)
-    if shutil.which(cmd[0]) is None:
-        raise MemstorError(f"C compiler {cmd[0]!r} not found: install gcc (apt-get install build-essential) or set CC")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines() or ["?"]
-        raise MemstorError(f"building ioarrive failed ({' '.join(cmd[:2])} ...): {lines[0].strip()}")
-    return output
-
-
-def binary(root: Path | None = None) -> Path:
-    """The ioarrive executable: ``$MEMSTOR_IOARRIVE``, ``<root>/build/bin/ioarrive`` or ``ioarrive`` on PATH."""
-    env = os.environ.get(ENV_VAR)
-    if env:
-        path = Path(env).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return path
-        raise MemstorError(f"{ENV_VAR}={env} is not an executable file: fix or unset it, or run `make ioarrive`")
-    root = Path(root) if root is not None else repo_root()
-    built = root / BINARY_RELPATH
-    if built.is_file() and os.access(built, os.X_OK):
-        return built
-    on_path = shutil.which("ioarrive")
-    if on_path:
-        return Path(on_path)
-    raise MemstorError("ioarrive is not built: run `make ioarrive` in the memstor checkout (or set "
-                       f"{ENV_VAR}=/path/to/ioarrive)")
+repo_root = ctool_repo_root
+compile_command = TOOL.compile_command
+build = TOOL.build
+binary = TOOL.binary
 
 
 @dataclass(frozen=True)

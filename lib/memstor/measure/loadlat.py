@@ -14,20 +14,22 @@ memstor.experiments.mlc_loaded_latency re-measures what fails.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
 from memstor.core.errors import MemstorError, UsageError
+from memstor.measure.ctool import CTool
+from memstor.measure.ctool import repo_root as ctool_repo_root
 from memstor.parse.loadlat_json import GATE_GROUPS, gate_groups
 
+#: The tool: its sources, its build and its executable (memstor.measure.ctool, shared with the other C tools).
+TOOL = CTool("loadlat", "LOADLAT")
 #: Where ``make loadlat`` puts the tool, relative to the repository root.
-BINARY_RELPATH = Path("build") / "bin" / "loadlat"
+BINARY_RELPATH = TOOL.binary_relpath
 #: Sources, relative to the repository root.
-SOURCE_DIR = Path("lib") / "loadlat"
+SOURCE_DIR = TOOL.source_dir
 #: The modes loadlat implements (MLC's names); without a mode it runs MLC's default run (v0.4: every section
 #: but idle_latency).
 MODES = ("idle_latency", "loaded_latency", "peak_injection_bandwidth", "latency_matrix", "bandwidth_matrix",
@@ -37,59 +39,10 @@ MLC_DELAYS = (0, 2, 8, 15, 50, 100, 200, 300, 400, 500, 700, 1000, 1300, 1700, 2
 _VERSION_RE = re.compile(r"loadlat \(Memory Latency Checker-compatible\) - v(\S+)")
 
 
-def repo_root() -> Path:
-    """The repository root (the folder holding lib/ and build/)."""
-    return Path(__file__).resolve().parents[3]
-
-
-def compile_command(root: Path | None = None, output: Path | None = None) -> list[str]:
-    """The exact compile command of ``make loadlat`` (C compiler from $CC, default ``cc``)."""
-    root = Path(root) if root is not None else repo_root()
-    output = Path(output) if output is not None else root / BINARY_RELPATH
-    sources = sorted(str(p) for p in (root / SOURCE_DIR).glob("*.c"))
-    if not sources:
-        raise MemstorError(f"no loadlat sources in {root / SOURCE_DIR}: is {root} the memstor repository?")
-    cc = os.environ.get("CC") or "cc"
-    return [cc, "-O2", "-g", "-Wall", "-Wextra", "-pthread", "-o", str(output), *sources, "-lm"]
-
-
-def build(root: Path | None = None, output: Path | None = None) -> Path:
-    """Compile loadlat (the ``make loadlat`` command) to ``output`` (default ``<root>/build/bin/loadlat``).
-
-    Returns the executable's path; raises MemstorError with the compiler's first error line on failure.
-    """
-    root = Path(root) if root is not None else repo_root()
-    output = Path(output) if output is not None else root / BINARY_RELPATH
-    output.parent.mkdir(parents=True, exist_ok=True)
-    cmd = compile_command(root, output)
-    if shutil.which(cmd[0]) is None:
-        raise MemstorError(f"C compiler {cmd[0]!r} not found: install gcc (apt-get install build-essential) "
-                           "or set CC")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines() or ["?"]
-        raise MemstorError(f"building loadlat failed ({' '.join(cmd[:2])} ...): {lines[0].strip()}")
-    return output
-
-
-def binary(root: Path | None = None) -> Path:
-    """The loadlat executable: ``$LOADLAT`` when set, else ``<root>/build/bin/loadlat``, else ``loadlat``
-    on PATH. Raises MemstorError "loadlat is not built: run `make loadlat` ..." when there is none."""
-    env = os.environ.get("LOADLAT")
-    if env:
-        path = Path(env).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return path
-        raise MemstorError(f"LOADLAT={env} is not an executable file: unset it or run `make loadlat`")
-    root = Path(root) if root is not None else repo_root()
-    built = root / BINARY_RELPATH
-    if built.is_file() and os.access(built, os.X_OK):
-        return built
-    on_path = shutil.which("loadlat")
-    if on_path:
-        return Path(on_path)
-    raise MemstorError("loadlat is not built: run `make loadlat` in the memstor checkout (or put a built loadlat "
-                       "on PATH, or set LOADLAT=/path/to/loadlat)")
+repo_root = ctool_repo_root
+compile_command = TOOL.compile_command
+build = TOOL.build
+binary = TOOL.binary
 
 
 def version(exe: Path | str | None = None) -> str:
