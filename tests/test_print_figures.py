@@ -62,6 +62,29 @@ def test_overlapping_tick_labels_are_found_and_decluttered():
     assert len([lab for lab in ax.get_xticklabels() if lab.get_text()]) < 30
 
 
+def test_a_collapsed_layout_is_found():
+    """A legend wider than its panel (constrained layout squeezes the panel to a sliver) and titles that run into
+    each other: readable text, yet nothing to read."""
+    fig, axes = plt.subplots(1, 2, figsize=(4, 2.5), constrained_layout=True)
+    for ax in axes:
+        ax.plot([1, 2], [1, 2], label="a legend entry far wider than the panel it describes, in 9 pt type")
+        ax.set_title("a title wider than its panel and its neighbour")
+        ax.legend(fontsize=9)
+    problems = printing.print_problems(fig)
+    assert any("the layout collapsed" in p for p in problems)
+    assert any("overlap" in p and "title" not in p.split(":")[0] for p in problems)
+
+
+def test_figures_of_several_rows_get_the_taller_box_and_compact_ones_the_shorter():
+    two_rows, _ = plt.subplots(2, 2, figsize=(10, 6))
+    one_row, _ = plt.subplots(1, 2, figsize=(10, 4))
+    one, _ = plt.subplots(figsize=(10, 4))
+    assert printing.panel_rows(two_rows) == 2 and printing.report_box(two_rows) == printing.TALL_BOX_IN
+    assert printing.report_box(one_row) == printing.REPORT_BOX_IN
+    assert printing.report_box(one) == printing.REPORT_BOX_IN  # a panel may hold its legend: drawn for the box
+    assert printing.report_box(printing.compact(one)) == printing.SINGLE_BOX_IN
+
+
 def test_fit_for_print_shrinks_the_figure_not_the_text_below_7_pt():
     fig, axes = plt.subplots(1, 2, figsize=(12, 4), constrained_layout=True)
     for ax in axes:
@@ -113,8 +136,6 @@ def test_pts_figures_print_readably():
 
 
 @pytest.mark.fio
-@pytest.mark.xfail(reason="the two-device queue-depth figure (2 x 2 panels, legend below) cannot fit 6.0 x 2.8 in "
-                   "with 7 pt text: it needs a layout of its own (issue 38 item 5, left open)", strict=False)
 def test_synthesis_figures_print_readably(synth_data):
     """Every figure of the synthesis notebook that its data draws (test_synthesis's data: an imported SSD and MLC
     host beside this machine's quick queue-depth sweep), as the notebook shows it."""

@@ -45,6 +45,40 @@ def test_table_latex_escapes_wraps_and_repeats_the_header():
     assert '<td class="num">130,729</td>' in html
 
 
+def test_tables_of_several_rows_break_across_pages_with_the_header_repeated():
+    """A table of more than LONG_ROWS printed lines may break between rows (a box that cannot split left the rest of
+    a page empty), never within its first or last KEEP_ROWS rows; one as wide as its cells is measured first and
+    scaled into the line (one box) only when wider than it."""
+    df = pd.DataFrame({"host": [f"h{i}" for i in range(12)], "IOPS": [1000.0 * i for i in range(12)]})
+    tex = report.Table(df, caption="twelve")._repr_latex_()
+    assert r"\memstorlongtable{twelve}{%" in tex and r"\begin{longtable}{@{}lr@{}}" in tex
+    assert tex.count(r"\endhead") == 1 and r"\endfirsthead" in tex
+    rows = [ln for ln in tex.split(r"\begin{longtable}")[1].splitlines() if ln.startswith("h")]
+    assert len(rows) == 12
+    kept = [ln.endswith(r"\tabularnewline*") for ln in rows]  # no page break after these rows
+    assert kept == [True] + [False] * 9 + [True, True]
+    short = report.Table(df.head(3), caption="three")._repr_latex_()
+    assert r"\memstortable{three}" in short and "longtable" not in short
+
+
+def test_pdf_copy_leaves_out_the_appendix_with_one_line_per_run_of_headings():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    tag = {"tags": ["appendix"]}
+    nb.cells = [nbformat.v4.new_markdown_cell("# Shown"),
+                nbformat.v4.new_markdown_cell("#### First (table)", metadata=tag),
+                nbformat.v4.new_code_cell("x = 1", metadata=tag),
+                nbformat.v4.new_code_cell("pass"),  # no output: shows nothing, the run goes on
+                nbformat.v4.new_markdown_cell("## Second", metadata=tag),
+                nbformat.v4.new_markdown_cell("Shown too"),
+                nbformat.v4.new_markdown_cell("## Third", metadata=tag)]
+    md = [c.source for c in report.without_appendix(nb, "r.html").cells if c.cell_type == "markdown"]
+    assert md[0] == "# Shown" and md[2] == "Shown too"
+    assert "*First (table); Second: in the appendix of the HTML report (r.html).*" in md[1]
+    assert "*Third: in the appendix of the HTML report (r.html).*" in md[3] and len(md) == 4
+
+
 def test_report_metadata_from_papermill_parameters():
     nb = nbformat.v4.new_notebook()
     nb.metadata["title"] = "Default title"

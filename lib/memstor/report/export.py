@@ -129,9 +129,13 @@ class Table:
     Cells may hold line breaks ('\\n'). font: LaTeX size (footnotesize, scriptsize, small).
     """
 
-    #: Tables longer than this many printed lines are a longtable (page breaks, repeated header); shorter
-    #: ones a tabular scaled down to the line width if needed.
-    LONG_ROWS = 36
+    #: Tables longer than this many printed lines, with at least BREAK_MIN_ROWS rows, may break across pages
+    #: (longtable / xltabular, the header repeated on each page; never after the first or before the last
+    #: KEEP_ROWS rows); shorter ones are one box (a tabular scaled down to the line width if needed): a box
+    #: that cannot split leaves the rest of a page empty.
+    LONG_ROWS = 8
+    KEEP_ROWS = 2
+    BREAK_MIN_ROWS = 2 * KEEP_ROWS
 
     def __init__(self, df, caption: str = "", widths: dict | None = None, font: str = "footnotesize",
                  max_rows: int | None = None, empty: str = "nothing in the data for this table"):
@@ -273,7 +277,10 @@ class Table:
                  r"\setlength{\tabcolsep}{" + ("3pt" if len(header) >= 9 else "4pt") + "}"]
         head = " & ".join(cell(h, j, head=True) for j, h in enumerate(header)) + r" \tabularnewline"
         body = [" & ".join(cell(c, j) for j, c in enumerate(r)) + r" \tabularnewline" for r in rows]
-        long = self._est_lines(rows, specs) > self.LONG_ROWS
+        long = self._est_lines(rows, specs) > self.LONG_ROWS and len(rows) >= self.BREAK_MIN_ROWS
+        # a page break may fall between rows, never within the first or the last KEEP_ROWS (rows ended by \\*)
+        keep = self.KEEP_ROWS
+        broken = [r + ("*" if i < keep - 1 or i >= len(body) - keep else "") for i, r in enumerate(body)]
         asked = {j for j, h in enumerate(header) if h in self.widths}
         flex = any(sp.startswith("p") and j not in asked for j, sp in enumerate(specs))
         cols = "@{}" + "".join(_x_columns(specs, asked) if flex else specs) + "@{}"
@@ -283,8 +290,8 @@ class Table:
         width = r"{\linewidth}" if flex else ""
         if not long:
             if self.caption:
-                lines.append(r"\par\smallskip\noindent{\normalsize\textbf{" + latex_escape(self.caption)
-                             + r"}}\par\nopagebreak\smallskip")
+                lines.append(r"\par\smallskip\noindent{\normalsize\interlinepenalty=10000\textbf{"  # caption: one piece
+                             + latex_escape(self.caption) + r"}\par}\nopagebreak\smallskip")
             table = [r"\begin{" + env + "}" + width + "{" + cols + "}", r"\toprule", head, r"\midrule", *body,
                      r"\bottomrule", r"\end{" + env + "}"]
             if flex:
@@ -294,11 +301,20 @@ class Table:
                 lines += [r"\memstortable{" + name + "}{%", *table[:-1], table[-1] + r"}\par\medskip"]
         else:
             if self.caption:  # a paragraph, not a one-line header cell: a long caption wraps
-                lines.append(r"\par\smallskip\noindent{\normalsize\textbf{" + latex_escape(self.caption)
-                             + r"}}\par\nopagebreak")
-            lines.append(r"\begin{" + env + "}" + width + "{" + cols + "}")
-            lines += [r"\toprule", head, r"\midrule", r"\endfirsthead", r"\toprule", head, r"\midrule",
-                      r"\endhead", r"\bottomrule", r"\endlastfoot", *body, r"\end{" + env + "}"]
+                lines.append(r"\par\smallskip\noindent{\normalsize\interlinepenalty=10000\textbf{"
+                             + latex_escape(self.caption) + r"}\par}\nopagebreak")
+            longtable = [r"\begin{" + env + "}" + width + "{" + cols + "}", r"\toprule", head, r"\midrule",
+                         r"\endfirsthead", r"\toprule", head, r"\midrule", r"\endhead", r"\bottomrule",
+                         r"\endlastfoot", *broken, r"\end{" + env + "}"]
+            if flex:
+                lines += longtable
+            else:  # as wide as its cells: measured first (a tabular) in memstor.tex.j2's guard, which scales a
+                # table wider than the line (one box, the log says so) and sets the longtable otherwise
+                name = re.sub(r"[^A-Za-z0-9 ,.:()=*/+-]", "", self.caption or " ".join(header))[:60]
+                lines += [r"\setlength{\LTleft}{0pt}\setlength{\LTright}{\fill}",
+                          r"\memstorlongtable{" + name + "}{%",
+                          r"\begin{tabular}{" + cols + "}", r"\toprule", head, r"\midrule", *body, r"\bottomrule",
+                          r"\end{tabular}}{%", *longtable, "}"]
         lines.append(r"\endgroup")
         if self.max_rows is not None and len(self.df) > self.max_rows:
             lines.append(r"\textit{" + str(len(self.df) - self.max_rows) + " more rows not shown.}")
@@ -481,21 +497,33 @@ def export_pdf(nb, out: Path, templates: Path) -> Path:
 
 
 def without_appendix(nb, html_name: str):
-    """A copy of nb for the PDF: the cells tagged ``appendix`` left out, each of their headings replaced by
-    one line naming it and the HTML file that holds it."""
+    """A copy of nb for the PDF: the cells tagged ``appendix`` left out, their headings replaced by one line
+    naming them (consecutive ones together) and the HTML file that holds them."""
     import nbformat  # as in _read_notebook: nbformat only when a notebook is exported (memstor --help stays fast)
 
     nb = copy.deepcopy(nb)
-    cells = []
+    cells: list = []
+    pending: list[str] = []  # headings of appendix cells since the last cell the PDF shows
+
+    def flush():
+        if pending:  # consecutive appendix headings: one line (a line each took a tenth of a page)
+            cells.append(nbformat.v4.new_markdown_cell(  # in small type (LaTeX: the PDF only)
+                f"\\small\n\n*{'; '.join(pending)}: in the appendix of the HTML report ({html_name}).*\n\n\\normalsize"))
+            pending.clear()
+
     for cell in nb.cells:
         if APPENDIX_TAG not in (cell.get("metadata", {}).get("tags") or []):
+            if cell.get("cell_type") == "code" and not cell.get("outputs"):
+                cells.append(cell)  # shows nothing: the headings around it stay one line
+                continue
+            flush()
             cells.append(cell)
             continue
         heads = [ln.lstrip("#").strip() for ln in "".join(cell.get("source", "")).splitlines()
                  if cell.get("cell_type") == "markdown" and ln.startswith("#")]
         if heads:
-            cells.append(nbformat.v4.new_markdown_cell(
-                f"*{heads[0]}: in the appendix of the HTML report ({html_name}).*"))
+            pending.append(heads[0])
+    flush()
     nb.cells = cells
     return nb
 

@@ -42,7 +42,8 @@ def working_set(ws: pd.DataFrame, caches: Mapping | None = None, levels: pd.Data
     batches of loads, not single loads); the kernel's cache sizes as grey vertical lines (``caches``: sysinfo's ``caches``
     block) and, when ``levels`` (memstor.analysis.hierarchy.cache_levels) is given, where each level ends as a
     marker on the x axis. Returns the Figure."""
-    fig, axes = new_figure(scale=1.4)
+    fig, axes = new_figure(scale=1.0)
+    fig.set_size_inches(9.6, 4.4)  # the legend beside the panel: printed about 6 x 2.8 in, the panel 3.5 in wide
     ax = axes[0]
     if ws is None or ws.empty:
         _no_data(ax, "working set")
@@ -79,7 +80,7 @@ def working_set(ws: pd.DataFrame, caches: Mapping | None = None, levels: pd.Data
     ax.set_xlabel(SIZE_LABEL)
     ax.set_ylabel(LAT_LABEL)
     ax.set_title("Latency vs working set (bands: batch p50-p90, p90-p99)")
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return fig
 
 

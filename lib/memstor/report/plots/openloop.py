@@ -31,7 +31,7 @@ from matplotlib.ticker import LogLocator, MaxNLocator
 from memstor.analysis import openloop
 from memstor.analysis.validity.gate import valid_rows
 from memstor.core.schema import missing, truthy
-from memstor.report.plots import MARKERS, new_figure, plain_log, thousands
+from memstor.report.plots import MARKERS, new_figure, plain_log, printing, thousands
 from memstor.report.plots.storage import RW_LABEL, RW_ORDER
 
 IOPS_LABEL = "achieved IOPS (I/O per s)"
@@ -193,6 +193,7 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
               ("lat_p99_us", "clat_p99_us", "p99 latency (µs, log scale)",
                "p99 latency (open: total, closed: completion)"))
     fig, axes = new_figure(2, scale=1.3)
+    fig.set_size_inches(10.0, 4.7)  # printed at about 0.6 of this (6 x 2.8 in): the legend below, panels readable
     seen: set = set()
     for i, (host, rw, g) in enumerate(groups):
         colour, marker = f"C{i % 10}", MARKERS[i % len(MARKERS)]
@@ -242,19 +243,19 @@ def _model_panel(ax, host: str, rw: str, g: pd.DataFrame, multi: bool) -> None:
     lo = min(0.1, float(rho[ok].min()) * 0.7) if log_x else 0.0
     if math.isfinite(s_us) and s_us > 0:
         grid = np.geomspace(max(lo, 1e-3), hi, 600) if log_x else np.linspace(0.0, hi, 600)
-        lines = [("mm1", openloop.mm1_response_us(s_us, rho=grid), "M/M/1 (one server, exponential service)", "--")]
+        # the legend (one for every panel, beside them) names the models; the panel's title their numbers
+        lines = [("mm1", openloop.mm1_response_us(s_us, rho=grid), "M/M/1 (one server,\nexponential service)", "--")]
         if math.isfinite(cs2):
             lines.append(("mg1", openloop.mg1_response_us(s_us, cs2, rho=grid),
-                          f"M/G/1 (one server, cs² = {cs2:.2f})", "-."))
+                          "M/G/1 (one server,\nmeasured cs²)", "-."))
             if math.isfinite(c) and c >= 1:
-                fit = f", rms error {rms:.1f} %" if math.isfinite(rms) else ""
                 lines.append(("mgc", openloop.mgc_response_us(s_us, cs2, int(c), rho=grid / int(c)),
-                              f"M/G/c, c = {int(c)} servers (fitted{fit})", "-"))
+                              "M/G/c (c servers,\nfitted)", "-"))
         for k, (name, y, label, style) in enumerate(lines):
             ax.plot(grid, y, color=f"C{k + 1}", linestyle=style, linewidth=1.8, label=label, gid=f"{name}:{key}")
         if lo <= 1.0 <= hi:
             ax.axvline(1.0, color="0.4", linewidth=1, linestyle=":", gid=f"rho1:{key}",
-                       label="ρ₁ = 1: one server saturates")
+                       label="ρ₁ = 1: one server\nsaturates")
     else:  # no service time in the table: the per-point predictions only
         for k, (name, label) in enumerate((("mm1", "M/M/1"), ("mg1", "M/G/1"), ("mgc", "M/G/c"))):
             y = _num(g, f"{name}_us")
@@ -281,12 +282,14 @@ def _model_panel(ax, host: str, rw: str, g: pd.DataFrame, multi: bool) -> None:
     else:
         ax.set_xlim(0, hi)
     s_text = f"S = {s_us:.1f} µs" if math.isfinite(s_us) else "S unknown"
-    ax.set_xlabel(f"ρ₁ = λ·S (one-server utilisation; λ = achieved IOPS, {s_text})")
-    ax.set_ylabel("mean latency (µs, log scale)")
+    ax.set_xlabel("ρ₁ = λ·S (one-server utilisation)")  # λ the achieved IOPS, S in the title
+    ax.set_ylabel("mean latency (µs, log)")
     who = f"{host}: " if multi else ""
     cs = f", cs² = {cs2:.2f}" if math.isfinite(cs2) else ""
-    ax.set_title(f"{who}{RW_LABEL.get(rw, rw)} ({s_text}{cs})", fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper left")
+    mgc = ""  # the title's lines: the workload, S and cs², the fitted M/G/c
+    if math.isfinite(c) and c >= 1 and math.isfinite(cs2) and math.isfinite(s_us) and s_us > 0:
+        mgc = f"\nM/G/c: c = {int(c)} servers" + (f", rms {rms:.1f} %" if math.isfinite(rms) else "")
+    ax.set_title(f"{who}{RW_LABEL.get(rw, rw)}\n{s_text}{cs}{mgc}", fontsize="medium", fontweight="normal")
 
 
 def model_figure(models: pd.DataFrame):
@@ -305,13 +308,25 @@ def model_figure(models: pd.DataFrame):
     ncols = min(2, len(groups))
     nrows = math.ceil(len(groups) / ncols)
     fig, axes = new_figure(ncols, nrows, scale=1.15)
+    fig.set_size_inches(10.0, min(0.8 + 4.2 * nrows, 5.1))  # printed at about 0.6 of this
     multi = usable["host"].nunique() > 1
     for ax, (host, rw, g) in zip(axes, groups):
         _model_panel(ax, host, rw, g, multi)
     for ax in axes[len(groups):]:
         ax.set_visible(False)
-    fig.suptitle("Queueing models of the open-loop mean latency (labels u = offered % of X_max)")
-    return fig
+    handles, labels = [], []
+    for ax in axes[:len(groups)]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if handles:  # one legend beside the panels, on short lines (one per panel left no room for them in print)
+        short = {OVERLOADED_LABEL: "hollow: overloaded\n(achieved < 95 %\nof offered)"}
+        fig.legend(handles, [short.get(lab, lab) for lab in labels], loc="outside right lower", fontsize="small",
+                   markerscale=0.7)
+    fig.suptitle("Queueing models of the open-loop mean latency (labels u = offered % of X_max)",
+                 fontsize="medium")
+    return printing.compact(fig) if len(groups) == 1 else fig  # one panel, the legend beside it: the compact box
 
 
 # -------------------------------------------------------------------------------------- time series

@@ -11,6 +11,7 @@ size and every pair of tick labels of one axis that overlap (the tests run it ov
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from matplotlib.text import Text
 from matplotlib.ticker import NullFormatter
@@ -22,12 +23,22 @@ PRINT_BOX_IN = (0.9 * LINE_WIDTH_IN, 0.3 * 11.0)
 #: The box the report's figures are drawn into (fit_for_print): the print box's width, a little less height, so
 #: that a page holds two figures and their text.
 REPORT_BOX_IN = (PRINT_BOX_IN[0], 2.8)
+#: The box of a figure with two rows of panels or more: the whole print box (each row keeps a readable height).
+TALL_BOX_IN = PRINT_BOX_IN
+#: The box of a one-row figure drawn for it (:func:`compact`): less height (a row of panels with their legends
+#: beside them, not in them, reads well at 2.4 in; the page holds more text).
+SINGLE_BOX_IN = (PRINT_BOX_IN[0], 2.4)
+#: The gid that marks a figure as drawn for SINGLE_BOX_IN.
+COMPACT_GID = "memstor:compact"
 #: Inches the inline PNG adds on each side of the figure's tight bounding box (savefig's pad_inches).
 PAD_IN = 0.1
 #: The smallest text size readable in print (points, at the printed size).
 MIN_PRINT_PT = 7.0
 #: The size fit_for_print gives text it would print smaller: MIN_PRINT_PT with room for the last 2 % of shrink.
 _FLOOR_PT = MIN_PRINT_PT * 1.03
+#: The smallest plotting area (width, height in inches at the printed size) a panel needs to show its data: a
+#: layout whose legends and labels leave less has collapsed (constrained layout squeezes the axes first).
+MIN_AXES_IN = (1.1, 0.7)
 
 
 def _renderer(fig):
@@ -47,11 +58,37 @@ def printed_scale(fig, box: tuple[float, float] = PRINT_BOX_IN) -> float:
     return min(1.0, box[0] / w, box[1] / h)
 
 
-def fit_for_print(fig, box: tuple[float, float] = REPORT_BOX_IN, rounds: int = 4):
+def _panels(fig) -> list:
+    return [ax for ax in fig.axes if ax.get_visible() and not _is_colorbar(ax)]
+
+
+def panel_rows(fig) -> int:
+    """Rows of panels in the figure: the distinct heights of its visible axes (colour bars left out)."""
+    return len({round(ax.get_position().y0, 2) for ax in _panels(fig)})
+
+
+def compact(fig):
+    """Mark a one-row figure as drawn to print in SINGLE_BOX_IN (legends beside the panels, not in them: a panel
+    whose texts sit inside it collapses in less height); returns the figure."""
+    fig.set_gid(COMPACT_GID)
+    return fig
+
+
+def report_box(fig) -> tuple[float, float]:
+    """The box fit_for_print sizes a figure into: TALL_BOX_IN for two rows of panels or more, SINGLE_BOX_IN for
+    one row marked :func:`compact`, else REPORT_BOX_IN."""
+    if panel_rows(fig) > 1:
+        return TALL_BOX_IN
+    return SINGLE_BOX_IN if fig.get_gid() == COMPACT_GID else REPORT_BOX_IN
+
+
+def fit_for_print(fig, box: tuple[float, float] | None = None, rounds: int = 4):
     """The figure as the PDF should print it: sized to fit the print box at 1:1 (the PDF then shrinks it no
     further), every text scaled with it but never under MIN_PRINT_PT, and tick labels that would overlap
     rotated or thinned (:func:`declutter_ticks`); returns the figure. A figure that fits `box` (inches, within
-    the print box) keeps its size."""
+    the print box; by default :func:`report_box`) keeps its size."""
+    if box is None:
+        box = report_box(fig)
     for _attempt in range(2):  # decluttering (rotated labels) can grow the figure: fit it once more
         for _ in range(rounds):
             s = printed_scale(fig, box)
@@ -152,9 +189,63 @@ def _overlaps(a, b, tol_px: float = 0.5) -> bool:
     return (min(a.x1, b.x1) - max(a.x0, b.x0) > tol_px) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tol_px)
 
 
+def _is_colorbar(ax) -> bool:
+    return getattr(ax, "_colorbar", None) is not None or ax.get_label() == "<colorbar>"
+
+
+def _frame_items(fig) -> list[tuple[str, Any]]:
+    """(name, artist) of the figure's furniture that must not overlap: the figure's and every panel's titles,
+    axis labels and legends (as whole boxes), and the drawn tick labels of every panel."""
+    items = []
+    for t in (getattr(fig, "_suptitle", None), getattr(fig, "_supxlabel", None), getattr(fig, "_supylabel", None)):
+        if t is not None and _shown(t):
+            items.append((f"figure title {t.get_text()!r}", t))
+    for leg in fig.legends:
+        if leg.get_visible():
+            items.append(("figure legend", leg))
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        for t in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label):
+            if _shown(t):
+                items.append((f"axes {i} {t.get_text()!r}", t))
+        leg = ax.get_legend()
+        if leg is not None and leg.get_visible():
+            items.append((f"axes {i} legend", leg))
+        for axis in (ax.xaxis, ax.yaxis):
+            for lab in _drawn_tick_labels(axis):
+                items.append((f"axes {i} tick {lab.get_text()!r}", lab))
+    return items
+
+
+def layout_problems(fig, name: str = "figure") -> list[str]:
+    """What a collapsed layout leaves at the printed size: panels smaller than MIN_AXES_IN, and titles, axis
+    labels, legends and tick labels (of different panels, or a label against a title or a legend) that overlap.
+    Tick labels of one axis against each other are :func:`print_problems`' own check."""
+    scale = printed_scale(fig)
+    renderer = _renderer(fig)
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible() or _is_colorbar(ax):
+            continue
+        box = ax.get_window_extent(renderer)
+        w, h = box.width / fig.dpi * scale, box.height / fig.dpi * scale
+        if w < MIN_AXES_IN[0] - 1e-6 or h < MIN_AXES_IN[1] - 1e-6:
+            problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) prints {w:.2f} x {h:.2f} in "
+                            f"(< {MIN_AXES_IN[0]:g} x {MIN_AXES_IN[1]:g} in): the layout collapsed")
+    items = [(n, a.get_window_extent(renderer)) for n, a in _frame_items(fig)]
+    for (na, ba), (nb, bb) in itertools.combinations(items, 2):
+        if na.split(" tick ")[0] == nb.split(" tick ")[0] and " tick " in na and " tick " in nb:
+            continue  # one axes' tick labels: print_problems checks them per axis
+        if _overlaps(ba, bb, tol_px=1.0):
+            problems.append(f"{name}: {na} and {nb} overlap")
+    return problems
+
+
 def print_problems(fig, name: str = "figure") -> list[str]:
-    """What is unreadable when the PDF prints the figure: texts under MIN_PRINT_PT at the printed size, and
-    tick labels of one axis that overlap. One line each; empty when it prints well."""
+    """What is unreadable when the PDF prints the figure: texts under MIN_PRINT_PT at the printed size, tick
+    labels of one axis that overlap, and a collapsed layout (:func:`layout_problems`). One line each; empty when
+    it prints well."""
     scale = printed_scale(fig)
     renderer = _renderer(fig)
     problems = []
@@ -173,4 +264,4 @@ def print_problems(fig, name: str = "figure") -> list[str]:
                 if _overlaps(a, b):
                     problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) {which} tick labels "
                                     f"{ta!r} and {tb!r} overlap")
-    return problems
+    return problems + layout_problems(fig, name)

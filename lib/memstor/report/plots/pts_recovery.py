@@ -124,7 +124,7 @@ def _marks(ax, xsr: pd.DataFrame | None, s: pd.DataFrame, div: float) -> None:
             continue
         ax.axvline(t / div, color="black", linewidth=1.2, gid=f"xsr:transition:{i}")
         ax.annotate(str(row.transition), (t / div, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -3),
-                    textcoords="offset points", va="top", fontsize="small")
+                    textcoords="offset points", va="top", fontsize="small", in_layout=False)  # (the panel's text)
         levels = [(i + 1, row.to_level_MBps)] + ([(0, row.from_level_MBps)] if i == 0 else [])
         for k, level in levels:
             level = pd.to_numeric(level, errors="coerce")
@@ -135,7 +135,8 @@ def _marks(ax, xsr: pd.DataFrame | None, s: pd.DataFrame, div: float) -> None:
         if np.isfinite(settle):
             ax.axvline((t + settle) / div, color="black", linestyle=":", linewidth=1.2, gid=f"xsr:settle:{i}")
             ax.annotate(f"settled after {settle:g} s", ((t + settle) / div, 0.0), xycoords=("data", "axes fraction"),
-                        xytext=(3, 3), textcoords="offset points", fontsize="small", rotation=90, va="bottom")
+                        xytext=(3, 3), textcoords="offset points", fontsize="small", rotation=90, va="bottom",
+                        in_layout=False)  # inside the panel: the layout leaves it out (it squeezed the panel)
 
 
 def _phase_names(xsr: pd.DataFrame | None) -> list[str]:

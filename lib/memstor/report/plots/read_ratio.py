@@ -3,7 +3,7 @@ beside the published curves (Mess) of the nearest platforms in the same colours.
 
 Input: memstor.analysis.read_ratio's tables (``read_ratio_table``, ``reference_table``), the curve points
 (memstor.analysis.memory_curves.curve_table) and the published points of those platforms
-(memstor.analysis.reference_curves.load_mess_curves). Latency in ns, bandwidth in MB/s (10^6 B/s), shares in %.
+(memstor.analysis.reference_curves.load_mess_curves). Latency in ns, bandwidth in MB/s (10^6 B/s; GB/s on the figure's axis), shares in %.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from matplotlib.ticker import MaxNLocator
 
 from memstor.analysis.read_ratio import main_family, nearest_share
 from memstor.analysis.reference_curves import reference_caption
-from memstor.report.plots import new_figure, per_host, thousands
+from memstor.report.plots import new_figure, per_host
 
 LAT_LABEL = "latency (ns)"
-BW_LABEL = "bandwidth (MB/s, 1 MB = 10^6 B)"
+#: GB/s on the axis (short tick labels in a narrow panel), as the memory figure of the synthesis draws it
+BW_LABEL = "bandwidth (GB/s)"
 #: The colour of a DRAM read share (0 … 100 %), the same in every panel.
 SHARE_NORM = mpl.colors.Normalize(vmin=0, vmax=100)
 SHARE_MAP = mpl.colormaps["viridis"]
@@ -30,7 +31,7 @@ def _share_line(ax, points: pd.DataFrame, share: float, **kw) -> None:
     delay (as measured; a noisy point stays where it was measured), a published one as published."""
     if "inject_delay" in points.columns:
         points = points.sort_values("inject_delay")
-    ax.plot(points["bandwidth_MBps"], points["latency_ns"], color=SHARE_MAP(SHARE_NORM(share)), **kw)
+    ax.plot(points["bandwidth_MBps"] / 1e3, points["latency_ns"], color=SHARE_MAP(SHARE_NORM(share)), **kw)
 
 
 @per_host
@@ -45,7 +46,14 @@ def family_figure(read_ratio: pd.DataFrame | None, curves: pd.DataFrame, referen
         return None
     family = main_family(read_ratio)
     platforms = list(reference["platform"]) if reference is not None and len(reference) else []
-    fig, axes = new_figure(1 + len(platforms), 1, scale=0.75)  # one row: a short figure on the page
+    n = 1 + len(platforms)
+    ncols = min(n, 2)  # two panels a row (a row of four left each panel an inch: unreadable in print)
+    nrows = -(-n // ncols)
+    fig, axes = new_figure(ncols, nrows)
+    fig.set_size_inches(10.0, 1.0 + 2.4 * nrows)  # printed at about 0.6 of this: 6 in wide, ~1.4 in per row
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    axes = axes[:n]
     own = axes[0]
     read_only = None
     for _, row in family.iterrows():
@@ -56,8 +64,6 @@ def family_figure(read_ratio: pd.DataFrame | None, curves: pd.DataFrame, referen
             read_only = pts
     own.set_title(f"this machine\n({int(family['access_bytes'].iloc[0])} B, "
                   f"{int(family['load_threads'].iloc[0])} load thread(s))", fontsize="small")
-    if len(family) <= LEGEND_MAX:  # more: the colour bar says the share, the table the mix
-        own.legend(fontsize="xx-small", title="DRAM reads (mix)", title_fontsize="xx-small")
     shares = family["dram_read_pct_est"].tolist()
     for ax, (_, near) in zip(axes[1:], (reference if reference is not None else pd.DataFrame()).iterrows()):
         pub = published[published["platform"] == near["platform"]] if published is not None else pd.DataFrame()
@@ -65,20 +71,33 @@ def family_figure(read_ratio: pd.DataFrame | None, curves: pd.DataFrame, referen
             _share_line(ax, pub[pub["read_share_pct"] == share], share, linewidth=1.2)
         if read_only is not None:
             ordered = read_only.sort_values("inject_delay")
-            ax.plot(ordered["bandwidth_MBps"], ordered["latency_ns"], color="0.2", linestyle="--", linewidth=1,
+            ax.plot(ordered["bandwidth_MBps"] / 1e3, ordered["latency_ns"], color="0.2", linestyle="--", linewidth=1,
                     label="this machine, read-only")
-            ax.legend(fontsize="xx-small")
         ax.set_title(f"Mess: {near['platform']}\n(distance {near['distance']:.2f})", fontsize="small")
-    for ax in axes:
-        ax.set_xlabel(BW_LABEL)
+    for k, ax in enumerate(axes):
+        if k + ncols >= n:  # the bottom panel of each column names the axis (the same in every panel)
+            ax.set_xlabel(BW_LABEL)
+        if k % ncols == 0:
+            ax.set_ylabel(LAT_LABEL)
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
         ax.xaxis.set_major_locator(MaxNLocator(4))
-        thousands(ax.xaxis)
-    axes[0].set_ylabel(LAT_LABEL)
-    fig.colorbar(mpl.cm.ScalarMappable(norm=SHARE_NORM, cmap=SHARE_MAP), ax=axes, label="DRAM read share (%)",
-                 shrink=0.8)
-    fig.suptitle("Read-ratio family: latency against bandwidth by DRAM read share, beside published curves")
+    # one legend for every panel, below them: the family's shares (the colour bar instead when there are more
+    # than LEGEND_MAX; the table says the mix) and this machine's read-only curve drawn beside the published ones
+    handles, labels = own.get_legend_handles_labels()
+    if len(family) > LEGEND_MAX:
+        handles, labels = [], []
+        fig.colorbar(mpl.cm.ScalarMappable(norm=SHARE_NORM, cmap=SHARE_MAP), ax=axes, label="DRAM read share (%)",
+                     shrink=0.8)
+    for ax in axes[1:]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+                break
+    if handles:  # beside the panels: below them it took the height the panels need
+        fig.legend(handles, labels, loc="outside right lower", fontsize="small",
+                   title="DRAM reads (mix)" if len(family) <= LEGEND_MAX else None, title_fontsize="small")
     return fig
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
 from memstor.analysis import steady_state as ss
-from memstor.report.plots import MARKERS, new_figure, size_label, thousands
+from memstor.report.plots import MARKERS, new_figure, printing, size_label, thousands
 
 IOPS_LABEL = "IOPS (I/O per s)"
 ROUND_LABEL = "round (1-based)"
@@ -55,9 +55,10 @@ def _workload_of(g: pd.DataFrame) -> str:
 
 
 def _legend(fig, ax, multi: bool, title: str | None) -> None:
-    """One device: the legend inside the panel, titled with the workload; several: below the panel."""
-    if not multi:
-        ax.legend(fontsize="small", loc="best", title=title, title_fontsize="small")
+    """One device: the legend beside the panel, titled with the workload; several: below the panel."""
+    if not multi:  # beside the panel: inside it, its long entries left the panel no width in print
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, title=title,
+                  title_fontsize="small")
         return
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize="small", title=title,
@@ -88,6 +89,8 @@ def convergence_figure(rounds: pd.DataFrame):
         return None
     multi = len(hosts) > 1
     fig, (ax,) = new_figure(1, scale=1.25)
+    fig.set_size_inches(9.6, 4.0)  # printed at about 0.6 of this: the panel and its legend beside it
+    printing.compact(fig)
     titles = []
     for i, (host, g) in enumerate(hosts):
         colour, who = f"C{i}", (f"{host}: " if multi else "")
@@ -140,20 +143,21 @@ def _window_panel(ax, host: str, w: pd.DataFrame, colour: str, marker: str, resu
     ok_d = "met" if check.data_ok else "exceeded"
     ok_s = "met" if check.slope_ok else "exceeded"
     ax.plot(x, y, marker=marker, color=colour, linestyle="none", markersize=8, gid="iops",
-            label=f"IOPS per round: data excursion {check.data_excursion_pct:.1f} % "
+            label=f"IOPS per round:\ndata excursion {check.data_excursion_pct:.1f} % "
                   f"(limit {ss.DATA_EXCURSION_PCT:g} %, {ok_d})")
     ax.plot([x[0], x[-1]], [avg - half, avg + half], color=colour, linestyle="-.", linewidth=2,
-            label=f"least-squares fit {slope:+,.0f} IOPS/round: slope excursion "
+            label=f"least-squares fit {slope:+,.0f} IOPS/round:\nslope excursion "
                   f"{check.slope_excursion_pct:.1f} % (limit {ss.SLOPE_EXCURSION_PCT:g} %, {ok_s})",
             gid="slope")
     top = max(avg * (1 + max(BANDS_PCT) / 100), float(y.max())) * 1.05
     bottom = min(avg * (1 - max(BANDS_PCT) / 100), float(y.min())) * 0.95
-    ax.set_ylim(bottom, top + (top - bottom) * 0.45)  # headroom for the legend
+    ax.set_ylim(bottom, top)
     ax.set_xlim(lo_x, hi_x)
     _round_axis(ax)
     ax.set_ylabel(IOPS_LABEL)
     thousands(ax.yaxis)
-    ax.legend(fontsize="x-small", loc="upper left")
+    # beside the panel, not in it: its entries are as wide as the panel is in print (the panel collapsed)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     who = f"{host}: " if host else ""
     ax.set_title(f"{who}measurement window, rounds {int(x[0])}-{int(x[-1])}\n{result}", fontsize="medium")
 
@@ -170,6 +174,7 @@ def window_figure(rounds: pd.DataFrame):
         return None
     multi = len(hosts) > 1
     fig, axes = new_figure(len(panels), scale=1.2)
+    fig.set_size_inches(9.6 * len(panels), 4.6)  # printed at about 0.6 of this: the panel and its legend beside it
     for ax, (i, host, g, w) in zip(axes, panels):
         _window_panel(ax, host if multi else "", w, f"C{i}", MARKERS[i % len(MARKERS)],
                       ss.verdict_row(host, g)["verdict"])

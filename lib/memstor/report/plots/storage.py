@@ -217,10 +217,12 @@ def rw_ratio(summ: pd.DataFrame, title: str = ""):
     summ = summ.assign(rwmixread=[_read_share(m, rw) for m, rw in zip(summ["rwmixread"], summ["rw"])])
     summ = summ[summ["rwmixread"].notna()]
     sizes = sorted(summ["bs_bytes"].dropna().unique())
-    fig, axes = new_figure(max(len(sizes), 1), 2)
-    ncol = max(len(sizes), 1)
+    # one row per block size, IOPS and latency side by side (a column per size, two panels high, left each
+    # panel under an inch in print)
+    fig, axes = new_figure(2, max(len(sizes), 1))
+    fig.set_size_inches(10.0, 0.8 + 3.8 * max(len(sizes), 1))
     for j, bs in enumerate(sizes):
-        top, bottom = axes[j], axes[ncol + j]
+        top, bottom = axes[2 * j], axes[2 * j + 1]
         g = summ[summ["bs_bytes"] == bs]
         shares = sorted(g["rwmixread"].dropna().unique())
         x = np.arange(len(shares))

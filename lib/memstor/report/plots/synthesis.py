@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from memstor.analysis import queueing
 from memstor.analysis.adaptive_grid import is_knee_point
@@ -23,7 +23,7 @@ from memstor.analysis.memory_curves import legend_labels
 from memstor.analysis.storage_fit import CLOSED
 from memstor.core.schema import missing
 from memstor.report.plots import MARKERS, new_figure, size_label, style
-from memstor.report.plots.printing import fit_for_print
+from memstor.report.plots.printing import compact, fit_for_print
 from memstor.report.plots.storage import KNEE_LABEL, KNEE_MARK, labelled_ticks
 
 #: Scale of memstor's standard panel (plots.PANEL_IN) for report figures: 2 panels fit a printed page.
@@ -32,6 +32,9 @@ SCALE = 0.72
 REPORT_DPI = 150
 
 
+#: Output metadata of a report figure (its caption, markdown) and of that caption's own output (true): the PDF
+#: template (memstor.tex.j2) sets the figure and its caption as one unit and skips the caption's output.
+CAPTION_KEY = "memstor_caption"
 #: The report's figure numbers, in the order the notebook shows them (one notebook run, one sequence).
 _FIGURE_NUMBERS = itertools.count(1)
 
@@ -45,10 +48,13 @@ def show(fig, caption: str = "") -> None:
     if fig is None:
         return
     fig.set_dpi(REPORT_DPI)  # sharp in the PDF whatever dpi the figure was drawn at; the printed size is the same
-    display(fit_for_print(fig))
+    text = f"*Figure {next(_FIGURE_NUMBERS)}.* {caption}" if caption else ""
+    # the caption rides with the figure too (output metadata CAPTION_KEY): the PDF sets both as one unit that a
+    # page break never splits, and leaves out the caption's own output; the HTML shows that output
+    display(fit_for_print(fig), metadata={CAPTION_KEY: text} if text else None)
     plt.close(fig)
-    if caption:
-        display(Markdown(f"*Figure {next(_FIGURE_NUMBERS)}.* {caption}"))
+    if text:
+        display(Markdown(text), metadata={CAPTION_KEY: True})
 
 
 def host_styles(hosts) -> dict:
@@ -100,6 +106,7 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
     workloads = [w for w in ("randread", "randwrite") if (qd["rw"] == w).any()]
     styles = host_styles(qd["host"])
     fig, axes = _figure(ncols=2, nrows=2, scale=SCALE * 1.05)
+    fig.set_size_inches(10.0, 5.8)  # printed at about 0.6 of this: 6 x 3.3 in, two rows of readable panels
     if len(workloads) == 1:
         axes = [axes[0], axes[2], axes[1], axes[3]]
         axes[2].set_visible(False)
@@ -144,7 +151,7 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
         top.yaxis.set_minor_formatter(NullFormatter())
         top.set_xlabel("outstanding I/O N (I/Os)")
         top.set_ylabel("throughput X (IOPS)")
-        top.set_title(f"4K {rw}: throughput vs N", fontsize=10)
+        top.set_title(f"4K {rw}", fontsize=10)  # the column's workload; each axis names its quantity
         bottom.set_xscale("log")
         bottom.set_yscale("log")
         _thousands(bottom, "x")
@@ -153,14 +160,15 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
         bottom.xaxis.set_minor_formatter(NullFormatter())
         bottom.set_xlabel("throughput X (IOPS)")
         bottom.set_ylabel("mean latency R (µs)")
-        bottom.set_title(f"4K {rw}: latency vs throughput", fontsize=10)
     handles, labels = axes[0].get_legend_handles_labels()
     for ax in axes[1:]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), fontsize=8)
+    # three columns when the labels are short; long host names in two (a wider legend set the figure's width)
+    ncol = min(3 if sum(map(len, labels)) <= 80 else 2, len(labels))
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=8)
     return fig
 
 
@@ -252,7 +260,7 @@ def memory_figure(curves: pd.DataFrame, fits: dict):
         ax.set_title(host if per_host[host] == 1 else f"{host}, {size}")
         ax.set_xlim(0, float(p["bandwidth_MBps"].max()) * 1.08 / 1e3)   # the data's range, nothing beyond
         ax.set_ylim(bottom=0)
-    return fig
+    return compact(fig)  # its legend beside the panel: one panel prints in the compact box
 
 
 def storage_curve_figure(fits: dict):
@@ -266,8 +274,10 @@ def storage_curve_figure(fits: dict):
     workloads = sorted({rw for _, _, rw in fits})
     styles = host_styles({h for h, _, _ in fits})
     style()
-    fig, axes_grid = plt.subplots(len(workloads), 1, figsize=(7.2, 2.9 * len(workloads)), squeeze=False,
-                             constrained_layout=True, dpi=REPORT_DPI)
+    # one panel per workload, its legend beside it on short lines (on one line each, the legends left the panels
+    # under an inch wide in print); printed at about 0.6 of this size
+    fig, axes_grid = plt.subplots(len(workloads), 1, figsize=(10.0, 0.6 + 2.6 * len(workloads)), squeeze=False,
+                                  constrained_layout=True, dpi=REPORT_DPI)
     axes = list(axes_grid.flat)
     for ax, rw in zip(axes, workloads):
         handles, texts = [], []
@@ -280,10 +290,11 @@ def storage_curve_figure(fits: dict):
             handles.append(Line2D([], [], marker=marker, ls="none", color=colour))
             state = ("saturated" if cf.saturated else "no plateau") + ("" if cf.identifiable else
                                                                         ", peak not identifiable")
-            texts.append(f"{host}, {kind} ({state})")
+            texts.append(f"{host}, {kind}\n({state})")
         extra_h, extra_t = _curve_legend_extras()
-        ax.legend(handles + extra_h, texts + extra_t, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
-                  borderaxespad=0)
+        ax.legend(handles + extra_h, texts + extra_t, fontsize=7, loc="upper left", bbox_to_anchor=(1.08, 1.0),
+                  borderaxespad=0)  # clear of the last x tick label, centred on the panel's edge
+        ax.xaxis.set_major_locator(MaxNLocator(4))
         _thousands(ax, "x")
         ax.set_xlabel("throughput X (IOPS)")
         ax.set_ylabel("mean latency R (µs)")
@@ -356,16 +367,23 @@ def block_size_figure(points: pd.DataFrame):
         return None
     d = pd.concat(keep)
     workloads = [w for w in ("randread", "randwrite", "read", "write") if (d["rw"] == w).any()]
-    ncols = min(2, len(workloads))
-    nrows = math.ceil(len(workloads) / ncols)
     styles = host_styles(d["host"])
-    fig, axes = _figure(ncols=ncols, nrows=nrows)
+    multi = d["host"].nunique() > 1
+    # one row of panels (a 2 x 2 grid left each panel a sliver of the printed height); printed at about 0.6
+    # of this size, 6 in wide
+    fig, axes = _figure(ncols=len(workloads), nrows=1)
+    fig.set_size_inches(min(10.0, 1.0 + 3.0 * len(workloads)), 4.0)
+    if not multi:  # one device: named above the panels, its queue depth in their titles, no legend
+        fig.suptitle(str(d["host"].iloc[0]), fontsize="medium")
+        compact(fig)  # the row prints 2.4 in high
     for ax, rw in zip(axes, workloads):
         g = d[d["rw"] == rw]
+        qds = []
         for host, h in g.groupby("host", sort=True):
             colour, marker = styles[host]
             h = h.sort_values("bs_bytes")
             qd = f"QD{int(h['iodepth'].iloc[0])}×{int(h['numjobs'].iloc[0])}"
+            qds.append(qd)
             ax.plot(h["bs_bytes"], h["bw_MBps"], marker=marker, color=colour, label=f"{host} ({qd})")
         ax.set_xscale("log", base=2)
         ticks = sorted(g["bs_bytes"].unique())
@@ -374,12 +392,12 @@ def block_size_figure(points: pd.DataFrame):
         ax.xaxis.set_minor_formatter(NullFormatter())
         _thousands(ax)
         ax.set_xlabel("block size (bytes, K = 1024)")
-        ax.set_ylabel("bandwidth (MB/s, 10⁶ B/s)")
-        ax.set_title(rw)
+        if ax is axes[0]:
+            ax.set_ylabel("bandwidth (MB/s, 10⁶ B/s)")
+        ax.set_title(rw if multi else f"{rw}, {qds[0]}")  # one device: its queue depth in the title, no legend
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=7.5)
-    for ax in axes[len(workloads):]:
-        ax.set_visible(False)
+        if multi:
+            ax.legend(fontsize=7.5)
     return fig
 
 
@@ -397,6 +415,8 @@ def littles_law_figure(little: pd.DataFrame):
         return None
     styles = host_styles(little["host"])
     fig, axes = _figure(ncols=1, nrows=1, scale=SCALE)
+    fig.set_size_inches(9.0, 4.0)  # printed at about 0.6 of this: the panel and its legend beside it
+    compact(fig)
     ax = axes[0]
     for (host, rw), g in little.groupby(["host", "rw"], sort=True):
         colour, marker = styles[host]

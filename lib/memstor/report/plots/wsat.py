@@ -24,7 +24,7 @@ from memstor.report.plots.storage import RW_LABEL
 
 TIME_LABEL = "time (s since the workload's start)"
 TGBW_LABEL = "total data written, TGBW (GB, 10^9 B)"
-MBPS_LABEL = "throughput (MB/s, 10^6 B/s, 1-s intervals)"
+MBPS_LABEL = "throughput (MB/s, 10^6 B/s,\n1-s intervals)"  # two lines: one ran past a panel in print
 IOPS_LABEL = "IOPS (I/O per s)"
 TEMP_LABEL = "drive temperature (°C)"
 #: At most this many panels per row.
@@ -40,7 +40,21 @@ def _workload_title(config: str, g: pd.DataFrame) -> str:
     bs = _num(g, "bs_bytes").dropna()
     rw = str(g["rw"].iloc[0]) if "rw" in g.columns and len(g) else ""
     what = f"{size_label(bs.iloc[0]) if len(bs) else ''} {RW_LABEL.get(rw, rw)}".strip()
-    return f"{what}\n{config}"
+    return f"{what}\n{_wrap_name(str(config))}"
+
+
+def _wrap_name(name: str, width: int = 32) -> str:
+    """A long configuration name on lines of about `width` characters, broken after its hyphens (in print it
+    ran past its panel into the next one)."""
+    lines, line = [], ""
+    for part in name.split("-"):
+        piece = part if not line else "-" + part
+        if line and len(line) + len(piece) > width:
+            lines.append(line + "-")
+            line = part
+        else:
+            line += piece
+    return "\n".join(lines + [line])
 
 
 def _grid(n: int):

@@ -66,12 +66,15 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None) -
             text += f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per access."
         out.append(text)
     if mlp is not None and len(mlp):
+        said = set()  # the law once per device, not once per thread count
         for (host, threads), g in mlp.groupby(["host", "threads"], sort=True):
             sat = g[g["saturated"].map(lambda s: not missing(s) and bool(s))]
             top = g.loc[g["bandwidth_MBps"].idxmax()]
             where = (f"stops growing from {int(sat['chains'].min())} chains" if len(sat) else
                      "still grows at the most chains measured")
+            law = "" if host in said else (" (memory-level parallelism: misses in flight turn latency into "
+                                           "bandwidth, X = N × 64 B / R)")
+            said.add(host)
             out.append(f"**{host}**, {int(threads)} thread(s): {fmt_number(top['bandwidth_MBps'])} MB/s at "
-                       f"{int(top['chains'])} independent chains per thread; bandwidth {where} (memory-level "
-                       "parallelism: misses in flight turn latency into bandwidth, X = N × 64 B / R).")
+                       f"{int(top['chains'])} independent chains per thread; bandwidth {where}{law}.")
     return out
