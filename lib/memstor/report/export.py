@@ -215,8 +215,9 @@ class Table:
             return specs
         small = [j for j in rest if num[j] or (natural[j] <= 14 and not multiline[j])]
 
-        def longest_word(j: int) -> int:
-            return max([len(w) for r in rows for w in r[j].split()] + [len(w) for w in header[j].split()] + [1])
+        def longest_word(j: int) -> int:  # header words are bold: about 15 % wider ("preconditioning" ran over)
+            return max([len(w) for r in rows for w in r[j].split()]
+                       + [math.ceil(1.15 * len(w)) for w in header[j].split()] + [1])
 
         need = sum(1.2 * longest_word(j) + 1 for j in rest if j not in small)
         if fixed + sum(natural[j] for j in small) + need > budget:
