@@ -1,10 +1,15 @@
-"""What the `memstor` command and its subcommand modules share: the exit statuses and ``--set`` pairs.
+"""What the `memstor` command and its subcommand modules share: the exit statuses, ``--set`` pairs and where a
+table's text goes (stdout or ``-o``).
 
 Cheap to import (core only): :mod:`memstor.cli` imports it before it knows which subcommand runs.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+from memstor.core.files import atomic_write
 from memstor.core.profiles import parse_override
 
 #: Exit statuses of every subcommand (DESIGN.md): done, done with problems (or failed), usage error, the
@@ -15,3 +20,13 @@ EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_NOT_HERE = 0, 1, 2, 3
 def overrides(pairs: list) -> dict:
     """``KEY=VALUE`` texts (``--set``/``--add``, repeatable) as {key: typed value}; UsageError on a bad pair."""
     return dict(parse_override(p) for p in pairs)
+
+
+def emit(text: str, output: str | None) -> None:
+    """A subcommand's table: to ``output`` (written atomically, its folder made) or, without one, to stdout."""
+    if output:
+        out = Path(output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out, text)
+    else:
+        sys.stdout.write(text)

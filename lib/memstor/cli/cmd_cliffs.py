@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from memstor.analysis.cliffs import CLIFF_COLUMNS, find_cliffs
-from memstor.cli._common import EXIT_OK, EXIT_PARTIAL
+from memstor.cli._common import EXIT_OK, EXIT_PARTIAL, emit
 from memstor.core.errors import MemstorError, first_line
-from memstor.core.files import atomic_write
 from memstor.parse.cliff_input import collect_inputs, read_throughput_series
 
 
@@ -36,10 +34,5 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_PARTIAL
     header = ",".join(["source", *CLIFF_COLUMNS]) + "\n"
     text = header + "".join(t.to_csv(index=False, header=False) for t in tables)
-    if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(out, text)
-    else:
-        sys.stdout.write(text)
+    emit(text, args.output)
     return EXIT_PARTIAL if errors else EXIT_OK

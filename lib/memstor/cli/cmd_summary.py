@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from memstor.analysis import dataset, synthesis
-from memstor.cli._common import EXIT_OK, EXIT_PARTIAL
-from memstor.core.files import atomic_write
+from memstor.cli._common import EXIT_OK, EXIT_PARTIAL, emit
 from memstor.experiments import kinds
 
 
@@ -18,10 +16,5 @@ def main(args: argparse.Namespace) -> int:
     for problem in ds.problems:
         print(f"memstor: {problem}", file=sys.stderr)
     text = synthesis.fio_summary(ds).to_csv(index=False)
-    if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(out, text)
-    else:
-        sys.stdout.write(text)
+    emit(text, args.output)
     return EXIT_PARTIAL if ds.problems else EXIT_OK
