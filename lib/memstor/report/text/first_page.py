@@ -46,6 +46,12 @@ SECTION_REF = {"memory": "§4.3", "queue_depth": "§4.2", "curves": "§4.3", "op
                "storage_points": "§2", "headline": "§1"}
 
 
+#: What a loop-device target measures (said on page 1 beside the machine).
+LOOP_CAVEAT = ("the target is a loop device: its I/O goes to a file on another filesystem, through that file's page "
+               "cache unless the loop device was set up with direct I/O, so the storage numbers describe the loop "
+               "driver and memory, not a drive")
+
+
 def _rows(validity: pd.DataFrame | None, host: str, sections: tuple = (),
           statuses=("unchecked", "warn", "fail")) -> pd.DataFrame:
     if validity is None or validity.empty:
@@ -68,19 +74,12 @@ def machine_sentences(dataset) -> list[str]:
         drive = info.get("drive") or {}
         if drive.get("disk_label"):
             parts.append(f"storage target on {drive['disk_label']}")
-            if "loop" in str(drive["disk_label"]).lower():
-                caveats_loop = ["the target is a loop device: its I/O goes to a file on another filesystem, "
-                                "through that file's page cache unless the loop device was set up with direct I/O, "
-                                "so the storage numbers describe the loop driver and memory, not a drive"]
-            else:
-                caveats_loop = []
-        else:
-            caveats_loop = []
         caveats = ((info.get("machine") or {}).get("caveats")) or []
         if not info.get("machine"):
             caveats = ["whether this is a VM, WSL or on battery was not recorded (data from before memstor "
                        "recorded it: rerun `memstor sysinfo`)"]
-        caveats = [*caveats, *caveats_loop]
+        if "loop" in str(drive.get("disk_label") or "").lower():
+            caveats = [*caveats, LOOP_CAVEAT]
         out.append(f"**{md_escape(h.name)}**: " + "; ".join(parts) + "."
                    + (" " + " ".join(f"Note: {c}." for c in caveats) if caveats else ""))
     return out
