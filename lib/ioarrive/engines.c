@@ -78,7 +78,8 @@ static int uring_map(struct uring *u, const struct io_uring_params *p)
     return 0;
 }
 
-static int uring_push(struct uring *u, uint8_t op, int fd, const struct iovec *iov, uint64_t off, uint64_t tag)
+/* Put one SQE in the submission ring (not yet submitted: uring_enter_all does). */
+static void uring_queue(struct uring *u, uint8_t op, int fd, const struct iovec *iov, uint64_t off, uint64_t tag)
 {
     unsigned tail = *u->sq_tail, idx = tail & *u->sq_mask;
     struct io_uring_sqe *sqe = &u->sqes[idx];
@@ -91,12 +92,24 @@ static int uring_push(struct uring *u, uint8_t op, int fd, const struct iovec *i
     sqe->user_data = tag;
     u->sq_array[idx] = idx;
     STORE_REL(u->sq_tail, tail + 1);
-    for (;;) {
-        int r = uring_enter(u->fd, 1, 0, 0);
-        if (r == 1) return 0;
+}
+
+/* Submit the n SQEs queued last (io_uring_enter may take fewer at a time: enter again for the rest). */
+static int uring_enter_all(struct uring *u, unsigned n)
+{
+    while (n > 0) {
+        int r = uring_enter(u->fd, n, 0, 0);
+        if (r > 0) { n -= (unsigned)r; continue; }
         if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EBUSY)) continue;
         return r < 0 ? -errno : -EIO;
     }
+    return 0;
+}
+
+static int uring_push(struct uring *u, uint8_t op, int fd, const struct iovec *iov, uint64_t off, uint64_t tag)
+{
+    uring_queue(u, op, fd, iov, off, tag);
+    return uring_enter_all(u, 1);
 }
 
 /* Wait for (wait = 1) and collect CQEs: slots into out, the wake NOPs dropped. */
@@ -151,6 +164,15 @@ static int uring_submit(struct ctx *c, struct io_slot *s)
 {
     uint8_t op = s->dir == DIR_WRITE ? IORING_OP_WRITEV : IORING_OP_READV;
     return uring_push(c->eng_state, op, c->tgt.fd, &s->iov, s->off, s->id);
+}
+
+static int uring_submit_many(struct ctx *c, struct io_slot **s, int n)
+{
+    struct uring *u = c->eng_state;
+    for (int i = 0; i < n; i++)
+        uring_queue(u, s[i]->dir == DIR_WRITE ? IORING_OP_WRITEV : IORING_OP_READV, c->tgt.fd, &s[i]->iov,
+                    s[i]->off, s[i]->id);
+    return uring_enter_all(u, (unsigned)n);
 }
 
 static int uring_reap(struct ctx *c, struct io_slot **out, int max, int timeout_ms)
@@ -214,7 +236,8 @@ static int uring_init(struct ctx *c, char *why, size_t whylen)
     return 0;
 }
 
-const struct engine ENGINE_URING = {ENG_URING, uring_init, uring_submit, uring_reap, uring_wake, uring_fini, 0};
+const struct engine ENGINE_URING = {ENG_URING, uring_init, uring_submit, uring_reap, uring_wake, uring_fini, 0,
+                                    uring_submit_many};
 
 /* -------------------------------------------------------------------------------------------- libaio */
 
@@ -224,10 +247,8 @@ struct aio {
     struct io_event ev[256];
 };
 
-static int aio_submit(struct ctx *c, struct io_slot *s)
+static void aio_fill(struct ctx *c, struct iocb *cb, const struct io_slot *s)
 {
-    struct aio *a = c->eng_state;
-    struct iocb *cb = &a->cbs[s->id], *list[1] = {cb};
     memset(cb, 0, sizeof *cb);
     cb->aio_fildes = (uint32_t)c->tgt.fd;
     cb->aio_lio_opcode = s->dir == DIR_WRITE ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
@@ -235,12 +256,28 @@ static int aio_submit(struct ctx *c, struct io_slot *s)
     cb->aio_nbytes = s->len;
     cb->aio_offset = (int64_t)s->off;
     cb->aio_data = s->id;
-    for (;;) {
-        long r = syscall(__NR_io_submit, a->ctx, 1, list);
-        if (r == 1) return 0;
+}
+
+static int aio_submit_many(struct ctx *c, struct io_slot **s, int n)
+{
+    struct aio *a = c->eng_state;
+    struct iocb *list[SUBMIT_BATCH_MAX];
+    for (int i = 0; i < n; i++) {
+        list[i] = &a->cbs[s[i]->id];
+        aio_fill(c, list[i], s[i]);
+    }
+    for (int done = 0; done < n;) {
+        long r = syscall(__NR_io_submit, a->ctx, (long)(n - done), list + done);
+        if (r > 0) { done += (int)r; continue; }
         if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         return r < 0 ? -errno : -EIO;
     }
+    return 0;
+}
+
+static int aio_submit(struct ctx *c, struct io_slot *s)
+{
+    return aio_submit_many(c, &s, 1);
 }
 
 static int aio_reap(struct ctx *c, struct io_slot **out, int max, int timeout_ms)
@@ -294,7 +331,7 @@ static int aio_init(struct ctx *c, char *why, size_t whylen)
     return 0;
 }
 
-const struct engine ENGINE_AIO = {ENG_AIO, aio_init, aio_submit, aio_reap, aio_wake, aio_fini, 0};
+const struct engine ENGINE_AIO = {ENG_AIO, aio_init, aio_submit, aio_reap, aio_wake, aio_fini, 0, aio_submit_many};
 
 /* ------------------------------------------------------------------------------ pool of sync threads */
 
@@ -384,7 +421,7 @@ static int pool_init(struct ctx *c, char *why, size_t whylen)
     return 0;
 }
 
-const struct engine ENGINE_SYNC = {ENG_SYNC, pool_init, pool_submit, NULL, pool_wake, pool_fini, 1};
+const struct engine ENGINE_SYNC = {ENG_SYNC, pool_init, pool_submit, NULL, pool_wake, pool_fini, 1, NULL};
 
 /* --------------------------------------------------------------------------------------- the choice */
 
