@@ -80,7 +80,17 @@ def test_percentiles_from_bins_equal_the_ones_fio_printed(path):
     assert checked > 0
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(DATA)))
+#: json+ fixtures with a direction that no fio row shows: fio prints the options of a group_reporting group's LAST
+#: job, and memstor.parse.fio gives rows for the directions those options ask for, so the writes of diskplorer's
+#: mixed cells (a write job, then read jobs, one group) have bins but no fio row (memstor.parse.diskplorer reads
+#: them). Strict: when the fio parser gives those rows, this fails and the mark goes.
+_NO_FIO_ROW = {DATA / "diskplorer" / "scylladb__diskplorer" / "latency-matrix-results" / "m7gd.4xlarge.excerpt.json"}
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, id=str(p.relative_to(DATA)), marks=[pytest.mark.xfail(
+        strict=True, raises=KeyError, reason="a group's write half has no fio row (see _NO_FIO_ROW)")]
+        if p in _NO_FIO_ROW else []) for p in FIXTURES])
 def test_every_table_shows_the_same_percentile_of_a_point(path):
     text = path.read_text(encoding="utf-8", errors="replace")
     doc = load_fio_json(text)
