@@ -2,7 +2,7 @@
  *
  * arrivals.c: random numbers (xoshiro256**, seeded by splitmix64: one stream per direction and purpose),
  * the arrival processes (times in ns after the start), the offsets, the trace file and the simulated
- * device's service times (det, exp, or drawn from a histogram file).
+ * device's service times (det, exp, or drawn from a histogram file; one class per direction).
  */
 #include "ioarrive.h"
 
@@ -161,7 +161,7 @@ void load_trace(struct job *j)
 
 /* ------------------------------------------------------------------------------- simulated service */
 
-void load_sim_hist(struct sim_cfg *s)
+void load_sim_hist(struct svc_cfg *s)
 {
     FILE *f = fopen(s->hist_path, "r");
     if (!f)
@@ -199,7 +199,7 @@ void load_sim_hist(struct sim_cfg *s)
     s->m2_ns2 = m2 / total;
 }
 
-double sim_service_ns(const struct sim_cfg *s, struct rng *r)
+double sim_service_ns(const struct svc_cfg *s, struct rng *r)
 {
     if (s->kind == SVC_DET)
         return s->mean_ns;
@@ -212,4 +212,11 @@ double sim_service_ns(const struct sim_cfg *s, struct rng *r)
         if (s->hcum[mid] >= u) hi = mid; else lo = mid + 1;
     }
     return s->hv_ns[lo];
+}
+
+/* Two classes with the same service time (kind, moments and histogram file): one distribution. */
+int svc_same(const struct svc_cfg *a, const struct svc_cfg *b)
+{
+    return a->given == b->given && a->kind == b->kind && a->mean_ns == b->mean_ns && a->m2_ns2 == b->m2_ns2 &&
+           (a->hist_path == b->hist_path || (a->hist_path && b->hist_path && !strcmp(a->hist_path, b->hist_path)));
 }

@@ -11,7 +11,8 @@
  *              and the arrival samples the checks test
  *   checks.c   the self-checks (rate, arrival process, trend, independence, lag, overload)
  *   engines.c  io_uring and libaio (raw system calls, no library needed), the pool of synchronous threads
- *   sim.c      the simulated device: c FIFO servers, in real time (a device thread) or in virtual time
+ *   sim.c      the simulated device: c FIFO servers shared by reads and writes (a service time per
+ *              direction), in real time (a device thread) or in virtual time
  *   run.c      the submitter (absolute intended times, sleep then spin), the reaper, the drain
  *   output.c   the JSON document
  * See README.md for the options, the method and the JSON schema.
@@ -60,15 +61,20 @@ struct dir_job {
     struct trace tr;
 };
 
-struct sim_cfg {
-    int on;
-    int servers;
+struct svc_cfg {                /* one class's service time */
+    int given;
     enum svc_kind kind;
     double mean_ns;             /* det and exp: the service time; hist: the histogram's mean */
     double m2_ns2;              /* E[S^2] */
     const char *hist_path;
     double *hv_ns, *hcum;       /* hist: values and cumulative weights (last = 1) */
     size_t hn;
+};
+
+struct sim_cfg {
+    int on;
+    int servers;
+    struct svc_cfg cls[NDIR];   /* the service time of each direction's I/Os (service= sets both) */
 };
 
 struct job {
@@ -129,8 +135,9 @@ void gen_init(struct gen *g, const struct job *j, int d, uint64_t span);
 void gen_advance(struct gen *g);          /* t_ns <- the next arrival */
 void gen_io(struct gen *g, uint64_t *off, uint32_t *len);
 void load_trace(struct job *j);
-void load_sim_hist(struct sim_cfg *s);
-double sim_service_ns(const struct sim_cfg *s, struct rng *r);
+void load_sim_hist(struct svc_cfg *s);
+double sim_service_ns(const struct svc_cfg *s, struct rng *r);
+int svc_same(const struct svc_cfg *a, const struct svc_cfg *b);
 
 /* ------------------------------------------------------------------ hist.c */
 #define H_SUBBITS 7

@@ -46,7 +46,8 @@ static void usage(FILE *f)
         "lag = submission - intended arrival. JSON on stdout (or --json FILE).\n"
         "\n"
         "USAGE: ioarrive --target PATH --confirm-target PATH --rate IOPS [options]\n"
-        "       ioarrive --sim servers=C,service=det:US|exp:US|hist:FILE [--virtual] --rate IOPS [options]\n"
+        "       ioarrive --sim servers=C,service=det:US|exp:US|hist:FILE[,read-service=SPEC][,write-service=SPEC]\n"
+        "                [--virtual] --rate IOPS [options]\n"
         "\n"
         "  --target PATH, --confirm-target PATH  the file or block device, named twice (must match); a file\n"
         "                         must exist (ioarrive never creates one); a mounted block device is refused\n"
@@ -79,7 +80,9 @@ static void usage(FILE *f)
         "                         CAP_SYS_NICE; default 0: the normal scheduler)\n"
         "  --sim servers=C,service=det:US|exp:US|hist:FILE   a simulated device (no target): C FIFO servers,\n"
         "                         service time deterministic, exponential (mean US) or from a histogram file\n"
-        "                         of lines 'value_us count'\n"
+        "                         of lines 'value_us count'; read-service=SPEC, write-service=SPEC: one\n"
+        "                         direction's service time (two classes sharing the servers, first come first\n"
+        "                         served), e.g. servers=2,service=exp:50,write-service=det:400\n"
         "  --virtual              with --sim: virtual time (event-driven: no sleeping, no real I/O)\n"
         "  --json FILE            write the JSON to FILE instead of stdout\n"
         "  --help, --version\n");
@@ -139,39 +142,59 @@ static enum proc_kind parse_proc(struct job *j, const char *opt, const char *s)
     die_usage("%s: '%s' is not an arrival process (poisson, constant or trace:FILE)", opt, s);
 }
 
+/* One class's service time: det:US, exp:US or hist:FILE (the histogram is read once the options are known). */
+static void parse_service(struct svc_cfg *svc, const char *key, const char *spec)
+{
+    if (!strncmp(spec, "det:", 4) || !strncmp(spec, "exp:", 4)) {
+        double us = num("--sim service", spec + 4);
+        if (us <= 0)
+            die_usage("--sim: the service time must be > 0 us (got %s=%s)", key, spec);
+        svc->kind = spec[0] == 'd' ? SVC_DET : SVC_EXP;
+        svc->mean_ns = us * 1e3;
+        svc->m2_ns2 = (svc->kind == SVC_DET ? 1.0 : 2.0) * svc->mean_ns * svc->mean_ns;
+        svc->hist_path = NULL;
+    } else if (!strncmp(spec, "hist:", 5) && spec[5]) {
+        svc->kind = SVC_HIST;
+        svc->hist_path = strdup(spec + 5);
+    } else {
+        die_usage("--sim: %s='%s' is not det:US, exp:US or hist:FILE", key, spec);
+    }
+    svc->given = 1;
+}
+
+/* --sim servers=C,service=SPEC[,read-service=SPEC][,write-service=SPEC]: service= is both directions' service
+ * time, read-service= and write-service= one direction's (they win over service= in any order). */
 static void parse_sim(struct job *j, const char *s)
 {
+    static const char *const KEYS[] = {"service=", "read-service=", "write-service="};
     char buf[1024];
     if (strlen(s) >= sizeof buf)
         die_usage("--sim: too long");
     strcpy(buf, s);
     j->sim.on = 1;
     j->sim.servers = 1;
-    int have_service = 0;
+    struct svc_cfg svc[3] = {{0}};  /* service=, read-service=, write-service= */
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int k = 0;
+        while (k < 3 && strncmp(tok, KEYS[k], strlen(KEYS[k]))) k++;
         if (!strncmp(tok, "servers=", 8)) {
             double c = num("--sim servers", tok + 8);
             if (c < 1 || c > 4096 || c != floor(c))
                 die_usage("--sim: servers=%s must be a whole number 1-4096", tok + 8);
             j->sim.servers = (int)c;
-        } else if (!strncmp(tok, "service=det:", 12) || !strncmp(tok, "service=exp:", 12)) {
-            double us = num("--sim service", tok + 12);
-            if (us <= 0)
-                die_usage("--sim: the service time must be > 0 us (got %s)", tok + 12);
-            j->sim.kind = tok[8] == 'd' ? SVC_DET : SVC_EXP;
-            j->sim.mean_ns = us * 1e3;
-            j->sim.m2_ns2 = (j->sim.kind == SVC_DET ? 1.0 : 2.0) * j->sim.mean_ns * j->sim.mean_ns;
-            have_service = 1;
-        } else if (!strncmp(tok, "service=hist:", 13) && tok[13]) {
-            j->sim.kind = SVC_HIST;
-            j->sim.hist_path = strdup(tok + 13);
-            have_service = 1;
+        } else if (k < 3) {
+            char key[16];
+            snprintf(key, sizeof key, "%.*s", (int)strlen(KEYS[k]) - 1, KEYS[k]);
+            parse_service(&svc[k], key, tok + strlen(KEYS[k]));
         } else {
-            die_usage("--sim: '%s' is neither servers=C nor service=det:US|exp:US|hist:FILE", tok);
+            die_usage("--sim: '%s' is neither servers=C nor service=det:US|exp:US|hist:FILE (or read-service=, "
+                      "write-service=)", tok);
         }
     }
-    if (!have_service)
+    if (!svc[0].given && !svc[1].given && !svc[2].given)
         die_usage("--sim: service=det:US, exp:US or hist:FILE is missing");
+    for (int d = 0; d < NDIR; d++)
+        j->sim.cls[d] = svc[1 + d].given ? svc[1 + d] : svc[0];
 }
 
 /* Options that take a value: the value is the next word or follows '='. */
@@ -314,8 +337,13 @@ void parse_args(struct job *j, int argc, char **argv)
         die_usage("no offered rate: give --rate IOPS (or --read-rate/--write-rate, or a trace)");
     if (j->virtual_time && !j->sim.on)
         die_usage("--virtual needs --sim (virtual time runs the simulated device only)");
-    if (j->sim.on && j->sim.kind == SVC_HIST)
-        load_sim_hist(&j->sim);
+    for (int d = 0; j->sim.on && d < NDIR; d++) {
+        if (j->dir[d].active && !j->sim.cls[d].given)
+            die_usage("--sim: the %s I/Os have no service time: give service= or %s-service=", DIR_NAMES[d],
+                      DIR_NAMES[d]);
+        if (j->sim.cls[d].given && j->sim.cls[d].kind == SVC_HIST)
+            load_sim_hist(&j->sim.cls[d]);
+    }
     if (!j->sim.on) {
         if (!j->target || !j->confirm)
             die_usage("the target must be named twice: --target PATH --confirm-target PATH");

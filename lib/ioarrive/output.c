@@ -157,6 +157,41 @@ static void cpu(FILE *f, const char *name, const struct cpu_use *u)
     fputc('}', f);
 }
 
+/* "service", "service_mean_ns", "service_cs2", "hist_file" of one service time (kind "mix": two classes). */
+static void service_fields(FILE *f, const struct svc_cfg *s)
+{
+    static const char *const K[] = {"det", "exp", "hist"};
+    double cs2 = s->m2_ns2 / (s->mean_ns * s->mean_ns) - 1.0;
+    fputs("\"service\": ", f);
+    jstr(f, s->given ? K[s->kind] : "mix");
+    fputs(", \"service_mean_ns\": ", f);
+    jnum(f, s->mean_ns);
+    fputs(", \"service_cs2\": ", f);
+    jnum(f, fabs(cs2) < 1e-12 ? 0 : cs2);
+    fputs(", \"hist_file\": ", f);
+    jstr(f, s->hist_path);
+}
+
+/* The service time of an I/O drawn from the offered mix: the active directions' class when they share one,
+ * else (given = 0: "mix") the moments of the mixture weighted by the offered rates, E[S] = sum(l_d E[S_d]) / l
+ * and E[S^2] likewise - the M/G/c model's inputs for the two classes together. */
+static struct svc_cfg sim_mixture(const struct job *j)
+{
+    int first = j->dir[DIR_READ].active ? DIR_READ : DIR_WRITE;
+    if (!j->dir[DIR_READ].active || !j->dir[DIR_WRITE].active || svc_same(&j->sim.cls[0], &j->sim.cls[1]))
+        return j->sim.cls[first];
+    struct svc_cfg m = {0};
+    double total = 0;
+    for (int d = 0; d < NDIR; d++) {
+        total += j->dir[d].rate_iops;
+        m.mean_ns += j->dir[d].rate_iops * j->sim.cls[d].mean_ns;
+        m.m2_ns2 += j->dir[d].rate_iops * j->sim.cls[d].m2_ns2;
+    }
+    m.mean_ns /= total;
+    m.m2_ns2 /= total;
+    return m;
+}
+
 static void job(FILE *f, const struct ctx *c)
 {
     static const char *const AS[] = {"asked", "poisson", "constant", "none"};
@@ -191,15 +226,21 @@ static void job(FILE *f, const struct ctx *c)
     if (!j->sim.on) {
         fputs("null", f);
     } else {
-        static const char *const K[] = {"det", "exp", "hist"};
-        double cs2 = j->sim.m2_ns2 / (j->sim.mean_ns * j->sim.mean_ns) - 1.0;
-        fprintf(f, "{\"servers\": %d, \"service\": \"%s\", \"service_mean_ns\": ", j->sim.servers, K[j->sim.kind]);
-        jnum(f, j->sim.mean_ns);
-        fputs(", \"service_cs2\": ", f);
-        jnum(f, fabs(cs2) < 1e-12 ? 0 : cs2);
-        fputs(", \"hist_file\": ", f);
-        jstr(f, j->sim.hist_path);
-        fputc('}', f);
+        struct svc_cfg all = sim_mixture(j);
+        fprintf(f, "{\"servers\": %d, ", j->sim.servers);
+        service_fields(f, &all);
+        fputs(", \"classes\": {", f);
+        for (int d = 0; d < NDIR; d++) {
+            fprintf(f, "%s\"%s\": ", d ? ", " : "", DIR_NAMES[d]);
+            if (!j->sim.cls[d].given) {
+                fputs("null", f);
+                continue;
+            }
+            fputc('{', f);
+            service_fields(f, &j->sim.cls[d]);
+            fputc('}', f);
+        }
+        fputs("}}", f);
     }
 }
 

@@ -3,7 +3,8 @@
  * sim.c: the simulated device (--sim servers=C,service=...): C servers, one FIFO queue; an I/O submitted at
  * time s starts at max(s, the earliest time a server is free) and completes a service time later (FCFS
  * M/G/c: the Kiefer-Wolfowitz recursion). The service time is deterministic, exponential or drawn from a
- * histogram file (arrivals.c).
+ * histogram file (arrivals.c), one class per direction (read-service=, write-service=): reads and writes
+ * share the servers and the queue, in order of submission.
  *   Real time: an engine like the others. submit() computes the completion time on the real clock from the
  *   real submission time; the reaper sleeps until the earliest one is due (a condition variable with an
  *   absolute CLOCK_MONOTONIC deadline) and stamps the completion when it wakes, so the timers and CPUs of
@@ -71,11 +72,13 @@ struct simdev {
     int woken;
 };
 
-/* The completion time of an I/O submitted at `submit`: the FIFO queue's next free server. */
-static int64_t serve(struct simdev *d, const struct sim_cfg *cfg, int64_t submit)
+/* The completion time of an I/O of direction `dir` submitted at `submit`: the FIFO queue's next free server,
+ * busy for a service time of the direction's class (reads and writes share the servers, first come first
+ * served; one random stream, so a run whose classes are the same draws the same times as one class). */
+static int64_t serve(struct simdev *d, const struct sim_cfg *cfg, int64_t submit, int dir)
 {
     int64_t free_at = d->servers.key[0], start = submit > free_at ? submit : free_at;
-    int64_t done = start + llround(sim_service_ns(cfg, &d->rng));
+    int64_t done = start + llround(sim_service_ns(&cfg->cls[dir], &d->rng));
     heap_pop(&d->servers);
     heap_push(&d->servers, done, 0);
     return done;
@@ -112,7 +115,7 @@ static int sim_submit(struct ctx *c, struct io_slot *s)
 {
     struct simdev *d = c->eng_state;
     pthread_mutex_lock(&d->mu);
-    int64_t done = serve(d, &c->j->sim, s->submit);
+    int64_t done = serve(d, &c->j->sim, s->submit, s->dir);
     int earliest = d->pending.n == 0 || done < d->pending.key[0];
     heap_push(&d->pending, done, s->id);
     s->res = (int)s->len;
@@ -190,7 +193,7 @@ void run_virtual(struct ctx *c)
         }
         struct io_slot s = {.intended = t, .submit = t, .dir = k, .idx = t >= t0 ? (int64_t)issued[k]++ : -1};
         gen_io(&g[k], &s.off, &s.len);
-        s.done = serve(d, &j->sim, t);
+        s.done = serve(d, &j->sim, t, k);
         s.res = (int)s.len;
         heap_push(&d->pending, s.done, 0);
         rec_complete(&c->rec, &s);
