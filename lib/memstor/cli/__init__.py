@@ -54,7 +54,8 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     pp = sub.add_parser("parse", parents=[common], help="fio/MLC output files -> tidy CSV")
-    pp.add_argument("--kind", choices=("fio", "mlc"), help="force the parser (default: detect per file)")
+    pp.add_argument("--kind", choices=("fio", "mlc", "diskplorer"),
+                    help="force the parser (default: detect per file)")
     pp.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
     pp.add_argument("-o", "--output", metavar="OUT",
                     help="CSV file (with --kind) or folder (writes fio.csv and mlc.csv); default stdout")

@@ -15,9 +15,10 @@ def main(args: argparse.Namespace) -> int:
     """Parse ``args.paths`` (files or folders) into fio.csv / mlc.csv or stdout; the exit status."""
     outcome = parse_paths(args.paths, args.kind)
     out = Path(args.output) if args.output else None
-    if not args.kind and out is None and all(outcome.rows.values()):
-        raise UsageError("these paths hold both fio and MLC outputs: use -o OUTDIR (writes fio.csv and "
-                         "mlc.csv) or --kind fio|mlc")
+    if not args.kind and out is None and sum(map(bool, outcome.rows.values())) > 1:
+        found = " and ".join(kind for kind, rows in outcome.rows.items() if rows)
+        raise UsageError(f"these paths hold {found} outputs: use -o OUTDIR (writes fio.csv, mlc.csv and "
+                         "diskplorer.csv when it has rows) or --kind fio|mlc|diskplorer")
     for line in outcome.errors:
         print(line.replace("\n", " "), file=sys.stderr)
     if args.kind:
@@ -29,16 +30,18 @@ def main(args: argparse.Namespace) -> int:
         else:
             write_csv(out, rows, args.kind)
     elif out is None:
-        kind = "mlc" if outcome.rows["mlc"] else "fio"
+        kind = next((k for k in ("mlc", "diskplorer") if outcome.rows[k]), "fio")
         sys.stdout.write(to_csv(outcome.rows[kind], kind))
     else:
         if out.suffix.lower() == ".csv":
             raise UsageError(f"-o {out}: without --kind, -o names a folder (it gets fio.csv and mlc.csv)")
         for kind in ("fio", "mlc"):
             write_csv(out / f"{kind}.csv", outcome.rows[kind], kind)
+        if outcome.rows["diskplorer"]:  # diskplorer's grid cells (memstor.parse.diskplorer), only when found
+            write_csv(out / "diskplorer.csv", outcome.rows["diskplorer"], "diskplorer")
         if outcome.bins:  # fio's json+ histograms beside fio.csv, for the analysis (memstor.analysis.histograms)
             write_bins_csv(out, outcome.bins)
-    nrows = len(outcome.rows["fio"]) + len(outcome.rows["mlc"])
+    nrows = sum(map(len, outcome.rows.values()))
     if out is not None:
         print(f"memstor parse: {outcome.files} files, {nrows} rows, {len(outcome.errors)} problems -> {out}",
               file=sys.stderr)

@@ -19,13 +19,14 @@ from memstor.core.errors import first_line
 from memstor.core.files import atomic_write
 from memstor.core.fiobins import BIN_COLUMNS, BINS_SUFFIX
 from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
+from memstor.parse.diskplorer import MIXED_LOAD_COLUMNS, looks_like_diskplorer, parse_diskplorer
 from memstor.parse.fio import looks_like_fio, read_fio
 from memstor.parse.fio_bins import bin_rows, text_bin_rows
 from memstor.parse.guards import empty_cells, one_line
 from memstor.parse.loadlat_hierarchy import mode_of_text, parse_hierarchy
 from memstor.parse.mlc import looks_like_mlc, parse_mlc
 
-KINDS = ("fio", "mlc")
+KINDS = ("fio", "mlc", "diskplorer")
 MAX_FILE_BYTES = 256 * 1024 * 1024  # larger files are refused (one line), never read into memory
 # Files a walk skips silently: our own sidecars and things that are never tool output.
 SKIP_SUFFIXES = {
@@ -39,7 +40,7 @@ SKIP_NAMES = {"manifest.json", "sysinfo.json", "SOURCES.md", "README.md"}
 class ParseOutcome:
     """Rows per kind plus one-line errors, for a set of paths."""
 
-    rows: dict = field(default_factory=lambda: {"fio": [], "mlc": []})
+    rows: dict = field(default_factory=lambda: {"fio": [], "mlc": [], "diskplorer": []})
     bins: list = field(default_factory=list)  # json+ histogram rows of the fio files (memstor.parse.fio_bins)
     errors: list = field(default_factory=list)
     files: int = 0
@@ -114,6 +115,8 @@ def parse_file(path: Path, kind: str | None, named: bool, outcome: ParseOutcome)
         outcome.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
         return
     found = detect(text)
+    if found == "fio" and kind != "fio" and looks_like_diskplorer(text):
+        found = "diskplorer"  # fio json+ that diskplorer wrote: its grid cells (memstor.parse.diskplorer)
     use = kind or found
     if use is None:
         if named:
@@ -129,6 +132,10 @@ def parse_file(path: Path, kind: str | None, named: bool, outcome: ParseOutcome)
         outcome.files += 1
         outcome.rows[use].extend(result.rows)
         outcome.bins.extend(bin_rows(doc, source) if doc is not None else text_bin_rows(text, source))
+    elif use == "diskplorer":
+        result = parse_diskplorer(text, source)
+        outcome.files += 1
+        outcome.rows[use].extend(result.rows)
     else:
         # loadlat's working-set and memory-level-parallelism modes (memstor.parse.loadlat_hierarchy)
         result = (parse_hierarchy if mode_of_text(text) else parse_mlc)(text, source)
@@ -184,6 +191,8 @@ def parse_paths(paths: Iterable[str | Path], kind: str | None = None) -> ParseOu
 
 def columns(kind: str) -> list:
     """The schema columns of a kind."""
+    if kind == "diskplorer":
+        return list(MIXED_LOAD_COLUMNS)
     return FIO_COLUMNS if kind == "fio" else MLC_COLUMNS
 
 
