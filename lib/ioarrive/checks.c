@@ -3,12 +3,16 @@
  * checks.c: the run checks itself (as Lancet does); a failed check makes "open_loop": false.
  *   rate          achieved (completions in the window / runtime) within +-5 % of the offered rate
  *   For the arrivals' intended times AND their submission times (the sample of record.c):
+ *   The Poisson tests hold the run's chance of failing a correct generator at ARRIVAL_ALPHA (1 %): each of the
+ *   run's m tests (3 per direction and source) at alpha = 1 % / m (Bonferroni). At 1 % each, a run of reads
+ *   and writes failed about 11 % of correct runs by chance (12 tests).
  *   exp_gaps      poisson: Kolmogorov-Smirnov D of the gaps against the exponential of the asked rate,
- *                 D <= 1.628 / (sqrt(n) + 0.12 + 0.11/sqrt(n))  (1 %, fully specified F; Stephens 1974);
- *                 submitted gaps may each move by min(--ks-tolerance-us, 5 % of the mean gap)
+ *                 D <= c(alpha) / (sqrt(n) + 0.12 + 0.11/sqrt(n)), c(alpha) = sqrt(-ln(alpha/2)/2) (c = 1.628 at
+ *                 1 %; fully specified F; Stephens 1974); submitted gaps may each move by
+ *                 min(--ks-tolerance-us, 5 % of the mean gap)
  *   no_trend      poisson: least-squares slope of the arrivals per bin (20 bins, or 1 s bins from 20 s up)
- *                 over the bin index, |t| <= t(0.995, bins - 2); constant: drift over the run <= 2 %
- *   independence  poisson: lag-1 autocorrelation of the gaps within +-2.5758 / sqrt(n)
+ *                 over the bin index, |t| <= t(1 - alpha/2, bins - 2); constant: drift over the run <= 2 %
+ *   independence  poisson: lag-1 autocorrelation of the gaps within +-z(1 - alpha/2) / sqrt(n)
  *   constant_cv   constant: coefficient of variation of the gaps <= 0.1
  *   lag           p99 lag <= max(--lag-fraction x p99 response, --lag-floor-us): else "generator-bound"
  *   Run-level: not overloaded (the cap on outstanding I/Os), nothing unfinished after the drain, no I/O
@@ -31,14 +35,44 @@ static struct check *add(struct checks *out, const char *name, int dir, const ch
     return c;
 }
 
-double t_quantile_995(int df)
+/* The normal quantile at p (0 < p < 1): Acklam's rational approximation (relative error < 1.2e-9). */
+double normal_quantile(double p)
 {
-    static const double small[] = {0, 63.657, 9.925, 5.841, 4.604, 4.032};
-    if (df < 1) return NAN;
-    if (df <= 5) return small[df];
-    double z = Z_995, z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, v = df;
+    static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                               1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                               6.680131188771972e+01, -1.328068155288572e+01};
+    static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                               -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                               3.754408661907416e+00};
+    if (!(p > 0 && p < 1)) return NAN;
+    if (p < 0.02425) {
+        double q = sqrt(-2 * log(p));
+        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+               ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    }
+    if (p > 1 - 0.02425) return -normal_quantile(1 - p);
+    double q = p - 0.5, r = q * q;
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+           (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+/* Student's t quantile for the normal quantile z (same p) and df degrees of freedom: Cornish-Fisher (within
+ * 0.1 % from df 10 on at the p used here; the trend test has at least 18). */
+double t_quantile(double z, int df)
+{
+    if (df < 3) return NAN;
+    double z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, v = df;
     return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v)
-           + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);  /* Cornish-Fisher */
+           + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
+}
+
+/* Kolmogorov's asymptotic critical value c(alpha) of sqrt(n) D, used with Stephens' (sqrt(n) + 0.12 +
+ * 0.11/sqrt(n)) for a fully specified F: c(0.01) = 1.628. */
+double ks_critical(double alpha)
+{
+    return sqrt(-0.5 * log(alpha / 2));
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -138,7 +172,8 @@ static enum proc_kind tested_as(const struct job *j, int d)
     }
 }
 
-static void arrival_checks(const struct job *j, const struct dir_rec *dr, int d, int submitted, struct checks *out)
+static void arrival_checks(const struct job *j, const struct dir_rec *dr, int d, int submitted, double alpha,
+                           struct checks *out)
 {
     enum proc_kind as = tested_as(j, d);
     const char *src = submitted ? "submitted" : "intended";
@@ -156,19 +191,20 @@ static void arrival_checks(const struct job *j, const struct dir_rec *dr, int d,
     struct check *c;
     if (as == PROC_POISSON) {
         double tol = submitted ? fmin(j->ks_tol_us * 1e3, 0.05 / rate_ns) : 0, sn = sqrt((double)gp.n);
-        double dks = ks_exponential(gp.g, gp.n, rate_ns, tol), crit = KS_C_1PCT / (sn + 0.12 + 0.11 / sn);
+        double dks = ks_exponential(gp.g, gp.n, rate_ns, tol), crit = ks_critical(alpha) / (sn + 0.12 + 0.11 / sn);
+        double z = normal_quantile(1 - alpha / 2);
         c = add(out, "exp_gaps", d, src, dks <= crit, dks, NAN, crit);
         snprintf(c->detail, sizeof c->detail, "%s %s gaps vs exponential(%.6g IOPS): KS D = %.4f (gaps +-%.3g us), "
-                 "critical value at 1 %% %.4f (n = %d; mean gap %.4g us, CV %.3f)", DIR_NAMES[d], src,
-                 j->dir[d].rate_iops, dks, tol / 1e3, crit, gp.n, m / 1e3, cv);
-        double tc = t_quantile_995(dr->nbins - 2);
+                 "critical value at %.2g %% %.4f (n = %d; mean gap %.4g us, CV %.3f)", DIR_NAMES[d], src,
+                 j->dir[d].rate_iops, dks, tol / 1e3, 100 * alpha, crit, gp.n, m / 1e3, cv);
+        double tc = t_quantile(z, dr->nbins - 2);
         c = add(out, "no_trend", d, src, fabs(t) <= tc, t, -tc, tc);
         snprintf(c->detail, sizeof c->detail, "%s %s arrivals per bin: slope %.4g per bin (mean %.4g, %d bins), "
-                 "t = %.3f, bound +-%.3f at 1 %%", DIR_NAMES[d], src, slope, ymean, dr->nbins, t, tc);
-        double r1 = lag1(&gp), bound = Z_995 / sqrt((double)gp.npairs);
+                 "t = %.3f, bound +-%.3f at %.2g %%", DIR_NAMES[d], src, slope, ymean, dr->nbins, t, tc, 100 * alpha);
+        double r1 = lag1(&gp), bound = z / sqrt((double)gp.npairs);
         c = add(out, "independence", d, src, gp.npairs >= 20 && fabs(r1) <= bound, r1, -bound, bound);
-        snprintf(c->detail, sizeof c->detail, "%s %s gaps: lag-1 autocorrelation %.4f, bound +-%.4f (%d pairs)",
-                 DIR_NAMES[d], src, r1, bound, gp.npairs);
+        snprintf(c->detail, sizeof c->detail, "%s %s gaps: lag-1 autocorrelation %.4f, bound +-%.4f at %.2g %% "
+                 "(%d pairs)", DIR_NAMES[d], src, r1, bound, 100 * alpha, gp.npairs);
     } else {
         c = add(out, "constant_cv", d, src, cv <= CONSTANT_CV_MAX, cv, NAN, CONSTANT_CV_MAX);
         snprintf(c->detail, sizeof c->detail, "%s %s gaps: CV %.4f (bound %.2f; mean gap %.4g us, n = %d)",
@@ -183,7 +219,7 @@ done:
 }
 
 static void direction_checks(const struct job *j, const struct recorder *r, const struct run_facts *f, int d,
-                             struct checks *out)
+                             double alpha, struct checks *out)
 {
     const struct dir_rec *dr = &r->d[d];
     double secs = f->measured_s > 0 ? f->measured_s : j->runtime_s;
@@ -192,8 +228,8 @@ static void direction_checks(const struct job *j, const struct recorder *r, cons
                           100 + RATE_TOL_PCT);
     snprintf(c->detail, sizeof c->detail, "%s: achieved %.1f %% of the offered %.6g IOPS (bounds %.0f-%.0f %%)",
              DIR_NAMES[d], pct, j->dir[d].rate_iops, 100 - RATE_TOL_PCT, 100 + RATE_TOL_PCT);
-    arrival_checks(j, dr, d, 0, out);
-    arrival_checks(j, dr, d, 1, out);
+    arrival_checks(j, dr, d, 0, alpha, out);
+    arrival_checks(j, dr, d, 1, alpha, out);
     double lag99 = hist_pct(&dr->lag, 99), resp99 = hist_pct(&dr->resp, 99);
     double bound = fmax(j->lag_fraction * (isnan(resp99) ? 0 : resp99), j->lag_floor_us * 1e3);
     out->lag_bound_ns[d] = bound;
@@ -213,9 +249,14 @@ static void direction_checks(const struct job *j, const struct recorder *r, cons
 void run_checks(const struct job *j, const struct recorder *r, const struct run_facts *f, struct checks *out)
 {
     memset(out, 0, sizeof *out);
+    int tests = 0;  /* the Poisson tests of the run: 3 (KS, trend, independence) x 2 (intended, submitted) */
+    for (int d = 0; d < NDIR; d++)
+        if (j->dir[d].active && tested_as(j, d) == PROC_POISSON)
+            tests += 6;
+    out->alpha = tests ? ARRIVAL_ALPHA / tests : ARRIVAL_ALPHA;
     for (int d = 0; d < NDIR; d++)
         if (j->dir[d].active)
-            direction_checks(j, r, f, d, out);
+            direction_checks(j, r, f, d, out->alpha, out);
     struct check *c = add(out, "not_overloaded", -1, NULL, !f->overloaded, f->overloaded, NAN, NAN);
     if (f->overloaded)
         snprintf(c->detail, sizeof c->detail, "overloaded: %u I/Os outstanding (the cap) at %.3f s; issuing stopped",

@@ -42,8 +42,7 @@ enum svc_kind { SVC_DET = 0, SVC_EXP, SVC_HIST };
 #define DEFAULT_CHECK_SAMPLE 5000
 #define RATE_TOL_PCT 5.0        /* achieved vs offered, two-sided */
 #define CONSTANT_CV_MAX 0.1     /* a constant process: CV of the gaps at most this */
-#define KS_C_1PCT 1.628         /* Kolmogorov-Smirnov, fully specified F, alpha = 1 % (Stephens) */
-#define Z_995 2.5758293035489   /* two-sided 1 % normal quantile */
+#define ARRIVAL_ALPHA 0.01      /* chance that a run's Poisson tests fail a correct generator (Bonferroni) */
 
 struct trace {                  /* the lines of one direction's op, times from 0 */
     double *t_s;
@@ -221,10 +220,13 @@ struct checks {
     int n;
     int open_loop, generator_bound;
     double lag_bound_ns[NDIR];
+    double alpha;               /* each Poisson test's level: ARRIVAL_ALPHA / the run's number of them */
 };
 void run_checks(const struct job *j, const struct recorder *r, const struct run_facts *f, struct checks *out);
 double ks_exponential(double *x, int n, double rate_per_ns, double tol_ns);
-double t_quantile_995(int df);
+double normal_quantile(double p);
+double t_quantile(double z, int df);
+double ks_critical(double alpha);
 
 /* ------------------------------------------------------------------ engines.c, sim.c, run.c */
 struct ctx;

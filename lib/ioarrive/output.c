@@ -269,8 +269,8 @@ void write_json(FILE *f, const struct ctx *c, const struct checks *ck, const str
     jnum(f, c->facts.overloaded ? c->facts.overload_at_s : NAN);
     fprintf(f, ", \"unfinished\": %llu, \"interrupted\": %s,\n", (unsigned long long)c->facts.unfinished,
             c->facts.interrupted ? "true" : "false");
-    fprintf(f, "  \"open_loop\": %s, \"generator_bound\": %s,\n  \"reasons\": [", ck->open_loop ? "true" : "false",
-            ck->generator_bound ? "true" : "false");
+    fprintf(f, "  \"open_loop\": %s, \"generator_bound\": %s, \"arrival_test_alpha\": %.6g,\n  \"reasons\": [",
+            ck->open_loop ? "true" : "false", ck->generator_bound ? "true" : "false", ck->alpha);
     for (int i = 0, first = 1; i < ck->n; i++) {
         if (ck->c[i].passed) continue;
         fputs(first ? "" : ", ", f);
