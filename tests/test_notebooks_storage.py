@@ -10,7 +10,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from memstor.experiments import _fio_params, fio_load_latency, fio_steady_state
+from memstor.experiments import _fio_params, fio_load_latency, fio_steady_state, mixed_load_map
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -35,6 +35,9 @@ CASES = {
     "60-fio-load-latency": (fio_load_latency.EXPERIMENT, dict(TINY, runtime_s=1, rw=["randread"],
                                                               utilisation_pct=[30, 90], probe_iodepth=8,
                                                               probe_numjobs=1), 3),
+    # no queue-depth table: both X_max probes, then 2 cells (reads alone, and with writes) and the map
+    "65-mixed-load-map": (mixed_load_map.EXPERIMENT, dict(TINY, runtime_s=1, write_pct=[0, 20], read_pct=[30],
+                                                          refine_rounds=0, probe_iodepth=8, probe_numjobs=1), 1),
 }
 
 

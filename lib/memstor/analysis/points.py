@@ -60,7 +60,7 @@ def config_text(row) -> str:
 #: write-saturation runs (a burst and a cliff averaged: their numbers are levels, memstor.analysis.wsat) and
 #: the SNIA PTS tests (segments, transitions and mixes with their own analyses: memstor.analysis.pts_*).
 NOT_SWEEPS = (steady_state.EXPERIMENT, "fio-load-latency", "fio-write-saturation", "fio-pts-hir", "fio-pts-xsr",
-              "fio-pts-cbw", "fio-pts-dirth")
+              "fio-pts-cbw", "fio-pts-dirth", "mixed-load-map")
 
 
 def sweep_points(pts: pd.DataFrame) -> pd.DataFrame:

@@ -12,11 +12,12 @@ from memstor.core.errors import UsageError
 DEFAULT_SLO_P99_US = 1000.0
 
 
-def slo_targets(profile: str | None = None) -> list[float]:
+def slo_targets(profile: str | None = None, experiment: str = "fio-load-latency") -> list[float]:
     """The p99 targets (µs) of the SLO answer: ``slo_p99_us`` of the profile's fio-load-latency section
-    (the default profile when None), else [DEFAULT_SLO_P99_US]."""
+    (the default profile when None; ``experiment="mixed-load-map"``: the read capacity's targets), else
+    [DEFAULT_SLO_P99_US]."""
     try:
-        section = profiles.section(profile or profiles.DEFAULT_PROFILE, "fio-load-latency")
+        section = profiles.section(profile or profiles.DEFAULT_PROFILE, experiment)
     except UsageError:
         return [DEFAULT_SLO_P99_US]
     return [float(t) for t in section.get("slo_p99_us") or [DEFAULT_SLO_P99_US]]

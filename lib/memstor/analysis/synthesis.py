@@ -22,6 +22,7 @@ from memstor.analysis import (
     load_latency,
     memory,
     memory_figures,
+    mixed_load,
     pts_demand,
     pts_recovery,
     queueing,
@@ -52,6 +53,9 @@ from memstor.analysis.validity import gate, validity_table
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import parse_size, size_text
+
+#: The mixed-load map's experiment (memstor.experiments.mixed_load_map: experiments are above analysis).
+MIXED = "mixed-load-map"
 
 #: The fio points' names, re-exported: callers (notebooks, the CLI, the report) read them here.
 __all__ = ["NOT_SWEEPS", "config_text", "fio_summary", "qd_points", "sweep_points"]
@@ -506,15 +510,19 @@ class Synthesis:
     cbw: pd.DataFrame | None = None           # SNIA PTS composite block-size workload: one row per T x Q point
     dirth: pd.DataFrame | None = None         # SNIA PTS demand intensity: T x Q matrix, max / min / optimal roles
     dirth_histograms: pd.DataFrame | None = None  # response-time histograms at the min, mid, optimal and max points
+    mixed: pd.DataFrame | None = None         # mixed-load map: one row per cell x direction (mixed_load's cell table)
+    capacity: pd.DataFrame | None = None      # its read capacity per device x write rate x read p99 target
 
 
 def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, targets_us: list[float] | None = None,
-               kinds: dict[str, str] | None = None, dram: dict | None = None) -> Synthesis:
+               kinds: dict[str, str] | None = None, dram: dict | None = None,
+               mixed_targets_us: list[float] | None = None) -> Synthesis:
     """Load every host under ``<data_dir>/processed`` and the spec sheets (``specs_dir``, default the shipped
     ones: memstor.core.resources), and compute every table.
     targets_us: the SLO answer's p99 targets in µs (default memstor.analysis.profile_settings.slo_targets); kinds: the experiment
     tables to read (memstor.analysis.dataset.load_dataset; the registry's, memstor.experiments.kinds());
-    dram: the DRAM ceiling's ``memory_channels`` / ``memory_mts`` (memstor.analysis.profile_settings.dram_overrides), replacing SMBIOS."""
+    dram: the DRAM ceiling's ``memory_channels`` / ``memory_mts`` (memstor.analysis.profile_settings.dram_overrides), replacing SMBIOS;
+    mixed_targets_us: the read p99 targets (µs) of the mixed-load map's capacity (default: the default profile's)."""
     ds = load_dataset(data_dir, kinds)
     sheets = specs.load_specs(specs_dir)
     pts = fio_summary(ds)
@@ -565,7 +573,15 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
         xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
         **demand_tables(ds),
+        **mixed_tables(ds, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us),
     )
+
+
+def mixed_tables(ds: Dataset, targets_us: list[float]) -> dict:
+    """The mixed-load map's cells (its table's done rows) and their read capacity per device (mixed_load)."""
+    cells = ds.fio[(ds.fio["table"] == MIXED) & (ds.fio["status"].astype(str) == "done")]
+    return {"mixed": cells, "capacity": mixed_load.capacity_curve(cells, targets_us, by=("host",)) if len(cells)
+            else pd.DataFrame(columns=["host", *mixed_load.CAPACITY_COLUMNS])}
 
 
 def demand_tables(ds: Dataset) -> dict:

@@ -254,7 +254,7 @@ def bins(doc: dict, res, source: str) -> list[dict]:
     return [{c: r[c] for c in BIN_COLUMNS} for r in out]
 
 
-def _relative(path: Path, root: Path) -> str:
+def relative(path: Path, root: Path) -> str:
     """path relative to root when inside it (the ``source`` column, as fio's rows name it), else absolute."""
     try:
         return str(Path(path).resolve().relative_to(Path(root).resolve()))
@@ -265,7 +265,7 @@ def _relative(path: Path, root: Path) -> str:
 def tables(res, host: str, note: str, data_root: Path) -> tuple[list[dict], pd.DataFrame, list[dict]]:
     """(rows, per-second rows, bins) of one point ioarrive ran; ``config`` is the point without its
     repetition (each offered rate is its own configuration)."""
-    source = _relative(res.raw, data_root) if res.raw is not None else ""
+    source = relative(res.raw, data_root) if res.raw is not None else ""
     rows, doc = point_rows(res, host, note, source)
     for r in rows:
         r["config"] = r["point"].rsplit("-rep", 1)[0]

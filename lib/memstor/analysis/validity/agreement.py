@@ -28,7 +28,7 @@ from memstor.core.units import size_text
 #: Configuration columns: equal in all of them = the same configuration (the file size is reported beside).
 CONFIG_KEYS = ("rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "ioengine", "direct", "direction")
 #: Experiments that do not measure a plain closed-loop point: paced (its iodepth a ceiling) and a trajectory.
-NOT_COMPARED = ("fio-load-latency", "fio-write-saturation")
+NOT_COMPARED = ("fio-load-latency", "fio-write-saturation", "mixed-load-map")
 #: Experiments that measure after their own preconditioning (another drive state than the fresh file).
 PRECONDITIONED = ("fio-steady-state",)
 PRECONDITIONED_PREFIX = "fio-pts-"

@@ -55,7 +55,7 @@ LITTLE_FAIL_HIGH_PCT = 110.0
 #: A closed loop holding less than half its depth (%) on average did not keep its queue full.
 LITTLE_WARN_LOW_PCT = 50.0
 #: Experiments whose points are not closed loops at their iodepth x numjobs (upper side only).
-OPEN_EXPERIMENTS = ("fio-load-latency",)
+OPEN_EXPERIMENTS = ("fio-load-latency", "mixed-load-map")
 #: An open-loop point above the closed-loop maximum's interval by more than this (%) fails: two separate runs
 #: of one device differ by a few % run to run; the open loop's own rate band is +-5 %.
 CLOSED_MAX_TOL_PCT = 5.0
@@ -64,7 +64,7 @@ CLOSED_MAX_TOL_PCT = 5.0
 #: the DIMMs' nominal MT/s.
 CEILING_FAIL_PCT = 105.0
 
-_SECTIONS = {"fio-load-latency": "open_loop", "fio-queue-depth": "queue_depth", "fio-steady-state": "steady_state",
+_SECTIONS = {"fio-load-latency": "open_loop", "mixed-load-map": "open_loop", "fio-queue-depth": "queue_depth", "fio-steady-state": "steady_state",
              "fio-write-saturation": "write_saturation"}
 
 

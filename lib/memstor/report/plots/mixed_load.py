@@ -1,0 +1,84 @@
+"""The mixed-load map (issue 41): read p99 over (write MB/s offered, read IOPS offered), the target contours,
+and the read capacity at each write rate.
+
+Inputs: ``cells``, the tidy cell table (memstor.experiments.mixed_load_map's table, or ``memstor parse --kind
+diskplorer``'s: one row per cell x direction, columns ``write_offered_MBps`` (decimal MB/s), ``read_offered_iops``,
+``direction``, ``resp_p99_us`` (µs, from the intended arrival), ``open_loop``); ``curve``,
+memstor.analysis.mixed_load.capacity_curve's table. Cells whose loop did not hold are drawn as gray crosses and
+never coloured or contoured: their latency is not what the offered load gave. Returns a Figure, or None when
+there is no cell.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.colors import LogNorm
+
+from memstor.analysis import mixed_load
+from memstor.report.plots import new_figure, per_host, thousands
+
+MAP_CMAP = "viridis"
+NOT_HELD = "cell offered, loop not held"
+CAPACITY = "read capacity at p99 ≤ {target} (bracket: neighbouring cells)"
+
+
+def _target_text(us: float) -> str:
+    return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
+
+
+def _contours(ax, held: pd.DataFrame, targets) -> None:
+    """Contour lines of log10(read p99) at the targets over the held cells (a triangulation: needs three cells
+    not on one line)."""
+    x, y, z = (held[c].to_numpy(float) for c in ("write_offered_MBps", "read_iops", "read_p99_us"))
+    if len(held) < 3 or len(np.unique(x)) < 2 or len(np.unique(y)) < 2:
+        return
+    try:
+        tri = matplotlib.tri.Triangulation(x, y)
+        levels = sorted(math.log10(t) for t in targets)
+        cs = ax.tricontour(tri, np.log10(z), levels=levels, colors="black", linewidths=1.2, linestyles="--")
+        ax.clabel(cs, fmt={lv: f"p99 {_target_text(10 ** lv)}" for lv in levels}, fontsize=8)
+    except (ValueError, RuntimeError):  # a degenerate triangulation: the map without contours
+        return
+
+
+@per_host
+def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_us=()):
+    """The map: each cell at (write MB/s offered, read IOPS offered), coloured by its read p99 (log scale);
+    dashed contours at the targets; the capacity curve of each target on top (IOPS, bracket as error bars)."""
+    if cells is None or cells.empty:
+        return None
+    rc = mixed_load.read_cells(cells)
+    if rc.empty:
+        return None
+    fig, (ax,) = new_figure(scale=1.15)
+    held = rc[rc["held"] & rc["read_p99_us"].notna()]
+    lost = rc[~rc.index.isin(held.index)]
+    if len(held):
+        norm = LogNorm(vmin=max(1.0, held["read_p99_us"].min()), vmax=max(2.0, held["read_p99_us"].max()))
+        sc = ax.scatter(held["write_offered_MBps"], held["read_iops"], c=held["read_p99_us"], cmap=MAP_CMAP,
+                        norm=norm, s=90, edgecolors="black", linewidths=0.5, zorder=3)
+        fig.colorbar(sc, ax=ax, label="read p99 response (µs, from the intended arrival)")
+        _contours(ax, held, targets_us)
+    if len(lost):
+        ax.scatter(lost["write_offered_MBps"], lost["read_iops"], marker="x", color="0.5", s=60, zorder=3,
+                   label=NOT_HELD)
+    if curve is not None and len(curve):
+        for i, (target, g) in enumerate(curve.groupby("target_us", sort=True)):
+            g = g.sort_values("write_offered_MBps")
+            y = g["read_capacity_iops"].to_numpy(float)
+            lo = np.where(np.isnan(y), np.nan, y - g["ci_low_iops"].to_numpy(float))
+            hi = np.where(np.isnan(y), np.nan, g["ci_high_iops"].to_numpy(float) - y)
+            ax.errorbar(g["write_offered_MBps"], y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)], marker="D",
+                        ms=6, capsize=3, color=f"C{i + 1}", zorder=4,
+                        label=CAPACITY.format(target=_target_text(float(target))))
+    ax.set_xlabel("writes offered (MB/s, 10⁶ B/s)")
+    ax.set_ylabel("reads offered (IOPS)")
+    thousands(ax.yaxis)
+    ax.set_title("Read p99 under mixed load")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper right", fontsize=8)
+    return fig

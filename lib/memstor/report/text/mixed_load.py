@@ -1,0 +1,102 @@
+"""Words and tables of the mixed-load map (issue 41): the cells for people, the read capacity at each write
+rate and target, and one sentence per target and write rate (memstor.analysis.mixed_load.sentence).
+
+Units: MB/s decimal (10⁶ B/s), IOPS, µs. A cell whose loop did not hold shows its reason, never a latency
+presented as the offered load's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from memstor.analysis import mixed_load
+from memstor.core.schema import missing, truthy
+
+CELL_DISPLAY_COLUMNS = ["device", "writes offered (MB/s)", "reads offered (IOPS)", "direction",
+                        "achieved (% of offered)", "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "p99 lag (µs)", "held",
+                        "why measured"]
+CAPACITY_DISPLAY_COLUMNS = ["device", "writes offered (MB/s)", "read p99 target (µs)", "read capacity (IOPS)",
+                            "bracket (IOPS)", "held cells"]
+
+
+def _num(v, spec: str = ",.0f") -> str:
+    if missing(v):
+        return "–"
+    f = float(v)
+    return "–" if not math.isfinite(f) else format(f, spec)
+
+
+def cells_display(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell x direction: offered rates, achieved share, response percentiles (µs, from the
+    intended arrival; '–' where the loop did not hold), p99 lag, held (yes, or why not) and why the cell was
+    measured (the adaptive grid's note)."""
+    if cells is None or cells.empty:
+        return pd.DataFrame(columns=CELL_DISPLAY_COLUMNS)
+    c = cells.sort_values(["host", "write_offered_MBps", "read_offered_iops", "direction"]).reset_index(drop=True)
+    held = [truthy(v) for v in c["open_loop"]]
+
+    def lat(col):
+        return [_num(v) if h else "–" for v, h in zip(c[col], held)]
+
+    return pd.DataFrame({
+        "device": c["host"].astype(str), "writes offered (MB/s)": [_num(v, ",.1f") for v in c["write_offered_MBps"]],
+        "reads offered (IOPS)": [_num(v) for v in c["read_offered_iops"]], "direction": c["direction"],
+        "achieved (% of offered)": [_num(v, ".1f") for v in c["achieved_pct"]],
+        "p50 (µs)": lat("resp_p50_us"), "p99 (µs)": lat("resp_p99_us"), "p99.9 (µs)": lat("resp_p99_9_us"),
+        "p99 lag (µs)": [_num(v, ",.1f") for v in c.get("lag_p99_us", pd.Series([None] * len(c)))],
+        "held": ["yes" if h else f"no: {str(n)[:160]}" for h, n in zip(held, c.get("held_note", [""] * len(c)))],
+        "why measured": c.get("grid_note", pd.Series([""] * len(c))).fillna("").astype(str),
+    })[CELL_DISPLAY_COLUMNS]
+
+
+def capacity(cells: pd.DataFrame, targets_us) -> pd.DataFrame:
+    """The capacity curve of every device (memstor.analysis.mixed_load.capacity_curve by host)."""
+    if cells is None or cells.empty:
+        return pd.DataFrame(columns=["host", *mixed_load.CAPACITY_COLUMNS])
+    return mixed_load.capacity_curve(cells, list(targets_us), by=("host",))
+
+
+def capacity_display(curve: pd.DataFrame) -> pd.DataFrame:
+    """The capacity table for people: '≥ N' / '< N' where the capacity lies beyond the grid, the bracket of the
+    neighbouring cells, and the held cells the rule used."""
+    if curve is None or curve.empty:
+        return pd.DataFrame(columns=CAPACITY_DISPLAY_COLUMNS)
+    rows = []
+    for _, r in curve.iterrows():
+        cens = "" if missing(r["censored"]) else str(r["censored"])
+        if cens == "above_grid":
+            cap = f"≥ {_num(r['ci_low_iops'])} (every held cell met it)"
+        elif cens == "below_grid":
+            cap = f"< {_num(r['ci_high_iops'])} (the lowest held cell missed it)"
+        else:
+            cap = _num(r["read_capacity_iops"])
+        rows.append({"device": str(r.get("host", "")), "writes offered (MB/s)": _num(r["write_offered_MBps"], ",.1f"),
+                     "read p99 target (µs)": _num(r["target_us"], "g"), "read capacity (IOPS)": cap,
+                     "bracket (IOPS)": f"{_num(r['ci_low_iops'])} – {_num(r['ci_high_iops'])}",
+                     "held cells": "0" if missing(r["cells_used"]) else str(int(r["cells_used"]))})
+    return pd.DataFrame(rows, columns=CAPACITY_DISPLAY_COLUMNS)
+
+
+def capacity_sentences(curve: pd.DataFrame) -> list[str]:
+    """One sentence per device, target and write rate (mixed_load.sentence), capitalised."""
+    out = []
+    for _, r in (curve if curve is not None else pd.DataFrame()).iterrows():
+        s = mixed_load.sentence(r, subject=str(r["host"]) if "host" in r and not missing(r["host"]) else "this drive")
+        out.append(s[0].upper() + s[1:] + ".")
+    return out
+
+
+def held_summary(cells: pd.DataFrame) -> str:
+    """'N of M cells held' with the most common reason of those that did not (one line)."""
+    if cells is None or cells.empty:
+        return "no cells"
+    per = cells.groupby(["host", "point"] if "point" in cells else ["host", "cell"])
+    held = per["open_loop"].apply(lambda s: all(truthy(v) for v in s))
+    text = f"{int(held.sum())} of {len(held)} cells held"
+    if held.all():
+        return text
+    notes = cells.loc[[not truthy(v) for v in cells["open_loop"]], "held_note"].fillna("").astype(str)
+    first = notes[notes != ""].str.slice(0, 160).value_counts()
+    return text + (f"; the first reason of most that did not: {first.index[0]} …" if len(first) else "")

@@ -1,0 +1,125 @@
+"""mixed-load-map (issue 41): its parameters (both sides of every bound), the adaptive grid's rule on tables whose
+answer is known, and a real run of ioarrive on a test file here: every cell held or marked with its reason,
+offered rates as asked, and a rerun that reads instead of measuring."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from memstor.core.errors import UsageError
+from memstor.experiments import _registry
+from memstor.experiments import mixed_load_map as mlm
+from memstor.measure import ioarrive
+
+QUICK = _registry.load_profile("quick", mlm.EXPERIMENT)
+
+
+def _params(**over):
+    return mlm.mixed_load_params(dict(QUICK, **over))
+
+
+@pytest.mark.parametrize("key,value", [("write_pct", [120]), ("write_pct", [-1]), ("read_pct", [0]),
+                                       ("read_pct", [101]), ("pattern", "zigzag"), ("resolution_pct", 0),
+                                       ("resolution_pct", 60), ("refine_rounds", 11), ("read_x_max_iops", -5)])
+def test_a_value_outside_its_range_is_refused_naming_the_key(key, value):
+    with pytest.raises(UsageError) as err:
+        _params(**{key: value})
+    assert key in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_edges_of_every_range_are_accepted():
+    p = _params(write_pct=[0, 100], read_pct=[0.5, 100], resolution_pct=50, refine_rounds=0, pattern="sequential")
+    assert p.write_pct == (0, 100) and p.read_pct == (0.5, 100) and (p.read_rw, p.write_rw) == ("read", "write")
+
+
+# ------------------------------------------------------------------------------------------ the grid
+
+
+def _table(cells: list[tuple[float, float, float, bool]], x_read: float = 100_000.0) -> pd.DataFrame:
+    """Rows as the family writes them: (write %, read %, read p99 µs, held) -> one read row per cell."""
+    return pd.DataFrame([{"status": "done", "direction": "read", "write_pct": w, "read_pct": r,
+                          "write_offered_MBps": 4.096 * w, "read_offered_iops": r / 100 * x_read,
+                          "offered_iops": r / 100 * x_read, "achieved_iops": r / 100 * x_read, "resp_p99_us": p99,
+                          "open_loop": held, "read_x_max_iops": x_read} for w, r, p99, held in cells])
+
+
+def test_a_wide_bracket_gets_its_middle_and_a_narrow_one_nothing():
+    p = _params(read_pct=[20, 50, 80], slo_p99_us=[1000], resolution_pct=10)
+    grid = mlm.start_grid(p)
+    wide = _table([(0, 20, 200, True), (0, 50, 600, True), (0, 80, 5000, True)])
+    add = mlm.next_cells(p, grid, wide)
+    assert list(add) == [0] and list(add[0]) == [65.0] and "between 50 and 80 %" in add[0][65.0]
+    narrow = _table([(0, 20, 200, True), (0, 50, 600, True), (0, 55, 5000, True)])
+    assert mlm.next_cells(p, {0: {20: "", 50: "", 55: ""}}, narrow) == {}
+
+
+def test_a_target_met_everywhere_or_nowhere_extends_the_grid_on_its_side():
+    p = _params(read_pct=[20, 50], slo_p99_us=[1000], resolution_pct=10)
+    met = mlm.next_cells(p, mlm.start_grid(p), _table([(0, 20, 100, True), (0, 50, 200, True)]))
+    assert list(met[0]) == [75.0] and "half-way to 100 %" in met[0][75.0]
+    missed = mlm.next_cells(p, mlm.start_grid(p), _table([(0, 20, 5000, True), (0, 50, 9000, True)]))
+    assert list(missed[0]) == [10.0] and "half the lowest share" in missed[0][10.0]
+
+
+def test_a_cell_that_did_not_hold_is_not_a_bracket_end():
+    p = _params(read_pct=[20, 50, 80], slo_p99_us=[1000], resolution_pct=10)
+    # the 50 % cell "missed" but did not hold: the bracket is 20 .. 80, its middle 50 is measured already
+    t = _table([(0, 20, 200, True), (0, 50, 9000, False), (0, 80, 5000, True)])
+    assert mlm.next_cells(p, mlm.start_grid(p), t) == {}
+    held = _table([(0, 20, 200, True), (0, 50, 9000, True), (0, 80, 5000, True)])
+    assert list(mlm.next_cells(p, mlm.start_grid(p), held)[0]) == [35.0]
+
+
+# ------------------------------------------------------------------------------------------ a real run
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed (make env installs it): the X_max probe needs it")
+    ioarrive.ensure_binary()
+    data = tmp_path_factory.mktemp("mlm") / "data"
+    params = dict(QUICK, runtime_s=1, ramp_s=0, file_size="16m", write_pct=[0, 20], read_pct=[10, 40],
+                  refine_rounds=1, probe_iodepth=8, probe_numjobs=1, write_x_max_iops=20_000)
+    table = _registry.family(mlm.EXPERIMENT).run(params, data_root=data, target_dir=None, host="h", progress=False)
+    return data, params, table
+
+
+@pytest.mark.fio
+def test_every_cell_is_held_or_says_why(measured):
+    _, params, table = measured
+    assert (table["status"] == "done").all()
+    cells = table.groupby("point")
+    assert {c for c, _ in table.groupby("cell")} >= {"w0-r10", "w0-r40", "w20-r10", "w20-r40"}
+    for _, g in cells:
+        held = g["open_loop"].astype(bool)
+        assert held.all() or not held.any()  # a cell is held in both directions or in none
+        if not held.any():
+            assert (g["held_note"].astype(str).str.len() > 10).all(), g["held_note"].tolist()
+        else:
+            assert (g["held_note"].fillna("") == "").all() and (g["resp_p99_us"] > 0).all()
+    assert set(table.loc[table["write_pct"] == 0, "direction"]) == {"read"}  # reads alone
+    assert set(table.loc[table["write_pct"] == 20, "direction"]) == {"read", "write"}
+
+
+@pytest.mark.fio
+def test_offered_rates_are_the_asked_shares_of_x_max(measured):
+    _, _, table = measured
+    reads, writes = table[table["direction"] == "read"], table[table["direction"] == "write"]
+    x_read = reads["read_x_max_iops"].iloc[0]
+    assert x_read > 0 and "probe" in reads["x_max_source"].iloc[0]  # no queue-depth table here: the probe
+    assert (reads["offered_iops"] == (reads["read_pct"] / 100 * x_read).round().clip(lower=1)).all()
+    assert (writes["offered_iops"] == 4000).all()  # 20 % of the profile's 20,000 IOPS
+    assert writes["write_offered_MBps"].tolist() == pytest.approx([4000 * 4096 / 1e6] * len(writes))
+    assert (reads["achieved_iops"] > 0).all()
+
+
+@pytest.mark.fio
+def test_a_rerun_reads_the_cells_and_takes_the_same_decisions(measured):
+    data, params, table = measured
+    again = _registry.family(mlm.EXPERIMENT).run(params, data_root=data, target_dir=None, host="h", progress=False)
+    cols = ["point", "direction", "achieved_iops", "resp_p99_us", "grid_note"]
+    pd.testing.assert_frame_equal(again[cols].reset_index(drop=True), table[cols].reset_index(drop=True))
