@@ -9,10 +9,14 @@ import shutil
 import pandas as pd
 import pytest
 
+from conftest import ROOT
+from memstor.analysis import mixed_load
 from memstor.core.errors import UsageError
 from memstor.experiments import _registry
 from memstor.experiments import mixed_load_map as mlm
 from memstor.measure import ioarrive
+from memstor.parse.diskplorer import parse_diskplorer
+from memstor.report.plots import mixed_load as mlplots
 
 QUICK = _registry.load_profile("quick", mlm.EXPERIMENT)
 
@@ -123,3 +127,29 @@ def test_a_rerun_reads_the_cells_and_takes_the_same_decisions(measured):
     again = _registry.family(mlm.EXPERIMENT).run(params, data_root=data, target_dir=None, host="h", progress=False)
     cols = ["point", "direction", "achieved_iops", "resp_p99_us", "grid_note"]
     pd.testing.assert_frame_equal(again[cols].reset_index(drop=True), table[cols].reset_index(drop=True))
+
+
+# ------------------------------------------------------------------------------------------ anyone's data
+
+DISKPLORER = ROOT / "tests/data/diskplorer/scylladb__diskplorer/latency-matrix-results/m7gd.4xlarge.excerpt.json"
+
+
+def test_a_diskplorer_result_draws_the_same_map_its_cells_marked_unchecked():
+    """Acceptance 3: diskplorer's real result (3 cells of scylladb/diskplorer's m7gd.4xlarge run) parses into the
+    cell table and draws the map: coloured, as cells whose loop was never checked (fio's rate, latency from
+    submission) — not as held cells, and not dropped either."""
+    res = parse_diskplorer(DISKPLORER.read_text(), str(DISKPLORER))
+    cells = pd.DataFrame(res.rows).assign(host="m7gd.4xlarge")
+    assert not res.errors and len(cells) >= 4 and cells["open_loop"].isna().all()
+    strict = mixed_load.read_cells(cells)
+    assert not strict["held"].any()  # memstor's rule: a loop never checked did not hold
+    loose = mixed_load.read_cells(cells, unchecked_as_held=True)
+    assert loose["held"].all() and set(loose["loop"]) == {"not checked"}
+    curve = mixed_load.capacity_curve(cells, [1000], unchecked_as_held=True)
+    assert (curve["cells_used"] > 0).all()
+    fig = mlplots.map_figure(cells, curve, [1000], unchecked_as_held=True)
+    ax = fig.axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert mlplots.UNCHECKED in labels and mlplots.NOT_HELD not in labels
+    drawn = sum(len(c.get_offsets()) for c in ax.collections if hasattr(c, "get_offsets"))
+    assert drawn >= len(loose)  # every cell drawn (and the capacity markers)

@@ -43,7 +43,7 @@ CENSORED = ("", "below_grid", "above_grid")
 #: The interpolations between the bracketing cells (see interpolate).
 RULES = ("reciprocal", "log", "linear")
 #: The columns of read_cells' table (after the ``by`` columns).
-READ_CELL_COLUMNS = ["write_offered_MBps", "read_iops", "read_p99_us", "held", "runs"]
+READ_CELL_COLUMNS = ["write_offered_MBps", "read_iops", "read_p99_us", "held", "runs", "loop"]
 
 
 def _float(v) -> float:
@@ -57,7 +57,7 @@ def _float(v) -> float:
     return f if math.isfinite(f) else math.nan
 
 
-def read_cells(cells: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
+def read_cells(cells: pd.DataFrame, by: Sequence[str] = (), unchecked_as_held: bool = False) -> pd.DataFrame:
     """One row per cell (``by`` columns, ``write_offered_MBps``, ``read_offered_iops``) that offered reads.
 
     Columns :data:`READ_CELL_COLUMNS`: ``read_iops`` — the read rate the generator offered (the read row's
@@ -68,6 +68,11 @@ def read_cells(cells: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     repetitions of the cell). ``held`` — every row of the cell, both directions and every repetition, has
     ``open_loop`` true (a cell whose writes fell behind did not offer the load it names either). ``runs`` —
     read rows of the cell. Cells without a read row (writes alone) are left out.
+
+    unchecked_as_held: imported results whose loop was never checked (``open_loop`` empty: diskplorer's, timed
+    from fio's submission under fio's rate limits) count as held unless their ``held_note`` says why not (e.g.
+    diskplorer's own 97 % rule) — the caller says so beside every number (``loop`` column: held, not held, not
+    checked). Never for memstor's own cells, whose ``open_loop`` is always true or false.
     """
     need = [*by, *CELL_COLUMNS]
     absent = [c for c in need if c not in cells.columns]
@@ -77,7 +82,10 @@ def read_cells(cells: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     df = cells[need].copy()
     for c in ("write_offered_MBps", "read_offered_iops", "offered_iops", "resp_p99_us"):
         df[c] = [_float(v) for v in df[c]]
-    df["held"] = [truthy(v) for v in df["open_loop"]]
+    note = cells["held_note"] if "held_note" in cells.columns else pd.Series("", index=cells.index)
+    unchecked = [missing(v) and (missing(n) or not str(n).strip()) for v, n in zip(df["open_loop"], note)]
+    df["held"] = [truthy(v) or (unchecked_as_held and u) for v, u in zip(df["open_loop"], unchecked)]
+    df["unchecked"] = unchecked
     df = df[df["write_offered_MBps"].notna() & df["read_offered_iops"].notna()]
     rows = []
     for key, g in df.groupby(keys, sort=True, dropna=False):
@@ -90,9 +98,10 @@ def read_cells(cells: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
         rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
                      "read_iops": float(offered.mean()) if len(offered) else float(key[-1]),
                      "read_p99_us": float(p99.mean()) if len(p99) else math.nan,
-                     "held": bool(g["held"].all()), "runs": len(reads)})
+                     "held": bool(g["held"].all()), "runs": len(reads),
+                     "loop": "not held" if not g["held"].all() else "not checked" if g["unchecked"].any() else "held"})
     out = pd.DataFrame(rows, columns=[*by, "write_offered_MBps", "read_offered_iops", "read_iops", "read_p99_us",
-                                      "held", "runs"])
+                                      "held", "runs", "loop"])
     return out.drop(columns="read_offered_iops")
 
 
@@ -177,12 +186,14 @@ def capacity_at(group: pd.DataFrame, target_us: float, rule: str = "reciprocal")
             "note": "; ".join(filter(None, notes))}
 
 
-def capacity_curve(cells: pd.DataFrame, targets_us, by: Sequence[str] = (), rule: str = "reciprocal") -> pd.DataFrame:
+def capacity_curve(cells: pd.DataFrame, targets_us, by: Sequence[str] = (), rule: str = "reciprocal",
+                   unchecked_as_held: bool = False) -> pd.DataFrame:
     """The capacity curve: per write rate (and ``by`` group, e.g. ``("host",)``) and read p99 target, the highest
     read IOPS whose read p99 meets the target (:func:`capacity_at`), from the cells whose loop held.
 
     cells: the tidy cell table (:data:`CELL_COLUMNS`, one row per cell and direction); targets_us: one read p99
-    target or several (µs, each > 0); rule: the interpolation between the bracketing cells (:func:`interpolate`).
+    target or several (µs, each > 0); rule: the interpolation between the bracketing cells (:func:`interpolate`);
+    unchecked_as_held: imported cells whose loop was never checked count (:func:`read_cells`).
     Returns ``by`` columns then :data:`CAPACITY_COLUMNS`, sorted by group and write rate, targets in the order
     given. IOPS in ``_iops``, MB/s decimal.
     """
@@ -192,7 +203,7 @@ def capacity_curve(cells: pd.DataFrame, targets_us, by: Sequence[str] = (), rule
             raise ValueError(f"targets_us: every read p99 target must be a number > 0 us, got {targets_us!r}")
     if rule not in RULES:
         raise ValueError(f"rule: {rule!r} is not one of {', '.join(RULES)}")
-    rc = read_cells(cells, by)
+    rc = read_cells(cells, by, unchecked_as_held)
     keys = [*by, "write_offered_MBps"]
     rows = []
     for key, group in rc.groupby(keys, sort=True, dropna=False):

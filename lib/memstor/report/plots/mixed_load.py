@@ -23,6 +23,7 @@ from memstor.report.plots import new_figure, per_host, thousands
 
 MAP_CMAP = "viridis"
 NOT_HELD = "cell offered, loop not held"
+UNCHECKED = "loop not checked (imported: latency from submission)"
 CAPACITY = "read capacity at p99 ≤ {target} (bracket: neighbouring cells)"
 
 
@@ -46,12 +47,14 @@ def _contours(ax, held: pd.DataFrame, targets) -> None:
 
 
 @per_host
-def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_us=()):
+def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_us=(), unchecked_as_held: bool = False):
     """The map: each cell at (write MB/s offered, read IOPS offered), coloured by its read p99 (log scale);
-    dashed contours at the targets; the capacity curve of each target on top (IOPS, bracket as error bars)."""
+    dashed contours at the targets; the capacity curve of each target on top (IOPS, bracket as error bars).
+    unchecked_as_held: imported cells whose loop was never checked (diskplorer's) are coloured too, as hollow
+    squares labelled so (memstor.analysis.mixed_load.read_cells)."""
     if cells is None or cells.empty:
         return None
-    rc = mixed_load.read_cells(cells)
+    rc = mixed_load.read_cells(cells, unchecked_as_held=unchecked_as_held)
     if rc.empty:
         return None
     fig, (ax,) = new_figure(scale=1.15)
@@ -59,9 +62,16 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
     lost = rc[~rc.index.isin(held.index)]
     if len(held):
         norm = LogNorm(vmin=max(1.0, held["read_p99_us"].min()), vmax=max(2.0, held["read_p99_us"].max()))
-        sc = ax.scatter(held["write_offered_MBps"], held["read_iops"], c=held["read_p99_us"], cmap=MAP_CMAP,
-                        norm=norm, s=90, edgecolors="black", linewidths=0.5, zorder=3)
-        fig.colorbar(sc, ax=ax, label="read p99 response (µs, from the intended arrival)")
+        for loop, marker, face in (("held", "o", None), ("not checked", "s", "none")):
+            part = held[held["loop"] == loop]
+            if part.empty:
+                continue
+            colours = matplotlib.colormaps[MAP_CMAP](norm(part["read_p99_us"].to_numpy(float)))
+            ax.scatter(part["write_offered_MBps"], part["read_iops"], s=90, marker=marker, zorder=3,
+                       facecolors="none" if face else colours, edgecolors=colours if face else "black",
+                       linewidths=1.8 if face else 0.5, label=UNCHECKED if face else None)
+        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=MAP_CMAP), ax=ax,
+                     label="read p99 response (µs)")
         _contours(ax, held, targets_us)
     if len(lost):
         ax.scatter(lost["write_offered_MBps"], lost["read_iops"], marker="x", color="0.5", s=60, zorder=3,
