@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.colors import LogNorm
 
 from memstor.analysis import mixed_load
-from memstor.report.plots import new_figure, per_host, thousands
+from memstor.report.plots import new_figure, per_host, plain_log, thousands
 
 MAP_CMAP = "viridis"
 NOT_HELD = "cell offered, loop not held"
@@ -70,8 +70,9 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
             ax.scatter(part["write_offered_MBps"], part["read_iops"], s=90, marker=marker, zorder=3,
                        facecolors="none" if face else colours, edgecolors=colours if face else "black",
                        linewidths=1.8 if face else 0.5, label=UNCHECKED if face else None)
-        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=MAP_CMAP), ax=ax,
-                     label="read p99 response (µs)")
+        bar = fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=MAP_CMAP), ax=ax,
+                           label="read p99 response (µs)")
+        plain_log(bar.ax.yaxis)
         _contours(ax, held, targets_us)
     if len(lost):
         ax.scatter(lost["write_offered_MBps"], lost["read_iops"], marker="x", color="0.5", s=60, zorder=3,
@@ -82,13 +83,25 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
             y = g["read_capacity_iops"].to_numpy(float)
             lo = np.where(np.isnan(y), np.nan, y - g["ci_low_iops"].to_numpy(float))
             hi = np.where(np.isnan(y), np.nan, g["ci_high_iops"].to_numpy(float) - y)
-            ax.errorbar(g["write_offered_MBps"], y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)], marker="D",
-                        ms=6, capsize=3, color=f"C{i + 1}", zorder=4,
-                        label=CAPACITY.format(target=_target_text(float(target))))
+            colour, label = f"C{i + 1}", CAPACITY.format(target=_target_text(float(target)))
+            if np.isfinite(y).any():
+                ax.errorbar(g["write_offered_MBps"], y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)], marker="D",
+                            ms=6, capsize=3, color=colour, zorder=4, label=label)
+                label = None
+            for side, col, marker in (("above_grid", "ci_low_iops", "^"), ("below_grid", "ci_high_iops", "v")):
+                cen = g[g["censored"] == side]
+                if len(cen):  # the capacity lies beyond the grid: the bound it is known to pass, as an arrow head
+                    ax.scatter(cen["write_offered_MBps"], cen[col], marker=marker, s=80, color=colour, zorder=4,
+                               label=label if label is None else f"{label}; {marker}: beyond the grid")
+                    label = None
+    for setter, values in ((ax.set_xlim, rc["write_offered_MBps"]), (ax.set_ylim, rc["read_iops"])):
+        lo, hi = float(values.min()), float(values.max())
+        pad = 0.08 * (hi - lo) if hi > lo else max(1.0, 0.1 * abs(hi))
+        setter(lo - pad, hi + pad)  # room around the outermost cells (a marker on the axis edge is cut)
     ax.set_xlabel("writes offered (MB/s, 10⁶ B/s)")
     ax.set_ylabel("reads offered (IOPS)")
     thousands(ax.yaxis)
     ax.set_title("Read p99 under mixed load")
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8)  # below: never over a cell
     return fig
