@@ -319,6 +319,24 @@ def test_more_in_flight_than_could_be_fails():
     assert _little(warn).loc["fio-queue-depth randread", "status"] == "warn"
 
 
+def test_ioarrive_points_are_judged_by_their_service_time_both_ways():
+    """ioarrive's lat_mean_us is the response from the intended arrival: I/Os still waiting in the generator are
+    not in any slot of its cap, so X x service (submission to completion) is what the cap bounds."""
+    p = point("mixed-load-map", 100_000.0, iodepth=4096, numjobs=1, lat_mean_us=50_000.0, config="c", rw="randrw")
+    raw = pd.DataFrame([{"host": H, "experiment": "mixed-load-map", "config": "c", "direction": "read",
+                         "generator": "ioarrive", "iops": 100_000.0, "service_mean_us": svc}
+                        for svc in (2_000.0,)])
+    # by the response: 5,000 in flight where 4,096 could be; by the service time: 200 (5 %)
+    assert _little(p).loc["mixed-load-map randrw", "status"] == "fail"
+    v = validity_table(points=pd.DataFrame([p]), fio=raw)
+    r = v[v["check"] == "littles_law"].iloc[0]
+    assert r["status"] == "pass" and r["value"] == pytest.approx(100 * 100_000 * 2_000e-6 / 4096)
+    assert "(mean service time)" in r["evidence"]
+    too_slow = raw.assign(service_mean_us=50_000.0)  # 5,000 held in 4,096 slots: impossible, fails
+    v = validity_table(points=pd.DataFrame([p]), fio=too_slow)
+    assert v[v["check"] == "littles_law"].iloc[0]["status"] == "fail"
+
+
 def test_a_closed_loop_far_below_its_depth_warns_an_open_loop_does_not():
     closed = point("fio-queue-depth", 10_000.0, iodepth=32, lat_mean_us=960.0)         # 9.6 of 32 = 30 %
     r = _little(closed).loc["fio-queue-depth randread"]

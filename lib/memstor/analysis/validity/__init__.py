@@ -110,7 +110,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *batch_rows(fio, mlc),
         *memory_rows(mlc),
         *headline_rows(headline, knees, load, storage, mem, curves, points),
-        *little_rows(points),
+        *little_rows(points, fio),
         *below_closed_rows(load, knees, points),
         *ceiling_rows(points, mem, headline, ceilings),
         *wsat_rows(wsat),

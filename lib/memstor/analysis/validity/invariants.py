@@ -76,12 +76,34 @@ def little_subject(experiment: str, rw: str) -> str:
 # ------------------------------------------------------------------------------------ Little's law
 
 
-def judged_points(points: pd.DataFrame) -> pd.DataFrame:
+def in_device_us(points: pd.DataFrame, fio: pd.DataFrame | None) -> pd.Series:
+    """R of each point for Little's law against its depth (µs): the mean latency, except for a point ioarrive
+    generated, whose ``lat_mean_us`` is the response from the intended arrival (the time waiting in the generator
+    included, which no cap bounds): its mean service time (submission to completion, the time an I/O holds a
+    slot of the cap), the mean of its runs' ``service_mean_us`` in ``fio`` (the tidy rows)."""
+    r = pd.to_numeric(points["lat_mean_us"], errors="coerce")
+    if fio is None or not {"generator", "service_mean_us", "config", "direction"} <= set(fio.columns) \
+            or "config" not in points:
+        return r
+    gen = fio[(fio["generator"].astype(str) == "ioarrive") & fio["service_mean_us"].notna()]
+    if gen.empty:
+        return r
+    gen = gen.assign(_s=pd.to_numeric(gen["service_mean_us"], errors="coerce"),
+                     _x=pd.to_numeric(gen["iops"], errors="coerce"))
+    svc = gen.groupby(["host", "experiment", "config", "direction"])["_s"].mean().to_dict()
+    for (h, e, c), g in gen.groupby(["host", "experiment", "config"]):  # a mixed job's total: IOPS-weighted
+        if g["_x"].sum() > 0:
+            svc[(h, e, c, "total")] = float((g["_x"] * g["_s"]).sum() / g["_x"].sum())
+    keys = list(zip(points["host"], points["experiment"], points["config"], points["direction"], strict=True))
+    return pd.Series([svc.get(k, v) for k, v in zip(keys, r, strict=True)], index=points.index, dtype=float)
+
+
+def judged_points(points: pd.DataFrame, fio: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per host x experiment x configuration: the ``total`` row of a mixed job, else its directions
-    summed (X = sum of X, X·R = sum of X·R); columns host, experiment, rw, config, iodepth, numjobs,
-    ioengine, iops, in_flight (X·R, I/Os)."""
-    d = points.assign(_x=pd.to_numeric(points["iops"], errors="coerce"),
-                      _r=pd.to_numeric(points["lat_mean_us"], errors="coerce"))
+    summed (X = sum of X, X·R = sum of X·R; R: :func:`in_device_us`); columns host, experiment, rw, config,
+    iodepth, numjobs, ioengine, iops, in_flight (X·R, I/Os)."""
+    d = points.assign(_x=pd.to_numeric(points["iops"], errors="coerce"), _r=in_device_us(points, fio))
+    d = d.assign(_svc=d["_r"].ne(pd.to_numeric(points["lat_mean_us"], errors="coerce")) & d["_r"].notna())
     d = d.assign(_n=d["_x"] * d["_r"] * 1e-6)
     keys = ["host", "experiment", "config"] if "config" in d else ["host", "experiment", "rw", "iodepth", "numjobs"]
     out = []
@@ -92,7 +114,8 @@ def judged_points(points: pd.DataFrame) -> pd.DataFrame:
         out.append({"host": first["host"], "experiment": first["experiment"], "rw": first["rw"],
                     "config": first.get("config", ""), "iodepth": num(first["iodepth"]),
                     "numjobs": num(first["numjobs"]), "ioengine": str(first.get("ioengine") or ""),
-                    "iops": use["_x"].sum(min_count=len(use)), "in_flight": use["_n"].sum(min_count=len(use))})
+                    "iops": use["_x"].sum(min_count=len(use)), "in_flight": use["_n"].sum(min_count=len(use)),
+                    "service": bool(use["_svc"].any())})
     return pd.DataFrame(out)
 
 
@@ -110,11 +133,12 @@ def _closeness(pct: float, low: float | None) -> float:
     return max(pct / LITTLE_WARN_HIGH_PCT, (low / pct) if low and pct > 0 else 0.0)
 
 
-def little_rows(points: pd.DataFrame | None) -> list[dict]:
-    """littles_law per host x experiment x workload (rw) of the fio summary points."""
+def little_rows(points: pd.DataFrame | None, fio: pd.DataFrame | None = None) -> list[dict]:
+    """littles_law per host x experiment x workload (rw) of the fio summary points (fio: the tidy rows, for
+    ioarrive's service times: :func:`in_device_us`)."""
     if not has(points, "host", "experiment", "rw", "iops", "lat_mean_us", "iodepth", "numjobs"):
         return []
-    pts = judged_points(points)
+    pts = judged_points(points, fio)
     return [_little(host, exp, rw, g) for (host, exp, rw), g in pts.groupby(["host", "experiment", "rw"], sort=True)]
 
 
@@ -136,7 +160,7 @@ def _little(host, exp: str, rw: str, g: pd.DataFrame) -> dict:
     sync = p["ioengine"] in SYNC_ENGINES and not is_open
     qd = f"QD{int(p['iodepth'])}x{int(p['numjobs'])}" + (f", {p['ioengine']}: one I/O per job" if sync else "")
     where = f"outside {n(low)}-{n(LITTLE_WARN_HIGH_PCT)} %" if low else f"above {n(LITTLE_WARN_HIGH_PCT)} %"
-    evidence = (f"{n(p['iops'])} IOPS x {n(1e6 * p['in_flight'] / p['iops'])} µs = {n(p['in_flight'])} in flight "
+    evidence = (f"{n(p['iops'])} IOPS x {n(1e6 * p['in_flight'] / p['iops'])} µs{' (mean service time)' if p['service'] else ''} = {n(p['in_flight'])} in flight "
                 f"where {'at most ' if value > 100 else ''}{n(cap[i])} could be ({qd}, {n(value)} %) at {p['config']}"
                 + (f"; {len(beyond)} of {len(known)} points {where} of their depth" if beyond else
                    f"; {'all ' if len(known) > 1 else ''}{len(known)} point{'s' if len(known) > 1 else ''} within {n(low or 0)}-{n(LITTLE_WARN_HIGH_PCT)} % of their depth"))
