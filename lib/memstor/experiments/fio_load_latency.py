@@ -422,6 +422,23 @@ def result_tables(results: list, host: str, note: str, data_root: Path) -> tuple
 # ---------------------------------------------------------------------------------------- running
 
 
+def run_probes(experiment: str, probe_pts: list, t, data_root: Path, host: str, info: dict, progress: bool,
+               session) -> tuple[list, dict[str, float]]:
+    """Run (or read) the closed-loop X_max probes of a family on target ``t``: (the sweep's results, {rw: the
+    best IOPS a probe of it measured}); ([], {}) without probes."""
+    if not probe_pts:
+        return [], {}
+    test_file = str(t.tf.path)
+    runner = FioRunner({p.name: _fio_points.fio_job(p, test_file) for p in probe_pts})
+    results = run_sweep(experiment, probe_pts, runner, data_root, host, sysinfo=info, progress=progress,
+                        session=session)
+    probes: dict[str, float] = {}
+    for row in _fio_rows.result_rows(results, host, t.note, data_root):
+        if row.get("status") == "done" and row.get("iops"):
+            probes[row["rw"]] = max(probes.get(row["rw"], 0.0), float(row["iops"]))
+    return results, probes
+
+
 def _x_max(lp: LoadLatencyParams, rw: str, from_qd: tuple[float | None, str], probes: dict) -> tuple[float | None, str]:
     """X_max of `rw`: the profile's, this device's queue-depth table (from_qd: x_max_from_queue_depth's
     answer), or the probe's result."""
@@ -517,16 +534,7 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
         need_probe = [rw for rw in lp.rw if lp.x_max_iops <= 0 and from_qd[rw][0] is None]
         probe_pts = make_points([probe_config(lp, t.engine, rw) for rw in need_probe], c, t.medium, test_file)
         info = {"ioengine_requested": c.ioengine, **t.info}
-        probes: dict = {}
-        results = []
-        if probe_pts:
-            probe_runner = FioRunner({p.name: _fio_points.fio_job(p, test_file) for p in probe_pts})
-            results = run_sweep(EXPERIMENT, probe_pts, probe_runner, data_root, host, sysinfo=info, progress=progress,
-                                session=session)
-            for row in _fio_rows.result_rows(results, host, t.note, data_root):
-                if row.get("status") == "done" and row.get("iops"):
-                    rw = row["rw"]
-                    probes[rw] = max(probes.get(rw, 0.0), float(row["iops"]))
+        results, probes = run_probes(EXPERIMENT, probe_pts, t, data_root, host, info, progress, session)
         x_maxes, missing = {}, []
         for rw in lp.rw:
             x_max, source = _x_max(lp, rw, from_qd[rw], probes)

@@ -49,9 +49,8 @@ from memstor.analysis import mixed_load
 from memstor.core.errors import MemstorError
 from memstor.core.units import parse_size
 from memstor.core.validate import Section
-from memstor.experiments.fio_load_latency import x_max_from_queue_depth
+from memstor.experiments.fio_load_latency import run_probes, x_max_from_queue_depth
 from memstor.measure import ioarrive
-from memstor.measure.fio import FioRunner
 from memstor.measure.sweep import Point, SweepSession, run_sweep
 
 EXPERIMENT = "mixed-load-map"
@@ -325,15 +324,7 @@ def run_mixed_load(params: dict, *, data_root: Path, target_dir: Path | None, ho
         need = [rw for rw, given in ((mp.read_rw, mp.read_x_max_iops), (mp.write_rw, mp.write_x_max_iops))
                 if given <= 0 and x_max_from_queue_depth(data_root, host, rw, mp.bs)[0] is None]
         probe_pts = make_points([probe_config(mp, t.engine, rw) for rw in need], c, t.medium, test_file)
-        results: list = []
-        probes: dict[str, float] = {}
-        if probe_pts:
-            runner = FioRunner({p.name: _fio_points.fio_job(p, test_file) for p in probe_pts})
-            results = run_sweep(EXPERIMENT, probe_pts, runner, data_root, host, sysinfo=info, progress=progress,
-                                session=session)
-            for row in _fio_rows.result_rows(results, host, t.note, data_root):
-                if row.get("status") == "done" and row.get("iops"):
-                    probes[row["rw"]] = max(probes.get(row["rw"], 0.0), float(row["iops"]))
+        results, probes = run_probes(EXPERIMENT, probe_pts, t, data_root, host, info, progress, session)
         x_max, missing = _x_maxes(mp, data_root, host, probes)
         if missing:
             return t, probe_pts, results, missing
