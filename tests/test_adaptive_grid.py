@@ -412,5 +412,5 @@ def test_the_figures_ring_the_knee_points_and_the_report_lists_every_point():
                                    "why it was added"]
     (sentence,) = text.grid_sentences(table)
     assert f"measured {len(df)} depths" in sentence and "plateau from depth 16" in sentence
-    assert "N* = X_max · R(depth 1) = 10.0 I/Os" in sentence
+    assert "N* = X_plateau · R(depth 1) = 10.0 I/Os" in sentence
     assert ag.grid_table(df.drop(columns="grid_note"), summ).empty  # a listed grid has no such table

@@ -138,3 +138,22 @@ def test_the_machine_line_says_how_many_cpus_the_run_could_use_and_what_a_loop_d
     whole = dict(info, shape={"usable_cpus": 2}, drive={"disk_label": "virtio disk vda"})
     (line,) = fp.machine_sentences(SimpleNamespace(hosts=[HostData(name=H, sysinfo=whole)]))
     assert "could use" not in line and "page cache" not in line
+
+
+def test_an_ioarrive_loop_that_did_not_hold_is_said_in_ioarrive_terms_on_page_one():
+    """Page 1 advised 'memstor's own generator (generator: ioarrive)' to data ioarrive had measured, and led with
+    the Little's-law evidence; it now names the generator and where the loop held, from the rows."""
+    from memstor.analysis.validity.gate import gate_open_curve_table
+    from test_openloop_report import ioarrive_curve
+
+    load = ioarrive_curve(H)
+    S = synthesis(load=load)
+    S.load = gate_open_curve_table(load, S.validity)
+    finding = next(f for f in fp.findings(S, H) if f.startswith("The open loop did not hold"))
+    assert "randwrite (ioarrive): held at 0 of 8 rates, 0–99.6 % of offered achieved" in finding
+    assert "open_loop_held" in finding and "no SLO answer" in finding
+    steps = " ".join(fp.next_steps(S, H, "standard"))
+    assert "quieter machine" in steps and "`generator: ioarrive`" not in steps
+    fio = synthesis(load=load_frame((True,) + (False,) * 5))       # fio-made data: the way to ioarrive stays
+    fio.load = gate_open_curve_table(load_frame((True,) + (False,) * 5), fio.validity)
+    assert "`generator: ioarrive`" in " ".join(fp.next_steps(fio, H, "standard"))

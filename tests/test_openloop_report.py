@@ -178,7 +178,9 @@ def test_latency_throughput_draws_open_and_closed_loops_per_device_and_workload(
             key = f"{host}:{rw}"
             opened = by_gid(fig, f"open:{key}")
             assert len(opened) == 2  # both panels
-            assert all(len(line.get_xdata()) == len(UTILS) for line in opened)
+            # nvme-a randwrite's u98 achieved 90 % of its rate: outside ±5 %, its loop did not hold (drawn apart)
+            held = len(UTILS) - (key == "nvme-a:randwrite")
+            assert all(len(line.get_xdata()) == held for line in opened)
             closed = by_gid(fig, f"closed:{key}")
             assert len(closed) == 2 and all(len(line.get_xdata()) == 7 for line in closed)  # the sweep points
             assert len(by_gid(fig, f"closed-other:{key}")) == 2  # the spec point, markers only
@@ -315,18 +317,19 @@ def test_load_display_headers_units_and_flags(tables):
     shown = text.load_display(tables["load"])
     assert list(shown.columns) == text.LOAD_DISPLAY_COLUMNS
     assert len(shown) == len(tables["load"])
-    for head in ("offered load (% of X_max)", "offered (IOPS)", "achieved (% of offered)", "mean (µs)", "p99.9 (µs)",
+    for head in ("offered load (% of X_ref)", "offered (IOPS)", "achieved (% of offered)", "mean (µs)", "p99.9 (µs)",
                  "CV of 1-s IOPS", "min 1-s IOPS (% of mean)", "closed loop at same IOPS (µs)"):
         assert head in shown.columns
     row = shown[(shown["device"] == "nvme-a") & (shown["workload"] == "randwrite")
-                & (shown["offered load (% of X_max)"] == "98")].iloc[0]
+                & (shown["offered load (% of X_ref)"] == "98")].iloc[0]
     assert row["flags"] == "overloaded, iodepth ceiling reached"
     assert row["achieved (% of offered)"] == "90.0"
     assert (shown["flags"] == "ok").sum() == len(shown) - 1
     faster = shown[shown["open vs closed (%)"].str.startswith("-")]
-    assert len(faster) == 1 and faster["offered load (% of X_max)"].iloc[0] == "50"
-    assert (shown.loc[shown["offered load (% of X_max)"] == "10", "closed loop at same IOPS (µs)"] == "–").all()
+    assert len(faster) == 1 and faster["offered load (% of X_ref)"].iloc[0] == "50"
+    assert (shown.loc[shown["offered load (% of X_ref)"] == "10", "closed loop at same IOPS (µs)"] == "–").all()
     assert shown["offered (IOPS)"].iloc[-1] == "98,000"  # ssd-b x_max 100,000 IOPS x 98 %
+    assert (shown["generator"] == "fio").all()  # no generator column: tables measured before it are fio's
     assert text.load_display(tables["load"].iloc[0:0]).columns.tolist() == text.LOAD_DISPLAY_COLUMNS
 
 
@@ -373,11 +376,11 @@ def _paragraph(paragraphs, host, rw):
 def test_load_sentences_per_device_and_workload(tables):
     t = tables
     paragraphs = text.load_sentences(t["load"], t["slo"], t["models"], t["unloaded"])
-    assert len(paragraphs) == 4
+    assert len(paragraphs) == 5 and paragraphs[0].startswith("**Measured with fio's rate mode**")
     a_read = _paragraph(paragraphs, "nvme-a", "randread")
     # SLO: none, interpolated, censored
     assert "p99 ≤ 50 µs is missed even at the lowest offered rate (u10: 19,960 IOPS, p99 360 µs)" in a_read
-    assert "keeps p99 ≤ 500 µs is about **193,157 IOPS** (97 % of X_max = 200,000 IOPS)" in a_read
+    assert "keeps p99 ≤ 500 µs is about **193,157 IOPS** (97 % of X_ref = 200,000 IOPS)" in a_read
     assert "up to **≥ " in a_read and "(censored)" in a_read
     # the open loop faster than the closed loop at u50, and why it should not be
     assert "At u50 (" in a_read and "-8.0 %" in a_read and "should not be" in a_read and "N = X·R" in a_read
@@ -417,7 +420,7 @@ def test_load_sentences_large_gap_and_poor_models(tables):
 
 def test_load_sentences_without_models_or_slo(tables):
     t = tables
-    paragraphs = text.load_sentences(t["load"], pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    paragraphs = text.load_sentences(t["load"], pd.DataFrame(), pd.DataFrame(), pd.DataFrame())[1:]
     assert len(paragraphs) == 4 and all("No queueing model" in p for p in paragraphs)
     assert text.load_sentences(t["load"].iloc[0:0], t["slo"], t["models"], t["unloaded"]) == []
 
@@ -535,7 +538,7 @@ def test_notebook_60_analysis_cells_run_on_a_device_folder(tmp_path, monkeypatch
     assert ns["fig_curve"] is not None and ns["fig_models"] is not None and ns["fig_time"] is not None
     assert sorted(p.name for p in figures.iterdir()) == [
         "fio-load-latency-latency-throughput.png", "fio-load-latency-models.png", "fio-load-latency-time-series.png"]
-    paragraphs = text.load_sentences(curves, view.slo, models, view.unloaded)
+    paragraphs = text.load_sentences(curves, view.slo, models, view.unloaded)[1:]
     assert len(paragraphs) == 2 and all("M/G/c with c = " in p for p in paragraphs)
 
 
@@ -600,3 +603,172 @@ def test_fios_latency_target_run_that_missed_its_own_target_is_no_answer():
                                                                                   (50, 25_000.0, 600.0))])
     out = load_latency.slo(curves, [1000.0], fio)
     assert pd.isna(out.iloc[0]["fio_latency_target_iops"]) and out.iloc[0]["fio_latency_target_p99_us"] == 1679.0
+
+
+# ------------------------------------------------------------------------- per generator (ioarrive, fio)
+
+#: vm2-standard's 4 KiB randwrite run by ioarrive (build/run-standard: this 2-vCPU KVM VM's virtio disk while other
+#: sessions loaded it, 2026-11-27; X_max 44,205 IOPS from fio-queue-depth): (u, offered, achieved IOPS, mean µs,
+#: p99 µs, overloaded, cap reached). ioarrive's own checks failed at every point (lag, submitted gaps; u70: the
+#: point failed), so its open_loop flag is false throughout.
+IOARRIVE_RANDWRITE = [(10, 4420, 4384.3, 3621.1, 46006.3, False, False),
+                      (30, 13261, 13213.2, 3768.1, 14712.8, False, False),
+                      (50, 22102, 22024.2, 6287.0, 79953.9, False, False),
+                      (70, 30943, 0.0, None, None, True, True),
+                      (80, 35364, 34993.9, 28077.0, 105644.0, False, False),
+                      (90, 39784, 38653.4, 303752.1, 449839.1, False, False),
+                      (95, 41995, 37242.1, 733537.0, 1321205.8, True, False),
+                      (98, 43321, 38514.1, 846493.6, 1698693.1, True, False)]
+
+
+def ioarrive_curve(host: str = "vm2-standard") -> pd.DataFrame:
+    """The curve table (CURVE_COLUMNS) of IOARRIVE_RANDWRITE."""
+    return pd.DataFrame([{"host": host, "rw": "randwrite", "direction": "write", "utilisation_pct": float(u),
+                          "offered_iops": float(o), "achieved_iops": a, "achieved_pct": 100 * a / o, "lat_mean_us": m,
+                          "lat_p50_us": None if m is None else 0.8 * m, "lat_p99_us": p, "lat_p99_9_us": p,
+                          "overloaded": over, "ceiling_reached": cap, "open_loop": False, "x_max_iops": 44205.0,
+                          "x_max_source": "fio-queue-depth table: best of 12 runs (QD512x1)", "n": 1,
+                          "generator": "ioarrive"} for u, o, a, m, p, over, cap in IOARRIVE_RANDWRITE],
+                        columns=load_latency.CURVE_COLUMNS)
+
+
+def gated_ioarrive() -> dict:
+    """The ioarrive curve through the validity checks and the gate, as the synthesis gives it to the report."""
+    from memstor.analysis.validity import validity_table
+    from memstor.analysis.validity.gate import gate_open_curve_table, gate_open_loop
+    from test_validity import tables as validity_inputs
+
+    load = ioarrive_curve()
+    v = validity_table(**validity_inputs(load=load.assign(host="h")))
+    v["host"] = "vm2-standard"
+    slo = load_latency.slo(load, [1000.0])
+    slo, models = gate_open_loop(slo, pd.DataFrame(), v)
+    return {"load": gate_open_curve_table(load, v), "slo": slo, "models": models, "validity": v}
+
+
+def test_ioarrive_points_are_said_as_ioarrive_measured_them():
+    """Since issue 40 the family's rates are ioarrive's: the section said fio's rate mode ('inline submission
+    cannot keep arrivals open', 'arrivals waited for completions', 'fewer jobs per rate') of every point."""
+    t = gated_ioarrive()
+    measured, para, closing = text.load_sentences(t["load"], t["slo"], t["models"], pd.DataFrame())
+    assert measured.startswith("**Measured with ioarrive** (randwrite; the loop held at 0 of 8 offered rates)")
+    for said in ("intended arrival time (Poisson) whatever is in flight", "completion − intended arrival",
+                 "lag (submission − intended arrival) included", "±5 %", "exponential gaps, no trend, independence",
+                 "p99 lag"):
+        assert said in measured, said
+    assert para.startswith("**vm2-standard, randwrite: not an open loop** (ioarrive).")
+    assert ("at u10–u50, u80–u90 the rate was met within ±5 % but another of ioarrive's checks failed" in para)
+    assert "at u70, u95–u98 it achieved 0–89 % of the offered rate (less than offered)" in para
+    assert closing.startswith("**Not an open loop: randwrite (ioarrive).**")
+    assert "count from the intended arrivals" in closing and "quieter machine" in closing
+    both = measured + para + closing
+    for fio_words in ("inline", "rate_iops", "arrivals waited for completions", "fewer jobs per rate", "submit mode",
+                      "X_max"):
+        assert fio_words not in both, fio_words
+    flags = text.load_display(t["load"])
+    assert (flags["generator"] == "ioarrive").all() and not flags["flags"].str.contains("arrivals gated").any()
+    assert flags["flags"].str.contains("ioarrive's checks failed").all()
+    assert "cap on I/Os in flight reached" in flags.set_index("offered load (% of X_ref)").loc["70", "flags"]
+
+
+def test_data_with_both_generators_says_each_and_old_tables_are_fios():
+    fio_curve = curves_frame().query("host == 'ssd-b'")          # no generator cell: measured before ioarrive
+    load = pd.concat([ioarrive_curve(), fio_curve], ignore_index=True)
+    paragraphs = text.load_sentences(load, pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    assert paragraphs[0].startswith("**Measured with ioarrive** (vm2-standard randwrite;")
+    assert paragraphs[1].startswith("**Measured with fio's rate mode** (ssd-b randread, ssd-b randwrite;")
+    assert "latency from fio's own submission, not from the intended arrival" in paragraphs[1]
+    assert text.loadgen.generators(fio_curve.drop(columns="generator")) == ["fio"] * len(fio_curve)
+    shown = text.load_display(load)
+    assert set(shown["generator"]) == {"ioarrive", "fio"}
+
+
+def test_the_method_names_both_generators_and_assumes_neither():
+    from memstor.report.text import methods
+
+    brief, full = methods.summary("openloop"), methods.details("openloop")
+    assert "ioarrive" in brief and "fio's rate mode" in brief and "X_ref" in brief
+    for fio_only in ("submit mode", "did not wait for completions", "split over jobs"):
+        assert fio_only not in brief, fio_only
+    assert "completion − intended arrival" in full and "rate_process=poisson" in full and "generator" in full
+    assert "beyond the last-level cache" not in methods.summary("hierarchy")     # the sweep may stop below it
+
+
+def test_points_whose_loop_did_not_hold_are_not_drawn_as_an_open_loop():
+    """The legend said 'open loop (Poisson)' of every point, also where the gate withheld the workload."""
+    t = gated_ioarrive()
+    fig = op.latency_throughput_figure(t["load"], None)
+    labels = legend_texts(fig)
+    assert "random write: offered, loop not held" in labels
+    assert not any("open loop (Poisson)" in lab for lab in labels)
+    assert not by_gid(fig, "open:vm2-standard:randwrite")
+    lines = by_gid(fig, "notheld:vm2-standard:randwrite")
+    assert len(lines) == 2 and all(line.get_linestyle() == "--" and line.get_alpha() < 1 for line in lines)
+    # a curve that held but at its overloaded top: the held points solid, the top apart
+    fig = op.latency_throughput_figure(tables_for_figure(), None)
+    (held,) = [a for a in by_gid(fig, "open:nvme-a:randwrite") if a.axes is fig.axes[0]]
+    (top,) = [a for a in by_gid(fig, "notheld:nvme-a:randwrite") if a.axes is fig.axes[0]]
+    assert len(held.get_xdata()) == len(UTILS) - 1 and held.get_linestyle() == "-"
+    assert np.isfinite(top.get_xdata()).sum() == 2                     # the segment u95 -> u98, dashed
+    assert "nvme-a, random write: offered, loop not held" in legend_texts(fig)
+
+
+def tables_for_figure() -> pd.DataFrame:
+    return curves_frame()
+
+
+def ioarrive_seconds(p99: bool = True) -> pd.DataFrame:
+    """Per-second rows as _load_ioarrive.seconds writes them: the response p99 in lat_p99_us, clat_* empty."""
+    rows = []
+    for u, o, a, m, p, _, _ in IOARRIVE_RANDWRITE[:3]:
+        for t in range(3, 13):
+            rows.append({"host": "vm2-standard", "point": f"randwrite-bs4k-u{u}-ioarrive", "rw": "randwrite",
+                         "utilisation_pct": float(u), "offered_iops": float(o), "direction": "write", "t_s": float(t),
+                         "iops": a, "bw_MBps": a * 4096 / 1e6, "lat_mean_us": m, "generator": "ioarrive",
+                         "lat_p99_us": p * (1 + 0.01 * t) if p99 else None})
+    return pd.DataFrame(rows).reindex(columns=SECOND_COLUMNS)
+
+
+def test_the_per_second_p99_of_ioarrive_is_its_response_time():
+    """The panel read fio's clat_p99_us only, which ioarrive's rows leave empty: an empty panel."""
+    sec = ioarrive_seconds()
+    fig = op.time_series_figure(sec)
+    (line,) = by_gid(fig, "p99:vm2-standard:randwrite:u30")
+    np.testing.assert_allclose(line.get_ydata(), sec.query("utilisation_pct == 30")["lat_p99_us"].to_numpy())
+    p99_ax = line.axes
+    assert "response" in p99_ax.get_ylabel() and "intended arrival" in p99_ax.get_title()
+    assert p99_ax.get_yscale() == "log"
+    mixed = pd.concat([sec, seconds_frame().query("host == 'ssd-b' and rw == 'randwrite'")], ignore_index=True)
+    fig = op.time_series_figure(mixed)
+    assert len(by_gid(fig, "p99:ssd-b:randwrite:u50")[0].get_ydata()) == 10          # fio's clat as before
+    assert "completion" in by_gid(fig, "p99:ssd-b:randwrite:u50")[0].axes.get_ylabel()
+
+
+def test_without_a_stored_per_second_p99_the_panel_is_left_out_and_said_why():
+    fig = op.time_series_figure(ioarrive_seconds(p99=False))
+    assert len(fig.axes) == 1 and not any(by_gid(fig, f"p99:vm2-standard:randwrite:u{u}") for u in (10, 30, 50))
+    assert "no p99 stored" in fig.axes[0].get_title() and op.NO_P99 in fig.get_suptitle()
+
+
+def test_the_failed_checks_evidence_is_said_short_and_once():
+    """vm2-standard's randread reason as the gate wrote it: the point's long name becomes its offered load, X_max
+    the X_ref it is, the open_loop_held part is said by the rows, and fio's way out (inline submission) is gone."""
+    from memstor.analysis.validity.gate import WAY_OUT
+    from memstor.report.text import loadgen
+
+    reason = ("not valid: 0 of 8 offered-rate points kept open-loop arrivals (share 0 %); not open: 5 points at "
+              "70.0-98.0 % of X_max achieved 0-93.0 % of the offered rate (outside +-5 %); gated (arrivals waited for "
+              "completions): 3 points at 10.0-50.0 % of X_max; open_loop_rate: achieved / offered 0-101 % over 8 "
+              "offered-rate points; littles_law: 64,051 IOPS x 5,062,952 µs = 324,289 in flight where at most 4,096 "
+              "could be (QD4096x1, 7,917 %) at randread-bs4k-u98-ioarrive-r110428-cap4096-io_uring-d1-t10-r2-f4g; "
+              + WAY_OUT["open_loop_held"])
+    first, checks = loadgen.split_reason(reason)
+    assert first == "open_loop_held" and [c for c, _ in checks] == ["open_loop_held", "open_loop_rate", "littles_law"]
+    g = ioarrive_curve().assign(rw="randread")
+    said = loadgen.not_open_sentence(reason, g)
+    assert said.startswith("The loop held at 0 of 8 offered rates;")
+    assert "littles_law: 64,051 IOPS x 5,062,952 µs = 324,289 in flight" in said and said.endswith("at u98.")
+    for gone in ("ioarrive-r110428", "gated (arrivals waited", "inline submission", "X_max"):
+        assert gone not in said, gone
+    closing = loadgen.not_open_closing(["randread"], "ioarrive", littles=True)
+    assert "backlog inside the generator" in closing and "quieter machine" in closing

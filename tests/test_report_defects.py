@@ -42,9 +42,19 @@ def test_the_overshooting_open_loop_states_no_slo_answer_and_no_model(S):
     assert S.slo["ratio_to_fio"].isna().all()                       # no answer leaks through as a ratio
     models = S.load_models[S.load_models["host"] == H]
     assert models["mm1_us"].isna().all() and models["mgc_us"].isna().all()
-    said = text.load_sentences(S.load, S.slo, S.load_models, S.unloaded)
+    measured, *said, closing = text.load_sentences(S.load, S.slo, S.load_models, S.unloaded)
     assert len(said) == 2 and all("not an open loop" in s for s in said)
+    assert closing.startswith("**Not an open loop: randread, randwrite (fio).**") and "no SLO answer" in closing
     assert not any("without falling behind" in s or "The highest rate that keeps" in s for s in said)
+    # fio-made data (no generator column) is said to be fio's rate mode, with the numbers of its rows
+    assert measured.startswith("**Measured with fio's rate mode**") and "held at 0 of 16 offered rates" in measured
+    assert "intended arrival" in measured and "ioarrive" not in measured
+    read = next(s for s in said if "randread" in s)
+    assert "(fio)" in read and "at u10–u98 it achieved 108–175 % of the offered rate (more than offered)" in read
+    assert "inline submission cannot keep arrivals open" not in read      # the way out of fio's inline mode
+    assert "`generator: ioarrive`" in closing and "X_max" not in read   # X_ref: the reference of the rates
+    flags = text.load_display(S.load)["flags"]                         # fio overshot: not 'arrivals gated'
+    assert flags.str.contains("more than offered").all() and not flags.str.contains("arrivals gated").any()
 
 
 def test_open_vs_closed_reads_the_sweep_in_order_of_load(S):
@@ -99,3 +109,17 @@ def test_every_judged_row_states_its_passing_band_and_no_pass_lacks_a_value(S):
     assert v.loc[v["status"] == "pass", "value"].notna().all()
     assert set(v["status"]) <= {"pass", "unchecked", "warn", "fail"}
     assert v.loc[v["status"] == "unchecked", "evidence"].str.startswith("not checked").all()
+
+
+def test_the_three_ceilings_are_named_apart_where_printed(S):
+    """Reviewers found 'X_max' printed for three numbers: the knee fit's ceiling (118,403), the sweep's best
+    (143,703) and the open loop's reference (the fio-queue-depth table's best of every configuration). Each is
+    named: X_fit, X_best, X_ref."""
+    knees = " ".join(text.knee_sentences(S.knees))
+    assert "X_fit (fitted ceiling)" in knees and "X_best (highest measured)" in knees and "X_best = " in knees
+    assert {"X_fit (IOPS)", "X_best (IOPS)"} <= set(text.knee_display(S.knees).columns)
+    page = " ".join(fp.findings(S, H))
+    said = knees + page + " ".join(text.load_sentences(S.load, S.slo, S.load_models, S.unloaded))
+    assert "X_max" not in said
+    assert "X_ref" in " ".join(text.load_sentences(S.load, S.slo, S.load_models, S.unloaded))
+    assert "X_ref (IOPS)" in text.load_display(S.load).columns

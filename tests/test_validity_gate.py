@@ -56,7 +56,7 @@ def test_a_gated_open_loop_gets_no_slo_answer_and_no_model():
     assert shown["randread"].startswith("not valid") and shown["randwrite"] == "47,930"
     assert set(models_display(models)["workload"]) == {"randwrite"}
     text = " ".join(load_sentences(load, slo, models, pd.DataFrame()))
-    read_part = next(s for s in load_sentences(load, slo, models, pd.DataFrame()) if "randread" in s)
+    read_part = next(s for s in load_sentences(load, slo, models, pd.DataFrame()) if ", randread" in s)
     assert "not an open loop" in read_part and "1 of 6" in read_part
     assert "M/M/1" not in read_part and "p99 ≤" not in read_part and "IOPS**" not in read_part
     assert "p99 ≤ 1,000 µs is about **47,930 IOPS**" in text  # the open workload keeps its SLO answer

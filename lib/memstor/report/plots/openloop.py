@@ -1,5 +1,7 @@
 """Figures of the fio-load-latency experiment: open-loop latency under offered load (Poisson arrivals at
-a share of the device's X_max), beside the closed queue-depth loop and the queueing models.
+a share of X_ref, the best closed-loop IOPS of the workload), beside the closed queue-depth loop and the queueing
+models. Points whose loop did not hold (their generator's checks failed, or the workload was gated by
+memstor.analysis.validity.gate) are labelled and drawn as such, never as an open loop.
 
 Inputs (one device or several stacked; column ``host``: one line or panel per device x workload):
 
@@ -11,9 +13,11 @@ Inputs (one device or several stacked; column ``host``: one line or panel per de
 - ``models``: :func:`memstor.analysis.load_latency.models` (openloop.model_table columns + host, rw,
   service_source, fit_rms_err_pct);
 - ``seconds``: ``<data>/processed/<device>/fio-load-latency-seconds.csv``
-  (:data:`memstor.experiments.fio_load_latency.SECOND_COLUMNS`).
+  (:data:`memstor.experiments.fio_load_latency.SECOND_COLUMNS`): fio's rows hold completion latency
+  (``clat_p99_us``), ioarrive's the response time from the intended arrival (``lat_p99_us``; column
+  ``generator``, absent or empty: fio).
 
-Units: IOPS (I/O per s), µs, % of X_max (the offered load, "u50" = 50 % of X_max), s. Every figure
+Units: IOPS (I/O per s), µs, % of X_ref (the offered load, "u50" = 50 % of X_ref), s. Every figure
 function returns a matplotlib Figure, or None when there is nothing to draw. Colours: the colour-blind
 palette for devices x workloads; offered rates (an ordered quantity) in viridis, which stays readable for
 colour-blind readers and in gray scale.
@@ -33,10 +37,15 @@ from memstor.analysis.validity.gate import valid_rows
 from memstor.core.schema import missing, truthy
 from memstor.report.plots import MARKERS, new_figure, plain_log, printing, thousands
 from memstor.report.plots.storage import RW_LABEL, RW_ORDER
+from memstor.report.text.loadgen import IOARRIVE, X_REF, failed_points, generators, held_points
 
 IOPS_LABEL = "achieved IOPS (I/O per s)"
 OVERLOADED_LABEL = "hollow: overloaded (achieved < 95 % of offered)"
-CEILING_LABEL = "×: iodepth ceiling reached (latency a lower bound)"
+CEILING_LABEL = "×: ceiling on I/Os in flight reached"
+#: The legend of points whose loop did not hold (dashed, faded): offered, but not an open loop.
+NOT_HELD = "offered, loop not held"
+#: ... of points whose loop is not known to have held (no arrival record; the gate withholds their findings).
+NOT_SHOWN = "offered, loop not shown to hold"
 #: Offered rates in this colour map (ordered: light = high rate).
 RATE_CMAP = "viridis"
 
@@ -57,7 +66,7 @@ def _num(df: pd.DataFrame, col: str) -> np.ndarray:
 
 
 def _util(u) -> str:
-    """An offered offered load (% of X_max) as a point label: 50 -> "u50", 97.5 -> "u97.5"."""
+    """An offered load (% of X_ref) as a point label: 50 -> "u50", 97.5 -> "u97.5"."""
     return "u?" if missing(u) else f"u{float(u):g}"
 
 
@@ -128,8 +137,11 @@ def _legend(fig, axes, n_entries: int) -> None:
 
 def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: str, key: str,
                  seen: set) -> None:
-    """One open-loop curve on one panel: line through every point, filled markers where the device kept
-    up, hollow where it was overloaded, a black × where the iodepth ceiling was reached, "uNN" labels."""
+    """One open-loop curve on one panel: a line through every point in offered order; where the loop held
+    (:func:`memstor.report.text.openloop.held_points`) a solid line and filled markers labelled "open loop
+    (Poisson)", where it did not a dashed, faded line and markers labelled "offered, loop not held" (or "not
+    shown to hold" where no point says it failed); hollow where overloaded, a black × where the ceiling on I/Os
+    in flight was reached, "uNN" labels."""
     x = _num(g, "achieved_iops")
     y = _num(g, col)
     keep = np.isfinite(x) & np.isfinite(y) & (y > 0)
@@ -138,9 +150,17 @@ def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: 
     x, y = x[keep], y[keep]
     over = _flags(g["overloaded"])[keep] if "overloaded" in g.columns else np.zeros(len(x), bool)
     ceil = _flags(g["ceiling_reached"])[keep] if "ceiling_reached" in g.columns else np.zeros(len(x), bool)
+    held = held_points(g)[keep]
     utils = _num(g, "utilisation_pct")[keep]
-    ax.plot(x, y, color=colour, marker=marker, markevery=[int(i) for i in np.flatnonzero(~over)],
-            label=f"{name}: open loop (Poisson)", gid=f"open:{key}")
+    if held.any():  # solid through neighbouring held points, filled markers where the device kept up
+        hx, hy, marks = _path(x, y, held, lambda i: held[i] and held[i + 1], held & ~over)
+        ax.plot(hx, hy, color=colour, marker=marker, markevery=marks, label=f"{name}: open loop (Poisson)",
+                gid=f"open:{key}")
+    if not held.all():  # dashed and faded wherever a point did not hold, its own legend entry
+        failed = bool(failed_points(g)[keep][~held].any())
+        nx, ny, marks = _path(x, y, ~held, lambda i: not (held[i] and held[i + 1]), ~held & ~over)
+        ax.plot(nx, ny, color=colour, marker=marker, linestyle="--", alpha=0.55, markevery=marks,
+                label=f"{name}: {NOT_HELD if failed else NOT_SHOWN}", gid=f"notheld:{key}")
     if over.any():
         ax.plot(x[over], y[over], color=colour, marker=marker, markersize=10, markerfacecolor="white",
                 markeredgewidth=2, linestyle="none", gid=f"overloaded:{key}",
@@ -153,6 +173,34 @@ def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: 
     for xi, yi, u in zip(x, y, utils):
         ax.annotate(_util(u), (xi, yi), textcoords="offset points", xytext=(5, -11), fontsize="x-small",
                     color=colour, gid=f"util:{key}")
+
+
+def _path(x: np.ndarray, y: np.ndarray, points: np.ndarray, segment, marked: np.ndarray) -> tuple:
+    """(xs, ys, marker indices) of one line through the points in order: segment i -> i+1 drawn where
+    ``segment(i)``, a lone point of ``points`` kept as a point, NaN between pieces; the markers at the positions of
+    the ``marked`` points (each once)."""
+    xs: list[float] = []
+    ys: list[float] = []
+    at: dict[int, int] = {}
+    marks: list[int] = []
+
+    def add(i):
+        if i not in at:
+            at[i] = len(xs)
+            if marked[i]:
+                marks.append(len(xs))
+        xs.append(x[i])
+        ys.append(y[i])
+
+    n = len(x)
+    for i in range(n):
+        joined_before = i > 0 and segment(i - 1)
+        if points[i] or joined_before or (i < n - 1 and segment(i)):
+            if not joined_before and xs:
+                xs.append(np.nan)
+                ys.append(np.nan)
+            add(i)
+    return np.array(xs, float), np.array(ys, float), marks
 
 
 def _closed_series(ax, c: pd.DataFrame, col: str, colour: str, name: str, key: str) -> None:
@@ -177,11 +225,11 @@ def _closed_series(ax, c: pd.DataFrame, col: str, colour: str, name: str, key: s
 
 def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None):
     """Mean and p99 latency (µs, log y) against achieved IOPS: the open-loop points per device x rw
-    (line + markers, each labelled with its offered load "u50"; overloaded points hollow, points
-    that reached the iodepth ceiling crossed) and the closed queue-depth loop of the same device and rw
-    (dotted, diamonds, labelled "QD8"). The p99 panel shows total latency for the open loop (fio
-    ``lat_percentiles``) and completion latency for the closed loop (the same within fio's submission
-    time). None without an open-loop point."""
+    (line + markers, each labelled with its offered load "u50"; points whose loop did not hold dashed and
+    faded, labelled so; overloaded points hollow, points at the ceiling on I/Os in flight crossed) and the
+    closed queue-depth loop of the same device and rw (dotted, diamonds, labelled "QD8"). The open loop's
+    latency is its generator's (ioarrive: response from the intended arrival; fio: total latency from its
+    submission), the closed loop's p99 fio's completion latency. None without an open-loop point."""
     if load is None or len(load) == 0 or "achieved_iops" not in load.columns:
         return None
     pts = load[np.isfinite(_num(load, "achieved_iops"))]
@@ -189,9 +237,11 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
         return None
     groups = _groups(pts)
     multi = pts["host"].nunique() > 1
+    gens = set(generators(pts))
+    open_kind = ("response" if gens == {IOARRIVE} else "total" if IOARRIVE not in gens else "response or total")
     panels = (("lat_mean_us", "lat_mean_us", "mean latency (µs, log scale)", "Mean latency"),
               ("lat_p99_us", "clat_p99_us", "p99 latency (µs, log scale)",
-               "p99 latency (open: total, closed: completion)"))
+               f"p99 (open: {open_kind}, closed: completion)"))
     fig, axes = new_figure(2, scale=1.3)
     fig.set_size_inches(10.0, 4.7)  # printed at about 0.6 of this (6 x 2.8 in): the legend below, panels readable
     seen: set = set()
@@ -215,7 +265,7 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
         thousands(ax.xaxis)
     _legend(fig, axes, 2 * len(groups) + len(seen))
-    fig.suptitle("Latency vs throughput: open loop (offered rate, labels u = % of X_max) and closed loop (QD)")
+    fig.suptitle(f"Latency vs throughput: open loop (offered rate, labels u = % of {X_REF}) and closed loop (QD)")
     return fig
 
 
@@ -324,7 +374,7 @@ def model_figure(models: pd.DataFrame):
         short = {OVERLOADED_LABEL: "hollow: overloaded\n(achieved < 95 %\nof offered)"}
         fig.legend(handles, [short.get(lab, lab) for lab in labels], loc="outside right lower", fontsize="small",
                    markerscale=0.7)
-    fig.suptitle("Queueing models of the open-loop mean latency (labels u = offered % of X_max)",
+    fig.suptitle(f"Queueing models of the open-loop mean latency (labels u = offered % of {X_REF})",
                  fontsize="medium")
     return printing.compact(fig) if len(groups) == 1 else fig  # one panel, the legend beside it: the compact box
 
@@ -332,15 +382,97 @@ def model_figure(models: pd.DataFrame):
 # -------------------------------------------------------------------------------------- time series
 
 
+#: Per generator: the per-second p99 column of fio-load-latency-seconds.csv and what it is.
+SECOND_P99 = {"fio": ("clat_p99_us", "completion"), IOARRIVE: ("lat_p99_us", "response")}
+#: Said in the figure where no per-second p99 was stored (the panel is left out, never drawn empty).
+NO_P99 = "no per-second p99 stored for these points: the p99 panel is left out"
+
+
+def second_p99(seconds: pd.DataFrame) -> np.ndarray:
+    """Each row's per-second p99 (µs) in its generator's column (:data:`SECOND_P99`: fio's clat_p99_us, ioarrive's
+    lat_p99_us; another generator: whichever of the two it has); NaN where none."""
+    out = np.full(len(seconds), np.nan)
+    gens = np.array(generators(seconds), dtype=object)
+    for gen in set(gens):
+        cols = [SECOND_P99[gen][0]] if gen in SECOND_P99 else ["lat_p99_us", "clat_p99_us"]
+        sel = gens == gen
+        for col in cols:
+            v = _num(seconds, col)
+            out[sel] = np.where(np.isfinite(out[sel]), out[sel], v[sel])
+    return out
+
+
+def _p99_label(gens: set) -> tuple[str, str]:
+    """(axis label, title words) of the p99 panel for the generators drawn in it: ioarrive's response time (from
+    the intended arrival), fio's completion latency (from its submission)."""
+    what = sorted({SECOND_P99[g][1] for g in gens if g in SECOND_P99}) or ["latency"]
+    said = {"response": "response from the intended arrival", "completion": "fio's completion latency"}
+    return (f"p99 {' / '.join(what)} (µs, log scale)", "; ".join(said.get(w, w) for w in what))
+
+
+def _time_series_row(a_iops, a_p99, host: str, rw_: str, g: pd.DataFrame, colour, multi: bool) -> None:
+    """One device x rw of :func:`time_series_figure`: per-second IOPS (and the offered rates dotted) on `a_iops`,
+    the per-second p99 on `a_p99` (None: no p99 stored, said in the IOPS panel's title and, with the reason, in
+    the figure's), the legend beside the last panel."""
+    key = f"{host}:{rw_}"
+    offered_label = "dotted: offered rate"
+    for u, gu in g.groupby("utilisation_pct", sort=True, dropna=False):
+        col = colour(u)
+        offered = float(np.nanmean(gu["offered_iops"])) if gu["offered_iops"].notna().any() else math.nan
+        label = _util(u) + (f" ({offered:,.0f} IOPS offered)" if math.isfinite(offered) else "")
+        by_point = gu.groupby("point", sort=False) if "point" in gu.columns else [(None, gu)]
+        for j, (_, gp) in enumerate(by_point):
+            gp = gp.sort_values("t_s")
+            a_iops.plot(gp["t_s"], gp["iops"], color=col, linewidth=1.6, label=label if j == 0 else "_nolegend_",
+                        gid=f"iops:{key}:{_util(u)}")
+            p99 = gp[gp["p99_us"] > 0]
+            if a_p99 is not None and len(p99):
+                a_p99.plot(p99["t_s"], p99["p99_us"], color=col, linewidth=1.6,
+                           label=label if j == 0 else "_nolegend_", gid=f"p99:{key}:{_util(u)}")
+        if math.isfinite(offered):
+            a_iops.axhline(offered, color=col, linestyle=":", linewidth=1, label=offered_label,
+                           gid=f"offered:{key}:{_util(u)}")
+            offered_label = "_nolegend_"
+    who = f"{host}: " if multi else ""
+    what = RW_LABEL.get(rw_, rw_)
+    a_iops.set_title(f"{who}{what}: IOPS" + ("" if a_p99 is not None else " (no p99 stored)"), fontsize="medium")
+    a_iops.set_ylabel("IOPS (I/O per s, 1-s intervals)")
+    a_iops.set_ylim(bottom=0)
+    thousands(a_iops.yaxis)
+    shown = [a_iops]
+    if a_p99 is not None:
+        ylabel, meaning = _p99_label(set(g.loc[g["p99_us"] > 0, "_generator"]))
+        a_p99.set_title(f"{who}{what}: p99\n({meaning})", fontsize="medium")
+        a_p99.set_ylabel(ylabel)
+        a_p99.set_yscale("log")
+        _log(a_p99.yaxis)
+        shown.append(a_p99)
+    for ax in shown:
+        ax.set_xlabel("time (s since the point's start)")
+        ax.set_xlim(left=0)
+    handles, labels = shown[-1].get_legend_handles_labels()
+    if a_p99 is not None:
+        for h, lab in zip(*a_iops.get_legend_handles_labels()):
+            if lab.startswith("dotted"):
+                handles.append(h)
+                labels.append(lab)
+    shown[-1].legend(handles, labels, fontsize="x-small", title=f"offered rate (% of {X_REF})",
+                     title_fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+
+
 def time_series_figure(seconds: pd.DataFrame, rw: str | None = None):
-    """Per-second IOPS (left) and p99 completion latency (right, µs, log y; fio's histogram logs hold clat) over each point's run (s since its
-    start), one line per offered rate (colour by offered load, "u50" in the legend; repetitions share a
-    colour), the offered rate dotted in the IOPS panel. One row of panels per device x rw (only `rw` when
-    given); the rw's own direction. None without a second to draw."""
+    """Per-second IOPS (left) and p99 latency (right, µs, log y) over each point's run (s since its start), one
+    line per offered rate (colour by offered load, "u50" in the legend; repetitions share a colour), the offered
+    rate dotted in the IOPS panel. The p99 is each generator's own (:func:`second_p99`: fio's histogram logs hold
+    completion latency, ioarrive's series the response time from the intended arrival). One row of panels per
+    device x rw (only `rw` when given); the rw's own direction. A row without any per-second p99 has no p99
+    panel (its IOPS panel says why; a figure with none is one column wide). None without a second to draw."""
     if seconds is None or len(seconds) == 0 or not {"t_s", "iops", "rw", "host"} <= set(seconds.columns):
         return None
     s = seconds.copy()
-    for col in ("t_s", "iops", "clat_p99_us", "utilisation_pct", "offered_iops"):
+    s["p99_us"] = second_p99(s)
+    s["_generator"] = generators(s)
+    for col in ("t_s", "iops", "utilisation_pct", "offered_iops"):
         s[col] = _num(s, col)
     if rw is not None:
         s = s[s["rw"] == rw]
@@ -358,50 +490,18 @@ def time_series_figure(seconds: pd.DataFrame, rw: str | None = None):
         return cmap(0.9 * k / max(len(utils) - 1, 1))
 
     multi = s["host"].nunique() > 1
-    fig, axes = new_figure(2, len(groups), scale=1.1)
+    has_p99 = [bool((g["p99_us"] > 0).any()) for _, _, g in groups]
+    ncols = 2 if any(has_p99) else 1
+    fig, axes = new_figure(ncols, len(groups), scale=1.1)
     for row, (host, rw_, g) in enumerate(groups):
-        a_iops, a_p99 = axes[2 * row], axes[2 * row + 1]
-        key = f"{host}:{rw_}"
-        offered_label = "dotted: offered rate"
-        for u, gu in g.groupby("utilisation_pct", sort=True, dropna=False):
-            col = colour(u)
-            offered = float(np.nanmean(gu["offered_iops"])) if gu["offered_iops"].notna().any() else math.nan
-            label = _util(u) + (f" ({offered:,.0f} IOPS offered)" if math.isfinite(offered) else "")
-            by_point = gu.groupby("point", sort=False) if "point" in gu.columns else [(None, gu)]
-            for j, (_, gp) in enumerate(by_point):
-                gp = gp.sort_values("t_s")
-                a_iops.plot(gp["t_s"], gp["iops"], color=col, linewidth=1.6, label=label if j == 0 else "_nolegend_",
-                            gid=f"iops:{key}:{_util(u)}")
-                p99 = gp[gp["clat_p99_us"] > 0]
-                a_p99.plot(p99["t_s"], p99["clat_p99_us"], color=col, linewidth=1.6,
-                           label=label if j == 0 else "_nolegend_", gid=f"p99:{key}:{_util(u)}")
-            if math.isfinite(offered):
-                a_iops.axhline(offered, color=col, linestyle=":", linewidth=1, label=offered_label,
-                               gid=f"offered:{key}:{_util(u)}")
-                offered_label = "_nolegend_"
-        who = f"{host}: " if multi else ""
-        what = RW_LABEL.get(rw_, rw_)
-        a_iops.set_title(f"{who}{what}: IOPS", fontsize="medium")
-        a_iops.set_ylabel("IOPS (I/O per s, 1-s intervals)")
-        a_iops.set_ylim(bottom=0)
-        thousands(a_iops.yaxis)
-        a_p99.set_title(f"{who}{what}: p99 latency", fontsize="medium")
-        a_p99.set_ylabel("p99 completion latency (µs, log scale, 1-s intervals)")
-        if any(line.get_ydata().size for line in a_p99.get_lines()):
-            a_p99.set_yscale("log")
-            _log(a_p99.yaxis)
-        for ax in (a_iops, a_p99):
-            ax.set_xlabel("time (s since the point's start)")
-            ax.set_xlim(left=0)
-        handles, labels = a_p99.get_legend_handles_labels()
-        extra = [(h, lab) for h, lab in zip(*a_iops.get_legend_handles_labels()) if lab.startswith("dotted")]
-        for h, lab in extra:
-            handles.append(h)
-            labels.append(lab)
-        a_p99.legend(handles, labels, fontsize="x-small", title="offered rate (% of X_max)",
-                     title_fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.suptitle("Open loop over time: per-second IOPS and p99 at each offered rate")
+        a_p99 = axes[ncols * row + 1] if ncols == 2 else None
+        if a_p99 is not None and not has_p99[row]:
+            a_p99.set_visible(False)
+            a_p99 = None
+        _time_series_row(axes[ncols * row], a_p99, host, rw_, g, colour, multi)
+    fig.suptitle("Open loop over time: per-second IOPS" + (" and p99" if any(has_p99) else "")
+                 + " at each offered rate" + ("" if any(has_p99) else f" ({NO_P99})"))
     return fig
 
 
-__all__ = ["latency_throughput_figure", "model_figure", "time_series_figure"]
+__all__ = ["latency_throughput_figure", "model_figure", "second_p99", "time_series_figure"]

@@ -9,6 +9,8 @@ headers and units, and the sentences of the report. Layer: report (imports analy
 - :mod:`.steady_state`: the steady-state verdicts, rounds and PTS matrix;
 - :mod:`.drive`: the drive table;
 - :mod:`.openloop`: the open loop (fio-load-latency): curves, SLO, models and one paragraph per workload;
+- :mod:`.loadgen`: the open loop's generators (ioarrive, fio): what each measured, where the loop held, and the
+  section's words where it did not;
 - :mod:`.wsat`: write saturation: burst and sustained levels, the cliffs, one paragraph per run;
 - :mod:`.hierarchy`: the cache levels beside the kernel's sizes, the TLB cost, memory-level parallelism;
 - :mod:`.pts`: the SNIA PTS recovery and demand tests (HIR, XSR, CBW, DIRTH) and their departures from PTS;

@@ -15,6 +15,8 @@ from memstor.analysis.synthesis import HEADLINE_METRICS
 from memstor.analysis.validity.gate import OPEN_LOOP_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_number, md_escape
 from memstor.core.schema import missing
+from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
+from memstor.report.text.queueing import name_ceilings
 
 #: The storage checks that bear on every fio headline value (their subject: the experiment).
 _FIO = (("load_generator_cpu", ""), ("interval_exists", ""), ("interval_holds_value", ""))
@@ -206,13 +208,17 @@ def findings(S, host: str) -> list[str]:
         out.append(s + f" ({SECTION_REF['storage_points']}).")
     gated = _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",))
     if gated:
-        out.append("The open loop did not hold (" + "; ".join(gated[:2]) + (f"; {len(gated) - 2} more" if len(gated) > 2
-                   else "") + "): the latency-under-load section gives no SLO answer and no queueing model "
-                   f"({SECTION_REF['open_loop']}).")
+        said = _not_open_workloads(S, host)
+        failed = _rows(S.validity, host, ("open_loop",), statuses=("fail",))
+        names = ", ".join(dict.fromkeys(failed.loc[failed["check"].isin(OPEN_LOOP_CHECKS), "check"]))
+        why = ("; ".join(said) + (f" (failed: {names})" if names else "")) if said else \
+            "; ".join(gated[:2]).replace("X_max", "X_ref") + (f"; {len(gated) - 2} more" if len(gated) > 2 else "")
+        out.append(f"The open loop did not hold ({why}): the latency-under-load section gives no SLO answer and no "
+                   f"queueing model ({SECTION_REF['open_loop']}).")
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
     if bad_fit:
-        out.append("The knee fit contradicts its own data (" + bad_fit[0] + "); the measured bound is given instead "
-                   f"({SECTION_REF['queue_depth']}).")
+        out.append("The knee fit contradicts its own data (" + name_ceilings(bad_fit[0]) + "); the measured bound is "
+                   f"given instead ({SECTION_REF['queue_depth']}).")
     machine_gate = _rows(S.validity, host, ("memory",))
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():
@@ -242,6 +248,30 @@ def findings(S, host: str) -> list[str]:
     return out[:6]
 
 
+def _not_open_rows(S, host: str) -> pd.DataFrame:
+    """The open-loop curve rows (Synthesis.load) of this device's workloads whose loop did not hold (``valid``
+    False, memstor.analysis.validity.gate); empty without the table or the column."""
+    load = getattr(S, "load", None)
+    if load is None or len(load) == 0 or "valid" not in load.columns:
+        return pd.DataFrame()
+    return load[(load["host"].astype(str) == str(host)) & load["valid"].eq(False)]
+
+
+def _not_open_workloads(S, host: str) -> list[str]:
+    """'randread (ioarrive): held at 0 of 8 rates, 0-101 % of offered achieved' per workload
+    whose open loop did not hold, from the rows; [] without them."""
+    rows = _not_open_rows(S, host)
+    out = []
+    for rw, g in (rows.groupby("rw", sort=True) if len(rows) else ()):
+        gens = " and ".join(dict.fromkeys(generators(g)))
+        held = held_points(g.assign(valid=True))
+        pct = pd.to_numeric(g["achieved_pct"], errors="coerce").dropna() if "achieved_pct" in g.columns \
+            else pd.Series(dtype=float)
+        got = f", {fmt_number(pct.min())}–{fmt_number(pct.max())} % of offered achieved" if len(pct) else ""
+        out.append(f"{rw} ({gens}): held at {int(held.sum())} of {len(g)} rates{got}")
+    return out
+
+
 def next_steps(S, host: str, profile: str) -> list[str]:
     """What to run next for a better answer, from the profile, the machine and the failed checks."""
     out = []
@@ -265,8 +295,8 @@ def next_steps(S, host: str, profile: str) -> list[str]:
                    "fio was CPU-bound on the CPUs it may use: fewer jobs, or more usable CPUs (affinity, cgroup "
                    "quota).")
     if _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",)):
-        out.append("For an open loop: memstor's own generator (`generator: ioarrive` in the fio-load-latency "
-                   "section) and more usable CPUs; until then read the closed-loop curve of the queue-depth sweep.")
+        gens = list(dict.fromkeys(generators(_not_open_rows(S, host)))) or ["fio"]
+        out += [NOT_OPEN_WAY_OUT.get(g, NOT_OPEN_WAY_OUT["fio"]) for g in gens]
     if not _rows(S.validity, host, ("memory",)).query("subject.str.endswith('(machine)')", engine="python").empty:
         out.append("For memory numbers that pass the quality gate: a quiet machine, bare metal if possible.")
     return out or ["Nothing to add: every check passed."]

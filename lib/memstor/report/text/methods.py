@@ -80,22 +80,24 @@ negative residual means fewer I/Os were really in flight than asked for (the I/O
 could not submit fast enough, or the I/O completed without queueing, e.g. from a cache); a residual
 within a few percent is normal (ramp and reaping gaps)."""),
     "knee": Method(
-        summary="""A closed sweep's throughput is bounded by X(N) ≤ min(N / R_min, X_max); the two asymptotes cross at the knee
-N* = X_max · R_min, past which more I/Os in flight add only latency. Two numbers are named apart: the
-two-asymptote fit (± standard errors, N* with its 95 % interval) and the closed-system bound from the
-measured inputs (the latency at the smallest N, the highest IOPS measured).""",
+        summary="""A closed sweep's throughput is bounded by X(N) ≤ min(N / R_min, X_max), X_max the device's ceiling; the
+asymptotes cross at the knee N* = X_max · R_min, past which more I/Os in flight add only latency. Two estimates are
+named apart: the two-asymptote fit (its ceiling X_fit and R_min ± standard errors, N* with its 95 % interval) and
+the closed-system bound from the measured inputs (X_best, the highest IOPS of the sweep, and the latency at its
+smallest N).""",
         details="""Operational analysis bounds a closed system's throughput by X(N) ≤ min(N / R_min, X_max). With few
 requests in flight each sees the unloaded latency R_min, and throughput grows in proportion to N
 (latency bound, N / R_min). Once the bottleneck — the device's parallel flash channels, or the CPU
 submitting I/O — is saturated, throughput stays at X_max and more requests only wait: the latency
 grows as N / X_max (throughput bound). The two asymptotes cross at the knee **N* = X_max · R_min**:
 fewer I/Os in flight leave throughput unused, more add only latency. Two numbers are given, and named
-apart: the **two-asymptote fit** — R_min and X_max fitted with scipy (least squares on log IOPS, so the
-low-N and the high-N points weigh alike), each ± its standard error, and N* with its 95 % interval — and
-the **closed-system bound** N* from the measured inputs (the latency at the smallest N and the highest
-IOPS measured). The figures draw the two-asymptote fit (dashed) over the data and mark N*
-with a star; the lower panels show the same data as latency against throughput — flat latency up
-to the knee, then a wall at X_max. Hollow markers are points not in the fit (the spec-conditions
+apart: the **two-asymptote fit** — R_min and the ceiling **X_fit** fitted with scipy (least squares on log
+IOPS, so the low-N and the high-N points weigh alike), each ± its standard error, and N* = X_fit · R_min with
+its 95 % interval — and the **closed-system bound** N* = X_best · R(N_min) from the measured inputs (**X_best**
+the highest IOPS of the sweep, R(N_min) the latency at its smallest N). The open loop's reference X_ref (§4.4)
+is a third number: the best IOPS of every closed-loop configuration of the workload, spec point included. The
+figures draw the two-asymptote fit (dashed) over the data and mark N* with a star; the lower panels show the same data as latency against throughput — flat latency up
+to the knee, then a wall at the ceiling. Hollow markers are points not in the fit (the spec-conditions
 point with 4 jobs, or a second point at the same N)."""),
     "curves": Method(
         summary="""Memory curves (loaded latency: one thread chases pointers while load threads are throttled by an inject
@@ -133,26 +135,45 @@ in flight) and the offered-load sweep of section 4.4 (open loop). All of them go
   few threads; loadlat's `--pacing=exp` draws each delay from an exponential with the same mean (Poisson-like
   arrivals). Where a device has both, the latency of each at the same bandwidth is compared."""),
     "openloop": Method(
-        summary="""`fio-load-latency` offers Poisson arrivals at 10 … 98 % of the closed loop's X_max and measures the latency
-each rate gets; a point is an open loop only when it achieved its offered rate and its arrivals did not wait for
-completions. The SLO answer is the highest achieved IOPS whose p99 meets each target; the queueing models
-(M/M/1, M/G/1, M/G/c) start from the QD1 point's service time.""",
+        summary="""`fio-load-latency` offers Poisson arrivals at 10 … 98 % of X_ref (the best closed-loop IOPS of the workload)
+and measures the latency each rate gets; the paragraphs below the table name the generator (memstor's ioarrive or
+fio's rate mode) and what its latency is. Only a workload whose loop held (its generator's checks passed, each offered rate achieved within ±5 %) gets
+an SLO answer (the highest IOPS whose p99 meets each target) and queueing models (M/M/1, M/G/1, M/G/c).""",
         details="""The queue-depth sweep is a closed loop: N I/Os always in flight, so latency follows N / X by Little's law.
-The `fio-load-latency` experiment offers a rate instead (Poisson arrivals at 10 … 98 % of the device's
-X_max, the rate split over jobs so that fio's truncated Poisson gaps do not overshoot it, the submit
-mode probed so that arrivals do not wait for completions) and measures the latency each rate gets. A point
-whose achieved IOPS fell below 95 % of the offered rate is *overloaded*; one whose queue reached the
-per-job iodepth ceiling may have made arrivals wait (*ceiling*, coordinated omission). The models use the
-service time S of the QD1 point and its squared coefficient of variation cs² (json+ histogram):
-M/M/1 R = S/(1−ρ), M/G/1 (Pollaczek–Khinchine) R = S + ρS(1+cs²)/(2(1−ρ)), and M/G/c (Allen–Cunneen
-with Erlang C) with c, the effective number of servers, fitted to the points that kept up. The SLO answer
-is the highest achieved IOPS whose p99 meets each target, interpolated between measured rates."""),
+The `fio-load-latency` experiment offers a rate instead — Poisson arrivals at 10 … 98 % of **X_ref**, the best IOPS
+of the same workload in the closed queue-depth sweep (else a short closed-loop fio probe, else the profile's
+`x_max_iops`; the table's X_ref column and `x_max_source` say which) — and measures the latency each rate gets.
+The rows' `generator` column says which generator issued a point (a table without it is fio's):
+
+- **ioarrive** (`generator: ioarrive`, the default; `lib/ioarrive/`): one process per rate issues every I/O at its
+  intended arrival time whatever is in flight (io_uring where the kernel allows it, else Linux AIO, else a pool
+  of synchronous threads — the table's ioengine column; O_DIRECT; up to 4096 I/Os in flight, reaching the cap
+  marks the run overloaded) and times it three ways: **response** = completion − intended arrival (the latency
+  of this section: what a user waits, the generator's own lateness included, so nothing is hidden), **service**
+  = completion − submission, **lag** = submission − intended arrival. It checks itself: achieved within ±5 % of
+  offered (both sides), the arrivals it issued tested against the Poisson process asked (exponential gaps by
+  Kolmogorov–Smirnov, no trend, independence; on the intended and on the submitted times), p99 lag under
+  max(10 % of the p99 response, 20 µs) (else *generator-bound*), nothing left unfinished. A rate holds only
+  when every check passed.
+- **fio** (`generator: fio`, and data measured before ioarrive): `rate_iops` with `rate_process=poisson`, the
+  rate split over jobs so that fio's truncated Poisson gaps do not overshoot it, the submit mode probed. fio
+  times latency from its actual submission, never from the intended arrival, and in inline mode (its default)
+  waits for the I/O in flight before each rate sleep, so arrivals bunch behind completions and the loop partly
+  closes (*arrivals gated*); a point whose queue reached the per-job iodepth ceiling may have made arrivals wait
+  (*ceiling*). A rate holds only when it achieved within ±5 % and the probe saw this mode's arrivals Poisson at
+  the point's load.
+
+A point whose achieved IOPS fell below 95 % of the offered rate is *overloaded*. The models use the service time S
+of the QD1 point and its squared coefficient of variation cs² (json+ histogram): M/M/1 R = S/(1−ρ), M/G/1
+(Pollaczek–Khinchine) R = S + ρS(1+cs²)/(2(1−ρ)), and M/G/c (Allen–Cunneen with Erlang C) with c, the effective
+number of servers, fitted to the points that kept up. The SLO answer is the highest achieved IOPS whose p99
+meets each target, interpolated between measured rates; both are given only for workloads whose loop held."""),
     "hierarchy": Method(
-        summary="""`mem-hierarchy` chases pointers through buffers from 4 KiB to beyond the last-level cache: each cache level
-is a plateau of the latency, set beside the kernel's cache sizes; 4 KiB against 2 MiB pages give the cost of a
+        summary="""`mem-hierarchy` chases pointers through buffers from 4 KiB to the profile's largest size (meant to pass the
+last-level cache; the sentence below the table says whether it did): each cache level is a plateau of the latency, set beside the kernel's cache sizes; 4 KiB against 2 MiB pages give the cost of a
 page walk, and N independent chains in one thread turn latency into bandwidth, X = N × 64 B / R.""",
-        details="""The `mem-hierarchy` experiment chases pointers through buffers from 4 KiB to several times the last-level
-cache (loadlat `--working_set`, as lmbench's `lat_mem_rd`): each cache level is a plateau of the latency
+        details="""The `mem-hierarchy` experiment chases pointers through buffers from 4 KiB to the profile's largest size,
+meant to be several times the last-level cache (loadlat `--working_set`, as lmbench's `lat_mem_rd`): each cache level is a plateau of the latency
 curve, and where a plateau ends is how much that level holds. They are set beside the sizes the kernel
 reports; a level that ends far from its size (a factor 2) is named — on a VM the last-level cache is shared
 with other guests. 4 KiB pages against 2 MiB pages beyond the TLB's reach give the cost of a page walk.

@@ -1,6 +1,13 @@
 """Report text, open loop (fio-load-latency for people): memstor.analysis.load_latency's curve_table (load),
 slo, models and unloaded as display tables with short headers and units, and one paragraph per device x
-workload (markdown). Units: IOPS, µs, % of X_max."""
+workload (markdown). Units: IOPS, µs, % of X_ref.
+
+What was measured is said per generator, from the rows (memstor.report.text.loadgen: ``ioarrive``, memstor's
+arrival-driven generator, latency = response time from the intended arrival; or ``fio``, fio's rate mode, latency
+from fio's submission; a table without the ``generator`` column is fio's).
+**X_ref** is the reference the offered rates are shares of (``x_max_iops``: the best closed-loop IOPS of the
+workload, ``x_max_source`` says where from) — named apart from the knee's fitted ceiling X_fit and the sweep's
+best X_best (memstor.report.text.queueing)."""
 
 from __future__ import annotations
 
@@ -12,6 +19,17 @@ import pandas as pd
 from memstor.analysis.validity.gate import not_valid_reasons, valid_rows
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import truthy
+from memstor.report.text.loadgen import (
+    FIO,
+    IOARRIVE,
+    RATE_BAND_PCT,
+    X_REF,
+    generators,
+    measured_sentences,
+    not_open_closing,
+    not_open_sentence,
+    ordered,
+)
 
 #: The queueing models of memstor.analysis.openloop.model_table: (column prefix, name).
 OPEN_LOOP_MODELS = (("mm1", "M/M/1"), ("md1", "M/D/1"), ("mg1", "M/G/1"), ("mgc", "M/G/c"))
@@ -19,8 +37,6 @@ OPEN_LOOP_MODELS = (("mm1", "M/M/1"), ("md1", "M/D/1"), ("mg1", "M/G/1"), ("mgc"
 MODEL_BREAK_PCT = 20.0
 #: An open loop faster than the closed loop by at most this (%) is called small.
 OPEN_CLOSED_SMALL_PCT = 10.0
-
-
 def _ol_float(v) -> float:
     """A cell as a float (NaN when missing or not a number)."""
     try:
@@ -43,7 +59,7 @@ def _ol_target(t) -> str:
 
 
 def _ol_u(u) -> str:
-    """An offered offered load (% of X_max) as the figures label it: 50 -> 'u50'."""
+    """An offered load (% of X_ref) as the figures label it: 50 -> 'u50'."""
     u = _ol_float(u)
     return "u?" if u != u else f"u{u:g}"
 
@@ -55,30 +71,41 @@ def _ol_rows(df: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:
     return df[(df["host"].astype(str) == str(host)) & (df["rw"] == rw)]
 
 
-def _ol_flag_words(over, ceil, open_loop=None) -> str:
-    """The flags of one open-loop point as words ('ok' when none is set); open_loop False: fio's inline
-    submission gated the arrivals (rate per job x latency above memstor.measure.openloop.INLINE_MAX_LOAD)."""
-    gated = open_loop is not None and open_loop == open_loop and not truthy(open_loop)
-    words = [w for f, w in ((over, "overloaded"), (ceil, "iodepth ceiling reached"), (gated, "arrivals gated"))
+def _ol_flag_words(over, ceil, open_loop=None, generator: str = FIO, achieved_pct=None) -> str:
+    """The flags of one open-loop point as words ('ok' when none is set). open_loop False: above 105 % of the offered
+    rate, the generator delivered more than offered (fio's offload mode); else for fio, its inline submission gated
+    the arrivals (rate per job x latency above memstor.measure.openloop.INLINE_MAX_LOAD); for ioarrive, one of its
+    own checks failed (rate, arrival tests, lag bound, drain). The ceiling is fio's per-job iodepth, or ioarrive's
+    cap on I/Os in flight."""
+    not_open = open_loop is not None and open_loop == open_loop and not truthy(open_loop)
+    mine = generator == IOARRIVE
+    pct = _ol_float(achieved_pct)
+    why = ("more than offered" if pct > RATE_BAND_PCT[1] else "ioarrive's checks failed" if mine
+           else "arrivals gated")
+    words = [w for f, w in ((over, "overloaded"),
+                            (ceil, "cap on I/Os in flight reached" if mine else "iodepth ceiling reached"),
+                            (not_open, why))
              if truthy(f)]
     return ", ".join(words) or "ok"
 
 
 LOAD_DISPLAY_COLUMNS = [
-    "device", "workload", "offered load (% of X_max)", "offered (IOPS)", "achieved (IOPS)",
+    "device", "workload", "generator", "offered load (% of X_ref)", "offered (IOPS)", "achieved (IOPS)",
     "achieved (% of offered)", "mean (µs)", "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "flags", "CV of 1-s IOPS",
-    "min 1-s IOPS (% of mean)", "closed loop at same IOPS (µs)", "open vs closed (%)", "X_max (IOPS)", "n",
+    "min 1-s IOPS (% of mean)", "closed loop at same IOPS (µs)", "open vs closed (%)", "X_ref (IOPS)", "n",
 ]
 
 
 def load_display(load: pd.DataFrame) -> pd.DataFrame:
     """The open-loop curves (memstor.analysis.load_latency.curve_table) for people, one row per device x
-    workload x offered rate: offered load (% of X_max), offered and achieved IOPS (achieved also in % of
-    offered), mean / p50 / p99 / p99.9 total latency (µs), the flags as words (overloaded: achieved < 95 %
-    of offered; iodepth ceiling reached: arrivals may have waited for a slot; arrivals gated: fio's inline
-    submission held arrivals back for completions, not a pure open loop), the coefficient of variation
-    of the per-second IOPS, the lowest 1-s IOPS (% of the mean of the seconds), the closed queue-depth
-    loop's mean latency at the same IOPS (µs) with the open loop's difference to it (%), X_max and n."""
+    workload x offered rate: the generator (ioarrive: latencies are response times from the intended arrival;
+    fio: from fio's submission), offered load (% of X_ref), offered and achieved IOPS (achieved also in % of
+    offered), mean / p50 / p99 / p99.9 latency (µs), the flags as words (overloaded: achieved < 95 % of
+    offered; iodepth ceiling reached (fio) / cap on I/Os in flight reached (ioarrive); more than offered: the
+    generator delivered above 105 % of the offered rate; arrivals gated: fio's inline submission held arrivals back
+    for completions; ioarrive's checks failed: the loop did not hold there), the coefficient of variation of the per-second IOPS, the lowest 1-s IOPS (% of the mean of the
+    seconds), the closed queue-depth loop's mean latency at the same IOPS (µs) with the open loop's
+    difference to it (%), X_ref and n."""
     if load is None or len(load) == 0:
         return pd.DataFrame(columns=LOAD_DISPLAY_COLUMNS)
     ld = load.reset_index(drop=True)
@@ -89,10 +116,12 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     def formatted(values, spec):
         return [("–" if _ol_float(v) != _ol_float(v) else format(_ol_float(v), spec)) for v in values]
 
+    gens = generators(ld)
     out = pd.DataFrame({
         "device": ld["host"].astype(str),
         "workload": ld["rw"],
-        "offered load (% of X_max)": formatted(ld["utilisation_pct"], "g"),
+        "generator": gens,
+        "offered load (% of X_ref)": formatted(ld["utilisation_pct"], "g"),
         "offered (IOPS)": col("offered_iops").map(_ol_fmt),
         "achieved (IOPS)": col("achieved_iops").map(_ol_fmt),
         "achieved (% of offered)": formatted(col("achieved_pct"), ".1f"),
@@ -100,13 +129,13 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
         "p50 (µs)": col("lat_p50_us").map(_ol_fmt),
         "p99 (µs)": col("lat_p99_us").map(_ol_fmt),
         "p99.9 (µs)": col("lat_p99_9_us").map(_ol_fmt),
-        "flags": [_ol_flag_words(o, c, g) for o, c, g in zip(col("overloaded"), col("ceiling_reached"),
-                                                              col("open_loop"))],
+        "flags": [_ol_flag_words(o, c, g, gen, p) for o, c, g, gen, p in zip(
+            col("overloaded"), col("ceiling_reached"), col("open_loop"), gens, col("achieved_pct"))],
         "CV of 1-s IOPS": formatted(col("iops_cv"), ".3f"),
         "min 1-s IOPS (% of mean)": formatted(col("min_1s_iops_pct"), ".0f"),
         "closed loop at same IOPS (µs)": col("closed_lat_mean_us").map(_ol_fmt),
         "open vs closed (%)": formatted(col("open_vs_closed_pct"), "+.1f"),
-        "X_max (IOPS)": col("x_max_iops").map(_ol_fmt),
+        "X_ref (IOPS)": col("x_max_iops").map(_ol_fmt),
         "n": [("–" if _ol_float(v) != _ol_float(v) else int(_ol_float(v))) for v in col("n")],
     })
     return out[LOAD_DISPLAY_COLUMNS]
@@ -170,11 +199,11 @@ def _model_cell(pred, err, rho) -> str:
 
 def models_display(models: pd.DataFrame) -> pd.DataFrame:
     """The model table (memstor.analysis.load_latency.models) for people, one row per open-loop point:
-    offered load (% of X_max), achieved IOPS, ρ₁ = λ·S, the measured mean latency (µs), each model's mean
+    offered load (% of X_ref), achieved IOPS, ρ₁ = λ·S, the measured mean latency (µs), each model's mean
     response time in µs with its error 100 (model − measured) / measured in %, the fitted c of M/G/c, the
     service time S (µs) and its cs², and the overloaded flag (not a steady state: left out of the fit)."""
     names = [f"{name} (µs, error)" for _, name in OPEN_LOOP_MODELS]
-    cols = ["device", "workload", "offered load (% of X_max)", "achieved (IOPS)", "ρ₁ = λ·S", "measured (µs)",
+    cols = ["device", "workload", "offered load (% of X_ref)", "achieved (IOPS)", "ρ₁ = λ·S", "measured (µs)",
             *names, "c", "S (µs)", "cs²", "flag"]
     models = valid_rows(models)  # no model against a loop that was not open (memstor.analysis.validity.gate)
     if models is None or len(models) == 0 or "rho_1" not in models.columns:
@@ -182,7 +211,7 @@ def models_display(models: pd.DataFrame) -> pd.DataFrame:
     m = models.reset_index(drop=True)
     out = {
         "device": m["host"].astype(str), "workload": m["rw"],
-        "offered load (% of X_max)": [("–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):g}")
+        "offered load (% of X_ref)": [("–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):g}")
                                      for v in m["utilisation_pct"]],
         "achieved (IOPS)": m["achieved_iops"].map(_ol_fmt),
         "ρ₁ = λ·S": [("–" if _ol_float(v) != _ol_float(v) else f"{_ol_float(v):.2f}") for v in m["rho_1"]],
@@ -206,7 +235,7 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
     for _, r in s.iterrows():
         t = _ol_target(r["target_p99_us"])
         v = _ol_float(r["max_iops"])
-        share = f" ({100 * v / x_max:.0f} % of X_max = {fmt_number(x_max)} IOPS)" if v == v and x_max > 0 else ""
+        share = f" ({100 * v / x_max:.0f} % of {X_REF} = {fmt_number(x_max)} IOPS)" if v == v and x_max > 0 else ""
         if v != v:
             where = ""
             if low is not None:
@@ -273,8 +302,11 @@ def _unloaded_sentence(u: pd.DataFrame) -> list:
 
 
 def _stress_sentences(g: pd.DataFrame) -> list:
-    """Overloaded points and points that reached the iodepth ceiling."""
+    """Overloaded points, points at the generator's ceiling on I/Os in flight, and points whose loop did not hold,
+    each in its generator's terms (fio: per-job iodepth, inline submission gating arrivals; ioarrive: its cap,
+    its own checks)."""
     out = []
+    gens = np.array(generators(g), dtype=object)
     over = g[[truthy(v) for v in g["overloaded"]]] if "overloaded" in g.columns else g.iloc[0:0]
     if len(over):
         where = ", ".join(f"{_ol_u(r['utilisation_pct'])} ({_ol_float(r.get('achieved_pct')):.1f} % achieved)"
@@ -282,21 +314,29 @@ def _stress_sentences(g: pd.DataFrame) -> list:
         out.append(f"Overloaded (achieved < 95 % of the offered rate) at {where}: the device did not keep up, "
                    "so the queue grew for the whole run; their latency depends on the run's length, not on a "
                    "steady state, and the model fit leaves them out.")
-    ceil = g[[truthy(v) for v in g["ceiling_reached"]]] if "ceiling_reached" in g.columns else g.iloc[0:0]
-    if len(ceil):
-        where = ", ".join(_ol_u(u) for u in ceil["utilisation_pct"])
-        out.append(f"The per-job iodepth ceiling was reached at {where}: arrivals then waited for a free slot "
+    ceil = np.array([truthy(v) for v in g["ceiling_reached"]], dtype=bool) if "ceiling_reached" in g.columns \
+        else np.zeros(len(g), dtype=bool)
+    if (ceil & (gens == FIO)).any():
+        where = ", ".join(_ol_u(u) for u in g.loc[ceil & (gens == FIO), "utilisation_pct"])
+        out.append(f"fio's per-job iodepth ceiling was reached at {where}: arrivals then waited for a free slot "
                    "before fio issued them, time fio does not count (coordinated omission), so the latency there "
                    "is a lower bound.")
-    gated = g[[v is not None and v == v and not truthy(v) for v in g["open_loop"]]] if "open_loop" in g.columns \
-        else g.iloc[0:0]
-    if len(gated):
-        where = ", ".join(_ol_u(u) for u in gated["utilisation_pct"])
-        out.append(f"Arrivals were gated at {where}: fio's inline submission (the mode the submit-mode probe "
-                   "chose: offload hung or failed the open-loop check here, see the experiment's manifest) waits "
-                   "for the I/O in flight before each rate sleep, so once rate "
-                   "per job x latency exceeds 0.5 the arrivals bunch up behind completions: the offered rate is "
-                   "still delivered, but the loop there is partly closed and the latency a lower bound.")
+    if (ceil & (gens == IOARRIVE)).any():
+        where = ", ".join(_ol_u(u) for u in g.loc[ceil & (gens == IOARRIVE), "utilisation_pct"])
+        out.append(f"ioarrive's cap on I/Os in flight was reached at {where}: it stopped issuing there and marked "
+                   "the run overloaded (its response times still count from the intended arrivals).")
+    flag = np.array([v is not None and v == v and not truthy(v) for v in g["open_loop"]], dtype=bool) \
+        if "open_loop" in g.columns else np.zeros(len(g), dtype=bool)
+    if (flag & (gens == FIO)).any():
+        where = ", ".join(_ol_u(u) for u in g.loc[flag & (gens == FIO), "utilisation_pct"])
+        out.append(f"Arrivals were gated at {where}: fio's inline submission waits for the I/O in flight before "
+                   "each rate sleep, so once rate per job x latency exceeds 0.5 the arrivals bunch up behind "
+                   "completions: the offered rate is still delivered, but the loop there is partly closed and the "
+                   "latency a lower bound.")
+    if (flag & (gens == IOARRIVE)).any():
+        where = ", ".join(_ol_u(u) for u in g.loc[flag & (gens == IOARRIVE), "utilisation_pct"])
+        out.append(f"ioarrive's own checks failed at {where} (its rate, arrival tests, lag bound or drain): the "
+                   "loop did not hold there, and those response times include the generator's lateness.")
     return out
 
 
@@ -327,13 +367,15 @@ def _open_closed_sentences(g: pd.DataFrame) -> list:
               "convex, so the straight line lies above it; and those points come from another run, with its "
               "own noise.")
     else:
+        split = ("the open loop's ioarrive process submits from one thread and reaps from another"
+                 if IOARRIVE in generators(faster) else "the open loop splits its rate over several jobs")
         s += (f" A gap of {worst:.0f} % is more than interpolation (the closed-loop value is interpolated "
               "linearly between two queue-depth points, and on a convex curve the line lies above it) and "
               "noise usually explain. Other differences between the runs can: another device state (write "
               "cache, garbage collection, power state), and another configuration (the closed points run their "
-              "own iodepth x numjobs, typically one job at a large iodepth whose single submitting thread can add "
-              "latency, while the open loop splits its rate over several jobs). Compare the closed sweep's points "
-              "around this rate and rerun both with repetitions.")
+              "own iodepth x numjobs, typically one fio job at a large iodepth whose single submitting thread can "
+              f"add latency, while {split}). Compare the closed sweep's points around this rate and rerun both "
+              "with repetitions.")
     return [s]
 
 
@@ -423,15 +465,20 @@ def _model_sentences(m: pd.DataFrame) -> list:
 
 
 def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, unloaded: pd.DataFrame) -> list:
-    """One markdown paragraph per device x workload of the open loop: the SLO answer (per p99 target), the
-    unloaded latency and the low-rate anomaly when flagged, overloaded points and points at the iodepth
-    ceiling, where the open loop is faster than the closed loop at equal throughput (and why it should not
+    """What was measured (one paragraph per generator, :func:`measured_sentences`), then one markdown paragraph
+    per device x workload of the open loop: the SLO answer (per p99 target), the unloaded latency and the
+    low-rate anomaly when flagged, overloaded points, points at the generator's ceiling and points whose loop did
+    not hold, where the open loop is faster than the closed loop at equal throughput (and why it should not
     be), and which queueing model explains the measured mean latency best (lowest mean |error| over the
-    steady points it predicts, most points first) and where each breaks. Inputs: the tables of
+    steady points it predicts, most points first) and where each breaks; a workload whose open loop did not
+    hold (memstor.analysis.validity.gate) gets where it held and the failed checks instead
+    (memstor.report.text.loadgen.not_open_sentence), and the workloads of one generator that did not hold one
+    closing paragraph at the end (what their latencies are, the way out). Inputs: the tables of
     memstor.analysis.load_latency (curve_table, slo, models, unloaded); any may be empty."""
     if load is None or len(load) == 0:
         return []
-    out = []
+    out = measured_sentences(load)
+    not_open: dict[str, list] = {}  # generator -> [(workload named, littles_law among the evidence)]
     hosts = sorted(load["host"].astype(str).unique())
     for host in hosts:
         h = load[load["host"].astype(str) == host]
@@ -442,7 +489,11 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
                 else math.nan
             invalid = not_valid_reasons(slo, host, rw) or not_valid_reasons(models, host, rw)
             if invalid:
-                out.append(f"**{md_escape(host)}, {rw}: not an open loop.** " + _not_open_sentence(invalid[0]))
+                gens = ordered(generators(g)) or ["fio"]
+                out.append(f"**{md_escape(host)}, {rw}: not an open loop** ({' and '.join(gens)}). "
+                           + not_open_sentence(invalid[0], g))
+                named = f"{md_escape(host)} {rw}" if len(hosts) > 1 else rw
+                not_open.setdefault(gens[0], []).append((named, "littles_law: " in invalid[0]))
                 continue
             parts = _slo_sentences(_ol_rows(slo, host, rw), g, x_max)
             parts += _unloaded_sentence(_ol_rows(unloaded, host, rw))
@@ -450,12 +501,6 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
             parts += _open_closed_sentences(g)
             parts += _model_sentences(_ol_rows(models, host, rw))
             out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts))
+    for gen, said in not_open.items():
+        out.append(not_open_closing([w for w, _ in said], gen, any(lit for _, lit in said)))
     return out
-
-
-def _not_open_sentence(reason: str) -> str:
-    """What the section gives instead of findings when the open loop did not hold (markdown)."""
-    text = reason.removeprefix("not valid: ")
-    return (f"The open loop did not hold: {text}. The latencies in the table are measured, but not at the offered "
-            "rates from open (Poisson) arrivals, so no SLO answer, no queueing model and no open-against-closed "
-            "comparison is given for this workload.")

@@ -34,7 +34,9 @@ def little_display(little: pd.DataFrame) -> pd.DataFrame:
 
 def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
     """Knee table with short headers and units: the two-asymptote fit (parameters ± standard error, N*
-    with its 95 % interval) and the closed-system bound N* = X_max R_min from the measured inputs."""
+    with its 95 % interval; the fitted ceiling named X_fit) and the closed-system bound N* = X_best R(N_min) from
+    the measured inputs (X_best: the highest IOPS of the sweep) — named apart from each other and from the open
+    loop's X_ref."""
     if knees.empty:
         return knees
     k = knees.copy()
@@ -45,11 +47,11 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "host": k["host"], "workload": k["rw"], "points": k["points"], "N range (I/Os)": k["N_range"],
         "R_min fit (µs)": [fmt_se(v, e) for v, e in zip(k["R_min_fit_us"], k["R_min_fit_se_us"])],
-        "X_max fit (IOPS)": [fmt_se(v, e) for v, e in zip(k["X_max_fit_iops"], k["X_max_fit_se_iops"])],
+        "X_fit (IOPS)": [fmt_se(v, e) for v, e in zip(k["X_max_fit_iops"], k["X_max_fit_se_iops"])],
         "N* fit (I/Os, 95 % CI)": [fmt_interval(v, lo, hi) for v, lo, hi in
                                    zip(k["N_star_fit"], k["N_star_fit_ci_low"], k["N_star_fit_ci_high"])],
         "R²": k["r2"].map(lambda v: "–" if missing(v) else f"{v:.3f}"),
-        "R at N_min (µs)": k["R_min_meas_us"], "X max meas. (IOPS)": k["X_max_meas_iops"],
+        "R at N_min (µs)": k["R_min_meas_us"], "X_best (IOPS)": k["X_max_meas_iops"],
         "N* bound (I/Os)": k["N_star_bound"],
     })
 
@@ -90,7 +92,8 @@ def cluster_display(cluster: pd.DataFrame | None, fio: pd.DataFrame | None) -> p
 
 def grid_sentences(grid: pd.DataFrame) -> list:
     """One sentence per device x workload of an adaptive grid (markdown): depths measured, how many the knee
-    added, and the plateau and knee N* = X_max · R(depth 1) the rule found in them."""
+    added, and the plateau and knee N* = X_plateau · R(depth 1) the rule found in them (X_plateau: the plateau's
+    throughput, named apart from the knee fit's X_fit and the sweep's best X_best)."""
     out: list[str] = []
     if grid is None or grid.empty:
         return out
@@ -98,11 +101,19 @@ def grid_sentences(grid: pd.DataFrame) -> list:
         depths = ", ".join(str(int(d)) for d in g["iodepth"])
         knee = int((g["step"] == "knee").sum())
         k = knee_of(zip(g["iodepth"], g["iops"], g["lat_mean_us"]))
-        found = (f"plateau from depth {k.plateau_from}, knee N* = X_max · R(depth 1) = {k.n_star:.1f} I/Os"
+        found = (f"plateau from depth {k.plateau_from}, knee N* = X_plateau · R(depth 1) = {k.n_star:.1f} I/Os"
                  if k.plateau_from is not None else f"{k.done}: the grid stopped at its budget or depth limit")
         out.append(f"**{md_escape(str(host))}, {rw}**: the adaptive grid measured {len(g)} depths ({depths}), "
                    f"{knee} of them between two depths around the knee; {found}.")
     return out
+
+
+def name_ceilings(evidence: str) -> str:
+    """A knee check's evidence (memstor.analysis.validity) with its ceilings named as the report names them:
+    'fitted X_max' -> 'X_fit (fitted ceiling)' and 'highest measured' -> 'X_best (highest measured)', so that
+    X_max never stands for three numbers (the fit's ceiling, the sweep's best, the open loop's reference)."""
+    return (evidence.replace("fitted X_max", "X_fit (fitted ceiling)")
+            .replace("highest measured", "X_best (highest measured)"))
 
 
 def knee_sentences(knees: pd.DataFrame) -> list:
@@ -111,19 +122,19 @@ def knee_sentences(knees: pd.DataFrame) -> list:
     for _, k in knees.iterrows():
         if isinstance(k.get("not_valid"), str) and k["not_valid"]:
             out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the fitted knee is not a finding here — "
-                       f"{k['not_valid'].removeprefix('not valid: ')}. The closed-system bound from the measured "
-                       f"inputs (latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, best "
+                       f"{name_ceilings(k['not_valid'].removeprefix('not valid: '))}. The closed-system bound from "
+                       f"the measured inputs (latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
                        f"{fmt_number(k['X_max_meas_iops'])} IOPS) gives N* = {k['N_star_bound']:.1f}.")
             continue
         if missing(k.get("N_star_fit")):
             out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: no fit — {k.get('note') or 'too few points'}.")
             continue
-        s = (f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the two-asymptote fit gives N* = X_max × R_min = "
+        s = (f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the two-asymptote fit gives N* = X_fit × R_min = "
              f"{fmt_number(k['X_max_fit_iops'])} IOPS × {fmt_number(k['R_min_fit_us'])} µs = "
              f"**{fmt_interval(k['N_star_fit'], k.get('N_star_fit_ci_low'), k.get('N_star_fit_ci_high'))} "
              f"I/Os in flight** (95 % interval; {int(k['points'])} points, N = {k['N_range']}, "
              f"R² = {k['r2']:.3f}); from the measured inputs "
-             f"(latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, best "
+             f"(latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
              f"{fmt_number(k['X_max_meas_iops'])} IOPS) the closed-system bound gives N* = "
              f"{k['N_star_bound']:.1f}.")
         if k.get("note"):
