@@ -448,6 +448,28 @@ def test_report_text_of_hir_and_xsr_tables():
     assert text.hir_display(None).empty and text.departures(None) == []
 
 
+
+def test_a_series_at_its_level_from_the_first_second_is_said_so_not_settled_in_0_s():
+    """Reviewers read 'settles in 0 s' (xeon-defects' quick XSR: 2,122 -> 444 MB/s and 444 -> 1,782 MB/s, both
+    settle_s 0): nothing settled; the series was at its new level from the first second."""
+    from memstor.report import text
+
+    xsr = pd.DataFrame({"host": "xeon-defects", "transition": ["SEQ 1024KiB → RND 8KiB", "RND 8KiB → SEQ 1024KiB"],
+                        "t_transition_s": [10.33, 20.766], "from_level_MBps": [2122.4, 444.5],
+                        "from_level_MBps_ci_low": None, "from_level_MBps_ci_high": None,
+                        "to_level_MBps": [444.5, 1781.8], "to_level_MBps_ci_low": None, "to_level_MBps_ci_high": None,
+                        "settle_s": [0.0, 3.0], "settle_rule": "r", "departure": "quick", "note": ""})
+    assert text.xsr_display(xsr)["settles in (s)"].tolist() == ["from the first second", "3.00"]
+    said = text.pts_summary(None, xsr, None, None)["result"].iloc[0]
+    assert "settles in 0 s" not in said and "at its new level from the first second" in said
+    assert "settles in 3.00 s" in said
+    seconds, table = _xsr_seconds()
+    settled = pr.xsr_table(seconds, table).assign(settle_s=[0.0, 2.0])
+    (ax,) = plots.xsr_figure(seconds, settled).axes
+    assert "xsr:settle:0" not in {line.get_gid() for line in ax.get_lines()}   # no settle line on the transition
+    assert any(t.get_gid() == "xsr:settled-at-once:0" and "first second" in t.get_text() for t in ax.texts)
+    assert "settled after 0 s" not in {t.get_text() for t in ax.texts}
+
 @needs_fio
 @pytest.mark.fio
 @pytest.mark.slow

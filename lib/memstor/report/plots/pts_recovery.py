@@ -8,7 +8,8 @@
   continuous writes, dashed, its 95 % interval shaded). Input: ``fio-pts-hir.csv``.
 - :func:`xsr_figure`: the per-second throughput (MB/s = 10^6 B/s) of a XSR run against time (s since the test's
   first I/O), one colour per access group; each transition a solid vertical line, each settle time a dotted
-  one with its seconds, each group's final level a thin horizontal line over the group. Input:
+  one with its seconds (a group at its level from the first second: said beside the transition, no second
+  line), each group's final level a thin horizontal line over the group. Input:
   ``fio-pts-xsr-seconds.csv`` and memstor.analysis.pts_recovery.xsr_table. The axis is logarithmic when the
   groups differ by more than :data:`LOG_RATIO` (SEQ 1024 KiB and RND 8 KiB often do).
 
@@ -132,7 +133,11 @@ def _marks(ax, xsr: pd.DataFrame | None, s: pd.DataFrame, div: float) -> None:
                 ax.hlines(level, spans[k][0] / div, spans[k][1] / div, colors="black", linestyles=":",
                           linewidth=1.0, gid=f"xsr:level:{k + 1}")
         settle = pd.to_numeric(row.settle_s, errors="coerce")
-        if np.isfinite(settle):
+        if np.isfinite(settle) and settle <= 0:  # at its level from the first second: no settle line on the transition
+            ax.annotate("at its level from the first second", (t / div, 0.0), xycoords=("data", "axes fraction"),
+                        xytext=(3, 3), textcoords="offset points", fontsize="small", rotation=90, va="bottom",
+                        gid=f"xsr:settled-at-once:{i}", in_layout=False)
+        elif np.isfinite(settle):
             ax.axvline((t + settle) / div, color="black", linestyle=":", linewidth=1.2, gid=f"xsr:settle:{i}")
             ax.annotate(f"settled after {settle:g} s", ((t + settle) / div, 0.0), xycoords=("data", "axes fraction"),
                         xytext=(3, 3), textcoords="offset points", fontsize="small", rotation=90, va="bottom",

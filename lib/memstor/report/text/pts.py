@@ -49,9 +49,21 @@ def hir_display(hir: pd.DataFrame | None) -> pd.DataFrame:
     return _one(hir, out)
 
 
+def settle_text(settle_s, with_unit: bool = True) -> str:
+    """An XSR settle time as the report says it: 'not settled' (missing), 'from the first second' (0: the series
+    is at its new level from the first second after the transition, nothing to settle — never 'settles in 0 s'),
+    else 'settles in N s' ('N' without the unit and verb, for the table's 'settles in (s)' column)."""
+    if missing(settle_s):
+        return "not settled"
+    if float(settle_s) <= 0:
+        return "at its new level from the first second" if with_unit else "from the first second"
+    return f"settles in {fmt_number(settle_s)} s" if with_unit else fmt_number(settle_s)
+
+
 def xsr_display(xsr: pd.DataFrame | None) -> pd.DataFrame:
     """One row per device x transition: when it happens (s), the levels before and after (MB/s [95 %
-    interval]) and the settle time (s; "not settled" when the phase never settled)."""
+    interval]) and the settle time (s; "not settled" when the phase never settled, "from the first second" when
+    there was nothing to settle)."""
     cols = ["device", "transition", "at (s)", "before (MB/s)", "after (MB/s)", "settles in (s)"]
     if xsr is None or xsr.empty:
         return pd.DataFrame(columns=cols)
@@ -61,7 +73,7 @@ def xsr_display(xsr: pd.DataFrame | None) -> pd.DataFrame:
                           zip(xsr["from_level_MBps"], xsr["from_level_MBps_ci_low"], xsr["from_level_MBps_ci_high"])],
         "after (MB/s)": [fmt_interval(v, lo, hi) for v, lo, hi in
                          zip(xsr["to_level_MBps"], xsr["to_level_MBps_ci_low"], xsr["to_level_MBps_ci_high"])],
-        "settles in (s)": [("not settled" if missing(v) else fmt_number(v)) for v in xsr["settle_s"]],
+        "settles in (s)": [settle_text(v, with_unit=False) for v in xsr["settle_s"]],
     })
     return _one(xsr, out)
 
@@ -104,8 +116,7 @@ def _hir_result(g: pd.DataFrame) -> str:
 
 
 def _xsr_result(g: pd.DataFrame) -> str:
-    return "; ".join(f"{t}: {fmt_number(a)} → {fmt_number(b)} MB/s, "
-                     + ("not settled" if missing(s) else f"settles in {fmt_number(s)} s")
+    return "; ".join(f"{t}: {fmt_number(a)} → {fmt_number(b)} MB/s, {settle_text(s)}"
                      for t, a, b, s in zip(g["transition"], g["from_level_MBps"], g["to_level_MBps"], g["settle_s"]))
 
 
