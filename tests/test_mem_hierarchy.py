@@ -172,6 +172,29 @@ def test_cache_levels_table_against_the_kernel():
     assert list(t["level"])[:4] == ["L1", "level 2", "level 3", "memory"]
 
 
+def test_the_report_says_what_the_sweep_covered_beside_the_last_level_cache():
+    """The method said 'to beyond the last-level cache' of xeon-defects' sweep, which stopped at 64 MiB under its
+    480 MiB LLC (the quick profile's max_size min(2x LLC, 64m)); the report now says what the sweep covered."""
+    from memstor.report import text
+    from memstor.report.text import hierarchy as th
+    from memstor.report.text import methods
+
+    sizes = [4096 * 2 ** (k / 2) for k in range(29)]                  # 4 KiB .. 64 MiB, 2 per octave
+    ws = pd.DataFrame({"host": "xeon-defects", "buffer_bytes": sizes, "llc_bytes": 480 << 20})
+    said = th.coverage_sentence(ws, "xeon-defects")
+    assert said.startswith("The sweep covered 4 KiB to 64 MiB, below the kernel's 480 MiB last-level cache")
+    assert "not shown to be DRAM" in said
+    wide = ws.assign(buffer_bytes=[s * 32 for s in sizes])             # to 2 GiB
+    assert th.coverage_sentence(wide, "xeon-defects").endswith("4.3× the kernel's 480 MiB last-level cache.")
+    assert "only 1.5×" in th.coverage_sentence(ws.assign(llc_bytes=(64 << 20) / 1.5), "xeon-defects")
+    levels = pd.DataFrame({"host": "xeon-defects", "level": ["L1", "level 2"], "latency_ns": [1.35, 167.0],
+                           "clocks": None, "ends_at_bytes": [54930.0, None], "kernel_bytes": [49152.0, None],
+                           "agrees": [True, None], "note": ""})
+    (sentence,) = text.hierarchy_sentences(levels, None, ws)
+    assert "below the kernel's 480 MiB last-level cache" in sentence
+    assert text.hierarchy_sentences(levels, None) == [sentence.split(" The sweep covered")[0]]
+    assert "beyond the last-level cache" not in methods.summary("hierarchy")
+
 def test_tlb_cost_of_constructed_curves():
     sizes, lat = staircase(4, True, 3, noise=0.0)
     walk = np.where(sizes > (16 << 20), 30.0, 0.0)

@@ -47,9 +47,38 @@ def mlp_display(mlp: pd.DataFrame | None) -> pd.DataFrame:
     return out if mlp["host"].nunique() > 1 else out.drop(columns="device")
 
 
-def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None) -> list[str]:
+def coverage_sentence(working_set: pd.DataFrame | None, host: str) -> str:
+    """What the working-set sweep of `host` covered beside the last-level cache the kernel reports (the table's
+    ``llc_bytes``, memstor.analysis.hierarchy.WORKING_SET_COLUMNS): 'The sweep covered 4 KiB to 64 MiB, below the
+    kernel's 480 MiB last-level cache: ...' or '..., 4.2× the kernel's 480 MiB last-level cache.'; '' without
+    the sizes. A sweep that stops below the LLC never reads as going beyond it."""
+    if working_set is None or working_set.empty or not {"host", "buffer_bytes"} <= set(working_set.columns):
+        return ""
+    w = working_set[working_set["host"].astype(str) == str(host)]
+    sizes = pd.to_numeric(w["buffer_bytes"], errors="coerce").dropna()
+    if sizes.empty:
+        return ""
+    lo, hi = int(sizes.min()), int(sizes.max())
+    llc = pd.to_numeric(w["llc_bytes"], errors="coerce").dropna() if "llc_bytes" in w.columns else pd.Series([])
+    covered = f"The sweep covered {size_text(lo)} to {size_text(hi)}"
+    if llc.empty:
+        return covered + " (the kernel reported no last-level cache size)."
+    llc_b = int(llc.max())
+    if hi < llc_b:
+        return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: it did not pass that "
+                "cache's size, so its last level is not shown to be DRAM (the profile's `max_size` sets how "
+                "far it goes).")
+    if hi < 2 * llc_b:
+        return (f"{covered}, only {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache: too little "
+                "beyond it for the last level to be shown to be DRAM.")
+    return f"{covered}, {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache."
+
+
+def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
+                        working_set: pd.DataFrame | None = None) -> list[str]:
     """Per device: the levels in one sentence (latency and where each ends, a disagreement with the kernel's
-    size named), and where memory-level parallelism stops paying (markdown)."""
+    size named), what the sweep covered beside the last-level cache when `working_set` is given
+    (:func:`coverage_sentence`), and where memory-level parallelism stops paying (markdown)."""
     out = []
     levels = levels if levels is not None else pd.DataFrame(columns=["host"])
     for host in sorted(set(levels["host"])):
@@ -64,7 +93,8 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None) -
         tlb = g[g["level"].astype(str).str.startswith("TLB")]
         if len(tlb) and not missing(tlb["latency_ns"].iloc[0]):
             text += f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per access."
-        out.append(text)
+        covered = coverage_sentence(working_set, host)
+        out.append(text + (f" {covered}" if covered else ""))
     if mlp is not None and len(mlp):
         said = set()  # the law once per device, not once per thread count
         for (host, threads), g in mlp.groupby(["host", "threads"], sort=True):
