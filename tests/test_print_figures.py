@@ -102,12 +102,15 @@ def test_fit_for_print_shrinks_the_figure_not_the_text_below_7_pt():
 
 def test_open_loop_figures_print_readably():
     from memstor.report.plots import openloop as op
-    from test_openloop_report import curves_frame, models_frame, qd_frame
+    from test_openloop_report import curves_frame, gated_ioarrive, models_frame, qd_frame
 
     curves = curves_frame()
     one = curves[curves["host"] == "nvme-a"]  # one device, as one machine's run draws it
     assert _clean(op.latency_throughput_figure(one, qd_frame()), "open loop") == []
     assert _clean(op.model_figure(models_frame(curves)), "models") == []
+    held_not = gated_ioarrive()["load"]                           # ioarrive's points, the loop not held: dashed
+    closed = qd_frame().query("host == 'nvme-a' and rw == 'randwrite'").assign(host="vm2-standard")
+    assert _clean(op.latency_throughput_figure(held_not, closed), "open loop, not held") == []
 
 
 def test_steady_state_figures_print_readably():
@@ -158,3 +161,22 @@ def test_synthesis_figures_print_readably(synth_data):
         drawn["mix"] = splots.rw_ratio(mix, title="mix")
     problems = [p for name, fig in drawn.items() if fig is not None for p in _clean(fig, name)]
     assert problems == []
+
+
+def test_a_latency_throughput_legend_explains_only_the_marks_drawn_and_names_the_absent():
+    """The memory figure's caption promises plateau and hook marks and its legend explained all four marks on
+    every panel, drawn or not (a reviewer looked for a hook that was not there): the legend now lists the marks
+    drawn and says which the curves do not have."""
+    from memstor.analysis import curves as ac
+    from memstor.report.plots import synthesis as sfigs
+
+    n = np.array([1, 2, 4, 8, 16, 32.0])
+    x = 20_000 * n / (1 + n / 40)                        # still rising at the top: no plateau, no hook
+    cf = ac.analyse(n, x, n / x * 1e6)
+    fig = sfigs.storage_curve_figure({("h", "closed loop", "randread"): cf})
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "hook (beyond the maximum)" not in texts and "plateau (saturated; dotted: its throughput)" not in texts
+    assert texts[-1].startswith("none in these curves:") and "plateau" in texts[-1] and "hook" in texts[-1]
+    _, every = sfigs._curve_legend_extras()
+    assert len(every) == 4 and not any(t.startswith("none") for t in every)
+    plt.close("all")

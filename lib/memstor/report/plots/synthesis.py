@@ -175,37 +175,58 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
 # ---------------------------------------------------------------------------------------- memory
 
 
-def _draw_curve(ax, cf, colour, marker: str, x_div: float) -> None:
+def _draw_curve(ax, cf, colour, marker: str, x_div: float) -> set:
     """One latency–throughput curve (memstor.analysis.curves.CurveFit) on `ax`: the points (hollow in a
     hook), a thick outline on the plateau points with a dotted vertical line at the plateau's throughput,
     the open-queue model dashed over its fit range only, and a star where the measured latency reaches
-    2·R0. x_div divides the throughput for the axis (1e3: MB/s -> GB/s)."""
+    2·R0. x_div divides the throughput for the axis (1e3: MB/s -> GB/s). Returns the marks drawn (keys of
+    :data:`CURVE_MARKS`)."""
+    drawn = set()
     hook = cf.role == HOOK
     plateau = cf.role == PLATEAU
     ax.plot(cf.x[~hook] / x_div, cf.r[~hook], marker=marker, ls="none", color=colour)
     if hook.any():
         ax.plot(cf.x[hook] / x_div, cf.r[hook], marker=marker, ls="none", mfc="none", mec=colour, mew=1.5)
+        drawn.add("hook")
     if plateau.any():
         ax.plot(cf.x[plateau] / x_div, cf.r[plateau], marker=marker, ls="none", color=colour, mec="black", mew=1.3)
         ax.vlines(cf.sat.x_sat / x_div, float(cf.r[plateau].min()), float(cf.r[plateau].max()), colors=colour,
                   linestyles=":", lw=1.6)
+        drawn.add("plateau")
     lo, hi = cf.x_fit_range
     if cf.identifiable and hi == hi:
         xs = np.linspace(lo, hi, 150)
         ax.plot(xs / x_div, cf.latency(xs), ls="--", lw=1.3, color=colour)
+        drawn.add("fit")
     bw2, _ = cf.x_at_level.get(2.0, (math.nan, ""))
     if bw2 == bw2:
         ax.plot([bw2 / x_div], [2 * cf.model.r0], marker="*", ms=13, color=colour, mec="black", ls="none")
+        drawn.add("2r0")
+    return drawn
 
 
-def _curve_legend_extras() -> tuple[list, list]:
-    """(handles, texts) explaining the marks every latency–throughput panel uses."""
-    return ([Line2D([], [], ls="--", color="0.3"),
-             Line2D([], [], marker="o", ls="none", color="0.6", mec="black", mew=1.3),
-             Line2D([], [], marker="o", ls="none", mfc="none", mec="0.3", mew=1.5),
-             Line2D([], [], marker="*", ms=11, color="0.5", mec="black", ls="none")],
-            ["fit R0 + a·ρ/(1−ρ), over its fit range", "plateau (saturated; dotted: its throughput)",
-             "hook (beyond the maximum)", "measured latency = 2·R0"])
+#: The marks of a latency–throughput panel: key -> (legend handle, legend text, the name said when absent).
+CURVE_MARKS: dict[str, tuple[dict, str, str]] = {
+    "fit": (dict(ls="--", color="0.3"), "fit R0 + a·ρ/(1−ρ), over its fit range", "model fit"),
+    "plateau": (dict(marker="o", ls="none", color="0.6", mec="black", mew=1.3),
+                "plateau (saturated; dotted: its throughput)", "plateau"),
+    "hook": (dict(marker="o", ls="none", mfc="none", mec="0.3", mew=1.5), "hook (beyond the maximum)", "hook"),
+    "2r0": (dict(marker="*", ms=11, color="0.5", mec="black", ls="none"), "measured latency = 2·R0", "2·R0"),
+}
+
+
+def _curve_legend_extras(drawn: set | None = None) -> tuple[list, list]:
+    """(handles, texts) explaining the marks a latency–throughput panel shows: each mark drawn on it (all of
+    them when `drawn` is None), then one line naming the marks these curves do not have ('none in these
+    curves: plateau, hook'), so that a caption promising a mark is answered by the figure."""
+    drawn = set(CURVE_MARKS) if drawn is None else drawn
+    handles = [Line2D([], [], **CURVE_MARKS[k][0]) for k in CURVE_MARKS if k in drawn]
+    texts = [CURVE_MARKS[k][1] for k in CURVE_MARKS if k in drawn]
+    absent = [CURVE_MARKS[k][2] for k in CURVE_MARKS if k not in drawn]
+    if absent:
+        handles.append(Line2D([], [], ls="none"))
+        texts.append("none in these curves: " + ", ".join(absent))
+    return handles, texts
 
 
 def memory_figure(curves: pd.DataFrame, fits: dict):
@@ -231,7 +252,7 @@ def memory_figure(curves: pd.DataFrame, fits: dict):
     axes = list(axes_grid.flat)
     for ax, (host, acc) in zip(axes, panels):
         p = d[(d["_host"] == host) & (d["_acc"] == acc)]
-        handles, texts = [], []
+        handles, texts, drawn = [], [], set()
         for curve, g in p.groupby("curve", sort=False):
             label = labels[curve]
             colour, marker = colours[label], MARKERS[keys.index(label) % len(MARKERS)]
@@ -246,12 +267,12 @@ def memory_figure(curves: pd.DataFrame, fits: dict):
                 ax.plot(g["bandwidth_MBps"] / 1e3, g["latency_ns"], marker=marker, ls="none", color=colour)
                 state = "no analysis"
             else:
-                _draw_curve(ax, f, colour, marker, 1e3)
+                drawn |= _draw_curve(ax, f, colour, marker, 1e3)
                 state = ("saturated" if f.saturated else "no plateau") + \
                     ("" if f.identifiable else ", peak not identifiable")
             handles.append(Line2D([], [], marker=marker, ls="none", color=colour))
             texts.append(f"{label} ({state})")
-        extra_h, extra_t = _curve_legend_extras()
+        extra_h, extra_t = _curve_legend_extras(drawn)
         ax.legend(handles + extra_h, texts + extra_t, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                   borderaxespad=0)
         ax.set_xlabel("bandwidth (GB/s, 1 GB/s = 1000 MB/s)")
@@ -280,18 +301,18 @@ def storage_curve_figure(fits: dict):
                                   constrained_layout=True, dpi=REPORT_DPI)
     axes = list(axes_grid.flat)
     for ax, rw in zip(axes, workloads):
-        handles, texts = [], []
+        handles, texts, drawn = [], [], set()
         for (host, kind, w), cf in sorted(fits.items()):
             if w != rw:
                 continue
             colour, _ = styles[host]
             marker = "o" if kind == CLOSED else "s"
-            _draw_curve(ax, cf, colour, marker, 1.0)
+            drawn |= _draw_curve(ax, cf, colour, marker, 1.0)
             handles.append(Line2D([], [], marker=marker, ls="none", color=colour))
             state = ("saturated" if cf.saturated else "no plateau") + ("" if cf.identifiable else
                                                                         ", peak not identifiable")
             texts.append(f"{host}, {kind}\n({state})")
-        extra_h, extra_t = _curve_legend_extras()
+        extra_h, extra_t = _curve_legend_extras(drawn)
         ax.legend(handles + extra_h, texts + extra_t, fontsize=7, loc="upper left", bbox_to_anchor=(1.08, 1.0),
                   borderaxespad=0)  # clear of the last x tick label, centred on the panel's edge
         ax.xaxis.set_major_locator(MaxNLocator(4))
