@@ -83,7 +83,8 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
             y = g["read_capacity_iops"].to_numpy(float)
             lo = np.where(np.isnan(y), np.nan, y - g["ci_low_iops"].to_numpy(float))
             hi = np.where(np.isnan(y), np.nan, g["ci_high_iops"].to_numpy(float) - y)
-            colour, label = f"C{i + 1}", CAPACITY.format(target=_target_text(float(target)))
+            colour = f"C{i + 1}"
+            label: str | None = CAPACITY.format(target=_target_text(float(target)))
             if np.isfinite(y).any():
                 ax.errorbar(g["write_offered_MBps"], y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)], marker="D",
                             ms=6, capsize=3, color=colour, zorder=4, label=label)
@@ -95,9 +96,9 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
                                label=label if label is None else f"{label}; {marker}: beyond the grid")
                     label = None
     for setter, values in ((ax.set_xlim, rc["write_offered_MBps"]), (ax.set_ylim, rc["read_iops"])):
-        lo, hi = float(values.min()), float(values.max())
-        pad = 0.08 * (hi - lo) if hi > lo else max(1.0, 0.1 * abs(hi))
-        setter(lo - pad, hi + pad)  # room around the outermost cells (a marker on the axis edge is cut)
+        first, last = float(values.min()), float(values.max())
+        pad = 0.08 * (last - first) if last > first else max(1.0, 0.1 * abs(last))
+        setter(first - pad, last + pad)  # room around the outermost cells (a marker on the axis edge is cut)
     ax.set_xlabel("writes offered (MB/s, 10⁶ B/s)")
     ax.set_ylabel("reads offered (IOPS)")
     thousands(ax.yaxis)

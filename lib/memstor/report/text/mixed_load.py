@@ -14,6 +14,12 @@ import pandas as pd
 from memstor.analysis import mixed_load
 from memstor.core.schema import missing, truthy
 
+#: The synthesis's words before the mixed-load map (printed only when the data holds one).
+INTRO = ("Reads and writes offered together by ioarrive (`mixed-load-map`): each cell one run with writes at a "
+         "share of the write X_max and reads at a share of the read X_max, both Poisson and independent, every "
+         "latency timed from the intended arrival. For each write rate, the read capacity is the highest read IOPS "
+         "whose p99 meets each target, between the last held cell meeting it and the first missing it. Only cells "
+         "whose loop held count; the others are drawn as gray crosses.")
 CELL_DISPLAY_COLUMNS = ["device", "writes offered (MB/s)", "reads offered (IOPS)", "direction",
                         "achieved (% of offered)", "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "p99 lag (µs)", "held",
                         "why measured"]
