@@ -275,6 +275,12 @@ def test_real_run_on_a_file_through_runner_and_parser(exe, testfile):
         assert row["errors"] == 0 and row["completed"] > 0
         assert row["resp_mean_us"] >= row["service_mean_us"] > 0 and row["lag_mean_us"] >= 0
         assert row["achieved_pct"] == pytest.approx(100, abs=25)
+    # a submission is placed no more finely than one submit call: the submitted gaps' tolerance is at least its cost
+    call_ns = doc["submit_call_mean_us"] * 1e3
+    assert call_ns > 0
+    ks = next(c for c in doc["checks"] if c["name"] == "exp_gaps" and c["source"] == "submitted")
+    tol_us = float(ks["detail"].split("(gaps +-")[1].split(" us")[0])
+    assert tol_us == pytest.approx(min(max(min(5.0, 0.05 * 1e6 / 700), call_ns / 1e3), 1e6 / 700), rel=0.01)
     # the loop is the run's: open only when no check of either direction (or of the run) failed
     assert all(row["open_loop"] is all(r["checks"] == "ok" for r in res.rows) for row in res.rows)
 

@@ -9,7 +9,8 @@
  *   exp_gaps      poisson: Kolmogorov-Smirnov D of the gaps against the exponential of the asked rate,
  *                 D <= c(alpha) / (sqrt(n) + 0.12 + 0.11/sqrt(n)), c(alpha) = sqrt(-ln(alpha/2)/2) (c = 1.628 at
  *                 1 %; fully specified F; Stephens 1974); submitted gaps may each move by
- *                 min(--ks-tolerance-us, 5 % of the mean gap)
+ *                 min(--ks-tolerance-us, 5 % of the mean gap), or the run's mean submit-call cost when
+ *                 larger, at most one mean gap (submitted_tolerance_ns)
  *   no_trend      poisson: least-squares slope of the arrivals per bin (20 bins, or 1 s bins from 20 s up)
  *                 over the bin index, |t| <= t(1 - alpha/2, bins - 2); constant: drift over the run <= 2 %
  *   independence  poisson: lag-1 autocorrelation of the gaps within +-z(1 - alpha/2) / sqrt(n)
@@ -172,8 +173,19 @@ static enum proc_kind tested_as(const struct job *j, int d)
     }
 }
 
-static void arrival_checks(const struct job *j, const struct dir_rec *dr, int d, int submitted, double alpha,
-                           struct checks *out)
+/* How far a submitted gap may move (ns): min(--ks-tolerance-us, 5 % of the mean gap), or this run's mean cost
+ * of one submit call when larger — the generator cannot place a submission more finely than one system call
+ * (10-50 us on a VM) — but never more than one mean gap. */
+static double submitted_tolerance_ns(const struct job *j, const struct run_facts *f, double rate_ns)
+{
+    double tol = fmin(j->ks_tol_us * 1e3, 0.05 / rate_ns);
+    if (f->submit_calls)
+        tol = fmax(tol, fmin(f->submit_call_ns / (double)f->submit_calls, 1.0 / rate_ns));
+    return tol;
+}
+
+static void arrival_checks(const struct job *j, const struct run_facts *f, const struct dir_rec *dr, int d,
+                           int submitted, double alpha, struct checks *out)
 {
     enum proc_kind as = tested_as(j, d);
     const char *src = submitted ? "submitted" : "intended";
@@ -190,7 +202,7 @@ static void arrival_checks(const struct job *j, const struct dir_rec *dr, int d,
     double t = trend(submitted ? dr->bins_submitted : dr->bins_intended, dr->nbins, &slope, &ymean);
     struct check *c;
     if (as == PROC_POISSON) {
-        double tol = submitted ? fmin(j->ks_tol_us * 1e3, 0.05 / rate_ns) : 0, sn = sqrt((double)gp.n);
+        double tol = submitted ? submitted_tolerance_ns(j, f, rate_ns) : 0, sn = sqrt((double)gp.n);
         double dks = ks_exponential(gp.g, gp.n, rate_ns, tol), crit = ks_critical(alpha) / (sn + 0.12 + 0.11 / sn);
         double z = normal_quantile(1 - alpha / 2);
         c = add(out, "exp_gaps", d, src, dks <= crit, dks, NAN, crit);
@@ -228,8 +240,8 @@ static void direction_checks(const struct job *j, const struct recorder *r, cons
                           100 + RATE_TOL_PCT);
     snprintf(c->detail, sizeof c->detail, "%s: achieved %.1f %% of the offered %.6g IOPS (bounds %.0f-%.0f %%)",
              DIR_NAMES[d], pct, j->dir[d].rate_iops, 100 - RATE_TOL_PCT, 100 + RATE_TOL_PCT);
-    arrival_checks(j, dr, d, 0, alpha, out);
-    arrival_checks(j, dr, d, 1, alpha, out);
+    arrival_checks(j, f, dr, d, 0, alpha, out);
+    arrival_checks(j, f, dr, d, 1, alpha, out);
     double lag99 = hist_pct(&dr->lag, 99), resp99 = hist_pct(&dr->resp, 99);
     double bound = fmax(j->lag_fraction * (isnan(resp99) ? 0 : resp99), j->lag_floor_us * 1e3);
     out->lag_bound_ns[d] = bound;

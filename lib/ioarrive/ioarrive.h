@@ -214,6 +214,8 @@ struct run_facts {
     uint64_t unfinished;
     int interrupted;
     double measured_s;
+    double submit_call_ns;      /* the engine's submit calls: their summed duration and count (real time) */
+    uint64_t submit_calls;
 };
 struct checks {
     struct check c[MAX_CHECKS];

@@ -265,6 +265,8 @@ void write_json(FILE *f, const struct ctx *c, const struct checks *ck, const str
     jstr(f, c->rt_note[0] ? c->rt_note : NULL);
     fputs("},\n  \"clock\": \"CLOCK_MONOTONIC\", \"measured_s\": ", f);
     jnum(f, c->facts.measured_s);
+    fputs(", \"submit_call_mean_us\": ", f);
+    jnum(f, c->facts.submit_calls ? c->facts.submit_call_ns / (double)c->facts.submit_calls / 1e3 : NAN);
     fprintf(f, ",\n  \"overloaded\": %s, \"overload_at_s\": ", c->facts.overloaded ? "true" : "false");
     jnum(f, c->facts.overloaded ? c->facts.overload_at_s : NAN);
     fprintf(f, ", \"unfinished\": %llu, \"interrupted\": %s,\n", (unsigned long long)c->facts.unfinished,

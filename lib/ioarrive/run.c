@@ -148,6 +148,8 @@ static void submit_batch(struct ctx *c, struct io_slot **batch, int n)
     else
         for (int i = 0; i < n && r >= 0; i++)
             r = c->eng->submit(c, batch[i]);
+    c->facts.submit_call_ns += (double)(now_ns() - stamp);
+    c->facts.submit_calls++;
     if (r < 0)
         die("submitting a %s at offset %llu failed: %s", DIR_NAMES[batch[0]->dir],
             (unsigned long long)batch[0]->off, strerror(-r));
