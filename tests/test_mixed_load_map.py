@@ -153,3 +153,12 @@ def test_a_diskplorer_result_draws_the_same_map_its_cells_marked_unchecked():
     assert mlplots.UNCHECKED in labels and mlplots.NOT_HELD not in labels
     drawn = sum(len(c.get_offsets()) for c in ax.collections if hasattr(c, "get_offsets"))
     assert drawn >= len(loose)  # every cell drawn (and the capacity markers)
+
+
+def test_rt_priority_reaches_ioarrive_only_when_asked():
+    p = _params(rt_priority=10)
+    cfg = mlm.cell_config(p, "io_uring", 20, 50, {"read": (100_000.0, "t"), "write": (50_000.0, "t")}, "listed")
+    point = mlm.make_points([cfg], p.common, {}, "/f")[0]
+    assert p.rt_priority == 10 and "--rt-priority" in mlm.job(point, "/f", p.rt_priority).args()
+    assert "--rt-priority" not in mlm.job(point, "/f", _params().rt_priority).args()
+    assert (mlm.job(point, "/f").read_rate_iops, mlm.job(point, "/f").write_rate_iops) == (50_000, 10_000)

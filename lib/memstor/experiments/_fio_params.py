@@ -83,10 +83,12 @@ def single_block_size(v: Section, params: dict, common: FioCommon, key: str = "b
     return block_sizes(v, key, [bs], common)[0]
 
 
-def common_params(v: Section, params: dict, keys: Sequence[str] = (), *, precision: bool = False) -> FioCommon:
-    """Validate the keys every fio family shares; ``keys`` are the family's own (all required);
-    ``precision``: the family also takes :data:`PRECISION_KEYS`."""
-    v.keys(params, _COMMON_KEYS + tuple(keys), optional=OPTIONAL_KEYS + (PRECISION_KEYS if precision else ()))
+def common_params(v: Section, params: dict, keys: Sequence[str] = (), *, precision: bool = False,
+                  optional: Sequence[str] = ()) -> FioCommon:
+    """Validate the keys every fio family shares; ``keys`` are the family's own (all required), ``optional``
+    its own that may be left out; ``precision``: the family also takes :data:`PRECISION_KEYS`."""
+    v.keys(params, _COMMON_KEYS + tuple(keys),
+           optional=OPTIONAL_KEYS + tuple(optional) + (PRECISION_KEYS if precision else ()))
     size_text, size_bytes = v.size("file_size", params["file_size"])
     if size_bytes < 1024 * 1024:
         raise v.error("file_size", params["file_size"], "use at least 1m")

@@ -35,6 +35,7 @@ import memstor.experiments._fio_rows as _fio_rows
 from memstor.core.batchmeans import INTERVAL_COLUMNS, ci_columns
 from memstor.core.errors import MemstorError, ParseError
 from memstor.core.fiohist import BIN_COLUMNS
+from memstor.core.validate import Section
 from memstor.measure import ioarrive
 from memstor.measure.fio import FioRunner
 from memstor.measure.openloop import RATE_TOLERANCE_PCT
@@ -94,10 +95,25 @@ def point_name(cfg: dict, suffix: str, rep: int) -> str:
             f"{suffix}-rep{rep}")
 
 
-def job(point, filename: str) -> ioarrive.IoarriveJob:
-    """The ioarrive job of a point: the rw's direction at the whole rate, the repetition as the seed."""
+#: The profile key: ioarrive's submitter and reaper under SCHED_FIFO at this priority (0: the normal scheduler).
+#: Refused without CAP_SYS_NICE: the run goes on under the normal scheduler and its JSON says so. Not part of a
+#: point's identity (the JSON records the scheduling used).
+RT_KEY = "rt_priority"
+
+
+def rt_priority(section: Section, params: dict) -> int:
+    """The validated ``rt_priority`` of a family's section (0..99; absent: 0)."""
+    return section.integer(RT_KEY, params.get(RT_KEY, 0), 0, 99,
+                           want="use 0 (the normal scheduler) or a SCHED_FIFO priority 1..99 for ioarrive's "
+                                "submitter and reaper (needs CAP_SYS_NICE; at least 2 CPUs: a spinning FIFO "
+                                "thread leaves others little of its CPU)")
+
+
+def job(point, filename: str, rt: int = 0) -> ioarrive.IoarriveJob:
+    """The ioarrive job of a point: the rw's direction at the whole rate, the repetition as the seed; rt: the
+    SCHED_FIFO priority (0: the normal scheduler)."""
     p = point.params
-    return ioarrive.IoarriveJob(
+    return ioarrive.IoarriveJob(rt_priority=rt or None,
         target=filename, rate_iops=int(p["rate_iops"]), read_share=0 if "write" in p["rw"] else 100,
         arrival=p["arrival"], bs=p["bs"], pattern="random" if str(p["rw"]).startswith("rand") else "sequential",
         runtime_s=float(p["runtime_s"]), ramp_s=float(p["ramp_s"]), engine=p["ioengine"],

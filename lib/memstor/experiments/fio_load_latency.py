@@ -89,7 +89,7 @@ from memstor.parse.fio_logs import point_seconds as parse_seconds
 EXPERIMENT = "fio-load-latency"
 NOTEBOOK = "60-fio-load-latency"
 KIND = "fio"
-OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS
+OPTIONAL_KEYS = (*_fio_params.OPTIONAL_KEYS, _ioarrive.RT_KEY)
 #: This family's own keys, beside the ones every fio family has (numjobs is chosen by the rate split).
 KEYS = ("bs", "rw", "utilisation_pct", "iodepth", "x_max_iops", "probe_iodepth", "probe_numjobs", "slo_p99_us",
         "generator")
@@ -151,12 +151,13 @@ class LoadLatencyParams:
     probe_numjobs: int
     slo_p99_us: tuple        # p99 targets (µs) of the SLO answer
     generator: str = "ioarrive"  # what runs the offered rates: ioarrive, or fio's rate mode
+    rt_priority: int = 0      # ioarrive's SCHED_FIFO priority (0: the normal scheduler)
 
 
 def load_latency_params(params: dict) -> LoadLatencyParams:
     """Validate a fio-load-latency section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
-    c = _fio_params.common_params(v, {"numjobs": 1, **params}, KEYS)
+    c = _fio_params.common_params(v, {"numjobs": 1, **params}, KEYS, optional=(_ioarrive.RT_KEY,))
     utils = [v.number("utilisation_pct", u) for u in v.items("utilisation_pct", params["utilisation_pct"])]
     for u in utils:
         if not 0 < u <= 100:
@@ -176,6 +177,7 @@ def load_latency_params(params: dict) -> LoadLatencyParams:
         probe_numjobs=v.integer("probe_numjobs", params["probe_numjobs"], 1, _fio_params.MAX_NUMJOBS),
         slo_p99_us=v.unique("slo_p99_us", targets),
         generator=v.choice("generator", params["generator"], _ioarrive.GENERATORS),
+        rt_priority=_ioarrive.rt_priority(v, params),
     )
 
 
@@ -546,7 +548,8 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
         configs += [lt_config(lp, t.engine, rw) for rw in lp.rw]
         points = probe_pts + make_points(configs, c, t.medium, test_file)
         if configs:
-            mine = {p.name: _ioarrive.job(p, test_file) for p in points if _ioarrive.is_ioarrive(p.params)}
+            mine = {p.name: _ioarrive.job(p, test_file, lp.rt_priority) for p in points
+                    if _ioarrive.is_ioarrive(p.params)}
             runner = _ioarrive.GeneratorRunner({p.name: fio_job(p, test_file) for p in points if p.name not in mine},
                                                mine)
             results = run_sweep(EXPERIMENT, points, runner, data_root, host, sysinfo=info, progress=progress,

@@ -56,7 +56,7 @@ from memstor.measure.sweep import Point, SweepSession, run_sweep
 EXPERIMENT = "mixed-load-map"
 NOTEBOOK = "65-mixed-load-map"
 KIND = "fio"
-OPTIONAL_KEYS = _fio_params.OPTIONAL_KEYS
+OPTIONAL_KEYS = (*_fio_params.OPTIONAL_KEYS, _ioarrive.RT_KEY)
 #: This family's own keys, beside the ones every fio family has (numjobs: the X_max probe's only).
 KEYS = ("bs", "pattern", "write_pct", "read_pct", "slo_p99_us", "refine_rounds", "resolution_pct",
         "read_x_max_iops", "write_x_max_iops", "probe_iodepth", "probe_numjobs")
@@ -100,6 +100,7 @@ class MixedLoadParams:
     write_x_max_iops: float
     probe_iodepth: int
     probe_numjobs: int
+    rt_priority: int = 0        # ioarrive's SCHED_FIFO priority (0: the normal scheduler)
 
     @property
     def read_rw(self) -> str:
@@ -121,7 +122,7 @@ def _pcts(v: Section, key: str, value, low_ok: bool) -> tuple:
 def mixed_load_params(params: dict) -> MixedLoadParams:
     """Validate a mixed-load-map section (UsageError naming the parameter and allowed values)."""
     v = Section(EXPERIMENT)
-    c = _fio_params.common_params(v, params, KEYS)
+    c = _fio_params.common_params(v, params, KEYS, optional=(_ioarrive.RT_KEY,))
     pattern = v.choice("pattern", params["pattern"], tuple(PATTERNS))
     x_max = {}
     for key in ("read_x_max_iops", "write_x_max_iops"):
@@ -140,7 +141,8 @@ def mixed_load_params(params: dict) -> MixedLoadParams:
         refine_rounds=v.integer("refine_rounds", params["refine_rounds"], 0, 10),
         resolution_pct=resolution, probe_iodepth=v.integer("probe_iodepth", params["probe_iodepth"], 1,
                                                            _fio_params.MAX_IODEPTH),
-        probe_numjobs=v.integer("probe_numjobs", params["probe_numjobs"], 1, _fio_params.MAX_NUMJOBS), **x_max)
+        probe_numjobs=v.integer("probe_numjobs", params["probe_numjobs"], 1, _fio_params.MAX_NUMJOBS),
+        rt_priority=_ioarrive.rt_priority(v, params), **x_max)
 
 
 validate = mixed_load_params
@@ -206,10 +208,11 @@ def make_points(configs: list[dict], c: _fio_params.FioCommon, medium: dict, tes
             for rep in range(1, c.repetitions + 1) for cfg in configs]
 
 
-def job(point, filename: str) -> ioarrive.IoarriveJob:
-    """The ioarrive job of a cell: both rates at once (a write rate 0: reads alone), the repetition as the seed."""
+def job(point, filename: str, rt: int = 0) -> ioarrive.IoarriveJob:
+    """The ioarrive job of a cell: both rates at once (a write rate 0: reads alone), the repetition as the seed;
+    rt: the SCHED_FIFO priority (0: the normal scheduler)."""
     p = point.params
-    return ioarrive.IoarriveJob(
+    return ioarrive.IoarriveJob(rt_priority=rt or None,
         target=filename, read_rate_iops=int(p["read_rate_iops"]),
         write_rate_iops=int(p["write_rate_iops"]) or None, arrival=p["arrival"], bs=p["bs"],
         pattern="random" if p["rw"] == "randrw" else "sequential", runtime_s=float(p["runtime_s"]),
@@ -334,7 +337,7 @@ def run_mixed_load(params: dict, *, data_root: Path, target_dir: Path | None, ho
                        for r, why in sorted(grid[w].items())]
             cells = make_points(configs, c, t.medium, test_file)
             both = _ioarrive.GeneratorRunner({p.name: _fio_points.fio_job(p, test_file) for p in probe_pts},
-                                             {p.name: job(p, test_file) for p in cells})
+                                             {p.name: job(p, test_file, mp.rt_priority) for p in cells})
             with session.noted(f"{EXPERIMENT}: round {round_no + 1} of at most {mp.refine_rounds + 1}"):
                 results = run_sweep(EXPERIMENT, probe_pts + cells, both, data_root, host, sysinfo=info,
                                     progress=progress, session=session)
