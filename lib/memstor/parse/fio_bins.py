@@ -17,6 +17,9 @@ from memstor.core.fiobins import BIN_COLUMNS, KINDS
 from memstor.parse.fio_json import direction_bins, load_fio_json
 from memstor.parse.fio_spec import DIRECTIONS
 
+#: (kind, the entry of a JSON direction holding its histogram: ``clat_ns``...) for each of KINDS.
+_HIST_KEYS = tuple((kind, kind + "_ns") for kind in KINDS)
+
 
 def bin_rows(doc: dict, source: str) -> list[dict]:
     """Tidy bin rows (BIN_COLUMNS) of one fio JSON document: every job (client/server: every host's job,
@@ -28,11 +31,11 @@ def bin_rows(doc: dict, source: str) -> list[dict]:
         if not isinstance(job, dict) or job.get("jobname") == "All clients":
             continue
         for direction in DIRECTIONS:
-            ddir = job.get(direction) or {}
+            ddir = job.get(direction)
             if not ddir:
                 continue  # no entry: no bins (the common case of a trim or an unused direction)
-            for kind in KINDS:
-                hist = ddir.get(kind + "_ns")
+            for kind, key in _HIST_KEYS:
+                hist = ddir.get(key)
                 if not hist or (isinstance(hist, dict) and not hist.get("bins")):
                     continue  # no histogram of this kind (plain JSON, or total latency not asked for)
                 for ns, count in sorted(direction_bins(ddir, kind).items()):

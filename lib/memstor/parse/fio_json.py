@@ -23,6 +23,7 @@ from memstor.core.fiobins import ns_to_us
 from memstor.parse.fio_spec import (
     DIRECTIONS,
     PERCENTILE_COLUMNS,
+    SPEC_OPTIONS,
     base_row,
     damaged_job_line,
     directions,
@@ -101,33 +102,69 @@ def _json_percentiles(ddir: dict, row: dict) -> None:
     """Set the clat percentile columns (us) of ``row`` from one JSON direction (3.x ns -> us by
     memstor.core.fiobins.ns_to_us, the conversion every table of bin latencies uses, so one percentile reads
     the same everywhere). Every entry is read as a number (a damaged one raises, a text that is no number
-    is skipped); when two keys name one percentile (``99.9`` and ``99.900000``) the later one counts."""
+    is skipped); when two keys name one percentile (``99.9`` and ``99.900000``) the later one counts.
+
+    Every value is converted at once (``map(float, ...)``) and the columns are taken from the list by the
+    positions remembered for the file's percentile keys (:func:`_pct_picks`): a fio list of 17 percentiles
+    fills 5 columns without a loop over the 17 entries. A text that is no number (ValueError) sends the
+    entries to :func:`_json_percentiles_one_by_one`, which skips just that entry."""
     to_us: Callable[[float], float]
     if "clat_ns" in ddir:
         clat, to_us = ddir["clat_ns"], ns_to_us
     else:
         clat, to_us = ddir.get("clat") or {}, float
     raw = clat.get("percentile") or {}
+    items = raw.items()
+    try:
+        numbers = list(map(float, raw.values()))
+    except ValueError:
+        _json_percentiles_one_by_one(items, to_us, row)
+        return
+    keys = tuple(raw)
+    picks = _PCT_PICKS.get(keys)
+    if picks is None:
+        picks = _pct_picks(keys)
+    for i, column in picks:
+        row[column] = to_us(numbers[i])
+
+
+def _json_percentiles_one_by_one(items, to_us: Callable[[float], float], row: dict) -> None:
+    """:func:`_json_percentiles` of ``items`` (the percentile dict's (key, value) pairs) entry by entry: a value
+    that is a text but no number is skipped, another damaged one (None, a list) raises."""
     found = {}
-    for key, value in raw.items():
+    for key, value in items:
         try:
             number = float(value)
         except ValueError:
             continue
-        column = _PCT_COLUMN_OF.get(key, _UNSEEN)
-        if column is _UNSEEN:
-            column = _pct_column(key)
+        column = _pct_column(key)
         if column is not None:
             found[column] = number
     for column, number in found.items():
         row[column] = to_us(number)
 
 
+def _pct_picks(keys: tuple) -> tuple[tuple[int, str], ...]:
+    """((position, column), ...) of fio's percentile keys ``keys`` in their order: for each column a key
+    fills, the position of the last such key (the later one counts); remembered (bounded, like
+    :data:`_PCT_COLUMN_OF`)."""
+    last = {}
+    for i, key in enumerate(keys):
+        column = _pct_column(key)
+        if column is not None:
+            last[column] = i
+    picks = tuple((i, column) for column, i in last.items())
+    if len(_PCT_PICKS) < 1024:
+        _PCT_PICKS[keys] = picks
+    return picks
+
+
 # fio's percentile keys ("99.900000") -> the schema column they fill (None: no column, or not a number);
 # a few dozen distinct keys in practice, remembered so that each is converted once per process.
 _PCT_COLUMN_OF: dict[str, str | None] = {}
 _PCT_COLUMN_BY_VALUE = dict((p, column) for column, p in PERCENTILE_COLUMNS)
-_UNSEEN = "unseen"  # a key not in _PCT_COLUMN_OF yet (no column is named so)
+# A percentile dict's keys in their order -> _pct_picks of them (fio prints the same list for every job of a run).
+_PCT_PICKS: dict[tuple, tuple[tuple[int, str], ...]] = {}
 
 
 def _pct_column(key: str) -> str | None:
@@ -167,8 +204,14 @@ def _json_direction_metrics(ddir: dict, row: dict) -> None:
 def _scaled(value, factor: float) -> float:
     """float(value) * factor; a number too big for a float becomes +-inf (emptied later with an error
     line by the sanitiser of memstor.parse.fio) instead of an OverflowError that would lose the whole job."""
-    if type(value) is float:  # most values: no check, no conversion
+    kind = type(value)
+    if kind is float:  # most values: no check, no conversion
         return value * factor
+    if kind is int:  # the others (fio prints counts, bytes/s and ms as integers); not bool, which is refused
+        try:
+            return float(value) * factor
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise TypeError(f"expected a number, got {type(value).__name__}")
     try:
@@ -200,6 +243,14 @@ def _json_active(ddir: dict) -> bool:
 def cpu_pct(value) -> float | None:
     """A CPU percentage fio printed (a number, or text such as ``64.717641%``); None when it is not a
     finite number >= 0 (a damaged document loses this cell, never the job)."""
+    kind = type(value)
+    if kind is float:  # fio's usr_cpu, sys_cpu (float(value) is the value itself)
+        return value if 0.0 <= value < math.inf else None  # NaN fails the comparison
+    if kind is int:  # fio's runtime, job_runtime (ms); a float of any int >= 0 is finite, or OverflowError
+        try:
+            return float(value) if value >= 0 else None
+        except OverflowError:
+            return None
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -214,23 +265,23 @@ def cpu_pct(value) -> float | None:
 def job_cpu_pct(job: dict, numjobs: int | None) -> dict:
     """``cpu_usr_pct``/``cpu_sys_pct`` of one JSON job entry: percent of one CPU summed over its threads
     (see the comment above); numjobs: the job's option (1 lets fio 2.x output without job_runtime count)."""
-    out: dict[str, float | None] = {"cpu_usr_pct": None, "cpu_sys_pct": None}
     wall_ms = 0.0  # the longest direction's runtime (cpu_pct: None or >= 0)
     for d in DIRECTIONS:
         entry = job.get(d)
         if isinstance(entry, dict):
-            wall_ms = max(wall_ms, cpu_pct(entry.get("runtime")) or 0.0)
+            ms = cpu_pct(entry.get("runtime"))
+            if ms and ms > wall_ms:
+                wall_ms = ms
     summed_ms = cpu_pct(job.get("job_runtime"))
     if summed_ms and wall_ms:
         threads = summed_ms / wall_ms  # 1 (within a ms) for one thread, ~N for a group of N equal threads
     elif summed_ms is None and numjobs == 1:
         threads = 1.0
     else:
-        return out
-    for column, key in (("cpu_usr_pct", "usr_cpu"), ("cpu_sys_pct", "sys_cpu")):
-        pct = cpu_pct(job.get(key))
-        out[column] = None if pct is None else pct * threads
-    return out
+        return {"cpu_usr_pct": None, "cpu_sys_pct": None}
+    usr, sys_ = cpu_pct(job.get("usr_cpu")), cpu_pct(job.get("sys_cpu"))
+    return {"cpu_usr_pct": None if usr is None else usr * threads,
+            "cpu_sys_pct": None if sys_ is None else sys_ * threads}
 
 
 # ------------------------------------------------------------------------------------------- jobs
@@ -271,21 +322,32 @@ def _json_job_rows(job: dict, gopts: dict, version: str | None, host: str | None
 def _job_layout(gopts: dict, jopts, version: str | None, has_options: bool) -> tuple[dict, tuple, dict]:
     """(spec, directions asked for, {direction: row skeleton}) of a job whose global and job options are
     ``gopts`` and ``jopts``: :func:`~memstor.parse.fio_spec.spec_from_options` and
-    :func:`~memstor.parse.fio_spec.base_row` (job-specific columns still empty), remembered for options
-    seen before (the jobs of a sweep share most of them) when every option is a text, as fio writes them."""
-    if isinstance(jopts, dict) and set(map(type, jopts.values())) <= _TEXT and set(map(type, gopts.values())) <= _TEXT:
-        return _cached_layout(tuple(gopts.items()), tuple(jopts.items()), version, has_options)
-    return _layout({**gopts, **(jopts or {})}, version, has_options)
+    :func:`~memstor.parse.fio_spec.base_row` (job-specific columns still empty), remembered for the values of
+    the options they read (:data:`~memstor.parse.fio_spec.SPEC_OPTIONS`; the jobs of a sweep share most of them)
+    when each is a text, as fio writes them, or absent."""
+    opts = {**gopts, **(jopts or {})}
+    key = tuple(map(opts.get, SPEC_OPTIONS, _ABSENT_ALL))
+    if set(map(type, key)) <= _TEXT_OR_ABSENT:
+        return _cached_layout(key, version, has_options)
+    return _layout(opts, version, has_options)
 
 
-_TEXT = frozenset({str})
+class _Absent:
+    """The value of an option a job does not set, in the key of :func:`_cached_layout` (JSON's null is None)."""
+
+
+_ABSENT = _Absent()
+_ABSENT_ALL = (_ABSENT,) * len(SPEC_OPTIONS)
+_TEXT_OR_ABSENT = frozenset({str, _Absent})
 
 
 @functools.lru_cache(maxsize=1024)
-def _cached_layout(gitems: tuple, jitems: tuple, version: str | None, has_options: bool) -> tuple[dict, tuple, dict]:
-    """:func:`_layout` of options given as item tuples (hashable: the cache key). Callers copy the
-    skeletons and never change the spec."""
-    return _layout({**dict(gitems), **dict(jitems)}, version, has_options)
+def _cached_layout(key: tuple, version: str | None, has_options: bool) -> tuple[dict, tuple, dict]:
+    """:func:`_layout` of the options whose values (texts, or _ABSENT) ``key`` gives in the order of SPEC_OPTIONS
+    (hashable: the cache key; the others cannot change the layout). Callers copy the skeletons and never change
+    the spec."""
+    return _layout({name: value for name, value in zip(SPEC_OPTIONS, key) if value is not _ABSENT}, version,
+                   has_options)
 
 
 def _layout(opts: dict, version: str | None, has_options: bool) -> tuple[dict, tuple, dict]:

@@ -33,6 +33,11 @@ METRIC_COLUMNS = (
     "iops", "bw_MBps", "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_max_us",
     *(c for c, _ in PERCENTILE_COLUMNS), "runtime_s", "total_ios",
 )
+#: Every job option :func:`spec_from_options` reads (fio's names and aliases). memstor.parse.fio_json remembers a
+#: job's layout per the values of these options, so an option read there must be named here too
+#: (tests/test_parse_identical.py records what spec_from_options reads).
+SPEC_OPTIONS = ("rw", "readwrite", "iodepth", "numjobs", "kb_base", "bs", "blocksize", "bsrange", "blocksize_range",
+                "bssplit", "rwmixread", "rwmixwrite", "ioengine", "direct", "buffered")
 # Factor from a time unit fio prints to microseconds.
 TO_US = {"nsec": 1e-3, "usec": 1.0, "msec": 1e3, "sec": 1e6}
 
