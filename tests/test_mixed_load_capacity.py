@@ -313,7 +313,7 @@ def test_censored_on_both_sides_of_the_grid(mm1_cells):
                for n in above["note"])
     w = float(mm1_cells["write_offered_MBps"].iloc[0])
     assert sentence(below.iloc[0]).startswith(f"at {w:g} MB/s of writes this drive misses read p99 ≤ ")
-    assert "at every read rate measured, up to" in sentence(above.iloc[0])
+    assert "at every read rate whose loop held, up to" in sentence(above.iloc[0])
 
 
 @needs_tool

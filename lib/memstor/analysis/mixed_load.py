@@ -248,10 +248,10 @@ def sentence(row: Mapping, subject: str = "this drive") -> str:
     cap, lo, hi = _float(row["read_capacity_iops"]), _float(row["ci_low_iops"]), _float(row["ci_high_iops"])
     censored = "" if missing(row.get("censored")) else str(row["censored"])
     if censored == "above_grid":
-        return (f"{where} {subject} keeps {goal} at every read rate measured, up to {fmt_number(lo)} IOPS: its read "
+        return (f"{where} {subject} keeps {goal} at every read rate whose loop held, up to {fmt_number(lo)} IOPS: its read "
                 "capacity is higher")
     if censored == "below_grid":
-        return (f"{where} {subject} misses {goal} already at {fmt_number(hi)} IOPS, the lowest read rate measured: "
+        return (f"{where} {subject} misses {goal} already at {fmt_number(hi)} IOPS, the lowest read rate whose loop held: "
                 "its read capacity is lower")
     if math.isnan(cap):
         return f"{where} no cell of {subject} held: no read capacity for {goal}"

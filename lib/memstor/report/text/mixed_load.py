@@ -64,6 +64,14 @@ def capacity(cells: pd.DataFrame, targets_us) -> pd.DataFrame:
     return mixed_load.capacity_curve(cells, list(targets_us), by=("host",))
 
 
+def _bracket(low, high) -> str:
+    """The capacity's bracket in words: 'a to b', 'above a', 'below b' or '–' (IOPS)."""
+    lo, hi = _num(low), _num(high)
+    if lo != "–" and hi != "–":
+        return f"{lo} to {hi}"
+    return f"above {lo}" if lo != "–" else f"below {hi}" if hi != "–" else "–"
+
+
 def capacity_display(curve: pd.DataFrame) -> pd.DataFrame:
     """The capacity table for people: '≥ N' / '< N' where the capacity lies beyond the grid, the bracket of the
     neighbouring cells, and the held cells the rule used."""
@@ -80,7 +88,7 @@ def capacity_display(curve: pd.DataFrame) -> pd.DataFrame:
             cap = _num(r["read_capacity_iops"])
         rows.append({"device": str(r.get("host", "")), "writes offered (MB/s)": _num(r["write_offered_MBps"], ",.1f"),
                      "read p99 target (µs)": _num(r["target_us"], "g"), "read capacity (IOPS)": cap,
-                     "bracket (IOPS)": f"{_num(r['ci_low_iops'])} – {_num(r['ci_high_iops'])}",
+                     "bracket (IOPS)": _bracket(r["ci_low_iops"], r["ci_high_iops"]),
                      "held cells": "0" if missing(r["cells_used"]) else str(int(r["cells_used"]))})
     return pd.DataFrame(rows, columns=CAPACITY_DISPLAY_COLUMNS)
 
@@ -105,4 +113,4 @@ def held_summary(cells: pd.DataFrame) -> str:
         return text
     notes = cells.loc[[not truthy(v) for v in cells["open_loop"]], "held_note"].fillna("").astype(str)
     first = notes[notes != ""].str.slice(0, 160).value_counts()
-    return text + (f"; the first reason of most that did not: {first.index[0]} …" if len(first) else "")
+    return text + (f"; the first reason of most that did not: {first.index[0].rstrip('. ')} (…)" if len(first) else "")
