@@ -3,9 +3,10 @@
 Start-up budget: ``memstor --help``, ``memstor --version`` and a usage error take at most
 :data:`STARTUP_BUDGET_S` (0.2 s, whole process, median of 5 on the 2-vCPU VM of the README), and
 ``memstor params`` (which ``make all`` runs once per notebook, even when nothing is to be done) about as
-long. So this module imports only argparse, memstor.core.errors and the experiment registry (module
-names and the profiles' YAML, for the help of ``run``): ``python -X importtime -m memstor.cli --help``
-shows about 45 ms of imports (before: 450 ms, pandas, numpy, the fleet and the fio runner). Each
+long. So this module imports only argparse, memstor.core.errors and memstor.core.files: ``python -X importtime
+-m memstor.cli --help`` shows about 25 ms of imports (before: 450 ms, pandas, numpy, the fleet and the fio
+runner; then 45 ms with the experiment registry, whose profiles' YAML is 13 ms of it: the registry is imported
+by :func:`_experiment_help` only for a command line that names ``run``, whose help lists the names). Each
 subcommand's code lives in its own module ``memstor.cli.cmd_<name>`` (``main(args) -> exit status``),
 imported by :data:`COMMANDS` only when that subcommand runs: ``memstor parse`` never imports pandas or the
 measure layer, ``memstor run`` imports what a sweep needs. tests/test_cli.py checks which modules each of
@@ -26,7 +27,6 @@ from typing import NoReturn
 from memstor import __version__
 from memstor.cli._common import EXIT_NOT_HERE, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from memstor.core.errors import Interrupted, MemstorError, NotOnThisMachine, UsageError, first_line
-from memstor.experiments import names as experiment_names
 
 __all__ = ["COMMANDS", "EXIT_NOT_HERE", "EXIT_OK", "EXIT_PARTIAL", "EXIT_USAGE", "STARTUP_BUDGET_S", "guarded",
            "main"]
@@ -43,7 +43,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{sub + ': ' if sub else ''}{message} (see {self.prog} --help)")
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(argv: list) -> argparse.ArgumentParser:
+    """The parser of ``argv`` (a command line that does not name ``run`` gets no experiment names in run's help,
+    which it cannot show: :func:`_experiment_help`)."""
     # a _Parser like the subcommands (add_parser's parents are typed by parser_class); a parent only lends its
     # arguments, its error() never runs
     common = _Parser(add_help=False)
@@ -61,7 +63,7 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="CSV file (with --kind) or folder (writes fio.csv and mlc.csv); default stdout")
 
     pr = sub.add_parser("run", parents=[common], help="run or resume one experiment sweep")
-    pr.add_argument("experiment", metavar="EXPERIMENT", help=" | ".join(experiment_names()))
+    pr.add_argument("experiment", metavar="EXPERIMENT", help=_experiment_help(argv))
     pr.add_argument("--profile", default="standard",
                     help="quick | standard | full (params/<profile>.yaml; default standard) or a FILE.yaml")
     pr.add_argument("--target", metavar="DIR", help="directory for the fio test file (default DATA/scratch)")
@@ -127,6 +129,19 @@ def _build_parser() -> argparse.ArgumentParser:
 #: start-up budget above): each defines ``main(args) -> exit status``.
 COMMANDS = {name: f"memstor.cli.cmd_{name}"
             for name in ("parse", "run", "sysinfo", "testfile", "params", "summary", "cliffs", "report")}
+
+
+#: The experiment registry, imported by :func:`_experiment_help` on demand, as :data:`COMMANDS` are: it reads the
+#: profiles' YAML as it is imported (PyYAML and the profiles: 13 ms of start-up, ``python -X importtime``).
+REGISTRY = "memstor.experiments"
+
+
+def _experiment_help(argv: list) -> str:
+    """The help of run's EXPERIMENT: the registered names (from :data:`REGISTRY`) when ``argv`` names ``run``, the
+    only command line that can show it (``memstor run --help``), else a placeholder."""
+    if "run" not in argv:
+        return "an experiment family (memstor run --help lists them)"
+    return " | ".join(importlib.import_module(REGISTRY).names())
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -197,9 +212,9 @@ def main(argv: list | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
 
     def command() -> int:
-        args = _build_parser().parse_args(argv)
+        args = _build_parser(argv).parse_args(argv)
         if not args.command:
-            _build_parser().print_help(sys.stderr)
+            _build_parser(argv).print_help(sys.stderr)
             return EXIT_USAGE
         return run_command(args)
 

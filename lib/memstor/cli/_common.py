@@ -1,7 +1,8 @@
-"""What the `memstor` command and its subcommand modules share: the exit statuses, ``--set`` pairs and where a
-table's text goes (stdout or ``-o``).
+"""What the `memstor` command and its subcommand modules share: the exit statuses and where a table's text goes
+(stdout or ``-o``).
 
-Cheap to import (core only): :mod:`memstor.cli` imports it before it knows which subcommand runs.
+Cheap to import (core only, no YAML: ``--set`` pairs are :mod:`memstor.cli._overrides`): :mod:`memstor.cli` imports
+it before it knows which subcommand runs.
 """
 
 from __future__ import annotations
@@ -10,16 +11,10 @@ import sys
 from pathlib import Path
 
 from memstor.core.files import atomic_write
-from memstor.core.profiles import parse_override
 
 #: Exit statuses of every subcommand (DESIGN.md): done, done with problems (or failed), usage error, the
 #: family cannot run on this machine.
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_NOT_HERE = 0, 1, 2, 3
-
-
-def overrides(pairs: list) -> dict:
-    """``KEY=VALUE`` texts (``--set``/``--add``, repeatable) as {key: typed value}; UsageError on a bad pair."""
-    return dict(parse_override(p) for p in pairs)
 
 
 def emit(text: str, output: str | None) -> None:

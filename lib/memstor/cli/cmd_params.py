@@ -8,7 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from memstor.cli._common import EXIT_OK, overrides
+from memstor.cli._common import EXIT_OK
+from memstor.cli._overrides import overrides
 from memstor.experiments import load_profile
 
 

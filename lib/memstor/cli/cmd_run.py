@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import memstor.experiments as experiments
-from memstor.cli._common import EXIT_OK, EXIT_PARTIAL, overrides
+from memstor.cli._common import EXIT_OK, EXIT_PARTIAL
+from memstor.cli._overrides import overrides
 from memstor.core.errors import MemstorError, NotOnThisMachine
 from memstor.core.units import size_text
 from memstor.measure.target import kept_test_file

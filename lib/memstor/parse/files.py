@@ -8,6 +8,7 @@ yields nothing gives one line `PATH: reason`; rows from the other files are stil
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import operator
 import os
@@ -15,6 +16,7 @@ import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 from memstor.core.errors import first_line
 from memstor.core.files import atomic_write
@@ -24,8 +26,6 @@ from memstor.parse.diskplorer import MIXED_LOAD_COLUMNS, looks_like_diskplorer, 
 from memstor.parse.fio import looks_like_fio, read_fio
 from memstor.parse.fio_bins import bin_rows, text_bin_rows
 from memstor.parse.guards import empty_cells, one_line
-from memstor.parse.loadlat_hierarchy import mode_of_text, parse_hierarchy
-from memstor.parse.mlc import looks_like_mlc, parse_mlc
 
 KINDS = ("fio", "mlc", "diskplorer")
 MAX_FILE_BYTES = 256 * 1024 * 1024  # larger files are refused (one line), never read into memory
@@ -133,11 +133,22 @@ def _read_all(fd: int, size: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+#: The parsers of MLC and loadlat output, imported by :func:`_parser` the first time a file that is not fio output is
+#: read (memstor.cli loads its subcommands so, by a registry of names): 6 ms of the start-up of a `memstor parse`
+#: of fio output, which never runs them (``python -X importtime``, the 2-vCPU VM; issue 39).
+_ON_DEMAND = {"mlc": "memstor.parse.mlc", "loadlat": "memstor.parse.loadlat_hierarchy"}
+
+
+def _parser(name: str) -> ModuleType:
+    """The parser module ``name`` of :data:`_ON_DEMAND` (imported on the first call)."""
+    return importlib.import_module(_ON_DEMAND[name])
+
+
 def detect(text: str) -> str | None:
     """'fio', 'mlc' or None, from the content (not the file name)."""
     if looks_like_fio(text):
         return "fio"
-    if looks_like_mlc(text):
+    if _parser("mlc").looks_like_mlc(text):
         return "mlc"
     return None
 
@@ -173,7 +184,8 @@ def parse_file(path: str | Path, kind: str | None, named: bool, outcome: ParseOu
         outcome.rows[use].extend(result.rows)
     else:
         # loadlat's working-set and memory-level-parallelism modes (memstor.parse.loadlat_hierarchy)
-        result = (parse_hierarchy if mode_of_text(text) else parse_mlc)(text, source)
+        loadlat = _parser("loadlat")
+        result = (loadlat.parse_hierarchy if loadlat.mode_of_text(text) else _parser("mlc").parse_mlc)(text, source)
         outcome.files += 1
         outcome.rows[use].extend(sanitise_rows(result.rows, use, outcome.errors))
     if result.errors:
