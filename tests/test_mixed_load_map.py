@@ -162,3 +162,19 @@ def test_rt_priority_reaches_ioarrive_only_when_asked():
     assert p.rt_priority == 10 and "--rt-priority" in mlm.job(point, "/f", p.rt_priority).args()
     assert "--rt-priority" not in mlm.job(point, "/f", _params().rt_priority).args()
     assert (mlm.job(point, "/f").read_rate_iops, mlm.job(point, "/f").write_rate_iops) == (50_000, 10_000)
+
+
+def test_the_map_prints_with_one_held_cell_and_with_many():
+    """The review's case: one held cell among crosses (a colour scale of one value) printed as a collapsed
+    speck; the printed figure must keep a plotting area and readable text both then and with a full grid."""
+    from memstor.report.plots.printing import fit_for_print, print_problems
+
+    one = _table([(0, 20, 3500, False), (0, 50, 3300, True), (0, 80, 8000, False), (30, 20, 4000, False),
+                  (30, 50, 9e5, False)]).assign(host="vm")
+    many = _table([(w, r, 200 + 40 * r + 20 * w, True) for w in (0, 10, 25) for r in (10, 30, 50, 70, 90)]
+                  ).assign(host="vm")
+    for cells in (one, many):
+        curve = mixed_load.capacity_curve(cells, [1000, 3000])
+        fig = fit_for_print(mlplots.map_figure(cells, curve, [1000, 3000]))
+        assert print_problems(fig) == []
+        assert [t.get_text() for t in fig.axes[1].get_yticklabels() if t.get_text()]  # the colour bar has a scale

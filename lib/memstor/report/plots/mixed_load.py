@@ -17,14 +17,15 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
+from matplotlib.ticker import LogLocator
 
 from memstor.analysis import mixed_load
 from memstor.report.plots import new_figure, per_host, plain_log, thousands
 
 MAP_CMAP = "viridis"
-NOT_HELD = "cell offered, loop not held"
-UNCHECKED = "loop not checked (imported: latency from submission)"
-CAPACITY = "read capacity at p99 ≤ {target} (bracket: neighbouring cells)"
+NOT_HELD = "loop not held"
+UNCHECKED = "loop not checked (imported; latency from submission)"
+CAPACITY = "read capacity, p99 ≤ {target} (bars: bracket; ▲/▼: beyond the grid)"
 
 
 def _target_text(us: float) -> str:
@@ -57,11 +58,15 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
     rc = mixed_load.read_cells(cells, unchecked_as_held=unchecked_as_held)
     if rc.empty:
         return None
-    fig, (ax,) = new_figure(scale=1.15)
+    fig, (ax,) = new_figure()
+    fig.set_size_inches(7.5, 3.4)  # wide: the report prints a short, wide box (a tall one shrank to nothing)
     held = rc[rc["held"] & rc["read_p99_us"].notna()]
     lost = rc[~rc.index.isin(held.index)]
     if len(held):
-        norm = LogNorm(vmin=max(1.0, held["read_p99_us"].min()), vmax=max(2.0, held["read_p99_us"].max()))
+        low, high = max(1.0, float(held["read_p99_us"].min())), float(held["read_p99_us"].max())
+        if high <= low * 1.2:  # one value (or nearly): a scale around it, not a degenerate one
+            low, high = low / 1.5, max(high, low) * 1.5
+        norm = LogNorm(vmin=low, vmax=high)
         for loop, marker, face in (("held", "o", None), ("not checked", "s", "none")):
             part = held[held["loop"] == loop]
             if part.empty:
@@ -72,6 +77,7 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
                        linewidths=1.8 if face else 0.5, label=UNCHECKED if face else None)
         bar = fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=MAP_CMAP), ax=ax,
                            label="read p99 response (µs)")
+        bar.ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # labels inside a narrow range too
         plain_log(bar.ax.yaxis)
         _contours(ax, held, targets_us)
     if len(lost):
@@ -93,7 +99,7 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
                 cen = g[g["censored"] == side]
                 if len(cen):  # the capacity lies beyond the grid: the bound it is known to pass, as an arrow head
                     ax.scatter(cen["write_offered_MBps"], cen[col], marker=marker, s=80, color=colour, zorder=4,
-                               label=label if label is None else f"{label}; {marker}: beyond the grid")
+                               label=label)
                     label = None
     for setter, values in ((ax.set_xlim, rc["write_offered_MBps"]), (ax.set_ylim, rc["read_iops"])):
         first, last = float(values.min()), float(values.max())
@@ -102,7 +108,7 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
     ax.set_xlabel("writes offered (MB/s, 10⁶ B/s)")
     ax.set_ylabel("reads offered (IOPS)")
     thousands(ax.yaxis)
-    ax.set_title("Read p99 under mixed load")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8)  # below: never over a cell
+    if ax.get_legend_handles_labels()[0]:  # inside, where it covers the fewest cells: the printed figure is a
+        # short, wide box, and a legend beside or below the axes squeezes them to nothing
+        ax.legend(loc="best", fontsize=7, framealpha=0.85)
     return fig
