@@ -178,3 +178,16 @@ def test_the_map_prints_with_one_held_cell_and_with_many():
         fig = fit_for_print(mlplots.map_figure(cells, curve, [1000, 3000]))
         assert print_problems(fig) == []
         assert [t.get_text() for t in fig.axes[1].get_yticklabels() if t.get_text()]  # the colour bar has a scale
+
+
+def test_a_capacity_needs_most_of_its_write_rates_cells_held():
+    """The review's case: one held cell of four gave a capacity, while the same load's workload in the
+    open-loop section was withheld (open_loop_held: < 80 % held). 4 of 5 held: stated; 3 of 5: withheld."""
+    base = [(0, 10, 200, True), (0, 30, 400, True), (0, 50, 900, True), (0, 70, 3000, True)]
+    four = mixed_load.capacity_curve(_table(base + [(0, 90, 9000, False)]), [1000]).iloc[0]
+    assert four["read_capacity_iops"] > 0 and four["cells_used"] == 4
+    three = mixed_load.capacity_curve(_table(base[:3] + [(0, 70, 3000, False), (0, 90, 9000, False)]),
+                                      [1000]).iloc[0]
+    assert pd.isna(three["read_capacity_iops"]) and "only 3 of 5 cells held" in three["note"]
+    assert mixed_load.sentence(three) == ("with no writes too few cells of this drive held (3, under 80 % of them): "
+                                          "no read capacity for read p99 ≤ 1 ms")

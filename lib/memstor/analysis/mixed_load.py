@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.validity.openloop import OPEN_SHARE_FAIL_PCT
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing, truthy
 
@@ -40,6 +41,9 @@ CELL_COLUMNS = ("write_offered_MBps", "read_offered_iops", "direction", "offered
 CAPACITY_COLUMNS = ["write_offered_MBps", "target_us", "read_capacity_iops", "ci_low_iops", "ci_high_iops",
                     "censored", "cells_used", "note"]
 CENSORED = ("", "below_grid", "above_grid")
+#: A write rate whose cells held less often than this (%) gets no capacity: the share the open-loop rule asks of a
+#: workload's offered rates (memstor.analysis.validity.openloop.OPEN_SHARE_FAIL_PCT).
+MIN_HELD_PCT = OPEN_SHARE_FAIL_PCT
 #: The interpolations between the bracketing cells (see interpolate).
 RULES = ("reciprocal", "log", "linear")
 #: The columns of read_cells' table (after the ``by`` columns).
@@ -156,7 +160,9 @@ def _not_held_note(group: pd.DataFrame, above_iops: float | None = None) -> str:
 
 def capacity_at(group: pd.DataFrame, target_us: float, rule: str = "reciprocal") -> dict:
     """The read capacity of one write rate at one p99 target (µs): the dict of :data:`CAPACITY_COLUMNS` but
-    ``write_offered_MBps`` and ``target_us``. group: that write rate's rows of :func:`read_cells`."""
+    ``write_offered_MBps`` and ``target_us``. group: that write rate's rows of :func:`read_cells`. Withheld (empty,
+    with the reason) when fewer than :data:`MIN_HELD_PCT` % of the write rate's cells held: a held verdict among
+    mostly failed ones is chance on that machine, not a property of the load."""
     held = group[group["held"] & group["read_p99_us"].notna()]
     nan = math.nan
     out = {"read_capacity_iops": nan, "ci_low_iops": nan, "ci_high_iops": nan, "censored": "",
@@ -164,6 +170,9 @@ def capacity_at(group: pd.DataFrame, target_us: float, rule: str = "reciprocal")
     if held.empty:
         return {**out, "note": "; ".join(filter(None, ["no held cell with a read p99: no capacity",
                                                         _not_held_note(group)]))}
+    if 100.0 * len(held) < MIN_HELD_PCT * len(group):
+        return {**out, "note": (f"only {len(held)} of {len(group)} cells held (< {MIN_HELD_PCT:g} %, the open-loop "
+                                "rule of every workload): no capacity")}
     x, p, miss = _order(held, target_us)
     if not miss.any():
         note = (f"read p99 <= {target_us:g} us in every held cell, up to {fmt_number(x[-1])} IOPS: "
@@ -254,6 +263,9 @@ def sentence(row: Mapping, subject: str = "this drive") -> str:
         return (f"{where} {subject} misses {goal} already at {fmt_number(hi)} IOPS, the lowest read rate whose loop held: "
                 "its read capacity is lower")
     if math.isnan(cap):
-        return f"{where} no cell of {subject} held: no read capacity for {goal}"
+        used = 0 if missing(row.get("cells_used")) else int(row["cells_used"])
+        held = f"too few cells of {subject} held ({used}, under {MIN_HELD_PCT:g} % of them)" if used \
+            else f"no cell of {subject} held"
+        return f"{where} {held}: no read capacity for {goal}"
     return (f"{where} {subject} keeps {goal} up to {_rounded_iops(cap)} IOPS "
             f"(between {fmt_number(lo)} and {fmt_number(hi)})")
