@@ -460,3 +460,16 @@ def test_the_real_offload_overshoot_fails_every_open_loop_invariant(defects):
     assert one(v, "littles_law", "fio-queue-depth randread")["status"] == "pass"
     assert one(v, "physical_ceiling", "storage interface")["status"] == "unchecked"          # a virtio disk
     assert one(v, "headline_definition", "best 4K randwrite IOPS")["status"] == "pass"       # no overshoot used
+
+
+def test_points_not_open_are_explained_in_their_generators_terms():
+    """ioarrive never waits for a completion: its points that were not open say which of its checks failed;
+    fio's say its arrivals were gated (both ways)."""
+    io = load_frame((True, True, True, True, False, False)).assign(
+        generator="ioarrive", generator_checks=["ok"] * 4 + ["lag", "lag;exp_gaps/submitted"])
+    r = validity_table(load=io).set_index("check").loc["open_loop_held"]
+    assert "ioarrive's own checks failed (lag at 2, exp_gaps at 1): 2 points" in r["evidence"]
+    assert "waited for completions" not in r["evidence"]
+    fio = load_frame((True, True, True, True, False, False)).assign(generator="fio")
+    r = validity_table(load=fio).set_index("check").loc["open_loop_held"]
+    assert "gated (arrivals waited for completions): 2 points" in r["evidence"]

@@ -37,6 +37,7 @@ CURVE_COLUMNS = [
     "lat_p50_us", "lat_p99_us", "lat_p99_9_us", "overloaded", "ceiling_reached", "open_loop", "x_max_iops",
     "x_max_source",
     "iops_cv", "min_1s_iops_pct", "n", "closed_lat_mean_us", "open_vs_closed_pct", "generator",
+    "generator_checks",  # ioarrive: its failed self-checks name[/source] (';'-joined over the runs), ok; fio: empty
 ]
 _MEANS = ("offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
           "x_max_iops", "iops_cv", "min_1s_iops_pct")
@@ -91,7 +92,11 @@ def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
                "utilisation_pct": float(g["utilisation_pct"].iloc[0]), "n": len(g),
                "x_max_source": g["x_max_source"].iloc[0],
                "generator": g["generator"].dropna().iloc[0] if "generator" in g and g["generator"].notna().any()
-               else "fio"}
+               else "fio",
+               "generator_checks": ";".join(dict.fromkeys(
+                   c for v in g.get("generator_checks", pd.Series(dtype=object)).dropna().astype(str)
+                   for c in v.split(";") if c and c != "ok")) or ("ok" if "generator_checks" in g
+                                                                   and g["generator_checks"].notna().any() else "")}
         for col in _MEANS:
             row[col] = float(pd.to_numeric(g[col], errors="coerce").mean()) if col in g else math.nan
         row["overloaded"] = bool(g["overloaded"].map(truthy).any())

@@ -39,8 +39,9 @@ OPEN_LOOP_CHECKS = ("open_loop_held", "open_loop_rate", "littles_law", "below_cl
 OPEN_EXPERIMENT = "fio-load-latency"
 #: The way out, per gated finding.
 WAY_OUT = {
-    "open_loop_held": "fewer jobs per rate or more cores (inline submission cannot keep arrivals open here), or "
-                      "read the closed-loop curve of the queue-depth sweep instead",
+    "open_loop_held": "ioarrive (generator: ioarrive) on a quieter machine, or fio's rate mode with fewer jobs "
+                      "per rate (its inline submission cannot keep arrivals open here); until then read the "
+                      "closed-loop curve of the queue-depth sweep",
     "open_loop_rate": "a submit mode that holds the offered rate (inline, more jobs per rate), or a fio whose "
                       "rate process delivers what is offered; until then read the closed-loop curve of the "
                       "queue-depth sweep",

@@ -115,6 +115,19 @@ def _util(g: pd.DataFrame) -> str:
     return f"{n(u.min())}-{n(u.max())} % of X_max" if len(u) > 1 else f"{n(u.iloc[0])} % of X_max"
 
 
+def _not_open_why(gated: pd.DataFrame) -> str:
+    """Why points within the rate band were not open, in their generator's terms: ioarrive's failed self-checks
+    (counted by name), fio's gating (its inline submission waits for completions before each rate sleep)."""
+    gens = set(gated["generator"].dropna().astype(str)) if "generator" in gated else {"fio"}
+    if gens != {"ioarrive"}:
+        return "gated (arrivals waited for completions)"
+    names = [c.split("/")[0] for v in gated.get("generator_checks", pd.Series(dtype=object)).dropna().astype(str)
+             for c in v.split(";") if c and c != "ok"]
+    counts = pd.Series(names, dtype=object).value_counts()
+    said = ", ".join(f"{name} at {k}" for name, k in counts.items())
+    return f"ioarrive's own checks failed ({said})" if said else "ioarrive's own checks failed"
+
+
 def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
     """open_loop_held: the share of points shown open (flag true and achieved within the +-5 % band)."""
     known = g[g["open_loop"].map(lambda v: not missing(v))]
@@ -137,7 +150,7 @@ def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
         evidence += (f"; not open: {len(missed)} points at {_util(missed)} achieved {n(off[missed.index].min())}-"
                      f"{n(off[missed.index].max())} % of the offered rate (outside +-5 %)")
     if len(gated):
-        evidence += f"; gated (arrivals waited for completions): {len(gated)} points at {_util(gated)}"
+        evidence += f"; {_not_open_why(gated)}: {len(gated)} points at {_util(gated)}"
     if outside.any():
         evidence += (f"; {int(outside.sum())} flagged open but achieved {n(off[outside].min())}-"
                      f"{n(off[outside].max())} % of the offered rate (outside +-5 %: not open)")
