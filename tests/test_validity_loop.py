@@ -473,3 +473,19 @@ def test_points_not_open_are_explained_in_their_generators_terms():
     fio = load_frame((True, True, True, True, False, False)).assign(generator="fio")
     r = validity_table(load=fio).set_index("check").loc["open_loop_held"]
     assert "gated (arrivals waited for completions): 2 points" in r["evidence"]
+
+
+def test_ioarrive_rows_have_no_cpu_share_row_fio_rows_do():
+    """ioarrive spins before each arrival by design (its lag check judges lateness): an experiment of its rows
+    alone gets no load_generator_cpu row, never a false 'not recorded'; fio's rows beside them are judged."""
+    rows = pd.DataFrame([{"host": H, "experiment": "mixed-load-map", "ok": True, "generator": "ioarrive",
+                          "point": "c", "iops": 50_000.0, "generator_cpu_pct": 95.0},
+                         {"host": H, "experiment": "fio-load-latency", "ok": True, "generator": "ioarrive",
+                          "point": "u10", "iops": 5_000.0, "generator_cpu_pct": 60.0},
+                         {"host": H, "experiment": "fio-load-latency", "ok": True, "generator": None,
+                          "point": "lt", "jobname": "lt", "iops": 60_000.0, "cpu_usr_pct": 20.0,
+                          "cpu_sys_pct": 19.0}])
+    v = validity_table(fio=rows, sysinfo={H: {"shape": {"usable_cpus": 2}}})
+    cpu = v[v["check"] == "load_generator_cpu"].set_index("subject")
+    assert "mixed-load-map" not in cpu.index
+    assert cpu.loc["fio-load-latency", "status"] == "pass" and "lt" in cpu.loc["fio-load-latency", "evidence"]

@@ -226,10 +226,14 @@ def cpu_rows(fio: pd.DataFrame | None, sysinfo: dict | None) -> list[dict]:
 
     Missing numbers (no ``cpu_usr_pct``/``cpu_sys_pct`` columns, or empty cells, or no core count) give an
     ``unchecked`` row whose evidence says "not recorded": the reader cannot tell whether the generator was
-    CPU-bound."""
+    CPU-bound. ioarrive's rows are left out (an experiment of them alone has no row): its submitter spins before
+    each arrival by design, so its CPU use is reported (``generator_cpu_pct``), and whether it fell behind is
+    its lag check's (``open_loop_held``), not a share of the cores."""
     if not has(fio, "host", "experiment"):
         return []
     ok = fio[fio["ok"].map(truthy)] if "ok" in fio else fio
+    if "generator" in ok:
+        ok = ok[ok["generator"].astype(str) != "ioarrive"]
     rows = []
     for (host, exp), g in ok.groupby(["host", "experiment"], sort=True):
         ncpu = cores((sysinfo or {}).get(host))
