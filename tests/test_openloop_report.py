@@ -336,8 +336,8 @@ def test_load_display_headers_units_and_flags(tables):
 def test_slo_display_says_censored_and_none(tables):
     shown = text.slo_display(tables["slo"])
     assert list(shown.columns) == ["device", "workload", "p99 target (µs)", "max IOPS meeting it",
-                                   "fio latency_target (IOPS, depth)", "ratio"]
-    assert (shown["fio latency_target (IOPS, depth)"] == "–").all()  # no lt point in these tables
+                                   "fio latency_target, closed loop (IOPS, depth per job, its p99)", "ratio"]
+    assert (shown["fio latency_target, closed loop (IOPS, depth per job, its p99)"] == "–").all()  # no lt point in these tables
     cells = shown["max IOPS meeting it"]
     assert (cells[shown["p99 target (µs)"] == "50"] == "none: even the lowest rate misses it").all()
     censored = cells[cells.str.startswith("≥ ")]
@@ -349,7 +349,7 @@ def test_slo_display_says_censored_and_none(tables):
     crossed = tables["slo"].head(1).assign(fio_latency_target_iops=20000.0, fio_latency_depth=4.0,
                                             ratio_to_fio=1.25)
     row = text.slo_display(crossed).iloc[0]
-    assert row["fio latency_target (IOPS, depth)"] == "20,000 (QD 4)" and row["ratio"] == "1.25"
+    assert row["fio latency_target, closed loop (IOPS, depth per job, its p99)"] == "20,000 (QD 4)" and row["ratio"] == "1.25"
 
 
 def test_models_display_each_model_with_its_error(tables):
@@ -594,8 +594,8 @@ def test_fios_latency_target_run_that_missed_its_own_target_is_no_answer():
                         {"host": "h", "rw": "randwrite", "target_p99_us": 1000.0, "max_iops": 20_000.0,
                          "censored": False, "fio_latency_target_iops": 23_668.0, "fio_latency_depth": 8.0,
                          "fio_latency_target_p99_us": 640.0, "ratio_to_fio": 0.85}])
-    cells = text.slo_display(slo)["fio latency_target (IOPS, depth)"].tolist()
-    assert cells == ["missed: its own p99 1,679 µs", "23,668 (QD 8)"]
+    cells = text.slo_display(slo)["fio latency_target, closed loop (IOPS, depth per job, its p99)"].tolist()
+    assert cells == ["missed: its own p99 1,679 µs", "23,668 (QD 8; p99 640 µs from fio's submission)"]
     fio = pd.DataFrame([{"host": "h", "experiment": "fio-load-latency", "phase": "lt", "ok": True, "rw": "randread",
                          "latency_target_us": 1000, "iops": 44_979.0, "latency_depth": 16, "lat_p99_us": 1679.0}])
     curves = pd.DataFrame([{"host": "h", "rw": "randread", "utilisation_pct": u, "achieved_iops": x,

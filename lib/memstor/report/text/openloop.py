@@ -142,13 +142,16 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
 
 
 def _fio_target_cell(iops, depth, p99, target) -> str:
-    """fio's latency_target search: 'IOPS (QD d)'; 'missed (its p99 X µs)' when its own run missed the target;
-    '–' without a run."""
+    """fio's latency_target search (a closed loop: not the open loop's answer, beside it for comparison): 'IOPS (QD
+    d; p99 X µs from fio's submission)', d per job; 'missed: its own p99 X µs' when its run missed the target; '–'
+    without a run."""
     if _ol_float(p99) == _ol_float(p99) and _ol_float(p99) > _ol_float(target):
         return f"missed: its own p99 {_ol_fmt(p99)} µs"
     if _ol_float(iops) != _ol_float(iops):
         return "–"
-    return f"{_ol_fmt(iops)} (QD {'?' if _ol_float(depth) != _ol_float(depth) else int(_ol_float(depth))})"
+    qd = "?" if _ol_float(depth) != _ol_float(depth) else int(_ol_float(depth))
+    own = "" if _ol_float(p99) != _ol_float(p99) else f"; p99 {_ol_fmt(p99)} µs from fio's submission"
+    return f"{_ol_fmt(iops)} (QD {qd}{own})"
 
 
 def _slo_cell(max_iops, censored, not_valid="") -> str:
@@ -169,7 +172,7 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     point met it)' when the limit lies beyond the highest measured rate, 'none: even the lowest rate
     misses it' when no rate meets it; beside it fio's own latency_target search at the same target (its
     IOPS and the queue depth it ended at) and the ratio max IOPS / fio's."""
-    cols = ["device", "workload", "p99 target (µs)", "max IOPS meeting it", "fio latency_target (IOPS, depth)",
+    cols = ["device", "workload", "p99 target (µs)", "max IOPS meeting it", "fio latency_target, closed loop (IOPS, depth per job, its p99)",
             "ratio"]
     if slo is None or len(slo) == 0:
         return pd.DataFrame(columns=cols)
@@ -182,7 +185,7 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
         "max IOPS meeting it": [_slo_cell(m, c, nv) for m, c, nv in zip(s["max_iops"], s["censored"], col("not_valid"))],
-        "fio latency_target (IOPS, depth)": [_fio_target_cell(i, d, p, t) for i, d, p, t in zip(
+        "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(i, d, p, t) for i, d, p, t in zip(
             col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
             s["target_p99_us"])],
         "ratio": ["–" if _ol_float(r) != _ol_float(r) else f"{_ol_float(r):.2f}" for r in col("ratio_to_fio")],
