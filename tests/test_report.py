@@ -190,7 +190,7 @@ def test_pdf_report_from_the_executed_notebook(executed, exported):
     assert "differs: span, state, target" in pdf_text and "differs: outstanding, span?, state?, target?" in pdf_text
     # the knee N* with its inputs
     k = S.knees.set_index(["host", "rw"]).loc[("aialra-ssd", "randread")]
-    assert (f"the two-asymptote fit gives N* = X_max × R_min = {fmt_number(k['X_max_fit_iops'])} IOPS × "
+    assert (f"the two-asymptote fit gives N* = X_fit × R_min = {fmt_number(k['X_max_fit_iops'])} IOPS × "
             f"{fmt_number(k['R_min_fit_us'])} µs = ") in pdf_text
     # the memory curve (issue 16: saturation and R0 with its 95 % interval; no R², no fitted knee or peak
     # beyond the measured plateau): one paragraph per curve, in the HTML's appendix; the PDF points to it
