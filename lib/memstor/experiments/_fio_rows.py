@@ -181,7 +181,7 @@ def result_rows(results: list, host: str, note: str, data_root: Path) -> list:
         if res.status == "failed" or res.raw is None:
             rows += failed_rows(p.params, p.name, host, res.error or "failed", None, note)
             continue
-        source = _relative(res.raw, data_root)
+        source = relative(res.raw, data_root)
         try:
             text = Path(res.raw).read_text(encoding="utf-8", errors="replace")
         except OSError as err:
@@ -203,7 +203,7 @@ def result_bins(results: list, data_root: Path) -> pd.DataFrame:
             text = Path(res.raw).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue  # its tidy rows say why (failed_rows)
-        rows += text_bin_rows(text, _relative(res.raw, data_root))
+        rows += text_bin_rows(text, relative(res.raw, data_root))
     return pd.DataFrame(rows, columns=list(BIN_COLUMNS))
 
 
@@ -247,7 +247,7 @@ def _precision_windows(folder: Path, pct: float, params: dict) -> tuple:
     return status_windows(docs[:used]), v.reached, f"status windows of {log_avg_msec(params['runtime_s'])} ms"
 
 
-def _relative(path: Path, root: Path) -> str:
+def relative(path: Path, root: Path) -> str:
     """path relative to root when inside it (portable `source` column), else absolute."""
     try:
         return str(Path(path).resolve().relative_to(Path(root).resolve()))

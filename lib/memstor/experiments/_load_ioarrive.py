@@ -270,18 +270,10 @@ def bins(doc: dict, res, source: str) -> list[dict]:
     return [{c: r[c] for c in BIN_COLUMNS} for r in out]
 
 
-def relative(path: Path, root: Path) -> str:
-    """path relative to root when inside it (the ``source`` column, as fio's rows name it), else absolute."""
-    try:
-        return str(Path(path).resolve().relative_to(Path(root).resolve()))
-    except ValueError:
-        return str(Path(path).resolve())
-
-
 def tables(res, host: str, note: str, data_root: Path) -> tuple[list[dict], pd.DataFrame, list[dict]]:
     """(rows, per-second rows, bins) of one point ioarrive ran; ``config`` is the point without its
     repetition (each offered rate is its own configuration)."""
-    source = relative(res.raw, data_root) if res.raw is not None else ""
+    source = _fio_rows.relative(res.raw, data_root) if res.raw is not None else ""
     rows, doc = point_rows(res, host, note, source)
     for r in rows:
         r["config"] = r["point"].rsplit("-rep", 1)[0]

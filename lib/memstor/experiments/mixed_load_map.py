@@ -270,7 +270,7 @@ def next_cells(mp: MixedLoadParams, grid: dict, table: pd.DataFrame) -> dict:
 def cell_rows(res, host: str, note: str, data_root: Path) -> list[dict]:
     """The rows of one cell (one per direction it offered): ioarrive's direction rows (the fio columns and the
     generator's) plus :data:`CELL_COLUMNS`; failed rows with the reason when the run failed."""
-    source = _ioarrive.relative(res.raw, data_root) if res.raw is not None else ""
+    source = _fio_rows.relative(res.raw, data_root) if res.raw is not None else ""
     rows, _ = _ioarrive.point_rows(res, host, note, source)
     p = res.point.params
     out = []
@@ -297,14 +297,14 @@ def result_table(results: list, host: str, note: str, data_root: Path) -> pd.Dat
 # ---------------------------------------------------------------------------------------- running
 
 
-def _x_maxes(mp: MixedLoadParams, data_root: Path, host: str, probes: dict) -> tuple[dict, list]:
-    """({"read"|"write": (X_max IOPS, source)}, [why missing])."""
+def _x_maxes(mp: MixedLoadParams, from_qd: dict, probes: dict) -> tuple[dict, list]:
+    """({"read"|"write": (X_max IOPS, source)}, [why missing]); from_qd: {rw: x_max_from_queue_depth's answer}."""
     out, missing = {}, []
     for d, rw, given in (("read", mp.read_rw, mp.read_x_max_iops), ("write", mp.write_rw, mp.write_x_max_iops)):
         if given > 0:
             out[d] = (given, f"profile {d}_x_max_iops")
             continue
-        x, why = x_max_from_queue_depth(data_root, host, rw, mp.bs)
+        x, why = from_qd[rw]
         if x is None and probes.get(rw):
             x, why = probes[rw], f"probe at QD{mp.probe_iodepth}x{mp.probe_numjobs} ({why})"
         if x is None:
@@ -324,11 +324,12 @@ def run_mixed_load(params: dict, *, data_root: Path, target_dir: Path | None, ho
     def body(t):
         test_file = str(t.tf.path)
         info = {"ioengine_requested": c.ioengine, **t.info, "generator": "ioarrive"}
+        from_qd = {rw: x_max_from_queue_depth(data_root, host, rw, mp.bs) for rw in (mp.read_rw, mp.write_rw)}
         need = [rw for rw, given in ((mp.read_rw, mp.read_x_max_iops), (mp.write_rw, mp.write_x_max_iops))
-                if given <= 0 and x_max_from_queue_depth(data_root, host, rw, mp.bs)[0] is None]
+                if given <= 0 and from_qd[rw][0] is None]
         probe_pts = make_points([probe_config(mp, t.engine, rw) for rw in need], c, t.medium, test_file)
         results, probes = run_probes(EXPERIMENT, probe_pts, t, data_root, host, info, progress, session)
-        x_max, missing = _x_maxes(mp, data_root, host, probes)
+        x_max, missing = _x_maxes(mp, from_qd, probes)
         if missing:
             return t, probe_pts, results, missing
         grid, points, table = start_grid(mp), list(probe_pts), pd.DataFrame(columns=TABLE_COLUMNS)

@@ -304,6 +304,20 @@ def _unloaded_sentence(u: pd.DataFrame) -> list:
     return [f"Unloaded mean latency {fmt_number(lat)} µs (at {used})."]
 
 
+#: The per-generator sentences of a workload's flagged points ({where}: their offered loads).
+_CEILING_FIO = ("fio's per-job iodepth ceiling was reached at {where}: arrivals then waited for a free slot before "
+                "fio issued them, time fio does not count (coordinated omission), so the latency there is a lower "
+                "bound.")
+_CEILING_IOARRIVE = ("ioarrive's cap on I/Os in flight was reached at {where}: it stopped issuing there and marked "
+                     "the run overloaded (its response times still count from the intended arrivals).")
+_NOT_OPEN_FIO = ("Arrivals were gated at {where}: fio's inline submission waits for the I/O in flight before each "
+                 "rate sleep, so once rate per job x latency exceeds 0.5 the arrivals bunch up behind completions: "
+                 "the offered rate is still delivered, but the loop there is partly closed and the latency a lower "
+                 "bound.")
+_NOT_OPEN_IOARRIVE = ("ioarrive's own checks failed at {where} (its rate, arrival tests, lag bound or drain): the "
+                      "loop did not hold there, and those response times include the generator's lateness.")
+
+
 def _stress_sentences(g: pd.DataFrame) -> list:
     """Overloaded points, points at the generator's ceiling on I/Os in flight, and points whose loop did not hold,
     each in its generator's terms (fio: per-job iodepth, inline submission gating arrivals; ioarrive: its cap,
@@ -319,27 +333,13 @@ def _stress_sentences(g: pd.DataFrame) -> list:
                    "steady state, and the model fit leaves them out.")
     ceil = np.array([truthy(v) for v in g["ceiling_reached"]], dtype=bool) if "ceiling_reached" in g.columns \
         else np.zeros(len(g), dtype=bool)
-    if (ceil & (gens == FIO)).any():
-        where = ", ".join(_ol_u(u) for u in g.loc[ceil & (gens == FIO), "utilisation_pct"])
-        out.append(f"fio's per-job iodepth ceiling was reached at {where}: arrivals then waited for a free slot "
-                   "before fio issued them, time fio does not count (coordinated omission), so the latency there "
-                   "is a lower bound.")
-    if (ceil & (gens == IOARRIVE)).any():
-        where = ", ".join(_ol_u(u) for u in g.loc[ceil & (gens == IOARRIVE), "utilisation_pct"])
-        out.append(f"ioarrive's cap on I/Os in flight was reached at {where}: it stopped issuing there and marked "
-                   "the run overloaded (its response times still count from the intended arrivals).")
     flag = np.array([v is not None and v == v and not truthy(v) for v in g["open_loop"]], dtype=bool) \
         if "open_loop" in g.columns else np.zeros(len(g), dtype=bool)
-    if (flag & (gens == FIO)).any():
-        where = ", ".join(_ol_u(u) for u in g.loc[flag & (gens == FIO), "utilisation_pct"])
-        out.append(f"Arrivals were gated at {where}: fio's inline submission waits for the I/O in flight before "
-                   "each rate sleep, so once rate per job x latency exceeds 0.5 the arrivals bunch up behind "
-                   "completions: the offered rate is still delivered, but the loop there is partly closed and the "
-                   "latency a lower bound.")
-    if (flag & (gens == IOARRIVE)).any():
-        where = ", ".join(_ol_u(u) for u in g.loc[flag & (gens == IOARRIVE), "utilisation_pct"])
-        out.append(f"ioarrive's own checks failed at {where} (its rate, arrival tests, lag bound or drain): the "
-                   "loop did not hold there, and those response times include the generator's lateness.")
+    for mask, gen, sentence in ((ceil, FIO, _CEILING_FIO), (ceil, IOARRIVE, _CEILING_IOARRIVE),
+                                (flag, FIO, _NOT_OPEN_FIO), (flag, IOARRIVE, _NOT_OPEN_IOARRIVE)):
+        at = mask & (gens == gen)
+        if at.any():
+            out.append(sentence.format(where=", ".join(_ol_u(u) for u in g.loc[at, "utilisation_pct"])))
     return out
 
 
