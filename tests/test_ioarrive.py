@@ -152,6 +152,7 @@ def test_histograms_within_one_percent_and_tidy_tables(exe):
     assert [s["t_s"] for s in series] == list(range(30)) and all(s["iops"] > 0 for s in series)
     assert {c["name"] for c in check_rows(res.doc)} >= {"rate", "constant_cv", "no_trend", "lag"}
     assert list(row) == list(COLUMNS)
+    assert res.doc["wake_delay"] is None and row["wake_delay_p99_us"] is None  # virtual time never sleeps
 
 
 # --------------------------------------------------------------------------------- self-checks, both ways
@@ -281,6 +282,10 @@ def test_real_run_on_a_file_through_runner_and_parser(exe, testfile):
     ks = next(c for c in doc["checks"] if c["name"] == "exp_gaps" and c["source"] == "submitted")
     tol_us = float(ks["detail"].split("(gaps +-")[1].split(" us")[0])
     assert tol_us == pytest.approx(min(max(min(5.0, 0.05 * 1e6 / 700), call_ns / 1e3), 1e6 / 700), rel=0.01)
+    # how late the submitter's sleeps woke: at 1000 IOPS it sleeps before most arrivals (gaps >> the 50 us spin)
+    wake = doc["wake_delay"]
+    assert wake["sleeps"] > 0.5 * 2 * 1000 and 0 <= wake["p50_us"] <= wake["p99_us"] <= wake["max_us"]
+    assert all(row["wake_delay_p99_us"] == wake["p99_us"] for row in res.rows)
     # the loop is the run's: open only when no check of either direction (or of the run) failed
     assert all(row["open_loop"] is all(r["checks"] == "ok" for r in res.rows) for row in res.rows)
 

@@ -204,28 +204,33 @@ def test_a_rerun_reads_and_starts_no_ioarrive(measured, monkeypatch):
 #: Low load: 1000 IOPS, so that fio's inline arrivals are Poisson (per-job rate x latency ~0.1, far below the
 #: ~1 at which they bunch: memstor.measure.openloop).
 AGREE_RATE = 1000
-AGREE_RUNS = 3
-#: The machine is too loaded to judge when ioarrive's median mean lag exceeds this share of its response (its
-#: submitter did not get a CPU on time: the two tools then see different loads) or when either tool's own
-#: runs spread more than AGREE_SPREAD (max / min - 1) around their median.
-AGREE_LAG_SHARE = 0.05
+AGREE_RUNS = 5
+#: Either tool's middle 3 runs (of 5) spread more than this (max / min - 1): too noisy to judge 10 %.
 AGREE_SPREAD = 0.25
+#: ioarrive's submitter woke (median over the runs of each run's p99) later than this share of fio's mean
+#: latency: the scheduler would also wake its reaper late, and service would measure the machine (beside one
+#: busy process on the 2-vCPU VM: p99 141-273 µs at fio's 82-113 µs, service 7-25 % above fio's).
+AGREE_WAKE_SHARE = 1.0
 
 
 @pytest.mark.fio
 @pytest.mark.loadlat
 @pytest.mark.skipif(FIO is None, reason="fio is not installed (make env installs it)")
 def test_at_low_load_ioarrive_and_fio_agree_on_mean_latency(tmp_path):
-    """Same 64 MiB file, O_DIRECT random 4 KiB reads at 1000 IOPS, Poisson: fio's mean total latency and
-    ioarrive's mean response, median of 3 interleaved runs of 2 s each, within 10 %. Skipped (the reason with
-    the numbers) when the machine is too loaded to judge (AGREE_LAG_SHARE, AGREE_SPREAD)."""
+    """Same 64 MiB file, O_DIRECT random 4 KiB reads at 1000 IOPS, Poisson:
+    fio's mean latency and ioarrive's mean service time (medians of 5 interleaved runs of 2 s) agree within 10 %. Both are completion - submission:
+    fio times from its own submission and cannot see how late that was (its sleep's overshoot is hidden);
+    ioarrive's response adds its measured lag, so its mean response = its mean service + its mean lag (to the
+    histogram's 1 %) and exceeds fio's by that lag, not more. Skipped with the numbers when either tool's middle
+    3 runs spread more than AGREE_SPREAD, or when the scheduler woke ioarrive's submitter late (AGREE_WAKE_SHARE:
+    its reaper, which stamps completions, waits for the same scheduler)."""
     target = tmp_path / "agree.dat"
     with open(target, "wb") as fh:
         for _ in range(64):
             fh.write(os.urandom(1 << 20))
         os.fsync(fh.fileno())
     exe = ioarrive.ensure_binary()
-    fio_lat, resp, lag = [], [], []
+    fio_lat, svc, resp, lag, woke = [], [], [], [], []
     for i in range(AGREE_RUNS):
         job = FioJob(name="agree", rw="randread", bs="4k", iodepth=16, ioengine="io_uring", direct=True, size="64m",
                      runtime_s=2, time_based=True, filename=str(target), rate_iops=AGREE_RATE,
@@ -238,12 +243,23 @@ def test_at_low_load_ioarrive_and_fio_agree_on_mean_latency(tmp_path):
                                                 engine="io_uring"), exe=exe)
         assert res.status == "ok", res.reason
         d = res.doc["directions"]["read"]
+        svc.append(d["service_ns"]["mean"] / 1e3)
         resp.append(d["response_ns"]["mean"] / 1e3)
         lag.append(d["lag_ns"]["mean"] / 1e3)
-    f, r, g = statistics.median(fio_lat), statistics.median(resp), statistics.median(lag)
-    said = (f"fio {', '.join(f'{x:.0f}' for x in fio_lat)} µs, ioarrive {', '.join(f'{x:.0f}' for x in resp)} µs "
-            f"(lag {', '.join(f'{x:.0f}' for x in lag)} µs)")
-    spread = max(max(v) / min(v) - 1 for v in (fio_lat, resp))
-    if g > AGREE_LAG_SHARE * r or spread > AGREE_SPREAD:
-        pytest.skip(f"machine too loaded to judge 10 %: {said}; load average {os.getloadavg()[0]:.1f}")
-    assert abs(r - f) <= 0.10 * f, said
+        woke.append(res.doc["wake_delay"]["p99_us"])
+    said = (f"fio {', '.join(f'{x:.0f}' for x in fio_lat)} µs; ioarrive service "
+            f"{', '.join(f'{x:.0f}' for x in svc)} µs, response {', '.join(f'{x:.0f}' for x in resp)} µs, lag "
+            f"{', '.join(f'{x:.1f}' for x in lag)} µs, its sleeps woke {', '.join(f'{x:.0f}' for x in woke)} µs late "
+            "(p99)")
+    for s_, r_, g_ in zip(svc, resp, lag, strict=True):
+        assert r_ == pytest.approx(s_ + g_, rel=0.01), said
+    spread = max(sorted(v)[-2] / sorted(v)[1] - 1 for v in (fio_lat, svc))
+    if spread > AGREE_SPREAD:
+        pytest.skip(f"the runs spread {100 * spread:.0f} % (> {100 * AGREE_SPREAD:.0f} %): too noisy to judge 10 %: "
+                    f"{said}; load average {os.getloadavg()[0]:.1f}")
+    f, s, r, g = (statistics.median(v) for v in (fio_lat, svc, resp, lag))
+    if statistics.median(woke) > AGREE_WAKE_SHARE * f:
+        pytest.skip(f"the scheduler woke ioarrive's submitter over {100 * AGREE_WAKE_SHARE:.0f} % of fio's mean "
+                    f"latency late: too loaded to judge 10 %: {said}; load average {os.getloadavg()[0]:.1f}")
+    assert abs(s - f) <= 0.10 * f, said
+    assert r - f <= g + 0.10 * f, said

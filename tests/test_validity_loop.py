@@ -469,7 +469,13 @@ def test_points_not_open_are_explained_in_their_generators_terms():
         generator="ioarrive", generator_checks=["ok"] * 4 + ["lag", "lag;exp_gaps/submitted"])
     r = validity_table(load=io).set_index("check").loc["open_loop_held"]
     assert "ioarrive's own checks failed (lag at 2, exp_gaps at 1): 2 points" in r["evidence"]
-    assert "waited for completions" not in r["evidence"]
+    assert "waited for completions" not in r["evidence"] and "sleeps woke" not in r["evidence"]  # not recorded
+    # how late the submitter's sleeps woke, from the points whose lag check failed only (both ways)
+    r = validity_table(load=io.assign(wake_delay_p99_us=[5.0] * 4 + [180.0, 2400.0])).set_index("check")
+    assert "at the late points the submitter's sleeps woke 180-2,400 µs late (p99)" in r.loc["open_loop_held",
+                                                                                          "evidence"]
+    io_nolag = io.assign(generator_checks=["ok"] * 4 + ["exp_gaps/submitted"] * 2, wake_delay_p99_us=[900.0] * 6)
+    assert "sleeps woke" not in validity_table(load=io_nolag).set_index("check").loc["open_loop_held", "evidence"]
     fio = load_frame((True, True, True, True, False, False)).assign(generator="fio")
     r = validity_table(load=fio).set_index("check").loc["open_loop_held"]
     assert "gated (arrivals waited for completions): 2 points" in r["evidence"]

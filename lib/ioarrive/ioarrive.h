@@ -251,6 +251,7 @@ extern const struct engine ENGINE_URING, ENGINE_AIO, ENGINE_SYNC, ENGINE_SIM;
 
 struct cpu_use { double user_s, sys_s, wall_s; };
 
+
 struct ctx {
     const struct job *j;
     struct target tgt;
@@ -269,6 +270,7 @@ struct ctx {
     void *eng_state;
     struct cpu_use cpu_submitter, cpu_reaper;
     struct run_facts facts;
+    struct hist wake_delay;                /* how late each of the submitter's sleeps woke (ns) */
     int rt_granted;                        /* SCHED_FIFO set on the submitter (and the reaper) */
     char rt_note[160];
 };

@@ -244,6 +244,24 @@ static void job(FILE *f, const struct ctx *c)
     }
 }
 
+/* How late the submitter's sleeps woke (us): p50, p99, max and their number; null in virtual time. */
+static void wake_delay(FILE *f, const struct ctx *c)
+{
+    const struct hist *h = &c->wake_delay;
+    fputs(",\n  \"wake_delay\": ", f);
+    if (c->j->virtual_time) {
+        fputs("null", f);
+        return;
+    }
+    fprintf(f, "{\"sleeps\": %llu, \"p50_us\": ", (unsigned long long)h->n);
+    jnum(f, hist_pct(h, 50) / 1e3);
+    fputs(", \"p99_us\": ", f);
+    jnum(f, hist_pct(h, 99) / 1e3);
+    fputs(", \"max_us\": ", f);
+    jnum(f, h->n ? (double)h->max / 1e3 : NAN);
+    fputc('}', f);
+}
+
 void write_json(FILE *f, const struct ctx *c, const struct checks *ck, const struct cpu_use *proc)
 {
     const struct job *j = c->j;
@@ -267,6 +285,7 @@ void write_json(FILE *f, const struct ctx *c, const struct checks *ck, const str
     jnum(f, c->facts.measured_s);
     fputs(", \"submit_call_mean_us\": ", f);
     jnum(f, c->facts.submit_calls ? c->facts.submit_call_ns / (double)c->facts.submit_calls / 1e3 : NAN);
+    wake_delay(f, c);
     fprintf(f, ",\n  \"overloaded\": %s, \"overload_at_s\": ", c->facts.overloaded ? "true" : "false");
     jnum(f, c->facts.overloaded ? c->facts.overload_at_s : NAN);
     fprintf(f, ", \"unfinished\": %llu, \"interrupted\": %s,\n", (unsigned long long)c->facts.unfinished,

@@ -3,8 +3,11 @@
  * run.c: a run in real time.
  *   The submitter (the main thread) takes the earliest next arrival of the directions, an absolute
  *   CLOCK_MONOTONIC time computed from the start (never from the previous submission, so a late I/O does
- *   not delay the schedule), sleeps with clock_nanosleep(TIMER_ABSTIME) until --spin-us before it, spins to
- *   it, takes a free slot, stamps the submission and submits without waiting for anything. Every further
+ *   not delay the schedule), sleeps with clock_nanosleep(TIMER_ABSTIME) until the spin before it, spins to
+ *   it (--spin-us; how late each sleep woke is recorded: wake_delay in the JSON, the reason for most lag on a
+ *   shared machine — a longer spin does not help there: measured on a 2-vCPU VM beside a busy process, a spin
+ *   learnt from the wake-up delays, 0.4 ms on average, made them 4x later, p99 0.65 ms against 0.16 ms,
+ *   as the scheduler then treats the submitter as a CPU hog), takes a free slot, stamps the submission and submits without waiting for anything. Every further
  *   arrival already due by then (the previous submission took longer than the gap) joins it, up to
  *   SUBMIT_BATCH_MAX, and they go to the engine in one system call stamped with one submission time: a
  *   submission costs 10-50 us of system time on a VM (a virtio kick), so one call per I/O would push every
@@ -117,11 +120,14 @@ static void *reaper(void *arg)
     return NULL;
 }
 
-static void wait_until(int64_t t, int64_t spin_ns)
+/* Sleep until spin_ns before t, then spin to t (ns, CLOCK_MONOTONIC); how late the sleep woke goes to wake_delay. */
+static void wait_until(int64_t t, int64_t spin_ns, struct hist *wake_delay)
 {
-    if (t - now_ns() > spin_ns) {
-        struct timespec ts = {(time_t)((t - spin_ns) / 1000000000LL), (long)((t - spin_ns) % 1000000000LL)};
+    int64_t wake = t - spin_ns;
+    if (wake > now_ns()) {
+        struct timespec ts = {(time_t)(wake / 1000000000LL), (long)(wake % 1000000000LL)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop_signal) {}
+        hist_add(wake_delay, now_ns() - wake);
     }
     while (now_ns() < t && !stop_signal)
         cpu_relax();
@@ -165,7 +171,7 @@ static void submit_loop(struct ctx *c, struct gen *g, int64_t t_start, int64_t t
         int d = earliest(j, g);
         int64_t t = t_start + llround(g[d].t_ns);
         if (t >= t_end) break;
-        wait_until(t, spin_ns);
+        wait_until(t, spin_ns, &c->wake_delay);
         if (stop_signal) { c->facts.interrupted = 1; break; }
         int n = 0, full = 0;
         do {  /* this arrival and every one already due */

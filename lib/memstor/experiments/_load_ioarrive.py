@@ -40,6 +40,7 @@ from memstor.measure import ioarrive
 from memstor.measure.fio import FioRunner
 from memstor.measure.openloop import RATE_TOLERANCE_PCT
 from memstor.parse.ioarrive import load as load_ioarrive
+from memstor.parse.ioarrive import wake_delay_p99_us
 
 GENERATORS = ("ioarrive", "fio")
 #: ioarrive's cap on I/Os in flight (its default): far above any depth a device needs, so that arrivals never
@@ -58,6 +59,7 @@ GENERATOR_COLUMNS = [
     "generator_checks",   # ok, or ioarrive's failed self-checks name[/source] joined by ';'
     "generator_reasons",  # the failed checks' sentences
     "generator_cpu_pct",  # ioarrive's own CPU use, % of one CPU (reported, not judged)
+    "wake_delay_p99_us",  # how late its submitter's sleeps woke, p99: the machine's scheduling (lag's usual cause)
 ]
 #: Columns the per-second table adds for ioarrive (after the fio ones): the generator and the p99 response.
 SECOND_EXTRA = ["generator", "lat_p99_us"]
@@ -205,6 +207,7 @@ def direction_row(row: dict, doc: dict, params: dict) -> dict:
         "generator_bound": bool(doc.get("generator_bound")), "max_outstanding": job.get("max_outstanding"),
         "generator_checks": checks, "generator_reasons": reasons,
         "generator_cpu_pct": ((doc.get("cpu") or {}).get("process") or {}).get("cpu_pct"),
+        "wake_delay_p99_us": wake_delay_p99_us(doc),
     })
     for prefix, stats in (("service", svc), ("lag", lag)):
         row.update({f"{prefix}_{k}_us": stats.get(k) for k in ("mean", "p50", "p99", "p99_9")})

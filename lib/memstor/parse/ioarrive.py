@@ -34,7 +34,7 @@ COLUMNS = (
     "service_mean_us", "service_p50_us", "service_p99_us", "service_p99_9_us",
     "lag_mean_us", "lag_p50_us", "lag_p99_us", "lag_p99_9_us", "lag_bound_us",
     "completed", "errors", "overloaded", "generator_bound", "open_loop", "checks", "reasons",
-    "cpu_pct", "submitter_cpu_pct", "sim_servers", "sim_service_mean_us", "sim_service_cs2",
+    "cpu_pct", "submitter_cpu_pct", "wake_delay_p99_us", "sim_servers", "sim_service_mean_us", "sim_service_cs2",
 )
 BIN_COLUMNS = ("source", "direction", "kind", "latency_ns", "latency_high_ns", "count")
 SERIES_COLUMNS = ("source", "direction", "t_s", "iops", "resp_mean_us", "resp_p99_us")
@@ -83,6 +83,12 @@ def _cpu_pct(doc: dict, who: str) -> float | None:
     return _num(((doc.get("cpu") or {}).get(who) or {}).get("cpu_pct"))
 
 
+def wake_delay_p99_us(doc: dict) -> float | None:
+    """How late the submitter's sleeps woke, p99 (µs): the machine's scheduling, the usual cause of lag on a
+    shared machine; None in virtual time and from ioarrive before 0.1's wake_delay."""
+    return _num((doc.get("wake_delay") or {}).get("p99_us"))
+
+
 def parse_ioarrive(doc: dict | str | bytes, source: str = "") -> list[dict]:
     """One tidy row per direction (:data:`COLUMNS`)."""
     doc = load(doc)
@@ -107,6 +113,7 @@ def parse_ioarrive(doc: dict | str | bytes, source: str = "") -> list[dict]:
             "overloaded": bool(doc.get("overloaded")), "generator_bound": bool(doc.get("generator_bound")),
             "open_loop": bool(doc.get("open_loop")), "checks": checks, "reasons": reasons,
             "cpu_pct": _cpu_pct(doc, "process"), "submitter_cpu_pct": _cpu_pct(doc, "submitter"),
+            "wake_delay_p99_us": wake_delay_p99_us(doc),
             "sim_servers": sim.get("servers"), "sim_service_mean_us": _us(sim.get("service_mean_ns")),
             "sim_service_cs2": _num(sim.get("service_cs2")),
         })

@@ -128,6 +128,19 @@ def _not_open_why(gated: pd.DataFrame) -> str:
     return f"ioarrive's own checks failed ({said})" if said else "ioarrive's own checks failed"
 
 
+def _woke(gated: pd.DataFrame) -> str:
+    """'; ... sleeps woke X-Y µs late (p99)' over the points whose lag check failed: how late the machine's
+    scheduler woke the submitter, one cause of lag (the other: its submit calls when arrivals come faster than
+    one call takes); '' when no such point recorded it."""
+    if "wake_delay_p99_us" not in gated or "generator_checks" not in gated:
+        return ""
+    lagged = gated["generator_checks"].astype(str).str.split(";").map(lambda names: "lag" in names)
+    woke = pd.to_numeric(gated.loc[lagged, "wake_delay_p99_us"], errors="coerce").dropna()
+    if woke.empty:
+        return ""
+    return f"; at the late points the submitter's sleeps woke {n(woke.min())}-{n(woke.max())} µs late (p99)"
+
+
 def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
     """open_loop_held: the share of points shown open (flag true and achieved within the +-5 % band)."""
     known = g[g["open_loop"].map(lambda v: not missing(v))]
@@ -150,7 +163,7 @@ def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
         evidence += (f"; not open: {len(missed)} points at {_util(missed)} achieved {n(off[missed.index].min())}-"
                      f"{n(off[missed.index].max())} % of the offered rate (outside +-5 %)")
     if len(gated):
-        evidence += f"; {_not_open_why(gated)}: {len(gated)} points at {_util(gated)}"
+        evidence += f"; {_not_open_why(gated)}: {len(gated)} points at {_util(gated)}{_woke(gated)}"
     if outside.any():
         evidence += (f"; {int(outside.sum())} flagged open but achieved {n(off[outside].min())}-"
                      f"{n(off[outside].max())} % of the offered rate (outside +-5 %: not open)")
