@@ -191,6 +191,41 @@ def test_a_correct_generator_fails_its_arrival_tests_at_most_1_pct_of_runs(exe):
     assert res.doc["arrival_test_alpha"] == pytest.approx(0.01 / 6, rel=1e-5)
 
 
+def _checks_of(res: ioarrive.IoarriveResult, source: str) -> dict[str, dict]:
+    return {c["name"]: c for c in res.doc["checks"] if c["source"] == source}
+
+
+def test_submissions_that_move_more_than_the_gaps_tolerance_are_tested_by_counts(exe):
+    """--move-us (default: the run's p99 lag) beyond the gaps' tolerance: the submitted arrivals are tested by
+    their counts in windows 20 x that wide, the intended ones still by their gaps. Poisson passes; constant
+    arrivals asked as Poisson are under-dispersed (variance 0) and fail."""
+    job = dict(sim="servers=1,service=exp:10", virtual=True, rate_iops=20000, runtime_s=5, extra=("--move-us", "10"))
+    res = run(exe, IoarriveJob(**job))
+    sub, intended = _checks_of(res, "submitted"), _checks_of(res, "intended")
+    assert set(sub) == {"dispersion", "independence", "no_trend"} and "exp_gaps" in intended
+    assert "windows of 250 us (20 x 10 us" in sub["dispersion"]["detail"]       # 5 arrivals at 20,000 IOPS: 250 us
+    assert sub["dispersion"]["low"] < 1 < sub["dispersion"]["high"] and res.doc["open_loop"] is True, res.doc["reasons"]
+    res = run(exe, IoarriveJob(**job, arrival="constant", check_as="poisson"))
+    sub = _checks_of(res, "submitted")
+    assert sub["dispersion"]["passed"] is False and sub["dispersion"]["value"] < sub["dispersion"]["low"]
+    # a move within the gaps' tolerance (5 us here) keeps the gap tests
+    res = run(exe, IoarriveJob(**{**job, "extra": ("--move-us", "2")}))
+    assert {"exp_gaps", "independence", "no_trend"} == set(_checks_of(res, "submitted"))
+
+
+def test_counts_of_a_correct_generator_fail_at_most_1_pct_of_runs(exe):
+    """The count tests share the run's alpha (Bonferroni): 100 correct virtual-time runs, at most 4 fail
+    (binomial(100, 0.01): P(X >= 5) < 0.003)."""
+    failed = []
+    for seed in range(1, 101):
+        res = run(exe, IoarriveJob(sim="servers=2,service=exp:10", virtual=True, read_rate_iops=30000,
+                                   write_rate_iops=20000, runtime_s=2, seed=seed, extra=("--move-us", "10")))
+        assert "dispersion/submitted" not in _failed_checks(res) or not res.doc["open_loop"]
+        if not res.doc["open_loop"]:
+            failed.append((seed, sorted(_failed_checks(res))))
+    assert len(failed) <= 4, failed
+
+
 def _write_trace(path: Path, times: list[float]) -> Path:
     rng = random.Random(5)
     path.write_text("# time_s op offset size\n"
@@ -217,6 +252,11 @@ def test_trace_replay_poisson_passes_bunched_fails(exe, tmp_path):
                                runtime_s=3, check_as="poisson"))
     assert res.doc["open_loop"] is False
     assert {"exp_gaps/intended", "exp_gaps/submitted"} <= _failed_checks(res)
+    # tested by counts (the submissions may move by 20 us: windows of 400 us+), the bursts are over-dispersed
+    res = run(exe, IoarriveJob(sim="servers=1,service=exp:20", virtual=True, arrival=f"trace:{bunched}",
+                               runtime_s=3, check_as="poisson", extra=("--move-us", "20")))
+    disp = _checks_of(res, "submitted")["dispersion"]
+    assert disp["passed"] is False and disp["value"] > disp["high"]
 
 
 def test_rate_achieved_outside_5_pct_fails(exe):
@@ -279,9 +319,14 @@ def test_real_run_on_a_file_through_runner_and_parser(exe, testfile):
     # a submission is placed no more finely than one submit call: the submitted gaps' tolerance is at least its cost
     call_ns = doc["submit_call_mean_us"] * 1e3
     assert call_ns > 0
-    ks = next(c for c in doc["checks"] if c["name"] == "exp_gaps" and c["source"] == "submitted")
-    tol_us = float(ks["detail"].split("(gaps +-")[1].split(" us")[0])
-    assert tol_us == pytest.approx(min(max(min(5.0, 0.05 * 1e6 / 700), call_ns / 1e3), 1e6 / 700), rel=0.01)
+    tol_us = min(max(min(5.0, 0.05 * 1e6 / 700), call_ns / 1e3), 1e6 / 700)
+    sub = {c["name"]: c for c in doc["checks"] if c["source"] == "submitted" and c["direction"] == "read"}
+    lag99_us = doc["directions"]["read"]["lag_ns"]["p99"] / 1e3
+    if lag99_us > tol_us:  # the submissions moved more than the gaps' tolerance: tested by counts (both ways)
+        assert "exp_gaps" not in sub and f"20 x {lag99_us:.4g} us" in sub["dispersion"]["detail"]
+    else:
+        ks_tol_us = float(sub["exp_gaps"]["detail"].split("(gaps +-")[1].split(" us")[0])
+        assert ks_tol_us == pytest.approx(tol_us, rel=0.01) and "dispersion" not in sub
     # how late the submitter's sleeps woke: at 1000 IOPS it sleeps before most arrivals (gaps >> the 50 us spin)
     wake = doc["wake_delay"]
     assert wake["sleeps"] > 0.5 * 2 * 1000 and 0 <= wake["p50_us"] <= wake["p99_us"] <= wake["max_us"]

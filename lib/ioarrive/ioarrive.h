@@ -43,6 +43,9 @@ enum svc_kind { SVC_DET = 0, SVC_EXP, SVC_HIST };
 #define RATE_TOL_PCT 5.0        /* achieved vs offered, two-sided */
 #define CONSTANT_CV_MAX 0.1     /* a constant process: CV of the gaps at most this */
 #define ARRIVAL_ALPHA 0.01      /* chance that a run's Poisson tests fail a correct generator (Bonferroni) */
+#define FINE_BIN_NS 10000LL     /* the submissions' fine count bins (at least; at most FINE_BINS_MAX of them) */
+#define FINE_BINS_MAX 4000000
+#define WINDOW_LAGS 20          /* count windows of the submitted tests: this many p99 lags wide */
 
 struct trace {                  /* the lines of one direction's op, times from 0 */
     double *t_s;
@@ -90,6 +93,7 @@ struct job {
     uint32_t max_outstanding;
     uint64_t seed;
     double spin_us, lag_fraction, lag_floor_us, ks_tol_us;
+    double move_us;             /* how far a submission may move for the submitted tests; < 0: its p99 lag */
     int check_sample;
     int rt_priority;            /* SCHED_FIFO priority of the submitter and reaper (0: off) */
     enum check_as check_as;
@@ -184,6 +188,9 @@ struct dir_rec {
     int nsamp;
     int nbins;                            /* trend bins over the window */
     uint64_t *bins_intended, *bins_submitted;
+    int64_t fine_ns;                      /* submissions per fine bin of the window (the count tests) */
+    int nfine;
+    uint32_t *fine_submitted;
     int nsec;                             /* per-second series */
     uint32_t **sec_h;
     uint64_t *sec_n;
@@ -206,7 +213,7 @@ struct check {
     const char *source;                   /* "intended", "submitted" or NULL */
     int passed;
     double value, low, high;              /* NAN: no bound */
-    char detail[200];
+    char detail[320];
 };
 struct run_facts {
     int overloaded;

@@ -74,6 +74,8 @@ static void usage(FILE *f)
         "  --lag-floor-us US      the floor (default 20)\n"
         "  --check-sample N       arrivals sampled for the arrival tests (default 5000)\n"
         "  --check-as P           test the arrivals against: asked (default), poisson, constant, none\n"
+        "  --move-us US           the submitted arrivals may each move by US (default: the run's p99 lag);\n"
+        "                         beyond the gaps' tolerance they are tested by counts in windows 20 x US\n"
         "  --ks-tolerance-us US   the submitted gaps' KS test lets each gap move by up to US (default 5),\n"
         "                         at most 5 %% of the mean gap\n"
         "  --rt-priority N        run the submitter and the reaper SCHED_FIFO at priority N (1-99; needs\n"
@@ -202,7 +204,7 @@ static const char *const VALUED[] = {
     "--target", "--confirm-target", "--bs", "--rate", "--read-share", "--read-rate", "--write-rate",
     "--arrival", "--read-arrival", "--write-arrival", "--pattern", "--span", "--runtime", "--ramp", "--drain",
     "--engine", "--threads", "--max-outstanding", "--seed", "--spin-us", "--lag-fraction", "--lag-floor-us",
-    "--check-sample", "--check-as", "--sim", "--json", "--rt-priority", "--ks-tolerance-us", NULL};
+    "--check-sample", "--check-as", "--sim", "--json", "--rt-priority", "--ks-tolerance-us", "--move-us", NULL};
 
 static int valued(const char *name)
 {
@@ -266,6 +268,7 @@ static void set_option(struct job *j, const char *o, const char *v, double *rate
     else if (!strcmp(o, "--lag-floor-us")) { j->lag_floor_us = num(o, v); if (j->lag_floor_us < 0) die_usage("--lag-floor-us: < 0"); }
     else if (!strcmp(o, "--check-sample")) j->check_sample = (int)whole(o, v, 10, 10000000);
     else if (!strcmp(o, "--rt-priority")) j->rt_priority = (int)whole(o, v, 0, 99);
+    else if (!strcmp(o, "--move-us")) { j->move_us = num(o, v); if (j->move_us < 0) die_usage("--move-us: < 0"); }
     else if (!strcmp(o, "--ks-tolerance-us")) { j->ks_tol_us = num(o, v); if (j->ks_tol_us < 0) die_usage("--ks-tolerance-us: < 0"); }
     else if (!strcmp(o, "--check-as")) {
         static const char *const names[] = {"asked", "poisson", "constant", "none"};
@@ -296,7 +299,7 @@ void parse_args(struct job *j, int argc, char **argv)
     memset(j, 0, sizeof *j);
     j->bs = 4096; j->random = 1; j->runtime_s = 10; j->drain_s = 10; j->direct = 1; j->threads = 64;
     j->max_outstanding = DEFAULT_MAX_OUTSTANDING; j->seed = 1; j->spin_us = 50; j->lag_fraction = 0.1;
-    j->lag_floor_us = 20; j->ks_tol_us = 5; j->check_sample = DEFAULT_CHECK_SAMPLE; j->argc = argc; j->argv = argv;
+    j->lag_floor_us = 20; j->ks_tol_us = 5; j->move_us = -1; j->check_sample = DEFAULT_CHECK_SAMPLE; j->argc = argc; j->argv = argv;
     double rate = 0, share = 100;
     int share_given = 0;
     enum proc_kind proc[NDIR] = {PROC_POISSON, PROC_POISSON};

@@ -218,6 +218,8 @@ static void job(FILE *f, const struct ctx *c)
     jnum(f, j->lag_floor_us);
     fputs(", \"ks_tolerance_us\": ", f);
     jnum(f, j->ks_tol_us);
+    fputs(", \"move_us\": ", f);
+    jnum(f, j->move_us < 0 ? NAN : j->move_us);
     fprintf(f, ", \"rt_priority\": %d", j->rt_priority);
     fprintf(f, ", \"check_sample\": %d, \"check_as\": \"%s\", \"virtual_time\": %s, \"trace\": ", j->check_sample,
             AS[j->check_as], j->virtual_time ? "true" : "false");

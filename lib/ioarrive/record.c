@@ -6,6 +6,7 @@
  *     lag to its direction's histograms and counts in the trend bins (by intended and by submission time).
  *   - A completion inside the window counts towards the achieved rate and the per-second series (IOPS,
  *     mean and p99 response of the I/Os completed in that second).
+ *   - Submissions inside the window are also counted per fine bin (FINE_BIN_NS): the submitted count tests.
  *   - Arrivals k*stride, k*stride+1, k*stride+2 (k < --check-sample) of each direction keep their intended
  *     and submission times: the gaps the arrival tests use (the completion order does not matter).
  */
@@ -37,6 +38,10 @@ void rec_init(struct recorder *r, const struct job *j, int64_t t0)
         dr->nbins = j->runtime_s >= 20 ? (int)floor(j->runtime_s) : 20;
         dr->bins_intended = xcalloc((size_t)dr->nbins, sizeof(uint64_t));
         dr->bins_submitted = xcalloc((size_t)dr->nbins, sizeof(uint64_t));
+        int64_t span = r->t1 - r->t0;
+        dr->fine_ns = span / FINE_BINS_MAX > FINE_BIN_NS ? span / FINE_BINS_MAX + 1 : FINE_BIN_NS;
+        dr->nfine = (int)((span + dr->fine_ns - 1) / dr->fine_ns);
+        dr->fine_submitted = xcalloc((size_t)dr->nfine, sizeof(uint32_t));
         dr->nsec = (int)ceil(j->runtime_s);
         dr->sec_h = xcalloc((size_t)dr->nsec, sizeof(uint32_t *));
         dr->sec_n = xcalloc((size_t)dr->nsec, sizeof(uint64_t));
@@ -96,7 +101,10 @@ void rec_complete(struct recorder *r, const struct io_slot *s)
         d->bins_intended[bin_of(r, d, s->intended)]++;
     }
     int b = bin_of(r, d, s->submit);
-    if (b >= 0) d->bins_submitted[b]++;
+    if (b >= 0) {
+        d->bins_submitted[b]++;
+        d->fine_submitted[(s->submit - r->t0) / d->fine_ns]++;
+    }
     if (s->done >= r->t0 && s->done < r->t1) {
         d->window_done++;
         per_second(r, d, s);
@@ -112,6 +120,6 @@ void rec_free(struct recorder *r)
         for (int i = 0; i < dr->nsec; i++)
             free(dr->sec_h[i]);
         free(dr->sec_h); free(dr->sec_n); free(dr->sec_sum);
-        free(dr->samp); free(dr->bins_intended); free(dr->bins_submitted);
+        free(dr->samp); free(dr->bins_intended); free(dr->bins_submitted); free(dr->fine_submitted);
     }
 }
