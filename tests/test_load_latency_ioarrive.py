@@ -53,6 +53,13 @@ def _point(tmp_path: Path, fixture: str, **params) -> PointResult:
 # --------------------------------------------------------------------------------------- fast tier
 
 
+def test_ioarrive_completes_through_libaio_with_o_direct():
+    """io_uring's completions run in the submitter's context (lio.engine_for): with O_DIRECT either asynchronous
+    fio engine becomes libaio; buffered, io_uring stays (libaio would block) and anything else is the pool."""
+    assert [lio.engine_for(e) for e in ("io_uring", "libaio", "psync")] == ["libaio", "libaio", "sync"]
+    assert [lio.engine_for(e, direct=False) for e in ("io_uring", "libaio", "psync")] == ["io_uring", "sync", "sync"]
+
+
 def test_ioarrive_json_maps_onto_the_family_table(tmp_path):
     """M/M/2 in virtual time (stored): the response is the latency, the service the completion latency, every
     number from the document, the loop held; bins and seconds as the analysis reads them."""
@@ -217,7 +224,7 @@ AGREE_WAKE_SHARE = 1.0
 @pytest.mark.loadlat
 @pytest.mark.skipif(FIO is None, reason="fio is not installed (make env installs it)")
 def test_at_low_load_ioarrive_and_fio_agree_on_mean_latency(tmp_path):
-    """Same 64 MiB file, O_DIRECT random 4 KiB reads at 1000 IOPS, Poisson:
+    """Same 64 MiB file, O_DIRECT random 4 KiB reads through libaio at 1000 IOPS, Poisson:
     fio's mean latency and ioarrive's mean service time (medians of 5 interleaved runs of 2 s) agree within 10 %. Both are completion - submission:
     fio times from its own submission and cannot see how late that was (its sleep's overshoot is hidden);
     ioarrive's response adds its measured lag, so its mean response = its mean service + its mean lag (to the
@@ -232,7 +239,7 @@ def test_at_low_load_ioarrive_and_fio_agree_on_mean_latency(tmp_path):
     exe = ioarrive.ensure_binary()
     fio_lat, svc, resp, lag, woke = [], [], [], [], []
     for i in range(AGREE_RUNS):
-        job = FioJob(name="agree", rw="randread", bs="4k", iodepth=16, ioengine="io_uring", direct=True, size="64m",
+        job = FioJob(name="agree", rw="randread", bs="4k", iodepth=16, ioengine="libaio", direct=True, size="64m",
                      runtime_s=2, time_based=True, filename=str(target), rate_iops=AGREE_RATE,
                      rate_process="poisson")
         out = tmp_path / f"fio{i}.json"
@@ -240,7 +247,7 @@ def test_at_low_load_ioarrive_and_fio_agree_on_mean_latency(tmp_path):
         assert proc.returncode == 0, proc.stderr[-2000:]
         fio_lat.append(json.loads(out.read_text())["jobs"][0]["read"]["lat_ns"]["mean"] / 1e3)
         res = ioarrive.run(ioarrive.IoarriveJob(target=str(target), rate_iops=AGREE_RATE, runtime_s=2, seed=i + 1,
-                                                engine="io_uring"), exe=exe)
+                                                engine="libaio"), exe=exe)
         assert res.status == "ok", res.reason
         d = res.doc["directions"]["read"]
         svc.append(d["service_ns"]["mean"] / 1e3)

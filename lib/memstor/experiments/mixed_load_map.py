@@ -178,7 +178,7 @@ def cell_config(mp: MixedLoadParams, engine: str, write_pct: float, read_pct: fl
     read_iops = max(1, round(read_pct / 100.0 * x_max["read"][0]))
     write_iops = round(write_pct / 100.0 * x_max["write"][0]) if write_pct else 0
     mix = round(100.0 * read_iops / (read_iops + write_iops))
-    cfg = _fio_points.point_params(EXPERIMENT, mp.common, _ioarrive.engine_for(engine), rw="randrw"
+    cfg = _fio_points.point_params(EXPERIMENT, mp.common, _ioarrive.engine_for(engine, bool(mp.common.direct)), rw="randrw"
                                    if mp.pattern == "random" else "rw", bs=mp.bs, iodepth=_ioarrive.MAX_OUTSTANDING,
                                    numjobs=1, rwmixread=100 if not write_iops else min(99, max(1, mix)))
     bs = parse_size(mp.bs)
