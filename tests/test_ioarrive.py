@@ -335,6 +335,18 @@ def test_real_run_on_a_file_through_runner_and_parser(exe, testfile):
     assert all(row["open_loop"] is all(r["checks"] == "ok" for r in res.rows) for row in res.rows)
 
 
+def test_auto_takes_libaio_with_o_direct_and_io_uring_buffered(exe, testfile):
+    """io_uring's completions run in the submitter's context (engines.c, engine_select): with O_DIRECT auto takes
+    libaio where it works, buffered io_uring where it works (libaio would block), each saying why."""
+    works = {e: run(exe, IoarriveJob(target=str(testfile), rate_iops=200, runtime_s=0.3, engine=e)).status == "ok"
+             for e in ("libaio", "io_uring")}
+    direct = run(exe, IoarriveJob(target=str(testfile), rate_iops=200, runtime_s=0.3)).doc["engine"]
+    buffered = run(exe, IoarriveJob(target=str(testfile), rate_iops=200, runtime_s=0.3, direct=False)).doc["engine"]
+    assert direct["name"] == ("libaio" if works["libaio"] else "io_uring" if works["io_uring"] else "sync")
+    assert buffered["name"] == ("io_uring" if works["io_uring"] else "libaio" if works["libaio"] else "sync")
+    assert direct["why"].startswith("auto: ") and buffered["why"].startswith("auto: ")
+
+
 @pytest.mark.parametrize("engine", ["libaio", "sync"])
 def test_other_engines_on_a_file(exe, testfile, engine):
     res = run(exe, IoarriveJob(target=str(testfile), rate_iops=500, runtime_s=1, engine=engine, drain_s=5))

@@ -9,7 +9,8 @@
  *   libaio    io_setup / io_submit one iocb / io_getevents (50 ms timeout). Asynchronous only with O_DIRECT.
  *   sync      a pool of --threads threads, each takes the next I/O from a queue and runs pread/pwrite; its
  *             submission time is when the thread starts the call (time waiting for a free thread is lag).
- * Each engine is probed with one read of the target before it is chosen (--engine auto: the first that works).
+ * Each engine is probed with one read of the target before it is chosen (--engine auto: the first that works,
+ * libaio first with O_DIRECT, io_uring first for buffered I/O: engine_select).
  */
 #include "ioarrive.h"
 
@@ -427,7 +428,12 @@ const struct engine ENGINE_SYNC = {ENG_SYNC, pool_init, pool_submit, NULL, pool_
 
 int engine_select(struct ctx *c)
 {
-    static const struct engine *const order[] = {&ENGINE_URING, &ENGINE_AIO, &ENGINE_SYNC};
+    /* With O_DIRECT libaio first: io_uring's completions run as task work of the submitting thread, so the
+     * reaper sees them only after the submitter ran them (service p50 101-122 us against 63-90 us with libaio
+     * at 41-69k IOPS on a 2-vCPU VM); buffered, libaio blocks in its submit call. */
+    static const struct engine *const direct_order[] = {&ENGINE_AIO, &ENGINE_URING, &ENGINE_SYNC};
+    static const struct engine *const buffered_order[] = {&ENGINE_URING, &ENGINE_AIO, &ENGINE_SYNC};
+    const struct engine *const *order = c->j->direct ? direct_order : buffered_order;
     char why[3][400];
     if (c->j->engine == ENG_SIM) {
         c->eng = &ENGINE_SIM;
