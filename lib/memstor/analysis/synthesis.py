@@ -544,7 +544,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table,
-                           ceilings=ceil)
+                           ceilings=ceil, qd=qd)
     # no finding without its preconditions: the results whose checks failed are emptied, with the reason
     slo, models = gate.gate_open_loop(
         load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),

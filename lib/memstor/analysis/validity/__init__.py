@@ -25,7 +25,9 @@ The checks, one module per family (thresholds are named constants there, each wi
 - ``fits``: knee_ceiling (the highest measured IOPS within [(X_max_fit - 1.96 SE) / 1.5, X_max_fit + 1.96 SE]),
   knee_min_latency (R_min_fit > 0, within [0.5 x the measured latency at the smallest N - 1.96 SE, it + 1.96
   SE]), knee_located (N* inside the sweep, its interval < 50 % of the sweep, log scale, and not zero-wide;
-  a failed fit: unchecked), curve_holdout (every curve model's held-out error as a number in 0-25 %);
+  a failed fit: unchecked), knee_plateau (no queue-depth point past N* above 1.1 x X_fit beyond its interval:
+  fail where the sweep's last step still gained > 10 %, else warn; none reaching X_fit / 1.1: warn),
+  curve_holdout (every curve model's held-out error as a number in 0-25 %);
 - ``invariants``: littles_law (X x R per point <= 105 % of iodepth x jobs, > 110 % fail; closed loops
   >= 50 %, else warn), below_closed_max (no open-loop point above the closed-loop maximum's interval, + 5 %
   fail), physical_ceiling (no throughput above the storage interface or the DRAM peak, + 5 % fail; no
@@ -91,17 +93,18 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
                    mem: pd.DataFrame | None = None, curves: pd.DataFrame | None = None,
                    storage_fits: dict | None = None, mem_fits: dict | None = None,
                    sysinfo: dict | None = None, wsat: pd.DataFrame | None = None,
-                   ceilings: pd.DataFrame | None = None) -> pd.DataFrame:
+                   ceilings: pd.DataFrame | None = None, qd: pd.DataFrame | None = None) -> pd.DataFrame:
     """The validity table (COLUMNS) from the synthesis tables: fio / mlc (the tidy rows, ``ds.fio``,
     ``ds.mlc``), points (fio_summary), knees, load (open-loop curve), steady (verdicts), headline (long),
     storage / mem (curve tables) with storage_fits {(host, kind, rw): CurveFit} and mem_fits {(host, curve):
     CurveFit}, curves (memory curve points), sysinfo {host: its sysinfo.json dict} (the core count), ceilings
-    (memstor.analysis.ceilings.ceilings_table). Any may be None: its checks are
-    skipped. Sorted by host, section, check, subject."""
+    (memstor.analysis.ceilings.ceilings_table), qd (the closed queue-depth points,
+    memstor.analysis.points.qd_points: knee_plateau). Any may be None: its checks are skipped. Sorted by host,
+    section, check, subject."""
     rows = [
         *open_loop_rows(load),
         *cpu_rows(fio, sysinfo),
-        *knee_rows(knees),
+        *knee_rows(knees, qd),
         *holdout_rows(storage_fits, "curves", lambda k: (k[0], f"{k[1]} {k[2]}")),
         *holdout_rows(mem_fits, "memory", lambda k: (k[0], str(k[1]))),
         *steady_rows(steady, fio, points),

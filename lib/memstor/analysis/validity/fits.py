@@ -20,6 +20,15 @@ What passing means, and the bounds on both sides (named constants below, with th
   as % of the sweep, log scale): >= :data:`KNEE_CI_SPAN_MAX_PCT` fails (the interval spans most of the
   sweep), a zero-width interval warns (no interval: the fit had no residual to measure). An unbounded
   interval fails; no N* or no sweep range: ``unchecked``.
+- ``knee_plateau``: past N* the measured throughput stays at the fit's ceiling X_fit. Value: the highest lower end,
+  among the closed queue-depth points of the workload measured at N > N* (the spec-conditions point included:
+  another job count, the same workload), of the point's 95 % interval (its value where it has none), IOPS. High:
+  X_fit x :data:`PLATEAU_RATIO`: beyond it fail where the sweep still rises at its end (its last step, beyond the
+  intervals, gained more than PLATEAU_RATIO: no knee at N*, N* is not stated), else warn (the sweep levelled off
+  above the fit's ceiling: N* is stated with the points past it and the caveat that X_fit, and with it N*, is
+  low). Low: X_fit / :data:`PLATEAU_RATIO` for the highest upper end (warn: nothing past N* reaches the ceiling
+  the fit puts there — X_fit is extrapolated, N* with it). No point past N*: ``unchecked``; no queue-depth points
+  given: no row.
 - ``curve_holdout``: the model fitted below 80 % predicts the points above (value: their mean absolute
   error, %). High: :data:`HOLDOUT_MAX_PCT` (warn). Low: 0 — the error is a mean of absolute values, so
   below 0 it is a computation fault (``unchecked``); no suspicion bound near 0: the held-out points are left
@@ -35,6 +44,7 @@ import math
 import pandas as pd
 
 from memstor.analysis.curves import HOLDOUT_SHARE
+from memstor.analysis.validity.agreement import AGREE_RATIO
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
 
 #: Standard errors as a 95 % band (normal): a fit "lies within its data" up to this many SE.
@@ -48,6 +58,10 @@ CEILING_ABOVE_DATA_MAX = 1.5
 R_MIN_BELOW_MEAS_MIN = 0.5
 #: The knee's 95 % interval covering this share of the sweep (log scale, %) or more does not place the knee.
 KNEE_CI_SPAN_MAX_PCT = 50.0
+#: A point measured past N* more than this factor above X_fit (beyond its own 95 % interval where it has one) shows
+#: the sweep still rising where the fit puts its ceiling: the ratio config_agreement allows two single runs of one
+#: configuration (the run-to-run spread a single run's interval does not hold), so a plateau's own scatter passes.
+PLATEAU_RATIO = AGREE_RATIO
 #: Mean held-out error (%) above which the model does not describe the curve beyond its fit range: near
 #: saturation a quarter of the latency is the difference between two queue depths.
 HOLDOUT_MAX_PCT = 25.0
@@ -62,20 +76,23 @@ _NOT_RMIN = ("the fitted R_min is not the unloaded latency: the report gives the
 _NO_FIT = "no fitted knee is stated for this workload (the measured bound is)"
 
 
-def knee_rows(knees: pd.DataFrame | None) -> list[dict]:
-    """knee_ceiling, knee_min_latency and knee_located per host x workload of the knee table (a failed fit:
-    the three unchecked, with its note)."""
+def knee_rows(knees: pd.DataFrame | None, qd: pd.DataFrame | None = None) -> list[dict]:
+    """knee_ceiling, knee_min_latency and knee_located per host x workload of the knee table, and knee_plateau
+    where the closed queue-depth points are given (``qd``: memstor.analysis.points.qd_points; a failed fit: each
+    unchecked, with its note)."""
     if not has(knees, "host", "rw"):
         return []
     rows = []
+    checks = (("knee_ceiling", "IOPS"), ("knee_min_latency", "µs"), ("knee_located", "% of sweep (log)"),
+              *((("knee_plateau", "IOPS"),) if qd is not None else ()))
     for _, k in knees.iterrows():
         if num(k.get("X_max_fit_iops")) is None:
             why = f"the knee fit failed ({k.get('note') or 'no fitted X_max'})"
-            rows += [unchecked(k["host"], c, k["rw"], why, _KNEE, u, consequence=_NO_FIT)
-                     for c, u in (("knee_ceiling", "IOPS"), ("knee_min_latency", "µs"),
-                                  ("knee_located", "% of sweep (log)"))]
+            rows += [unchecked(k["host"], c, k["rw"], why, _KNEE, u, consequence=_NO_FIT) for c, u in checks]
             continue
         rows += [_ceiling(k), _min_latency(k), _located(k)]
+        if qd is not None:
+            rows.append(_plateau(k, qd))
     return rows
 
 
@@ -164,6 +181,90 @@ def _located(k: pd.Series) -> dict:
         consequence = "N* is stated without an interval: read it as a point estimate only"
     return row(host, "knee_located", rw, status, span, limit, unit, evidence, consequence, _KNEE, low=0.0,
                high=KNEE_CI_SPAN_MAX_PCT)
+
+
+def _past_knee(k: pd.Series, qd: pd.DataFrame, star: float) -> pd.DataFrame:
+    """The closed queue-depth points of k's host x workload measured at more outstanding I/O than N* (star), with
+    ``_low`` / ``_high``: the ends of each one's 95 % interval (its IOPS where it has none), IOPS."""
+    if not has(qd, "host", "rw", "outstanding_io", "iops"):
+        return pd.DataFrame()
+    sel = qd[(qd["host"].astype(str) == str(k["host"])) & (qd["rw"] == k["rw"])]
+    sel = sel[pd.to_numeric(sel["outstanding_io"], errors="coerce") > star]
+    iops = pd.to_numeric(sel["iops"], errors="coerce")
+    sel = sel[iops.notna()]
+    iops = iops[iops.notna()]
+    lo = pd.to_numeric(sel.get("iops_ci_low", pd.Series(index=sel.index, dtype=float)), errors="coerce")
+    hi = pd.to_numeric(sel.get("iops_ci_high", pd.Series(index=sel.index, dtype=float)), errors="coerce")
+    has_ci = lo.notna() & hi.notna() & (lo <= iops) & (iops <= hi) & (hi > lo)
+    return sel.assign(_iops=iops, _low=lo.where(has_ci, iops), _high=hi.where(has_ci, iops), _ci=has_ci)
+
+
+def _where(p: pd.Series) -> str:
+    """'118,572 IOPS at N = 64 (QD64x1)' for one queue-depth point (with its interval when it has one)."""
+    ci = f" [{n(p['_low'])}, {n(p['_high'])}]" if p["_ci"] else ""
+    qd = f" (QD{int(p['iodepth'])}x{int(p['numjobs'])})" if num(p.get("iodepth")) and num(p.get("numjobs")) else ""
+    return f"{n(p['_iops'])} IOPS{ci} at N = {float(p['outstanding_io']):,.0f}{qd}"
+
+
+def _still_rising(k: pd.Series, qd: pd.DataFrame) -> tuple[bool, str]:
+    """(whether the sweep's last step gained more than PLATEAU_RATIO beyond the two points' intervals, the two
+    points in words): the sweep's own points (``in_sweep`` where given) of k's host x workload, by N."""
+    sel = qd[(qd["host"].astype(str) == str(k["host"])) & (qd["rw"] == k["rw"])]
+    if "in_sweep" in sel.columns:
+        sel = sel[sel["in_sweep"].astype(bool)]
+    pts = _past_knee(k, sel, 0.0).sort_values("outstanding_io").drop_duplicates("outstanding_io", keep="last")
+    if len(pts) < 2:
+        return False, ""
+    prev, last = pts.iloc[-2], pts.iloc[-1]
+    return bool(last["_low"] > PLATEAU_RATIO * prev["_high"]), f"{_where(prev)} to {_where(last)}"
+
+
+def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
+    """knee_plateau: no point past N* above X_fit x 1.1 beyond its interval (fail where the sweep still rises at
+    its end, else warn), and the highest one reaching X_fit / 1.1 within its interval (else warn)."""
+    host, rw = k["host"], k["rw"]
+    fit, star = num(k.get("X_max_fit_iops")), num(k.get("N_star_fit"))
+    assert fit is not None
+    unit = "IOPS"
+    if star is None or star <= 0:
+        return unchecked(host, "knee_plateau", rw, f"no positive N* ({n(star)}) to look past", _KNEE, unit,
+                         consequence="the knee N* is not stated as a finding")
+    high, low = fit * PLATEAU_RATIO, fit / PLATEAU_RATIO
+    past = _past_knee(k, qd, star)
+    if past.empty:
+        return unchecked(host, "knee_plateau", rw, f"no queue-depth point measured past N* {n(star)}: whether the "
+                         "throughput levels off there is not shown", _KNEE, unit, low=low, high=high,
+                         consequence="N* rests on the fit alone: read it with care")
+    top, reach = float(past["_low"].max()), float(past["_high"].max())
+    said = f"X_fit {n(fit)} IOPS, N* {n(star)}"
+    if top > high:
+        over = past[past["_low"] > high].sort_values("outstanding_io")
+        each = "; ".join(f"{_where(p)}, {n(100.0 * (p['_iops'] / fit - 1))} % above" for _, p in over.iterrows())
+        with_ci = int(over["_ci"].sum())
+        beyond = ("no interval on " + ("this point" if len(over) == 1 else "these points") if not with_ci else
+                  "by the whole 95 % interval" + ("" if with_ci == len(over) else " where a point has one"))
+        above = (f"{each} (more than {n(100.0 * (PLATEAU_RATIO - 1))} % above X_fit, the run-to-run spread of "
+                 f"single runs, {beyond})")
+        rising, step = _still_rising(k, qd)
+        if rising:
+            return row(host, "knee_plateau", rw, FAIL, top, high, unit,
+                       f"throughput keeps rising past the knee ({said}): {above}; the sweep's last step, {step}, "
+                       f"still gained more than {n(100.0 * (PLATEAU_RATIO - 1))} %", "the knee N* is not stated as "
+                       "a finding: the sweep has not levelled off where the fit puts its ceiling", _KNEE,
+                       low=low, high=high)
+        return row(host, "knee_plateau", rw, WARN, top, high, unit,
+                   f"the sweep levels off above the fit's ceiling ({said}): {above}", "N* is stated with these "
+                   "numbers: X_fit lies under the measured plateau, so N* = X_fit x R_min is low by as much; the "
+                   "closed-system bound uses the measured X_best", _KNEE, low=low, high=high)
+    if reach < low:
+        evidence = (f"nothing measured past the knee reaches the fitted ceiling ({said}): at most {n(reach)} IOPS, "
+                    f"{n(100.0 * (1 - reach / fit))} % under X_fit")
+        return row(host, "knee_plateau", rw, WARN, reach, low, unit, evidence, "X_fit and N* are extrapolated past "
+                   "the points: read them as estimates the sweep does not show", _KNEE, low=low, high=high)
+    evidence = (f"{len(past)} point{'s' if len(past) != 1 else ''} past the knee ({said}): the highest "
+                f"{n(float(past['_iops'].max()))} IOPS, within {n(100.0 * (PLATEAU_RATIO - 1))} % of X_fit or its "
+                "interval")
+    return row(host, "knee_plateau", rw, PASS, top, high, unit, evidence, "", _KNEE, low=low, high=high)
 
 
 # ------------------------------------------------------------------------------------ held-out check

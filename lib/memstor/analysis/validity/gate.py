@@ -11,8 +11,10 @@ and the way out:
   I/Os in flight than the jobs could hold or more IOPS than the closed-loop maximum are not the device's;
   ``not_valid`` names each failed check's evidence;
 - knee (``knee_ceiling`` or ``knee_min_latency`` fail): the two-asymptote fit's R_min, X_max and N* with their
-  errors — a fit that contradicts its data is not a result; the measured bound stays; ``knee_located`` fail:
-  N* and its interval only (the interval spans the sweep: it does not place the knee);
+  errors — a fit that contradicts its data is not a result; the measured bound stays; ``knee_located`` or
+  ``knee_plateau`` fail: N* and its interval only (the interval spans the sweep: it does not place the knee; the
+  sweep still rises past it: no knee there); ``knee_plateau`` warn: ``note`` carries its evidence (N* stated
+  with the points past it that lie above X_fit, or with none reaching it);
 - steady state (``steady_trace_jump`` fail): the verdict says "not valid", and ``valid`` is False, so the spec
   comparison does not take its window average for a steady-state figure.
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from memstor.analysis.validity.rows import FAIL, UNCHECKED
+from memstor.analysis.validity.rows import FAIL, UNCHECKED, WARN
 
 #: load_latency_models columns that are model results (emptied where the open loop did not hold).
 MODEL_COLUMNS = ("servers_c", "rho_c", "mm1_us", "md1_us", "mg1_us", "mgc_us", "mm1_err_pct", "md1_err_pct",
@@ -179,20 +181,38 @@ def gate_wsat(wsat: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.Da
     return out.drop(columns="_subject")
 
 
+def _caveats(validity: pd.DataFrame | None, check: str) -> dict[tuple[str, str], str]:
+    """{(host, subject): 'evidence: consequence'} of the rows of ``check`` that warn."""
+    if validity is None or validity.empty:
+        return {}
+    rows = validity[(validity["check"] == check) & (validity["status"] == WARN)]
+    return {(str(r["host"]), str(r["subject"])): f"{r['evidence']}: {r['consequence']}" for _, r in rows.iterrows()}
+
+
 def gate_knees(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
     """The knee fit emptied where it contradicts its data (ceiling below a measured point, R_min above the
-    measured latency), N* alone where its interval spans the sweep; ``note`` says why."""
+    measured latency), N* alone where its interval spans the sweep or the sweep still rises past it; ``note`` says
+    why."""
     if knees is None or knees.empty:
         return knees
     fit_bad = {**failed(validity, "knee_min_latency"), **failed(validity, "knee_ceiling")}
     out = _gate(knees, fit_bad, KNEE_FIT_COLUMNS, "knee")
-    star_bad = {k: v for k, v in failed(validity, "knee_located").items() if k not in fit_bad}
+    star_bad: dict[tuple[str, str], str] = {}
+    for check in ("knee_located", "knee_plateau"):  # N* alone: its interval spans the sweep, or the sweep still rises
+        for key, evidence in failed(validity, check).items():
+            if key not in fit_bad:
+                star_bad[key] = f"{star_bad[key]}; {evidence}" if key in star_bad else evidence
     star = _gate(out, star_bad, KNEE_STAR_COLUMNS, "knee")
     assert out is not None and star is not None
     star["valid"] = out["valid"] & star["valid"]
     star["not_valid"] = [a or b for a, b in zip(out["not_valid"], star["not_valid"])]
     if "note" in star.columns:
         star["note"] = [nv if nv else note for nv, note in zip(star["not_valid"], star["note"].fillna(""))]
+    caveats = _caveats(validity, "knee_plateau")  # a knee stated with the points past it that disagree
+    if caveats and "note" in star.columns:
+        star["note"] = [note if nv or (str(h), str(rw)) not in caveats else
+                        "; ".join(x for x in (caveats[(str(h), str(rw))], note) if x)
+                        for h, rw, nv, note in zip(star["host"], star["rw"], star["not_valid"], star["note"])]
     return star
 
 

@@ -34,6 +34,8 @@ CHECKS = {
     "knee_ceiling": "the knee fit's ceiling X_max (+ 1.96 SE) is at least every throughput measured in its sweep",
     "knee_min_latency": "the knee fit's R_min (- 1.96 SE) is at most the latency measured at the smallest outstanding I/O",
     "knee_located": "the knee N*'s 95 % interval covers less than half of the sweep (log scale): it places the knee",
+    "knee_plateau": "no point measured past the knee N* lies more than 10 % above the fit's ceiling X_fit beyond its "
+                    "interval: the sweep levels off where the fit says",
     "curve_holdout": "the curve model predicts its held-out top points (a number, within 25 %)",
     "steady_trace_jump": "the steady-state trace moves by less than 1.5x from one round to the next",
     "steady_window_trend": "the measurement window holds no monotone trend of 5 % or more that the slope rule let pass",

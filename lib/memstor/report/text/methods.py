@@ -98,7 +98,10 @@ the highest IOPS of the sweep, R(N_min) the latency at its smallest N). The open
 is a third number: the best IOPS of every closed-loop configuration of the workload, spec point included. The
 figures draw the two-asymptote fit (dashed) over the data and mark N* with a star; the lower panels show the same data as latency against throughput — flat latency up
 to the knee, then a wall at the ceiling. Hollow markers are points not in the fit (the spec-conditions
-point with 4 jobs, or a second point at the same N)."""),
+point with 4 jobs, or a second point at the same N). The fitted N* is not stated where a point measured past it
+lies more than 10 % above X_fit (beyond its 95 % interval where it has one) while the sweep's last step still gained
+more than 10 %: the sweep has not levelled off, so it shows no knee (validity check knee_plateau); where it
+levelled off above X_fit, N* is stated with those points beside it."""),
     "curves": Method(
         summary="""Memory curves (loaded latency: one thread chases pointers while load threads are throttled by an inject
 delay) and storage curves (the closed queue-depth sweep, the open loop) go through one analysis: a plateau of

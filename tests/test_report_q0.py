@@ -1,0 +1,105 @@
+"""The report of a real quick-profile run here (tests/data/report-q0/SOURCES.md) against the statements a second
+senior review found that the report's own tables contradict or that mislead (issue 38, items 1-9): each test reads
+the report's tables and words built from that data folder, as the synthesis notebook builds them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from memstor.analysis import synthesis as syn
+from memstor.analysis.validity import validity_table
+from memstor.core.schema import missing
+from memstor.report import text
+from test_validity import H, knee_frame
+
+DATA = Path(__file__).parent / "data" / "report-q0"
+VM = "vm"
+
+
+@pytest.fixture(scope="module")
+def S(tmp_path_factory):
+    root = tmp_path_factory.mktemp("q0")
+    shutil.copytree(DATA / "processed", root / "processed")
+    return syn.synthesise(root)
+
+
+def check(S, name: str, subject: str) -> pd.Series:
+    """The one validity row of `name` for `subject` on the q0 device."""
+    v = S.validity
+    sel = v[(v["host"] == VM) & (v["check"] == name) & (v["subject"] == subject)]
+    assert len(sel) == 1, sel.to_string()
+    return sel.iloc[0]
+
+
+# ------------------------------------------------------------------- item 1: no knee where the sweep still rises
+
+
+def test_a_sweep_still_rising_past_the_knee_states_no_knee(S):
+    """X_fit 96,709 IOPS lies under 118,572 (QD64) and 138,631 (QD32x4) measured past N* 7.76, both without an
+    interval: the knee N* is not stated; the numbers are."""
+    r = check(S, "knee_plateau", "randread")
+    assert r["status"] == "fail" and r["limit"] == pytest.approx(96_709.4 * 1.1, rel=1e-4)
+    for said in ("96,709", "118,572 IOPS at N = 64 (QD64x1)", "138,631 IOPS at N = 128 (QD32x4)", "no interval"):
+        assert said in r["evidence"]
+    knee = S.knees.set_index("rw").loc["randread"]
+    assert missing(knee["N_star_fit"]) and "keeps rising past the knee" in knee["not_valid"]
+    assert knee["X_max_fit_iops"] == pytest.approx(96_709.4, rel=1e-4)          # the fit's numbers stay, N* goes
+    said = " ".join(text.knee_sentences(S.knees))
+    assert "= **7.76" not in said and "fitted knee is not a finding here" in said and "118,572" in said
+    assert (VM, "randread") not in S.knee_fits                                 # the figure draws no fitted knee
+
+
+def _qd(iops, ci=None) -> pd.DataFrame:
+    """Closed queue-depth points of H's randread at N = 1, 4, 16, 64, 256 (IOPS; ci: (low, high) per point)."""
+    n = [1, 4, 16, 64, 256]
+    df = pd.DataFrame({"host": H, "rw": "randread", "outstanding_io": n, "iodepth": n, "numjobs": 1,
+                       "iops": list(iops)})
+    if ci is not None:
+        df["iops_ci_low"], df["iops_ci_high"] = zip(*ci)
+    return df
+
+
+def _plateau(qd, **knee) -> pd.Series:
+    v = validity_table(knees=knee_frame(**knee), qd=qd)
+    return v[v["check"] == "knee_plateau"].iloc[0]
+
+
+def test_the_knee_plateau_check_on_both_sides_and_without_a_value():
+    """X_fit 100,000, N* 4: a plateau within 10 % passes; a point 15 % above fails where the sweep's last step
+    still gained more than 10 % (no knee), warns where it levelled off above X_fit (the knee stated with the
+    numbers); a point above passes when its interval reaches down to 1.1 X_fit; nothing past N* reaching
+    X_fit / 1.1 warns; no point past N* is not checked."""
+    flat = _plateau(_qd([25_000, 80_000, 97_000, 104_000, 101_000]))
+    assert flat["status"] == "pass" and flat["value"] == 104_000 and flat["high"] == pytest.approx(110_000)
+    rising = _plateau(_qd([25_000, 80_000, 97_000, 104_000, 115_000]))
+    assert rising["status"] == "fail" and "115,000 IOPS at N = 256" in rising["evidence"]
+    assert "last step, 104,000 IOPS at N = 64 (QD64x1) to 115,000 IOPS at N = 256" in rising["evidence"]
+    level = _plateau(_qd([25_000, 80_000, 97_000, 115_000, 116_000]))
+    assert level["status"] == "warn" and level["value"] == 116_000 and "levels off above" in level["evidence"]
+    assert "N* is stated with these numbers" in level["consequence"]
+    wide = [(v, v) for v in (25_000, 80_000, 90_000, 97_000)] + [(105_000, 125_000)]
+    assert _plateau(_qd([25_000, 80_000, 90_000, 97_000, 115_000], ci=wide))["status"] == "pass"
+    tight = wide[:4] + [(112_000, 118_000)]
+    beyond = _plateau(_qd([25_000, 80_000, 90_000, 97_000, 115_000], ci=tight))
+    assert beyond["status"] == "fail" and "[112,000, 118,000]" in beyond["evidence"]
+    low = _plateau(_qd([25_000, 60_000, 80_000, 88_000, 89_000]))
+    assert low["status"] == "warn" and low["limit"] == pytest.approx(100_000 / 1.1)
+    none = _plateau(_qd([25_000, 60_000, 80_000, 88_000, 89_000]).head(2))
+    assert none["status"] == "unchecked" and "no queue-depth point measured past N*" in none["evidence"]
+    assert validity_table(knees=knee_frame())["check"].ne("knee_plateau").all()  # no points given: no row
+
+
+def test_a_sweep_levelled_off_above_the_fit_states_the_knee_with_the_points_past_it(tmp_path):
+    """tests/data/report-defects' randwrite sweep levels off at 54-59k IOPS from QD64 to QD4096 (its last step
+    +0.2 %), above X_fit 52,664: N* is stated, with the points past it and what they mean for it."""
+    shutil.copytree(DATA.parent / "report-defects" / "processed", tmp_path / "processed")
+    D = syn.synthesise(tmp_path)
+    knee = D.knees.set_index("rw").loc["randwrite"]
+    assert knee["valid"] and knee["N_star_fit"] == pytest.approx(6.27, abs=0.01)
+    said = " ".join(text.knee_sentences(D.knees[D.knees["rw"] == "randwrite"]))
+    assert "**6.27 [4.02, 9.76] I/Os in flight**" in said and "Note: the sweep levels off above the fit's ceiling" \
+        in said and "63,736 IOPS at N = 128 (QD32x4), 21.0 % above" in said and "N* = X_fit x R_min is low" in said
