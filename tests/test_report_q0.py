@@ -103,3 +103,25 @@ def test_a_sweep_levelled_off_above_the_fit_states_the_knee_with_the_points_past
     said = " ".join(text.knee_sentences(D.knees[D.knees["rw"] == "randwrite"]))
     assert "**6.27 [4.02, 9.76] I/Os in flight**" in said and "Note: the sweep levels off above the fit's ceiling" \
         in said and "63,736 IOPS at N = 128 (QD32x4), 21.0 % above" in said and "N* = X_fit x R_min is low" in said
+
+
+# ----------------------------------------------------------- item 2: the open loop's curve from held rates only
+
+
+def test_the_open_loop_curves_use_only_the_rates_whose_loop_held(S):
+    """randread held at 1 of 8 rates (no curve), randwrite at 4 of 8 (u10-u70): the curves table's max and
+    R(max)/R0 were 136,115 / 10.53 and 97,697 / 4.71, read from rates ioarrive's checks failed at."""
+    st = S.storage[S.storage["kind"] == "open loop"].set_index("rw")
+    assert (st.loc["randread", "held_rates"], st.loc["randread", "rates"]) == (1, 8)
+    assert missing(st.loc["randread", "x_max_iops"]) and missing(st.loc["randread", "r_at_x_max_over_r0"])
+    assert st.loc["randwrite", "points"] == 4 and st.loc["randwrite", "x_max_iops"] == pytest.approx(69_612.0)
+    load = S.load[(S.load["rw"] == "randwrite") & S.load["open_loop"].astype(bool)]
+    assert st.loc["randwrite", "x_max_iops"] == load["achieved_iops"].max()    # a held rate's, not 97,697
+    shown = text.curves_display(S.mem, S.storage).set_index("curve")
+    read, write = shown.loc["storage: randread, open loop"], shown.loc["storage: randwrite, open loop"]
+    assert read["points"] == "1 held of 8 rates" and read["max measured"] == "–" and read["R(max)/R0"] == "–"
+    assert write["points"] == "4 held of 8 rates" and write["max measured"] == "69,612 IOPS"
+    said = " ".join(text.curves_sentences(S.mem, S.storage))
+    assert "136,115" not in said and "97,697" not in said and "10.53" not in said
+    assert "**vm, randread, open loop**: no curve — 1 held of 8 rates" in said
+    assert "(4 held of 8 rates: the curve is theirs only)" in said

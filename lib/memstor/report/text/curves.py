@@ -116,15 +116,29 @@ def memory_sentences(mem: pd.DataFrame) -> list:
     return out
 
 
+def held_text(r) -> str:
+    """An open loop's points as the curve counts them: "4 held of 8 rates" (storage_fit's points, the held rates that
+    kept up, of the rates offered); "" for a curve without offered rates (a closed sweep, memory)."""
+    rates = r.get("rates")
+    if missing(rates):
+        return ""
+    return f"{int(r['points'])} held of {int(rates)} rate{'s' if int(rates) != 1 else ''}"
+
+
 def storage_sentences(storage: pd.DataFrame) -> list:
-    """One sentence per storage curve (storage_fit row), in the same words as the memory curves."""
+    """One sentence per storage curve (storage_fit row), in the same words as the memory curves; an open loop's
+    says how many of its rates held (its curve is theirs only), or why it has no curve."""
     out: list[str] = []
     if storage is None:
         return out
     for _, r in storage.iterrows():
         bs = "" if pd.isna(r.get("bs_bytes")) else f"{size_text(int(r['bs_bytes']))} "
         name = f"**{md_escape(str(r['host']))}, {bs}{r['rw']}, {r['kind']}**"
-        out.append(_curve_sentence(name, r, _STO))
+        held = held_text(r)
+        if held and missing(r.get("x_max_iops")):
+            out.append(f"{name}: no curve — {held} (a curve needs 2 rates whose loop held and that kept up).")
+            continue
+        out.append(_curve_sentence(f"{name} ({held}: the curve is theirs only)" if held else name, r, _STO))
     return out
 
 
@@ -147,12 +161,13 @@ def _curve_rows(df: pd.DataFrame, kind, label) -> list:
             v, cens = r.get(f"{stem}_at_{key}_r0_{xu}"), r.get(f"{stem}_at_{key}_r0_censored")
             if not missing(v):
                 return f"{fixed(v, xd)} {xs}"
-            return "not reached" if bool(cens) else "–"
+            return "not reached" if not missing(cens) and bool(cens) else "–"
 
         ratio = r.get(f"r_at_{xp}_max_over_r0")
-        rows.append({"device": r["host"], "curve": label(r), "points": int(r["points"]), "saturation": sat,
-                     "R0 [95 % CI]": r0, "peak [95 % CI]": peak,
-                     "max measured": f"{fixed(r[f'{xp}_max_{xu}'], xd)} {xs}",
+        top = r.get(f"{xp}_max_{xu}")
+        rows.append({"device": r["host"], "curve": label(r), "points": held_text(r) or int(r["points"]),
+                     "saturation": sat, "R0 [95 % CI]": r0, "peak [95 % CI]": peak,
+                     "max measured": "–" if missing(top) else f"{fixed(top, xd)} {xs}",
                      "R(max)/R0": fixed(ratio, 2) if ratio is not None else "–",
                      "at 1.25·R0": level("1p25"), "at 2·R0": level("2"),
                      "held-out error": holdout_text(r.get("holdout_error_pct"), r.get("holdout_points")),

@@ -112,7 +112,9 @@ the throughput where latency reaches 1.25 and 2 × R0 is read off the measured p
 measures latency with a dependent pointer chase while the other cores generate memory traffic, throttled by an
 **inject delay** between their requests (a think time, not a queue length: delay 0 is the heaviest load). Each
 delay gives one point (bandwidth, latency). The storage curves are the queue-depth sweep (closed loop: N I/Os
-in flight) and the offered-load sweep of section 4.4 (open loop). All of them go through one analysis
+in flight) and the offered-load sweep of section 4.4 (open loop: only its rates whose loop held and that kept up
+are points of the curve, the table says how many of the rates offered; fewer than 2: no curve). All of them go
+through one analysis
 (`memstor.analysis.curves`), with one vocabulary:
 
 - **Plateau (saturated)**: at the heaviest loads, a run of three or more points whose throughput changes by less
