@@ -10,6 +10,7 @@ import math
 import pandas as pd
 
 from memstor.analysis.curves import CurveFit, analyse, littles_outstanding, metric_row
+from memstor.analysis.validity.openloop import RATE_HIGH_PCT, RATE_LOW_PCT
 from memstor.core.schema import truthy
 
 #: Kinds of storage curve.
@@ -32,8 +33,9 @@ def storage_fit_table(qd: pd.DataFrame | None, load: pd.DataFrame | None) -> tup
     """``storage_fit``: the same analysis (memstor.analysis.curves.analyse) for every storage curve — the closed
     queue-depth sweep of each device × workload (memstor.analysis.synthesis.qd_points, the points in the
     sweep; load = outstanding I/O N) and the open loop (memstor.analysis.load_latency.curve_table; load =
-    offered IOPS, throughput = achieved IOPS) over the rates whose loop held only (``open_loop`` true: a rate whose
-    generator's checks failed is not the device's response to the offered load), ``rates`` and ``held_rates``
+    offered IOPS, throughput = achieved IOPS) over the rates whose loop held only (``open_loop`` true and achieved
+    within 95-105 % of offered: a rate whose generator's checks failed is not the device's response to the offered
+    load), ``rates`` and ``held_rates``
     saying how many (a table without ``open_loop``: every rate, the counts empty); fewer than
     :data:`MIN_HELD_RATES` held: the row keeps its counts and the reason in ``note``, no curve. Columns :data:`STORAGE_FIT_COLUMNS`: the metric names of memory_fit with the storage units (IOPS,
     µs); outstanding_at_x_max = X · R by Little's law.
@@ -64,6 +66,9 @@ def _open_row(host, rw: str, g: pd.DataFrame, fits: dict) -> dict:
     over = g["overloaded"].map(truthy).astype(bool) if "overloaded" in g else pd.Series(False, index=g.index)
     judged = "open_loop" in g  # a table without the flag (no generator's judgement): every rate counts
     held = g["open_loop"].map(truthy).astype(bool) if judged else pd.Series(True, index=g.index)
+    if "achieved_pct" in g:  # a flag beside a rate outside +-5 % is not believed (validity's open_loop_held)
+        pct = pd.to_numeric(g["achieved_pct"], errors="coerce")
+        held &= ~(pct.notna() & ((pct < RATE_LOW_PCT) | (pct > RATE_HIGH_PCT)))
     kept = g[~over & held]
     base = {"host": host, "kind": OPEN, "rw": rw, "bs_bytes": g["bs_bytes"].iloc[0] if "bs_bytes" in g else math.nan,
             **({"rates": len(g), "held_rates": int(held.sum())} if judged else {})}
