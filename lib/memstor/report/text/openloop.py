@@ -25,6 +25,7 @@ from memstor.report.text.loadgen import (
     RATE_BAND_PCT,
     X_REF,
     generators,
+    held_points,
     measured_sentences,
     not_open_closing,
     not_open_sentence,
@@ -229,6 +230,33 @@ def models_display(models: pd.DataFrame) -> pd.DataFrame:
     over = m["overloaded"] if "overloaded" in m.columns else pd.Series([False] * len(m))
     out["flag"] = ["overloaded (not fitted)" if truthy(o) else "ok" for o in over]
     return pd.DataFrame(out)[cols]
+
+
+def models_empty(models: pd.DataFrame | None, load: pd.DataFrame | None) -> str:
+    """Why the queueing-model table has no row, per device x workload of the open loop (the table's ``empty``
+    text): no open-loop run; no service time (no QD1 point of the queue-depth sweep for the workload); or the
+    open loop did not hold (memstor.analysis.validity.gate: no model against a loop that was not open) — with
+    how many of its offered rates held. "" where some model row is shown."""
+    if valid_rows(models) is not None and len(valid_rows(models)):
+        return ""
+    if load is None or len(load) == 0:
+        return "no open-loop run in this data (memstor run fio-load-latency)"
+    held, no_service = [], []
+    for (host, rw), g in load.groupby(["host", "rw"], sort=True):
+        name = f"{host} {rw}" if load["host"].nunique() > 1 else str(rw)
+        has_model = models is not None and len(_ol_rows(models, str(host), rw)) > 0
+        if not has_model:
+            no_service.append(name)
+        else:
+            ok = int(held_points(g.assign(valid=True)).sum())
+            held.append(f"{name}: {ok} of {len(g)} offered rates held")
+    said = []
+    if held:
+        said.append("the open loop did not hold (" + "; ".join(held) + "), and no model is fitted to a loop "
+                    "that was not open")
+    if no_service:
+        said.append("no service time: no QD1 point of the queue-depth sweep for " + ", ".join(no_service))
+    return "; ".join(said)
 
 
 def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
