@@ -175,3 +175,31 @@ def test_no_queueing_model_says_the_loop_did_not_hold_not_that_a_service_time_is
                    "rates held), and no model is fitted to a loop that was not open")
     assert f"Queueing models against the measured mean latency: none — {why}" in report["html"]
     assert "no service time" not in report["html"]
+
+
+# ---------------------------------------------- item 4: provenance counted per tool, configurations vs runs
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_provenance_counts_each_tools_points_and_tells_configurations_from_runs(S, report):
+    """fio-load-latency's 18 points are 16 of ioarrive's and 2 of fio's (its generator column); the queue-depth
+    table's "best of 5 runs" that X_max came from are 5 configurations, 1 run each."""
+    cmds = {c["experiment"]: c for c in text.commands(S.dataset)}
+    load = cmds["fio-load-latency"]
+    assert load["tools"] == [("ioarrive 0.1", 16), ("fio-3.33", 2)]
+    assert (load["configurations"], load["runs"]) == (18, 1)
+    assert load["command"].count("--") > 2 and "ioarrive" in load["command"] and "/fio " in load["command"]
+    said = text.command_sentence(load)
+    assert said.startswith("**vm / fio-load-latency** — 18 points (18 configurations, 1 run each): 16 with "
+                           "ioarrive 0.1, 2 with fio-3.33; ")
+    assert "The first command of each tool" in said
+    mixed = cmds["mixed-load-map"]["params"]["x_max_source"]
+    assert mixed == ("read: fio-queue-depth table: best of 5 configurations, 1 run each (QD32x4); write: "
+                     "fio-queue-depth table: best of 5 configurations, 1 run each (QD64x1)")
+    tools = syn.provenance(S.dataset).set_index("table")["tools"]
+    assert tools["fio-load-latency.csv"] == "ioarrive 0.1 (16 points), fio-3.33 (2 points)"
+    assert tools["mixed-load-map.csv"] == "ioarrive 0.1"
+    html = report["html"]
+    assert "18 points with ioarrive" not in html and "best of 5 runs" not in html
+    assert "18 points (18 configurations, 1 run each): 16 with ioarrive 0.1, 2 with fio-3.33" in html

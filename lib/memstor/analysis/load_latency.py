@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,58 @@ CURVE_COLUMNS = [
 ]
 _MEANS = ("offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
           "x_max_iops", "iops_cv", "min_1s_iops_pct")
+
+
+#: "best of 5 runs" in an X_max source (memstor.experiments.fio_load_latency.x_max_from_queue_depth counts the rows
+#: of the queue-depth table it chose from: configurations and repetitions together).
+_BEST_OF = re.compile(r"best of (\d+) runs")
+#: The workload a part of an X_max source names ('read: ...; write: ...' of the mixed-load map).
+_PART_RW = {"read": "randread", "write": "randwrite"}
+
+
+def qd_counts(table: pd.DataFrame | None, host) -> dict[str, tuple[int, int]]:
+    """{rw: (configurations, successful runs)} of `host`'s 4 KiB queue-depth points of each workload in its own
+    direction: from the tidy runs (``ds.fio``: one row per run, ``ok``, ``config``) or from the summary
+    (memstor.analysis.points.fio_summary: one row per configuration, ``n`` runs)."""
+    if table is None or table.empty or not {"host", "rw", "direction", "bs_bytes"} <= set(table.columns):
+        return {}
+    exp = "table" if "table" in table.columns else "experiment"
+    q = table[(table["host"].astype(str) == str(host)) & (table.get(exp) == QUEUE_DEPTH) & (table["bs_bytes"] == 4096)]
+    q = q[q["direction"] == np.where(q["rw"].astype(str).str.contains("write"), "write", "read")]
+    out = {}
+    for rw, g in q.groupby("rw", sort=True):
+        if "n" in g.columns:
+            n = pd.to_numeric(g["n"], errors="coerce").fillna(0)
+            out[str(rw)] = (int((n > 0).sum()), int(n.sum()))
+        elif "ok" in g.columns and "config" in g.columns:
+            ok = g[g["ok"].astype(bool)]
+            out[str(rw)] = (int(ok["config"].nunique()), len(ok))
+    return out
+
+
+def runs_words(configs: int, runs: int) -> str:
+    """'5 configurations, 1 run each' / '4 configurations, 10 runs': repetitions told apart from configurations."""
+    each = runs // configs if configs and runs % configs == 0 else None
+    conf = f"{configs} configuration{'s' if configs != 1 else ''}"
+    return f"{conf}, {each} run{'s' if each != 1 else ''} each" if each else f"{conf}, {runs} runs"
+
+
+def x_max_source_text(source, counts: dict[str, tuple[int, int]], rw=None) -> str:
+    """An X_max source as recorded ('fio-queue-depth table: best of 5 runs (QD32x4)'; the mixed-load map's
+    'read: ...; write: ...') with each 'best of N runs' said as configurations and runs (``counts``:
+    :func:`qd_counts`; the part's workload from its 'read:'/'write:' label, else `rw`); where the table's counts no
+    longer add up to N: 'best of N runs (configurations x repetitions)'."""
+    parts = []
+    for part in str(source).split("; "):
+        label, _, rest = part.partition(": ")
+        m = _BEST_OF.search(part)
+        if m:
+            c = counts.get(_PART_RW.get(label, rw) if rest else rw)
+            said = (f"best of {runs_words(*c)}" if c and c[1] == int(m.group(1))
+                    else f"best of {m.group(1)} runs (configurations x repetitions)")
+            part = part[:m.start()] + said + part[m.end():]
+        parts.append(part)
+    return "; ".join(parts)
 
 
 def rate_rows(fio: pd.DataFrame) -> pd.DataFrame:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstor.analysis.load_latency import qd_counts, x_max_source_text
 from memstor.analysis.validity.rows import (
     FAIL,
     PASS,
@@ -200,7 +201,8 @@ def closed_max(host, rw: str, load_rows: pd.DataFrame, knees: pd.DataFrame | Non
         src = load_rows["x_max_source"].astype(str)
         v = num(pd.to_numeric(load_rows.loc[~src.str.startswith("profile"), "x_max_iops"], errors="coerce").max())
         if v is not None and v > 0:
-            cands.append((v, v, f"the X_max the rates are shares of ({src.iloc[0]})"))
+            said = x_max_source_text(src.iloc[0], qd_counts(points, host), rw)
+            cands.append((v, v, f"the X_max the rates are shares of ({said})"))
     return max(cands, key=lambda c: c[0]) if cands else None
 
 

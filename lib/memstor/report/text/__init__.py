@@ -77,7 +77,7 @@ from memstor.report.text.steady_state import (
     steady_rounds_display,
     steady_sentences,
 )
-from memstor.report.text.systems import SYSTEM_FIELDS, commands, systems_table
+from memstor.report.text.systems import SYSTEM_FIELDS, command_sentence, commands, systems_table
 from memstor.report.text.wsat import cliffs_display, wsat_display, wsat_sentences
 
 __all__ = [
@@ -87,7 +87,7 @@ __all__ = [
     "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display", "pts_summary",
     "xsr_display", "cbw_display",
     "dirth_display",
-    "SYSTEM_FIELDS", "systems_table", "commands",
+    "SYSTEM_FIELDS", "systems_table", "commands", "command_sentence",
     "spec_table",
     "little_display", "little_sentences", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",
     "memory_display", "memory_sentences", "storage_sentences", "pacing_display", "SECTION_NAMES",

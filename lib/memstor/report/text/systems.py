@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.analysis.dataset import Dataset
+from memstor.analysis.load_latency import qd_counts, runs_words, x_max_source_text
+from memstor.core.schema import missing as _missing
 
 
 def _flat(d, prefix: str = "") -> dict:
@@ -142,27 +144,75 @@ def _with_data_var(cmd, data_dir: Path):
     return [str(c).replace(root, "$DATA") for c in cmd]
 
 
-def commands(ds: Dataset, width: int = 110) -> list:
-    """One example command per host x experiment from the meta sidecars, with what varies between points.
+def _tool_name(meta: dict, generator) -> str:
+    """The tool of one point with its version ('ioarrive 0.1', 'fio-3.33'): the table's generator column, else the
+    meta's tool; the version from the meta when it is that tool's."""
+    tool = str(meta.get("tool") or "")
+    gen = str(generator) if isinstance(generator, str) and generator else tool
+    version = str(meta.get("tool_version") or "") if gen == tool else ""
+    if version.startswith(gen):
+        return version
+    return f"{gen} {version}".strip() or "the tool"
 
-    Returns a list of dicts: host, experiment, points, command (wrapped text), varies (param names), params."""
+
+def commands(ds: Dataset, width: int = 110) -> list:
+    """One example command per host x experiment and tool from the meta sidecars, with what varies between points.
+
+    Returns a list of dicts: host, experiment, points, configurations (distinct ``config`` of the table's rows of
+    those points), runs (points per configuration: an int, or None where it varies), tools ([(tool with version,
+    points)], counted from the table's ``generator`` column, else each point's meta; most points first), tool (the
+    first's name), command (the first command of each tool, wrapped, one block per tool), varies (param names),
+    params (the fixed ones; an X_max source's 'best of N runs' said as configurations and runs)."""
     out = []
     for h in ds.hosts:
         by_exp: dict = {}
         for m in h.metas:
             by_exp.setdefault(m.get("experiment"), []).append(m)
+        table = ds.fio[ds.fio["host"].astype(str) == h.name] if "host" in ds.fio.columns else ds.fio
         for exp in sorted(by_exp):
             ms = sorted(by_exp[exp], key=lambda m: str(m.get("start_time") or ""))
-            first = next((m for m in ms if m.get("command")), ms[0])
+            rows = table[table["table"] == exp] if "table" in table.columns else table.iloc[0:0]
+            rows = rows.drop_duplicates("point") if "point" in rows.columns else rows.iloc[0:0]
+            gen = dict(zip(rows["point"], rows["generator"])) if "generator" in rows.columns else {}
+            conf = dict(zip(rows["point"], rows["config"])) if "config" in rows.columns else {}
+            tools: dict[str, list] = {}
+            for m in ms:
+                tools.setdefault(_tool_name(m, gen.get(m.get("point"))), []).append(m)
+            ranked = sorted(tools.items(), key=lambda kv: -len(kv[1]))
+            configs = [conf[m["point"]] for m in ms if m.get("point") in conf]
+            per = pd.Series(configs).value_counts() if configs else pd.Series(dtype=int)
             params = [m.get("params") or {} for m in ms]
             keys = sorted({k for p in params for k in p})
             varies = [k for k in keys if len({json.dumps(p.get(k), sort_keys=True) for p in params}) > 1]
             same = {k: params[0].get(k) for k in keys if k not in varies}
+            if isinstance(same.get("x_max_source"), str):
+                same["x_max_source"] = x_max_source_text(same["x_max_source"], qd_counts(ds.fio, h.name),
+                                                         same.get("rw"))
+            blocks = []
+            for _, tms in ranked:
+                first = next((m for m in tms if m.get("command")), tms[0])
+                blocks.append(_wrap_command(_with_data_var(first.get("command"), ds.data_dir)
+                                            or "(no command recorded)", width))
             out.append({
                 "host": h.name, "experiment": exp, "points": len(ms),
-                "command": _wrap_command(_with_data_var(first.get("command"), ds.data_dir)
-                                         or "(no command recorded)", width),
-                "tool": f"{first.get('tool', '')} {first.get('tool_version', '')}".strip(),
-                "varies": varies, "params": same,
+                "configurations": len(per) if len(per) else None,
+                "runs": int(per.iloc[0]) if len(per) and per.nunique() == 1 else None,
+                "tools": [(name, len(tms)) for name, tms in ranked], "tool": ranked[0][0],
+                "command": "\n\n".join(blocks), "varies": varies, "params": same,
             })
     return out
+
+
+def command_sentence(c: dict) -> str:
+    """The provenance line of one :func:`commands` entry (markdown): '**vm / fio-load-latency** — 18 points
+    (18 configurations, 1 run each): 16 with ioarrive 0.1, 2 with fio-3.33; varying: ...; fixed: .... The first
+    command of each tool (...):'."""
+    fixed = ", ".join(f"{k}={v}" for k, v in c["params"].items() if k != "test_file" and not _missing(v))
+    counts = (f" ({runs_words(c['configurations'], c['points'])})" if c.get("configurations") else "")
+    tools = c.get("tools") or [(c.get("tool") or "the tool", c["points"])]
+    said = (f"with {tools[0][0]}" if len(tools) == 1 else
+            ": " + ", ".join(f"{k} with {name}" for name, k in tools))
+    first = "The first command" + (" of each tool" if len(tools) > 1 else "")
+    return (f"**{c['host']} / {c['experiment']}** — {c['points']} points{counts} {said}; varying: "
+            f"{', '.join(c['varies']) or 'nothing'}; fixed: {fixed or '–'}. {first} (every point's exact command "
+            "is in its meta sidecar under `raw/`):").replace(" :", ":")
