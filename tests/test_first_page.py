@@ -88,12 +88,12 @@ def test_each_failed_precondition_is_flagged_on_page_one():
     assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "trust"] == "not valid (config_agreement)"
     assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "value"].startswith(
         "withheld: config_agreement failed")                        # not stated where its precondition failed
-    assert not best.set_index("quantity").loc["Idle memory latency (ns)", "value"].startswith("withheld")
+    assert not best.set_index("quantity").loc["Idle memory mean latency (ns)", "value"].startswith("withheld")
 
 
 def test_values_without_an_interval_say_why_and_unmeasured_ones_fold_into_one_line():
     table = fp.headline_evidence(headline(), None).set_index("quantity")
-    assert table.loc["Idle memory latency (ns)", "value"].startswith("95.0 — no interval (n = 1")
+    assert table.loc["Idle memory mean latency (ns)", "value"].startswith("95.0 — no interval (n = 1")
     assert table.loc["Best 4K random read (IOPS)", "value"] == "98,000 ± 1,000 (95 %, batch-means)"
     assert "sequential read" in table.loc["not measured", "value"]
 

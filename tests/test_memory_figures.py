@@ -90,7 +90,7 @@ def test_display_shows_value_interval_and_role():
     shown = text.memory_figures_display(mf.memory_figures(two))
     assert list(shown.columns) == ["quantity", "measured as", "tool", "value [95 % interval]", "n", "used as"]
     first = shown.iloc[0]
-    assert first["quantity"] == "idle latency (ns)" and first["n"] == "2" and first["used as"] == "the headline"
+    assert first["quantity"] == "idle mean latency (ns)" and first["n"] == "2" and first["used as"] == "the headline"
     assert first["value [95 % interval]"] == "155 [155, 155]"   # two equal runs: a zero-width interval
     assert text.memory_figures_display(None).empty and mf.memory_figures(None).empty
 

@@ -110,7 +110,7 @@ def test_notebook_runs_with_papermill_and_loadlat(tmp_path, monkeypatch):
     idle = table[table["test"] == "idle_latency"]
     assert "4K" in set(idle["pages"]) and (idle["latency_ns"] > 0).all()
     texts = " ".join(str(o.get("data", {}).get("text/markdown", "")) for o in outputs)
-    assert "Idle latency" in texts and "4 KiB pages" in texts
+    assert "Idle mean latency" in texts and "4 KiB pages" in texts
     html = " ".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
     # issue 16: memory.fit_summary shows the curve analysis (R0 with its 95 % interval, the measured 2·R0
     # point), no fitted knee beyond the data

@@ -203,3 +203,24 @@ def test_provenance_counts_each_tools_points_and_tells_configurations_from_runs(
     html = report["html"]
     assert "18 points with ioarrive" not in html and "best of 5 runs" not in html
     assert "18 points (18 configurations, 1 run each): 16 with ioarrive 0.1, 2 with fio-3.33" in html
+
+
+# ------------------------------------------------------------------- item 5: every latency says its statistic
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_every_latency_figure_of_the_pdf_names_its_statistic(S, report):
+    """The QD1 latency headline is fio's mean total latency: the PDF's headline said '4K QD1 random read latency
+    (µs)'; the findings, the knee sentences and its table said latencies without 'mean'."""
+    head = text.headline_evidence(S.headline, S.validity).set_index("quantity")
+    assert {"4K QD1 random read mean latency (µs)", "4K QD1 random write mean latency (µs)"} <= set(head.index)
+    knee = text.knee_display(S.knees)
+    assert {"R_min fit (mean, µs)", "mean R at N_min (µs)"} <= set(knee.columns)
+    pdf = pdf_words(report)
+    for said in ("4K QD1 random read mean latency (µs)", "4K QD1 random write mean latency (µs)",
+                 "13,922 IOPS with 1 I/O in flight at a mean latency of 70.9 µs",
+                 "with 64 in flight at a mean of 539 µs", "(mean latency 70.9 µs at the smallest N"):
+        assert said in pdf, said
+    for bare in ("random read latency (µs)", "70.9 µs each", "(latency 70.9 µs"):
+        assert bare not in pdf and bare not in report["html"], bare

@@ -186,7 +186,7 @@ def test_knee_fits_per_host_and_workload(S):
     assert fit["R_min_fit_se_us"] > 0 and fit["X_max_fit_se_iops"] > 0
     assert fit["N_star_bound"] == pytest.approx(fit["X_max_meas_iops"] * fit["R_min_meas_us"] * 1e-6)
     shown = text.knee_display(S.knees)
-    assert {"N* fit (I/Os, 95 % CI)", "R_min fit (µs)", "X_fit (IOPS)", "X_best (IOPS)", "R²", "N* bound (I/Os)"} \
+    assert {"N* fit (I/Os, 95 % CI)", "R_min fit (mean, µs)", "X_fit (IOPS)", "X_best (IOPS)", "R²", "N* bound (I/Os)"} \
         <= set(shown.columns)
     sentences = " ".join(text.knee_sentences(S.knees))
     assert "two-asymptote fit gives N*" in sentences and "closed-system bound gives N*" in sentences

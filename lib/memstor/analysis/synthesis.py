@@ -63,10 +63,10 @@ __all__ = ["NOT_SWEEPS", "config_text", "fio_summary", "qd_points", "sweep_point
 # -------------------------------------------------------------------------------------- headlines
 
 HEADLINE_METRICS = [
-    ("idle_latency_ns", "Idle memory latency", "ns"),
+    ("idle_latency_ns", "Idle memory mean latency", "ns"),
     ("peak_bw_MBps", "Peak memory bandwidth", "MB/s"),
-    ("qd1_randread_lat_us", "4K QD1 random read latency", "µs"),
-    ("qd1_randwrite_lat_us", "4K QD1 random write latency", "µs"),
+    ("qd1_randread_lat_us", "4K QD1 random read mean latency", "µs"),
+    ("qd1_randwrite_lat_us", "4K QD1 random write mean latency", "µs"),
     ("best_randread_iops", "Best 4K random read", "IOPS"),
     ("best_randwrite_iops", "Best 4K random write", "IOPS"),
     ("ss_randwrite_iops", "Steady-state 4K random write", "IOPS"),

@@ -20,21 +20,21 @@ def page_walk_text(df: pd.DataFrame) -> str:
     """One markdown sentence on the idle latency with huge and 4 KiB pages (or why one is missing)."""
     w = page_walk(df)
     if w["n_huge"] and w["n_small"] and w["page_walk_ns"] <= 0:
-        return (f"Idle latency {w['huge_page_ns']:.1f} ns with huge pages ({w['pages']}) and "
+        return (f"Idle mean latency {w['huge_page_ns']:.1f} ns with huge pages ({w['pages']}) and "
                 f"{w['small_page_ns']:.1f} ns with 4 KiB pages: no page-walk cost shows here (the buffer's "
                 "page tables fit the caches, or the noise is larger than the cost).")
     if w["n_huge"] and w["n_small"]:
-        return (f"Idle latency **{w['huge_page_ns']:.1f} ns** with huge pages ({w['pages']}; the DRAM latency) "
+        return (f"Idle mean latency **{w['huge_page_ns']:.1f} ns** with huge pages ({w['pages']}; the DRAM latency) "
                 f"and {w['small_page_ns']:.1f} ns with 4 KiB pages: the difference, "
                 f"**{w['page_walk_ns']:+.1f} ns ({w['page_walk_pct']:+.0f} %)**, is the page-walk cost. With 4 KiB "
                 "pages a random chase over a buffer far larger than the TLB's reach misses the TLB on almost "
                 "every load and walks the page tables first (on a VM with nested paging, two levels of "
                 "them), so that figure is DRAM latency plus translation, not DRAM latency.")
     if w["n_small"]:
-        return (f"Idle latency {w['small_page_ns']:.1f} ns with 4 KiB pages only (huge pages were not used): it "
+        return (f"Idle mean latency {w['small_page_ns']:.1f} ns with 4 KiB pages only (huge pages were not used): it "
                 "includes the page-walk cost of TLB misses, so the DRAM latency is lower.")
     if w["n_huge"]:
-        return f"Idle latency {w['huge_page_ns']:.1f} ns with huge pages ({w['pages']}); no 4 KiB-page figure."
+        return f"Idle mean latency {w['huge_page_ns']:.1f} ns with huge pages ({w['pages']}); no 4 KiB-page figure."
     return "Idle latency was not measured."
 
 

@@ -276,7 +276,7 @@ def memory_figure(curves: pd.DataFrame, fits: dict):
         ax.legend(handles + extra_h, texts + extra_t, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                   borderaxespad=0)
         ax.set_xlabel("bandwidth (GB/s, 1 GB/s = 1000 MB/s)")
-        ax.set_ylabel("loaded latency (ns)")
+        ax.set_ylabel("loaded mean latency (ns)")
         size = f"{int(acc)} B accesses" if acc >= 0 else "? B accesses"
         ax.set_title(host if per_host[host] == 1 else f"{host}, {size}")
         ax.set_xlim(0, float(p["bandwidth_MBps"].max()) * 1.08 / 1e3)   # the data's range, nothing beyond

@@ -180,10 +180,10 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
     low, best = g.loc[g["outstanding_io"].idxmin()], g.loc[g["iops"].idxmax()]
     what = {"randread": "random reads", "randwrite": "random writes"}.get(rw, rw)
     return (f"4 KiB {what} along the queue-depth sweep: {fmt_number(low['iops'])} IOPS with "
-            f"{int(low['outstanding_io'])} I/O in flight at "
-            f"{fmt_number(low['lat_mean_us'])} µs each; the most, {fmt_number(best['iops'])} IOPS "
-            f"({best['iops'] / low['iops']:.1f}×), with {int(best['outstanding_io'])} in flight at "
-            f"{fmt_number(best['lat_mean_us'])} µs each ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
+            f"{int(low['outstanding_io'])} I/O in flight at a mean latency of "
+            f"{fmt_number(low['lat_mean_us'])} µs; the most, {fmt_number(best['iops'])} IOPS "
+            f"({best['iops'] / low['iops']:.1f}×), with {int(best['outstanding_io'])} in flight at a mean of "
+            f"{fmt_number(best['lat_mean_us'])} µs ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
 
 
 def _check_sentences(validity: pd.DataFrame | None, host: str, checks: tuple, statuses=("fail",),
@@ -307,7 +307,7 @@ def conclusion(S, host: str) -> str:
     parts = [t for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw))]
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
     if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]):
-        parts.append(f"memory answers a lone access in {fmt_number(h.loc['idle_latency_ns', 'value'])} ns and "
+        parts.append(f"memory answers a lone access in {fmt_number(h.loc['idle_latency_ns', 'value'])} ns on average and "
                      f"moves at most {fmt_number(h.loc['peak_bw_MBps', 'value'])} MB/s when many are in flight")
     if not parts:
         return f"**{md_escape(host)}**: too little was measured for a conclusion."

@@ -46,7 +46,8 @@ def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
     if figs is None or figs.empty:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
-        "device": figs["host"], "quantity": figs["quantity"] + " (" + figs["unit"] + ")",
+        "device": figs["host"], "quantity": figs["quantity"].str.replace("idle latency", "idle mean latency")
+        + " (" + figs["unit"] + ")",
         "measured as": figs["measurement"], "tool": figs["tool"],
         "value [95 % interval]": [fmt_interval(v, lo, hi) for v, lo, hi in
                                   zip(figs["value"], figs["ci_low"], figs["ci_high"])],

@@ -18,11 +18,11 @@ def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
     """One row per level: device (with several), level, latency (ns and core clocks), where it ends (the
     working-set size), the kernel's cache size and whether they agree (the reasons: the table's CSV and
     :func:`hierarchy_sentences`)."""
-    cols = ["device", "level", "latency (ns)", "clocks", "ends at", "kernel's size", "agrees"]
+    cols = ["device", "level", "mean latency (ns)", "clocks", "ends at", "kernel's size", "agrees"]
     if levels is None or levels.empty:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
-        "device": levels["host"], "level": levels["level"], "latency (ns)": levels["latency_ns"].map(fmt_number),
+        "device": levels["host"], "level": levels["level"], "mean latency (ns)": levels["latency_ns"].map(fmt_number),
         "clocks": [("unknown" if missing(c) else fmt_number(c)) for c in levels["clocks"]],
         "ends at": levels["ends_at_bytes"].map(_size), "kernel's size": levels["kernel_bytes"].map(_size),
         "agrees": [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
@@ -33,13 +33,13 @@ def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
 def mlp_display(mlp: pd.DataFrame | None) -> pd.DataFrame:
     """One row per threads x chains: latency per load (ns), bandwidth (MB/s), Little's law (MB/s) and its
     residual, and where bandwidth stops growing."""
-    cols = ["device", "threads", "chains", "latency (ns)", "bandwidth (MB/s)", "Little's law (MB/s)", "residual",
+    cols = ["device", "threads", "chains", "mean latency (ns)", "bandwidth (MB/s)", "Little's law (MB/s)", "residual",
             "saturated"]
     if mlp is None or mlp.empty:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
         "device": mlp["host"], "threads": mlp["threads"].map(lambda v: str(int(v))),
-        "chains": mlp["chains"].map(lambda v: str(int(v))), "latency (ns)": mlp["latency_ns"].map(fmt_number),
+        "chains": mlp["chains"].map(lambda v: str(int(v))), "mean latency (ns)": mlp["latency_ns"].map(fmt_number),
         "bandwidth (MB/s)": mlp["bandwidth_MBps"].map(fmt_number), "Little's law (MB/s)": mlp["littles_MBps"].map(fmt_number),
         "residual": [("–" if missing(r) else f"{float(r):.2g} %") for r in mlp["residual_pct"]],
         "saturated": [("yes" if not missing(s) and bool(s) else "") for s in mlp["saturated"]],
@@ -85,7 +85,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         g = levels[levels["host"] == host]
         parts = [f"{r['level']} {fmt_number(r['latency_ns'])} ns" + (f" up to {_size(r['ends_at_bytes'])}"
                  if not missing(r["ends_at_bytes"]) else "") for _, r in g.iterrows() if not str(r["level"]).startswith("TLB")]
-        text = f"**{host}**: " + ", ".join(parts) + "."
+        text = f"**{host}**: mean latency per access " + ", ".join(parts) + "."
         bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a))]
         for _, r in bad.iterrows():
             text += (f" {r['level']} ends at {_size(r['ends_at_bytes'])}, not at the kernel's {_size(r['kernel_bytes'])}: "

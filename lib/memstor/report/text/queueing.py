@@ -46,12 +46,12 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
             k[col] = np.nan
     return pd.DataFrame({
         "host": k["host"], "workload": k["rw"], "points": k["points"], "N range (I/Os)": k["N_range"],
-        "R_min fit (µs)": [fmt_se(v, e) for v, e in zip(k["R_min_fit_us"], k["R_min_fit_se_us"])],
+        "R_min fit (mean, µs)": [fmt_se(v, e) for v, e in zip(k["R_min_fit_us"], k["R_min_fit_se_us"])],
         "X_fit (IOPS)": [fmt_se(v, e) for v, e in zip(k["X_max_fit_iops"], k["X_max_fit_se_iops"])],
         "N* fit (I/Os, 95 % CI)": [fmt_interval(v, lo, hi) for v, lo, hi in
                                    zip(k["N_star_fit"], k["N_star_fit_ci_low"], k["N_star_fit_ci_high"])],
         "R²": k["r2"].map(lambda v: "–" if missing(v) else f"{v:.3f}"),
-        "R at N_min (µs)": k["R_min_meas_us"], "X_best (IOPS)": k["X_max_meas_iops"],
+        "mean R at N_min (µs)": k["R_min_meas_us"], "X_best (IOPS)": k["X_max_meas_iops"],
         "N* bound (I/Os)": k["N_star_bound"],
     })
 
@@ -123,7 +123,7 @@ def knee_sentences(knees: pd.DataFrame) -> list:
         if isinstance(k.get("not_valid"), str) and k["not_valid"]:
             out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the fitted knee is not a finding here — "
                        f"{name_ceilings(k['not_valid'].removeprefix('not valid: '))}. The closed-system bound from "
-                       f"the measured inputs (latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
+                       f"the measured inputs (mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
                        f"{fmt_number(k['X_max_meas_iops'])} IOPS) gives N* = {k['N_star_bound']:.1f}.")
             continue
         if missing(k.get("N_star_fit")):
@@ -134,7 +134,7 @@ def knee_sentences(knees: pd.DataFrame) -> list:
              f"**{fmt_interval(k['N_star_fit'], k.get('N_star_fit_ci_low'), k.get('N_star_fit_ci_high'))} "
              f"I/Os in flight** (95 % interval; {int(k['points'])} points, N = {k['N_range']}, "
              f"R² = {k['r2']:.3f}); from the measured inputs "
-             f"(latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
+             f"(mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
              f"{fmt_number(k['X_max_meas_iops'])} IOPS) the closed-system bound gives N* = "
              f"{k['N_star_bound']:.1f}.")
         if k.get("note"):
