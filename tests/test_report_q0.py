@@ -224,3 +224,27 @@ def test_every_latency_figure_of_the_pdf_names_its_statistic(S, report):
         assert said in pdf, said
     for bare in ("random read latency (µs)", "70.9 µs each", "(latency 70.9 µs"):
         assert bare not in pdf and bare not in report["html"], bare
+
+
+# ----------------------------------------- item 6: ratios of a target that is not the sheet's drive, marked
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_each_spec_ratio_of_a_virtual_disk_says_not_comparable_beside_it(S, report):
+    """The target is a virtio disk, not the D7-P5600 the sheet describes: every ratio the PDF prints carries
+    "not comparable" beside it (the flag said 'differs: ... interface', the numbers nothing)."""
+    assert not S.spec["comparable"].any()
+    shown = text.spec_table(S.spec, compact=True)
+    ratios = shown.loc[shown["ratio"] != "–", "ratio"]
+    assert len(ratios) == 5 and ratios.str.endswith(" (not comparable)").all()
+    assert shown.loc[shown["ratio"] != "–", "flag"].str.startswith("not the sheet's drive (virtio disk vda); ").all()
+    pdf = pdf_words(report)
+    for r in S.spec["ratio"].dropna():
+        assert f"{r:.2f} (not comparable)" in pdf, r
+
+
+def test_a_ratio_of_the_sheets_own_kind_of_drive_stays_a_plain_number(S):
+    same = S.spec.assign(comparable=True)
+    shown = text.spec_table(same, compact=True)
+    assert not shown["ratio"].str.contains("comparable").any() and not shown["flag"].str.contains("sheet's").any()

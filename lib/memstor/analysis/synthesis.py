@@ -278,10 +278,11 @@ def steady_conditions(v: pd.Series) -> specs.Conditions:
 def _with_interface(comp: pd.DataFrame, ds: Dataset, sheets: list) -> pd.DataFrame:
     """comp with ``interface``: the drive's PCIe link against the sheet's interface (memstor.analysis.drive
     .interface_check: 'matched', 'differs: ...' or 'not available (...)'); a measured row whose link differs
-    gets 'interface' added to its flag."""
+    gets 'interface' added to its flag; ``comparable`` False where the target is not an NVMe device (a virtual
+    disk, a loop device: not the sheet's drive at all, so its ratio compares two different things)."""
     links = interface_check(ds, sheets)
     if links.empty:
-        return comp.assign(interface="not available (no drive record)")
+        return comp.assign(interface="not available (no drive record)", comparable=True)
     comp = comp.merge(links[["host", "device", "flag"]].rename(columns={"flag": "interface"}),
                       on=["host", "device"], how="left")
     comp["interface"] = comp["interface"].fillna("not available (no drive record)")
@@ -289,6 +290,7 @@ def _with_interface(comp: pd.DataFrame, ds: Dataset, sheets: list) -> pd.DataFra
     not_nvme = comp["interface"].str.contains("not an NVMe device", regex=False)
     comp.loc[not_nvme, "interface"] = comp.loc[not_nvme, "interface"].str.replace(
         "not available (", "differs: not the sheet's drive (", n=1, regex=False)
+    comp["comparable"] = ~not_nvme
     differs = comp["interface"].str.startswith("differs") & comp["measured"].notna()
     comp.loc[differs, "flag"] = comp.loc[differs, "flag"].map(
         lambda f: "differs: interface" if f == "matched" else f"{f}, interface")

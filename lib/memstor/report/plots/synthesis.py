@@ -329,7 +329,8 @@ def storage_curve_figure(fits: dict):
 
 
 def spec_figure(comp: pd.DataFrame):
-    """Measured / spec ratio per spec value and host (log scale; 1 = the spec)."""
+    """Measured / spec ratio per spec value and host (log scale; 1 = the spec); a ratio whose target is not the
+    sheet's drive (``comparable`` False) labelled "not comparable" beside its number."""
     if comp is None or comp.empty or comp["ratio"].isna().all():
         return None
     d = comp[comp["ratio"].notna()].copy()
@@ -345,13 +346,16 @@ def spec_figure(comp: pd.DataFrame):
         g = d[d["host"] == host].set_index("metric")
         ys = [i + (k - (len(hosts) - 1) / 2) * bar_h for i in range(len(labels))]
         vals = [float(g.loc[m, "ratio"]) if m in g.index else np.nan for m in labels]
+        apart = [m in g.index and "comparable" in g.columns and not bool(g.loc[m, "comparable"]) for m in labels]
         ax.barh(ys, vals, height=bar_h * 0.9, color=colour, label=host)
-        for y, v in zip(ys, vals):
+        for y, v, a in zip(ys, vals, apart):
             if v == v:
-                ax.annotate(f"{v:.2f}", (v, y), textcoords="offset points", xytext=(3, -3), fontsize=7.5)
+                ax.annotate(f"{v:.2f}" + (" not comparable" if a else ""), (v, y), textcoords="offset points",
+                            xytext=(3, -3), fontsize=7.5, bbox={"fc": "white", "ec": "none", "pad": 0.5})
     ax.axvline(1.0, color="black", lw=1.2)
     lo, hi = float(d["ratio"].min()), float(d["ratio"].max())
-    ax.set_xlim(min(lo, 1.0) / 1.6, max(hi, 1.0) * 1.8)
+    said = "comparable" in d.columns and not d["comparable"].fillna(True).astype(bool).all()
+    ax.set_xlim(min(lo, 1.0) / 1.6, max(hi, 1.0) * (8.0 if said else 1.8))  # room for "not comparable" beside
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -360,7 +364,7 @@ def spec_figure(comp: pd.DataFrame):
     ax.invert_yaxis()
     ax.set_xlabel("measured / spec (ratio; 1 = spec value, log scale)")
     ax.set_ylabel("spec value")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper right" if said else "lower right")
     ax.grid(axis="y", visible=False)
     return fig
 

@@ -8,13 +8,20 @@ import pandas as pd
 from memstor.core.fmt import fmt_ci, fmt_number
 from memstor.core.schema import missing
 
+#: Beside a ratio whose target is not the sheet's drive.
+NOT_COMPARABLE = "(not comparable)"
+
 
 def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
     """The comparison for display: short headers with units, numbers formatted, conditions both sides. Compact
     (the PDF): the measured side's outstanding I/O and block size and which point it is, instead of every
-    condition of both sides (the flag still names each condition that differs); no host column for one device."""
+    condition of both sides (the flag still names each condition that differs); no host column for one device.
+    A ratio of a target that is not the sheet's drive (``comparable`` False: a virtual disk) says "not comparable"
+    beside the number, and its flag says why first."""
     if comp.empty:
         return comp
+    apart = ~comp["comparable"].fillna(True).astype(bool) if "comparable" in comp.columns \
+        else pd.Series(False, index=comp.index)
     out = pd.DataFrame({
         "host": comp["host"],
         "spec value": comp["metric"] + comp["headline"].map(lambda b: " ★" if b else ""),
@@ -24,11 +31,13 @@ def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
                                              comp["n"])],
         "spec": comp["spec"].map(fmt_number),
         "state": comp["state"] if "state" in comp.columns else "",
-        "ratio": comp["ratio"].map(lambda v: "–" if missing(v) else f"{v:.2f}"),
+        "ratio": [("–" if missing(v) else f"{v:.2f}" + (f" {NOT_COMPARABLE}" if a else ""))
+                  for v, a in zip(comp["ratio"], apart)],
         "conditions": [
             f"measured: {m}" + (f" [{_short_selection(sel)}]" if sel else "") + f"\nspec: {s}"
             for m, s, sel in zip(comp["measured_conditions"], comp["spec_conditions"], comp["selection"])],
-        "flag": comp["flag"],
+        "flag": [f"{_not_drive(i)}; {f}" if a and not missing(v) else f for f, i, a, v in
+                 zip(comp["flag"], comp.get("interface", pd.Series("", index=comp.index)), apart, comp["ratio"])],
     })
     if compact:
         out["conditions"] = [", ".join(str(m).split(", ")[:2]) + (f" [{_short_selection(sel)}]" if sel else "")
@@ -37,6 +46,14 @@ def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
         if out["host"].nunique() == 1:
             out = out.drop(columns="host")
     return out
+
+
+def _not_drive(interface) -> str:
+    """'not the sheet's drive (virtio disk vda)' from the interface check's text."""
+    text = str(interface)
+    inner = text[text.find("(") + 1:] if "(" in text else ""
+    what = inner.split("(", 1)[1].split(")", 1)[0] if "(" in inner else ""
+    return f"not the sheet's drive ({what})" if what else "not the sheet's drive"
 
 
 def _short_selection(selection: str) -> str:
