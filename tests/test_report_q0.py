@@ -248,3 +248,24 @@ def test_a_ratio_of_the_sheets_own_kind_of_drive_stays_a_plain_number(S):
     same = S.spec.assign(comparable=True)
     shown = text.spec_table(same, compact=True)
     assert not shown["ratio"].str.contains("comparable").any() and not shown["flag"].str.contains("sheet's").any()
+
+
+# ------------------------------------------ item 7: per-second statistics of 2 one-second windows, withheld
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_cv_and_min_one_second_of_two_windows_are_withheld_with_the_count_and_why(S, report):
+    """Every q0 point ran 2 s: its CV of 1-s IOPS (0.000-0.072) and lowest 1-s IOPS (95-100 %) came from two
+    numbers and were printed as measurements."""
+    assert (S.load["windows_1s"] == 2).all() and S.load["iops_cv"].notna().all()
+    shown = text.load_display(S.load)
+    assert (shown["CV of 1-s IOPS"] == "– (2 windows)").all()
+    assert (shown["min 1-s IOPS (% of mean)"] == "– (2 windows)").all()
+    note = text.windows_note(S.load)
+    assert note.startswith("CV of 1-s IOPS and min 1-s IOPS withheld at 16 of 16 points (2 whole one-second "
+                           "windows each; printed from 5)") and "±71 % at 2 windows" in note
+    assert note in report["html"] and "0.072" not in report["html"]
+    ten = S.load.assign(windows_1s=10)
+    assert text.load_display(ten)["CV of 1-s IOPS"].iloc[0] == f"{S.load['iops_cv'].iloc[0]:.3f}"
+    assert text.windows_note(ten) == ""

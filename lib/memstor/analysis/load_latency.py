@@ -39,7 +39,10 @@ CURVE_COLUMNS = [
     "x_max_source",
     "iops_cv", "min_1s_iops_pct", "n", "closed_lat_mean_us", "open_vs_closed_pct", "generator",
     "generator_checks",  # ioarrive: its failed self-checks name[/source] (';'-joined over the runs), ok; fio: empty
+    "windows_1s",  # the whole 1-s windows iops_cv and min_1s_iops_pct come from (the fewest of the runs); empty: unknown
 ]
+#: The per-second series of the open loop (memstor.experiments.fio_load_latency.SECOND_COLUMNS).
+SECONDS = "fio-load-latency-seconds"
 _MEANS = ("offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
           "x_max_iops", "iops_cv", "min_1s_iops_pct")
 
@@ -134,12 +137,23 @@ def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
     return None
 
 
-def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
-    """The open-loop curves (CURVE_COLUMNS), sorted by host, rw and utilisation."""
+def _windows(seconds: pd.DataFrame | None) -> dict[tuple[str, str, str], int]:
+    """{(host, point, direction): whole 1-s windows in the point's per-second series} (``seconds``: the
+    fio-load-latency-seconds side table; empty without it)."""
+    if seconds is None or seconds.empty or not {"host", "point", "direction", "t_s"} <= set(seconds.columns):
+        return {}
+    n = seconds.groupby(["host", "point", "direction"], sort=False)["t_s"].nunique()
+    return {(str(h), str(p), str(d)): int(k) for (h, p, d), k in n.items()}
+
+
+def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The open-loop curves (CURVE_COLUMNS), sorted by host, rw and utilisation; ``seconds`` (the per-second
+    side table, :data:`SECONDS`) gives ``windows_1s``."""
     rows = []
     rates = rate_rows(fio)
     if rates.empty:
         return pd.DataFrame(columns=CURVE_COLUMNS)
+    windows = _windows(seconds)
     for (host, rw, _config), g in rates.groupby(["host", "rw", "config"], sort=False):
         row = {"host": host, "rw": rw, "direction": g["direction"].iloc[0],
                "utilisation_pct": float(g["utilisation_pct"].iloc[0]), "n": len(g),
@@ -152,6 +166,8 @@ def curve_table(fio: pd.DataFrame) -> pd.DataFrame:
                                                                    and g["generator_checks"].notna().any() else "")}
         for col in _MEANS:
             row[col] = float(pd.to_numeric(g[col], errors="coerce").mean()) if col in g else math.nan
+        counts = [windows.get((str(host), str(p), str(d))) for p, d in zip(g.get("point", []), g["direction"])]
+        row["windows_1s"] = min(counts) if counts and None not in counts else None
         row["overloaded"] = bool(g["overloaded"].map(truthy).any())
         row["ceiling_reached"] = bool(g["ceiling_reached"].map(truthy).any())
         known = g["open_loop"].dropna() if "open_loop" in g else pd.Series(dtype=object)
@@ -289,6 +305,6 @@ def device_view(data_dir: Path | str, device: str, targets_us, ds=None) -> Devic
     ds = load_dataset(data_dir) if ds is None else ds
     ds = dataclasses.replace(ds, hosts=[ds.host(device)], fio=ds.fio[ds.fio["host"] == device],
                              mlc=ds.mlc[ds.mlc["host"] == device])
-    curves = curve_table(ds.fio)
+    curves = curve_table(ds.fio, ds.side_table(SECONDS))
     return DeviceView(device=device, curves=curves, closed=qd_points(ds, sweep_points(fio_summary(ds))),
                       slo=slo(curves, targets_us, ds.fio), models=models(ds, curves), unloaded=unloaded(curves))

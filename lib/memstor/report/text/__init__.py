@@ -51,6 +51,7 @@ from memstor.report.text.openloop import (
     models_display,
     models_empty,
     slo_display,
+    windows_note,
 )
 from memstor.report.text.pts import (
     cbw_display,
@@ -95,5 +96,5 @@ __all__ = [
     "steady_display", "steady_sentences", "steady_rounds_display", "steady_matrix_display",
     "drive_display",
     "OPEN_LOOP_MODELS", "MODEL_BREAK_PCT", "OPEN_CLOSED_SMALL_PCT", "LOAD_DISPLAY_COLUMNS", "load_display",
-    "slo_display", "models_display", "models_empty", "load_sentences",
+    "slo_display", "models_display", "models_empty", "load_sentences", "windows_note",
 ]

@@ -97,6 +97,42 @@ LOAD_DISPLAY_COLUMNS = [
 ]
 
 
+#: The fewest whole 1-s windows a point's CV of 1-s IOPS and lowest 1-s IOPS are printed from: the standard
+#: deviation of k windows is itself uncertain by about 1 / sqrt(2 (k - 1)) (71 % at 2 windows, 35 % at 5), and
+#: the lowest of 2 windows is one of two numbers, not a dip the run shows.
+MIN_WINDOWS_1S = 5
+
+
+def _per_second(values, windows, spec: str) -> list[str]:
+    """A per-second statistic's cells: the value where its point had MIN_WINDOWS_1S whole 1-s windows or more
+    (or the count is unknown), else "– (k windows)"."""
+    out = []
+    for v, k in zip(values, windows):
+        k = _ol_float(k)
+        if k == k and k < MIN_WINDOWS_1S:
+            out.append(f"– ({int(k)} window{'s' if int(k) != 1 else ''})")
+        else:
+            out.append("–" if _ol_float(v) != _ol_float(v) else format(_ol_float(v), spec))
+    return out
+
+
+def windows_note(load: pd.DataFrame | None) -> str:
+    """One sentence under the open-loop table where a point's per-second statistics are withheld (markdown): how
+    many points, their window counts, the minimum and why; "" where none is."""
+    if load is None or len(load) == 0 or "windows_1s" not in load.columns:
+        return ""
+    k = pd.to_numeric(load["windows_1s"], errors="coerce")
+    few = k[k < MIN_WINDOWS_1S]
+    if few.empty:
+        return ""
+    counts = sorted({int(v) for v in few})
+    said = " or ".join(str(c) for c in counts)
+    return (f"CV of 1-s IOPS and min 1-s IOPS withheld at {len(few)} of {len(load)} points ({said} whole one-second "
+            f"windows each; printed from {MIN_WINDOWS_1S}): the spread of k windows is itself uncertain by about "
+            f"1/√(2(k − 1)) — ±71 % at 2 windows, ±35 % at 5 — and the lowest of so few windows is no dip the run "
+            "shows. Longer points (runtime_s) give them.")
+
+
 def load_display(load: pd.DataFrame) -> pd.DataFrame:
     """The open-loop curves (memstor.analysis.load_latency.curve_table) for people, one row per device x
     workload x offered rate: the generator (ioarrive: latencies are response times from the intended arrival;
@@ -104,8 +140,9 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     offered), mean / p50 / p99 / p99.9 latency (µs), the flags as words (overloaded: achieved < 95 % of
     offered; iodepth ceiling reached (fio) / cap on I/Os in flight reached (ioarrive); more than offered: the
     generator delivered above 105 % of the offered rate; arrivals gated: fio's inline submission held arrivals back
-    for completions; ioarrive's checks failed: the loop did not hold there), the coefficient of variation of the per-second IOPS, the lowest 1-s IOPS (% of the mean of the
-    seconds), the closed queue-depth loop's mean latency at the same IOPS (µs) with the open loop's
+    for completions; ioarrive's checks failed: the loop did not hold there), the coefficient of variation of the
+    per-second IOPS and the lowest 1-s IOPS (% of the mean of the seconds) — withheld, with the count, for a point of
+    fewer than MIN_WINDOWS_1S whole 1-s windows (:func:`windows_note` says why) —, the closed queue-depth loop's mean latency at the same IOPS (µs) with the open loop's
     difference to it (%), X_ref and n."""
     if load is None or len(load) == 0:
         return pd.DataFrame(columns=LOAD_DISPLAY_COLUMNS)
@@ -132,8 +169,8 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
         "p99.9 (µs)": col("lat_p99_9_us").map(_ol_fmt),
         "flags": [_ol_flag_words(o, c, g, gen, p) for o, c, g, gen, p in zip(
             col("overloaded"), col("ceiling_reached"), col("open_loop"), gens, col("achieved_pct"))],
-        "CV of 1-s IOPS": formatted(col("iops_cv"), ".3f"),
-        "min 1-s IOPS (% of mean)": formatted(col("min_1s_iops_pct"), ".0f"),
+        "CV of 1-s IOPS": _per_second(col("iops_cv"), col("windows_1s"), ".3f"),
+        "min 1-s IOPS (% of mean)": _per_second(col("min_1s_iops_pct"), col("windows_1s"), ".0f"),
         "closed loop at same IOPS (µs)": col("closed_lat_mean_us").map(_ol_fmt),
         "open vs closed (%)": formatted(col("open_vs_closed_pct"), "+.1f"),
         "X_ref (IOPS)": col("x_max_iops").map(_ol_fmt),
