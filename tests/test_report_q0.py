@@ -269,3 +269,20 @@ def test_cv_and_min_one_second_of_two_windows_are_withheld_with_the_count_and_wh
     ten = S.load.assign(windows_1s=10)
     assert text.load_display(ten)["CV of 1-s IOPS"].iloc[0] == f"{S.load['iops_cv'].iloc[0]:.3f}"
     assert text.windows_note(ten) == ""
+
+
+# ---------------------------------------------------- item 9: the map's held cells, the reasons counted
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_the_held_cell_summary_counts_each_reason_instead_of_calling_one_cell_most(S, report):
+    """1 of q0's 7 cells held; of the 6 others 5 failed the lag check, 2 each the rate, exponential-gap and
+    independence checks: the summary quoted cell w0-r20's lag numbers as "the first reason of most"."""
+    from memstor.report.text import mixed_load as mltext
+
+    said = mltext.held_summary(S.mixed)
+    assert said.startswith("1 of 7 cells held; of the 6 that did not, ioarrive's checks failed: lag at 5 cells, ")
+    assert {"independence at 2", "rate at 2", "exp_gaps at 2"} <= set(said.split("; ")[1].split(": ")[1].split(", "))
+    assert "; e.g. cell w0-r20: read: p99 lag 486.4 us" in said and "most" not in said
+    assert said in report["pdf" if report["pdf"] else "html"]

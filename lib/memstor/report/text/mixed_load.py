@@ -102,15 +102,43 @@ def capacity_sentences(curve: pd.DataFrame) -> list[str]:
     return out
 
 
+def _failed_checks(g: pd.DataFrame) -> list[str]:
+    """The names of ioarrive's self-checks that failed in one cell (its directions' ``generator_checks``, the
+    '/source' dropped), in their first order; [] where none is named."""
+    names: list[str] = []
+    for v in g.get("generator_checks", pd.Series(dtype=object)).dropna().astype(str):
+        for c in v.split(";"):
+            c = c.split("/")[0].strip()
+            if c and c != "ok" and c not in names:
+                names.append(c)
+    return names
+
+
 def held_summary(cells: pd.DataFrame) -> str:
-    """'N of M cells held' with the most common reason of those that did not (one line)."""
+    """'N of M cells held' and, of those that did not, how many failed each of ioarrive's checks (counted per
+    cell), with one cell's first reason as an example, named by its cell (one line): never one cell's numbers as
+    those of 'most'."""
     if cells is None or cells.empty:
         return "no cells"
-    per = cells.groupby(["host", "point"] if "point" in cells else ["host", "cell"])
+    key = ["host", "point"] if "point" in cells else ["host", "cell"]
+    per = cells.groupby(key, sort=False)
     held = per["open_loop"].apply(lambda s: all(truthy(v) for v in s))
     text = f"{int(held.sum())} of {len(held)} cells held"
     if held.all():
         return text
-    notes = cells.loc[[not truthy(v) for v in cells["open_loop"]], "held_note"].fillna("").astype(str)
-    first = notes[notes != ""].str.slice(0, 160).value_counts()
-    return text + (f"; the first reason of most that did not: {first.index[0].rstrip('. ')} (…)" if len(first) else "")
+    bad = [g for k, g in per if not held[k]]
+    counts: dict[str, int] = {}
+    for g in bad:
+        for c in _failed_checks(g):
+            counts[c] = counts.get(c, 0) + 1
+    if counts:
+        ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+        text += (f"; of the {len(bad)} that did not, ioarrive's checks failed: "
+                 + ", ".join(f"{c} at {k}" + (" cells" if i == 0 else "") for i, (c, k) in enumerate(ranked)))
+    example = next(((g, str(n)) for g in bad for n in g.get("held_note", pd.Series(dtype=object)).dropna()
+                    if str(n) and str(n) != "not measured"), None)
+    if example is not None:
+        g, note = example
+        where = str(g["cell"].iloc[0]) if "cell" in g else str(g["point"].iloc[0])
+        text += f"; e.g. cell {where}: {note[:160].rstrip('. ')}" + (" (…)" if len(note) > 160 else "")
+    return text
