@@ -286,3 +286,29 @@ def test_the_held_cell_summary_counts_each_reason_instead_of_calling_one_cell_mo
     assert {"independence at 2", "rate at 2", "exp_gaps at 2"} <= set(said.split("; ")[1].split(": ")[1].split(", "))
     assert "; e.g. cell w0-r20: read: p99 lag 486.4 us" in said and "most" not in said
     assert said in report["pdf" if report["pdf"] else "html"]
+
+
+# ------------------------------------------------------------ item 8: no text over text in the open-loop figure
+
+
+def test_the_open_loop_figure_prints_without_labels_or_ticks_over_each_other(S):
+    """q0's Figure 5 printed 'u80' over 'u90', 'QD16' over 'u70' and '90,000120,000' on its x axis: the figure as
+    the report shows it (fit_for_print) has no two data labels of a panel over each other, x tick labels at least
+    2 pt apart, and leaves out a label only where no place beside its point is free."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots import openloop as op
+    from memstor.report.plots import printing
+
+    raw = op.latency_throughput_figure(S.load, S.qd)
+    raw.set_size_inches(printing.REPORT_BOX_IN)  # as printed, before the labels are placed
+    assert printing.label_problems(raw, "raw")  # the data's labels do collide where they are drawn
+    fig = printing.fit_for_print(op.latency_throughput_figure(S.load, S.qd))
+    assert printing.print_problems(fig, "open loop") == []
+    labels = [t for ax in fig.axes for t in ax.texts]
+    hidden = [t for t in labels if not t.get_visible()]
+    assert len(hidden) <= len(labels) // 4, [t.get_text() for t in hidden]
+    plt.close("all")

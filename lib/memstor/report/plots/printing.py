@@ -5,7 +5,9 @@ down into a box of 0.9 × the line width by 0.3 × the paper height, keeping its
 inline PNG is the figure's tight bounding box plus 0.1 in of padding (IPython's ``bbox_inches="tight"``).
 :func:`printed_scale` is that factor, :func:`fit_for_print` sizes a report figure so that it prints at
 (nearly) its own size, and :func:`print_problems` lists every text under :data:`MIN_PRINT_PT` at its printed
-size and every pair of tick labels of one axis that overlap (the tests run it over every report figure).
+size, every pair of tick labels of one axis closer than :data:`TICK_GAP_PT`, and every pair of data labels
+(annotations) of one panel that overlap (the tests run it over every report figure). :func:`declutter_labels`
+moves a data label that would overlap another to a free place beside its point, or leaves it out.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from matplotlib.text import Text
+from matplotlib.text import Annotation, Text
 from matplotlib.ticker import NullFormatter
 
 #: Letter paper 8.5 × 11 in less 0.9 in margins on each side (memstor.tex.j2, block margins): the line width.
@@ -36,6 +38,13 @@ PAD_IN = 0.1
 MIN_PRINT_PT = 7.0
 #: The size fit_for_print gives text it would print smaller: MIN_PRINT_PT with room for the last 2 % of shrink.
 _FLOOR_PT = MIN_PRINT_PT * 1.03
+#: The smallest gap between two tick labels of one axis (points at the printed size): less reads as one number
+#: ("90,000120,000").
+TICK_GAP_PT = 2.0
+#: Where a data label may sit beside its point (offset in points, horizontal alignment), in order of preference
+#: after its own: below right, above right, above left, below left, above, below, right, left.
+LABEL_PLACES = ((5, -11, "left"), (5, 4, "left"), (-5, 4, "right"), (-5, -11, "right"), (0, 6, "center"),
+                (0, -15, "center"), (8, -4, "left"), (-8, -4, "right"))
 #: The smallest plotting area (width, height in inches at the printed size) a panel needs to show its data: a
 #: layout whose legends and labels leave less has collapsed (constrained layout squeezes the axes first).
 MIN_AXES_IN = (1.1, 0.7)
@@ -102,12 +111,19 @@ def fit_for_print(fig, box: tuple[float, float] | None = None, rounds: int = 4):
             if t.get_fontsize() < _FLOOR_PT:
                 t.set_fontsize(_FLOOR_PT)
         declutter_ticks(fig)
+    declutter_labels(fig)
     return fig
 
 
-def _overlapping(labels, renderer) -> bool:
+def _tick_gap_px(fig) -> float:
+    """TICK_GAP_PT in the figure's pixels."""
+    return TICK_GAP_PT * fig.dpi / 72.0
+
+
+def _overlapping(labels, renderer, gap_px: float = 0.0) -> bool:
+    """Whether two of the tick labels overlap, or lie closer than gap_px side by side."""
     boxes = [lab.get_window_extent(renderer) for lab in labels]
-    return any(_overlaps(a, b) for a, b in itertools.combinations(boxes, 2))
+    return any(_overlaps(a, b, tol_px=-gap_px) for a, b in itertools.combinations(boxes, 2))
 
 
 def _thin(axis, k: int) -> None:
@@ -119,28 +135,29 @@ def _thin(axis, k: int) -> None:
 
 
 def declutter_ticks(fig) -> None:
-    """Tick labels of one axis that overlap: minor labels dropped first, then x labels rotated 45°, then every
-    second (third ...) major tick kept until none overlap."""
+    """Tick labels of one axis that overlap (x labels: closer than TICK_GAP_PT): minor labels dropped first, then x
+    labels rotated 45°, then every second (third ...) major tick kept until none overlap."""
     renderer = _renderer(fig)
     for ax in fig.axes:
         if not ax.get_visible():
             continue
         for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            if not _overlapping(_drawn_tick_labels(axis), renderer):
+            gap = _tick_gap_px(fig) if which == "x" else 0.0  # side by side: a gap, else two numbers read as one
+            if not _overlapping(_drawn_tick_labels(axis), renderer, gap):
                 continue
             for tick in axis.get_minor_ticks():
                 tick.label1.set_visible(False)
                 tick.label2.set_visible(False)
             axis.set_minor_formatter(NullFormatter())
             renderer = _renderer(fig)
-            if which == "x" and _overlapping(_drawn_tick_labels(axis), renderer):
+            if which == "x" and _overlapping(_drawn_tick_labels(axis), renderer, gap):
                 for lab in axis.get_ticklabels():
                     lab.set_rotation(45)
                     lab.set_ha("right")
                     lab.set_rotation_mode("anchor")
                 renderer = _renderer(fig)
             k = 2
-            while _overlapping(_drawn_tick_labels(axis), renderer) and k <= 6:
+            while _overlapping(_drawn_tick_labels(axis), renderer, gap) and k <= 6:
                 texts = [t.label1.get_text() for t in axis._update_ticks() if t in axis.majorTicks]
                 _thin(axis, 2)
                 if which == "x" and texts:
@@ -150,6 +167,70 @@ def declutter_ticks(fig) -> None:
                         lab.set_rotation_mode("anchor")
                 renderer = _renderer(fig)
                 k += 1
+
+
+def _labels(ax) -> list[Annotation]:
+    """The data labels of a panel that are drawn: its annotations with text, visible."""
+    return [t for t in ax.texts if isinstance(t, Annotation) and _shown(t)]
+
+
+def _place(ann: Annotation, dx: float, dy: float, ha: str) -> None:
+    """Move a data label (offset in points from its point) and align it."""
+    ann.set_anncoords("offset points")
+    ann.xyann = (dx, dy)
+    ann.set_ha(ha)
+
+
+def _place_labels(fig, renderer) -> None:
+    """One pass of :func:`declutter_labels` over every panel at the current layout."""
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        labels = _labels(ax)
+        if len(labels) < 2:
+            continue
+        inside = ax.get_window_extent(renderer)
+        kept: list = []
+        for ann in labels:
+            own = (*ann.xyann, ann.get_ha())
+            for dx, dy, ha in (own, *(p for p in LABEL_PLACES if p != own)):
+                _place(ann, dx, dy, ha)
+                box = ann.get_window_extent(renderer)
+                free = not any(_overlaps(box, k) for k in kept)
+                within = box.x0 >= inside.x0 - 1 and box.x1 <= inside.x1 + 1 and box.y0 >= inside.y0 - 1 \
+                    and box.y1 <= inside.y1 + 1
+                if free and (within or (dx, dy, ha) == own):  # its own place, even over the edge, when free
+                    kept.append(box)
+                    break
+            else:
+                _place(ann, *own)
+                ann.set_visible(False)
+
+
+def declutter_labels(fig, rounds: int = 4) -> None:
+    """Data labels (annotations) of one panel that overlap: each in turn keeps its place when free, else takes the
+    first of LABEL_PLACES beside its point that overlaps no label kept before it and stays inside the panel, else
+    is left out (hidden): no two labels print over each other. A moved label can move the panels (the layout makes
+    room for it): the passes repeat on the new layout until none overlap."""
+    for _ in range(rounds):
+        if not label_problems(fig):
+            return
+        _place_labels(fig, _renderer(fig))
+
+
+def label_problems(fig, name: str = "figure") -> list[str]:
+    """Data labels (annotations) of one panel that overlap each other at the printed size, one line per pair."""
+    renderer = _renderer(fig)
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in _labels(ax)]
+        for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
+            if _overlaps(a, b):
+                problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) labels {ta!r} and {tb!r} "
+                                "overlap")
+    return problems
 
 
 def _drawn_tick_labels(axis) -> list[Text]:
@@ -244,8 +325,8 @@ def layout_problems(fig, name: str = "figure") -> list[str]:
 
 def print_problems(fig, name: str = "figure") -> list[str]:
     """What is unreadable when the PDF prints the figure: texts under MIN_PRINT_PT at the printed size, tick
-    labels of one axis that overlap, and a collapsed layout (:func:`layout_problems`). One line each; empty when
-    it prints well."""
+    labels of one axis closer than TICK_GAP_PT, data labels of one panel that overlap (:func:`label_problems`) and
+    a collapsed layout (:func:`layout_problems`). One line each; empty when it prints well."""
     scale = printed_scale(fig)
     renderer = _renderer(fig)
     problems = []
@@ -261,7 +342,7 @@ def print_problems(fig, name: str = "figure") -> list[str]:
             labels = _drawn_tick_labels(axis)
             boxes = [(lab.get_text(), lab.get_window_extent(renderer)) for lab in labels]
             for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
-                if _overlaps(a, b):
+                if _overlaps(a, b, tol_px=-_tick_gap_px(fig) if which == "x" else 0.5):
                     problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) {which} tick labels "
                                     f"{ta!r} and {tb!r} overlap")
-    return problems + layout_problems(fig, name)
+    return problems + label_problems(fig, name) + layout_problems(fig, name)
