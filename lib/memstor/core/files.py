@@ -17,9 +17,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from memstor.core.errors import MemstorError
 
@@ -35,6 +33,9 @@ class SweepLocked(MemstorError):
 
 def utc_now() -> str:
     """The current time as ISO-8601 UTC with milliseconds, e.g. ``2024-05-01T12:00:00.123Z``."""
+    # imported here, not at the top: 1 ms of every `memstor parse`, which never asks the time
+    from datetime import UTC, datetime
+
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -87,7 +88,7 @@ def replace_durably(tmp: Path, path: Path) -> None:
     _fsync_dir(Path(path).parent)
 
 
-def write_json(path: Path, obj: Any) -> None:
+def write_json(path: Path, obj: object) -> None:
     """Atomically write ``obj`` as indented JSON (non-JSON values become their str())."""
     atomic_write(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
 

@@ -1,7 +1,6 @@
 """Exact column names of the tidy tables (DESIGN.md contract). Empty cell = not available."""
 
 import math
-from dataclasses import dataclass, field
 
 FIO_COLUMNS = [
     "source", "host", "jobname", "groupid", "rw", "direction", "bs_bytes", "iodepth", "numjobs",
@@ -156,12 +155,25 @@ def impossible_number(value: object, non_negative: bool) -> bool:
     return non_negative and value < 0
 
 
-@dataclass
 class ParseResult:
-    """Rows parsed from one text, and one-line problems ("SOURCE: reason") for what could not be read."""
+    """Rows parsed from one text, and one-line problems ("SOURCE: reason") for what could not be read.
 
-    rows: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
+    A plain class with a dataclass's constructor, equality and repr: the dataclass import (it imports inspect)
+    cost 8 ms of every `memstor parse` start-up (``python -X importtime``, the 2-vCPU VM; issue 39)."""
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as the dataclass was)
+
+    def __init__(self, rows: list | None = None, errors: list | None = None) -> None:
+        self.rows = [] if rows is None else rows
+        self.errors = [] if errors is None else errors
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.rows, self.errors) == (other.rows, other.errors)
+
+    def __repr__(self) -> str:
+        return f"ParseResult(rows={self.rows!r}, errors={self.errors!r})"
 
 
 def truthy(value: object) -> bool:

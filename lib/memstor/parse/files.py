@@ -14,7 +14,7 @@ import operator
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from types import ModuleType
 
@@ -22,7 +22,6 @@ from memstor.core.errors import first_line
 from memstor.core.files import atomic_write
 from memstor.core.fiobins import BIN_COLUMNS, BINS_SUFFIX
 from memstor.core.schema import FIO_COLUMNS, MLC_COLUMNS, impossible_number
-from memstor.parse.diskplorer import MIXED_LOAD_COLUMNS, looks_like_diskplorer, parse_diskplorer
 from memstor.parse.fio import looks_like_fio, read_fio
 from memstor.parse.fio_bins import bin_rows, text_bin_rows
 from memstor.parse.guards import empty_cells, one_line
@@ -37,37 +36,60 @@ SKIP_SUFFIXES = {
 SKIP_NAMES = {"manifest.json", "sysinfo.json", "SOURCES.md", "README.md"}
 
 
-@dataclass
 class ParseOutcome:
-    """Rows per kind plus one-line errors, for a set of paths."""
+    """Rows per kind plus one-line errors, for a set of paths: ``rows`` {kind: rows}, ``bins`` the json+ histogram
+    rows of the fio files (memstor.parse.fio_bins; made only when ``keep_bins``), ``errors`` one line each,
+    ``files`` the files parsed. The rows of kind ``lines_of`` (None: no kind) are kept as their CSV lines instead
+    (``lines``, :class:`CsvLines`; ``line_rows`` of them), made as each file is read: a table of thousands of
+    files then holds its text, not its dicts (9 MB less for 5,000 fio files, and each file's rows are made in
+    memory its predecessor's freed). A plain class: a dataclass would import dataclasses and inspect, 8 ms of
+    every `memstor parse` (``python -X importtime``, the 2-vCPU VM; issue 39)."""
 
-    rows: dict = field(default_factory=lambda: {"fio": [], "mlc": [], "diskplorer": []})
-    bins: list = field(default_factory=list)  # json+ histogram rows of the fio files (memstor.parse.fio_bins)
-    errors: list = field(default_factory=list)
-    files: int = 0
+    def __init__(self, keep_bins: bool = True, lines_of: str | None = None) -> None:
+        self.rows: dict = {"fio": [], "mlc": [], "diskplorer": []}
+        self.bins: list = []
+        self.keep_bins = keep_bins
+        self.errors: list = []
+        self.files = 0
+        self.lines_of = lines_of
+        self.lines: list[str] = []
+        self.line_rows = 0
+        self._csv = CsvLines(columns(lines_of)) if lines_of else None
+
+    def add(self, kind: str, rows: list) -> None:
+        """Take the rows of one file: as rows, or as CSV lines when they are of kind ``lines_of``."""
+        if self._csv is not None and kind == self.lines_of:
+            self._csv.extend(self.lines, rows)
+            self.line_rows += len(rows)
+        else:
+            self.rows[kind].extend(rows)
+
+    def csv_text(self) -> str:
+        """The CSV text of the ``lines_of`` table (header, lines, final line end), as :func:`to_csv` of its rows."""
+        return "\n".join([self._csv.header, *self.lines, ""]) if self._csv is not None else ""
 
 
 def _walk(path: str) -> Iterator[str]:
     """Regular files under the folder ``path`` (a normalised path text, as ``str(Path(...))`` writes it) in a
     stable order, as path texts equal to ``str(Path(folder) / name)``; symlinked folders are not followed (no
-    loops). Texts rather than Path objects, which cost 2 µs a file more (issue 39: 5,000 files a run)."""
+    loops). Texts rather than Path objects, which cost 2 µs a file more (issue 39: 5,000 files a run).
+
+    Left out: hidden files, SKIP_NAMES, ``.meta.json`` sidecars and names whose suffix (the text from the last
+    dot, ``Path(name).suffix``: none when the dot starts the name) is in SKIP_SUFFIXES, any case. Each of those
+    suffixes has one dot, its first character, so ``name.lower().endswith`` of them finds exactly them (a name
+    that is a suffix alone is hidden). One expression of string methods per file, and each folder's prefix
+    joined once, not os.path.join per file."""
     cut = len(os.curdir) + 1 if path == os.curdir else 0  # pathlib writes Path(".") / "a" as "a", not "./a"
     for top, dirs, files in os.walk(path, followlinks=False, onerror=None):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        folder = top[cut:]
-        for name in sorted(files):
-            if name.startswith(".") or name in SKIP_NAMES or name.endswith(".meta.json"):
-                continue
-            if _suffix(name).lower() in SKIP_SUFFIXES:
-                continue
-            yield os.path.join(folder, name)
+        prefix = os.path.join(top[cut:], "")  # the folder and its separator, as os.path.join(folder, name) puts it
+        yield from [prefix + name for name in sorted(files)
+                    if not (name.startswith(".") or name in SKIP_NAMES or name.endswith(".meta.json")
+                            or name.lower().endswith(_SKIP_ENDINGS))]
 
 
-def _suffix(name: str) -> str:
-    """``Path(name).suffix`` without building a Path (a walk asks it of every file): the text from the last
-    dot, '' when the dot is the first or the last character."""
-    i = name.rfind(".")
-    return name[i:] if 0 < i < len(name) - 1 else ""
+#: SKIP_SUFFIXES as str.endswith takes them (sorted, for a stable order).
+_SKIP_ENDINGS = tuple(sorted(SKIP_SUFFIXES))
 
 
 def expand(paths: Iterable[str | Path]) -> Iterator[tuple[str, bool]]:
@@ -76,8 +98,7 @@ def expand(paths: Iterable[str | Path]) -> Iterator[tuple[str, bool]]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            for f in _walk(str(p)):
-                yield f, False
+            yield from zip(_walk(str(p)), repeat(False))
         else:
             yield str(p), True
 
@@ -103,9 +124,9 @@ def read_text(path: str | Path) -> str:
         data = _read_all(fd, _check_readable(os.fstat(fd)))
     finally:
         os.close(fd)
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace")
-    if data[:3] == b"\xef\xbb\xbf":
+    if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     return data.decode("utf-8", errors="replace")
 
@@ -123,20 +144,26 @@ def _check_readable(st: os.stat_result) -> int:
 
 
 def _read_all(fd: int, size: int) -> bytes:
-    """Every byte from ``fd`` to its end; ``size``: the bytes expected (fstat), so that a file that did not
-    change is one read of all of it and one that finds the end (a file still growing is read on in 64 kB
-    reads)."""
-    chunks = []
-    while chunk := os.read(fd, size + 1):
+    """Every byte from ``fd`` to its end; ``size``: the bytes expected (fstat). A read of one byte more than
+    that which gives exactly ``size`` bytes has met the end of a regular file (POSIX: a short read is the end),
+    so a file that did not change is one read (not a second one that finds nothing: 5,000 system calls a
+    run); any other file (still growing, shrunk, or a /proc file fstat calls empty) is read on, 64 kB at a
+    time, until a read finds nothing."""
+    chunk = os.read(fd, size + 1)
+    if len(chunk) == size:
+        return chunk
+    chunks = [chunk]
+    while chunk := os.read(fd, 65535):
         chunks.append(chunk)
-        size = 65535
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
-#: The parsers of MLC and loadlat output, imported by :func:`_parser` the first time a file that is not fio output is
-#: read (memstor.cli loads its subcommands so, by a registry of names): 6 ms of the start-up of a `memstor parse`
-#: of fio output, which never runs them (``python -X importtime``, the 2-vCPU VM; issue 39).
-_ON_DEMAND = {"mlc": "memstor.parse.mlc", "loadlat": "memstor.parse.loadlat_hierarchy"}
+#: The parsers of MLC and loadlat output and diskplorer's json+, imported by :func:`_parser` the first time a file
+#: that is not plain fio output is read (memstor.cli loads its subcommands so, by a registry of names): 6 ms (MLC,
+#: loadlat) and 2 ms (diskplorer) of the start-up of a `memstor parse --kind fio`, which never runs them
+#: (``python -X importtime``, the 2-vCPU VM; issue 39).
+_ON_DEMAND = {"mlc": "memstor.parse.mlc", "loadlat": "memstor.parse.loadlat_hierarchy",
+              "diskplorer": "memstor.parse.diskplorer"}
 
 
 def _parser(name: str) -> ModuleType:
@@ -161,7 +188,7 @@ def parse_file(path: str | Path, kind: str | None, named: bool, outcome: ParseOu
         outcome.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
         return
     found = detect(text)
-    if found == "fio" and kind != "fio" and looks_like_diskplorer(text):
+    if found == "fio" and kind != "fio" and _parser("diskplorer").looks_like_diskplorer(text):
         found = "diskplorer"  # fio json+ that diskplorer wrote: its grid cells (memstor.parse.diskplorer)
     use = kind or found
     if use is None:
@@ -176,18 +203,19 @@ def parse_file(path: str | Path, kind: str | None, named: bool, outcome: ParseOu
         # own guard (memstor.parse.fio) already emptied every cell sanitise_rows would, and more.
         result, doc = read_fio(text, source)
         outcome.files += 1
-        outcome.rows[use].extend(result.rows)
-        outcome.bins.extend(bin_rows(doc, source) if doc is not None else text_bin_rows(text, source))
+        outcome.add(use, result.rows)
+        if outcome.keep_bins:
+            outcome.bins.extend(bin_rows(doc, source) if doc is not None else text_bin_rows(text, source))
     elif use == "diskplorer":
-        result = parse_diskplorer(text, source)
+        result = _parser("diskplorer").parse_diskplorer(text, source)
         outcome.files += 1
-        outcome.rows[use].extend(result.rows)
+        outcome.add(use, result.rows)
     else:
         # loadlat's working-set and memory-level-parallelism modes (memstor.parse.loadlat_hierarchy)
         loadlat = _parser("loadlat")
         result = (loadlat.parse_hierarchy if loadlat.mode_of_text(text) else _parser("mlc").parse_mlc)(text, source)
         outcome.files += 1
-        outcome.rows[use].extend(sanitise_rows(result.rows, use, outcome.errors))
+        outcome.add(use, sanitise_rows(result.rows, use, outcome.errors))
     if result.errors:
         outcome.errors.extend(one_line(e) for e in result.errors)  # a damaged file can put CR, NUL, escapes
 
@@ -220,9 +248,12 @@ def sanitise_rows(rows: list, kind: str, errors: list) -> list:
     return rows
 
 
-def parse_paths(paths: Iterable[str | Path], kind: str | None = None) -> ParseOutcome:
-    """Parse every file under `paths`; `kind` forces the parser ('fio'|'mlc'), None auto-detects."""
-    outcome = ParseOutcome()
+def parse_paths(paths: Iterable[str | Path], kind: str | None = None, bins: bool = True,
+                lines: bool = False) -> ParseOutcome:
+    """Parse every file under `paths`; `kind` forces the parser ('fio'|'mlc'), None auto-detects; `bins`: also
+    the json+ histogram rows of the fio files (``outcome.bins``; a caller that writes none passes False);
+    `lines` (with a `kind`): that kind's rows as their CSV lines (``outcome.csv_text()``), not as rows."""
+    outcome = ParseOutcome(keep_bins=bins, lines_of=kind if lines else None)
     for path, named in expand(paths):
         try:
             parse_file(path, kind, named, outcome)
@@ -239,7 +270,7 @@ def parse_paths(paths: Iterable[str | Path], kind: str | None = None) -> ParseOu
 def columns(kind: str) -> list:
     """The schema columns of a kind."""
     if kind == "diskplorer":
-        return list(MIXED_LOAD_COLUMNS)
+        return list(_parser("diskplorer").MIXED_LOAD_COLUMNS)
     return FIO_COLUMNS if kind == "fio" else MLC_COLUMNS
 
 
@@ -249,19 +280,37 @@ def to_csv(rows: list, kind: str) -> str:
 
 
 def rows_csv(rows: list, fieldnames) -> str:
-    """Row dicts as CSV text with exactly ``fieldnames`` (others ignored); None -> empty cell.
+    """Row dicts as CSV text with exactly ``fieldnames`` (others ignored); None -> empty cell: csv.writer's text
+    (``lineterminator="\\n"``), byte for byte (:class:`CsvLines`)."""
+    writer = CsvLines(fieldnames)
+    lines = [writer.header]
+    writer.extend(lines, rows)
+    lines.append("")
+    return "\n".join(lines)
 
-    The text is csv.writer's (``lineterminator="\\n"``), byte for byte. A line whose cells hold no comma,
-    quote, CR or LF is what csv.writer writes for it, the ``str`` of the cells joined by commas, and is made
-    so here at two thirds of csv.writer's cost (csv.writer took 15 % of a 5,000-file ``memstor parse``, issue
-    39); any other line (a job name such as ``job(r_idx=0,w_idx=0)``, a single empty cell) is csv.writer's.
+
+class CsvLines:
+    """The CSV lines of row dicts with exactly ``fieldnames`` (others ignored; None -> empty cell), each as
+    csv.writer writes it (``lineterminator="\\n"``) without its line end; ``header`` the names' line.
+
+    A line whose cells hold no comma, quote, CR or LF is what csv.writer writes for it, the ``str`` of the cells
+    joined by commas, and is made so here at two thirds of csv.writer's cost (csv.writer took 15 % of a
+    5,000-file ``memstor parse``, issue 39); any other line (a job name such as ``job(r_idx=0,w_idx=0)``, a
+    single empty cell) is csv.writer's.
     """
-    names = list(fieldnames)
-    lines = [_csv_line(names)]
-    if len(names) < 2:  # one cell a line: an empty one is written "" (csv.writer's rule)
-        lines.extend(_csv_line([row.get(name) for name in names]) for row in rows)
-    else:
-        pick, commas = operator.itemgetter(*names), len(names) - 1
+
+    def __init__(self, fieldnames) -> None:
+        self.names = list(fieldnames)
+        self.header = _csv_line(self.names)
+        self._pick = operator.itemgetter(*self.names) if len(self.names) > 1 else None
+
+    def extend(self, lines: list, rows: list) -> None:
+        """Append the line of each of ``rows`` to ``lines``."""
+        names, pick = self.names, self._pick
+        if pick is None:  # one cell a line (or none): an empty one is written "" (csv.writer's rule)
+            lines.extend(_csv_line([row.get(name) for name in names]) for row in rows)
+            return
+        commas = len(names) - 1
         for row in rows:
             try:
                 cells = pick(row)
@@ -271,8 +320,6 @@ def rows_csv(rows: list, fieldnames) -> str:
             if line.count(",") != commas or '"' in line or "\n" in line or "\r" in line:
                 line = _csv_line(cells)
             lines.append(line)
-    lines.append("")
-    return "\n".join(lines)
 
 
 def _csv_line(cells: Sequence) -> str:
@@ -284,8 +331,13 @@ def _csv_line(cells: Sequence) -> str:
 
 def write_csv(path: Path, rows: list, kind: str) -> None:
     """Write rows atomically (temp file + rename) so a reader never sees half a table."""
+    write_csv_text(path, to_csv(rows, kind))
+
+
+def write_csv_text(path: Path, text: str) -> None:
+    """Write a CSV text (:meth:`ParseOutcome.csv_text`) as :func:`write_csv` writes rows: atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, to_csv(rows, kind))
+    atomic_write(path, text)
 
 
 def write_bins_csv(folder: Path, rows: list, table: str = "fio") -> Path:

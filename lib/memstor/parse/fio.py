@@ -19,6 +19,7 @@ impossible numbers, and fio's iodepth buckets.
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 
@@ -26,7 +27,6 @@ from memstor.core.errors import ParseError
 from memstor.core.schema import ParseResult, impossible_number
 from memstor.parse.fio_json import clat_bins, iodepth_levels, load_fio_json, rows_from_json
 from memstor.parse.fio_spec import DIRECTIONS, METRIC_COLUMNS
-from memstor.parse.fio_text import rows_from_text
 from memstor.parse.guards import DAMAGE, empty_cells, one_line
 
 __all__ = [
@@ -38,15 +38,26 @@ _FIO_HINTS = re.compile(
     r'"fio version"|^(?:<[^>]*> ?)?\S.*: \(g=\d+\): rw=|: \(groupid=\d+, jobs=\d+\): err=|^[2-5];fio-|^fio-\d',
     re.M,
 )
+#: How far into a text :func:`looks_like_fio` looks (characters).
+_HINT_CHARS = 262144
 # Columns that hold a count, size or measurement: a finite number >= 0 or empty.
 _NON_NEGATIVE = ("groupid", "bs_bytes", "iodepth", "numjobs", *METRIC_COLUMNS)
 # impossible_number's bound of an integer cell (no tool prints a counter past 64 bits).
 _INT_LIMIT = 1 << 63
 
 
+def rows_from_text(text: str, source: str, errors: list) -> list[dict]:
+    """memstor.parse.fio_text.rows_from_text (fio's normal and terse text), that module imported on the first
+    call: 2 ms of the start-up of a `memstor parse` of fio JSON, which never reads text (``python -X
+    importtime``, the 2-vCPU VM; issue 39)."""
+    return importlib.import_module("memstor.parse.fio_text").rows_from_text(text, source, errors)
+
+
 def looks_like_fio(text: str) -> bool:
-    """True when the text holds fio output (JSON, normal or terse) in its first 256 kB."""
-    return bool(_FIO_HINTS.search(text[:262144]))
+    """True when the text holds fio output (JSON, normal or terse) in its first 256 kB (characters). fio's JSON
+    is found by its ``"fio version"`` key (the hints' first pattern) with one substring search first: the
+    regular expression tries every pattern at each character before it (half the instructions of a detection)."""
+    return text.find('"fio version"', 0, _HINT_CHARS) >= 0 or bool(_FIO_HINTS.search(text[:_HINT_CHARS]))
 
 
 def parse_fio(text: str, source: str) -> ParseResult:
@@ -64,7 +75,8 @@ def read_fio(text: str, source: str) -> tuple[ParseResult, dict | None]:
     or the job entries reads the document once, not twice."""
     holder: list[dict] = []
     result = _parse_fio(text, source, holder)
-    result.errors = [one_line(e, 500) for e in result.errors]
+    if result.errors:
+        result.errors = [one_line(e, 500) for e in result.errors]
     return result, (holder[0] if holder else None)
 
 
@@ -125,20 +137,22 @@ def _bad_value(column: str, value) -> bool:
     return column == "direct" and value not in (0, 1)
 
 
-def _plainly_valid(row: dict) -> bool:
+def _plainly_valid(row: dict, _inf: float = math.inf, _limit: int = _INT_LIMIT, _float: type = float,
+                   _int: type = int, _others: frozenset = frozenset({str, bool, type(None)})) -> bool:
     """True when no cell of ``row`` can be a :func:`_bad_value`: every number a finite int or float in
     0 .. 2**63, rwmixread at most 100, direct 0 or 1. A fast, conservative pre-check (False sends the row
     to the cell-by-cell rule, which decides): almost every row of a real file passes it, which spares
-    the 29 calls per row of the rule (a third of ``memstor parse``'s time over 5,000 files)."""
+    the 29 calls per row of the rule (a third of ``memstor parse``'s time over 5,000 files). The keyword
+    arguments are constants bound as locals (the loop runs 29 times a row), not for callers."""
     for value in row.values():
         kind = type(value)
-        if kind is float:
-            if not 0.0 <= value < math.inf:  # NaN, inf and negatives fail this comparison
+        if kind is _float:
+            if not 0.0 <= value < _inf:  # NaN, inf and negatives fail this comparison
                 return False
-        elif kind is int:
-            if not 0 <= value < _INT_LIMIT:
+        elif kind is _int:
+            if not 0 <= value < _limit:
                 return False
-        elif value is not None and kind is not str and kind is not bool:
+        elif kind not in _others:
             return False
     mix, direct = row.get("rwmixread"), row.get("direct")
     if isinstance(mix, (int, float)) and mix > 100:

@@ -34,6 +34,10 @@ from memstor.parse.fio_spec import (
 from memstor.parse.guards import DAMAGE
 
 _DOC_START = re.compile(r"^\{", re.M)
+#: json.loads' decoder (the standard one: no hooks); its scanner keeps nothing from one call to the next.
+_DECODER = json.JSONDecoder()
+#: The white space JSON allows around a document (json.decoder.WHITESPACE).
+_JSON_SPACE = " \t\n\r"
 
 
 def _is_fio_doc(doc) -> bool:
@@ -47,18 +51,19 @@ def load_fio_json(text: str) -> dict:
     Raises ParseError when there is none.
     """
     body = text.lstrip("\ufeff")
-    if body[:1] == "{":
+    if body.startswith("{"):
         try:
-            doc = json.loads(body)
-            if _is_fio_doc(doc):
+            # json.loads(body) without its two regular-expression calls: the document and what follows it,
+            # which json.loads allows only as JSON white space
+            doc, end = _DECODER.raw_decode(body)
+            if (end == len(body) or not body[end:].strip(_JSON_SPACE)) and _is_fio_doc(doc):
                 return doc
         except ValueError:
             pass
-    decoder = json.JSONDecoder()
     starts = [m.start() for m in _DOC_START.finditer(body)]
     for start in reversed(starts):
         try:
-            doc, _ = decoder.raw_decode(body, start)
+            doc, _ = _DECODER.raw_decode(body, start)
         except ValueError:
             continue
         if _is_fio_doc(doc):
@@ -91,41 +96,37 @@ def iodepth_levels(job: dict) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------------ directions
-def _json_latency(ddir: dict) -> tuple[dict | None, float]:
-    """The total-latency dict of a direction and its factor to microseconds (3.x ns, 2.x usec)."""
-    if "lat_ns" in ddir:
-        return ddir["lat_ns"], 1e-3
-    return ddir.get("lat"), 1.0
-
-
 def _json_percentiles(ddir: dict, row: dict) -> None:
-    """Set the clat percentile columns (us) of ``row`` from one JSON direction (3.x ns -> us by
-    memstor.core.fiobins.ns_to_us, the conversion every table of bin latencies uses, so one percentile reads
-    the same everywhere). Every entry is read as a number (a damaged one raises, a text that is no number
+    """Set the clat percentile columns (us) of ``row`` from one JSON direction (3.x ns -> us as
+    memstor.core.fiobins.ns_to_us converts, the conversion every table of bin latencies uses, so one percentile
+    reads the same everywhere). Every entry is read as a number (a damaged one raises, a text that is no number
     is skipped); when two keys name one percentile (``99.9`` and ``99.900000``) the later one counts.
 
     Every value is converted at once (``map(float, ...)``) and the columns are taken from the list by the
     positions remembered for the file's percentile keys (:func:`_pct_picks`): a fio list of 17 percentiles
-    fills 5 columns without a loop over the 17 entries. A text that is no number (ValueError) sends the
+    fills 5 columns without a loop over the 17 entries, and without a call per column (ns_to_us's
+    ``float(ns) / 1000.0`` is one division of a float here). A text that is no number (ValueError) sends the
     entries to :func:`_json_percentiles_one_by_one`, which skips just that entry."""
-    to_us: Callable[[float], float]
     if "clat_ns" in ddir:
-        clat, to_us = ddir["clat_ns"], ns_to_us
+        clat, per_us = ddir["clat_ns"], _NS_PER_US
     else:
-        clat, to_us = ddir.get("clat") or {}, float
+        clat, per_us = ddir.get("clat") or {}, 1.0  # fio 2.x: already us (x / 1.0 is x, as float(x) is)
     raw = clat.get("percentile") or {}
-    items = raw.items()
     try:
         numbers = list(map(float, raw.values()))
     except ValueError:
-        _json_percentiles_one_by_one(items, to_us, row)
+        _json_percentiles_one_by_one(raw.items(), ns_to_us if per_us == _NS_PER_US else float, row)
         return
     keys = tuple(raw)
     picks = _PCT_PICKS.get(keys)
     if picks is None:
         picks = _pct_picks(keys)
     for i, column in picks:
-        row[column] = to_us(numbers[i])
+        row[column] = numbers[i] / per_us
+
+
+#: ns per us: memstor.core.fiobins.ns_to_us is ``float(ns) / 1000.0``, the same division of the same float.
+_NS_PER_US = 1000.0
 
 
 def _json_percentiles_one_by_one(items, to_us: Callable[[float], float], row: dict) -> None:
@@ -183,17 +184,22 @@ def _pct_column(key: str) -> str | None:
 
 
 def _json_direction_metrics(ddir: dict, row: dict) -> None:
-    """Set the metric columns of ``row`` from one JSON direction (``job["read"]``...); the latencies stay
-    None without samples."""
-    total = ddir.get("total_ios")
-    bw_bytes = ddir.get("bw_bytes")
-    row["iops"] = _scaled(ddir.get("iops", 0), 1.0)
-    row["bw_MBps"] = _scaled(bw_bytes, 1e-6) if bw_bytes is not None else _scaled(ddir.get("bw", 0), 1024 / 1e6)
-    row["runtime_s"] = _scaled(ddir.get("runtime", 0), 1.0) / 1000  # ms -> s (divide: 9 ms -> 0.009 exactly)
+    """Set the metric columns of ``row`` from one JSON direction (``job["read"]``...): ``iops`` I/O per second,
+    ``bw_MBps`` decimal MB/s, ``runtime_s`` seconds, ``total_ios`` a count; the latencies (us) stay None without
+    samples. Each value is :func:`_scaled`."""
+    get = ddir.get
+    total = get("total_ios")
+    bw_bytes = get("bw_bytes")
+    row["iops"] = _scaled(get("iops", 0), 1.0)
+    row["bw_MBps"] = _scaled(bw_bytes, 1e-6) if bw_bytes is not None else _scaled(get("bw", 0), 1024 / 1e6)
+    row["runtime_s"] = _scaled(get("runtime", 0), 1.0) / 1000  # ms -> s (divide: 9 ms -> 0.009 exactly)
     row["total_ios"] = total
-    lat, scale = _json_latency(ddir)
+    if "lat_ns" in ddir:
+        lat, scale = ddir["lat_ns"], 1e-3
+    else:
+        lat, scale = get("lat"), 1.0
     sampled = lat and lat.get("N", 1) and (lat.get("max") or lat.get("mean"))
-    if sampled and lat is not None and (total is None or total > 0):  # (sampled implies lat)
+    if sampled and (total is None or total > 0):  # (sampled implies lat)
         row["lat_mean_us"] = _scaled(lat["mean"], scale)
         row["lat_stddev_us"] = _scaled(lat.get("stddev", 0), scale)
         row["lat_min_us"] = _scaled(lat["min"], scale)
@@ -264,24 +270,39 @@ def cpu_pct(value) -> float | None:
 
 def job_cpu_pct(job: dict, numjobs: int | None) -> dict:
     """``cpu_usr_pct``/``cpu_sys_pct`` of one JSON job entry: percent of one CPU summed over its threads
-    (see the comment above); numjobs: the job's option (1 lets fio 2.x output without job_runtime count)."""
+    (see the comment above); numjobs: the job's option (1 lets fio 2.x output without job_runtime count).
+    Each value is :func:`cpu_pct`'s, which is taken as it is for what fio prints (run times in ms as ints a
+    float holds exactly, CPU percentages as finite floats >= 0) without the call."""
     wall_ms = 0.0  # the longest direction's runtime (cpu_pct: None or >= 0)
     for d in DIRECTIONS:
         entry = job.get(d)
         if isinstance(entry, dict):
-            ms = cpu_pct(entry.get("runtime"))
+            ms = entry.get("runtime")
+            if type(ms) is not int or not 0 <= ms < _EXACT:
+                ms = cpu_pct(ms)
             if ms and ms > wall_ms:
                 wall_ms = ms
-    summed_ms = cpu_pct(job.get("job_runtime"))
+    summed_ms = job.get("job_runtime")
+    if type(summed_ms) is not int or not 0 <= summed_ms < _EXACT:
+        summed_ms = cpu_pct(summed_ms)
     if summed_ms and wall_ms:
         threads = summed_ms / wall_ms  # 1 (within a ms) for one thread, ~N for a group of N equal threads
     elif summed_ms is None and numjobs == 1:
         threads = 1.0
     else:
         return {"cpu_usr_pct": None, "cpu_sys_pct": None}
-    usr, sys_ = cpu_pct(job.get("usr_cpu")), cpu_pct(job.get("sys_cpu"))
+    usr, sys_ = job.get("usr_cpu"), job.get("sys_cpu")
+    if type(usr) is not float or not 0.0 <= usr < math.inf:
+        usr = cpu_pct(usr)
+    if type(sys_) is not float or not 0.0 <= sys_ < math.inf:
+        sys_ = cpu_pct(sys_)
     return {"cpu_usr_pct": None if usr is None else usr * threads,
             "cpu_sys_pct": None if sys_ is None else sys_ * threads}
+
+
+#: Integers below 2**53 are floats exactly: one of them is cpu_pct's ``float(value)`` in every sum, product and
+#: quotient above (an int/int division rounds the exact quotient, as float/float of exact floats does).
+_EXACT = 1 << 53
 
 
 # ------------------------------------------------------------------------------------------- jobs
@@ -299,21 +320,29 @@ def _json_hosts(jobs: list[dict]) -> list[str | None]:
 
 
 def _json_job_rows(job: dict, gopts: dict, version: str | None, host: str | None, source: str) -> list[dict]:
-    """Rows of one JSON job: one per direction its rw asks for."""
-    has_options = "job options" in job or bool(gopts)
-    spec, dirs, skeletons = _job_layout(gopts, job.get("job options"), version, has_options)
-    error = leading_int(job.get("error")) or 0
+    """Rows of one JSON job: one per direction its rw asks for (a copy of the layout's skeleton each, with the
+    job's own cells set; the units are :func:`_json_direction_metrics`')."""
+    spec, dirs, skeletons = _job_layout(gopts, job.get("job options"), version, "job options" in job or bool(gopts))
+    error = job.get("error")
+    error = (error if type(error) is int else leading_int(error)) or 0  # fio's int as it is (leading_int's rule)
     if not dirs:
         dirs = tuple(d for d in DIRECTIONS if _json_active(job.get(d) or {})) or (None,)
-    jobname, groupid = job.get("jobname"), leading_int(job.get("groupid"))
+    jobname, groupid = job.get("jobname"), job.get("groupid")
+    if type(groupid) is not int:
+        groupid = leading_int(groupid)
     cpu = None
     rows = []
     for ddir in dirs:
         row = skeletons[ddir].copy()
-        row["source"], row["host"], row["jobname"], row["groupid"], row["error"] = source, host, jobname, groupid, error
+        row["source"] = source
+        row["host"] = host
+        row["jobname"] = jobname
+        row["groupid"] = groupid
+        row["error"] = error
         if not error and ddir in job:
             _json_direction_metrics(job[ddir], row)
-            cpu = cpu or job_cpu_pct(job, spec["numjobs"])  # one per job: every direction row carries it
+            if cpu is None:  # one per job: every direction row carries it
+                cpu = job_cpu_pct(job, spec["numjobs"])
             row.update(cpu)
         rows.append(row)
     return rows
@@ -325,9 +354,11 @@ def _job_layout(gopts: dict, jopts, version: str | None, has_options: bool) -> t
     :func:`~memstor.parse.fio_spec.base_row` (job-specific columns still empty), remembered for the values of
     the options they read (:data:`~memstor.parse.fio_spec.SPEC_OPTIONS`; the jobs of a sweep share most of them)
     when each is a text, as fio writes them, or absent."""
-    opts = {**gopts, **(jopts or {})}
+    # a job's own options alone when there are no global ones (fio's JSON of a job file without [global]): read,
+    # never changed, so not copied
+    opts = jopts if not gopts and type(jopts) is dict else {**gopts, **(jopts or {})}
     key = tuple(map(opts.get, SPEC_OPTIONS, _ABSENT_ALL))
-    if set(map(type, key)) <= _TEXT_OR_ABSENT:
+    if _TEXT_OR_ABSENT.issuperset(map(type, key)):
         return _cached_layout(key, version, has_options)
     return _layout(opts, version, has_options)
 
