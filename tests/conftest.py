@@ -59,6 +59,34 @@ def loadlat_bin(tmp_path_factory) -> Path:
         return Path(loadlat.build(output=tmp_path_factory.mktemp("loadlat") / "loadlat"))
 
 
+@pytest.fixture(scope="session")
+def loadlat_built(tmp_path_factory) -> Path:
+    """loadlat compiled from this checkout's sources by memstor.measure.loadlat.build (the `make loadlat` command)
+    into a temp folder, once per session: every module that runs a fresh build shares it (a compile takes ~6 s
+    on a 2-vCPU VM; five modules compiled the same sources each)."""
+    from memstor.measure import loadlat
+
+    return Path(loadlat.build(ROOT, tmp_path_factory.mktemp("loadlat") / "loadlat"))
+
+
+@pytest.fixture(scope="session")
+def ioarrive_built(tmp_path_factory) -> Path:
+    """ioarrive compiled by memstor.measure.ioarrive.build (the `make ioarrive` command) into a temp folder, once
+    per session (shared by the modules that run a fresh build)."""
+    from memstor.measure import ioarrive
+
+    return Path(ioarrive.build(ROOT, tmp_path_factory.mktemp("ioarrive") / "ioarrive"))
+
+
+@pytest.fixture(scope="session")
+def loadlat_arm64_built(tmp_path_factory):
+    """(the executable, the make run) of `make loadlat-arm64` into a temp folder, once per session
+    (test_loadlat_arm64.cross_build: skips, or fails under MEMSTOR_REQUIRE_ARM64=1, without the cross tools)."""
+    from test_loadlat_arm64 import cross_build
+
+    return cross_build(tmp_path_factory.mktemp("loadlat-arm64"))
+
+
 @pytest.fixture
 def loop_device(tmp_path):
     """A factory: ``loop_device(size_bytes)`` -> the path of a real loop device over a sparse file in

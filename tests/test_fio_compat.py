@@ -10,6 +10,7 @@ point open unless its rate and its arrivals were measured and held.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -176,33 +177,50 @@ def test_text_formats_give_the_json_numbers(tmp_path, fmt):
     assert 0.2 < row["iops"] / as_json["iops"] < 5  # two separate short runs: same order of magnitude
 
 
+@pytest.fixture(scope="module")
+def family_run(tmp_path_factory):
+    """``family_run(experiment, **overrides)``: (table, data root) of ``run_experiment`` on the experiment's tiny
+    section with the overrides, run once per resolved parameter set in this module. The family test of
+    fio-load-latency and the open-loop test of its default generator (ioarrive) ask for the same run (6 s a
+    version): it is measured once and both check it."""
+    done: dict[str, tuple[pd.DataFrame, Path]] = {}
+
+    def measured(experiment: str, **overrides) -> tuple[pd.DataFrame, Path]:
+        params = load_profile("quick", experiment, {**TINY_FAMILY[experiment], **overrides})
+        key = json.dumps([experiment, params], sort_keys=True, default=str)
+        if key not in done:
+            data = tmp_path_factory.mktemp(experiment) / "data"
+            done[key] = run_experiment(experiment, params, data_root=data, host=HOST, progress=False), data
+        return done[key]
+
+    return measured
+
+
 @pytest.mark.parametrize("experiment", sorted(TINY_FAMILY))
-def test_a_few_points_of_every_storage_family_run(experiment, tmp_path):
-    params = load_profile("quick", experiment, TINY_FAMILY[experiment])
-    table = run_experiment(experiment, params, data_root=tmp_path / "data", host=HOST, progress=False)
+def test_a_few_points_of_every_storage_family_run(experiment, family_run):
+    table, data = family_run(experiment)
     assert isinstance(table, pd.DataFrame) and len(table), experiment
     if "status" in table:
         assert not (table["status"] == "failed").any(), table.loc[table["status"] == "failed"].to_dict("records")
     versions = set(table["fio_version"].dropna()) if "fio_version" in table else {fio_version()}
     ioarrive_only = "generator" in table and (table["generator"] == "ioarrive").all()
     assert versions == ({fio_version()} if not ioarrive_only else set())  # ioarrive's rows: no fio in their path
-    processed = tmp_path / "data" / "processed" / HOST / f"{experiment}.csv"
+    processed = data / "processed" / HOST / f"{experiment}.csv"
     assert processed.is_file()
 
 
 @pytest.mark.parametrize("generator", ["ioarrive", "fio"])
-def test_open_loop_points_are_open_only_where_measured(tmp_path, generator):
+def test_open_loop_points_are_open_only_where_measured(family_run, generator):
     """No point is called open unless its rate was delivered within +-5 % (both sides) and its arrivals were
     measured and held. ioarrive (the default): fio is not in the open loop's path (only the X_max probe and the
     ``lt`` point are fio runs, no submit-mode probe), the flag is ioarrive's own checks and the rate rule. fio (the
     option): the probe measured this submit mode's arrivals Poisson (an iolog with times) at the point's load."""
     exp = "fio-load-latency"
-    params = load_profile("quick", exp, {**TINY_FAMILY[exp], "generator": generator})
-    table = run_experiment(exp, params, data_root=tmp_path / "data", host=HOST, progress=False)
+    table, data = family_run(exp, generator=generator)
     rates = table[table["phase"] == "rate"]
     assert len(rates) == 2 and (rates["generator"] == generator).all() and (rates["status"] == "done").all()
     assert set(table.loc[table["phase"] != "rate", "generator"]) == {"fio"}
-    raw = tmp_path / "data" / "raw" / HOST / exp
+    raw = data / "raw" / HOST / exp
     assert (raw / "submit-mode.json").exists() == (generator == "fio")
     if generator == "ioarrive":
         assert rates["fio_version"].isna().all() and rates["submit_mode"].isna().all()

@@ -33,9 +33,10 @@ S_US = 10.0  # the simulated service time of the known-answer runs
 
 
 @pytest.fixture(scope="module")
-def exe(tmp_path_factory) -> Path:
-    """ioarrive compiled by memstor.measure.ioarrive.build (the `make ioarrive` command) into a temp folder."""
-    return ioarrive.build(ROOT, tmp_path_factory.mktemp("ioarrive") / "ioarrive")
+def exe(ioarrive_built) -> Path:
+    """ioarrive compiled by memstor.measure.ioarrive.build (the `make ioarrive` command) into a temp folder (conftest:
+    once per session)."""
+    return ioarrive_built
 
 
 def run(exe: Path, job: IoarriveJob) -> ioarrive.IoarriveResult:

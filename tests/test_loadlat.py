@@ -29,10 +29,10 @@ PEAK_LABELS = ["ALL Reads        ", "3:1 Reads-Writes ", "2:1 Reads-Writes ", "1
 
 
 @pytest.fixture(scope="module")
-def exe(tmp_path_factory) -> Path:
-    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder."""
-    out = tmp_path_factory.mktemp("loadlat") / "loadlat"
-    return loadlat.build(ROOT, out)
+def exe(loadlat_built) -> Path:
+    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder (conftest:
+    once per session)."""
+    return loadlat_built
 
 
 def run(exe: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:

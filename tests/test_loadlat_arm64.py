@@ -54,10 +54,8 @@ def _missing(tmp: Path) -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def arm64(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
-    """(the executable, the make run) of `make loadlat-arm64` into a temporary folder."""
-    tmp = tmp_path_factory.mktemp("loadlat-arm64")
+def cross_build(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    """(the executable, the make run) of `make loadlat-arm64` into the folder ``tmp``."""
     why = _missing(tmp)
     if why:
         if os.environ.get("MEMSTOR_REQUIRE_ARM64") == "1":
@@ -70,6 +68,13 @@ def arm64(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
                           capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, f"make loadlat-arm64 failed:\n{proc.stdout}\n{proc.stderr}"
     return out, proc
+
+
+@pytest.fixture(scope="module")
+def arm64(loadlat_arm64_built) -> tuple[Path, subprocess.CompletedProcess]:
+    """(the executable, the make run) of `make loadlat-arm64` into a temporary folder (conftest: once per session,
+    shared with test_mem_hierarchy's arm64 tests)."""
+    return loadlat_arm64_built
 
 
 @pytest.fixture(scope="module")

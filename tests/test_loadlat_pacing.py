@@ -31,9 +31,10 @@ TWO_CPUS = pytest.mark.skipif(len(LAT_LOAD_CPUS) < 2,
 
 
 @pytest.fixture(scope="module")
-def exe(tmp_path_factory) -> Path:
-    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder."""
-    return loadlat.build(ROOT, tmp_path_factory.mktemp("loadlat") / "loadlat")
+def exe(loadlat_built) -> Path:
+    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder (conftest:
+    once per session)."""
+    return loadlat_built
 
 
 def run(exe: Path, *args: str, timeout: float = 120, cpus: list[int] | None = None) -> subprocess.CompletedProcess:

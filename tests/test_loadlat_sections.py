@@ -62,9 +62,10 @@ def sysfs_nodes() -> int:
 
 
 @pytest.fixture(scope="module")
-def exe(tmp_path_factory) -> Path:
-    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder."""
-    return loadlat.build(ROOT, tmp_path_factory.mktemp("loadlat") / "loadlat")
+def exe(loadlat_built) -> Path:
+    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder (conftest:
+    once per session)."""
+    return loadlat_built
 
 
 def run(exe: Path, *args: str, timeout: float = 240, env: dict | None = None, cpus: set[int] | None = None):

@@ -30,7 +30,7 @@ from memstor.analysis.dataset import load_dataset
 from memstor.core.errors import UsageError
 from memstor.core.schema import MLC_COLUMNS
 from memstor.experiments import mem_hierarchy as fam
-from memstor.measure import loadlat, mlc
+from memstor.measure import mlc
 from memstor.parse import loadlat_hierarchy as lh
 from test_loadlat_arm64 import _qemu, arm64  # noqa: F401  (the arm64 cross build, a module fixture)
 
@@ -324,9 +324,10 @@ def test_runner_completeness_on_recorded_output(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder."""
-    return loadlat.build(ROOT, tmp_path_factory.mktemp("loadlat") / "loadlat")
+def built(loadlat_built) -> Path:
+    """loadlat compiled by memstor.measure.loadlat.build (the `make loadlat` command) into a temp folder (conftest:
+    once per session)."""
+    return loadlat_built
 
 
 def run(exe: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:

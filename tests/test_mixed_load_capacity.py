@@ -54,9 +54,10 @@ TC_TARGETS = (1000.0, 2000.0)  # µs
 
 
 @pytest.fixture(scope="module")
-def exe(tmp_path_factory) -> Path:
-    """ioarrive compiled by memstor.measure.ioarrive.build (the `make ioarrive` command) into a temp folder."""
-    return ioarrive.build(ROOT, tmp_path_factory.mktemp("ioarrive") / "ioarrive")
+def exe(ioarrive_built) -> Path:
+    """ioarrive compiled by memstor.measure.ioarrive.build (the `make ioarrive` command) into a temp folder (conftest:
+    once per session)."""
+    return ioarrive_built
 
 
 def cell(exe: Path, sim: str, read_iops: float, write_iops: float, bs: int, seed: int,

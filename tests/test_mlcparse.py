@@ -639,12 +639,9 @@ def test_read_only_line_gives_traffic_of_a_bare_table() -> None:
 
 
 @pytest.fixture(scope="module")
-def loadlat_exe(tmp_path_factory) -> Path:
-    """loadlat compiled by memstor.measure.loadlat.build."""
-    from conftest import ROOT
-    from memstor.measure import loadlat
-
-    return loadlat.build(ROOT, tmp_path_factory.mktemp("loadlat") / "loadlat")
+def loadlat_exe(loadlat_built) -> Path:
+    """loadlat compiled by memstor.measure.loadlat.build (conftest: once per session)."""
+    return loadlat_built
 
 
 def _loadlat(exe: Path, *args: str) -> str:

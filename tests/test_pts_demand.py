@@ -325,9 +325,9 @@ DIRTH_SETS = ("threads=[1,2]", "qd=[1,4]", "runtime_s=1", "max_rounds=5", "histo
 @needs_fio
 @pytest.mark.fio
 @pytest.mark.slow
-def test_dirth_real_run_and_its_optimal_point_recomputed_from_the_written_table(tmp_path):
-    data = tmp_path / "data"
-    res = run(fio_pts_dirth.EXPERIMENT, data, *DIRTH_SETS, target=tmp_path / "t")
+def test_dirth_real_run_and_its_optimal_point_recomputed_from_the_written_table(tmp_path, quick_run):
+    folder, res = quick_run(fio_pts_dirth)
+    data = folder / "data"
     assert res.returncode == 0, res.stderr
     table, bins = tables(data, fio_pts_dirth.EXPERIMENT)
     assert list(table.columns) == _fio_rows.COLUMNS + _pts_matrix.EXTRA_COLUMNS
@@ -362,7 +362,7 @@ def test_dirth_real_run_and_its_optimal_point_recomputed_from_the_written_table(
     assert set(hist["capture"]) == {"histogram"} and set(hist["role"]) == {r for r in pts_demand.ROLES
                                                                               if roles_in(d, r)}
     assert np.allclose(hist.groupby("role")["share"].sum(), 1.0)
-    again = run(fio_pts_dirth.EXPERIMENT, data, *DIRTH_SETS, target=tmp_path / "t")
+    again = run(fio_pts_dirth.EXPERIMENT, data, *DIRTH_SETS, target=folder / "t")
     assert again.returncode == 0 and "nothing is measured" in again.stderr and TRACEBACK not in again.stderr
 
 
@@ -412,14 +412,33 @@ def test_cbw_block_sizes_hot_bands_and_reads_in_fios_iolog_are_the_pts_mix(tmp_p
 
 
 CBW_SETS = ("threads=[1,2]", "qd=[1,4]", "runtime_s=1", "max_rounds=5", "file_size=64m")
+#: The real quick runs (a 64 MiB test file) that the CLI tests check and the notebook tests re-analyse.
+QUICK_RUN = {fio_pts_dirth: DIRTH_SETS, fio_pts_cbw: CBW_SETS}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """``quick_run(fam)``: (folder, the `memstor run` result) of the family's real run (QUICK_RUN; data under
+    folder/data, the test file in folder/t), measured once in this module: the CLI test checks it, and the
+    notebook test re-analyses a copy of its data, as `make all` does (memstor run measures, then the notebook finds
+    every point measured). Before, the notebook test measured the same parameters again (~25 s each here)."""
+    done: dict = {}
+
+    def measured(fam) -> tuple[Path, subprocess.CompletedProcess]:
+        if fam not in done:
+            folder = tmp_path_factory.mktemp(fam.EXPERIMENT)
+            done[fam] = folder, run(fam.EXPERIMENT, folder / "data", *QUICK_RUN[fam], target=folder / "t")
+        return done[fam]
+
+    return measured
 
 
 @needs_fio
 @pytest.mark.fio
 @pytest.mark.slow
-def test_cbw_real_run_tables_hold_the_pts_quantities(tmp_path):
-    data = tmp_path / "data"
-    res = run(fio_pts_cbw.EXPERIMENT, data, *CBW_SETS, target=tmp_path / "t")
+def test_cbw_real_run_tables_hold_the_pts_quantities(quick_run):
+    folder, res = quick_run(fio_pts_cbw)
+    data = folder / "data"
     assert res.returncode == 0, res.stderr
     table, bins = tables(data, fio_pts_cbw.EXPERIMENT)
     assert list(table.columns) == fio_pts_cbw.TABLE_COLUMNS and (table["status"] == "done").all()
@@ -508,13 +527,20 @@ def test_the_notebooks_are_thin_committed_clean_with_the_full_profiles_keys(fam)
 @pytest.mark.fio
 @pytest.mark.slow
 @pytest.mark.parametrize("fam, extra", [(fio_pts_cbw, {}), (fio_pts_dirth, {"histogram_s": 1})])
-def test_the_notebooks_run_under_papermill_with_the_quick_profile(tmp_path, fam, extra):
+def test_the_notebooks_run_under_papermill_with_the_quick_profile(tmp_path, fam, extra, quick_run):
+    """The notebook with the parameters of the module's real run (quick_run) on a copy of its data: it finds every
+    point measured and re-analyses them, as under `make all`."""
+    folder, res = quick_run(fam)
+    assert res.returncode == 0, res.stderr
+    shutil.copytree(folder / "data", tmp_path / "data")
     outputs = run_notebook(fam.NOTEBOOK, tmp_path / "out.ipynb", {
-        "profile": "quick", "data_dir": str(tmp_path / "data"), "host": "nbtest", "runtime_s": 1,
-        "threads": [1, 2], "qd": [1, 4], "file_size": "64m", "figures_dir": str(tmp_path / "fig"), **extra})
+        "profile": "quick", "data_dir": str(tmp_path / "data"), "target_dir": str(folder / "t"), "host": HOST,
+        "runtime_s": 1, "threads": [1, 2], "qd": [1, 4], "max_rounds": 5, "file_size": "64m",
+        "figures_dir": str(tmp_path / "fig"), **extra})
     assert len([o for o in outputs if "image/png" in o.get("data", {})]) >= 3
     assert len(list((tmp_path / "fig").glob(f"{fam.EXPERIMENT}-*.png"))) == 3
-    table = pd.read_csv(tmp_path / "data" / "processed" / "nbtest" / f"{fam.EXPERIMENT}.csv")
+    assert "nothing is measured" in "".join(o.get("text", "") for o in outputs)  # the module's run, re-read
+    table = pd.read_csv(tmp_path / "data" / "processed" / HOST / f"{fam.EXPERIMENT}.csv")
     assert (table["status"] == "done").all() and table["departure"].str.contains(": points 1 s instead of 60 s").all()
     assert math.isfinite(table["iops"].sum())
 

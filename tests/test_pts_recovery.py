@@ -298,6 +298,28 @@ def run(experiment: str, tmp_path: Path, *sets: str, host: str = "ptshost", prof
     return run_cli(*args, timeout=300)
 
 
+#: The real quick runs on a 64 MiB test file (XSR with 6 s access groups instead of quick's 10 s).
+QUICK_RUN = {hir: ("file_size=64m",), xsr: ("file_size=64m", "seq1_s=6", "rnd_s=6", "seq2_s=6")}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """``quick_run(family)``: (folder, the `memstor run` result) of the family's real run (QUICK_RUN, host ptshost,
+    data and test file under folder), measured once in this module: the CLI test checks it, and the notebook test
+    re-analyses a copy of its data, as `make all` does (memstor run measures, then the notebook finds every point
+    measured). Before, the notebook test measured a run of its own: HIR with the same parameters (~35 s here),
+    XSR with 10 s access groups (~35 s)."""
+    done: dict = {}
+
+    def measured(family) -> tuple[Path, object]:
+        if family not in done:
+            folder = tmp_path_factory.mktemp(family.EXPERIMENT)
+            done[family] = folder, run(family.EXPERIMENT, folder, *QUICK_RUN[family])
+        return done[family]
+
+    return measured
+
+
 def read(tmp_path: Path, experiment: str, host: str = "ptshost") -> tuple[pd.DataFrame, pd.DataFrame]:
     folder = tmp_path / "data" / "processed" / host
     return pd.read_csv(folder / f"{experiment}.csv"), pd.read_csv(folder / f"{experiment}-seconds.csv")
@@ -317,8 +339,8 @@ def check_seconds(table: pd.DataFrame, seconds: pd.DataFrame) -> None:
 @needs_fio
 @pytest.mark.fio
 @pytest.mark.slow
-def test_real_hir_run_on_a_test_file_then_re_read_without_measuring(tmp_path):
-    res = run(hir.EXPERIMENT, tmp_path, "file_size=64m")
+def test_real_hir_run_on_a_test_file_then_re_read_without_measuring(quick_run):
+    tmp_path, res = quick_run(hir)
     assert res.returncode == 0, res.stderr
     table, seconds = read(tmp_path, hir.EXPERIMENT)
     assert list(table.columns) == _fio_rows.COLUMNS + hir.HIR_COLUMNS
@@ -345,7 +367,7 @@ def test_real_hir_run_on_a_test_file_then_re_read_without_measuring(tmp_path):
     assert list(summary["wait_s"]) == [0.5, 1.0] and (summary["segments"] == 2).all()
     assert (summary["recovery_ratio"] > 0).all() and (summary["idle_s_mean"] > summary["wait_s"]).all()
     csv = (tmp_path / "data/processed/ptshost" / f"{hir.EXPERIMENT}.csv").read_bytes()
-    again = run(hir.EXPERIMENT, tmp_path, "file_size=64m")
+    again = run(hir.EXPERIMENT, tmp_path, *QUICK_RUN[hir])
     assert again.returncode == 0 and "nothing is measured" in again.stderr and TRACEBACK not in again.stderr
     assert (tmp_path / "data/processed/ptshost" / f"{hir.EXPERIMENT}.csv").read_bytes() == csv
 
@@ -353,8 +375,8 @@ def test_real_hir_run_on_a_test_file_then_re_read_without_measuring(tmp_path):
 @needs_fio
 @pytest.mark.fio
 @pytest.mark.slow
-def test_real_xsr_run_on_a_test_file(tmp_path):
-    res = run(xsr.EXPERIMENT, tmp_path, "file_size=64m", "seq1_s=6", "rnd_s=6", "seq2_s=6")
+def test_real_xsr_run_on_a_test_file(quick_run):
+    tmp_path, res = quick_run(xsr)
     assert res.returncode == 0, res.stderr
     table, seconds = read(tmp_path, xsr.EXPERIMENT)
     assert list(table.columns) == _fio_rows.COLUMNS + xsr.XSR_COLUMNS
@@ -412,16 +434,24 @@ def test_the_standard_profile_leaves_the_pts_tests_out_with_a_one_line_reason(tm
 @pytest.mark.fio
 @pytest.mark.slow
 @pytest.mark.parametrize("family", [hir, xsr], ids=["hir", "xsr"])
-def test_the_notebook_runs_under_papermill_with_the_quick_profile(tmp_path, family):
+def test_the_notebook_runs_under_papermill_with_the_quick_profile(tmp_path, family, quick_run):
+    """The notebook with the quick profile's parameters (and QUICK_RUN's) on a copy of the data of the module's
+    real run of them (quick_run): it finds every point measured and re-analyses them, as under `make all`."""
+    measured, res = quick_run(family)
+    assert res.returncode == 0, res.stderr
+    shutil.copytree(measured / "data", tmp_path / "data")
     quick = yaml.safe_load((ROOT / "params/quick.yaml").read_text())[family.EXPERIMENT]
+    sets = dict(s.split("=", 1) for s in QUICK_RUN[family])
     outputs = run_notebook(family.NOTEBOOK, tmp_path / "out.ipynb", {
-        **quick, "profile": "quick", "data_dir": str(tmp_path / "data"), "host": "nbtest", "file_size": "64m",
+        **quick, **{k: yaml.safe_load(v) for k, v in sets.items()}, "profile": "quick",
+        "data_dir": str(tmp_path / "data"), "target_dir": str(measured / "target"), "host": "ptshost",
         "figures_dir": str(tmp_path / "fig")})
     assert len([o for o in outputs if "image/png" in o.get("data", {})]) >= 1
     assert [p.name for p in (tmp_path / "fig").glob("*.png")] == [f"{family.EXPERIMENT}-time.png"]
     text = "".join(o.get("text", "") for o in outputs)
-    assert "nbtest: quick: " in text  # where this run departs from PTS
-    table = pd.read_csv(tmp_path / "data" / "processed" / "nbtest" / f"{family.EXPERIMENT}.csv")
+    assert "nothing is measured" in text  # the module's run, re-read
+    assert "ptshost: quick: " in text  # where this run departs from PTS
+    table = pd.read_csv(tmp_path / "data" / "processed" / "ptshost" / f"{family.EXPERIMENT}.csv")
     assert (table["status"] == "done").all()
     src = json.loads((ROOT / "notebooks" / f"{family.NOTEBOOK}.ipynb").read_text())
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in src["cells"] if c["cell_type"] == "code")
