@@ -1,5 +1,6 @@
 """Synthesis across devices (pure analysis of a loaded data root, memstor.analysis.dataset): headline
-numbers, spec comparison under matched conditions, Little's law, queueing fits, memory curves, provenance.
+numbers, spec comparison under matched conditions, Little's law, queueing fits, memory curves (provenance:
+memstor.analysis.provenance, re-exported).
 
 Every folder under ``processed/`` is one host (one device under test) and appears side by side with the
 others in every table. Units are in the column names (``_us``, ``_ns``, ``_MBps`` = 10^6 bytes/s, ``iops``).
@@ -32,7 +33,7 @@ from memstor.analysis import (
     steady_state,
     wsat,
 )
-from memstor.analysis.dataset import IMPORTED, IMPORTED_TABLE, Dataset, HostData, load_dataset
+from memstor.analysis.dataset import Dataset, HostData, load_dataset
 from memstor.analysis.drive import drive_table, interface_check
 from memstor.analysis.histograms import read_bins
 from memstor.analysis.memory_fit import annotate_points
@@ -46,6 +47,7 @@ from memstor.analysis.points import (
     sweep_points,
 )
 from memstor.analysis.profile_settings import slo_targets
+from memstor.analysis.provenance import provenance  # noqa: F401 (re-exported: the notebook and tests call syn.provenance)
 from memstor.analysis.storage import littles_law_table
 from memstor.analysis.storage_fit import OPEN as OPEN_CURVE
 from memstor.analysis.storage_fit import storage_fit_table
@@ -423,68 +425,6 @@ def storage_fits(qd: pd.DataFrame, load: pd.DataFrame) -> tuple[pd.DataFrame, di
     memstor.analysis.storage_fit.STORAGE_FIT_COLUMNS: IOPS and µs). Returns (table, fits); fits maps
     (host, kind, rw) -> memstor.analysis.curves.CurveFit."""
     return storage_fit_table(qd, load)
-
-
-# ------------------------------------------------------------------------------------ provenance
-
-
-def _point_tools(d: pd.DataFrame, metas: pd.DataFrame) -> list[str]:
-    """The tools of a fio-kind table's points, each with its version, and with how many points where several
-    ('ioarrive 0.1 (16 points)', 'fio-3.33 (2 points)'): the table's ``generator`` column names the tool of each
-    point (empty: fio), fio's version from its ``fio_version``, another tool's from the point's meta sidecar."""
-    versions = {}
-    if not metas.empty and {"point", "tool", "tool_version"} <= set(metas.columns):
-        versions = {(str(p), str(t)): str(v) for p, t, v in zip(metas["point"], metas["tool"], metas["tool_version"])}
-    counts: dict[str, int] = {}
-    for point, g in d.groupby("point", sort=False):
-        gen = g["generator"].dropna().astype(str) if "generator" in g.columns else pd.Series(dtype=str)
-        gen_name = gen.iloc[0] if len(gen) and gen.iloc[0] else "fio"
-        if gen_name == "fio":
-            fv = g["fio_version"].dropna().astype(str)
-            name = fv.iloc[0] if len(fv) else "fio"
-        else:
-            name = f"{gen_name} {versions.get((str(point), gen_name), '')}".strip()
-        counts[name] = counts.get(name, 0) + 1
-    if len(counts) <= 1:
-        return list(counts)
-    return [f"{name} ({k} points)" for name, k in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-
-
-def provenance(ds: Dataset) -> pd.DataFrame:
-    """Per host x table: rows, points, failed points, tool versions, time span, memstor version, data path.
-
-    Columns: host, table, rows, points, failed, tools (each point's, counted where several: :func:`_point_tools`),
-    measured (UTC) (time span from the meta sidecars). The table's path is ``<data>/processed/<host>/<table>``."""
-    rows = []
-    for h in ds.hosts:
-        metas = pd.DataFrame(h.metas) if h.metas else pd.DataFrame()
-        for t in h.tables:
-            table = t[:-4]
-            kind = "fio" if (h.kinds.get(table) == "fio" or t == "fio.csv") else "mlc"
-            src = ds.fio if kind == "fio" else ds.mlc
-            tab = IMPORTED_TABLE if t in IMPORTED else table
-            d = src[(src["host"] == h.name) & (src["table"] == tab)]
-            if t in IMPORTED:
-                d = d if kind == "fio" else d
-            m = metas[metas["experiment"] == table] if not metas.empty and "experiment" in metas else pd.DataFrame()
-            if kind == "fio":
-                tools = _point_tools(d, m)
-                npts = d["point"].nunique()
-                failed = d.loc[~d["ok"], "point"].nunique()
-            else:
-                tools = sorted({f"{a} {b}".strip() for a, b in zip(d["tool"].fillna(""), d["tool_version"].fillna(""))})
-                npts = d["source"].nunique() if table == "mlc" else len(d)
-                failed = int((~d["ok"]).sum())
-            span = "imported (no meta)"
-            if "start_time" in m and not m.empty:
-                a = str(m["start_time"].min())[:16].replace("T", " ")
-                b = str(m["end_time"].max())[:16].replace("T", " ") if "end_time" in m else ""
-                span = f"{a} to {b[11:] if b[:10] == a[:10] else b}"
-            rows.append({
-                "host": h.name, "table": t, "rows": int(len(d)), "points": int(npts), "failed": int(failed),
-                "tools": ", ".join(tools) or "–", "measured (UTC)": span,
-            })
-    return pd.DataFrame(rows)
 
 
 @dataclass
