@@ -167,7 +167,8 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
         for col in _MEANS:
             row[col] = float(pd.to_numeric(g[col], errors="coerce").mean()) if col in g else math.nan
         counts = [windows.get((str(host), str(p), str(d))) for p, d in zip(g.get("point", []), g["direction"])]
-        row["windows_1s"] = min(counts) if counts and None not in counts else None
+        known = [k for k in counts if k is not None]
+        row["windows_1s"] = min(known) if known and len(known) == len(counts) else None
         row["overloaded"] = bool(g["overloaded"].map(truthy).any())
         row["ceiling_reached"] = bool(g["ceiling_reached"].map(truthy).any())
         known = g["open_loop"].dropna() if "open_loop" in g else pd.Series(dtype=object)

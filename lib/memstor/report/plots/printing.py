@@ -178,7 +178,7 @@ def _place(ann: Annotation, dx: float, dy: float, ha: str) -> None:
     """Move a data label (offset in points from its point) and align it."""
     ann.set_anncoords("offset points")
     ann.xyann = (dx, dy)
-    ann.set_ha(ha)
+    ann.set_horizontalalignment(ha)  # type: ignore[arg-type]  # one of LABEL_PLACES: left, right, center
 
 
 def _place_labels(fig, renderer) -> None:
@@ -192,7 +192,7 @@ def _place_labels(fig, renderer) -> None:
         inside = ax.get_window_extent(renderer)
         kept: list = []
         for ann in labels:
-            own = (*ann.xyann, ann.get_ha())
+            own = (*ann.xyann, ann.get_horizontalalignment())
             for dx, dy, ha in (own, *(p for p in LABEL_PLACES if p != own)):
                 _place(ann, dx, dy, ha)
                 box = ann.get_window_extent(renderer)

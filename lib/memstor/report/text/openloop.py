@@ -274,7 +274,8 @@ def models_empty(models: pd.DataFrame | None, load: pd.DataFrame | None) -> str:
     text): no open-loop run; no service time (no QD1 point of the queue-depth sweep for the workload); or the
     open loop did not hold (memstor.analysis.validity.gate: no model against a loop that was not open) — with
     how many of its offered rates held. "" where some model row is shown."""
-    if valid_rows(models) is not None and len(valid_rows(models)):
+    shown = valid_rows(models)
+    if shown is not None and len(shown):
         return ""
     if load is None or len(load) == 0:
         return "no open-loop run in this data (memstor run fio-load-latency)"
