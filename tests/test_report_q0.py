@@ -114,7 +114,7 @@ def test_the_knee_plateau_check_on_both_sides_and_without_a_value():
     assert "last step, 104,000 IOPS at N = 64 (QD64x1) to 115,000 IOPS at N = 256" in rising["evidence"]
     level = _plateau(_qd([25_000, 80_000, 97_000, 115_000, 116_000]))
     assert level["status"] == "warn" and level["value"] == 116_000 and "levels off above" in level["evidence"]
-    assert "N* is stated with these numbers" in level["consequence"]
+    assert "stated with these numbers" in level["consequence"]
     wide = [(v, v) for v in (25_000, 80_000, 90_000, 97_000)] + [(105_000, 125_000)]
     assert _plateau(_qd([25_000, 80_000, 90_000, 97_000, 115_000], ci=wide))["status"] == "pass"
     tight = wide[:4] + [(112_000, 118_000)]
@@ -238,16 +238,21 @@ def test_each_spec_ratio_of_a_virtual_disk_says_not_comparable_beside_it(S, repo
     shown = text.spec_table(S.spec, compact=True)
     ratios = shown.loc[shown["ratio"] != "–", "ratio"]
     assert len(ratios) == 5 and ratios.str.endswith(" (not comparable)").all()
-    assert shown.loc[shown["ratio"] != "–", "flag"].str.startswith("not the sheet's drive (virtio disk vda); ").all()
+    full = text.spec_table(S.spec)
+    assert full.loc[full["ratio"] != "–", "flag"].str.startswith("not the sheet's drive (virtio disk vda); ").all()
+    assert text.spec_note(S.spec).startswith("Ratios marked *not comparable*: vm: not the sheet's drive (virtio disk "
+                                             "vda)")
     pdf = pdf_words(report)
+    assert "Ratios marked not comparable: vm: not the sheet's drive (virtio disk vda)" in pdf
     for r in S.spec["ratio"].dropna():
         assert f"{r:.2f} (not comparable)" in pdf, r
 
 
 def test_a_ratio_of_the_sheets_own_kind_of_drive_stays_a_plain_number(S):
     same = S.spec.assign(comparable=True)
-    shown = text.spec_table(same, compact=True)
+    shown = text.spec_table(same)
     assert not shown["ratio"].str.contains("comparable").any() and not shown["flag"].str.contains("sheet's").any()
+    assert text.spec_note(same) == ""
 
 
 # ------------------------------------------ item 7: per-second statistics of 2 one-second windows, withheld
@@ -312,3 +317,79 @@ def test_the_open_loop_figure_prints_without_labels_or_ticks_over_each_other(S):
     hidden = [t for t in labels if not t.get_visible()]
     assert len(hidden) <= len(labels) // 4, [t.get_text() for t in hidden]
     plt.close("all")
+
+
+# ------------------------------------------------- the print acceptance: the block-size figure of four workloads
+
+
+def test_four_block_size_panels_print_with_one_x_label_and_readable_widths():
+    """The standard run's block-size sweep (build/run-standard, measured here: 4 workloads at QD32x1, MB/s below)
+    printed four panels of 0.84 in with their x labels run together ('... K = 1024)block size ...'): one label
+    under the row and one bandwidth scale numbered once leave each panel readable."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots import printing
+    from memstor.report.plots import synthesis as figs
+
+    mbps = {"randread": {4096: 372.7, 8192: 601.8, 16384: 1186.5, 32768: 1381.2, 65536: 1579.9, 131072: 1756.7,
+                         262144: 1782.3, 1048576: 1311.5},
+            "randwrite": {4096: 142.5, 8192: 287.6, 16384: 469.3, 32768: 695.2, 65536: 1126.2, 131072: 1715.1,
+                          262144: 2395.9, 1048576: 1805.6},
+            "read": {131072: 1775.5, 1048576: 1331.7}, "write": {131072: 2156.2, 1048576: 2317.4}}
+    rows = [{"host": "vm2-standard", "experiment": "fio-block-size", "rw": rw, "bs_bytes": bs, "bw_MBps": v,
+             "direction": "write" if "write" in rw else "read", "iodepth": 32, "numjobs": 1, "outstanding_io": 32}
+            for rw, by in mbps.items() for bs, v in by.items()]
+    fig = printing.fit_for_print(figs.block_size_figure(pd.DataFrame(rows)))
+    assert printing.print_problems(fig, "block size") == []
+    assert fig.get_supxlabel() == "block size (bytes, K = 1024)" and all(not ax.get_xlabel() for ax in fig.axes)
+    assert fig.axes[1].get_ylim() == fig.axes[0].get_ylim() and fig.axes[0].get_ylim()[1] >= 2395.9
+    plt.close("all")
+
+
+# -------------------------------------------------- no method text for what did not run (the print acceptance)
+
+
+def test_the_pdf_names_an_appendix_heading_a_code_cell_shows_only_when_it_shows_it():
+    import nbformat
+
+    tag = {"tags": ["appendix"]}
+    shown = nbformat.v4.new_code_cell("display(Markdown('#### Write saturation (figures)'))", metadata=tag)
+    shown.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": "#### Write saturation (figures)"})]
+    absent = nbformat.v4.new_code_cell("if wsat: display(Markdown('#### Write saturation (figures)'))", metadata=tag)
+    for cell, said in ((shown, True), (absent, False)):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell("# Shown"), cell, nbformat.v4.new_markdown_cell("After")]
+        md = " ".join(c.source for c in export.without_appendix(nb, "r.html").cells if c.cell_type == "markdown")
+        assert ("*Write saturation (figures): in the appendix of the HTML report (r.html).*" in md) is said
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_the_q0_report_has_no_method_or_appendix_text_for_what_it_did_not_measure(report):
+    """q0 measured storage only: no memory-curve method words, no pointer to an appendix section of absent data
+    (MLC's other sections, steady-state, write-saturation, working-set, read-ratio figures), and 10 pages at most."""
+    pdf = pdf_words(report)
+    assert "The storage curves (the closed queue-depth sweep, the open loop's held rates) go through one analysis" in pdf
+    for absent in ("Memory curves (loaded latency", "The other sections of MLC's default run",
+                   "The steady-state measurement window (figure)", "Write saturation against data written",
+                   "Latency against the working set", "The read-ratio family beside published curves",
+                   "Read/write mix per block size (figure)"):
+        assert absent not in pdf and absent not in report["html"], absent
+    assert report["pages"] <= 10
+
+
+def test_a_no_interval_reason_several_headlines_share_is_said_once_below_the_table(S):
+    """The first page's table printed 'no interval (n = 1 and too few log windows: repeat the point or run it
+    longer)' in each of its rows (a third of a page in the quick PDF): said once, each value marked."""
+    from memstor.report.text import first_page as fp
+
+    table, note = fp.factor_reasons(fp.headline_evidence(S.headline, S.validity))
+    values = table.set_index("quantity")["value"]
+    assert values["4K QD1 random read mean latency (µs)"] == "70.9 — no interval (a)"
+    assert values["Best 4K random write (IOPS)"] == "99,836 — no interval (a)"
+    assert note == "Note (a): n = 1 and too few log windows: repeat the point or run it longer."
+    one = fp.headline_evidence(S.headline, S.validity).head(1)
+    assert fp.factor_reasons(one) == (one, "")  # a reason of one value stays in its cell

@@ -135,6 +135,9 @@ class Table:
     #: that cannot split leaves the rest of a page empty.
     LONG_ROWS = 8
     KEEP_ROWS = 2
+    #: A long table's caption starts a new page unless this many lines of the table (and 5 for the caption, the
+    #: header and the rules) still fit below it (LaTeX needspace; normal lines).
+    NEED_LINES = 14
     BREAK_MIN_ROWS = 2 * KEEP_ROWS
 
     def __init__(self, df, caption: str = "", widths: dict | None = None, font: str = "footnotesize",
@@ -301,9 +304,12 @@ class Table:
                 name = re.sub(r"[^A-Za-z0-9 ,.:()=*/+-]", "", self.caption or " ".join(header))[:60]
                 lines += [r"\memstortable{" + name + "}{%", *table[:-1], table[-1] + r"}\par\medskip"]
         else:
-            if self.caption:  # a paragraph, not a one-line header cell: a long caption wraps
-                lines.append(r"\par\smallskip\noindent{\normalsize\interlinepenalty=10000\textbf{"
-                             + latex_escape(self.caption) + r"}\par}\nopagebreak")
+            if self.caption:  # a paragraph, not a one-line header cell: a long caption wraps; never alone at the foot
+                # of a page: with less room left than it, the header and the first rows (in normal lines, ample: the
+                # longtable started its own page with 9 lines of room and 2 rows of 2-3 lines to set), the next
+                need = 5 + min(self._est_lines(rows, specs), self.NEED_LINES)
+                lines.append(r"\par\needspace{" + str(need) + r"\normalbaselineskip}\smallskip\noindent{\normalsize"
+                             r"\interlinepenalty=10000\textbf{" + latex_escape(self.caption) + r"}\par}\nopagebreak")
             longtable = [r"\begin{" + env + "}" + width + "{" + cols + "}", r"\toprule", head, r"\midrule",
                          r"\endfirsthead", r"\toprule", head, r"\midrule", r"\endhead", r"\bottomrule",
                          r"\endlastfoot", *broken, r"\end{" + env + "}"]
@@ -497,8 +503,18 @@ def export_pdf(nb, out: Path, templates: Path) -> Path:
     return out
 
 
+def _markdown_of(cell) -> str:
+    """A cell's markdown: a markdown cell's source, or the markdown a code cell displayed (an appendix heading the
+    notebook shows only where its data is present)."""
+    if cell.get("cell_type") == "markdown":
+        return "".join(cell.get("source", ""))
+    parts = [(o.get("data") or {}).get("text/markdown", "") for o in cell.get("outputs", [])]
+    return "\n".join("".join(p) if isinstance(p, list) else str(p) for p in parts if p)
+
+
 def without_appendix(nb, html_name: str):
-    """A copy of nb for the PDF: the cells tagged ``appendix`` left out, their headings replaced by one line
+    """A copy of nb for the PDF: the cells tagged ``appendix`` left out, their headings (a markdown cell's, or
+    the first heading a code cell displayed: one shown only where its data is present) replaced by one line
     naming them (consecutive ones together) and the HTML file that holds them."""
     import nbformat  # as in _read_notebook: nbformat only when a notebook is exported (memstor --help stays fast)
 
@@ -520,8 +536,7 @@ def without_appendix(nb, html_name: str):
             flush()
             cells.append(cell)
             continue
-        heads = [ln.lstrip("#").strip() for ln in "".join(cell.get("source", "")).splitlines()
-                 if cell.get("cell_type") == "markdown" and ln.startswith("#")]
+        heads = [ln.lstrip("#").strip() for ln in _markdown_of(cell).splitlines() if ln.startswith("#")]
         if heads:
             pending.append(heads[0])
     flush()

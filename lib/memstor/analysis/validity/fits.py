@@ -243,8 +243,8 @@ def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
         with_ci = int(over["_ci"].sum())
         beyond = ("no interval on " + ("this point" if len(over) == 1 else "these points") if not with_ci else
                   "by the whole 95 % interval" + ("" if with_ci == len(over) else " where a point has one"))
-        above = (f"{each} (more than {n(100.0 * (PLATEAU_RATIO - 1))} % above X_fit, the run-to-run spread of "
-                 f"single runs, {beyond})")
+        above = (f"{each} (over {n(100.0 * (PLATEAU_RATIO - 1))} % above X_fit, the run-to-run spread of single "
+                 f"runs; {beyond})")
         rising, step = _still_rising(k, qd)
         if rising:
             return row(host, "knee_plateau", rw, FAIL, top, high, unit,
@@ -253,9 +253,9 @@ def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
                        "a finding: the sweep has not levelled off where the fit puts its ceiling", _KNEE,
                        low=low, high=high)
         return row(host, "knee_plateau", rw, WARN, top, high, unit,
-                   f"the sweep levels off above the fit's ceiling ({said}): {above}", "N* is stated with these "
-                   "numbers: X_fit lies under the measured plateau, so N* = X_fit x R_min is low by as much; the "
-                   "closed-system bound uses the measured X_best", _KNEE, low=low, high=high)
+                   f"the sweep levels off above the fit's ceiling ({said}): {above}", "N* = X_fit x R_min is low by "
+                   "as much (stated with these numbers; the closed-system bound uses the measured X_best)", _KNEE,
+                   low=low, high=high)
     if reach < low:
         evidence = (f"nothing measured past the knee reaches the fitted ceiling ({said}): at most {n(reach)} IOPS, "
                     f"{n(100.0 * (1 - reach / fit))} % under X_fit")

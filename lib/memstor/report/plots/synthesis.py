@@ -416,13 +416,20 @@ def block_size_figure(points: pd.DataFrame):
         ax.set_xticklabels([size_label(t) for t in ticks], rotation=45 if len(ticks) > 5 else 0)
         ax.xaxis.set_minor_formatter(NullFormatter())
         _thousands(ax)
-        ax.set_xlabel("block size (bytes, K = 1024)")
         if ax is axes[0]:
             ax.set_ylabel("bandwidth (MB/s, 10⁶ B/s)")
         ax.set_title(rw if multi else f"{rw}, {qds[0]}")  # one device: its queue depth in the title, no legend
         ax.set_ylim(bottom=0)
         if multi:
             ax.legend(fontsize=7.5)
+    # one x label under the row (a label per panel ran into its neighbour's in print) and one bandwidth scale for
+    # the row, numbered on the first panel only (four sets of tick labels left each panel under 1.1 in in print)
+    fig.supxlabel("block size (bytes, K = 1024)", fontsize="medium")
+    top = max(a.get_ylim()[1] for a in axes[:len(workloads)])  # each panel's own top, before they share one
+    for ax in axes[1:len(workloads)]:
+        ax.sharey(axes[0])
+        ax.tick_params(labelleft=False)
+    axes[0].set_ylim(bottom=0, top=top)
     return fig
 
 

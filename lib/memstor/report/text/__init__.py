@@ -71,7 +71,7 @@ from memstor.report.text.queueing import (
     little_sentences,
 )
 from memstor.report.text.read_ratio import read_ratio_display, read_ratio_sentences
-from memstor.report.text.spec import spec_table
+from memstor.report.text.spec import spec_note, spec_table
 from memstor.report.text.steady_state import (
     steady_display,
     steady_matrix_display,
@@ -89,7 +89,7 @@ __all__ = [
     "xsr_display", "cbw_display",
     "dirth_display",
     "SYSTEM_FIELDS", "systems_table", "commands", "command_sentence",
-    "spec_table",
+    "spec_table", "spec_note",
     "little_display", "little_sentences", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",
     "memory_display", "memory_sentences", "storage_sentences", "pacing_display", "SECTION_NAMES",
     "sections_display", "curves_display", "curves_sentences",

@@ -9,6 +9,8 @@ has failed for (memstor.analysis.validity).
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from memstor.analysis.synthesis import HEADLINE_METRICS
@@ -167,6 +169,28 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
     return pd.DataFrame(out, columns=["device", "quantity", "value", "measured as", "trust"])
 
 
+#: A value cell's reason for having no interval ('99.3 — no interval (n = 1 and ...)').
+_NO_INTERVAL = re.compile(r"^(.*) — no interval \((.*)\)$")
+
+
+def factor_reasons(table: pd.DataFrame, column: str = "value") -> tuple[pd.DataFrame, str]:
+    """The headline table with a no-interval reason that several values share said once: each such cell reads
+    '99.3 — no interval (a)' and the returned line '(a) n = 1 and too few log windows: ...' says it (markdown;
+    "" when no reason repeats). A reason of one value stays in its cell."""
+    if table is None or table.empty or column not in table.columns:
+        return table, ""
+    found = [(_NO_INTERVAL.match(str(v)) if isinstance(v, str) else None) for v in table[column]]
+    reasons = [m.group(2) for m in found if m]
+    shared = [r for r in dict.fromkeys(reasons) if reasons.count(r) > 1]
+    if not shared:
+        return table, ""
+    mark = {r: f"({chr(ord('a') + i)})" for i, r in enumerate(shared)}
+    out = table.copy()
+    out[column] = [f"{m.group(1)} — no interval {mark[m.group(2)]}" if m and m.group(2) in mark else v
+                   for v, m in zip(table[column], found)]
+    return out, " ".join(f"Note {mark[r]}: {r}." for r in shared)
+
+
 def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
     """'4K random reads: X IOPS at 1 I/O in flight (R µs); the best, Y IOPS at N, at R' µs (k×)' from the
     closed queue-depth sweep; None without at least two depths."""
@@ -184,6 +208,17 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
             f"{fmt_number(low['lat_mean_us'])} µs; the most, {fmt_number(best['iops'])} IOPS "
             f"({best['iops'] / low['iops']:.1f}×), with {int(best['outstanding_io'])} in flight at a mean of "
             f"{fmt_number(best['lat_mean_us'])} µs ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
+
+
+def _shared_tail(items: list[str]) -> tuple[list[str], str]:
+    """(items, tail): a closing '(...)' that every item ends with said once after them ('' when they do not share
+    one, or there is one item)."""
+    if len(items) < 2:
+        return items, ""
+    m = re.search(r" (\([^()]*\))$", items[0])
+    if not m or not all(i.endswith(m.group(1)) for i in items):
+        return items, ""
+    return [i[: -len(m.group(0))] for i in items], m.group(1)
 
 
 def _check_sentences(validity: pd.DataFrame | None, host: str, checks: tuple, statuses=("fail",),
@@ -225,8 +260,9 @@ def findings(S, host: str) -> list[str]:
         out.append(f"Memory: {r['evidence']} ({SECTION_REF['memory']}).")
     disagree = _check_sentences(S.validity, host, ("config_agreement",), ("warn", "fail"))
     if disagree:
-        out.append("The same configuration measured twice gave different numbers: " + "; ".join(disagree[:2])
-                   + f" ({SECTION_REF['storage_points']}).")
+        said, tail = _shared_tail(disagree[:2])
+        out.append("The same configuration measured twice gave different numbers: " + "; ".join(said)
+                   + (f" {tail}" if tail else "") + f" ({SECTION_REF['storage_points']}).")
     w = S.wsat[S.wsat["host"].astype(str) == host] if S.wsat is not None else None
     for _, r in (w.head(2).iterrows() if w is not None else ()):
         if missing(r["sustained_MBps"]):
@@ -339,6 +375,9 @@ def check_counts(validity: pd.DataFrame | None) -> str:
 
 #: How many subjects a check's name lists on the first page before "and N more".
 NAMED_SUBJECTS = 12
+#: A point's id after its subject ('4 KiB random write (randwrite-bs4k-qd32x4-x1-max60-io_uring-d1-f64m-rep1)'):
+#: page 1 names the subject; the id is in the appendix table and validity.csv.
+_POINT_ID = re.compile(r" \([A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)+-rep\d+\)$")
 
 
 def check_names(validity: pd.DataFrame | None) -> list[str]:
@@ -358,7 +397,8 @@ def check_names(validity: pd.DataFrame | None) -> list[str]:
                 continue
             named = []
             for check, g in sel.groupby("check", sort=True):
-                subjects = list(dict.fromkeys(g["subject"].astype(str)))
+                said = [_POINT_ID.sub("", x) for x in g["subject"].astype(str)]  # the point ids: in the table
+                subjects = [f"{x} ×{said.count(x)}" if said.count(x) > 1 else x for x in dict.fromkeys(said)]
                 more = f" and {len(subjects) - NAMED_SUBJECTS} more" if len(subjects) > NAMED_SUBJECTS else ""
                 named.append(f"`{check}` ({'; '.join(md_escape(x) for x in subjects[:NAMED_SUBJECTS])}{more})")
             out.append(f"**{md_escape(host)}** — {head}: " + ", ".join(named) + ".")

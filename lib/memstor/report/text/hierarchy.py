@@ -88,8 +88,10 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         text = f"**{host}**: mean latency per access " + ", ".join(parts) + "."
         bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a))]
         for _, r in bad.iterrows():
+            note = str(r["note"] or "the curve and the kernel disagree")
+            note = note.removeprefix(f"ends at {_size(r['ends_at_bytes'])}, ")  # said just before
             text += (f" {r['level']} ends at {_size(r['ends_at_bytes'])}, not at the kernel's {_size(r['kernel_bytes'])}: "
-                     f"{r['note'] or 'the curve and the kernel disagree'}.")
+                     f"{note}.")
         tlb = g[g["level"].astype(str).str.startswith("TLB")]
         if len(tlb) and not missing(tlb["latency_ns"].iloc[0]):
             text += f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per access."

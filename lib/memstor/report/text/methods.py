@@ -103,8 +103,8 @@ lies more than 10 % above X_fit (beyond its 95 % interval where it has one) whil
 more than 10 %: the sweep has not levelled off, so it shows no knee (validity check knee_plateau); where it
 levelled off above X_fit, N* is stated with those points beside it."""),
     "curves": Method(
-        summary="""Memory curves (loaded latency: one thread chases pointers while load threads are throttled by an inject
-delay) and storage curves (the closed queue-depth sweep, the open loop) go through one analysis: a plateau of
+        summary="""Memory curves (loaded latency: a pointer chase while load threads are throttled by an inject delay) and
+storage curves (the closed queue-depth sweep, the open loop's held rates) go through one analysis: a plateau of
 ≥ 3 points within 2 % marks saturation, the open-queue model R = R0 + a·ρ/(1−ρ) is fitted only below it (its
 peak not identifiable when the interval is unbounded or beyond 1.5× the highest throughput measured), and
 the throughput where latency reaches 1.25 and 2 × R0 is read off the measured points, never extrapolated.""",
@@ -202,6 +202,25 @@ latency and shape, not bandwidth."""),
 def summary(key: str, present: bool = True) -> str:
     """The section's method in brief (markdown) when its data is present, else ''."""
     return " ".join(METHODS[key].summary.split()) if present else ""
+
+
+#: The curves summary's lead, per kind of curve measured: (memory, storage) -> its subject.
+_CURVES_LEAD = {
+    (True, True): None,  # the summary as written: both kinds
+    (True, False): "The memory curves (loaded latency: a pointer chase while load threads are throttled by an inject "
+                   "delay) go",
+    (False, True): "The storage curves (the closed queue-depth sweep, the open loop's held rates) go",
+}
+
+
+def curves_summary(memory: bool, storage: bool) -> str:
+    """The latency–throughput section's method in brief for the curves measured (markdown): the memory curves' or the
+    storage curves' words only where the other kind did not run; '' where neither did."""
+    if not (memory or storage):
+        return ""
+    text = summary("curves")
+    lead = _CURVES_LEAD[(memory, storage)]
+    return text if lead is None else lead + text[text.index(" through one analysis"):]
 
 
 def details(key: str, present: bool = True) -> str:

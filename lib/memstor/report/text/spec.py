@@ -17,7 +17,7 @@ def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
     (the PDF): the measured side's outstanding I/O and block size and which point it is, instead of every
     condition of both sides (the flag still names each condition that differs); no host column for one device.
     A ratio of a target that is not the sheet's drive (``comparable`` False: a virtual disk) says "not comparable"
-    beside the number, and its flag says why first."""
+    beside the number; the full table's flag says why first (the compact one leaves that to :func:`spec_note`)."""
     if comp.empty:
         return comp
     apart = ~comp["comparable"].fillna(True).astype(bool) if "comparable" in comp.columns \
@@ -40,12 +40,27 @@ def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
                  zip(comp["flag"], comp.get("interface", pd.Series("", index=comp.index)), apart, comp["ratio"])],
     })
     if compact:
+        out["flag"] = comp["flag"].to_numpy()
         out["conditions"] = [", ".join(str(m).split(", ")[:2]) + (f" [{_short_selection(sel)}]" if sel else "")
                              for m, sel in zip(comp["measured_conditions"], comp["selection"])]
         out = out.rename(columns={"conditions": "measured at"})
         if out["host"].nunique() == 1:
             out = out.drop(columns="host")
     return out
+
+
+def spec_note(comp: pd.DataFrame | None) -> str:
+    """One sentence before the compact table where ratios are marked not comparable: per device, why (markdown);
+    "" where every ratio compares the sheet's kind of drive."""
+    if comp is None or comp.empty or "comparable" not in comp.columns:
+        return ""
+    apart = comp[~comp["comparable"].fillna(True).astype(bool) & comp["ratio"].notna()]
+    said = [f"{host}: {_not_drive(g['interface'].iloc[0] if 'interface' in g else '')}"
+            for host, g in apart.groupby("host", sort=True)]
+    if not said:
+        return ""
+    return ("Ratios marked *not comparable*: " + "; ".join(said) + " — they set a different device against the "
+            "sheet's drive, so they say nothing about the drive.")
 
 
 def _not_drive(interface) -> str:

@@ -70,8 +70,9 @@ def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[
         if missing(r["sustained_MBps"]):
             why = str(r.get("not_valid") or "")
             whole = "" if missing(r.get("run_MBps")) else f" fio's whole-run figure: {fmt_number(r['run_MBps'])} MB/s."
-            out.append(head + (f": no level is stated — {why.removeprefix('not valid ')}." if why else
-                               ": no per-second series, so no levels.") + whole)
+            why = why.removeprefix("not valid ").removesuffix("; fio's whole-run figure stays in the table")
+            out.append(head + (f": no level is stated — {why}." if why else ": no per-second series, so no levels.")
+                       + whole)
             continue
         if int(r["cliffs"]) == 0:
             out.append(head + f": no cliff — one level of {fmt_interval(r['sustained_MBps'], r['sustained_MBps_ci_low'], r['sustained_MBps_ci_high'])} "
