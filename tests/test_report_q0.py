@@ -316,6 +316,34 @@ def test_the_open_loop_figure_prints_without_labels_or_ticks_over_each_other(S):
     labels = [t for ax in fig.axes for t in ax.texts]
     hidden = [t for t in labels if not t.get_visible()]
     assert len(hidden) <= len(labels) // 4, [t.get_text() for t in hidden]
+    for ax in fig.axes:  # numbers on both axes of each panel (decluttering once thinned a log axis to none)
+        assert len(printing._drawn_tick_labels(ax.yaxis)) >= 3 and len(printing._drawn_tick_labels(ax.xaxis)) >= 3
+    plt.close("all")
+
+
+def test_two_memory_panels_print_as_two_figures_with_their_legends_beside(real):
+    """Loaded-latency curves at 64 B and 256 B accesses (tests/data/real, bernep): one figure of two panels, each
+    legend beside its panel, printed the panels 0.5 in wide in the print box; the report shows a figure per panel,
+    each readable."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots import printing
+    from memstor.report.plots import synthesis as figs
+    from test_memory import BERNEP, real_table
+
+    files = [f"{BERNEP}/mlc_write{w}_{s}.txt" for w in (0, 25, 50, 100) for s in (64, 256)]
+    curves = syn.memory_curves(real_table(real, files, idle=False).assign(host="bernep", ok=True))
+    _, fits = syn.memory_fits(curves)
+    panels = figs.memory_panels(curves)
+    assert panels == [("bernep", 64.0), ("bernep", 256.0)]
+    for panel in panels:
+        fig = printing.fit_for_print(figs.memory_figure(curves, fits, panel))
+        assert printing.print_problems(fig, f"memory {panel}") == []
+        assert [ax.get_title() for ax in fig.axes] == [f"bernep, {int(panel[1])} B accesses"]
+    assert figs.memory_figure(curves, fits, ("bernep", 128.0)) is None
     plt.close("all")
 
 

@@ -81,9 +81,13 @@ def _groups(df: pd.DataFrame) -> list:
     return out
 
 
-def _log(axis) -> None:
-    """A log axis with plain numbers at 1, 2, 5 x 10^k (readable when the data span less than a decade)."""
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+def _log(axis, decades: bool = False) -> None:
+    """A log axis with plain numbers at 1, 2, 5 x 10^k (readable when the data span less than a decade); with
+    `decades`, at the decades alone where the data span more than two (the latency-throughput panels: a 1-2-5 ladder
+    over three decades or more left no room in print, its labels thinned to none)."""
+    lo, hi = axis.get_data_interval()  # the data drawn (the view may not be autoscaled yet)
+    wide = bool(decades and lo > 0 and hi / lo > 100)
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
     plain_log(axis)
 
 
@@ -259,13 +263,17 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
         ax.set_title(title, fontsize="medium")
         if any(line.get_ydata().size for line in ax.get_lines()):
             ax.set_yscale("log")
-            _log(ax.yaxis)
+            _log(ax.yaxis, decades=True)
         ax.set_xlim(left=0)
         ax.margins(x=0.06, y=0.1)
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # five labels of six digits needed rotating in print
         thousands(ax.xaxis)
-    _legend(fig, axes, 2 * len(groups) + len(seen))
+    entries = 2 * len(groups) + len(seen)
+    _legend(fig, axes, entries)
     fig.suptitle(f"Latency vs throughput: open loop (offered rate, labels u = % of {X_REF}) and closed loop (QD)")
+    if entries > 4:  # three rows of legend or more under the panels: the taller box keeps the panels readable
+        fig.set_size_inches(10.0, 5.4)
+        return printing.tall(fig)
     return fig
 
 

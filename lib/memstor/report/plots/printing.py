@@ -32,6 +32,8 @@ TALL_BOX_IN = PRINT_BOX_IN
 SINGLE_BOX_IN = (PRINT_BOX_IN[0], 2.4)
 #: The gid that marks a figure as drawn for SINGLE_BOX_IN.
 COMPACT_GID = "memstor:compact"
+#: The gid that marks a one-row figure as drawn for TALL_BOX_IN (a legend of several rows under its panels).
+TALL_GID = "memstor:tall"
 #: Inches the inline PNG adds on each side of the figure's tight bounding box (savefig's pad_inches).
 PAD_IN = 0.1
 #: The smallest text size readable in print (points, at the printed size).
@@ -83,10 +85,17 @@ def compact(fig):
     return fig
 
 
+def tall(fig):
+    """Mark a one-row figure as drawn to print in TALL_BOX_IN (its legend takes rows of its own under the panels);
+    returns the figure."""
+    fig.set_gid(TALL_GID)
+    return fig
+
+
 def report_box(fig) -> tuple[float, float]:
-    """The box fit_for_print sizes a figure into: TALL_BOX_IN for two rows of panels or more, SINGLE_BOX_IN for
-    one row marked :func:`compact`, else REPORT_BOX_IN."""
-    if panel_rows(fig) > 1:
+    """The box fit_for_print sizes a figure into: TALL_BOX_IN for two rows of panels or more or one marked
+    :func:`tall`, SINGLE_BOX_IN for one row marked :func:`compact`, else REPORT_BOX_IN."""
+    if panel_rows(fig) > 1 or fig.get_gid() == TALL_GID:
         return TALL_BOX_IN
     return SINGLE_BOX_IN if fig.get_gid() == COMPACT_GID else REPORT_BOX_IN
 
@@ -157,7 +166,9 @@ def declutter_ticks(fig) -> None:
                     lab.set_rotation_mode("anchor")
                 renderer = _renderer(fig)
             k = 2
-            while _overlapping(_drawn_tick_labels(axis), renderer, gap) and k <= 6:
+            # thinned while they overlap, never below 3 drawn labels (an axis thinned to none had no numbers at all)
+            while _overlapping(_drawn_tick_labels(axis), renderer, gap) and k <= 6 \
+                    and len(_drawn_tick_labels(axis)) > 3:
                 texts = [t.label1.get_text() for t in axis._update_ticks() if t in axis.majorTicks]
                 _thin(axis, 2)
                 if which == "x" and texts:

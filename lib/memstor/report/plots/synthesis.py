@@ -229,26 +229,40 @@ def _curve_legend_extras(drawn: set | None = None) -> tuple[list, list]:
     return handles, texts
 
 
-def memory_figure(curves: pd.DataFrame, fits: dict):
+def memory_panels(curves: pd.DataFrame | None) -> list[tuple[str, float]]:
+    """The memory figure's panels, (host, access bytes; -1 unknown), in its order: the report shows one figure per
+    panel (two panels, their legends beside them, printed 0.54 in wide in the print box)."""
+    if curves is None or curves.empty:
+        return []
+    return sorted({("?" if missing(h) else str(h), -1.0 if missing(a) else float(a))
+                   for h, a in zip(curves["host"], curves["access_bytes"])})
+
+
+def memory_figure(curves: pd.DataFrame, fits: dict, panel: tuple[str, float] | None = None):
     """Loaded latency (ns) vs bandwidth (GB/s): one panel per host x access size (title: the host, plus the
     access size when the host has several), mean points per curve (95 % intervals as error bars when
     repeated); the analysis of memstor.analysis.curves on top: plateau points outlined with a dotted line
     at the plateau's bandwidth, hook points hollow, the open-queue model dashed over its fit range only
     (never beyond the data; not drawn when not identifiable) and a star where the measured latency
     reaches 2·R0. Each panel's legend sits outside it, to the right, and names only the settings that
-    differ between curves (memstor.analysis.memory labels), with "saturated" or "peak not identifiable"."""
+    differ between curves (memstor.analysis.memory labels), with "saturated" or "peak not identifiable". `panel`
+    (:func:`memory_panels`): that panel alone."""
     if curves is None or curves.empty:
         return None
     d = curves.assign(_host=curves["host"].map(lambda v: "?" if missing(v) else str(v)),
                       _acc=curves["access_bytes"].map(lambda v: -1.0 if missing(v) else float(v)))
     panels = sorted({(h, a) for h, a in zip(d["_host"], d["_acc"])})
+    if panel is not None:  # one panel of them (memory_panels), titled as in the whole figure
+        panels = [p for p in panels if p == panel]
+        if not panels:
+            return None
     per_host = d.groupby("_host")["_acc"].nunique()
     labels = legend_labels(d)
     keys = list(dict.fromkeys(labels.values()))
     colours = dict(zip(keys, sns.color_palette("colorblind", max(len(keys), 1))))
     style()
     fig, axes_grid = plt.subplots(len(panels), 1, figsize=(7.2, 2.9 * len(panels)), squeeze=False,
-                             constrained_layout=True, dpi=REPORT_DPI)
+                                  constrained_layout=True, dpi=REPORT_DPI)
     axes = list(axes_grid.flat)
     for ax, (host, acc) in zip(axes, panels):
         p = d[(d["_host"] == host) & (d["_acc"] == acc)]
