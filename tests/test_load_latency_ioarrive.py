@@ -216,8 +216,9 @@ AGREE_RUNS = 5
 AGREE_SPREAD = 0.25
 #: ioarrive's submitter woke (median over the runs of each run's p99) later than this share of fio's mean
 #: latency: the scheduler would also wake its reaper late, and service would measure the machine (beside one
-#: busy process on the 2-vCPU VM: p99 141-273 µs at fio's 82-113 µs, service 7-25 % above fio's).
-AGREE_WAKE_SHARE = 1.0
+#: busy process on the 2-vCPU VM, io_uring: p99 141-273 µs at fio's 82-113 µs, service 7-25 % above fio's; through
+#: libaio in a bare-clone CI run: p99 wake delays 75-143 µs (median 94) at fio's median 89 µs, service within 4 %: 1x skipped it).
+AGREE_WAKE_SHARE = 3.0
 
 
 @pytest.mark.fio
