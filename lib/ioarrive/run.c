@@ -4,10 +4,11 @@
  *   The submitter (the main thread) takes the earliest next arrival of the directions, an absolute
  *   CLOCK_MONOTONIC time computed from the start (never from the previous submission, so a late I/O does
  *   not delay the schedule), sleeps with clock_nanosleep(TIMER_ABSTIME) until the spin before it, spins to
- *   it (--spin-us; how late each sleep woke is recorded: wake_delay in the JSON, the reason for most lag on a
- *   shared machine — a longer spin does not help there: measured on a 2-vCPU VM beside a busy process, a spin
- *   learnt from the wake-up delays, 0.4 ms on average, made them 4x later, p99 0.65 ms against 0.16 ms,
- *   as the scheduler then treats the submitter as a CPU hog), takes a free slot, stamps the submission and submits without waiting for anything. Every further
+ *   it (--spin-us; how late each sleep woke is recorded: wake_delay in the JSON, the usual cause of lag on a
+ *   shared machine. A longer spin does not help there: on a 2-vCPU VM beside one busy process, a spin that
+ *   followed the recent wake-up delays (0.4 ms on average) made the sleeps wake later, p99 0.49-0.65 ms
+ *   against 0.15-0.16 ms with 50 us, as the scheduler then treats the submitter as a CPU hog), takes a free
+ *   slot, stamps the submission and submits without waiting for anything. Every further
  *   arrival already due by then (the previous submission took longer than the gap) joins it, up to
  *   SUBMIT_BATCH_MAX, and they go to the engine in one system call stamped with one submission time: a
  *   submission costs 10-50 us of system time on a VM (a virtio kick), so one call per I/O would push every
