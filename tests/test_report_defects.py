@@ -5,16 +5,15 @@ findings is stated, and page 1 names the checks that failed."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from memstor.analysis import load_latency
-from memstor.analysis import synthesis as syn
 from memstor.report import text
 from memstor.report.text import first_page as fp
+from report_helpers import synthesise_copy
 
 DATA = Path(__file__).parent / "data" / "report-defects"
 H = "vm2-fio342"
@@ -22,9 +21,7 @@ H = "vm2-fio342"
 
 @pytest.fixture(scope="module")
 def S(tmp_path_factory):
-    root = tmp_path_factory.mktemp("defects")
-    shutil.copytree(DATA / "processed", root / "processed")
-    return syn.synthesise(root)
+    return synthesise_copy(tmp_path_factory, DATA, "defects")
 
 
 def _status(S, check: str, subject: str | None = None) -> set[str]:

@@ -18,6 +18,7 @@ from memstor.analysis.validity import validity_table
 from memstor.core.schema import missing
 from memstor.report import export, text
 from notebook_helpers import run_notebook
+from report_helpers import synthesise_copy
 from test_validity import H, knee_frame
 
 DATA = Path(__file__).parent / "data" / "report-q0"
@@ -26,9 +27,7 @@ VM = "vm"
 
 @pytest.fixture(scope="module")
 def S(tmp_path_factory):
-    root = tmp_path_factory.mktemp("q0")
-    shutil.copytree(DATA / "processed", root / "processed")
-    return syn.synthesise(root)
+    return synthesise_copy(tmp_path_factory, DATA, "q0")
 
 
 def _norm(words: str) -> str:

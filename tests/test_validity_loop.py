@@ -6,7 +6,6 @@ never pass — on NaN, empty or a failed fit."""
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memstor.analysis import synthesis as syn
 from memstor.analysis.curves import analyse
 from memstor.analysis.validity import holds, status, validity_table
 from memstor.analysis.validity.fits import holdout_rows
+from report_helpers import synthesise_copy
 from test_validity import GOOD_SERIES, H, cpu_fio, flagged, knee_frame, load_frame, point, steady_fio, tables
 
 DEFECTS = Path(__file__).parent / "data" / "report-defects"
@@ -444,9 +443,7 @@ def test_no_ceiling_known_is_unchecked_not_pass():
 
 @pytest.fixture(scope="module")
 def defects(tmp_path_factory):
-    root = tmp_path_factory.mktemp("defects")
-    shutil.copytree(DEFECTS / "processed", root / "processed")
-    return syn.synthesise(root).validity
+    return synthesise_copy(tmp_path_factory, DEFECTS, "defects").validity
 
 
 def test_the_real_offload_overshoot_fails_every_open_loop_invariant(defects):
