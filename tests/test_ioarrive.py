@@ -209,6 +209,10 @@ def test_submissions_that_move_more_than_the_gaps_tolerance_are_tested_by_counts
     res = run(exe, IoarriveJob(**job, arrival="constant", check_as="poisson"))
     sub = _checks_of(res, "submitted")
     assert sub["dispersion"]["passed"] is False and sub["dispersion"]["value"] < sub["dispersion"]["low"]
+    # not checkable: windows 20 x 10 ms wide leave fewer than 20 in a 2-s run; the run says so and is not open
+    res = run(exe, IoarriveJob(**{**job, "runtime_s": 2, "extra": ("--move-us", "10000")}))
+    few = _checks_of(res, "submitted")["arrivals"]
+    assert few["passed"] is False and "too few to test" in few["detail"] and res.doc["open_loop"] is False
     # a move within the gaps' tolerance (5 us here) keeps the gap tests
     res = run(exe, IoarriveJob(**{**job, "extra": ("--move-us", "2")}))
     assert {"exp_gaps", "independence", "no_trend"} == set(_checks_of(res, "submitted"))
