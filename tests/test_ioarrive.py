@@ -295,6 +295,39 @@ def test_real_time_simulator_at_a_modest_rate_measures_the_lag(exe):
     assert row["achieved_pct"] == pytest.approx(100, abs=10)
 
 
+def _probe(exe: Path, cpu: int, **kw) -> dict:
+    """The pause probe of a short real-time simulator run pinned to one CPU (a child with that affinity)."""
+    job = IoarriveJob(sim="servers=1,service=det:10", rate_iops=200, runtime_s=0.2, drain_s=1, **kw)
+    cmd = ["taskset", "-c", str(cpu), str(exe), *job.args()]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True).stdout
+    return json.loads(out)
+
+
+def test_the_pause_probe_sees_a_competitor_for_its_cpu_and_not_without_one(exe):
+    """--pause-probe spins one thread per CPU of the affinity with no I/O: pinned to one CPU beside a spinning
+    competitor the scheduler shares it (about half the time paused, in slices: many pauses); alone there it
+    loses far less (both sides, in one run each, on the same CPU). Virtual time and no --pause-probe: null."""
+    cpu = min(os.sched_getaffinity(0))
+    alone = _probe(exe, cpu, pause_probe_s=1.0)["pause_probe"]
+    hog = subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
+    try:
+        shared = _probe(exe, cpu, pause_probe_s=1.0)["pause_probe"]
+    finally:
+        hog.kill()
+        hog.wait()
+    assert alone["cpus"] == shared["cpus"] == 1 and alone["seconds"] == 1 and alone["min_us"] == 50
+    assert 25 <= shared["paused_pct"] <= 90 and shared["per_cpu_s"] >= 50, shared
+    assert alone["paused_pct"] < shared["paused_pct"] / 2, (alone, shared)
+    assert shared["max_us"] >= 50 and shared["pauses"] >= shared["over_1ms"]
+    (row,) = run(exe, IoarriveJob(sim="servers=1,service=det:10", rate_iops=200, runtime_s=0.2,
+                                  pause_probe_s=0.2)).rows
+    assert row["pause_per_cpu_s"] is not None and row["paused_pct"] is not None and row["pause_max_us"] is not None
+    assert _probe(exe, cpu)["pause_probe"] is None
+    res = run(exe, IoarriveJob(sim="servers=1,service=det:10", virtual=True, rate_iops=1000, runtime_s=1,
+                               pause_probe_s=1.0))
+    assert res.doc["pause_probe"] is None and res.rows[0]["pause_per_cpu_s"] is None  # virtual time: no probe
+
+
 # ------------------------------------------------------------------------------------------ a real file
 
 

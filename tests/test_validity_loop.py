@@ -473,6 +473,13 @@ def test_points_not_open_are_explained_in_their_generators_terms():
                                                                                           "evidence"]
     io_nolag = io.assign(generator_checks=["ok"] * 4 + ["exp_gaps/submitted"] * 2, wake_delay_p99_us=[900.0] * 6)
     assert "sleeps woke" not in validity_table(load=io_nolag).set_index("check").loc["open_loop_held", "evidence"]
+    # the machine's own pauses before the late points (ioarrive's pause probe), from those points only
+    paused = io.assign(pause_per_cpu_s=[1.0] * 4 + [12.0, 30.5], pause_max_us=[100.0] * 4 + [6_100.0, 800.0])
+    r = validity_table(load=paused).set_index("check").loc["open_loop_held"]
+    assert "the machine itself paused 12.0-30.5 times per CPU-second (gaps >= 50 µs), the longest 6,100 µs" in \
+        r["evidence"]
+    assert "paused" not in validity_table(load=paused.assign(
+        generator_checks=["ok"] * 4 + ["exp_gaps/submitted"] * 2)).set_index("check").loc["open_loop_held", "evidence"]
     fio = load_frame((True, True, True, True, False, False)).assign(generator="fio")
     r = validity_table(load=fio).set_index("check").loc["open_loop_held"]
     assert "gated (arrivals waited for completions): 2 points" in r["evidence"]

@@ -94,6 +94,7 @@ struct job {
     uint64_t seed;
     double spin_us, lag_fraction, lag_floor_us, ks_tol_us;
     double move_us;             /* how far a submission may move for the submitted tests; < 0: its p99 lag */
+    double pause_probe_s;       /* seconds of the machine-pause probe before a real-time run (0: none) */
     int check_sample;
     int rt_priority;            /* SCHED_FIFO priority of the submitter and reaper (0: off) */
     enum check_as check_as;
@@ -258,6 +259,15 @@ extern const struct engine ENGINE_URING, ENGINE_AIO, ENGINE_SYNC, ENGINE_SIM;
 
 struct cpu_use { double user_s, sys_s, wall_s; };
 
+/* ------------------------------------------------------------------ pauses.c */
+#define PAUSE_MIN_NS 50000      /* a gap between two clock reads of a spinning thread counted as a pause */
+struct pause_probe {
+    double seconds;             /* how long each CPU's thread spun */
+    int cpus;                   /* threads that ran (one per CPU of the affinity mask); 0: no probe */
+    uint64_t pauses, over_1ms;  /* gaps >= PAUSE_MIN_NS, and of them >= 1 ms, over all CPUs */
+    int64_t max_ns, paused_ns;  /* the longest gap; the gaps' sum over all CPUs */
+};
+void probe_pauses(double seconds, struct pause_probe *p);
 
 struct ctx {
     const struct job *j;
@@ -280,6 +290,7 @@ struct ctx {
     struct hist wake_delay;                /* how late each of the submitter's sleeps woke (ns) */
     int rt_granted;                        /* SCHED_FIFO set on the submitter (and the reaper) */
     char rt_note[160];
+    struct pause_probe pauses;             /* the machine's pauses before the run (--pause-probe) */
 };
 
 int64_t now_ns(void);

@@ -107,6 +107,8 @@ int main(int argc, char **argv)
     span_and_alignment(&j, &c.tgt);
     setup_slots(&c);
     engine_select(&c);
+    if (!j.virtual_time && j.pause_probe_s > 0)
+        probe_pauses(j.pause_probe_s, &c.pauses);
     struct rusage r0, r1;
     getrusage(RUSAGE_SELF, &r0);
     int64_t w0 = now_ns();

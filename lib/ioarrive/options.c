@@ -70,6 +70,8 @@ static void usage(FILE *f)
         "  --buffered             no O_DIRECT (default: O_DIRECT)\n"
         "  --seed N               random seed (default 1)\n"
         "  --spin-us US           sleep until US before an arrival, then spin (default 50)\n"
+        "  --pause-probe S        before the run, spin S seconds on each CPU with no I/O and report the machine's\n"
+        "                         pauses (gaps >= 50 us between clock reads; default 0: none)\n"
         "  --lag-fraction F       generator-bound: p99 lag > max(F x p99 response, floor) (default 0.1)\n"
         "  --lag-floor-us US      the floor (default 20)\n"
         "  --check-sample N       arrivals sampled for the arrival tests (default 5000)\n"
@@ -204,7 +206,8 @@ static const char *const VALUED[] = {
     "--target", "--confirm-target", "--bs", "--rate", "--read-share", "--read-rate", "--write-rate",
     "--arrival", "--read-arrival", "--write-arrival", "--pattern", "--span", "--runtime", "--ramp", "--drain",
     "--engine", "--threads", "--max-outstanding", "--seed", "--spin-us", "--lag-fraction", "--lag-floor-us",
-    "--check-sample", "--check-as", "--sim", "--json", "--rt-priority", "--ks-tolerance-us", "--move-us", NULL};
+    "--check-sample", "--check-as", "--sim", "--json", "--rt-priority", "--ks-tolerance-us", "--move-us",
+    "--pause-probe", NULL};
 
 static int valued(const char *name)
 {
@@ -268,7 +271,10 @@ static void set_option(struct job *j, const char *o, const char *v, double *rate
     else if (!strcmp(o, "--lag-floor-us")) { j->lag_floor_us = num(o, v); if (j->lag_floor_us < 0) die_usage("--lag-floor-us: < 0"); }
     else if (!strcmp(o, "--check-sample")) j->check_sample = (int)whole(o, v, 10, 10000000);
     else if (!strcmp(o, "--rt-priority")) j->rt_priority = (int)whole(o, v, 0, 99);
-    else if (!strcmp(o, "--move-us")) { j->move_us = num(o, v); if (j->move_us < 0) die_usage("--move-us: < 0"); }
+    else if (!strcmp(o, "--pause-probe")) {
+        j->pause_probe_s = num(o, v);
+        if (j->pause_probe_s < 0 || j->pause_probe_s > 60) die_usage("--pause-probe: %s is not 0-60 seconds", v);
+    } else if (!strcmp(o, "--move-us")) { j->move_us = num(o, v); if (j->move_us < 0) die_usage("--move-us: < 0"); }
     else if (!strcmp(o, "--ks-tolerance-us")) { j->ks_tol_us = num(o, v); if (j->ks_tol_us < 0) die_usage("--ks-tolerance-us: < 0"); }
     else if (!strcmp(o, "--check-as")) {
         static const char *const names[] = {"asked", "poisson", "constant", "none"};

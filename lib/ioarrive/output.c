@@ -220,6 +220,8 @@ static void job(FILE *f, const struct ctx *c)
     jnum(f, j->ks_tol_us);
     fputs(", \"move_us\": ", f);
     jnum(f, j->move_us < 0 ? NAN : j->move_us);
+    fputs(", \"pause_probe_s\": ", f);
+    jnum(f, j->pause_probe_s);
     fprintf(f, ", \"rt_priority\": %d", j->rt_priority);
     fprintf(f, ", \"check_sample\": %d, \"check_as\": \"%s\", \"virtual_time\": %s, \"trace\": ", j->check_sample,
             AS[j->check_as], j->virtual_time ? "true" : "false");
@@ -264,6 +266,29 @@ static void wake_delay(FILE *f, const struct ctx *c)
     fputc('}', f);
 }
 
+/* The machine's pauses before the run (pause_probe): null without --pause-probe and in virtual time. */
+static void pause_probe(FILE *f, const struct ctx *c)
+{
+    const struct pause_probe *p = &c->pauses;
+    fputs(",\n  \"pause_probe\": ", f);
+    if (!p->cpus) {
+        fputs("null", f);
+        return;
+    }
+    double cpu_s = p->seconds * p->cpus;
+    fprintf(f, "{\"seconds\": %.6g, \"cpus\": %d, \"min_us\": %d, \"pauses\": %llu, \"over_1ms\": %llu, "
+            "\"per_cpu_s\": ", p->seconds, p->cpus, PAUSE_MIN_NS / 1000, (unsigned long long)p->pauses,
+            (unsigned long long)p->over_1ms);
+    jnum(f, (double)p->pauses / cpu_s);
+    fputs(", \"over_1ms_per_cpu_s\": ", f);
+    jnum(f, (double)p->over_1ms / cpu_s);
+    fputs(", \"max_us\": ", f);
+    jnum(f, (double)p->max_ns / 1e3);
+    fputs(", \"paused_pct\": ", f);
+    jnum(f, 100.0 * (double)p->paused_ns / 1e9 / cpu_s);
+    fputc('}', f);
+}
+
 void write_json(FILE *f, const struct ctx *c, const struct checks *ck, const struct cpu_use *proc)
 {
     const struct job *j = c->j;
@@ -288,6 +313,7 @@ void write_json(FILE *f, const struct ctx *c, const struct checks *ck, const str
     fputs(", \"submit_call_mean_us\": ", f);
     jnum(f, c->facts.submit_calls ? c->facts.submit_call_ns / (double)c->facts.submit_calls / 1e3 : NAN);
     wake_delay(f, c);
+    pause_probe(f, c);
     fprintf(f, ",\n  \"overloaded\": %s, \"overload_at_s\": ", c->facts.overloaded ? "true" : "false");
     jnum(f, c->facts.overloaded ? c->facts.overload_at_s : NAN);
     fprintf(f, ", \"unfinished\": %llu, \"interrupted\": %s,\n", (unsigned long long)c->facts.unfinished,

@@ -39,8 +39,8 @@ from memstor.core.validate import Section
 from memstor.measure import ioarrive
 from memstor.measure.fio import FioRunner
 from memstor.measure.openloop import RATE_TOLERANCE_PCT
+from memstor.parse.ioarrive import PAUSE_COLUMNS, pause_columns, wake_delay_p99_us
 from memstor.parse.ioarrive import load as load_ioarrive
-from memstor.parse.ioarrive import wake_delay_p99_us
 
 GENERATORS = ("ioarrive", "fio")
 #: ioarrive's cap on I/Os in flight (its default): far above any depth a device needs, so that arrivals never
@@ -60,10 +60,14 @@ GENERATOR_COLUMNS = [
     "generator_reasons",  # the failed checks' sentences
     "generator_cpu_pct",  # ioarrive's own CPU use, % of one CPU (reported, not judged)
     "wake_delay_p99_us",  # how late its submitter's sleeps woke, p99: the machine's scheduling (lag's usual cause)
+    *PAUSE_COLUMNS,       # the machine's own pauses just before the point, no I/O running (PAUSE_PROBE_S)
 ]
 #: Columns the per-second table adds for ioarrive (after the fio ones): the generator and the p99 response.
 SECOND_EXTRA = ["generator", "lat_p99_us"]
 _ASYNC_ENGINES = ("io_uring", "libaio")
+#: Seconds ioarrive spins on every CPU before each point to measure the machine's own pauses (--pause-probe):
+#: a pause longer than the lag bound fails the loop whatever the generator does, and the report says which.
+PAUSE_PROBE_S = 0.5
 
 
 def is_ioarrive(params: dict) -> bool:
@@ -128,7 +132,8 @@ def job(point, filename: str, rt: int = 0) -> ioarrive.IoarriveJob:
         target=filename, rate_iops=int(p["rate_iops"]), read_share=0 if "write" in p["rw"] else 100,
         arrival=p["arrival"], bs=p["bs"], pattern="random" if str(p["rw"]).startswith("rand") else "sequential",
         runtime_s=float(p["runtime_s"]), ramp_s=float(p["ramp_s"]), engine=p["ioengine"],
-        max_outstanding=int(p["max_outstanding"]), direct=bool(p["direct"]), seed=int(p.get("rep", 1)))
+        max_outstanding=int(p["max_outstanding"]), direct=bool(p["direct"]), seed=int(p.get("rep", 1)),
+        pause_probe_s=PAUSE_PROBE_S)
 
 
 class GeneratorRunner:
@@ -216,7 +221,7 @@ def direction_row(row: dict, doc: dict, params: dict) -> dict:
         "generator_bound": bool(doc.get("generator_bound")), "max_outstanding": job.get("max_outstanding"),
         "generator_checks": checks, "generator_reasons": reasons,
         "generator_cpu_pct": ((doc.get("cpu") or {}).get("process") or {}).get("cpu_pct"),
-        "wake_delay_p99_us": wake_delay_p99_us(doc),
+        "wake_delay_p99_us": wake_delay_p99_us(doc), **pause_columns(doc),
     })
     for prefix, stats in (("service", svc), ("lag", lag)):
         row.update({f"{prefix}_{k}_us": stats.get(k) for k in ("mean", "p50", "p99", "p99_9")})

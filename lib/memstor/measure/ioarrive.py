@@ -70,6 +70,7 @@ class IoarriveJob:
     seed: int | None = None
     check_as: str | None = None
     rt_priority: int | None = None
+    pause_probe_s: float | None = None
     extra: tuple[str, ...] = field(default_factory=tuple)
 
     def args(self) -> list[str]:
@@ -87,7 +88,8 @@ class IoarriveJob:
                            ("--span", self.span), ("--runtime", self.runtime_s), ("--ramp", self.ramp_s),
                            ("--drain", self.drain_s), ("--engine", self.engine),
                            ("--max-outstanding", self.max_outstanding), ("--seed", self.seed),
-                           ("--check-as", self.check_as), ("--rt-priority", self.rt_priority)):
+                           ("--check-as", self.check_as), ("--rt-priority", self.rt_priority),
+                           ("--pause-probe", self.pause_probe_s)):
             if value is not None:
                 out += [opt, f"{value:g}" if isinstance(value, float) else str(value)]
         if not self.direct:
@@ -99,7 +101,7 @@ class IoarriveJob:
         margin plus 1 s per 100 simulated seconds)."""
         if self.virtual:
             return TIMEOUT_MARGIN_S + (self.ramp_s + self.runtime_s) / 100.0
-        return self.ramp_s + self.runtime_s + self.drain_s + TIMEOUT_MARGIN_S
+        return self.ramp_s + self.runtime_s + self.drain_s + (self.pause_probe_s or 0.0) + TIMEOUT_MARGIN_S
 
 
 @dataclass

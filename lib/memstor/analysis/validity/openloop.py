@@ -131,14 +131,22 @@ def _not_open_why(gated: pd.DataFrame) -> str:
 def _woke(gated: pd.DataFrame) -> str:
     """'; ... sleeps woke X-Y µs late (p99)' over the points whose lag check failed: how late the machine's
     scheduler woke the submitter, one cause of lag (the other: its submit calls when arrivals come faster than
-    one call takes); '' when no such point recorded it."""
-    if "wake_delay_p99_us" not in gated or "generator_checks" not in gated:
+    one call takes); then how often the machine itself paused just before those points with no I/O running
+    (ioarrive's pause probe): a pause longer than the lag bound fails the loop whatever the generator does.
+    '' when no such point recorded either."""
+    if "generator_checks" not in gated:
         return ""
-    lagged = gated["generator_checks"].astype(str).str.split(";").map(lambda names: "lag" in names)
-    woke = pd.to_numeric(gated.loc[lagged, "wake_delay_p99_us"], errors="coerce").dropna()
-    if woke.empty:
-        return ""
-    return f"; at the late points the submitter's sleeps woke {n(woke.min())}-{n(woke.max())} µs late (p99)"
+    lagged = gated[gated["generator_checks"].astype(str).str.split(";").map(lambda names: "lag" in names)]
+    out = ""
+    woke = pd.to_numeric(lagged.get("wake_delay_p99_us", pd.Series(dtype=float)), errors="coerce").dropna()
+    if not woke.empty:
+        out += f"; at the late points the submitter's sleeps woke {n(woke.min())}-{n(woke.max())} µs late (p99)"
+    rate = pd.to_numeric(lagged.get("pause_per_cpu_s", pd.Series(dtype=float)), errors="coerce").dropna()
+    longest = pd.to_numeric(lagged.get("pause_max_us", pd.Series(dtype=float)), errors="coerce").dropna()
+    if not rate.empty and not longest.empty:
+        out += (f"; just before them, with no I/O running, the machine itself paused {n(rate.min())}-"
+                f"{n(rate.max())} times per CPU-second (gaps >= 50 µs), the longest {n(longest.max())} µs")
+    return out
 
 
 def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
