@@ -132,6 +132,22 @@ def test_clones_merged_from_the_processed_bins_give_fio_numbers(tmp_path):
     assert summary_table(fio, tmp_path / "elsewhere")["clat_p99_us"].isna().all()  # no bins: not available
 
 
+def test_rows_of_one_bin_add_up_when_directions_or_clones_merge():
+    """A mixed job's read and write histograms (and a job's clones) share bins: their counts add, never the last
+    one kept (a reviewer found a DIRTH T1Q1 p99 of 2,212 µs from 7,196 of 20,127 I/Os, above both directions'
+    own p99s); the merged p99 lies between the directions' p99s (both sides)."""
+    rows = pd.DataFrame({"source": "s", "kind": "clat", "jobname": "j", "groupid": 0,
+                         "direction": ["read"] * 3 + ["write"] * 3,
+                         "latency_ns": [1_000, 2_000, 50_000, 2_000, 50_000, 90_000],
+                         "count": [900, 90, 10, 10, 900, 90]})
+    merged = histograms.as_histogram(histograms.select(rows, source="s", direction="total"))
+    assert merged == {1_000: 900, 2_000: 100, 50_000: 910, 90_000: 90}
+    assert sum(merged.values()) == 2_000
+    p99 = {d: fiohist.percentiles(histograms.as_histogram(histograms.select(rows, direction=d)), [99.0])[99.0]
+           for d in ("read", "write", "total")}
+    assert p99["read"] <= p99["total"] <= p99["write"]
+
+
 @needs_fio
 @pytest.mark.fio
 def test_load_latency_percentiles_are_the_total_latency_fio_printed(tmp_path):

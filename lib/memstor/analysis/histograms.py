@@ -82,10 +82,12 @@ def select(bins: pd.DataFrame, *, source=None, jobname=None, groupid=None, direc
 
 
 def as_histogram(rows: pd.DataFrame) -> dict[int, int]:
-    """Bin rows merged into one sparse histogram {latency_ns: count} (memstor.core.fiohist.merge_bins)."""
+    """Bin rows merged into one sparse histogram {latency_ns: count} (memstor.core.fiohist.merge_bins): rows of
+    the same bin (the read and write histograms of a mixed job, the clones of a job) add up."""
     if rows.empty:
         return {}
-    return fiohist.merge_bins([dict(zip(rows["latency_ns"].astype(np.int64), rows["count"].astype(np.int64)))])
+    return fiohist.merge_bins({int(k): int(v)} for k, v in zip(rows["latency_ns"].astype(np.int64),
+                                                               rows["count"].astype(np.int64)))
 
 
 def job_percentiles(bins: pd.DataFrame, source, jobname, groupid, direction: str,
