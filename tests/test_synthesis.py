@@ -121,7 +121,7 @@ def test_spec_comparison_uses_the_spec_point_and_flags_conditions(S):
     # 112747.12) are three configurations; the best matching one has the highest IOPS: rw_burst, n = 1
     assert theirs["measured"] == pytest.approx(135_267.224426, rel=1e-6)
     assert theirs["ratio"] == pytest.approx(135_267.224426 / 130_000, rel=1e-6) and theirs["n"] == 1
-    assert theirs["selection"].startswith("best matching point, no spec-conditions point (QD32x1")
+    assert theirs["selection"].startswith("nearest point of the sweeps, no spec-conditions point (QD32x1")
     assert theirs["flag"] == "differs: outstanding, span?, state?, target?"
     assert list(comp["headline"])[:2] == [True, True]
     shown = text.spec_table(comp)

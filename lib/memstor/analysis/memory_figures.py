@@ -99,9 +99,10 @@ def bandwidth_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
 
 def _summary(label: str, rows: pd.DataFrame, metric: str) -> dict:
     mean, lo, hi, n, method = point_summary(rows, metric)
+    notes = rows["ci_note"].dropna().astype(str) if "ci_note" in rows else pd.Series(dtype=str)
     return {"measurement": label, "tool": tool_name(rows), "value": float(mean), "n": int(n),
             "ci_low": None if lo != lo else float(lo), "ci_high": None if hi != hi else float(hi),
-            "ci_method": method}
+            "ci_method": method, "ci_note": "; ".join(dict.fromkeys(x for x in notes if x))}
 
 
 def headline_idle(cands: list[dict]) -> dict | None:

@@ -25,6 +25,9 @@ SPAN_VALUES = ("full_device", "file", "unknown")
 STATE_VALUES = ("steady_state", "fresh", "unknown")
 #: Measured side only: preconditioned rounds that did not meet the steady-state rule.
 NOT_STEADY = "not_steady"
+#: Measured side only: the window rule was met but the run does not show a steady state (the window still drifts,
+#: its rounds are too short: memstor.analysis.validity.gate.gate_steady), so it is not the sheet's state.
+NOT_SHOWN = "steady_not_shown"
 #: Measured side only: the level after the write cliff of a write-saturation run (not the PTS steady state).
 SUSTAINED = "sustained"
 TARGET_VALUES = ("raw_device", "filesystem_file", "unknown")
@@ -53,7 +56,7 @@ class Conditions:
     bs_bytes: int | None = None
     span: str = "unknown"
     span_bytes: int | None = None
-    state: str = "unknown"  # steady_state | fresh | not_steady (measured: rule not met) | unknown
+    state: str = "unknown"  # steady_state | fresh | not_steady (rule not met) | steady_not_shown | unknown
     target: str = "unknown"
     mb: str = "decimal"
     note: str = ""
@@ -85,6 +88,7 @@ class Conditions:
 
 
 STATE_TEXT = {"steady_state": "steady state", "fresh": "fresh", NOT_STEADY: "steady state not achieved",
+              NOT_SHOWN: "steady state not shown",
               SUSTAINED: "sustained (after the write cliff)"}
 SPAN_TEXT = {"full_device": "full device", "file": "file span"}
 
@@ -277,7 +281,7 @@ def compare(spec: SpecValue, measured: float | None, conditions: Conditions | No
     """One comparison row: measured vs spec, ratio (measured / spec), both conditions, and the flag.
 
     measured: the measured value in the spec's unit (IOPS or decimal MB/s), None when not measured;
-    selection: how the measured point was chosen (e.g. 'spec-conditions point', 'best matching point').
+    selection: how the measured point was chosen (e.g. 'spec-conditions point', 'nearest point of the sweeps').
     """
     diffs = differing_conditions(conditions, spec.conditions) if conditions is not None else []
     value = float(measured) if measured is not None and not missing(measured) else None

@@ -357,3 +357,26 @@ def verdict_table(fio: pd.DataFrame) -> pd.DataFrame:
                 "outstanding_io", "direct", "span_bytes", "precondition_passes", "precondition_bytes", "bytes_written"):
         df[col] = pd.to_numeric(df[col], errors="coerce").round().astype("Int64")
     return df
+
+
+def same_configuration(points: pd.DataFrame | None, v: pd.Series) -> pd.DataFrame:
+    """The other experiments' measurements of a verdict's configuration (same host, rw, block size and outstanding
+    I/O; a fio summary table, memstor.analysis.synthesis.fio_summary): one row per experiment with ``points``,
+    ``iops_min``, ``iops_max`` (IOPS) and ``file_size_bytes`` (the test file, bytes; empty when not recorded), so
+    a window average is read beside what the same workload gave elsewhere in the run (another state, span or
+    length). Empty without such points."""
+    cols = ["experiment", "points", "iops_min", "iops_max", "file_size_bytes"]
+    need = {"host", "experiment", "rw", "bs_bytes", "outstanding_io", "iops"}
+    if points is None or points.empty or not need <= set(points.columns):
+        return pd.DataFrame(columns=cols)
+    p = points[(points["host"].astype(str) == str(v["host"])) & (points["rw"] == v["rw"])
+               & (points["bs_bytes"] == v["bs_bytes"]) & (points["outstanding_io"] == v["outstanding_io"])
+               & (points["experiment"] != EXPERIMENT) & points["iops"].notna()]
+    if "direction" in p.columns:
+        p = p[p["direction"] != "total"]
+    if p.empty:
+        return pd.DataFrame(columns=cols)
+    size = p["file_size_bytes"] if "file_size_bytes" in p.columns else pd.Series(float("nan"), index=p.index)
+    g = p.assign(_size=size).groupby("experiment", sort=True)
+    return pd.DataFrame({"points": g["iops"].size(), "iops_min": g["iops"].min(), "iops_max": g["iops"].max(),
+                         "file_size_bytes": g["_size"].max()}).reset_index()[cols]

@@ -88,7 +88,8 @@ def _value(row, metric: str) -> tuple:
 def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Headline numbers per device, long form: host, key, metric, unit, value, detail (the configuration
     it comes from: QD, engine, O_DIRECT, experiment, n), value_ci_low, value_ci_high (95 %), n, ci_method
-    (``repetitions``: between runs, n >= 2; ``batch-means``: the single run's own interval; "" without)."""
+    (``repetitions``: between runs, n >= 2; ``batch-means``: the single run's own interval; "" without), ci_note
+    (a memory value without an interval: why, from its rows, e.g. 'correlated (lag-1 bandwidth 0.53 ...)')."""
     pts = sweep_points(fio_summary(ds) if pts is None else pts)
     pts = pts[pts["n"] > 0]
     none = (None, "", None, None, None, "")
@@ -96,10 +97,12 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = []
     for host in ds.host_names:
         vals: dict = {}
+        notes: dict = {}  # why a memory value has no interval (its rows' ci_note: correlated sub-windows, ...)
         for key, pick, cands in (("idle_latency_ns", memory_figures.headline_idle, memory_figures.idle_candidates),
                                  ("peak_bw_MBps", memory_figures.headline_bandwidth,
                                   memory_figures.bandwidth_candidates)):
             c = pick(cands(ds.mlc, host))
+            notes[key] = "" if c is None or c["ci_low"] is not None else c.get("ci_note", "")
             vals[key] = none if c is None else (c["value"], f"{c['tool']}: {c['measurement']}", c["ci_low"],
                                                 c["ci_high"], c["n"], c["ci_method"] if c["ci_low"] is not None else "")
         for rw in ("randread", "randwrite"):
@@ -123,16 +126,23 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
         for key, label, unit in HEADLINE_METRICS:
             value, detail, lo, hi, n, method = vals[key]
             rows.append({"host": host, "key": key, "metric": label, "unit": unit, "value": value,
-                         "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n, "ci_method": method})
+                         "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n, "ci_method": method,
+                         "ci_note": notes.get(key, "")})
     return pd.DataFrame(rows).astype({"n": "Int64"})
 
 
 def _steady_headline(v: pd.Series) -> tuple:
-    """(value, detail, ci_low, ci_high, n, ci_method) of the steady-state headline: the window average IOPS."""
+    """(value, detail, ci_low, ci_high, n, ci_method) of the steady-state headline: the window average IOPS of one
+    run (n = 1: the window's rounds follow one another, they are not repetitions). The detail names the window and
+    its rounds' length, not a state: whether it is the steady state is the validity checks' to say
+    (memstor.analysis.validity.gate.gate_steady; the first page's trust column and label)."""
     if missing(v["window_avg_iops"]):
         return (None, "", None, None, None, "")
-    return (float(v["window_avg_iops"]), f"{v['workload']}, {v['verdict']}, window average", None, None,
-            int(v["window_last"] - v["window_first"] + 1), "")
+    secs = "" if missing(v.get("round_s")) else f" of {fmt_number(v['round_s'])} s"
+    rule = (f"PTS window rule met at round {int(v['ss_round'])}" if bool(v["ss_achieved"])
+            else f"PTS window rule not met ({v['verdict']})")
+    return (float(v["window_avg_iops"]), f"{v['workload']}, {rule}, average of window rounds "
+            f"{int(v['window_first'])}-{int(v['window_last'])}{secs} (one run)", None, None, 1, "")
 
 
 def _meta_index(host: HostData) -> dict:
@@ -213,8 +223,11 @@ def _spec_point_choice(pts: pd.DataFrame, host: str, sv: specs.SpecValue) -> tup
         _neg=-cands[sv.metric],
     ).sort_values(["_dbs", "_dn", "_dj", "_d", "_neg"])
     r = d.iloc[0]
-    how = "best matching point" + ("" if sv.metric != "iops" else ", no spec-conditions point")
-    return r, f"{how} ({config_text(r)}, bs {size_text(int(r['bs_bytes']))})"
+    how = "nearest point of the sweeps" + ("" if sv.metric != "iops" else ", no spec-conditions point")
+    apart = [what for what, off in ((size_text(target_bs), r["_dbs"] > 0), (f"{target_n} outstanding I/Os",
+                                                                             r["_dn"] > 0)) if off]
+    gap = f"; the spec's {' and '.join(apart)} {'are' if len(apart) > 1 else 'is'} not in them" if apart else ""
+    return r, f"{how} ({config_text(r)}, bs {size_text(int(r['bs_bytes']))}{gap})"
 
 
 def _steady_choice(verdicts: pd.DataFrame, host: str, sv: specs.SpecValue) -> pd.Series | None:
@@ -273,8 +286,34 @@ def steady_conditions(v: pd.Series) -> specs.Conditions:
     return specs.Conditions(
         iodepth=int(v["iodepth"]), numjobs=int(v["numjobs"]), bs_bytes=int(v["bs_bytes"]),
         span="full_device" if full else "file", span_bytes=None if full else int(v["span_bytes"]),
-        state="steady_state" if bool(v["ss_achieved"]) and v.get("valid") is not False else specs.NOT_STEADY,
-        target="raw_device" if full else "filesystem_file", mb="decimal")
+        state=_steady_state(v), target="raw_device" if full else "filesystem_file", mb="decimal")
+
+
+def _steady_state(v: pd.Series) -> str:
+    """The measured state of a verdict row: steady state only where the window rule was met and the gate lets it
+    stand (``valid`` and ``steady_shown`` not False: numpy's False is not Python's, so compared by value);
+    'steady state not shown' where the rule was met but not the checks; 'not achieved' where it was not met."""
+    if not bool(v["ss_achieved"]):
+        return specs.NOT_STEADY
+    stands = all(missing(v.get(c)) or bool(v.get(c)) for c in ("valid", "steady_shown"))
+    return "steady_state" if stands else specs.NOT_SHOWN
+
+
+def steady_compare(sv: specs.SpecValue, v: pd.Series, device: str, host: str) -> dict:
+    """The spec-comparison row of a steady-state verdict: its window average (IOPS, one run: n = 1) with the state
+    it shows (:func:`_steady_state`); withheld (no measured value, the flag says why) where the run is not valid
+    (memstor.analysis.validity.gate.gate_steady: a failed check)."""
+    window = f"window rounds {int(v['window_first'])}-{int(v['window_last'])}"
+    if not missing(v.get("valid")) and not bool(v.get("valid")):
+        row = specs.compare(sv, None, None, device=device, host=host)
+        row.update(flag="withheld: the steady-state run is not valid", state="not valid",
+                   selection=f"withheld: {v['verdict']}; {str(v.get('not_valid') or '').removeprefix('not valid: ')}",
+                   measured_ci_low=None, measured_ci_high=None, n=None)
+        return row
+    row = specs.compare(sv, float(v["window_avg_iops"]), steady_conditions(v), device=device, host=host,
+                        selection=f"steady state: {v['verdict']}; average of {window} (one run)")
+    row.update(measured_ci_low=None, measured_ci_high=None, n=1)
+    return row
 
 
 def _with_interface(comp: pd.DataFrame, ds: Dataset, sheets: list) -> pd.DataFrame:
@@ -330,11 +369,7 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None,
             for sv in sheet.values:
                 v = _steady_choice(verdicts, h.name, sv)
                 if v is not None:
-                    row = specs.compare(sv, float(v["window_avg_iops"]), steady_conditions(v), device=sheet.device,
-                                        host=h.name, selection=f"steady state: {v['verdict']}, window average")
-                    row.update(measured_ci_low=None, measured_ci_high=None,
-                               n=int(v["window_last"] - v["window_first"] + 1))
-                    rows.append(row)
+                    rows.append(steady_compare(sv, v, sheet.device, h.name))
                     continue
                 w = _wsat_choice(wsat_runs, h.name, sv)
                 if w is not None:

@@ -15,8 +15,12 @@ and the way out:
   ``knee_plateau`` fail: N* and its interval only (the interval spans the sweep: it does not place the knee; the
   sweep still rises past it: no knee there); ``knee_plateau`` warn: ``note`` carries its evidence (N* stated
   with the points past it that lie above X_fit, or with none reaching it);
-- steady state (``steady_trace_jump`` fail): the verdict says "not valid", and ``valid`` is False, so the spec
-  comparison does not take its window average for a steady-state figure.
+- steady state (``steady_trace_jump`` or ``steady_vs_fresh`` fail): the verdict says "not valid", and ``valid`` is
+  False, so the spec comparison withholds its window average; a window that met the PTS rule but whose
+  ``steady_window_trend`` or ``steady_round_length`` warns (a level from a window that still drifts is not one
+  level; rounds too short to average the drive's background work do not sample a state) is not shown to be the
+  steady state: ``steady_shown`` False, ``not_shown`` says why, the verdict says "not shown" and the spec
+  comparison states it as such, never as steady state.
 
 Pure: DataFrames in, DataFrames out (copies).
 """
@@ -62,6 +66,9 @@ WSAT_LEVEL_COLUMNS = ("burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high", "
                       "sustained_MBps_ci_low", "sustained_MBps_ci_high", "sustained_iops", "sustained_over_burst")
 #: The checks whose failure means a write-saturation run's series gives no level.
 WSAT_CHECKS = ("wsat_series", "series_matches_whole")
+#: Warnings of the steady-state checks that leave the PTS window rule met but the steady state not shown: a window
+#: that still drifts or see-saws is not one level; rounds too short do not sample a state.
+STEADY_SHOWN_CHECKS = ("steady_window_trend", "steady_round_length")
 #: storage_fit columns that are the open-queue model of a curve (emptied for an open loop that did not hold).
 CURVE_MODEL_COLUMNS = ("fit_points", "fit_x_max_iops", "r0_us", "r0_us_ci_low", "r0_us_ci_high", "a_us", "a_us_ci_low",
                        "a_us_ci_high", "peak_iops", "peak_iops_ci_low", "peak_iops_ci_high", "fit_rms_pct",
@@ -218,15 +225,47 @@ def gate_knees(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.
 
 def gate_steady(steady: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
     """The steady-state verdict marked not valid where its trace jumped or its level is far above the fresh drive's
-    (``steady_trace_jump`` / ``steady_vs_fresh`` failed: ``valid`` False, ``not_valid``)."""
+    (``steady_trace_jump`` / ``steady_vs_fresh`` failed: ``valid`` False, ``not_valid``), and not shown to be the
+    steady state where the window rule was met but a check of :data:`STEADY_SHOWN_CHECKS` warns (``steady_shown``
+    False, ``not_shown``: each warning's evidence). The verdict says which: 'not valid: the PTS window rule was met
+    at round 7 (window rounds 3-7), but steady_vs_fresh failed', 'not shown: ... but steady_window_trend,
+    steady_round_length warn'; a verdict whose window rule was not met stays as it was."""
     if steady is None or steady.empty or "workload" not in steady.columns:
         return steady
     bad = {**failed(validity, "steady_vs_fresh"), **failed(validity, "steady_trace_jump")}
     out = _gate(steady, bad, (), "steady_trace_jump", key="workload")
     assert out is not None
+    warned: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for check in STEADY_SHOWN_CHECKS:
+        for key, evidence in failed(validity, check, WARN).items():
+            warned.setdefault(key, []).append((check, evidence))
+    met = out["ss_achieved"].fillna(False).astype(bool) if "ss_achieved" in out.columns else \
+        pd.Series(False, index=out.index)
+    keys = [(str(h), str(w)) for h, w in zip(out["host"], out["workload"])]
+    out["steady_shown"] = [bool(m and ok and k not in warned) for m, ok, k in zip(met, out["valid"], keys)]
+    out["not_shown"] = ["" if shown else nv if nv else "; ".join(f"{c}: {e}" for c, e in warned[k]) if k in warned
+                        else str(v) for shown, nv, k, v in zip(out["steady_shown"], out["not_valid"], keys,
+                                                                out.get("verdict", pd.Series("", index=out.index)))]
     if "verdict" in out.columns:
-        out["verdict"] = [f"not valid ({v})" if nv else v for v, nv in zip(out["verdict"], out["not_valid"])]
+        out["verdict"] = [_steady_verdict(v, bool(m), nv, [c for c, _ in warned.get(k, [])], bad_checks(validity, k))
+                          for v, m, nv, k in zip(out["verdict"], met, out["not_valid"], keys)]
     return out
+
+
+
+def bad_checks(validity: pd.DataFrame | None, key: tuple[str, str]) -> list[str]:
+    """The steady-state checks that failed for (host, workload), by name."""
+    return [c for c in ("steady_trace_jump", "steady_vs_fresh") if key in failed(validity, c)]
+
+
+def _steady_verdict(verdict: str, met: bool, not_valid: str, warned: list[str], fails: list[str]) -> str:
+    """A verdict that says steady state only where it is shown (:func:`gate_steady`)."""
+    rule = str(verdict).replace("steady state at round", "the PTS window rule was met at round", 1)
+    if not_valid:
+        return f"not valid: {rule}, but {', '.join(fails)} failed" if met else f"not valid ({verdict})"
+    if met and warned:
+        return f"not shown: {rule}, but {', '.join(warned)} warn{'s' if len(warned) == 1 else ''}"
+    return str(verdict)
 
 
 def valid_rows(df: pd.DataFrame | None) -> pd.DataFrame | None:

@@ -14,6 +14,7 @@ window average. Every figure function returns a matplotlib Figure, or None when 
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -79,10 +80,25 @@ def _round_axis(ax) -> None:
 # ------------------------------------------------------------------------------------------ figures
 
 
-def convergence_figure(rounds: pd.DataFrame):
+def _gated(verdicts: pd.DataFrame | None, host: str, v: dict) -> tuple[str, bool]:
+    """(verdict, steady shown) of a device: from the gated verdict table (memstor.analysis.validity.gate
+    .gate_steady: 'not valid: ...', 'not shown: ...'; ``valid`` and ``steady_shown``) where given, else the
+    rule's own verdict and whether it was met."""
+    row = None if verdicts is None or "host" not in verdicts else verdicts[verdicts["host"].astype(str) == str(host)]
+    if row is None or row.empty:
+        return str(v["verdict"]), bool(v["ss_achieved"])
+    r = row.iloc[0]
+    stands = all(c not in r.index or pd.isna(r[c]) or bool(r[c]) for c in ("valid", "steady_shown"))
+    return str(r["verdict"]), bool(v["ss_achieved"]) and stands
+
+
+def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = None):
     """The PTS steady-state convergence plot: tracking IOPS per round (markers + line, one line per
     device), the measurement window's rounds shaded, the steady round annotated; the title holds the
-    verdict (one line per device). IOPS against 1-based round. None without a successful round."""
+    verdict (one line per device). IOPS against 1-based round. None without a successful round.
+    verdicts: the gated verdict table (memstor.analysis.validity.gate.gate_steady): a run whose steady state the
+    checks do not let stand is titled with its 'not valid' / 'not shown' verdict and its round annotated
+    'window rule met at round N', never 'steady'."""
     ok = ss.done_rounds(rounds)
     hosts = ss.by_host(ok)
     if not hosts:
@@ -106,18 +122,20 @@ def convergence_figure(rounds: pd.DataFrame):
                       label=f"{who}window average {avg:,.0f} IOPS")
         v = ss.verdict_row(host, g)
         rnd = v["ss_round"]
+        verdict, shown = _gated(verdicts, host, v)
         if v["ss_achieved"] and (g["round"] == int(rnd)).any():
             y = float(g.loc[g["round"] == int(rnd), "iops"].iloc[0])
-            ax.annotate(f"{who}steady at round {int(rnd)}", (int(rnd), y), textcoords="offset points",
+            said = f"steady at round {int(rnd)}" if shown else f"window rule met at round {int(rnd)}"
+            ax.annotate(f"{who}{said}", (int(rnd), y), textcoords="offset points",
                         xytext=(-12, -34 - 14 * i), ha="right", fontsize="small", color=colour,
                         arrowprops={"arrowstyle": "->", "color": colour}, gid=f"steady:{host}")
-        titles.append(f"{who}{v['verdict']}")
+        titles.append(f"{who}{verdict}")
     _round_axis(ax)
     ax.set_ylabel(IOPS_LABEL)
     ax.set_ylim(bottom=0, top=float(ok["iops"].max()) * 1.15)
     thousands(ax.yaxis)
     _legend(fig, ax, multi, _workload(ok))
-    ax.set_title("\n".join(titles), fontsize="medium")
+    ax.set_title("\n".join(textwrap.fill(t, 90) for t in titles), fontsize="medium")
     fig.suptitle("Steady-state convergence (SNIA PTS)")
     return fig
 
@@ -162,11 +180,12 @@ def _window_panel(ax, host: str, w: pd.DataFrame, colour: str, marker: str, resu
     ax.set_title(f"{who}measurement window, rounds {int(x[0])}-{int(x[-1])}\n{result}", fontsize="medium")
 
 
-def window_figure(rounds: pd.DataFrame):
+def window_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = None):
     """The PTS measurement-window plot, one panel per device with a window: the window's IOPS per round,
     the window average, ±10 % and ±20 % bands around it, the least-squares line (its ends are average ∓
     slope x 2 rounds), and the data / slope excursions (% of the average) against their limits 20 / 10 in
-    the legend. IOPS against round. None when no device has a 5-round window."""
+    the legend. IOPS against round. None when no device has a 5-round window. verdicts: as
+    :func:`convergence_figure` (each panel's verdict from the gated table)."""
     hosts = ss.by_host(ss.done_rounds(rounds))
     panels = [(i, h, g, ss.window_of(g)) for i, (h, g) in enumerate(hosts)]
     panels = [p for p in panels if not p[3].empty]
@@ -177,7 +196,7 @@ def window_figure(rounds: pd.DataFrame):
     fig.set_size_inches(9.6 * len(panels), 4.6)  # printed at about 0.6 of this: the panel and its legend beside it
     for ax, (i, host, g, w) in zip(axes, panels):
         _window_panel(ax, host if multi else "", w, f"C{i}", MARKERS[i % len(MARKERS)],
-                      ss.verdict_row(host, g)["verdict"])
+                      textwrap.fill(_gated(verdicts, host, ss.verdict_row(host, g))[0], 70))
     fig.suptitle("Steady-state measurement window (SNIA PTS)")
     return fig
 

@@ -14,8 +14,8 @@ import re
 import pandas as pd
 
 from memstor.analysis.synthesis import HEADLINE_METRICS
-from memstor.analysis.validity.gate import OPEN_LOOP_CHECKS
-from memstor.core.fmt import fmt_ci, fmt_number, md_escape
+from memstor.analysis.validity.gate import OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
+from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
 from memstor.core.schema import missing
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import name_ceilings
@@ -25,16 +25,21 @@ _FIO = (("load_generator_cpu", ""), ("interval_exists", ""), ("interval_holds_va
 #: Headline metric -> the validity checks bearing on it: (check id, a text its subject must contain).
 HEADLINE_CHECKS = {
     "idle_latency_ns": (("memory_gate", "idle_latency"), ("headline_definition", "idle memory latency")),
-    "peak_bw_MBps": (("memory_gate", "peak_injection"), ("headline_definition", "peak memory bandwidth")),
+    "peak_bw_MBps": (("memory_gate", "peak_injection"), ("headline_definition", "peak memory bandwidth"),
+                     ("physical_ceiling", "DRAM")),
     "qd1_randread_lat_us": (*_FIO, ("config_agreement", "randread")),
     "qd1_randwrite_lat_us": (*_FIO, ("config_agreement", "randwrite")),
     "best_randread_iops": (*_FIO, ("config_agreement", "randread"), ("headline_definition", "randread")),
     "best_randwrite_iops": (*_FIO, ("config_agreement", "randwrite"), ("headline_definition", "randwrite")),
     "ss_randwrite_iops": (("steady_trace_jump", ""), ("steady_window_trend", ""), ("steady_round_length", ""),
-                          ("steady_vs_fresh", ""), ("load_generator_cpu", "fio-steady-state")),
-    "seq_read_MBps": (*_FIO, ("config_agreement", " read ")),
-    "seq_write_MBps": (*_FIO, ("config_agreement", " write ")),
+                          ("steady_vs_fresh", ""), ("load_generator_cpu", "fio-steady-state"),
+                          ("interval_exists", "fio-steady-state"), ("interval_holds_value", "fio-steady-state")),
+    "seq_read_MBps": (*_FIO, ("config_agreement", " read "), ("physical_ceiling", "storage")),
+    "seq_write_MBps": (*_FIO, ("config_agreement", " write "), ("physical_ceiling", "storage")),
 }
+#: The steady-state headline's label where the window rule was met but a check leaves the steady state not shown
+#: (memstor.analysis.validity.gate.STEADY_SHOWN_CHECKS warn): the value is a window average, not a steady state.
+NOT_SHOWN_LABEL = "4K random write after preconditioning, steady state not shown"
 #: Profile -> what its runs cannot show (the profile files' own repetitions and run lengths).
 PROFILE_LIMITS = {
     "quick": "one short run per point (n = 1, a few seconds): most points have too few log windows for a 95 % "
@@ -74,7 +79,7 @@ def machine_sentences(dataset) -> list[str]:
         parts = [f"{cpu.get('model') or 'CPU model not recorded'}, {cpu.get('logical_cpus') or '?'} logical CPUs"
                  + _usable(info)]
         if mem.get("total_bytes"):
-            parts.append(f"{mem['total_bytes'] / 2**30:.0f} GiB memory")
+            parts.append(f"{mem['total_bytes'] / 2**30:.1f} GiB memory")
         drive = info.get("drive") or {}
         if drive.get("disk_label"):
             parts.append(f"storage target on {drive['disk_label']}")
@@ -113,16 +118,28 @@ def _interval(r: pd.Series) -> str:
     """'value ± CI (method)' or 'value — no interval: reason'."""
     if missing(r["value"]):
         return "not measured"
-    shown = fmt_ci(r["value"], r.get("value_ci_low"), r.get("value_ci_high"))
+    shown = _ci_text(r["value"], r.get("value_ci_low"), r.get("value_ci_high"))
     if "±" in shown or "[" in shown:
         return f"{shown} (95 %, {r.get('ci_method') or 'interval'})"
     n = r.get("n")
     why = f"n = {int(n)}" if not missing(n) else "a single measurement"
     if r["key"] in ("idle_latency_ns", "peak_bw_MBps"):
-        return f"{shown} — no interval ({why}; memory summaries get one from repetitions or ≥ 10 sub-windows)"
+        note = r.get("ci_note")
+        return f"{shown} — no interval ({why}; " + (str(note) if isinstance(note, str) and note else
+                                                   "memory summaries get one from repetitions or ≥ 10 sub-windows") + ")"
     if r["key"] == "ss_randwrite_iops":
-        return f"{shown} — no interval (a window average of {why} rounds; the excursions in §3 bound its spread)"
+        return (f"{shown} — no interval (one run: the average of its window's successive rounds, which are not "
+                "repetitions; the excursions in §3 bound its spread)")
     return f"{shown} — no interval ({why} and too few log windows: repeat the point or run it longer)"
+
+
+def _ci_text(v, lo, hi) -> str:
+    """'value ± half-width' of a symmetric 95 % interval, 'value [low, high]' of one whose sides differ by more
+    than a tenth of the half-width (a '±' would misstate one side), the value alone without one."""
+    if missing(lo) or missing(hi):
+        return fmt_ci(v, lo, hi)
+    below, above = float(v) - float(lo), float(hi) - float(v)
+    return fmt_ci(v, lo, hi) if abs(above - below) <= 0.1 * (above + below) / 2 else fmt_interval(v, lo, hi)
 
 
 def _trust(validity: pd.DataFrame | None, host: str, key: str) -> str:
@@ -161,6 +178,9 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
             trust = _trust(validity, host, key)
             value = (f"withheld: {trust.removeprefix('not valid (').rstrip(')')} failed (numbers in the checks "
                      "that did not pass)") if trust.startswith("not valid") else _interval(r)
+            if key == "ss_randwrite_iops" and _rows(validity, host, statuses=("warn",))["check"].isin(
+                    STEADY_SHOWN_CHECKS).any():
+                label = NOT_SHOWN_LABEL
             out.append({"device": host, "quantity": f"{label} ({unit})", "value": value,
                         "measured as": str(r.get("detail") or ""), "trust": trust})
         if absent:
@@ -402,4 +422,24 @@ def check_names(validity: pd.DataFrame | None) -> list[str]:
                 more = f" and {len(subjects) - NAMED_SUBJECTS} more" if len(subjects) > NAMED_SUBJECTS else ""
                 named.append(f"`{check}` ({'; '.join(md_escape(x) for x in subjects[:NAMED_SUBJECTS])}{more})")
             out.append(f"**{md_escape(host)}** — {head}: " + ", ".join(named) + ".")
+        gated = gate_failures(v)
+        if gated:
+            out.append(f"**{md_escape(host)}** — Values that failed their quality gate (a warning of `memory_gate`: "
+                       f"kept in the tables, not settled): {'; '.join(md_escape(g) for g in gated)}.")
+    return out
+
+
+#: A quality-gate warning's count of values that failed it ('9 of 18 loaded_latency values fail ...').
+_GATE_COUNT = re.compile(r"^(\d+ of \d+) ")
+
+
+def gate_failures(validity: pd.DataFrame) -> list[str]:
+    """'loaded_latency: latency_unstable (11 of 18)' per memory_gate warning whose values failed the gate (one
+    device's rows): a warning of the check counts values that failed, which page 1 names beside the failed checks."""
+    rows = validity[(validity["check"] == "memory_gate") & (validity["status"] == "warn")]
+    out = []
+    for subject, evidence in zip(rows["subject"].astype(str), rows["evidence"].astype(str)):
+        m = _GATE_COUNT.match(evidence)
+        if m and " fail " in evidence:
+            out.append(f"{subject} ({m.group(1)})")
     return out

@@ -42,11 +42,14 @@ preconditioning, or fresh), target (raw device or a file on a filesystem) and MB
 a `?` marks a condition not known on one side (e.g. imported data). The headline row (★) is the
 target the course assignment gives: 4K random write 130,000 IOPS. The measured point is the
 queue-depth experiment's spec-conditions point (4K at QD 32 × 4 jobs = 128 outstanding I/Os, as on
-the spec sheet) when it exists, else the closest point measured, as the conditions column says."""),
+the spec sheet) when it exists, else the nearest point of the closed-loop sweeps, whose selection names the spec
+conditions the sweeps did not measure. No ratio is printed where the target is not the sheet's kind of drive (a
+virtual disk, a loop device): it would compare two different devices (spec_comparison.csv keeps the number)."""),
     "steady_state": Method(
         summary="""`fio-steady-state` follows the SNIA PTS: the span written twice sequentially, then rounds of 4 KiB random
 writes at QD 32 × 4 jobs until the last 5 rounds stay within 20 % (range) and 10 % (slope) of their average;
-"not achieved" is a result. The spec table compares the window average.""",
+"not achieved" is a result. The spec table compares the window average as steady state only where the checks
+let it stand (a window that does not drift, rounds of 10 s or more, not far above the fresh drive).""",
         details="""Spec sheets give random-write IOPS in **steady state**: after the whole span was written (preconditioning)
 and the drive's background work settled. The `fio-steady-state` experiment follows the SNIA Solid State
 Storage Performance Test Specification: two sequential 128 KiB write passes over the span, then rounds of
@@ -55,7 +58,11 @@ steady state means the IOPS range (max − min) is at most 20 % of the window av
 the least-squares line changes by at most 10 % of the average across the window (slope excursion). The run
 stops at the first steady window or at the round limit; "not achieved" is a result. Where a device has
 such a run, the spec table above compares the window average, and its state condition matches only when
-the rule was met. On a test file the span is the file, not the whole drive (the span and target flags say so)."""),
+the rule was met and the steady-state checks let it stand: a window that still drifts (every step the same way,
+5 % or more) or rounds shorter than 10 s leave it "steady state not shown"; a trace that jumps or a level far
+above the fresh drive's make it not valid, and the table withholds it. The window average is one run: its
+rounds follow one another and are not repetitions. On a test file the span is the file, not the whole drive
+(the span and target flags say so)."""),
     "wsat": Method(
         summary="""`fio-write-saturation` writes without pause (4 KiB random as PTS WSAT, 128 KiB sequential) to a multiple of
 the span and records every second; lasting level changes (cliffs) are change points with the levels before and

@@ -16,8 +16,10 @@ def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
     """The comparison for display: short headers with units, numbers formatted, conditions both sides. Compact
     (the PDF): the measured side's outstanding I/O and block size and which point it is, instead of every
     condition of both sides (the flag still names each condition that differs); no host column for one device.
-    A ratio of a target that is not the sheet's drive (``comparable`` False: a virtual disk) says "not comparable"
-    beside the number; the full table's flag says why first (the compact one leaves that to :func:`spec_note`)."""
+    A ratio of a target that is not the sheet's drive (``comparable`` False: a virtual disk, a loop device) is not
+    printed: the cell says "– (not comparable)" (the number stays in spec_comparison.csv); the full table's flag
+    says why first (the compact one leaves that to :func:`spec_note`). A measured value reads "(1 run)" beside it,
+    or "(n runs)": a steady-state window average is one run, its rounds are not repetitions."""
     if comp.empty:
         return comp
     apart = ~comp["comparable"].fillna(True).astype(bool) if "comparable" in comp.columns \
@@ -26,12 +28,12 @@ def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
         "host": comp["host"],
         "spec value": comp["metric"] + comp["headline"].map(lambda b: " ★" if b else ""),
         "unit": comp["unit"],
-        "measured": [fmt_number(v) if missing(v) else f"{fmt_ci(v, lo, hi)} (n={int(k)})"
+        "measured": [fmt_number(v) if missing(v) else f"{fmt_ci(v, lo, hi)} ({int(k)} run{'s' if k != 1 else ''})"
                      for v, lo, hi, k in zip(comp["measured"], comp["measured_ci_low"], comp["measured_ci_high"],
                                              comp["n"])],
         "spec": comp["spec"].map(fmt_number),
         "state": comp["state"] if "state" in comp.columns else "",
-        "ratio": [("–" if missing(v) else f"{v:.2f}" + (f" {NOT_COMPARABLE}" if a else ""))
+        "ratio": [("–" if missing(v) else f"– {NOT_COMPARABLE}" if a else f"{v:.2f}")
                   for v, a in zip(comp["ratio"], apart)],
         "conditions": [
             f"measured: {m}" + (f" [{_short_selection(sel)}]" if sel else "") + f"\nspec: {s}"
@@ -41,7 +43,8 @@ def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
     })
     if compact:
         out["flag"] = comp["flag"].to_numpy()
-        out["conditions"] = [", ".join(str(m).split(", ")[:2]) + (f" [{_short_selection(sel)}]" if sel else "")
+        out["conditions"] = [("–" if m == "not measured" else ", ".join(str(m).split(", ")[:2]))
+                             + (f" [{_short_selection(sel)}]" if sel else "")
                              for m, sel in zip(comp["measured_conditions"], comp["selection"])]
         out = out.rename(columns={"conditions": "measured at"})
         if out["host"].nunique() == 1:
@@ -59,8 +62,9 @@ def spec_note(comp: pd.DataFrame | None) -> str:
             for host, g in apart.groupby("host", sort=True)]
     if not said:
         return ""
-    return ("Ratios marked *not comparable*: " + "; ".join(said) + " — they set a different device against the "
-            "sheet's drive, so they say nothing about the drive.")
+    return ("No ratio is given where it is marked *not comparable*: " + "; ".join(said) + " — it would set a "
+            "different device against the sheet's drive and say nothing about the drive (the numbers stay in "
+            "`spec_comparison.csv`).")
 
 
 def _not_drive(interface) -> str:
@@ -72,7 +76,10 @@ def _not_drive(interface) -> str:
 
 
 def _short_selection(selection: str) -> str:
-    """'spec point' or 'closest point' from a selection text."""
-    if selection.startswith("spec-conditions"):
-        return "spec point"
-    return "closest point; no spec point" if "no spec-conditions" in selection else "closest point"
+    """'spec point', 'steady-state window', 'withheld', 'write saturation' or 'nearest sweep point' from a selection
+    text (memstor.analysis.synthesis.spec_comparison)."""
+    for start, short in (("spec-conditions", "spec point"), ("steady state", "steady-state window, 1 run"),
+                         ("withheld", "withheld"), ("write saturation", "write saturation")):
+        if selection.startswith(start):
+            return short
+    return "nearest sweep point; no spec point" if "no spec-conditions" in selection else "nearest sweep point"

@@ -17,7 +17,8 @@ from memstor.core.units import size_text
 def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
     """The steady-state verdicts (memstor.analysis.steady_state.verdict_table) for the report: workload,
     span, preconditioning, rounds, verdict, the window averages and both excursions against their limits (the
-    device column only with several devices)."""
+    device column only with several devices). The p99 column is the mean of the window rounds' p99s, named so:
+    a mean of percentiles is not the window's p99."""
     if steady.empty:
         return steady
 
@@ -40,7 +41,7 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
         "window IOPS": steady["window_avg_iops"].map(fmt_number),
         "window MB/s": steady["window_avg_bw_MBps"].map(fmt_number),
         "window mean lat (µs)": steady["window_avg_lat_mean_us"].map(fmt_number),
-        "window p99 (µs)": steady["window_avg_clat_p99_us"].map(fmt_number),
+        "mean of the rounds' p99 (µs)": steady["window_avg_clat_p99_us"].map(fmt_number),
         "excursions: data / slope": [f"{pct(d, ss.DATA_EXCURSION_PCT)} / {pct(sl, ss.SLOPE_EXCURSION_PCT)}" for d, sl
                                      in zip(steady["data_excursion_pct"], steady["slope_excursion_pct"])],
         "GB written": steady["bytes_written"].map(gb),
@@ -48,24 +49,60 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
     return out if steady["host"].nunique() > 1 else out.drop(columns="device")
 
 
-def steady_sentences(steady: pd.DataFrame) -> list:
-    """One sentence per device: the verdict, the window average, and what it means for the comparison."""
+def steady_sentences(steady: pd.DataFrame, points: pd.DataFrame | None = None) -> list:
+    """One sentence per device: the verdict, the window average, and what it means for the comparison. Steady state
+    is said only where the gate lets it stand (memstor.analysis.validity.gate.gate_steady: ``valid`` and
+    ``steady_shown``); a run that met the window rule but not the checks reads 'not shown' or 'not valid' with why.
+    With ``points`` (the fio summary), the same configuration's measurements in the other experiments follow."""
     out = []
     for _, v in steady.iterrows():
         where = "the whole raw device" if v["span"] == "full_device" else "the test file's span"
-        if v["ss_achieved"]:
-            out.append(f"**{v['host']}**: {v['workload']} reached steady state at round {int(v['ss_round'])} "
-                       f"(window rounds {int(v['window_first'])}–{int(v['window_last'])}) on {where}: "
-                       f"{fmt_number(v['window_avg_iops'])} IOPS on average over the window; the spec table "
-                       "compares this value and its state matches the spec sheet's.")
-        elif not missing(v["window_avg_iops"]):
-            out.append(f"**{v['host']}**: {v['workload']}: {v['verdict']} on {where}; the last window averages "
-                       f"{fmt_number(v['window_avg_iops'])} IOPS (data excursion {v['data_excursion_pct']:.1f} %, "
-                       f"slope excursion {v['slope_excursion_pct']:.1f} %). The spec table uses it flagged "
-                       "'steady state not achieved'.")
+        head = f"**{v['host']}**: {v['workload']}"
+        if missing(v["window_avg_iops"]):
+            out.append(f"{head}: {v['verdict']} (a window needs 5 rounds).")
+            continue
+        avg = fmt_number(v["window_avg_iops"])
+        window = f"window rounds {int(v['window_first'])}–{int(v['window_last'])}"
+        if not _stands(v, "valid"):
+            why = str(v.get("not_valid") or "").removeprefix("not valid: ")
+            said = (f"{head} on {where}: {v['verdict']} ({why}). The average of its {window}, {avg} IOPS, is not a "
+                    "steady-state figure; the spec table withholds it.")
+        elif v["ss_achieved"] and not _stands(v, "steady_shown"):
+            said = (f"{head} on {where}: {v['verdict']} ({v.get('not_shown') or ''}). The average of its {window}, "
+                    f"{avg} IOPS, is an average of successive rounds of one run, not a steady-state level; the spec "
+                    "table states it as 'steady state not shown'.")
+        elif v["ss_achieved"]:
+            said = (f"{head} reached steady state at round {int(v['ss_round'])} ({window}) on {where}: {avg} IOPS "
+                    "on average over the window (one run); the spec table compares this value as the steady state "
+                    "its sheet states.")
         else:
-            out.append(f"**{v['host']}**: {v['workload']}: {v['verdict']} (a window needs 5 rounds).")
+            said = (f"{head}: {v['verdict']} on {where}; the last window averages {avg} IOPS (data excursion "
+                    f"{v['data_excursion_pct']:.1f} %, slope excursion {v['slope_excursion_pct']:.1f} %). The spec "
+                    "table uses it flagged 'steady state not achieved'.")
+        out.append(said + _elsewhere(points, v))
     return out
+
+
+def _stands(v: pd.Series, col: str) -> bool:
+    """A gate column (``valid``, ``steady_shown``) lets the verdict stand: absent, empty or true."""
+    x = v.get(col)
+    return True if x is None or missing(x) else bool(x)
+
+
+def _elsewhere(points: pd.DataFrame | None, v: pd.Series) -> str:
+    """' The same configuration elsewhere in this run: 124,524 IOPS (fio-queue-depth, 1 point, 256 MiB file); ...'
+    ('' without any): the other experiments' IOPS of the verdict's rw, block size and outstanding I/O."""
+    same = ss.same_configuration(points, v)
+    if same.empty:
+        return ""
+    said = []
+    for _, r in same.iterrows():
+        lo, hi = fmt_number(r["iops_min"]), fmt_number(r["iops_max"])
+        size = "" if missing(r["file_size_bytes"]) else f", {size_text(int(r['file_size_bytes']))} file"
+        pts = f"{int(r['points'])} point{'s' if r['points'] != 1 else ''}"
+        said.append(f"{lo if lo == hi else f'{lo}–{hi}'} IOPS ({r['experiment']}, {pts}{size})")
+    return (f" The same configuration ({int(v['outstanding_io'])} outstanding I/Os) elsewhere in this run: "
+            + "; ".join(said) + ".")
 
 
 def steady_rounds_display(rounds: pd.DataFrame) -> pd.DataFrame:

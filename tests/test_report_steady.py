@@ -1,0 +1,261 @@
+"""The steady-state finding, the spec comparison and the headline's trust column on two real quick-profile runs
+(tests/data/report-steady/SOURCES.md) against what three senior reviews found the report stated without support
+(issue 38, the fifth review): a steady state whose check failed compared with the spec as steady state, a window
+that still drifts in 2-s rounds stated as steady state, five rounds of one run called n = 5, a mean of per-round
+p99s called the window's p99, ratios of a loop device and a virtual disk printed against an NVMe sheet, and trust
+words that left out the checks nothing could judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from memstor.analysis import specs
+from memstor.analysis import steady_state as ss
+from memstor.analysis import synthesis as syn
+from memstor.analysis.validity import gate
+from memstor.report import text
+from memstor.report.plots import steady_state as ssfigs
+from memstor.report.text import first_page as fp
+from report_helpers import synthesise_copy
+
+DATA = Path(__file__).parent / "data" / "report-steady"
+BARE, LOOP = "vm", "vm2-loop-fio328"
+
+
+@pytest.fixture(scope="module")
+def S(tmp_path_factory):
+    return synthesise_copy(tmp_path_factory, DATA, "steady")
+
+
+def _one(df: pd.DataFrame, host: str, **cols) -> pd.Series:
+    sel = df[df["host"] == host]
+    for c, v in cols.items():
+        sel = sel[sel[c] == v]
+    assert len(sel) == 1, sel.to_string()
+    return sel.iloc[0]
+
+
+def _check(S, host: str, name: str) -> pd.Series:
+    return _one(S.validity, host, check=name)
+
+
+# ------------------------------------- R-loop 5.1 / 5.2: a steady state whose check failed is not stated
+
+
+def test_a_steady_state_whose_fresh_check_failed_is_withheld_from_the_spec_table(S):
+    """Loop device: steady 102,881 IOPS against fresh 75,231 at the same 128 outstanding I/Os (1.37x): the report
+    printed it in three spec rows (the course target's 0.79 among them) with the state 'steady state'."""
+    assert _check(S, LOOP, "steady_vs_fresh")["status"] == "fail"
+    rows = S.spec[(S.spec["host"] == LOOP) & S.spec["id"].str.startswith("randwrite_4k")]
+    assert len(rows) == 3
+    assert rows["measured"].isna().all() and rows["ratio"].isna().all()
+    assert (rows["state"] == "not valid").all()
+    assert rows["flag"].eq("withheld: the steady-state run is not valid").all()
+    assert rows["selection"].str.contains("steady 102,881 IOPS against fresh 75,231 IOPS", regex=False).all()
+    shown = text.spec_table(S.spec, compact=True)
+    assert not shown["measured"].str.contains("102,881").any()
+
+
+def test_the_verdict_text_and_figure_of_a_failed_steady_state_do_not_say_steady(S):
+    v = _one(S.steady, LOOP)
+    assert v["verdict"] == ("not valid: the PTS window rule was met at round 7 (window rounds 3-7), but "
+                            "steady_vs_fresh failed")
+    said = " ".join(text.steady_sentences(S.steady[S.steady["host"] == LOOP]))
+    assert "reached steady state" not in said and "matches the spec sheet" not in said
+    assert "is not a steady-state figure; the spec table withholds it" in said
+    rounds = ss.rounds_of(S.dataset.fio, LOOP)
+    fig = ssfigs.convergence_figure(rounds, S.steady)
+    words = [t.get_text() for t in fig.axes[0].texts] + [fig.axes[0].get_title()]
+    assert any("window rule met at round 7" in w for w in words)
+    assert not any("steady at round" in w or w.startswith("steady state at") for w in words)
+    ungated = ssfigs.convergence_figure(rounds)  # the rule's own verdict, where no check is known
+    assert any("steady at round 7" in t.get_text() for t in ungated.axes[0].texts)
+
+
+def test_numpy_false_of_the_gate_is_not_taken_for_valid():
+    """The spec comparison read ``v.get("valid") is not False``: numpy's False is not Python's, so a row the gate
+    marked not valid kept the state 'steady state'."""
+    base = pd.Series({"ss_achieved": np.True_, "valid": np.True_, "steady_shown": np.True_})
+    assert syn._steady_state(base) == "steady_state"
+    assert syn._steady_state(base.replace({"valid": np.True_}).copy()) == "steady_state"
+    for col in ("valid", "steady_shown"):
+        bad = base.copy()
+        bad[col] = np.False_
+        assert syn._steady_state(bad) == specs.NOT_SHOWN
+    assert syn._steady_state(pd.Series({"ss_achieved": np.False_})) == specs.NOT_STEADY
+    assert syn._steady_state(pd.Series({"ss_achieved": True})) == "steady_state"  # ungated: the rule's word
+
+
+# ------------------------- R-bare B-1, R-1cpu M7: a window that still drifts in 2-s rounds is not one level
+
+
+def test_a_window_drifting_in_two_second_rounds_is_not_stated_as_steady_state(S):
+    """Bare VM: rounds 1-5 of 2 s fall every round (129,112 -> 119,661 IOPS, steady_window_trend warn) and are
+    shorter than 10 s (steady_round_length warn); the report said 'Steady-state 4K random write 124,035' and
+    0.95 of the course target in steady state."""
+    assert _check(S, BARE, "steady_window_trend")["status"] == "warn"
+    assert _check(S, BARE, "steady_round_length")["status"] == "warn"
+    v = _one(S.steady, BARE)
+    assert bool(v["valid"]) and not bool(v["steady_shown"])
+    assert v["verdict"].startswith("not shown: the PTS window rule was met at round 5 (window rounds 1-5), but "
+                                   "steady_window_trend, steady_round_length warn")
+    assert "129,112 to 119,661 IOPS" in v["not_shown"] and "rounds of 2.00 s" in v["not_shown"]
+    rows = S.spec[(S.spec["host"] == BARE) & S.spec["id"].str.startswith("randwrite_4k")]
+    assert len(rows) == 3 and (rows["state"] == "steady state not shown (file span)").all()
+    assert rows["flag"].str.contains("state").all()
+    said = " ".join(text.steady_sentences(S.steady[S.steady["host"] == BARE], S.points))
+    assert "reached steady state" not in said and "not a steady-state level" in said
+    # the same configuration elsewhere in the run, beside it
+    assert "124,524 IOPS (fio-queue-depth, 1 point, 256 MiB file)" in said
+    assert "68,307 IOPS (fio-write-saturation, 1 point, 1 GiB file)" in said
+    assert "100,307–116,240 IOPS (fio-pts-hir" in said
+    head = fp.headline_evidence(S.headline, S.validity)
+    row = head[(head["device"] == BARE) & head["quantity"].str.startswith("4K random write after")].iloc[0]
+    assert row["quantity"] == f"{fp.NOT_SHOWN_LABEL} (IOPS)"
+    assert "steady_window_trend" in row["trust"] and "steady_round_length" in row["trust"]
+    assert "steady state at" not in row["measured as"]
+
+
+def test_the_same_window_with_its_checks_passing_is_stated_as_steady_state(S):
+    """The other side: the trend and round-length checks pass, the verdict, the spec state and the headline say
+    steady state."""
+    passed = S.validity.copy()
+    passed.loc[passed["check"].isin(gate.STEADY_SHOWN_CHECKS), "status"] = "pass"
+    raw = ss.verdict_table(S.dataset.fio)
+    v = _one(gate.gate_steady(raw, passed), BARE)
+    assert bool(v["steady_shown"]) and v["verdict"] == "steady state at round 5 (window rounds 1-5)"
+    assert syn._steady_state(v) == "steady_state"
+    assert text.steady_sentences(pd.DataFrame([v]))[0].startswith("**vm**: 4 KiB randwrite, QD32x4 reached steady "
+                                                                 "state at round 5")
+    head = fp.headline_evidence(S.headline, passed)
+    assert (head["quantity"] == "Steady-state 4K random write (IOPS)").any()
+
+
+# ----------------------------------- R-loop 5.3 / 5.4, R-bare C-8 / C-9: n and the p99 of the window named
+
+
+def test_a_window_of_rounds_is_one_run_and_its_p99_is_named_a_mean_of_the_rounds(S):
+    h = _one(S.headline, BARE, key="ss_randwrite_iops")
+    assert h["n"] == 1 and "average of window rounds 1-5 of 2.00 s (one run)" in h["detail"]
+    assert "steady state" not in h["detail"]
+    spec = _one(S.spec, BARE, id="randwrite_4k_course")
+    assert spec["n"] == 1
+    shown = text.spec_table(S.spec, compact=True)
+    assert "124,035 (1 run)" in set(shown["measured"]) and not shown["measured"].str.contains("n=5").any()
+    assert shown["measured at"].str.contains("[steady-state window, 1 run]", regex=False).any()
+    head = fp.headline_evidence(S.headline, S.validity)
+    value = head[(head["device"] == BARE) & head["quantity"].str.startswith("4K random write after")].iloc[0]["value"]
+    assert "n = 5" not in value and "one run" in value
+    display = text.steady_display(S.steady)
+    assert "mean of the rounds' p99 (µs)" in display.columns and "window p99 (µs)" not in display.columns
+    # the value is the mean of the five rounds' p99s: named so, not called the window's p99
+    rounds = ss.window_of(ss.rounds_of(S.dataset.fio, BARE))
+    assert _one(S.steady, BARE)["window_avg_clat_p99_us"] == pytest.approx(rounds["clat_p99_us"].mean())
+
+
+# ---------------------------- R-loop 5.5, R-bare M-6 / M-7: no ratio for another device; the nearest point
+
+
+def test_no_ratio_is_printed_for_a_loop_device_or_virtual_disk_and_one_for_the_sheets_drive(S):
+    measured = S.spec[S.spec["measured"].notna()]
+    assert len(measured) and not measured["comparable"].any()
+    shown = text.spec_table(measured, compact=True)
+    assert (shown["ratio"] == "– (not comparable)").all()
+    assert not shown["ratio"].str.contains(r"\d", regex=True).any()
+    same = text.spec_table(measured.assign(comparable=True), compact=True)
+    assert same["ratio"].str.fullmatch(r"\d+\.\d\d").all()
+
+
+def test_the_sequential_rows_name_the_spec_conditions_the_sweeps_did_not_measure(S):
+    """The sequential spec (128 KiB, 128 outstanding) was compared with the block-size sweep's 1 MiB at QD32x1,
+    called the 'closest point'; it is the nearest of the sweeps, which measured neither condition."""
+    row = _one(S.spec, BARE, id="seqwrite_series")
+    assert row["selection"].startswith("nearest point of the sweeps (QD32x1")
+    assert row["selection"].endswith("the spec's 128 KiB and 128 outstanding I/Os are not in them)")
+    shown = text.spec_table(S.spec, compact=True)
+    assert not shown["measured at"].str.contains("closest point").any()
+    assert shown["measured at"].str.contains("[nearest sweep point]", regex=False).any()
+
+
+# ---------------------------------- R-loop 2.1, R-1cpu M13, R-bare C-1: the trust column and page 1
+
+
+def test_trust_words_name_the_unchecked_checks_that_bear_on_a_value(S):
+    head = fp.headline_evidence(S.headline, S.validity)
+    seq = head[(head["device"] == LOOP) & (head["quantity"] == "Sequential read (MB/s)")].iloc[0]
+    assert "physical_ceiling not checked" in seq["trust"]
+    steady = head[(head["device"] == BARE) & head["quantity"].str.startswith("4K random write after")].iloc[0]
+    assert "interval_exists" in steady["trust"] and "interval_holds_value not checked" in steady["trust"]
+    # the other side: the ceiling checked and passed, the word names it no more
+    passed = S.validity.copy()
+    passed.loc[passed["check"] == "physical_ceiling", "status"] = "pass"
+    again = fp.headline_evidence(S.headline, passed)
+    assert "physical_ceiling" not in again[again["quantity"] == "Sequential read (MB/s)"].iloc[0]["trust"]
+
+
+def _memory_rows(status: str, evidence: str, check: str = "memory_gate") -> pd.DataFrame:
+    """Rows of the bare VM's validity.csv (build/review/s5-bare/tables/validity.csv rows 85-91)."""
+    return pd.DataFrame([{"host": BARE, "check": check, "subject": "peak memory bandwidth", "status": "pass",
+                          "evidence": "", "consequence": "", "section": "memory", "unit": ""},
+                         {"host": BARE, "check": "physical_ceiling", "subject": "DRAM peak", "status": status,
+                          "evidence": evidence, "consequence": "", "section": "ceilings", "unit": ""}])
+
+
+def test_peak_memory_bandwidth_is_not_sound_while_its_dram_ceiling_is_unchecked():
+    headline = pd.DataFrame([{"host": BARE, "key": "peak_bw_MBps", "metric": "Peak memory bandwidth", "unit": "MB/s",
+                              "value": 21822.8, "detail": "loadlat: peak injection", "value_ci_low": None,
+                              "value_ci_high": None, "n": 1, "ci_method": ""}])
+    unchecked = _memory_rows("unchecked", "not checked: no DRAM peak ceiling known")
+    assert fp.headline_evidence(headline, unchecked).iloc[0]["trust"] == \
+        "with caveats (physical_ceiling not checked)"
+    assert fp.headline_evidence(headline, _memory_rows("pass", "")).iloc[0]["trust"] == "sound (its checks pass)"
+
+
+def test_page_one_names_the_values_that_failed_their_quality_gate():
+    rows = pd.DataFrame([
+        {"host": BARE, "check": "memory_gate", "subject": "idle_latency: latency_unstable", "status": "warn",
+         "evidence": "1 of 2 idle_latency values fail 'latency_unstable'; median sub-window latency spread 4.73 % "
+                     "against the gate's 2.00 %"},
+        {"host": BARE, "check": "memory_gate", "subject": "loaded_latency: bandwidth_unstable", "status": "warn",
+         "evidence": "9 of 18 loaded_latency values fail 'bandwidth_unstable'; median sub-window bandwidth spread "
+                     "5.50 % against the gate's 5.00 %"},
+        {"host": BARE, "check": "memory_gate", "subject": "latency_matrix", "status": "unchecked",
+         "evidence": "not checked: 1 latency_matrix values not judged by the quality gate (not_evaluated:section)"},
+        {"host": BARE, "check": "memory_gate", "subject": "peak_injection_bandwidth", "status": "pass",
+         "evidence": "all 5 peak_injection_bandwidth values pass the quality gate"}])
+    said = fp.check_names(rows)
+    gated = [s for s in said if "failed their quality gate" in s]
+    assert len(gated) == 1
+    assert "idle\\_latency: latency\\_unstable (1 of 2)" in gated[0] or "idle_latency: latency_unstable (1 of 2)" \
+        in gated[0]
+    assert "(9 of 18)" in gated[0] and "peak_injection" not in gated[0] and "latency_matrix" not in gated[0]
+    assert not [s for s in fp.check_names(rows[rows["status"] != "warn"]) if "failed their quality gate" in s]
+
+
+# ----------------------------------------- COSMETIC: the headline table's interval and page 1's memory size
+
+
+def test_the_headline_gives_an_asymmetric_interval_as_its_ends_and_the_real_reason_for_none(S):
+    """Loop device (R-loop 2.4, 2.5; R-bare C-4): the idle latency 243.6 [226.5, 266.0] read '244 ± 19.7'; the peak
+    bandwidth had 10 sub-windows but correlated ones, and the page said it lacked sub-windows."""
+    head = fp.headline_evidence(S.headline, S.validity)
+    loop = head[head["device"] == LOOP].set_index("quantity")
+    assert loop.loc["Idle memory mean latency (ns)", "value"] == "244 [227, 266] (95 %, batch-means)"
+    assert loop.loc["Peak memory bandwidth (MB/s)", "value"] == (
+        "20,655 — no interval (n = 1; correlated (lag-1 bandwidth 0.53 at 10 batches of 1 sub-windows))")
+    assert "physical_ceiling not checked" in loop.loc["Peak memory bandwidth (MB/s)", "trust"]
+    symmetric = pd.Series({"key": "idle_latency_ns", "value": 100.0, "value_ci_low": 95.0, "value_ci_high": 105.0,
+                           "ci_method": "batch-means", "n": 1})
+    assert fp._interval(symmetric) == "100 ± 5.00 (95 %, batch-means)"
+    none = symmetric.drop(["value_ci_low", "value_ci_high"])
+    assert "memory summaries get one from repetitions" in fp._interval(none)
+
+
+def test_page_one_gives_the_memory_to_a_tenth_of_a_gib(S):
+    """25,276,502,016 B is 23.5 GiB; page 1 said 24 (R-loop 1.2, R-1cpu C10)."""
+    said = fp.machine_sentences(S.dataset)
+    assert all("; 23.5 GiB memory;" in s for s in said)
