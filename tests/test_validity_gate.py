@@ -90,8 +90,8 @@ def test_a_steady_state_whose_trace_jumped_is_not_steady():
     t = tables(fio=steady_fio(jumped))
     steady = gate_steady(t["steady"], validity_table(**t))
     row = steady.iloc[0]
-    assert not row["valid"] and row["verdict"].startswith("not valid: the PTS window rule was met at round 11 (window "
-                                                          "rounds 7-11), but steady_trace_jump")
+    assert not row["valid"] and row["verdict"].startswith("not valid: window rule met at round 11 (rounds 7-11); "
+                                                          "steady_trace_jump")
     assert row["not_valid"].startswith("not valid: ") and not row["steady_shown"]
     good = tables(fio=steady_fio(GOOD_SERIES))
     assert gate_steady(good["steady"], validity_table(**good)).iloc[0]["valid"]

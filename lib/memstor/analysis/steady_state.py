@@ -359,9 +359,15 @@ def verdict_table(fio: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+#: Experiments whose points offer a rate (or search a depth for a latency target) instead of keeping the depth full:
+#: their IOPS at the same nominal outstanding I/O are not the closed loop's, so never set beside a window average.
+OPEN_EXPERIMENTS = ("fio-load-latency", "mixed-load-map")
+
+
 def same_configuration(points: pd.DataFrame | None, v: pd.Series) -> pd.DataFrame:
     """The other experiments' measurements of a verdict's configuration (same host, rw, block size and outstanding
-    I/O; a fio summary table, memstor.analysis.synthesis.fio_summary): one row per experiment with ``points``,
+    I/O, closed loops only: not :data:`OPEN_EXPERIMENTS`; a fio summary table, memstor.analysis.synthesis
+    .fio_summary): one row per experiment with ``points``,
     ``iops_min``, ``iops_max`` (IOPS) and ``file_size_bytes`` (the test file, bytes; empty when not recorded), so
     a window average is read beside what the same workload gave elsewhere in the run (another state, span or
     length). Empty without such points."""
@@ -371,7 +377,7 @@ def same_configuration(points: pd.DataFrame | None, v: pd.Series) -> pd.DataFram
         return pd.DataFrame(columns=cols)
     p = points[(points["host"].astype(str) == str(v["host"])) & (points["rw"] == v["rw"])
                & (points["bs_bytes"] == v["bs_bytes"]) & (points["outstanding_io"] == v["outstanding_io"])
-               & (points["experiment"] != EXPERIMENT) & points["iops"].notna()]
+               & ~points["experiment"].isin((EXPERIMENT, *OPEN_EXPERIMENTS)) & points["iops"].notna()]
     if "direction" in p.columns:
         p = p[p["direction"] != "total"]
     if p.empty:

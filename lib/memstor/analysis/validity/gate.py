@@ -227,9 +227,9 @@ def gate_steady(steady: pd.DataFrame | None, validity: pd.DataFrame | None) -> p
     """The steady-state verdict marked not valid where its trace jumped or its level is far above the fresh drive's
     (``steady_trace_jump`` / ``steady_vs_fresh`` failed: ``valid`` False, ``not_valid``), and not shown to be the
     steady state where the window rule was met but a check of :data:`STEADY_SHOWN_CHECKS` warns (``steady_shown``
-    False, ``not_shown``: each warning's evidence). The verdict says which: 'not valid: the PTS window rule was met
-    at round 7 (window rounds 3-7), but steady_vs_fresh failed', 'not shown: ... but steady_window_trend,
-    steady_round_length warn'; a verdict whose window rule was not met stays as it was."""
+    False, ``not_shown``: each warning's evidence). The verdict says which: 'not valid: window rule met at round 7
+    (rounds 3-7); steady_vs_fresh failed', 'not shown: ...; steady_window_trend, steady_round_length warn'; a verdict
+    whose window rule was not met stays as it was."""
     if steady is None or steady.empty or "workload" not in steady.columns:
         return steady
     bad = {**failed(validity, "steady_vs_fresh"), **failed(validity, "steady_trace_jump")}
@@ -260,11 +260,12 @@ def bad_checks(validity: pd.DataFrame | None, key: tuple[str, str]) -> list[str]
 
 def _steady_verdict(verdict: str, met: bool, not_valid: str, warned: list[str], fails: list[str]) -> str:
     """A verdict that says steady state only where it is shown (:func:`gate_steady`)."""
-    rule = str(verdict).replace("steady state at round", "the PTS window rule was met at round", 1)
+    rule = str(verdict).replace("steady state at round", "window rule met at round", 1).replace("(window rounds",
+                                                                                               "(rounds", 1)
     if not_valid:
-        return f"not valid: {rule}, but {', '.join(fails)} failed" if met else f"not valid ({verdict})"
+        return f"not valid: {rule}; {', '.join(fails)} failed" if met else f"not valid ({verdict})"
     if met and warned:
-        return f"not shown: {rule}, but {', '.join(warned)} warn{'s' if len(warned) == 1 else ''}"
+        return f"not shown: {rule}; {', '.join(warned)} warn{'s' if len(warned) == 1 else ''}"
     return str(verdict)
 
 
