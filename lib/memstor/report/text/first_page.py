@@ -142,10 +142,27 @@ def _ci_text(v, lo, hi) -> str:
     return fmt_ci(v, lo, hi) if abs(above - below) <= 0.1 * (above + below) / 2 else fmt_interval(v, lo, hi)
 
 
-def _trust(validity: pd.DataFrame | None, host: str, key: str) -> str:
-    """A word from the checks bearing on one headline value: 'sound', 'with caveats (...)', 'not valid (...)'."""
+#: The queue depth x jobs of a configuration ('QD32x1') in a headline's detail and a config_agreement subject.
+_QD_JOBS = re.compile(r"\bQD\d+x\d+\b")
+
+
+def _bears_on(r: pd.Series, check: str, text: str, detail: str) -> bool:
+    """Whether validity row r is the check (check, subject text) of a headline value measured as detail: a
+    config_agreement bears only on a value of its own configuration (the same QDaxb: a disagreement at QD32x1
+    says nothing about the QD1x1 latency); the others as HEADLINE_CHECKS names them."""
+    if r["check"] != check or text not in str(r["subject"]):
+        return False
+    if check != "config_agreement":
+        return True
+    mine, theirs = _QD_JOBS.search(detail or ""), _QD_JOBS.search(str(r["subject"]))
+    return not mine or not theirs or mine.group(0) == theirs.group(0)
+
+
+def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "") -> str:
+    """A word from the checks bearing on one headline value (measured as detail, the headline's 'QD1x1, ...'):
+    'sound', 'with caveats (...)', 'not valid (...)'."""
     rows = _rows(validity, host)
-    keep = [any(r["check"] == check and text in str(r["subject"]) for check, text in HEADLINE_CHECKS.get(key, ()))
+    keep = [any(_bears_on(r, check, text, detail) for check, text in HEADLINE_CHECKS.get(key, ()))
             for _, r in rows.iterrows()]
     rows = rows[keep] if len(rows) else rows
     if key != "ss_randwrite_iops":  # the fio values come from the closed-loop sweeps, not the steady state
@@ -175,7 +192,7 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
                 continue
             r = h.loc[key].copy()
             r["key"] = key
-            trust = _trust(validity, host, key)
+            trust = _trust(validity, host, key, str(r.get("detail") or ""))
             value = (f"withheld: {trust.removeprefix('not valid (').rstrip(')')} failed (numbers in the checks "
                      "that did not pass)") if trust.startswith("not valid") else _interval(r)
             if key == "ss_randwrite_iops" and _rows(validity, host, statuses=("warn",))["check"].isin(
@@ -212,22 +229,29 @@ def factor_reasons(table: pd.DataFrame, column: str = "value") -> tuple[pd.DataF
 
 
 def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
-    """'4K random reads: X IOPS at 1 I/O in flight (R µs); the best, Y IOPS at N, at R' µs (k×)' from the
-    closed queue-depth sweep; None without at least two depths."""
+    """'4K random reads: X IOPS at 1 I/O in flight (R µs); the most along the one-job sweep, Y IOPS at N, at R' µs
+    (k×)' from the closed queue-depth sweep, and the sweep's own point outside it (another job count: QD32x4) where
+    that measured more — 'the most' is never below a point of the same experiment; None without two depths."""
     if qd is None or qd.empty:
         return None
-    g = qd[(qd["host"].astype(str) == host) & (qd["rw"] == rw) & qd["iops"].notna() & qd["lat_mean_us"].notna()]
-    if "in_sweep" in g.columns:
-        g = g[g["in_sweep"].fillna(True).astype(bool)]
+    every = qd[(qd["host"].astype(str) == host) & (qd["rw"] == rw) & qd["iops"].notna() & qd["lat_mean_us"].notna()]
+    g = every[every["in_sweep"].fillna(True).astype(bool)] if "in_sweep" in every.columns else every
     if g["outstanding_io"].nunique() < 2:
         return None
     low, best = g.loc[g["outstanding_io"].idxmin()], g.loc[g["iops"].idxmax()]
+    top = every.loc[every["iops"].idxmax()]
     what = {"randread": "random reads", "randwrite": "random writes"}.get(rw, rw)
-    return (f"4 KiB {what} along the queue-depth sweep: {fmt_number(low['iops'])} IOPS with "
+    along = "the most along its one-job sweep" if float(top["iops"]) > float(best["iops"]) else "the most"
+    text = (f"4 KiB {what} along the queue-depth sweep: {fmt_number(low['iops'])} IOPS with "
             f"{int(low['outstanding_io'])} I/O in flight at a mean latency of "
-            f"{fmt_number(low['lat_mean_us'])} µs; the most, {fmt_number(best['iops'])} IOPS "
+            f"{fmt_number(low['lat_mean_us'])} µs; {along}, {fmt_number(best['iops'])} IOPS "
             f"({best['iops'] / low['iops']:.1f}×), with {int(best['outstanding_io'])} in flight at a mean of "
             f"{fmt_number(best['lat_mean_us'])} µs ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
+    if along == "the most":
+        return text
+    return text + (f"; with {int(top['numjobs'])} jobs (QD{int(top['iodepth'])}x{int(top['numjobs'])}, "
+                   f"{int(top['outstanding_io'])} in flight) the same sweep measured more, "
+                   f"{fmt_number(top['iops'])} IOPS at a mean of {fmt_number(top['lat_mean_us'])} µs")
 
 
 def _shared_tail(items: list[str]) -> tuple[list[str], str]:
