@@ -271,3 +271,13 @@ def test_the_same_configuration_elsewhere_leaves_out_the_open_loops(S):
     same = ss.same_configuration(pd.concat([pts, extra]), v)
     assert set(same["experiment"]) == {"fio-queue-depth", "fio-write-saturation", "fio-pts-hir"}
     assert ss.same_configuration(extra, v).empty and ss.same_configuration(None, v).empty
+
+
+def test_a_trace_that_only_falls_has_no_largest_rise(S):
+    """Bare VM (R-bare C-20): every round falls (129,112 -> 119,661 IOPS), and the evidence called a 0.985x step
+    the 'largest rise'; the loop device's trace rises 1.42x into round 3, which stays said."""
+    bare = _check(S, BARE, "steady_trace_jump")["evidence"]
+    assert "no rise (every step falls or stays)" in bare and "largest rise" not in bare
+    assert "largest fall 1.03x into round 2" in bare
+    loop = _check(S, LOOP, "steady_trace_jump")["evidence"]
+    assert "largest rise 1.42x into round 3" in loop and "largest fall 1.56x into round 2" in loop

@@ -122,10 +122,11 @@ def _jump(v: pd.Series, y: list[float]) -> dict:
     steps_bad = max(up, down) > STEP_WARN_RATIO or max(cum_fall, cum_rise) <= CUMULATIVE_FALL_WARN
     worst, high = (max(up, down), STEP_WARN_RATIO) if steps_bad else (max(cum_fall, cum_rise), CUMULATIVE_FALL_WARN)
     at_up, at_down = int(np.argmax(ratio)) + 2, int(np.argmin(ratio)) + 2
-    evidence = (f"{len(y)} rounds from {n(y[0])} to {n(y[-1])} IOPS (min {n(min(y))}, max {n(max(y))}); largest "
-                f"fall {n(down)}x into round {at_down}, largest rise {n(up)}x into round {at_up}; cumulative: "
-                f"{n(cum_fall)}x below an earlier peak at round {at_fall}, {n(cum_rise)}x above an earlier trough "
-                f"at round {at_rise}")
+    fall = f"largest fall {n(down)}x into round {at_down}" if down > 1 else "no fall (every step rises or stays)"
+    rise = f"largest rise {n(up)}x into round {at_up}" if up > 1 else "no rise (every step falls or stays)"
+    evidence = (f"{len(y)} rounds from {n(y[0])} to {n(y[-1])} IOPS (min {n(min(y))}, max {n(max(y))}); {fall}, "
+                f"{rise}; cumulative: {n(cum_fall)}x below an earlier peak at round {at_fall}, {n(cum_rise)}x above "
+                f"an earlier trough at round {at_rise}")
     consequence = {PASS: "", WARN: "the trace has a write cliff or step: the window after it is steady only if "
                    "the figure shows a flat tail", FAIL: "the trace jumps in ways a drive does not (a sudden "
                    "rise): the steady-state verdict and its IOPS are not shown as the drive's steady state"}[status]
