@@ -281,3 +281,16 @@ def test_a_trace_that_only_falls_has_no_largest_rise(S):
     assert "largest fall 1.03x into round 2" in bare
     loop = _check(S, LOOP, "steady_trace_jump")["evidence"]
     assert "largest rise 1.42x into round 3" in loop and "largest fall 1.56x into round 2" in loop
+
+
+def test_the_experiment_notebook_gates_its_verdict_as_the_synthesis_does(S):
+    """notebooks/50-fio-steady-state.ipynb said 'reached steady state at round 5' of the bare VM's drifting 2-s
+    rounds: its verdict is now gated by the same checks (steady_vs_fresh needs the sweep: not judged there)."""
+    from memstor.analysis.validity.steady import gated_verdicts
+
+    rounds = S.dataset.fio[S.dataset.fio["table"] == ss.EXPERIMENT]
+    v = gated_verdicts(rounds).set_index("host")
+    assert v.loc[BARE, "verdict"].startswith("not shown: window rule met at round 5") and not v.loc[BARE, "steady_shown"]
+    assert v.loc[LOOP, "verdict"] == "not shown: window rule met at round 7 (rounds 3-7); steady_round_length warns"
+    with_sweep = gated_verdicts(rounds, S.points).set_index("host")
+    assert with_sweep.loc[LOOP, "verdict"].startswith("not valid: window rule met at round 7")

@@ -159,6 +159,9 @@ def run(data: Path, **over) -> pd.DataFrame:
 
 #: Decays like a fresh SSD, then settles: steady for the first time at round 9 (window rounds 5-9).
 SETTLING = [1000, 800, 650, 560, 500, 480, 470, 465, 462, 461, 460, 460, 460]
+#: The same decay, flat by the window the rule first accepts (rounds 5-9: 500, 480, 470, 470, 471 turn at the
+#: end, so steady_window_trend passes; SETTLING's window still falls every round, 500 -> 462: not shown).
+SETTLED = [1000, 800, 650, 560, 500, 480, 470, 470, 471, 469, 470, 470, 470]
 
 
 def test_series_used_by_the_scripted_tests_is_what_it_claims():
@@ -385,14 +388,17 @@ def test_sigkill_mid_round_then_rerun_keeps_completed_rounds_byte_identical(tmp_
 
 
 @needs_fio
-@pytest.mark.parametrize("series, achieved", [(SETTLING, True), ([1000 * 0.95 ** r for r in range(10)], False)])
+@pytest.mark.parametrize("series, achieved, state", [
+    (SETTLED, True, "steady state (file span)"),
+    (SETTLING, True, "steady state not shown (file span)"),  # the window still falls every round: not one level
+    ([1000 * 0.95 ** r for r in range(10)], False, "steady state not achieved (file span)")])
 @pytest.mark.fio
-def test_spec_comparison_uses_the_steady_state_window_with_its_state(tmp_path, scripted, series, achieved):
+def test_spec_comparison_uses_the_steady_state_window_with_its_state(tmp_path, scripted, series, achieved, state):
     from memstor.analysis.synthesis import synthesise
     from memstor.report.tables import write_tables
 
     scripted(series)
-    df = run(tmp_path, max_rounds=12 if achieved else 8)
+    df = run(tmp_path, max_rounds=12 if achieved else 8, runtime_s=10)  # scripted: 10-s rounds cost no time
     S = synthesise(tmp_path, Path(__file__).resolve().parents[1] / "data" / "specs")
     v = S.steady.set_index("host").loc[HOST]
     want = independent_verdict(list(df["iops"]), 12 if achieved else 8)
@@ -401,16 +407,16 @@ def test_spec_comparison_uses_the_steady_state_window_with_its_state(tmp_path, s
     rows = S.spec[(S.spec["host"] == HOST) & (S.spec["id"] == "randwrite_4k_course")]
     assert len(rows) == 1
     row = rows.iloc[0]
-    assert row["measured"] == pytest.approx(want["avg"]) and row["n"] == 5
+    assert row["measured"] == pytest.approx(want["avg"]) and row["n"] == 1  # one run: its rounds are not repeats
     assert row["selection"].startswith("steady state: ")
-    if achieved:
-        assert row["state"] == "steady state (file span)"
+    assert row["state"] == state
+    if state == "steady state (file span)":
         assert "state" not in row["flag"]  # the state matches; span and target still differ (a test file)
         assert "span" in row["flag"] and "target" in row["flag"]
     else:
-        assert row["state"] == "steady state not achieved (file span)" and "state" in row["flag"]
+        assert "state" in row["flag"]
     head = S.headline[(S.headline["host"] == HOST) & (S.headline["key"] == "ss_randwrite_iops")].iloc[0]
-    assert head["value"] == pytest.approx(want["avg"]) and head["n"] == 5
+    assert head["value"] == pytest.approx(want["avg"]) and head["n"] == 1
     # the rounds never feed the sweep headlines ("best" is a sweep's number, not round 1 of a trajectory)
     best = S.headline[(S.headline["host"] == HOST) & (S.headline["key"] == "best_randwrite_iops")].iloc[0]
     assert best["value"] != best["value"] or best["value"] is None
@@ -425,8 +431,8 @@ def test_spec_comparison_uses_the_steady_state_window_with_its_state(tmp_path, s
 def test_spec_table_flags_an_interface_mismatch_from_the_drive_record(tmp_path, scripted):
     from memstor.analysis.synthesis import synthesise
 
-    scripted(SETTLING)
-    run(tmp_path, max_rounds=12)
+    scripted(SETTLED)
+    run(tmp_path, max_rounds=12, runtime_s=10)  # a window the checks let stand: its state matches the sheet's
     info_path = tmp_path / "processed" / HOST / "sysinfo.json"
     info = json.loads(info_path.read_text())
     assert isinstance(info.get("drive"), dict)  # every storage run records the drive (or why not)

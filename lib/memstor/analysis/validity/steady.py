@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis import steady_state
+from memstor.analysis.validity.gate import gate_steady
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
 from memstor.core.units import size_text
 
@@ -240,3 +241,12 @@ def _fresh(v: pd.Series, points: pd.DataFrame | None) -> dict | None:
                                                                 ", and not as the drive's steady state"))
     return row(v["host"], "steady_vs_fresh", v["workload"], status, ratio, limit, unit, evidence, consequence,
                _SECTION, low=BELOW_FRESH_WARN, high=ABOVE_FRESH_RATIO)
+
+
+def gated_verdicts(fio: pd.DataFrame, points: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The steady-state verdict table (memstor.analysis.steady_state.verdict_table of ``fio``) gated by these
+    checks (memstor.analysis.validity.gate.gate_steady): what an experiment's own notebook states, as the synthesis
+    does. Without ``points`` (the fio summary with the fresh queue-depth sweep) steady_vs_fresh is not judged."""
+    verdicts = steady_state.verdict_table(fio)
+    checks = pd.DataFrame(steady_rows(verdicts, fio, points))
+    return gate_steady(verdicts, checks if len(checks) else None)
