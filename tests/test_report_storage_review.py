@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from memstor.report.text import first_page as fp
 
@@ -53,3 +54,35 @@ def test_the_most_along_the_sweep_is_never_below_a_point_of_the_same_sweep():
     # the other side: loop's randread QD32x4 (227,302) is below QD64x1 (375,887): 'the most' as it was
     read = fp._tradeoff(qd("loop328"), qd("loop328")["host"].iloc[0], "randread")
     assert "; the most, 375,887 IOPS" in read and "jobs" not in read
+
+
+def knees(run: str) -> pd.DataFrame:
+    from memstor.analysis.points import with_best_measured
+    return with_best_measured(table("knee", run), qd(run))
+
+
+def test_the_knee_bound_uses_the_most_the_sweep_measured_and_is_a_lower_bound():
+    """R-1cpu B3, R-loop 7.6, R-bare M-9: the bound used X_best 104,349 (one-job sweep) while the same experiment
+    measured 136,314 at QD32x4; with it X·R_min = 13.4, and the still-rising sweep gives no upper bound."""
+    from memstor.report.text import queueing as q
+    k = knees("1cpu").set_index("rw")
+    assert k.loc["randread", "X_best_iops"] == pytest.approx(136_313.6, abs=1)
+    assert k.loc["randread", "N_star_bound"] == pytest.approx(13.36, abs=0.01)
+    said = q.knee_sentences(knees("1cpu"))
+    assert "N* ≥ 13.4 (the sweep had not levelled off, so the data set no upper bound)" in said[0]
+    assert "N* = 10.2" not in said[0]
+    shown = q.knee_display(knees("1cpu")).set_index("workload")
+    assert shown.loc["randread", "X_fit (IOPS)"] == "– (not valid)"          # the failed fit's numbers not shown
+    assert shown.loc["randwrite", "X_fit (IOPS)"] == "60,732 ± 3,406"          # the other side: a fit that stands
+
+
+def test_a_fitted_knee_whose_interval_lies_below_the_measured_bound_is_not_a_finding():
+    """R-loop 8.1, R-1cpu M2: 'N* = 2.58 [1.71, 3.90]' in bold while 75,231 IOPS x 52.6 µs = 3.96 was measured."""
+    from memstor.report.text import queueing as q
+    loop = q.knee_sentences(knees("loop328"))[1]
+    assert "**" not in loop.split(":", 1)[1] and "— not a finding: " in loop and "N* ≥ 4.0" in loop
+    # the other side: bare's randread bound (10.3) inside a fit's interval [3.89, 21.3] leaves the fit stated
+    k = knees("bare").iloc[[0]].copy()
+    k["not_valid"], k["N_star_fit"], k["N_star_fit_ci_low"], k["N_star_fit_ci_high"] = "", 9.09, 3.89, 21.3
+    k["X_max_fit_iops"], k["R_min_fit_us"] = 124_758.6, 72.88
+    assert "**9.09 [3.89, 21.3] I/Os in flight**" in q.knee_sentences(k)[0]

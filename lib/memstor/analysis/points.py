@@ -97,3 +97,24 @@ def qd_points(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     if not out:
         return pd.DataFrame(columns=[*pts.columns, "in_sweep"])
     return pd.concat(out, ignore_index=True).sort_values(["host", "rw", "outstanding_io"]).reset_index(drop=True)
+
+
+def with_best_measured(knees: pd.DataFrame, qd: pd.DataFrame) -> pd.DataFrame:
+    """The knee table with the closed-system bound from the experiment's highest IOPS: ``X_best_iops`` (IOPS) the
+    most any point of the host x workload's sweep measured, its own one-job points and its spec-conditions point
+    (QD32x4) alike, ``X_best_at`` ('QD32x4', where), and ``N_star_bound`` = X_best_iops x R_min_meas_us (I/Os in
+    flight). X_best is at most the ceiling, so the bound is a lower one on the knee N* (equal where the sweep
+    levelled off). ``X_max_meas_iops`` stays the one-job sweep's highest (what the fit saw)."""
+    if knees is None or knees.empty or qd is None or qd.empty:
+        return knees
+    out = knees.copy()
+    best, at = [], []
+    for _, k in out.iterrows():
+        g = qd[(qd["host"].astype(str) == str(k["host"])) & (qd["rw"] == k["rw"]) & qd["iops"].notna()]
+        top = g.loc[g["iops"].idxmax()] if len(g) else None
+        best.append(float(top["iops"]) if top is not None else float("nan"))
+        at.append(f"QD{int(top['iodepth'])}x{int(top['numjobs'])}" if top is not None else "")
+    out["X_best_iops"], out["X_best_at"] = best, at
+    if "R_min_meas_us" in out.columns:
+        out["N_star_bound"] = out["X_best_iops"] * pd.to_numeric(out["R_min_meas_us"], errors="coerce") / 1e6
+    return out

@@ -45,6 +45,7 @@ from memstor.analysis.points import (
     qd_points,
     select_points,
     sweep_points,
+    with_best_measured,
 )
 from memstor.analysis.profile_settings import slo_targets
 from memstor.analysis.provenance import provenance  # noqa: F401 (re-exported: the notebook and tests call syn.provenance)
@@ -528,6 +529,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     pts = fio_summary(ds)
     qd = qd_points(ds, sweep_points(pts))
     knees, kfits = knee_fits(qd)
+    knees = with_best_measured(knees, qd)  # X_best: the experiment's highest IOPS, any job count
     curves = memory_curves(ds.mlc)
     mem, mfits = memory_fits(curves)
     curves = annotate_points(curves, mfits)

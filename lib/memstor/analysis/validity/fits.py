@@ -252,8 +252,11 @@ def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
                        f"still gained more than {n(100.0 * (PLATEAU_RATIO - 1))} %", "the knee N* is not stated as "
                        "a finding: the sweep has not levelled off where the fit puts its ceiling", _KNEE,
                        low=low, high=high)
+        others = "in_sweep" in over.columns and not over["in_sweep"].fillna(True).astype(bool).any()
+        where = ("only a point with another job count, outside the one-job sweep the fit saw, is above the fit's "
+                 "ceiling" if others else "the sweep levels off above the fit's ceiling")
         return row(host, "knee_plateau", rw, WARN, top, high, unit,
-                   f"the sweep levels off above the fit's ceiling ({said}): {above}", "N* = X_fit x R_min is low by "
+                   f"{where} ({said}): {above}", "N* = X_fit x R_min is low by "
                    "as much (stated with these numbers; the closed-system bound uses the measured X_best)", _KNEE,
                    low=low, high=high)
     if reach < low:

@@ -90,8 +90,8 @@ within a few percent is normal (ramp and reaping gaps)."""),
         summary="""A closed sweep's throughput is bounded by X(N) ≤ min(N / R_min, X_max), X_max the device's ceiling; the
 asymptotes cross at the knee N* = X_max · R_min, past which more I/Os in flight add only latency. Two estimates are
 named apart: the two-asymptote fit (its ceiling X_fit and R_min ± standard errors, N* with its 95 % interval) and
-the closed-system bound from the measured inputs (X_best, the highest IOPS of the sweep, and the latency at its
-smallest N).""",
+the closed-system bound N* ≥ X_best · R(N_min) from the measured inputs (X_best, the highest IOPS the sweep
+measured, any job count, and the latency at its smallest N): a lower bound, X_best being at most the ceiling.""",
         details="""Operational analysis bounds a closed system's throughput by X(N) ≤ min(N / R_min, X_max). With few
 requests in flight each sees the unloaded latency R_min, and throughput grows in proportion to N
 (latency bound, N / R_min). Once the bottleneck — the device's parallel flash channels, or the CPU
@@ -100,8 +100,10 @@ grows as N / X_max (throughput bound). The two asymptotes cross at the knee **N*
 fewer I/Os in flight leave throughput unused, more add only latency. Two numbers are given, and named
 apart: the **two-asymptote fit** — R_min and the ceiling **X_fit** fitted with scipy (least squares on log
 IOPS, so the low-N and the high-N points weigh alike), each ± its standard error, and N* = X_fit · R_min with
-its 95 % interval — and the **closed-system bound** N* = X_best · R(N_min) from the measured inputs (**X_best**
-the highest IOPS of the sweep, R(N_min) the latency at its smallest N). The open loop's reference X_ref (§4.4)
+its 95 % interval — and the **closed-system bound** N* ≥ X_best · R(N_min) from the measured inputs (**X_best**
+the highest IOPS the sweep measured, its spec-conditions point included, R(N_min) the latency at its smallest N;
+a lower bound: X_best is at most the ceiling, and where the sweep still rises the data set no upper bound). A
+fitted N* whose 95 % interval lies below that bound is not stated as a finding. The open loop's reference X_ref (§4.4)
 is a third number: the best IOPS of every closed-loop configuration of the workload, spec point included. The
 figures draw the two-asymptote fit (dashed) over the data and mark N* with a star; the lower panels show the same data as latency against throughput — flat latency up
 to the knee, then a wall at the ceiling. Hollow markers are points not in the fit (the spec-conditions

@@ -34,9 +34,9 @@ def little_display(little: pd.DataFrame) -> pd.DataFrame:
 
 def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
     """Knee table with short headers and units: the two-asymptote fit (parameters ± standard error, N*
-    with its 95 % interval; the fitted ceiling named X_fit) and the closed-system bound N* = X_best R(N_min) from
-    the measured inputs (X_best: the highest IOPS of the sweep) — named apart from each other and from the open
-    loop's X_ref."""
+    with its 95 % interval; the fitted ceiling named X_fit; '– (not valid)' where the checks did not let the fit
+    stand) and the closed-system bound N* ≥ X_best R(N_min) from the measured inputs (X_best: the highest IOPS the
+    sweep measured, any job count; a lower bound) — named apart from each other and from the open loop's X_ref."""
     if knees.empty:
         return knees
     k = knees.copy()
@@ -44,16 +44,20 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
                 "N_star_bound", "R_min_fit_se_us", "X_max_fit_se_iops", "N_star_fit_ci_low", "N_star_fit_ci_high"):
         if col not in k.columns:
             k[col] = np.nan
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "host": k["host"], "workload": k["rw"], "points": k["points"], "N range (I/Os)": k["N_range"],
         "R_min fit (mean, µs)": [fmt_se(v, e) for v, e in zip(k["R_min_fit_us"], k["R_min_fit_se_us"])],
         "X_fit (IOPS)": [fmt_se(v, e) for v, e in zip(k["X_max_fit_iops"], k["X_max_fit_se_iops"])],
         "N* fit (I/Os, 95 % CI)": [fmt_interval(v, lo, hi) for v, lo, hi in
                                    zip(k["N_star_fit"], k["N_star_fit_ci_low"], k["N_star_fit_ci_high"])],
         "R²": k["r2"].map(lambda v: "–" if missing(v) else f"{v:.3f}"),
-        "mean R at N_min (µs)": k["R_min_meas_us"], "X_best (IOPS)": k["X_max_meas_iops"],
-        "N* bound (I/Os)": k["N_star_bound"],
+        "mean R at N_min (µs)": k["R_min_meas_us"],
+        "X_best (IOPS)": [_best(r)[0] for _, r in k.iterrows()],
+        "N* bound (I/Os)": [f"≥ {v:.1f}" if not missing(v) else "–" for v in k["N_star_bound"]],
     })
+    gated = k["not_valid"].map(lambda v: isinstance(v, str) and bool(v)) if "not_valid" in k else k["host"] == ""
+    out.loc[gated.to_numpy(), ["R_min fit (mean, µs)", "X_fit (IOPS)", "R²"]] = "– (not valid)"
+    return out
 
 
 def grid_display(grid: pd.DataFrame) -> pd.DataFrame:
@@ -116,27 +120,53 @@ def name_ceilings(evidence: str) -> str:
             .replace("highest measured", "X_best (highest measured)"))
 
 
+def _best(k: pd.Series) -> tuple[float, str]:
+    """(X_best in IOPS, ' at QD32x4' or ''): the most the sweep measured (memstor.analysis.points.with_best_measured's
+    X_best_iops, any job count), the one-job sweep's highest in older tables."""
+    best = k.get("X_best_iops")
+    if missing(best):
+        return float(k["X_max_meas_iops"]), ""
+    at = k.get("X_best_at")
+    return float(best), (f" at {at}" if isinstance(at, str) and at else "")
+
+
+def _bound(k: pd.Series, rising: bool) -> str:
+    """'from the measured inputs (...) the closed-system bound gives N* ≥ b': X_best is at most the ceiling, so
+    X_best · R(N_min) bounds the knee from below only (no upper bound where the sweep still rises)."""
+    best, at = _best(k)
+    why = ("the sweep had not levelled off, so the data set no upper bound" if rising else
+           "X_best is at most the ceiling")
+    return (f"from the measured inputs (mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
+            f"{fmt_number(best)} IOPS{at}, the most the sweep measured) the closed-system bound gives "
+            f"N* ≥ {k['N_star_bound']:.1f} ({why})")
+
+
 def knee_sentences(knees: pd.DataFrame) -> list:
-    """One sentence per host x workload stating N* with its inputs (markdown)."""
+    """One sentence per host x workload stating N* with its inputs (markdown). The fitted N* is a finding only
+    where the checks let it stand (not_valid empty) and its 95 % interval reaches the measured lower bound
+    X_best · R(N_min) (an interval wholly below what the sweep measured is the fit's, not the device's)."""
     out = []
     for _, k in knees.iterrows():
+        who = f"**{md_escape(str(k['host']))}, 4K {k['rw']}**"
         if isinstance(k.get("not_valid"), str) and k["not_valid"]:
-            out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the fitted knee is not a finding here — "
-                       f"{name_ceilings(k['not_valid'].removeprefix('not valid: '))}. The closed-system bound from "
-                       f"the measured inputs (mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
-                       f"{fmt_number(k['X_max_meas_iops'])} IOPS) gives N* = {k['N_star_bound']:.1f}.")
+            out.append(f"{who}: the fitted knee is not a finding here — "
+                       f"{name_ceilings(k['not_valid'].removeprefix('not valid: '))}. Instead, "
+                       f"{_bound(k, 'keeps rising' in k['not_valid'])}.")
             continue
         if missing(k.get("N_star_fit")):
-            out.append(f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: no fit — {k.get('note') or 'too few points'}.")
+            out.append(f"{who}: no fit — {k.get('note') or 'too few points'}.")
             continue
-        s = (f"**{md_escape(str(k['host']))}, 4K {k['rw']}**: the two-asymptote fit gives N* = X_fit × R_min = "
-             f"{fmt_number(k['X_max_fit_iops'])} IOPS × {fmt_number(k['R_min_fit_us'])} µs = "
-             f"**{fmt_interval(k['N_star_fit'], k.get('N_star_fit_ci_low'), k.get('N_star_fit_ci_high'))} "
-             f"I/Os in flight** (95 % interval; {int(k['points'])} points, N = {k['N_range']}, "
-             f"R² = {k['r2']:.3f}); from the measured inputs "
-             f"(mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
-             f"{fmt_number(k['X_max_meas_iops'])} IOPS) the closed-system bound gives N* = "
-             f"{k['N_star_bound']:.1f}.")
+        fit = (f"the two-asymptote fit gives N* = X_fit × R_min = {fmt_number(k['X_max_fit_iops'])} IOPS × "
+               f"{fmt_number(k['R_min_fit_us'])} µs = ")
+        shown = fmt_interval(k["N_star_fit"], k.get("N_star_fit_ci_low"), k.get("N_star_fit_ci_high"))
+        fit_of = f"{int(k['points'])} points, N = {k['N_range']}, R² = {k['r2']:.3f}"
+        high = k.get("N_star_fit_ci_high")
+        if not missing(high) and not missing(k.get("N_star_bound")) and float(k["N_star_bound"]) > float(high):
+            s = (f"{who}: {fit}{shown} ({fit_of}; the interval is from the fit's standard errors only) — not a "
+                 f"finding: {_bound(k, False)}, above the whole interval, so the fitted ceiling is below what "
+                 f"the sweep measured; read the measured bound.")
+        else:
+            s = f"{who}: {fit}**{shown} I/Os in flight** (95 % interval; {fit_of}); {_bound(k, False)}."
         if k.get("note"):
             s += f" Note: {k['note']}."
         out.append(s)
