@@ -86,3 +86,33 @@ def test_a_fitted_knee_whose_interval_lies_below_the_measured_bound_is_not_a_fin
     k["not_valid"], k["N_star_fit"], k["N_star_fit_ci_low"], k["N_star_fit_ci_high"] = "", 9.09, 3.89, 21.3
     k["X_max_fit_iops"], k["R_min_fit_us"] = 124_758.6, 72.88
     assert "**9.09 [3.89, 21.3] I/Os in flight**" in q.knee_sentences(k)[0]
+
+
+def test_a_mix_verdict_needs_parts_that_agree_between_experiments():
+    """R-1cpu B4, R-loop 3.4: '-16.0 %: reads and writes interfere' from a write-only 76,512 IOPS that
+    fio-block-size measured as 47,150 (1.62x; with it the mix is above the prediction); 'every mix' for one mix."""
+    from memstor.report.text.workloads import rw_mix_sentences
+    one = table("summary", "1cpu")
+    said = rw_mix_sentences(one, one["host"].iloc[0])[0]
+    assert "interfere" not in said and "not a finding: the parts measured in two experiments differ by 1.62×" in said
+    assert "every mix" not in rw_mix_sentences(table("summary", "loop328"), "vm2-loop-fio328")[0]
+    # the other side: the same mix with the parts agreeing (fio-block-size's write-only set to 76,512) is judged
+    agree = one.copy()
+    agree.loc[(agree["experiment"] == "fio-block-size") & (agree["rw"] == "randwrite") & (agree["bs_bytes"] == 4096)
+              & (agree["direction"] == "write"), "iops"] = 76_512.24
+    agree.loc[(agree["experiment"] == "fio-block-size") & (agree["rw"] == "randread") & (agree["bs_bytes"] == 4096),
+              "iops"] = 119_211.9
+    assert "(-16.0 %) — the mix does not cost what its parts cost: reads and writes interfere" in \
+        rw_mix_sentences(agree, one["host"].iloc[0])[0]
+
+
+def test_a_larger_block_would_move_more_only_when_the_step_beats_the_run_to_run_spread():
+    """R-1cpu M5, R-bare M-5: 'a larger block would still move more' from 1,555 -> 1,799 MB/s (+15.7 %) with the
+    same configuration measured 1.62x apart in two experiments; bare's +12.3 % inside 1.22x."""
+    from memstor.report.text.workloads import block_size_sentences
+    one = table("summary", "1cpu")
+    reads, writes = block_size_sentences(one, one["host"].iloc[0])
+    assert "+15.7 %) is within the run-to-run spread measured here, 1.62×" in reads and "would still" not in reads
+    assert "+119.1 %, more than the run-to-run spread, 1.62×): a larger block would still move more" in writes
+    bare = table("summary", "bare")
+    assert "whether it still grows is not shown" in block_size_sentences(bare, bare["host"].iloc[0])[1]

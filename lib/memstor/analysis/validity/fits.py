@@ -243,8 +243,8 @@ def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
         with_ci = int(over["_ci"].sum())
         beyond = ("no interval on " + ("this point" if len(over) == 1 else "these points") if not with_ci else
                   "by the whole 95 % interval" + ("" if with_ci == len(over) else " where a point has one"))
-        above = (f"{each} (over {n(100.0 * (PLATEAU_RATIO - 1))} % above X_fit, the run-to-run spread of single "
-                 f"runs; {beyond})")
+        above = (f"{each} (over {n(100.0 * (PLATEAU_RATIO - 1))} % above X_fit, the spread assumed for single runs; "
+                 f"config_agreement gives the measured one; {beyond})")
         rising, step = _still_rising(k, qd)
         if rising:
             return row(host, "knee_plateau", rw, FAIL, top, high, unit,

@@ -32,6 +32,54 @@ def _rows(points: pd.DataFrame, host: str, experiment: str) -> pd.DataFrame:
     return sel[sel["iops"].notna() & sel["bw_MBps"].notna()]
 
 
+#: The experiments that measure a configuration fresh, in the same drive state (config_agreement's): their values of
+#: one configuration differ by run-to-run spread only (XSR, steady state and WSAT run in another state).
+FRESH = ("fio-block-size", "fio-rw-ratio", "fio-queue-depth")
+#: fio-rw-ratio's pure mixes stand for these workloads (rwmixread 100: random reads, 0: random writes).
+_PURE = {100.0: ("randread", "read"), 0.0: ("randwrite", "write")}
+
+
+def _pure_iops(points: pd.DataFrame, host: str) -> pd.DataFrame:
+    """The host's single-direction measurements as (experiment, rw, direction, bs_bytes, iodepth, numjobs, iops):
+    fio-rw-ratio's read-only and write-only mixes named as the random reads and writes they are."""
+    need = {"experiment", "rw", "direction", "bs_bytes", "iodepth", "numjobs", "iops"}
+    if points is None or points.empty or not need <= set(points.columns):
+        return pd.DataFrame(columns=sorted(need))
+    sel = points[(points["host"].astype(str) == host) & points["iops"].notna()].copy()
+    mix = sel["rw"] == "randrw"
+    share = pd.to_numeric(sel.get("rwmixread"), errors="coerce") if "rwmixread" in sel else pd.Series(dtype=float)
+    pure = mix & share.isin(list(_PURE)) & (sel["direction"] != "total")
+    sel.loc[pure, "rw"] = [_PURE[float(v)][0] for v in share[pure]]
+    return sel[~mix | pure]
+
+
+def same_config(points: pd.DataFrame, host: str, rw: str, bs: int, iodepth, numjobs) -> pd.Series:
+    """IOPS of one configuration (rw, block size in bytes, iodepth x numjobs) in every FRESH experiment that measured it,
+    indexed by experiment (the first row of each)."""
+    p = _pure_iops(points, host)
+    p = p[p["experiment"].isin(FRESH)]
+    g = p[(p["rw"] == rw) & (p["bs_bytes"] == bs) & (p["iodepth"] == iodepth) & (p["numjobs"] == numjobs)]
+    return g.drop_duplicates("experiment").set_index("experiment")["iops"].astype(float)
+
+
+def run_spread(points: pd.DataFrame, host: str) -> tuple[float, str]:
+    """(ratio, words): the largest ratio between two FRESH experiments' measurements of one configuration on the
+    host (1.0 and '' where no configuration was measured twice) — the run-to-run spread a difference must beat."""
+    p = _pure_iops(points, host)
+    p = p[p["experiment"].isin(FRESH)]
+    best, said = 1.0, ""
+    for (rw, bs, qd, jobs), g in p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"]):
+        each = g.drop_duplicates("experiment")
+        if len(each) < 2:
+            continue
+        ratio = float(each["iops"].max() / each["iops"].min())
+        if ratio > best:
+            best = ratio
+            said = (f"{size_text(int(bs))} {rw} QD{int(qd)}×{int(jobs)}: "
+                    + ", ".join(f"{fmt_number(r.iops)} IOPS in {r.experiment}" for r in each.itertuples()))
+    return best, said
+
+
 def block_size_sentences(points: pd.DataFrame, host: str) -> list[str]:
     """One sentence per workload of the block-size sweep with at least two block sizes (markdown)."""
     out = []
@@ -45,9 +93,7 @@ def block_size_sentences(points: pd.DataFrame, host: str) -> list[str]:
         qd = f"QD{int(small['iodepth'])}×{int(small['numjobs'])}"
         level_text = (f"first reaches {100 * LEVEL_OFF:.0f} % of its best ({fmt_number(g['bw_MBps'].max())} MB/s) at "
                       f"{size_text(int(level['bs_bytes']))}: below it the per-I/O cost dominates, above it the transfer"
-                      if level["bs_bytes"] < large["bs_bytes"] else
-                      f"still grows at the largest block measured ({size_text(int(large['bs_bytes']))}): "
-                      "a larger block would still move more bytes per second")
+                      if level["bs_bytes"] < large["bs_bytes"] else _last_step(g, points, host))
         out.append(
             f"**{_WHAT[rw]}** ({qd}): {fmt_number(small['iops'])} IOPS ({fmt_number(small['bw_MBps'])} MB/s) at "
             f"{size_text(int(small['bs_bytes']))}, {fmt_number(large['iops'])} IOPS ({fmt_number(large['bw_MBps'])} "
@@ -56,26 +102,73 @@ def block_size_sentences(points: pd.DataFrame, host: str) -> list[str]:
     return out
 
 
-def _mix_sentence(g: pd.DataFrame, bs: int) -> str | None:
-    """The mixes of one block size against their parts' prediction (total rows, rwmixread in %)."""
+def _last_step(g: pd.DataFrame, points: pd.DataFrame, host: str) -> str:
+    """Where the best MB/s is at the largest block: whether its last step beats the run-to-run spread (run_spread,
+    at least MIX_TOLERANCE) — only then 'a larger block would still move more' is a finding."""
+    prev, large = g.iloc[-2], g.iloc[-1]
+    step = float(large["bw_MBps"] / prev["bw_MBps"])
+    spread, said = run_spread(points, host)
+    limit = max(spread, 1 + MIX_TOLERANCE)
+    moved = (f"{fmt_number(prev['bw_MBps'])} → {fmt_number(large['bw_MBps'])} MB/s from "
+             f"{size_text(int(prev['bs_bytes']))} to {size_text(int(large['bs_bytes']))}, {100 * (step - 1):+.1f} %")
+    if step > limit:
+        return (f"still grows at the largest block measured ({moved}, more than the run-to-run spread, "
+                f"{limit:.2f}×): a larger "
+                "block would still move more bytes per second")
+    why = (f"the run-to-run spread measured here, {spread:.2f}× ({said})" if said else
+           f"{100 * MIX_TOLERANCE:.0f} %, the spread assumed where no configuration was measured twice")
+    return (f"is highest at the largest block measured, but its last step ({moved}) is within {why}: whether it "
+            "still grows is not shown")
+
+
+def _predicted(share: float, x_r: float, x_w: float) -> float:
+    """The weighted harmonic mean of the read-only and write-only IOPS at share % reads (IOPS)."""
+    f = share / 100
+    return 1 / (f / x_r + (1 - f) / x_w)
+
+
+def _inputs(g: pd.DataFrame, points: pd.DataFrame, host: str, bs: int) -> tuple[list, list]:
+    """(read-only IOPS values, write-only IOPS values): the mix sweep's own, then the same configuration's in other
+    experiments (same_config) — each a measurement the prediction could rest on."""
+    by = g.set_index("rwmixread")["iops"]
+    first = g.iloc[0]
+    qd, jobs = first.get("iodepth"), first.get("numjobs")
+    out = []
+    for share, (rw, _d) in sorted(_PURE.items(), reverse=True):
+        other = same_config(points, host, rw, bs, qd, jobs) if not pd.isna(qd) else pd.Series(dtype=float)
+        out.append(list(dict.fromkeys([float(by[share]), *other.tolist()])))
+    return out[0], out[1]
+
+
+def _mix_sentence(g: pd.DataFrame, bs: int, points: pd.DataFrame | None = None, host: str = "") -> str | None:
+    """The mixes of one block size against their parts' prediction (total rows, rwmixread in %). A verdict only
+    where it holds for every measurement of the parts (the same configuration in another experiment gives another
+    prediction) and the difference beats the run-to-run spread of those parts (at least MIX_TOLERANCE)."""
     by = g.set_index("rwmixread")["iops"]
     if 100.0 not in by.index or 0.0 not in by.index or len(by) < 3:
         return None
     x_r, x_w = float(by[100.0]), float(by[0.0])
-    parts = []
-    for share in sorted((s for s in by.index if 0 < s < 100), reverse=True):
-        f = share / 100
-        predicted = 1 / (f / x_r + (1 - f) / x_w)
-        diff = float(by[share]) / predicted - 1
-        parts.append(f"{share:.0f} % reads {fmt_number(by[share])} IOPS against {fmt_number(predicted)} predicted "
-                     f"({100 * diff:+.1f} %)")
-    diffs = [float(by[s]) / (1 / ((s / 100) / x_r + (1 - s / 100) / x_w)) - 1 for s in by.index if 0 < s < 100]
+    reads, writes = _inputs(g, points, host, bs) if points is not None else ([x_r], [x_w])
+    spread = max(max(reads) / min(reads), max(writes) / min(writes))
+    shares = sorted((s for s in by.index if 0 < s < 100), reverse=True)
+    parts = [f"{share:.0f} % reads {fmt_number(by[share])} IOPS against {fmt_number(_predicted(share, x_r, x_w))} "
+             f"predicted ({100 * (float(by[share]) / _predicted(share, x_r, x_w) - 1):+.1f} %)" for share in shares]
+    diffs = [float(by[s]) / _predicted(s, r, w) - 1 for s in shares for r in reads for w in writes]
     worst = max(diffs, key=abs)
+    every = "every mix" if len(shares) > 1 else "the mix"
     rule = f"±{100 * MIX_TOLERANCE:.0f} % of the weighted harmonic mean of the read-only and write-only IOPS"
-    verdict = (f"the mixes cost what their reads and writes cost apart (every mix within {rule})"
-               if abs(worst) <= MIX_TOLERANCE else
-               f"the mix does not cost what its parts cost: reads and writes interfere (or overlap) here (the "
-               f"furthest, {100 * worst:+.1f} %, is outside {rule})")
+    span = f"from {100 * min(diffs):+.1f} to {100 * max(diffs):+.1f} %"
+    if spread > 1 + MIX_TOLERANCE:
+        verdict = (f"not a finding: the parts measured in two experiments differ by {spread:.2f}×, more than "
+                   f"{rule}; with either value the difference runs {span}")
+    elif all(abs(d) <= MIX_TOLERANCE for d in diffs):
+        verdict = (f"{'the mixes cost what their' if len(shares) > 1 else 'the mix costs what its'} reads and writes cost apart "
+                   f"({every} within {rule})")
+    elif all(d < -MIX_TOLERANCE for d in diffs) or all(d > MIX_TOLERANCE for d in diffs):
+        verdict = (f"the mix does not cost what its parts cost: reads and writes interfere (or overlap) here (the "
+                   f"furthest, {100 * worst:+.1f} %, is outside {rule})")
+    else:
+        verdict = f"not a finding: with the parts measured in the other experiments the difference runs {span}"
     return (f"**{size_text(bs)} mixes**: {fmt_number(x_r)} IOPS reads only, {fmt_number(x_w)} writes only; "
             + "; ".join(parts) + f" — {verdict}.")
 
@@ -89,7 +182,7 @@ def rw_mix_sentences(points: pd.DataFrame, host: str) -> list[str]:
     total = rows[rows["direction"] == "total"]
     out = []
     for bs, g in total.groupby("bs_bytes", sort=True):
-        s = _mix_sentence(g, int(bs))
+        s = _mix_sentence(g, int(bs), points, host)
         if s:
             out.append(s)
     return out
