@@ -276,18 +276,45 @@ def within_ceiling(points: pd.DataFrame, ceilings: pd.DataFrame) -> pd.DataFrame
 USE_COLUMNS = ("host", "what", "ceiling", "how", "reason", "measured", "measured_as", "pct_of_ceiling")
 
 
-def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame) -> pd.DataFrame:
-    """Each ceiling beside the highest headline number it bounds (:data:`USE_COLUMNS`): the DRAM peak beside
-    the peak memory bandwidth, the storage interface beside the best sequential read or write (MB/s),
-    with the measured value as a percentage of the ceiling (empty when either is unknown)."""
+def _top(df: pd.DataFrame | None, host, col: str, name) -> tuple[float, str] | None:
+    """(the highest positive `col` of host's rows, what it is: name(row)) or None."""
+    if df is None or df.empty or not {"host", col} <= set(df.columns):
+        return None
+    sel = df[df["host"].astype(str) == str(host)]
+    v = pd.to_numeric(sel[col], errors="coerce")
+    v = v[v > 0]
+    if v.empty:
+        return None
+    return float(v.max()), name(sel.loc[v.idxmax()])
+
+
+def _point_name(r: pd.Series) -> str:
+    """'fio-block-size, randwrite 1 MiB QD32x1 (write)': a fio point as the ceilings table names it."""
+    bs = r.get("bs_bytes")
+    size = "" if missing(bs) else (f" {int(bs) // 1024} KiB" if int(bs) < 2**20 else f" {int(bs) // 2**20} MiB")
+    qd = "" if missing(r.get("iodepth")) else f" QD{int(r['iodepth'])}x{int(r['numjobs'])}"
+    return f"{r.get('experiment')}, {r.get('rw')}{size}{qd} ({r.get('direction')})"
+
+
+def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame, points: pd.DataFrame | None = None,
+                mem: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each ceiling beside the highest number measured that it bounds (:data:`USE_COLUMNS`, MB/s): the DRAM peak
+    beside the peak memory bandwidth headline and every loaded-latency curve's maximum (mem: memory_fit's
+    b_max_MBps), the storage interface beside the sequential headlines and every fio point per direction (points:
+    bw_MBps) — the same figures physical_ceiling holds against it — with the measured value as a percentage of the
+    ceiling (empty when either is unknown)."""
     keys = {DRAM: ("peak_bw_MBps",), STORAGE: ("seq_read_MBps", "seq_write_MBps")}
     rows = []
     for _, c in ceilings.iterrows():
         h = headline[(headline["host"] == c["host"]) & headline["key"].isin(keys.get(c["what"], ()))]
-        h = h[pd.to_numeric(h["value"], errors="coerce").notna()]
-        best = h.loc[pd.to_numeric(h["value"]).idxmax()] if len(h) else None
+        found = [_top(h, c["host"], "value", lambda r: str(r.get("detail") or r["key"]))]
+        if c["what"] == STORAGE and points is not None and "direction" in points.columns:
+            found.append(_top(points[points["direction"] != "total"], c["host"], "bw_MBps", _point_name))
+        if c["what"] == DRAM:
+            found.append(_top(mem, c["host"], "b_max_MBps", lambda r: f"loaded-latency curve {r.get('curve')}"))
+        best = max((f for f in found if f), key=lambda f: f[0], default=None)
         rows.append({"host": c["host"], "what": c["what"], "ceiling": c["ceiling"], "how": c["how"],
-                     "reason": c["reason"], "measured": None if best is None else float(best["value"]),
-                     "measured_as": None if best is None else str(best.get("detail") or best["key"]),
-                     "pct_of_ceiling": None if best is None else pct_of_ceiling(best["value"], c["ceiling"])})
+                     "reason": c["reason"], "measured": None if best is None else best[0],
+                     "measured_as": None if best is None else best[1],
+                     "pct_of_ceiling": None if best is None else pct_of_ceiling(best[0], c["ceiling"])})
     return pd.DataFrame(rows, columns=list(USE_COLUMNS))
