@@ -133,3 +133,17 @@ def test_the_ceilings_table_holds_the_best_measured_not_the_best_headline():
     assert best["bare"]["DRAM peak"] == pytest.approx(25_206.1, abs=0.1)
     # the other side: without other figures the headline stays the best measured (loop's DRAM headline 20,655)
     assert best["loop328"]["DRAM peak"] == pytest.approx(20_654.7, abs=0.1)
+
+
+def test_a_littles_law_excess_is_not_explained_by_gaps():
+    """R-loop 7.5: randrw QD32x1 X·R = 150,094 x 227.3 µs = 34.1 > 32 (+6.6 %) was put down to 'fio's own gaps
+    between completion and resubmission', which can only make X·R smaller than N."""
+    from memstor.analysis.storage import _reason
+    little = {run: table("littles_law", run) for run in ("loop328", "1cpu")}
+    over = little["loop328"][little["loop328"]["flagged"].astype(bool)].iloc[0]
+    said = _reason({"iodepth": 32, "iodepth_reached": True}, float(over["residual_pct"]), "io_uring", True)
+    assert "+6.6% above" in said and "gaps only lower it" in said and "gaps between completion" not in said
+    # the other side: a residual below N is the gaps' (1cpu's lowest, -17.8 %)
+    low = float(little["1cpu"]["residual_pct"].min())
+    assert low < -5 and "gaps between completion" in _reason({"iodepth": 32, "iodepth_reached": True}, low,
+                                                             "io_uring", True)

@@ -49,10 +49,14 @@ def _reason(row: dict, residual: float | None, engine: str, direct: Any, tol_pct
         return why
     if residual is None or math.isnan(residual):
         return "no IOPS or latency to check"
-    if abs(residual) > tol_pct:
-        return (f"IOPS x mean latency differs from the intended outstanding I/O by {residual:+.1f}% although "
-                f"the depth was reached: fio's own gaps between completion and resubmission (CPU-bound, "
-                f"shared CPU) or a too-short run")
+    if residual < -tol_pct:
+        return (f"IOPS x mean latency is {residual:+.1f}% below the intended outstanding I/O although the depth "
+                f"was reached: fio's own gaps between completion and resubmission (CPU-bound, shared CPU) or a "
+                f"too-short run")
+    if residual > tol_pct:
+        return (f"IOPS x mean latency is {residual:+.1f}% above the intended outstanding I/O, more than a closed "
+                f"loop of that depth can hold (gaps only lower it): fio's IOPS and its mean latency are not on one "
+                f"time base (IOPS over the job's runtime, latency per I/O from submission), not the device")
     return ""
 
 
