@@ -136,7 +136,7 @@ def _woke(gated: pd.DataFrame) -> str:
     '' when no such point recorded either."""
     if "generator_checks" not in gated:
         return ""
-    lagged = gated[gated["generator_checks"].astype(str).str.split(";").map(lambda names: "lag" in names)]
+    lagged = gated[gated["generator_checks"].map(lambda v: not missing(v) and "lag" in str(v).split(";"))]
     out = ""
     woke = pd.to_numeric(lagged.get("wake_delay_p99_us", pd.Series(dtype=float)), errors="coerce").dropna()
     if not woke.empty:
