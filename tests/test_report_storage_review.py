@@ -147,3 +147,19 @@ def test_a_littles_law_excess_is_not_explained_by_gaps():
     low = float(little["1cpu"]["residual_pct"].min())
     assert low < -5 and "gaps between completion" in _reason({"iodepth": 32, "iodepth_reached": True}, low,
                                                              "io_uring", True)
+
+
+def test_the_block_size_figure_draws_the_block_size_sweep_alone_and_every_workload():
+    """R-loop 3.2, R-bare M-3, R-1cpu M4: Figure 1's randwrite 8 KiB point and two of its three 1 MiB write points
+    were XSR access groups (another experiment, another drive state); sequential read (a headline) was not drawn."""
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots.synthesis import block_size_figure
+    s = table("summary", "loop328")
+    fig = block_size_figure(s)
+    drawn = {ax.get_title().split(",")[0].split(" (")[0]: sorted(x for ln in ax.get_lines() for x in ln.get_xdata())
+             for ax in fig.axes if ax.get_lines()}
+    plt.close("all")
+    assert len(drawn) == 4                                             # randread, randwrite, read, write
+    assert 8192 not in [x for xs in drawn.values() for x in xs]        # XSR's 8 KiB access group
+    assert sorted(len(xs) for xs in drawn.values()) == [1, 1, 3, 3]    # one 1 MiB point per sequential workload

@@ -387,17 +387,21 @@ def spec_figure(comp: pd.DataFrame):
 
 
 def block_size_figure(points: pd.DataFrame):
-    """Bandwidth (MB/s) vs block size per workload, every host; at each host's usual queue depth."""
+    """Bandwidth (MB/s) vs block size per workload, every host; at each host's usual queue depth. A host with a
+    block-size sweep (fio-block-size) is drawn from its rows alone — points of other experiments (XSR's access
+    groups, run in another drive state) are not repetitions of them; sequential reads and writes are drawn even
+    at one block size (the headline's sequential points)."""
     if points is None or points.empty:
         return None
     d = points[points["rw"].isin(["randread", "randwrite", "read", "write"])]
     d = d[d["direction"] == np.where(d["rw"].str.contains("write"), "write", "read")]
-    if "tables" in d.columns and d["tables"].str.contains("fio-block-size").any():
-        d = d[d["tables"].str.contains("fio-block-size") | ~d["host"].isin(
-            d.loc[d["tables"].str.contains("fio-block-size"), "host"])]
+    for col in ("tables", "experiment"):  # a host with a block-size sweep: its rows only (not XSR's, another state)
+        if col in d.columns and d[col].astype(str).str.contains("fio-block-size").any():
+            own = d[col].astype(str).str.contains("fio-block-size")
+            d = d[own | ~d["host"].isin(d.loc[own, "host"])]
     keep = []
-    for (_, _), g in d.groupby(["host", "rw"]):
-        if g["bs_bytes"].nunique() < 2:
+    for (_, rw), g in d.groupby(["host", "rw"]):
+        if g["bs_bytes"].nunique() < (1 if rw in ("read", "write") else 2):  # a sequential point: one block
             continue
         counts = g.groupby("outstanding_io")["bs_bytes"].nunique()
         n = counts.idxmax()
