@@ -163,3 +163,19 @@ def test_the_block_size_figure_draws_the_block_size_sweep_alone_and_every_worklo
     assert len(drawn) == 4                                             # randread, randwrite, read, write
     assert 8192 not in [x for xs in drawn.values() for x in xs]        # XSR's 8 KiB access group
     assert sorted(len(xs) for xs in drawn.values()) == [1, 1, 3, 3]    # one 1 MiB point per sequential workload
+
+
+def test_a_cause_not_measured_is_not_asserted():
+    """R-1cpu M3, R-bare C-2, R-loop 2.8: 'a write-back cache above the drive took the writes' was asserted (the
+    same 1 MiB write ran at 1,038-1,112 MB/s for 10 s in XSR), and '(§2)' pointed to a text without the numbers."""
+    from types import SimpleNamespace
+    h = table("headline", "1cpu")
+    S = SimpleNamespace(qd=None, headline=h, validity=table("validity", "1cpu"), wsat=None, cache_levels=None)
+    said = " ".join(fp.findings(S, "vm-1cpu"))
+    assert "would give this, but nothing here measured it" in said and "took the writes" not in said
+    assert "2,368 MB/s write — writes faster than reads in these runs" in said
+    # the other side: a write not above 1.2x the read gets no such clause (bare: 2,134 against 1,481 is above)
+    h2 = h.copy()
+    h2.loc[h2["key"] == "seq_write_MBps", "value"] = 1_500.0
+    S.headline = h2
+    assert "faster than reads" not in " ".join(fp.findings(S, "vm-1cpu"))

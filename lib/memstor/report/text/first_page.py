@@ -282,9 +282,9 @@ def findings(S, host: str) -> list[str]:
     if len(seq) == 2:
         s = f"Sequential transfers: {fmt_number(seq['seq_read_MBps'])} MB/s read, {fmt_number(seq['seq_write_MBps'])} MB/s write"
         if seq["seq_write_MBps"] > 1.2 * seq["seq_read_MBps"]:
-            s += (" — writes faster than reads, which a drive rarely does: a write-back cache above the drive "
-                  "(the hypervisor's, on a VM) took the writes")
-        out.append(s + f" ({SECTION_REF['storage_points']}).")
+            s += (" — writes faster than reads in these runs, which a drive rarely does; a write-back cache above "
+                  "the drive (the hypervisor's, on a VM) would give this, but nothing here measured it")
+        out.append(s + f" (the headline table; {SECTION_REF['storage_points']}'s block-size figure).")
     gated = _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",))
     if gated:
         said = _not_open_workloads(S, host)
