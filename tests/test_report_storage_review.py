@@ -179,3 +179,21 @@ def test_a_cause_not_measured_is_not_asserted():
     h2.loc[h2["key"] == "seq_write_MBps", "value"] = 1_500.0
     S.headline = h2
     assert "faster than reads" not in " ".join(fp.findings(S, "vm-1cpu"))
+
+
+def test_the_queue_depth_figure_labels_its_throughput_axes():
+    """R-loop 8.2, R-bare C-14: Figure 14's IOPS axes (log, less than a decade) carried one labelled tick or none."""
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots import printing
+    from memstor.report.plots.synthesis import queue_depth_figure
+    fig = queue_depth_figure(qd("loop328"), {})
+    fig.canvas.draw()
+    top, bottom = fig.axes[1], fig.axes[3]          # randwrite: 18,874-75,231 IOPS
+
+    def labels(axis):
+        lo, hi = axis.get_view_interval()
+        return [t.get_text() for t, v in zip(axis.get_ticklabels(), axis.get_ticklocs()) if t.get_text() and lo <= v <= hi]
+    assert len(labels(top.yaxis)) >= 2 and len(labels(bottom.xaxis)) >= 2, (labels(top.yaxis), labels(bottom.xaxis))
+    assert printing.print_problems(printing.fit_for_print(fig), "queue depth") == []
+    plt.close("all")

@@ -78,6 +78,17 @@ def _thousands(ax, axis: str = "y") -> None:
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
 
 
+def _log_thousands(ax, axis: str = "y") -> None:
+    """A log throughput axis whose labels can be read: where its data span less than a decade (one labelled tick,
+    or none, at the powers of ten) major ticks at 1, 2, 3 and 5 per decade; thousands separators."""
+    which = ax.yaxis if axis == "y" else ax.xaxis
+    lo, hi = which.get_data_interval()
+    if lo > 0 and hi / lo < 10:
+        which.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    _thousands(ax, axis)
+    which.set_minor_formatter(NullFormatter())
+
+
 def _log2_x(ax, values) -> None:
     """Log2 x axis with a tick at every measured value (labels as plain integers; between interleaved powers
     of two only those are labelled: memstor.report.plots.storage.labelled_ticks)."""
@@ -147,17 +158,15 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
         top.set_xscale("log", base=2)
         top.set_yscale("log")
         _log2_x(top, d["outstanding_io"])
-        _thousands(top)
-        top.yaxis.set_minor_formatter(NullFormatter())
+        _log_thousands(top)
         top.set_xlabel("outstanding I/O N (I/Os)")
         top.set_ylabel("throughput X (IOPS)")
         top.set_title(f"4K {rw}", fontsize=10)  # the column's workload; each axis names its quantity
         bottom.set_xscale("log")
         bottom.set_yscale("log")
-        _thousands(bottom, "x")
+        _log_thousands(bottom, "x")
         _thousands(bottom)
         bottom.yaxis.set_minor_formatter(NullFormatter())
-        bottom.xaxis.set_minor_formatter(NullFormatter())
         bottom.set_xlabel("throughput X (IOPS)")
         bottom.set_ylabel("mean latency R (µs)")
     handles, labels = axes[0].get_legend_handles_labels()
