@@ -197,3 +197,27 @@ def test_the_queue_depth_figure_labels_its_throughput_axes():
     assert len(labels(top.yaxis)) >= 2 and len(labels(bottom.xaxis)) >= 2, (labels(top.yaxis), labels(bottom.xaxis))
     assert printing.print_problems(printing.fit_for_print(fig), "queue depth") == []
     plt.close("all")
+
+
+def test_the_figure_draws_no_knee_the_text_does_not_state():
+    """R-loop 8.2: Figure 14 drew loop's randwrite fit (N* 2.58 [1.71, 3.90]) with its plateau 54 % below the
+    hollow QD32x4 point (75,231 IOPS; 75,231 x 52.6 µs = 3.96 > 3.90)."""
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots.synthesis import queue_depth_figure
+    k = table("knee", "loop328").set_index("rw").loc["randwrite"]
+    fit = SimpleNamespace(n_min=1, n_max=64, n_star=k["N_star_fit"], r_min_us=k["R_min_fit_us"],
+                          x_max_iops=k["X_max_fit_iops"], r_min_measured_us=k["R_min_meas_us"],
+                          n_star_ci_high=k["N_star_fit_ci_high"])
+    host = qd("loop328")["host"].iloc[0]
+    drawn = [ln.get_label() for ax in queue_depth_figure(qd("loop328"), {(host, "randwrite"): fit}).axes
+             for ln in ax.get_lines()]
+    assert not any("two-asymptote fit" in d for d in drawn)
+    # the other side: the same fit with an interval that reaches the bound is drawn
+    fit.n_star_ci_high = 4.5
+    drawn = [ln.get_label() for ax in queue_depth_figure(qd("loop328"), {(host, "randwrite"): fit}).axes
+             for ln in ax.get_lines()]
+    assert any("two-asymptote fit" in d for d in drawn)
+    plt.close("all")

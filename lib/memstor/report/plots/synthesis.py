@@ -104,11 +104,18 @@ def _log2_x(ax, values) -> None:
 # ------------------------------------------------------------------------------------- queue depth
 
 
+def _below_measured(f, x_best: float) -> bool:
+    """Whether a knee fit's whole 95 % interval of N* lies below the measured bound X_best · R(N_min) (X_best: the
+    most the sweep measured, IOPS): the text states no such knee, and the figure draws none."""
+    high = getattr(f, "n_star_ci_high", float("nan"))
+    return bool(np.isfinite(high) and x_best * f.r_min_measured_us * 1e-6 > high)
+
+
 def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None = None):
     """2 x 2 panels, randread and randwrite: (top) IOPS vs outstanding I/O N with the two-asymptote fit
     min(N / R_min, X_max) and the knee N*; (bottom) mean latency vs IOPS (the latency-throughput knee).
     Points an adaptive grid added around the knee (`grid`: memstor.analysis.adaptive_grid.grid_table) are
-    ringed."""
+    ringed. A fit whose N* interval lies below the measured bound is not drawn (_below_measured)."""
     if qd is None or qd.empty:
         return None
     added = set()
@@ -143,7 +150,7 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
                             label=None if KNEE_LABEL in top.get_legend_handles_labels()[1] else KNEE_LABEL)
                 bottom.scatter(ringed["iops"], ringed["lat_mean_us"], **KNEE_MARK)
             f = fits.get((host, rw))
-            if f is None:
+            if f is None or _below_measured(f, float(g["iops"].max())):
                 continue
             n = np.geomspace(max(min(f.n_min, f.n_star) / 1.5, 0.5), max(f.n_max, f.n_star) * 1.5, 200)
             x = queueing.closed_bound_iops(n, f.r_min_us, f.x_max_iops)
