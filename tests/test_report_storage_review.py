@@ -221,3 +221,13 @@ def test_the_figure_draws_no_knee_the_text_does_not_state():
              for ln in ax.get_lines()]
     assert any("two-asymptote fit" in d for d in drawn)
     plt.close("all")
+
+
+def test_the_method_names_the_ceiling_of_what_was_measured():
+    """R-1cpu M2: the method called X_max 'the device's ceiling' while on one CPU 4 jobs beat 1 job by 31 % (write:
+    79,964 against 61,151 IOPS; read 136,314 against 104,349) at equal or lower depth."""
+    from memstor.report.text import methods
+    knee = methods.summary("knee")
+    assert "the device's ceiling" not in knee and "the CPU and jobs submitting its I/O" in knee
+    assert "N* ≥ X_best · R(N_min)" in knee
+    assert "clearly positive" in methods.details("little") and "not the device" in methods.details("little")

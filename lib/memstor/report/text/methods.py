@@ -84,11 +84,13 @@ steady state: X is the throughput (IOPS) and R the mean response time (fio's tot
 from submission to completion). fio keeps N = iodepth × numjobs I/Os outstanding, so X · R should
 equal N. The residual 100 · (X · R − N) / N shows how well the queue was kept full: a clearly
 negative residual means fewer I/Os were really in flight than asked for (the I/O engine or the CPU
-could not submit fast enough, or the I/O completed without queueing, e.g. from a cache); a residual
-within a few percent is normal (ramp and reaping gaps)."""),
+could not submit fast enough, or the I/O completed without queueing, e.g. from a cache); a clearly positive
+one is more than a closed loop of N can hold, so it is an accounting difference between fio's IOPS and its
+latency (time bases), not the device; a residual within a few percent is normal (ramp and reaping gaps)."""),
     "knee": Method(
-        summary="""A closed sweep's throughput is bounded by X(N) ≤ min(N / R_min, X_max), X_max the device's ceiling; the
-asymptotes cross at the knee N* = X_max · R_min, past which more I/Os in flight add only latency. Two estimates are
+        summary="""A closed sweep's throughput is bounded by X(N) ≤ min(N / R_min, X_max), X_max the ceiling of what
+was measured (the device, or the CPU and jobs submitting its I/O: a point with more jobs above the one-job sweep
+says the latter); the asymptotes cross at the knee N* = X_max · R_min, past which more I/Os in flight add only latency. Two estimates are
 named apart: the two-asymptote fit (its ceiling X_fit and R_min ± standard errors, N* with its 95 % interval) and
 the closed-system bound N* ≥ X_best · R(N_min) from the measured inputs (X_best, the highest IOPS the sweep
 measured, any job count, and the latency at its smallest N): a lower bound, X_best being at most the ceiling.""",
