@@ -539,6 +539,7 @@ def test_report_text_of_the_recorded_hierarchy():
     shown = text.cache_levels_display(levels)
     assert shown["level"].tolist()[:4] == ["L1", "L2", "L3", "memory"] and "note" not in shown.columns
     assert shown["agrees"].tolist()[:3] == ["yes", "yes", "no"]
+    assert "median latency (ns)" in shown.columns and "mean latency (ns)" not in shown.columns  # R-loop 10.3
     words = text.hierarchy_sentences(levels, hierarchy.mlp_table(df))
     assert "L3 ends at" in words[0] and "Page walks" in words[0]
     assert any("independent chains per thread" in w for w in words[1:])

@@ -499,3 +499,17 @@ def test_ioarrive_rows_have_no_cpu_share_row_fio_rows_do():
     cpu = v[v["check"] == "load_generator_cpu"].set_index("subject")
     assert "mixed-load-map" not in cpu.index
     assert cpu.loc["fio-load-latency", "status"] == "pass" and "lt" in cpu.loc["fio-load-latency", "evidence"]
+
+
+def test_idle_latency_evidence_names_the_loaded_point_it_holds_against():
+    """R-loop 9.3: the check called loop's read-only delay-0 point (334.91 ns, the heaviest load) 'lightest
+    loaded latency'. It names it now as the lowest latency of any loaded point, with its traffic and delay."""
+    curves = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "memory_curves-loop328.csv")
+    host = curves["host"].iloc[0]
+    head = pd.DataFrame({"host": host, "key": ["idle_latency_ns"], "value": [243.6]})
+    v = validity_table(**tables(headline=head, curves=curves))
+    r = v[v["check"] == "headline_definition"].set_index("subject").loc["idle memory latency"]
+    assert r["status"] == "pass" and "lightest" not in r["evidence"]
+    assert "lowest latency of any loaded point (traffic read-only, delay 0) 335" in r["evidence"]
+    low = validity_table(**tables(headline=head.assign(value=400.0), curves=curves))    # 335 < 400 / 1.1: warn
+    assert low[low["check"] == "headline_definition"].set_index("subject").loc["idle memory latency", "status"] == "warn"

@@ -15,14 +15,16 @@ def _size(v) -> str:
 
 
 def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
-    """One row per level: device (with several), level, latency (ns and core clocks), where it ends (the
-    working-set size), the kernel's cache size and whether they agree (the reasons: the table's CSV and
-    :func:`hierarchy_sentences`)."""
-    cols = ["device", "level", "mean latency (ns)", "clocks", "ends at", "kernel's size", "agrees"]
+    """One row per level: device (with several), level, latency (ns and core clocks: the median of the batch
+    medians the levels are read from, memstor.analysis.hierarchy; not the mean, which descheduling inflates;
+    R-loop 10.3: L1 1.39 ns is the p50, the means 1.42-1.45), where it ends (the working-set size), the
+    kernel's cache size and whether they agree (the reasons: the table's CSV and :func:`hierarchy_sentences`)."""
+    cols = ["device", "level", "median latency (ns)", "clocks", "ends at", "kernel's size", "agrees"]
     if levels is None or levels.empty:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
-        "device": levels["host"], "level": levels["level"], "mean latency (ns)": levels["latency_ns"].map(fmt_number),
+        "device": levels["host"], "level": levels["level"],
+        "median latency (ns)": levels["latency_ns"].map(fmt_number),
         "clocks": [("unknown" if missing(c) else fmt_number(c)) for c in levels["clocks"]],
         "ends at": levels["ends_at_bytes"].map(_size), "kernel's size": levels["kernel_bytes"].map(_size),
         "agrees": [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
