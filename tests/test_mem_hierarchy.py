@@ -543,5 +543,7 @@ def test_report_text_of_the_recorded_hierarchy():
     words = text.hierarchy_sentences(levels, hierarchy.mlp_table(df))
     assert "L3 ends at" in words[0] and "Page walks" in words[0]
     assert any("independent chains per thread" in w for w in words[1:])
-    assert text.mlp_display(hierarchy.mlp_table(df))["residual"].str.endswith("%").all()
+    shown = text.mlp_display(hierarchy.mlp_table(df))                  # R-loop 11.2: X = N x 64 B / R by construction
+    assert "bandwidth (MB/s, = N × 64 B / R)" in shown.columns and "residual" not in shown.columns
+    assert any("derived, not measured apart" in w for w in words[1:])
     assert text.hierarchy_sentences(None, None) == [] and text.cache_levels_display(None).empty

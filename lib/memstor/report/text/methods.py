@@ -194,8 +194,8 @@ curve, and where a plateau ends is how much that level holds. They are set besid
 reports; a level that ends far from its size (a factor 2) is named — on a VM the last-level cache is shared
 with other guests. 4 KiB pages against 2 MiB pages beyond the TLB's reach give the cost of a page walk.
 Memory-level parallelism (loadlat `--mlp`, as multichase's `parallelN`): N independent chains in one
-thread keep N misses in flight, and Little's law turns latency into bandwidth, X = N × 64 B / R; where
-bandwidth stops growing is how many misses a core can keep outstanding."""),
+thread keep N misses in flight, and Little's law turns latency into bandwidth, X = N × 64 B / R: the
+bandwidth is derived from the measured latency (one clock), so it is no check of the law; where it stops growing is how many misses a core can keep outstanding."""),
     "read_ratio": Method(
         summary="""Mess (Esmaili-Dokht et al., MICRO 2024) publishes latency–bandwidth curves per DRAM read share; memstor's
 read/write mixes form such a family (a plain store also reads its line for ownership). The published
