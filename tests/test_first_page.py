@@ -157,3 +157,17 @@ def test_an_ioarrive_loop_that_did_not_hold_is_said_in_ioarrive_terms_on_page_on
     fio = synthesis(load=load_frame((True,) + (False,) * 5))       # fio-made data: the way to ioarrive stays
     fio.load = gate_open_curve_table(load_frame((True,) + (False,) * 5), fio.validity)
     assert "`generator: ioarrive`" in " ".join(fp.next_steps(fio, H, "standard"))
+
+
+def test_a_memory_value_without_interval_gives_the_reason_its_run_had_not_n():
+    """R-loop 2.5: loop's peak bandwidth had 10 sub-windows, its interval withheld for correlated batches; the
+    page said 'no interval (n = 1; memory summaries get one from repetitions or >= 10 sub-windows)'. With the
+    rows' ci_note (headline_long) it says that reason; without one, the general rule as before."""
+    from pathlib import Path
+    head = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "headline-loop328.csv")
+    note = "correlated (lag-1 bandwidth 0.53 at 10 batches of 1 sub-windows)"   # headline_long on build/run-loop328
+    shown = fp.headline_evidence(head.assign(ci_note=head["key"].map({"peak_bw_MBps": note})), None)
+    value = shown.set_index("quantity").loc["Peak memory bandwidth (MB/s)", "value"]
+    assert value.endswith(f"no interval (one run; its sub-windows: {note})") and "n = 1" not in value
+    bare = fp.headline_evidence(head, None).set_index("quantity").loc["Peak memory bandwidth (MB/s)", "value"]
+    assert "n = 1; memory summaries get one from repetitions" in bare

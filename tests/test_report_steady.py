@@ -245,7 +245,8 @@ def test_the_headline_gives_an_asymmetric_interval_as_its_ends_and_the_real_reas
     loop = head[head["device"] == LOOP].set_index("quantity")
     assert loop.loc["Idle memory mean latency (ns)", "value"] == "244 [227, 266] (95 %, batch-means)"
     assert loop.loc["Peak memory bandwidth (MB/s)", "value"] == (
-        "20,655 — no interval (n = 1; correlated (lag-1 bandwidth 0.53 at 10 batches of 1 sub-windows))")
+        "20,655 — no interval (one run; its sub-windows: correlated (lag-1 bandwidth 0.53 at 10 batches of 1 "
+        "sub-windows))")
     assert "physical_ceiling not checked" in loop.loc["Peak memory bandwidth (MB/s)", "trust"]
     symmetric = pd.Series({"key": "idle_latency_ns", "value": 100.0, "value_ci_low": 95.0, "value_ci_high": 105.0,
                            "ci_method": "batch-means", "n": 1})

@@ -124,9 +124,10 @@ def _interval(r: pd.Series) -> str:
     n = r.get("n")
     why = f"n = {int(n)}" if not missing(n) else "a single measurement"
     if r["key"] in ("idle_latency_ns", "peak_bw_MBps"):
-        note = r.get("ci_note")
-        return f"{shown} — no interval ({why}; " + (str(note) if isinstance(note, str) and note else
-                                                   "memory summaries get one from repetitions or ≥ 10 sub-windows") + ")"
+        note = r.get("ci_note")  # the reason the run's own sub-windows gave none (R-loop 2.5: correlated, not n)
+        return f"{shown} — no interval (" + (f"one run; its sub-windows: {note}" if isinstance(note, str) and note
+                                             else f"{why}; memory summaries get one from repetitions or ≥ 10 "
+                                             "sub-windows") + ")"
     if r["key"] == "ss_randwrite_iops":
         return (f"{shown} — no interval (one run: the average of its window's successive rounds, which are not "
                 "repetitions; the excursions in §3 bound its spread)")
