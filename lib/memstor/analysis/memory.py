@@ -178,10 +178,12 @@ def page_walk(df: pd.DataFrame) -> dict:
     pages), ``small_page_ns`` (4 KiB pages: each random load also misses the TLB and walks the page
     table), ``page_walk_ns`` = small - huge, ``page_walk_pct`` (of the huge-page figure), ``pages`` (how
     the huge-page buffer was paged, e.g. ``2M (THP, 100 %)``) and ``n_huge``, ``n_small``. NaN where a
-    figure was not measured."""
+    figure was not measured. ``gate_failed``: the runs' gate details of a figure whose run failed its gate
+    ({'huge' | 'small': detail}; a difference from such a run is not a page-walk cost)."""
     table = idle_table(df)
     out: dict[str, Any] = {"huge_page_ns": math.nan, "small_page_ns": math.nan, "page_walk_ns": math.nan,
-                           "page_walk_pct": math.nan, "pages": "", "n_huge": 0, "n_small": 0}
+                           "page_walk_pct": math.nan, "pages": "", "n_huge": 0, "n_small": 0,
+                           "gate_failed": _idle_gates_failed(df)}
     for _, r in table.iterrows():
         huge = bool_or_nan(r["huge_pages"])
         if huge is True:
@@ -191,6 +193,19 @@ def page_walk(df: pd.DataFrame) -> dict:
     if out["n_huge"] and out["n_small"]:
         out["page_walk_ns"] = out["small_page_ns"] - out["huge_page_ns"]
         out["page_walk_pct"] = 100.0 * out["page_walk_ns"] / out["huge_page_ns"]
+    return out
+
+
+def _idle_gates_failed(df: pd.DataFrame) -> dict:
+    """{'huge' | 'small': gate detail} of the idle-latency runs whose gate failed (columns gate, gate_detail)."""
+    if "gate" not in df.columns or "test" not in df.columns:
+        return {}
+    rows = df[(df["test"] == "idle_latency") & df["gate"].astype(str).str.startswith("failed")]
+    out: dict = {}
+    for _, r in rows.iterrows():
+        huge = bool_or_nan(r.get("huge_pages"))
+        if huge is True or huge is False:
+            out["huge" if huge else "small"] = str(r.get("gate_detail") or r["gate"])
     return out
 
 
