@@ -98,7 +98,8 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
                      f"{note}.")
         tlb = g[g["level"].astype(str).str.startswith("TLB")]
         if len(tlb) and not missing(tlb["latency_ns"].iloc[0]):
-            text += f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per access."
+            text += (f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per "
+                     "access in the working-set sweep's batch medians (not the idle means).")
         covered = coverage_sentence(working_set, host)
         out.append(text + (f" {covered}" if covered else ""))
     if mlp is not None and len(mlp):
