@@ -14,7 +14,7 @@ import re
 import pandas as pd
 
 from memstor.analysis.synthesis import HEADLINE_METRICS
-from memstor.analysis.validity.gate import OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
+from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
 from memstor.core.schema import missing
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
@@ -289,11 +289,10 @@ def findings(S, host: str) -> list[str]:
     gated = _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",))
     if gated:
         said = _not_open_workloads(S, host)
-        failed = _rows(S.validity, host, ("open_loop",), statuses=("fail",))
-        names = ", ".join(dict.fromkeys(failed.loc[failed["check"].isin(OPEN_LOOP_CHECKS), "check"]))
-        why = ("; ".join(said) + (f" (failed: {names})" if names else "")) if said else \
+        why = "; ".join(said) if said else \
             "; ".join(gated[:2]).replace("X_max", "X_ref") + (f"; {len(gated) - 2} more" if len(gated) > 2 else "")
-        out.append(f"The open loop did not hold ({why}): the latency-under-load section gives no SLO answer and no "
+        verb = "was not shown to hold" if said and all(": not checked" in w for w in said) else "did not hold"
+        out.append(f"The open loop {verb} ({why}): the latency-under-load section gives no SLO answer and no "
                    f"queueing model ({SECTION_REF['open_loop']}).")
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
     if bad_fit:
@@ -349,8 +348,21 @@ def _not_open_workloads(S, host: str) -> list[str]:
         pct = pd.to_numeric(g["achieved_pct"], errors="coerce").dropna() if "achieved_pct" in g.columns \
             else pd.Series(dtype=float)
         got = f", {fmt_number(pct.min())}–{fmt_number(pct.max())} % of offered achieved" if len(pct) else ""
-        out.append(f"{rw} ({gens}): held at {int(held.sum())} of {len(g)} rates{got}")
+        names = _open_loop_failed(S.validity, host, str(rw))
+        if names:
+            out.append(f"{rw} ({gens}): held at {int(held.sum())} of {len(g)} rates{got} (failed: {', '.join(names)})")
+        else:  # gated because open_loop_held is unchecked: not shown to hold, not failed
+            out.append(f"{rw} ({gens}): not checked (no arrival times recorded){got}")
     return out
+
+
+def _open_loop_failed(validity, host: str, rw: str) -> list[str]:
+    """The open-loop checks (OPEN_LOOP_CHECKS) that failed for this workload: subject ``rw``, or
+    '<experiment> rw' for littles_law; [] where none failed (the loop is then only not checked)."""
+    rows = _rows(validity, host, ("open_loop",), statuses=("fail",))
+    rows = rows[rows["check"].isin(OPEN_LOOP_CHECKS)]
+    hit = rows["subject"].astype(str).isin([rw, f"{OPEN_EXPERIMENT} {rw}"])
+    return list(dict.fromkeys(rows.loc[hit, "check"]))
 
 
 def next_steps(S, host: str, profile: str) -> list[str]:

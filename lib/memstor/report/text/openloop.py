@@ -195,6 +195,8 @@ def _fio_target_cell(iops, depth, p99, target) -> str:
 def _slo_cell(max_iops, censored, not_valid="") -> str:
     """The SLO answer of one target: the rate, '≥ rate (censored ...)', 'none ...' or 'not valid ...'."""
     if isinstance(not_valid, str) and not_valid:
+        if not_valid.startswith("not valid: not checked"):  # open_loop_held unchecked, nothing failed
+            return "withheld: the open loop was not checked (no arrival times recorded; no answer)"
         return "not valid: the open loop did not hold (no answer)"
     v = _ol_float(max_iops)
     if v != v:
