@@ -37,3 +37,32 @@ def test_the_slo_table_withholds_the_unchecked_answer_without_calling_it_failed(
     assert cells["randwrite"].startswith("withheld: the open loop was not checked")
     assert "did not hold" not in cells["randwrite"]
     assert cells["randread"] == "not valid: the open loop did not hold (no answer)"
+
+
+def test_a_latency_target_search_the_run_cut_off_gives_no_closed_loop_answer():
+    """R-bare M-13: bare's fio latency_target rows (2-s runs, 0.5-s windows) ended at QD 8 and 16 of 32, p99 387 and
+    659 µs under 1,000: still doubling, never a missed window; their 81,593 / 50,157 IOPS stood beside the
+    sweep's 150,645 / 118,379 at p99 823 µs. A bisected depth (12) or one at iodepth is an answer."""
+    from memstor.analysis.load_latency import cut_off_search
+
+    lt = pd.read_csv(DATA / "fio-lt-bare-loop328.csv")
+    cut = cut_off_search(lt["latency_depth"], lt["iodepth"], lt["clat_p99_us"], lt["latency_target_us"])
+    assert cut.tolist() == [True, True, False, False]          # loop's runs missed the target: 'missed', not cut
+    bare = lt[lt["host"] == "vm"].head(1)
+    for depth in (12.0, 32.0):
+        assert not cut_off_search(bare["latency_depth"] * 0 + depth, bare["iodepth"], bare["clat_p99_us"],
+                                  bare["latency_target_us"]).any()
+
+
+def test_the_slo_table_says_the_cut_off_search_is_no_answer():
+    from memstor.analysis.load_latency import slo
+
+    lt = pd.read_csv(DATA / "fio-lt-bare-loop328.csv").assign(ok=True)
+    load = pd.read_csv(DATA / "load_latency-loop328.csv")
+    rows = slo(load.assign(host="vm"), [1000.0], lt[lt["host"] == "vm"]).set_index("rw")
+    assert rows["fio_latency_target_iops"].isna().all() and rows["fio_latency_cut_off_s"].round().eq(2).all()
+    cells = slo_display(rows.reset_index()).set_index("workload")
+    said = cells["fio latency_target, closed loop (IOPS, depth per job, its p99)"]
+    assert said["randread"].startswith("no answer: cut off by its 2-s run at QD 8, still doubling")
+    kept = slo(load, [1000.0], lt[lt["host"] != "vm"]).set_index("rw")   # loop: missed, no cut-off claimed
+    assert kept["fio_latency_cut_off_s"].isna().all()

@@ -179,12 +179,15 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     return out[LOAD_DISPLAY_COLUMNS]
 
 
-def _fio_target_cell(iops, depth, p99, target) -> str:
+def _fio_target_cell(iops, depth, p99, target, cut_s=None) -> str:
     """fio's latency_target search (a closed loop: not the open loop's answer, beside it for comparison): 'IOPS (QD
-    d; p99 X µs from fio's submission)', d per job; 'missed: its own p99 X µs' when its run missed the target; '–'
-    without a run."""
+    d; p99 X µs from fio's submission)', d per job; 'missed: its own p99 X µs' when its run missed the target; 'no
+    answer: cut off ...' when the run (cut_s seconds) ended while the search still doubled; '–' without a run."""
     if _ol_float(p99) == _ol_float(p99) and _ol_float(p99) > _ol_float(target):
         return f"missed: its own p99 {_ol_fmt(p99)} µs"
+    if _ol_float(cut_s) == _ol_float(cut_s):
+        return (f"no answer: cut off by its {_ol_float(cut_s):.0f}-s run at QD {int(_ol_float(depth))}, still "
+                "doubling (no window had missed the target)")
     if _ol_float(iops) != _ol_float(iops):
         return "–"
     qd = "?" if _ol_float(depth) != _ol_float(depth) else int(_ol_float(depth))
@@ -225,9 +228,9 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
         "max IOPS meeting it": [_slo_cell(m, c, nv) for m, c, nv in zip(s["max_iops"], s["censored"], col("not_valid"))],
-        "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(i, d, p, t) for i, d, p, t in zip(
+        "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(*a) for a in zip(
             col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
-            s["target_p99_us"])],
+            s["target_p99_us"], col("fio_latency_cut_off_s"))],
         "ratio": ["–" if _ol_float(r) != _ol_float(r) else f"{_ol_float(r):.2f}" for r in col("ratio_to_fio")],
     })[cols]
 
