@@ -66,3 +66,12 @@ def test_the_slo_table_says_the_cut_off_search_is_no_answer():
     assert said["randread"].startswith("no answer: cut off by its 2-s run at QD 8, still doubling")
     kept = slo(load, [1000.0], lt[lt["host"] != "vm"]).set_index("rw")   # loop: missed, no cut-off claimed
     assert kept["fio_latency_cut_off_s"].isna().all()
+
+
+def test_the_offload_overshoot_is_said_as_a_fact_of_fio_342_not_of_this_run():
+    """R-loop 10.2, R-1cpu C4: loop ran fio-3.28 (1cpu fio-3.33), yet read 'offload mode overshot the asked rate
+    1.3-1.75x on fio-3.42' as if of this run."""
+    from memstor.report.text.loadgen import measured_sentences
+
+    (said,) = measured_sentences(pd.read_csv(DATA / "load_latency-loop328.csv"))
+    assert "fio-3.42 (a fact of that version, not measured in this run)" in said

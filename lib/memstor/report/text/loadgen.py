@@ -112,7 +112,8 @@ MEASURED = {
     FIO: ("**Measured with fio's rate mode** ({where}; the loop held at {held}): `rate_iops`, "
           "`rate_process=poisson`; latency from fio's own submission, not from the intended arrival. Inline mode (the "
           "default) waits for the I/O in flight before each rate sleep, so arrivals bunch behind completions; offload "
-          "mode overshot the asked rate 1.3–1.75× on fio-3.42. A rate holds when achieved within ±5 % of offered and "
+          "mode overshot the asked rate 1.3–1.75× in memstor's own tests of fio-3.42 (a fact of that version, not "
+          "measured in this run). A rate holds when achieved within ±5 % of offered and "
           "fio's arrivals were seen Poisson at that load."),
 }
 
