@@ -75,3 +75,23 @@ def test_the_offload_overshoot_is_said_as_a_fact_of_fio_342_not_of_this_run():
 
     (said,) = measured_sentences(pd.read_csv(DATA / "load_latency-loop328.csv"))
     assert "fio-3.42 (a fact of that version, not measured in this run)" in said
+
+
+def test_no_closed_loop_is_drawn_beside_an_open_loop_the_gate_withheld():
+    """R-1cpu M11: the figure set 16 gated points (open_loop_held failed) beside the closed loop while the text said
+    no open-against-closed comparison is given; the same rows with the gate passing keep the closed loop."""
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots.openloop import latency_throughput_figure
+
+    load = pd.read_csv(DATA / "load_latency-1cpu.csv")
+    qd = pd.read_csv(DATA / "summary-1cpu.csv")
+    qd = qd[qd["experiment"] == "fio-queue-depth"]
+
+    def closed(fig) -> int:
+        n = sum(1 for ax in fig.axes for line in ax.get_lines() if str(line.get_gid()).startswith("closed"))
+        plt.close(fig)
+        return n
+
+    assert closed(latency_throughput_figure(load, qd)) == 0
+    assert closed(latency_throughput_figure(load.assign(valid=True), qd)) > 0

@@ -86,7 +86,7 @@ def _log(axis, decades: bool = False) -> None:
     `decades`, at the decades alone where the data span more than two (the latency-throughput panels: a 1-2-5 ladder
     over three decades or more left no room in print, its labels thinned to none)."""
     lo, hi = axis.get_data_interval()  # the data drawn (the view may not be autoscaled yet)
-    wide = bool(decades and lo > 0 and hi / lo > 100)
+    wide = bool(decades and lo > 0 and hi / lo > 1000)  # two decades or less: 1-2-5, else 2 decade labels
     axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
     plain_log(axis)
 
@@ -109,6 +109,15 @@ def _qd_text(r) -> str:
         return "QD?"
     nj = 1 if missing(nj) else int(nj)
     return f"QD{int(qd)}" + (f"x{nj}" if nj > 1 else "")
+
+
+def _compared(g: pd.DataFrame) -> bool:
+    """Whether a workload's open loop may be set beside its closed loop: not where the gate
+    (memstor.analysis.validity.gate, column ``valid``) withheld every point, as the text gives no open-against-
+    closed comparison there (R-1cpu M11: 16 gated points drawn beside the closed loop)."""
+    if "valid" not in g.columns:
+        return True
+    return not all(v is False or str(v) == "False" for v in g["valid"])
 
 
 def _closed(qd: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:
@@ -231,7 +240,8 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
     """Mean and p99 latency (µs, log y) against achieved IOPS: the open-loop points per device x rw
     (line + markers, each labelled with its offered load "u50"; points whose loop did not hold dashed and
     faded, labelled so; overloaded points hollow, points at the ceiling on I/Os in flight crossed) and the
-    closed queue-depth loop of the same device and rw (dotted, diamonds, labelled "QD8"). The open loop's
+    closed queue-depth loop of the same device and rw (dotted, diamonds, labelled "QD8"; not for a workload whose
+    every point the gate withheld: no comparison against a loop not shown open). The open loop's
     latency is its generator's (ioarrive: response from the intended arrival; fio: total latency from its
     submission), the closed loop's p99 fio's completion latency. None without an open-loop point."""
     if load is None or len(load) == 0 or "achieved_iops" not in load.columns:
@@ -253,7 +263,7 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
         colour, marker = f"C{i % 10}", MARKERS[i % len(MARKERS)]
         name, key = _name(host, rw, multi), f"{host}:{rw}"
         g = g.sort_values("utilisation_pct")  # in offered order: an overloaded point bends the line back
-        closed = _closed(qd, host, rw)
+        closed = _closed(qd, host, rw) if _compared(g) else pd.DataFrame()
         for ax, (ocol, ccol, _, _) in zip(axes, panels):
             _open_series(ax, g, ocol, colour, marker, name, key, seen)
             _closed_series(ax, closed, ccol, colour, name, key)
