@@ -16,6 +16,7 @@ from memstor import cli
 from memstor.analysis import synthesis as syn
 from memstor.report import export as report
 from memstor.report.text import fmt_number
+from memstor.report.text.spec import spec_table
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "90-synthesis.ipynb"
@@ -182,7 +183,10 @@ def test_pdf_report_from_the_executed_notebook(executed, exported):
     for header in ("measured", "spec", "ratio", "measured at", "flag"):
         assert header in pdf_text
     head = S.spec[(S.spec["headline"]) & (S.spec["host"] == "thismachine")].iloc[0]
-    assert fmt_number(head["measured"]) in pdf_text and "130,000" in pdf_text and f"{head['ratio']:.2f}" in pdf_text
+    shown = spec_table(S.spec[S.spec["host"] == "thismachine"], compact=True)
+    shown = shown[S.spec.loc[shown.index, "headline"].astype(bool)].iloc[0]  # as the PDF prints the headline row
+    assert fmt_number(head["measured"]) in pdf_text and "130,000" in pdf_text and _norm(shown["ratio"]) in pdf_text
+    assert (shown["ratio"] == f"{head['ratio']:.2f}") == bool(head.get("comparable", True))  # else '– (not comparable)'
     assert "QD32x4=128, 4 KiB [spec point]" in pdf_text  # the PDF's compact table; every condition in the HTML
     html_text = _norm(re.sub(r"<[^>]+>", " ", exported["html"].read_text(encoding="utf-8")))
     assert "measured: QD32x4=128, 4 KiB, 16 MiB file span, fresh, file on a filesystem" in html_text
