@@ -118,7 +118,8 @@ def test_validity_flags_a_run_cut_by_the_time_cap_and_a_short_series():
     v = validity_table(wsat=table)
     got = {(r["check"], r["subject"].split(" (")[1].rstrip(")")): r["status"] for _, r in v.iterrows()}
     assert got == {("wsat_written", "p1"): "pass", ("wsat_series", "p1"): "pass",
-                   ("wsat_written", "p2"): "warn", ("wsat_series", "p2"): "warn"}
+                   ("wsat_written", "p2"): "warn", ("wsat_series", "p2"): "warn",
+                   ("wsat_one_level", "p1"): "pass", ("wsat_one_level", "p2"): "unchecked"}
     assert set(v["section"]) == {"write_saturation"}
     assert "time cap" in v[(v["check"] == "wsat_written") & (v["status"] == "warn")]["evidence"].iloc[0]
 

@@ -10,8 +10,17 @@ it "thermal"; without a readable sensor: "not available (reason)").
 
 Levels of one run: **burst** = the first segment's level (the SLC cache, or the drive's first state),
 **sustained** = the last segment's level (after every cliff): the figure a sustained-write spec is compared
-with. Without a cliff both are the whole run's level ("no cliff" is a result). Units: MB/s = 10^6 B/s,
+with. Without a cliff both are the whole run's level ("no cliff" is a result) and ``sustained_over_burst`` is
+empty: one window compared with itself is 1.00 by construction, not a measurement. Units: MB/s = 10^6 B/s,
 IOPS, GB = 10^9 B, s.
+
+**One level is tested, not assumed.** A run without a cliff is one level only if its series is one: the
+detector can miss a rise or a slow drift (the loop device's 4 KiB run rose from a median 154 MB/s in its first
+11 whole seconds to 249 MB/s in its last 11, Mann-Whitney p = 0.002, with no change point found).
+:func:`level_shift` gives the medians of the first and second halves of the seconds the sustained level is
+read from (after the last change point; all of them without one) (``first_half_MBps``,
+``second_half_MBps``) and the two-sided Mann-Whitney p of the two halves (``level_p``); validity's
+wsat_one_level judges them.
 
 **Whole seconds only.** The seconds table (t_s = the END of each second since the job started) holds every
 second the run touched: a run stopped by bytes ends inside its last second (runtime 1.708 s: second 2 holds
@@ -46,11 +55,15 @@ WSAT_COLUMNS = ["host", "point", "config", "workload", "rw", "bs_bytes", "span",
                 "tgbw_GB", "stopped_by", "seconds", "burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high",
                 "sustained_MBps", "sustained_MBps_ci_low", "sustained_MBps_ci_high", "sustained_iops",
                 "sustained_over_burst", "cliffs", "first_cliff_GB", "first_cliff_s", "thermal", "target_bytes",
-                "bytes_written", "status", "runtime_s", "whole_seconds", "series_MBps", "run_MBps"]
+                "bytes_written", "status", "runtime_s", "whole_seconds", "series_MBps", "run_MBps",
+                "level_seconds", "first_half_MBps", "second_half_MBps", "level_p"]
 #: A second that ends within this many seconds after fio's runtime is whole: fio's runtime is in ms and its
 #: windows close a few ms late (1001, 2002 ms); a second covered to 99 % biases its value by 1 %, half the 2 %
 #: tolerance of series_matches_whole.
 WHOLE_SECOND_SLACK_S = 0.01
+#: Fewest whole seconds in each half of a series for :func:`level_shift` (4 + 4: the smallest two-sided
+#: Mann-Whitney p is then 2/70 = 0.029, below the 0.05 the check uses; fewer cannot show a shift at all).
+LEVEL_HALF_MIN = 4
 #: Columns of :func:`thermal_table` (report/tables/thermal.csv).
 THERMAL_COLUMNS = ["host", "point", "t_s", "temperature_c", "warning_temp_c", "critical_temp_c",
                    "tmt1_transitions_delta", "tmt2_transitions_delta", "warning_temp_time_delta_min",
@@ -174,12 +187,39 @@ def wsat_table(runs: pd.DataFrame, seconds: pd.DataFrame, cliffs: pd.DataFrame) 
             "sustained_MBps": sustained[0], "sustained_MBps_ci_low": sustained[1],
             "sustained_MBps_ci_high": sustained[2],
             "sustained_iops": sustained[0] * 1e6 / bs if sustained[0] is not None and bs > 0 else None,
-            "sustained_over_burst": sustained[0] / burst[0] if sustained[0] is not None and burst[0] else None,
+            "sustained_over_burst": sustained[0] / burst[0] if len(mine) and sustained[0] is not None and burst[0]
+            else None,
             "cliffs": len(drops), "first_cliff_GB": drops["gb_written"].iloc[0] if len(drops) else None,
             "first_cliff_s": drops["t_s"].iloc[0] if len(drops) else None, "thermal": r.get("thermal"),
-            **_run_figures(r, series),
+            **_run_figures(r, series), **_level_test(series, mine),
         })
     return pd.DataFrame(out, columns=WSAT_COLUMNS)
+
+
+def level_shift(mbps) -> tuple[float | None, float | None, float | None]:
+    """(first half's median MB/s, second half's median MB/s, two-sided Mann-Whitney p of the two halves) of a
+    per-second series (MB/s, whole seconds in time order; an odd middle second is left out); (None, None,
+    None) with fewer than LEVEL_HALF_MIN values per half. Medians far apart with a small p: the series rises
+    or falls, so it is not one level."""
+    x = pd.to_numeric(pd.Series(mbps), errors="coerce").dropna().to_numpy(np.float64)
+    half = x.size // 2
+    if half < LEVEL_HALF_MIN:
+        return None, None, None
+    first, second = x[:half], x[x.size - half:]
+    from scipy.stats import mannwhitneyu  # slow first import (1.7 s measured): only when a series is tested
+    p = float(mannwhitneyu(first, second, alternative="two-sided").pvalue)
+    return float(np.median(first)), float(np.median(second)), p
+
+
+def _level_test(whole: pd.DataFrame, cliffs: pd.DataFrame) -> dict:
+    """:func:`level_shift` of the seconds the sustained level is read from: the whole seconds after the last
+    change point (t_s after its t_s), or all of them without one; ``level_seconds`` how many."""
+    tail = whole
+    if len(cliffs) and len(whole):
+        tail = whole[pd.to_numeric(whole["t_s"], errors="coerce") > float(cliffs["t_s"].max())]
+    mbps = pd.to_numeric(tail["bw_MBps"], errors="coerce").dropna() if "bw_MBps" in tail else pd.Series([])
+    first, second, p = level_shift(mbps)
+    return {"level_seconds": len(mbps), "first_half_MBps": first, "second_half_MBps": second, "level_p": p}
 
 
 def _run_figures(r: pd.Series, whole: pd.DataFrame) -> dict:

@@ -52,7 +52,8 @@ The checks, one module per family (thresholds are named constants there, each wi
   warn, 1.5x fail, on the sides where a figure may not lie);
 - ``wsat``: wsat_written (written / target in 1-1.01: less is the time cap, more a span other than planned;
   a failed run is unchecked), wsat_series (>= 20 whole seconds to tell a lasting level from noise; < 2 fail),
-  series_matches_whole (the whole seconds' mean within +-2 % of fio's whole-run MB/s; beyond +-10 % fail).
+  series_matches_whole (the whole seconds' mean within +-2 % of fio's whole-run MB/s; beyond +-10 % fail),
+  wsat_one_level (the halves' medians within +-10 % or not apart by Mann-Whitney p < 0.05; else fail).
 
 **Missing numbers.** A check whose inputs are absent (no open-loop run, no steady-state run) has no row.
 When the experiment ran but the numbers a check needs were not recorded — fio's CPU use (``cpu_usr_pct`` /

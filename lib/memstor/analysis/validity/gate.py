@@ -60,12 +60,14 @@ WAY_OUT = {
     "steady_trace_jump": "rerun on a quiet machine with longer rounds (round_s) and a span the rounds overwrite",
     "wsat": "write more (capacity_multiple, file_size) so that the run lasts whole seconds; fio's whole-run figure "
             "stays in the table",
+    "wsat_one_level": "write more (capacity_multiple, file_size) until the series settles; fio's whole-run figure "
+                      "stays in the table",
 }
 #: write-saturation columns that are levels read from the per-second series (emptied where it cannot give one).
 WSAT_LEVEL_COLUMNS = ("burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high", "sustained_MBps",
                       "sustained_MBps_ci_low", "sustained_MBps_ci_high", "sustained_iops", "sustained_over_burst")
 #: The checks whose failure means a write-saturation run's series gives no level.
-WSAT_CHECKS = ("wsat_series", "series_matches_whole")
+WSAT_CHECKS = ("wsat_series", "series_matches_whole", "wsat_one_level")
 #: Warnings of the steady-state checks that leave the PTS window rule met but the steady state not shown: a window
 #: that still drifts or see-saws is not one level; rounds too short do not sample a state.
 STEADY_SHOWN_CHECKS = ("steady_window_trend", "steady_round_length")
@@ -173,18 +175,21 @@ def gate_open_curves(storage: pd.DataFrame | None, fits: dict | None, validity: 
 
 
 def gate_wsat(wsat: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The write-saturation runs whose per-second series cannot give a level (``wsat_series`` or
-    ``series_matches_whole`` failed) with their levels emptied, ``valid`` False and ``not_valid`` saying why; the
-    written bytes and fio's whole-run figure (``run_MBps``) stay."""
+    """The write-saturation runs whose per-second series cannot give a level (``wsat_series``,
+    ``series_matches_whole`` or ``wsat_one_level`` failed) with their levels emptied, ``valid`` False and
+    ``not_valid`` saying why; the written bytes and fio's whole-run figure (``run_MBps``) stay. ``caveat``: the
+    wsat_series warning ('evidence: consequence') of a run too short to tell a cliff from noise, else ''."""
     if wsat is None or wsat.empty:
         return wsat
     bad: dict[tuple[str, str], str] = {}
     for check in WSAT_CHECKS:
         for key, evidence in failed(validity, check).items():
-            bad.setdefault(key, f"not valid ({check}): {evidence}; {WAY_OUT['wsat']}")
+            bad.setdefault(key, f"not valid ({check}): {evidence}; {WAY_OUT.get(check, WAY_OUT['wsat'])}")
     keyed = wsat.assign(_subject=[f"{w} ({p})" for w, p in zip(wsat["workload"], wsat["point"])])
     out = _gate_reasons(keyed, bad, WSAT_LEVEL_COLUMNS, key="_subject")
     assert out is not None
+    short = _caveats(validity, "wsat_series")
+    out["caveat"] = [short.get((str(h), s), "") for h, s in zip(out["host"], out["_subject"])]
     return out.drop(columns="_subject")
 
 

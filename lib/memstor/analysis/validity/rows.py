@@ -47,6 +47,8 @@ CHECKS = {
     "memory_gate": "the memory values pass the quality gate (a failure shared by >= 80 % is the machine's)",
     "wsat_written": "the write-saturation run wrote the multiple of its span it was asked to (not cut by the time cap)",
     "wsat_series": "the write-saturation series is long enough to tell a lasting level from noise",
+    "wsat_one_level": "the write-saturation series is one level: its halves' medians differ by at most 10 % or not "
+                      "beyond noise (Mann-Whitney)",
     "headline_definition": "a headline quantity has one value: the other tables' numbers of the same name agree within 10 %",
     "littles_law": "X x R (I/Os in flight by Little's law) is at most what could be in flight (iodepth x jobs) and, "
                    "in a closed loop, close to it",

@@ -13,6 +13,13 @@ the number a check needs gives ``unchecked`` (never pass).
 - ``series_matches_whole``: the mean of the whole seconds (MB/s) against fio's whole-run MB/s, as a signed %
   difference. Within +-MATCH_PCT: pass; within +-MATCH_FAIL_PCT: warn; beyond: fail (the levels drawn from the
   series are not the run's). Either figure missing: unchecked; no row when the table has no fio figure at all.
+- ``wsat_one_level``: a run's series is one level (a run without a cliff says "one level"; the detector can miss
+  a rise or a drift). Value: the second half's median MB/s / the first half's (memstor.analysis.wsat.level_shift).
+  Fail when the halves differ (two-sided Mann-Whitney p < LEVEL_ALPHA) by more than LEVEL_BAND either way (a
+  rise above 1 + LEVEL_BAND or a fall below 1 - LEVEL_BAND); a shift inside the band, or one the test cannot tell
+  from noise, passes. Fewer than 2 x 4 whole seconds: unchecked; under MIN_LEVEL_SECONDS no row (wsat_series
+  fails: no level at all). A run with a cliff is tested on the seconds after its last change point, where its
+  sustained level is read (a rise there is as much not one level).
 """
 
 from __future__ import annotations
@@ -40,11 +47,16 @@ MATCH_PCT = 2.0
 #: Beyond this many % the series does not describe the run (the 16-vCPU run's partial last second made it
 #: -39 %): its levels are not shown.
 MATCH_FAIL_PCT = 10.0
+#: Two-sided Mann-Whitney p of the halves below which they differ.
+LEVEL_ALPHA = 0.05
+#: A shift between the halves' medians within this fraction (either way) is one level: the spread assumed for
+#: single runs elsewhere in the report (10 %); a long series makes a tiny drift significant, not a second level.
+LEVEL_BAND = 0.10
 _SECTION = "write_saturation"
 
 
 def wsat_rows(wsat: pd.DataFrame | None) -> list[dict]:
-    """wsat_written, wsat_series and series_matches_whole per write-saturation run."""
+    """wsat_written, wsat_series, series_matches_whole and wsat_one_level per write-saturation run."""
     if not has(wsat, "host", "workload", "stopped_by", "seconds"):
         return []
     rows = []
@@ -54,6 +66,8 @@ def wsat_rows(wsat: pd.DataFrame | None) -> list[dict]:
         rows.append(_series(r, subject))
         if "run_MBps" in wsat and wsat["run_MBps"].notna().any():
             rows.append(_matches(r, subject))
+        if "level_p" in wsat and (num(r.get("whole_seconds")) or 0) >= MIN_LEVEL_SECONDS:
+            rows.append(_one_level(r, subject))
     return rows
 
 
@@ -123,3 +137,26 @@ def _matches(r: pd.Series, subject: str) -> dict:
                    "stands"}[status]
     return row(r["host"], "series_matches_whole", subject, status, diff, limit, "%", evidence, consequence,
                _SECTION, low=-MATCH_PCT, high=MATCH_PCT)
+
+
+def _one_level(r: pd.Series, subject: str) -> dict:
+    first, second, p = num(r.get("first_half_MBps")), num(r.get("second_half_MBps")), num(r.get("level_p"))
+    low, high = 1.0 - LEVEL_BAND, 1.0 + LEVEL_BAND
+    if first is None or second is None or p is None or first <= 0:
+        return unchecked(r["host"], "wsat_one_level", subject, "fewer than 8 whole seconds of one level: no halves to "
+                         "compare",
+                         _SECTION, "x first half", low=low, high=high,
+                         consequence="one level is not shown: the run's mean is a mean, not a level")
+    ratio = second / first
+    status, limit = band(ratio, low, high)
+    if p >= LEVEL_ALPHA:
+        status = PASS
+    secs = int(num(r.get("level_seconds")) or 0)
+    after = " after the last change point" if (num(r.get("cliffs")) or 0) > 0 else ""
+    evidence = (f"median of the first half of {secs} whole seconds{after} {n(first)} MB/s, of the second half {n(second)} "
+                f"MB/s ({n(ratio)}x; Mann-Whitney p = {p:.2g})")
+    consequence = "" if status == PASS else (
+        f"the series {'rises' if ratio > 1 else 'falls'} through the run: it is not one level, its mean and "
+        "interval are not a level (the interval assumes one), and 'no cliff' is not shown")
+    return row(r["host"], "wsat_one_level", subject, status, ratio, limit, "x first half", evidence, consequence,
+               _SECTION, low=low, high=high)

@@ -312,11 +312,7 @@ def findings(S, host: str) -> list[str]:
         if missing(r["sustained_MBps"]):
             continue
         span = "" if r["span"] == "full_device" else " (on a test file: the file, not the drive, is the span)"
-        out.append(f"Sustained writes, {r['workload']}: " + (
-            f"{fmt_number(r['burst_MBps'])} MB/s at first, a cliff at {fmt_number(r['first_cliff_GB'])} GB, then "
-            f"{fmt_number(r['sustained_MBps'])} MB/s" if int(r["cliffs"]) else
-            f"no cliff in {fmt_number(r['tgbw_GB'])} GB written: {fmt_number(r['sustained_MBps'])} MB/s throughout")
-            + f"{span} ({SECTION_REF['write_saturation']}).")
+        out.append(_wsat_bullet(r) + f"{span} ({SECTION_REF['write_saturation']}).")
     lv = S.cache_levels
     lv = lv[(lv["host"].astype(str) == host) & ~lv["level"].astype(str).str.startswith("TLB")] if lv is not None \
         and len(lv) else None
@@ -326,6 +322,22 @@ def findings(S, host: str) -> list[str]:
                    f"({first['level']}) to {fmt_number(last['latency_ns'])} ns ({last['level']}), "
                    f"{fmt_number(last['latency_ns'] / first['latency_ns'])}× apart ({SECTION_REF['hierarchy']}).")
     return out[:6]
+
+
+def _wsat_bullet(r) -> str:
+    """Page 1's write-saturation finding of a run with a level (a gated wsat_table row): the burst, the cliff and
+    the sustained level; without a cliff, one level only where the series could tell (no wsat_series
+    ``caveat``), else the mean of the few seconds it had, said as such (MB/s, GB)."""
+    if int(r["cliffs"]):
+        return (f"Sustained writes, {r['workload']}: {fmt_number(r['burst_MBps'])} MB/s at first, a cliff at "
+                f"{fmt_number(r['first_cliff_GB'])} GB, then {fmt_number(r['sustained_MBps'])} MB/s")
+    head, gb = f"Write saturation, {r['workload']}: ", fmt_number(r["tgbw_GB"])
+    if str(r.get("caveat") or ""):
+        secs = "" if missing(r.get("whole_seconds")) else f" in {int(r['whole_seconds'])} whole seconds"
+        return (head + f"{gb} GB written{secs}, too short to tell a cliff from noise: "
+                f"{fmt_number(r['sustained_MBps'])} MB/s on average, no cliff or level shown")
+    return (head + f"no cliff in {gb} GB written, one level of {fmt_number(r['sustained_MBps'])} MB/s (a write "
+            f"cache larger than {gb} GB would hide its cliff)")
 
 
 def _not_open_rows(S, host: str) -> pd.DataFrame:

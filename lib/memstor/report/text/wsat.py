@@ -16,19 +16,21 @@ def _gb(v) -> str:
 def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
     """One row per write-saturation run: device (with several), workload, span, GB written (TGBW) and what
     stopped the run, burst and sustained MB/s with their 95 % intervals, sustained / burst, cliffs and the GB
-    where the first one happens."""
+    where the first one happens. Without a cliff the run is one window: its level stands under "sustained", the
+    burst reads '– (no cliff: one window)' and the ratio '–' (1.00 by construction is no measurement)."""
     cols = ["device", "workload", "span", "written (GB)", "burst (MB/s)", "sustained (MB/s)", "sustained / burst",
             "cliffs", "first cliff at (GB)"]
     if w is None or w.empty:
         return pd.DataFrame(columns=cols)
+    cliffs = pd.to_numeric(w["cliffs"], errors="coerce").fillna(0).astype(int).tolist()
     out = pd.DataFrame({
         "device": w["host"], "workload": w["workload"],
         "span": [("whole device" if s == "full_device" else f"test file {fmt_number(b / 2**30)} GiB"
                   if not missing(b) else "test file") for s, b in zip(w["span"], w["span_bytes"])],
         "written (GB)": [f"{_gb(g)} ({'stopped by the time cap' if s == 'time' else 'target reached'})"
                          if s in ("time", "bytes") else _gb(g) for g, s in zip(w["tgbw_GB"], w["stopped_by"])],
-        "burst (MB/s)": [fmt_interval(v, lo, hi) for v, lo, hi in
-                         zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"])],
+        "burst (MB/s)": [fmt_interval(v, lo, hi) if c else "– (no cliff: one window)" for v, lo, hi, c in
+                         zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"], cliffs)],
         "sustained (MB/s)": [fmt_interval(v, lo, hi) for v, lo, hi in
                              zip(w["sustained_MBps"], w["sustained_MBps_ci_low"], w["sustained_MBps_ci_high"])],
         "sustained / burst": ["–" if missing(r) else f"{float(r):.2f}" for r in w["sustained_over_burst"]],
@@ -57,6 +59,27 @@ def cliffs_display(c: pd.DataFrame | None) -> pd.DataFrame:
     return out if c["host"].nunique() > 1 else out.drop(columns="device")
 
 
+def _halves(r) -> str:
+    """'its halves' medians 280 and 282 MB/s, Mann-Whitney p = 0.8' (memstor.analysis.wsat.level_shift), or ''."""
+    if missing(r.get("level_p")) or missing(r.get("first_half_MBps")):
+        return ""
+    return (f" (its halves' medians {fmt_number(r['first_half_MBps'])} and {fmt_number(r['second_half_MBps'])} MB/s, "
+            f"Mann-Whitney p = {float(r['level_p']):.2g})")
+
+
+def no_cliff_text(r) -> str:
+    """What a run without a cliff shows (a wsat_table row, gated): 'no cliff — one level of L [lo, hi] MB/s from
+    start to end' only where the series was long enough to tell a cliff from noise (no ``caveat``: wsat_series
+    passed) and one level (wsat_one_level: its halves' medians, said); a run too short gives the mean of its
+    whole seconds and says that nothing was told."""
+    level = fmt_interval(r["sustained_MBps"], r["sustained_MBps_ci_low"], r["sustained_MBps_ci_high"])
+    secs = "" if missing(r.get("whole_seconds")) else f"{int(r['whole_seconds'])} "
+    if str(r.get("caveat") or ""):
+        return (f"no cliff found, but {secs}whole seconds are too short to tell a cliff from noise (wsat_series): "
+                f"the mean of those seconds is {level} MB/s (95 % interval), one level at most, not shown")
+    return f"no cliff — one level{_halves(r)} of {level} MB/s (mean, 95 % interval) from start to end."
+
+
 def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[str]:
     """One paragraph per run (markdown): how much was written over which span, the burst and the sustained
     level, where the first cliff is and whether heat explains it; "no cliff" said as a result."""
@@ -75,9 +98,8 @@ def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[
                        + whole)
             continue
         if int(r["cliffs"]) == 0:
-            out.append(head + f": no cliff — one level of {fmt_interval(r['sustained_MBps'], r['sustained_MBps_ci_low'], r['sustained_MBps_ci_high'])} "
-                       "MB/s from start to end. A drive with a write cache larger than what was written would show "
-                       "its cliff only with more data (capacity_multiple).")
+            out.append(head + ": " + no_cliff_text(r) + " A drive with a write cache larger than what was written "
+                       "would show its cliff only with more data (capacity_multiple).")
             continue
         mine = cliffs[(cliffs["host"] == r["host"]) & (cliffs["point"] == r["point"])] if cliffs is not None else None
         first = mine[mine["level_after"] < mine["level_before"]].iloc[0] if mine is not None and len(mine) else None
