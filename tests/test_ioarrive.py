@@ -295,6 +295,39 @@ def test_real_time_simulator_at_a_modest_rate_measures_the_lag(exe):
     assert row["achieved_pct"] == pytest.approx(100, abs=10)
 
 
+def _lag_check(doc: dict) -> dict:
+    (lag,) = [c for c in doc["checks"] if c["name"] == "lag"]
+    return lag
+
+
+def test_lag_behind_a_full_request_queue_names_the_blocked_submit_calls(exe):
+    """A submit call that waits for a request of a full queue (the simulator's queue=4, as the kernel's
+    nr_requests) makes later arrivals late: the lag check fails (generator-bound: they were not issued on time)
+    and its sentence says how long the calls blocked (41 % of the run here). The other side, on the same device
+    without the queue limit: the submitter pinned to one CPU beside a spinning competitor is late by itself
+    (its sleeps wake late: p99 0.5 ms here), and its calls blocked far less (1.2 % here, preempted inside one)."""
+    job = IoarriveJob(sim="servers=4,service=det:1000,queue=4", rate_iops=3000, runtime_s=1.5, drain_s=2)
+    doc = run(exe, job).doc
+    sub, lag = doc["submit_call"], _lag_check(doc)
+    assert sub["queue_requests"] == 4 and sub["queue_disk"] == "sim" and sub["blocked_min_us"] == 100
+    assert sub["blocked_s"] / 1.5 >= 0.1 and sub["blocked_calls"] > 0 and sub["max_us"] >= 1000, sub
+    assert lag["passed"] is False and doc["open_loop"] is False and doc["generator_bound"] is True, lag
+    assert "submit calls >= 100 us took" in lag["detail"] and "request queue full" in lag["detail"]
+    cpu = min(os.sched_getaffinity(0))
+    free = IoarriveJob(sim="servers=4,service=det:1000", rate_iops=3000, runtime_s=1.5, drain_s=2)
+    hog = subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
+    try:
+        out = subprocess.run(["taskset", "-c", str(cpu), str(exe), *free.args()], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+    finally:
+        hog.kill()
+        hog.wait()
+    doc = json.loads(out)
+    lag = _lag_check(doc)
+    assert doc["submit_call"]["queue_requests"] is None and doc["submit_call"]["blocked_s"] / 1.5 < 0.1
+    assert lag["passed"] is False and doc["generator_bound"] is True and "generator-bound" in lag["detail"], lag
+
+
 def _probe(exe: Path, cpu: int, **kw) -> dict:
     """The pause probe of a short real-time simulator run pinned to one CPU (a child with that affinity)."""
     job = IoarriveJob(sim="servers=1,service=det:10", rate_iops=200, runtime_s=0.2, drain_s=1, **kw)

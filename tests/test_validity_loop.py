@@ -480,6 +480,16 @@ def test_points_not_open_are_explained_in_their_generators_terms():
         r["evidence"]
     assert "paused" not in validity_table(load=paused.assign(
         generator_checks=["ok"] * 4 + ["exp_gaps/submitted"] * 2)).set_index("check").loc["open_loop_held", "evidence"]
+    # the time their submit calls blocked (the disk's request queue full), from the late points only (both ways)
+    blocked = io.assign(runtime_s=3.0, submit_blocked_s=[0.0] * 4 + [0.036, 0.171],
+                        peak_outstanding=[40.0] * 4 + [403.0, 826.0], queue_requests=256.0)
+    r = validity_table(load=blocked).set_index("check").loc["open_loop_held"]
+    assert ("their submit calls blocked 1.20-5.70 % of the run (calls >= 100 µs), up to 826 I/Os in flight against "
+            "the disk's request queue of 256") in r["evidence"]
+    assert "blocked" not in validity_table(load=blocked.assign(
+        generator_checks=["ok"] * 4 + ["exp_gaps/submitted"] * 2)).set_index("check").loc["open_loop_held", "evidence"]
+    assert "blocked" not in validity_table(load=io.assign(runtime_s=3.0)).set_index("check").loc[
+        "open_loop_held", "evidence"]  # ioarrive before submit_call: not recorded, nothing said
     fio = load_frame((True, True, True, True, False, False)).assign(generator="fio")
     r = validity_table(load=fio).set_index("check").loc["open_loop_held"]
     assert "gated (arrivals waited for completions): 2 points" in r["evidence"]

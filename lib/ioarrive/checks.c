@@ -24,7 +24,10 @@
  *                 (Wilson-Hilferty): bunched arrivals are over-dispersed, too regular ones under-dispersed
  *   independence  lag-1 autocorrelation of the counts within +-z(1 - alpha/2) / sqrt(n)
  *   constant_cv   constant: coefficient of variation of the gaps <= 0.1
- *   lag           p99 lag <= max(--lag-fraction x p99 response, --lag-floor-us): else "generator-bound"
+ *   lag           p99 lag <= max(--lag-fraction x p99 response, --lag-floor-us): else "generator-bound"; when its
+ *                 submit calls blocked (calls >= SUBMIT_BLOCKED_NS: a full request queue, or the CPU taken) for
+ *                 >= KERNEL_BLOCKED_PCT of the run, the sentence says so: enough arrivals waited behind them
+ *                 to make the late 1 %
  *   Run-level: not overloaded (the cap on outstanding I/Os), nothing unfinished after the drain, no I/O
  *   errors, not interrupted.
  */
@@ -309,9 +312,15 @@ static void direction_checks(const struct job *j, const struct recorder *r, cons
     out->lag_bound_ns[d] = bound;
     int ok = !(lag99 > bound) && dr->lag.n > 0;
     c = add(out, "lag", d, NULL, ok, lag99, NAN, bound);
+    double blocked_pct = 100.0 * f->blocked_ns / 1e9 / secs;
+    int kernel = blocked_pct >= KERNEL_BLOCKED_PCT;  /* enough to have made the late 1 % wait: say so */
+    char why[128];
+    snprintf(why, sizeof why, kernel ? ": generator-bound; its submit calls >= %lld us took %.2g %% of the run "
+             "(blocked: the request queue full, or the CPU taken)" : ": generator-bound", SUBMIT_BLOCKED_NS / 1000,
+             blocked_pct);
     snprintf(c->detail, sizeof c->detail, "%s: p99 lag %.4g us %s the bound %.4g us (max of %.3g x p99 response "
              "%.4g us and %.4g us)%s", DIR_NAMES[d], lag99 / 1e3, ok ? "within" : "over", bound / 1e3,
-             j->lag_fraction, resp99 / 1e3, j->lag_floor_us, ok ? "" : ": generator-bound");
+             j->lag_fraction, resp99 / 1e3, j->lag_floor_us, ok ? "" : why);
     if (!ok && dr->lag.n > 0) out->generator_bound = 1;
     if (dr->errors) {
         c = add(out, "io_errors", d, NULL, 0, (double)dr->errors, NAN, 0);

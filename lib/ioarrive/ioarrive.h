@@ -76,6 +76,7 @@ struct svc_cfg {                /* one class's service time */
 struct sim_cfg {
     int on;
     int servers;
+    int queue;                  /* real time: a submission waits while this many I/Os are in the device; 0 none */
     struct svc_cfg cls[NDIR];   /* the service time of each direction's I/Os (service= sets both) */
 };
 
@@ -117,6 +118,8 @@ struct target {
     int is_block;
     uint64_t size_bytes;
     unsigned lbs;               /* alignment asked of O_DIRECT offsets and sizes */
+    unsigned queue_requests;    /* the block layer's request queue of the disk under it (nr_requests); 0 unknown */
+    char queue_disk[32];        /* that disk's "MAJ:MIN" ("" unknown: no block device, e.g. tmpfs) */
 };
 void open_target(const struct job *j, struct target *t);
 
@@ -161,6 +164,7 @@ uint64_t h_upper(int i);                  /* exclusive */
 void hist_add(struct hist *h, int64_t v);
 double hist_pct(const struct hist *h, double p);
 double hist_pct32(const uint32_t *c, uint64_t n, double p);
+uint64_t hist_count_above(const struct hist *h, uint64_t v);   /* values >= v (ns), by whole buckets */
 
 /* ------------------------------------------------------------------ record.c */
 struct io_slot {
@@ -214,7 +218,7 @@ struct check {
     const char *source;                   /* "intended", "submitted" or NULL */
     int passed;
     double value, low, high;              /* NAN: no bound */
-    char detail[320];
+    char detail[400];
 };
 struct run_facts {
     int overloaded;
@@ -224,7 +228,15 @@ struct run_facts {
     double measured_s;
     double submit_call_ns;      /* the engine's submit calls: their summed duration and count (real time) */
     uint64_t submit_calls;
+    double blocked_ns;          /* the submit calls of >= SUBMIT_BLOCKED_NS: their summed duration (ns) */
 };
+/* A submit call this long (ns) blocked: a usual one takes 2-40 us on a VM (p50, p99 of libaio at 68-110k IOPS on
+ * the 2-vCPU VM, 2026-11-28); one of 100 us or more waited for a request of the block layer's full queue (the
+ * disk's nr_requests), or lost its CPU. */
+#define SUBMIT_BLOCKED_NS 100000LL
+/* Submit calls blocked this share of the run (%) or more: as many arrivals as the p99 lag's 1 % waited behind them
+ * (at rate X, blocked time b delays about X b arrivals); the lag check's sentence then names them. */
+#define KERNEL_BLOCKED_PCT 1.0
 struct checks {
     struct check c[MAX_CHECKS];
     int n;
@@ -288,6 +300,8 @@ struct ctx {
     struct cpu_use cpu_submitter, cpu_reaper;
     struct run_facts facts;
     struct hist wake_delay;                /* how late each of the submitter's sleeps woke (ns) */
+    struct hist submit_call;               /* how long each submit call took (ns): a long one blocked in the kernel */
+    uint32_t peak_outstanding;             /* the most I/Os in flight right after a submit call */
     int rt_granted;                        /* SCHED_FIFO set on the submitter (and the reaper) */
     char rt_note[160];
     struct pause_probe pauses;             /* the machine's pauses before the run (--pause-probe) */

@@ -87,6 +87,8 @@ static void usage(FILE *f)
         "                         of lines 'value_us count'; read-service=SPEC, write-service=SPEC: one\n"
         "                         direction's service time (two classes sharing the servers, first come first\n"
         "                         served), e.g. servers=2,service=exp:50,write-service=det:400\n"
+        "                         queue=Q (real time): a submission waits while Q I/Os are in the device, as\n"
+        "                         the kernel's request queue makes a submit call wait (default: no limit)\n"
         "  --virtual              with --sim: virtual time (event-driven: no sleeping, no real I/O)\n"
         "  --json FILE            write the JSON to FILE instead of stdout\n"
         "  --help, --version\n");
@@ -186,13 +188,18 @@ static void parse_sim(struct job *j, const char *s)
             if (c < 1 || c > 4096 || c != floor(c))
                 die_usage("--sim: servers=%s must be a whole number 1-4096", tok + 8);
             j->sim.servers = (int)c;
+        } else if (!strncmp(tok, "queue=", 6)) {
+            double q = num("--sim queue", tok + 6);
+            if (q < 1 || q > 65536 || q != floor(q))
+                die_usage("--sim: queue=%s must be a whole number 1-65536", tok + 6);
+            j->sim.queue = (int)q;
         } else if (k < 3) {
             char key[16];
             snprintf(key, sizeof key, "%.*s", (int)strlen(KEYS[k]) - 1, KEYS[k]);
             parse_service(&svc[k], key, tok + strlen(KEYS[k]));
         } else {
-            die_usage("--sim: '%s' is neither servers=C nor service=det:US|exp:US|hist:FILE (or read-service=, "
-                      "write-service=)", tok);
+            die_usage("--sim: '%s' is neither servers=C, queue=Q nor service=det:US|exp:US|hist:FILE (or "
+                      "read-service=, write-service=)", tok);
         }
     }
     if (!svc[0].given && !svc[1].given && !svc[2].given)
@@ -346,6 +353,9 @@ void parse_args(struct job *j, int argc, char **argv)
         die_usage("no offered rate: give --rate IOPS (or --read-rate/--write-rate, or a trace)");
     if (j->virtual_time && !j->sim.on)
         die_usage("--virtual needs --sim (virtual time runs the simulated device only)");
+    if (j->virtual_time && j->sim.queue)
+        die_usage("--sim queue= needs real time (a submission that waits for a free request blocks a thread): "
+                  "drop --virtual or queue=");
     for (int d = 0; j->sim.on && d < NDIR; d++) {
         if (j->dir[d].active && !j->sim.cls[d].given)
             die_usage("--sim: the %s I/Os have no service time: give service= or %s-service=", DIR_NAMES[d],

@@ -266,6 +266,34 @@ static void wake_delay(FILE *f, const struct ctx *c)
     fputc('}', f);
 }
 
+/* How long the engine's submit calls took (us), those of >= SUBMIT_BLOCKED_NS (blocked: the request queue full,
+ * or the CPU taken), the most I/Os in flight after one and the request queue's size (the disk under the target,
+ * or the simulator's queue=); null in virtual time. */
+static void submit_calls(FILE *f, const struct ctx *c)
+{
+    const struct hist *h = &c->submit_call;
+    fputs(",\n  \"submit_call\": ", f);
+    if (c->j->virtual_time) {
+        fputs("null", f);
+        return;
+    }
+    fprintf(f, "{\"calls\": %llu, \"p50_us\": ", (unsigned long long)h->n);
+    jnum(f, hist_pct(h, 50) / 1e3);
+    fputs(", \"p99_us\": ", f);
+    jnum(f, hist_pct(h, 99) / 1e3);
+    fputs(", \"max_us\": ", f);
+    jnum(f, h->n ? (double)h->max / 1e3 : NAN);
+    fprintf(f, ", \"blocked_min_us\": %lld, \"blocked_calls\": %llu, \"blocked_s\": ", SUBMIT_BLOCKED_NS / 1000,
+            (unsigned long long)hist_count_above(h, SUBMIT_BLOCKED_NS));
+    jnum(f, c->facts.blocked_ns / 1e9);
+    fprintf(f, ", \"peak_outstanding\": %u, \"queue_requests\": ", c->peak_outstanding);
+    unsigned queue = c->j->sim.on ? (unsigned)c->j->sim.queue : c->tgt.queue_requests;
+    if (queue) fprintf(f, "%u, \"queue_disk\": ", queue);
+    else fputs("null, \"queue_disk\": ", f);
+    jstr(f, c->j->sim.on ? (queue ? "sim" : NULL) : c->tgt.queue_disk[0] ? c->tgt.queue_disk : NULL);
+    fputc('}', f);
+}
+
 /* The machine's pauses before the run (pause_probe): null without --pause-probe and in virtual time. */
 static void pause_probe(FILE *f, const struct ctx *c)
 {
@@ -313,6 +341,7 @@ void write_json(FILE *f, const struct ctx *c, const struct checks *ck, const str
     fputs(", \"submit_call_mean_us\": ", f);
     jnum(f, c->facts.submit_calls ? c->facts.submit_call_ns / (double)c->facts.submit_calls / 1e3 : NAN);
     wake_delay(f, c);
+    submit_calls(f, c);
     pause_probe(f, c);
     fprintf(f, ",\n  \"overloaded\": %s, \"overload_at_s\": ", c->facts.overloaded ? "true" : "false");
     jnum(f, c->facts.overloaded ? c->facts.overload_at_s : NAN);

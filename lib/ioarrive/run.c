@@ -155,8 +155,13 @@ static void submit_batch(struct ctx *c, struct io_slot **batch, int n)
     else
         for (int i = 0; i < n && r >= 0; i++)
             r = c->eng->submit(c, batch[i]);
-    c->facts.submit_call_ns += (double)(now_ns() - stamp);
+    int64_t took = now_ns() - stamp;
+    c->facts.submit_call_ns += (double)took;
     c->facts.submit_calls++;
+    hist_add(&c->submit_call, (uint64_t)took);
+    if (took >= SUBMIT_BLOCKED_NS) c->facts.blocked_ns += (double)took;
+    uint32_t busy = outstanding(c);
+    if (busy > c->peak_outstanding) c->peak_outstanding = busy;
     if (r < 0)
         die("submitting a %s at offset %llu failed: %s", DIR_NAMES[batch[0]->dir],
             (unsigned long long)batch[0]->off, strerror(-r));

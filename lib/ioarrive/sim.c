@@ -9,6 +9,9 @@
  *   real submission time; the reaper sleeps until the earliest one is due (a condition variable with an
  *   absolute CLOCK_MONOTONIC deadline) and stamps the completion when it wakes, so the timers and CPUs of
  *   this machine show in the lag (submitter) and in service - simulated service (reaper).
+ *   queue=Q (real time): a submission waits, sleeping inside the submit call, while Q I/Os are in the device,
+ *   as a submit call waits for a request of the kernel's full request queue (the I/O's service starts when it
+ *   got in; its submission stamp stays the call's start, as with a real engine).
  *   Virtual time (--virtual): no threads, no sleeping, no I/O. The same arrival generator, slots,
  *   recorder, histograms, checks and JSON; submission = intended arrival (lag 0) and the completion is the
  *   simulated one. The cap on outstanding I/Os holds there too (a heap of the pending completions).
@@ -66,6 +69,7 @@ static void heap_pop(struct heap *h)
 struct simdev {
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_cond_t space;     /* queue=: never signalled; a waiting submission wakes at the next completion time */
     struct heap servers;      /* free times of the servers */
     struct heap pending;      /* completion time -> slot id */
     struct rng rng;
@@ -103,19 +107,49 @@ static int sim_init(struct ctx *c, char *why, size_t whylen)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&d->cv, &ca);
+    pthread_cond_init(&d->space, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&d->mu, NULL);
     c->eng_state = d;
-    snprintf(why, whylen, "sim: a simulated device of %d FIFO server%s in %s time", c->j->sim.servers,
-             c->j->sim.servers > 1 ? "s" : "", c->j->virtual_time ? "virtual" : "real");
+    snprintf(why, whylen, "sim: a simulated device of %d FIFO server%s in %s time%s", c->j->sim.servers,
+             c->j->sim.servers > 1 ? "s" : "", c->j->virtual_time ? "virtual" : "real",
+             c->j->sim.queue ? ", submissions wait for one of its queue=" : "");
+    if (c->j->sim.queue) snprintf(why + strlen(why), whylen - strlen(why), "%d requests", c->j->sim.queue);
     return 0;
+}
+
+/* The I/Os in the device at `now` (ns): pending ones not yet complete (a completed one frees its request at
+ * once, as the kernel's does, whether or not it was reaped). */
+static uint32_t in_device(const struct simdev *d, int64_t now)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < d->pending.n; i++)
+        n += d->pending.key[i] > now;
+    return n;
+}
+
+/* queue=Q: wait (sleeping, as a submit call waits for a free request) while Q I/Os are in the device; the
+ * I/O then enters the device when it got in. */
+static int64_t wait_for_request(struct simdev *d, int queue, int64_t submit)
+{
+    int64_t now = submit;
+    while (queue && in_device(d, now) >= (uint32_t)queue) {
+        int64_t next = INT64_MAX;
+        for (uint32_t i = 0; i < d->pending.n; i++)
+            if (d->pending.key[i] > now && d->pending.key[i] < next) next = d->pending.key[i];
+        struct timespec ts = {(time_t)(next / 1000000000LL), (long)(next % 1000000000LL)};
+        pthread_cond_timedwait(&d->space, &d->mu, &ts);
+        now = now_ns();
+    }
+    return now;
 }
 
 static int sim_submit(struct ctx *c, struct io_slot *s)
 {
     struct simdev *d = c->eng_state;
     pthread_mutex_lock(&d->mu);
-    int64_t done = serve(d, &c->j->sim, s->submit, s->dir);
+    int64_t entered = wait_for_request(d, c->j->sim.queue, s->submit);
+    int64_t done = serve(d, &c->j->sim, entered, s->dir);
     int earliest = d->pending.n == 0 || done < d->pending.key[0];
     heap_push(&d->pending, done, s->id);
     s->res = (int)s->len;

@@ -83,6 +83,19 @@ static void refuse_in_use(const char *name, dev_t rdev)
         die_usage("block device %s is held by another device (device-mapper, md or LVM): refusing it", name);
 }
 
+/* The request queue's size (nr_requests) of the disk holding device M:m: a submit call blocks once that many
+ * requests wait in it. Major 0 (tmpfs, overlay) or no sysfs: unknown (0). */
+static void request_queue(unsigned maj, unsigned min, struct target *t)
+{
+    char path[128];
+    if (maj == 0) return;
+    disk_of(maj, min, t->queue_disk, sizeof t->queue_disk);
+    snprintf(path, sizeof path, "/sys/dev/block/%s/queue/nr_requests", t->queue_disk);
+    FILE *f = fopen(path, "r");
+    if (!f || fscanf(f, "%u", &t->queue_requests) != 1) t->queue_requests = 0;
+    if (f) fclose(f);
+}
+
 void open_target(const struct job *j, struct target *t)
 {
     struct stat st;
@@ -116,4 +129,6 @@ void open_target(const struct job *j, struct target *t)
     } else {
         t->size_bytes = (uint64_t)st.st_size;
     }
+    dev_t dev = t->is_block ? st.st_rdev : st.st_dev;
+    request_queue(major(dev), minor(dev), t);
 }

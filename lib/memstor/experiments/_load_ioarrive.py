@@ -39,7 +39,13 @@ from memstor.core.validate import Section
 from memstor.measure import ioarrive
 from memstor.measure.fio import FioRunner
 from memstor.measure.openloop import RATE_TOLERANCE_PCT
-from memstor.parse.ioarrive import PAUSE_COLUMNS, pause_columns, wake_delay_p99_us
+from memstor.parse.ioarrive import (
+    PAUSE_COLUMNS,
+    SUBMIT_COLUMNS,
+    pause_columns,
+    submit_columns,
+    wake_delay_p99_us,
+)
 from memstor.parse.ioarrive import load as load_ioarrive
 
 GENERATORS = ("ioarrive", "fio")
@@ -61,6 +67,7 @@ GENERATOR_COLUMNS = [
     "generator_cpu_pct",  # ioarrive's own CPU use, % of one CPU (reported, not judged)
     "wake_delay_p99_us",  # how late its submitter's sleeps woke, p99: the machine's scheduling (lag's usual cause)
     *PAUSE_COLUMNS,       # the machine's own pauses just before the point, no I/O running (PAUSE_PROBE_S)
+    *SUBMIT_COLUMNS,      # its submit calls that blocked in the kernel, the most in flight, the disk's request queue
 ]
 #: Columns the per-second table adds for ioarrive (after the fio ones): the generator and the p99 response.
 SECOND_EXTRA = ["generator", "lat_p99_us"]
@@ -221,7 +228,7 @@ def direction_row(row: dict, doc: dict, params: dict) -> dict:
         "generator_bound": bool(doc.get("generator_bound")), "max_outstanding": job.get("max_outstanding"),
         "generator_checks": checks, "generator_reasons": reasons,
         "generator_cpu_pct": ((doc.get("cpu") or {}).get("process") or {}).get("cpu_pct"),
-        "wake_delay_p99_us": wake_delay_p99_us(doc), **pause_columns(doc),
+        "wake_delay_p99_us": wake_delay_p99_us(doc), **pause_columns(doc), **submit_columns(doc),
     })
     for prefix, stats in (("service", svc), ("lag", lag)):
         row.update({f"{prefix}_{k}_us": stats.get(k) for k in ("mean", "p50", "p99", "p99_9")})

@@ -29,6 +29,10 @@ TOOL = "ioarrive"
 #: The machine's pauses measured before the run with no I/O (``--pause-probe``): pauses (gaps >= 50 µs between
 #: a spinning thread's clock reads) per CPU-second, the longest (µs), and the share of the probe's CPU time lost.
 PAUSE_COLUMNS = ("pause_per_cpu_s", "pause_max_us", "paused_pct")
+#: The run's own submit calls: the summed time of those that took >= 1 ms (blocked in the kernel: the block
+#: layer's request queue full, or the CPU taken), the longest (µs), the most I/Os in flight after one, and the
+#: request queue of the disk under the target (nr_requests; a submit call blocks when it is full).
+SUBMIT_COLUMNS = ("submit_blocked_s", "submit_call_max_us", "peak_outstanding", "queue_requests")
 #: The tidy row of one direction of one run.
 COLUMNS = (
     "source", "tool", "tool_version", "engine", "target_kind", "virtual_time", "direction", "process", "bs_bytes",
@@ -37,7 +41,7 @@ COLUMNS = (
     "service_mean_us", "service_p50_us", "service_p99_us", "service_p99_9_us",
     "lag_mean_us", "lag_p50_us", "lag_p99_us", "lag_p99_9_us", "lag_bound_us",
     "completed", "errors", "overloaded", "generator_bound", "open_loop", "checks", "reasons",
-    "cpu_pct", "submitter_cpu_pct", "wake_delay_p99_us", *PAUSE_COLUMNS, "sim_servers", "sim_service_mean_us", "sim_service_cs2",
+    "cpu_pct", "submitter_cpu_pct", "wake_delay_p99_us", *PAUSE_COLUMNS, *SUBMIT_COLUMNS, "sim_servers", "sim_service_mean_us", "sim_service_cs2",
 )
 BIN_COLUMNS = ("source", "direction", "kind", "latency_ns", "latency_high_ns", "count")
 SERIES_COLUMNS = ("source", "direction", "t_s", "iops", "resp_mean_us", "resp_p99_us")
@@ -99,6 +103,14 @@ def pause_columns(doc: dict) -> dict[str, float | None]:
     return dict(zip(PAUSE_COLUMNS, (_num(p.get("per_cpu_s")), _num(p.get("max_us")), _num(p.get("paused_pct")))))
 
 
+def submit_columns(doc: dict) -> dict[str, float | None]:
+    """:data:`SUBMIT_COLUMNS` from the document's ``submit_call`` (all None in virtual time and from ioarrive
+    before it recorded them)."""
+    s = doc.get("submit_call") or {}
+    return dict(zip(SUBMIT_COLUMNS, (_num(s.get("blocked_s")), _num(s.get("max_us")), _num(s.get("peak_outstanding")),
+                                     _num(s.get("queue_requests")))))
+
+
 def parse_ioarrive(doc: dict | str | bytes, source: str = "") -> list[dict]:
     """One tidy row per direction (:data:`COLUMNS`)."""
     doc = load(doc)
@@ -123,7 +135,7 @@ def parse_ioarrive(doc: dict | str | bytes, source: str = "") -> list[dict]:
             "overloaded": bool(doc.get("overloaded")), "generator_bound": bool(doc.get("generator_bound")),
             "open_loop": bool(doc.get("open_loop")), "checks": checks, "reasons": reasons,
             "cpu_pct": _cpu_pct(doc, "process"), "submitter_cpu_pct": _cpu_pct(doc, "submitter"),
-            "wake_delay_p99_us": wake_delay_p99_us(doc), **pause_columns(doc),
+            "wake_delay_p99_us": wake_delay_p99_us(doc), **pause_columns(doc), **submit_columns(doc),
             "sim_servers": sim.get("servers"), "sim_service_mean_us": _us(sim.get("service_mean_ns")),
             "sim_service_cs2": _num(sim.get("service_cs2")),
         })

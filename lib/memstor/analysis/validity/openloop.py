@@ -146,7 +146,28 @@ def _woke(gated: pd.DataFrame) -> str:
     if not rate.empty and not longest.empty:
         out += (f"; just before them, with no I/O running, the machine itself paused {n(rate.min())}-"
                 f"{n(rate.max())} times per CPU-second (gaps >= 50 µs), the longest {n(longest.max())} µs")
+    return out + _blocked(lagged)
+
+
+def _blocked(lagged: pd.DataFrame) -> str:
+    """'; their submit calls blocked X-Y % of the run ...' over the late points: the time ioarrive's submit calls
+    of >= 100 µs took (waiting for a request of the disk's full request queue, or the CPU taken), the most I/Os
+    in flight and the queue's size; '' when the points did not record it (ioarrive before its submit_call)."""
+    secs = _col(lagged, "runtime_s")
+    share = (100.0 * _col(lagged, "submit_blocked_s") / secs.where(secs > 0)).dropna()
+    if share.empty:
+        return ""
+    peak, queue = _col(lagged, "peak_outstanding").dropna(), _col(lagged, "queue_requests").dropna()
+    out = f"; their submit calls blocked {n(share.min())}-{n(share.max())} % of the run (calls >= 100 µs)"
+    if not peak.empty:
+        out += f", up to {n(peak.max())} I/Os in flight" + (
+            f" against the disk's request queue of {n(queue.max())}" if not queue.empty else "")
     return out
+
+
+def _col(g: pd.DataFrame, name: str) -> pd.Series:
+    """Column `name` of g as numbers (NaN where missing or not a number; all NaN when g has no such column)."""
+    return pd.to_numeric(g[name], errors="coerce") if name in g else pd.Series(float("nan"), index=g.index)
 
 
 def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
