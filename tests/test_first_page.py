@@ -153,7 +153,7 @@ def test_an_ioarrive_loop_that_did_not_hold_is_said_in_ioarrive_terms_on_page_on
     assert "randwrite (ioarrive): held at 0 of 8 rates, 0–99.6 % of offered achieved" in finding
     assert "open_loop_held" in finding and "no SLO answer" in finding
     steps = " ".join(fp.next_steps(S, H, "standard"))
-    assert "quieter machine" in steps and "`generator: ioarrive`" not in steps
+    assert "decides the remedy" in steps and "`generator: ioarrive`" not in steps
     fio = synthesis(load=load_frame((True,) + (False,) * 5))       # fio-made data: the way to ioarrive stays
     fio.load = gate_open_curve_table(load_frame((True,) + (False,) * 5), fio.validity)
     assert "`generator: ioarrive`" in " ".join(fp.next_steps(fio, H, "standard"))

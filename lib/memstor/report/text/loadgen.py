@@ -16,6 +16,7 @@ import pandas as pd
 from memstor.analysis.validity.gate import OPEN_LOOP_CHECKS, WAY_OUT
 from memstor.core.fmt import md_escape
 from memstor.core.schema import missing, truthy
+from memstor.report.text.openloop_causes import cause_sentences, way_out
 
 #: The generators of the offered rates (memstor.experiments._load_ioarrive.GENERATORS), in the order the report
 #: names them.
@@ -146,9 +147,9 @@ def measured_sentences(load: pd.DataFrame | None) -> list:
 
 #: The way out of an open loop that did not hold, per generator (what the gate's own way out says is fio's).
 NOT_OPEN_WAY_OUT = {
-    IOARRIVE: "For an open loop: a quieter machine, or more usable CPUs for ioarrive's submitter (a late generator, "
-              "not the device, fails its lag and arrival checks); until then read the queue-depth sweep's "
-              "closed-loop curve.",
+    IOARRIVE: "For an open loop: what delayed ioarrive's submissions (the I/O path's queue, the CPUs or the machine's "
+              "pauses; §4.4 says per workload which its columns support) decides the remedy; until then read the "
+              "queue-depth sweep's closed-loop curve.",
     FIO: "For an open loop: memstor's own generator (`generator: ioarrive`, the default), which issues every I/O at "
          "its intended arrival; until then read the queue-depth sweep's closed-loop curve.",
 }
@@ -220,8 +221,9 @@ _POINT_NAME = re.compile(r" at [A-Za-z0-9_]+-bs[^\s;,)]*?-u(\d+(?:\.\d+)?)-[^\s;
 def not_open_sentence(reason: str, g: pd.DataFrame | None = None) -> str:
     """Where the open loop of one workload held and where not (from the rows, in the generator's terms) and the
     failed checks' evidence (the gate's reason without its way out; its open_loop_held and open_loop_rate parts
-    said by the rows instead, X_max named X_ref, a point named by its offered load) — markdown; what the latencies are and the way
-    out follow once for all such workloads (:func:`not_open_closing`)."""
+    said by the rows instead, X_max named X_ref, a point named by its offered load) — markdown; with ioarrive, what
+    its own columns say of why and the way out that follows (memstor.report.text.openloop_causes); what the
+    latencies are follows once for all such workloads (:func:`not_open_closing`)."""
     g = g if g is not None else pd.DataFrame()
     _, checks = split_reason(reason)
     rows_said = len(g) > 0 and "utilisation_pct" in g.columns
@@ -232,6 +234,9 @@ def not_open_sentence(reason: str, g: pd.DataFrame | None = None) -> str:
     if evidence:
         failed = "; ".join(f"{c}: {e}" if c else e for c, e in evidence).replace("X_max", X_REF)
         said += " Failed: " + _POINT_NAME.sub(r" at u\1", failed) + "."
+    if rows_said and set(generators(g)) == {IOARRIVE}:  # what its own columns say of why, and the way out
+        why, causes = cause_sentences(g, held_points(g.assign(valid=True)))
+        said += f" {why} {way_out(causes, g)}"
     return said.strip()
 
 

@@ -1,0 +1,162 @@
+"""Report text, what the open loop's own columns say about a workload whose loop did not hold (issue 38, sixth
+review, workstream E; R-bare M-14, S6-bare M-10): the points whose own checks passed set beside the closed loop
+(the measured p99 ratio), and at the late points (ioarrive's lag check failed) the facts that bear on why —
+the I/Os in service, the generator's CPU, its sleeps' wake-up delay, the machine's pauses — with a cause named
+only where those columns support it, and the way out that follows from it.
+
+Input: the open-loop curve rows of one workload (memstor.analysis.load_latency.curve_table: CURVE_COLUMNS, the
+generator's columns and ``closed_p99_us`` / ``closed_qd``). Pure: DataFrame in, markdown out. Units: IOPS, µs,
+% of one CPU (``generator_cpu_pct``), I/Os in service = achieved IOPS x mean service time (Little's law).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from memstor.core.fmt import fmt_number
+from memstor.core.schema import missing
+
+#: I/Os in service within this share of the workload's most (%) count as one level ...
+LEVEL_PCT = 15.0
+#: ... and a level of at least two late points at or under this share of the generator's cap on I/Os in flight
+#: is a queue below the generator's (the I/O path's: the device's or the block layer's), full: submissions wait
+#: for a free slot, whatever the CPUs do.
+QUEUE_SHARE_OF_CAP = 0.5
+#: Ways out, by the cause the columns support.
+WAY_OUT = {
+    "queue": "lower offered rates (the I/O path served no more than about {level} I/Os at once)",
+    "wake": "more usable CPUs for ioarrive's submitter (its sleeps woke late)",
+    "pause": "a quieter machine (its own pauses exceeded the lag bound)",
+}
+
+
+def _num(g: pd.DataFrame, col: str) -> np.ndarray:
+    """A column as floats (all NaN when absent)."""
+    return pd.to_numeric(g[col], errors="coerce").to_numpy(float) if col in g else np.full(len(g), np.nan)
+
+
+def _range(v: np.ndarray, unit: str = "") -> str:
+    """'a-b unit' (one value: 'a unit') of the finite values; '' when none."""
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return ""
+    lo, hi = fmt_number(float(v.min())), fmt_number(float(v.max()))
+    return (lo if lo == hi else f"{lo}–{hi}") + (f" {unit}" if unit else "")
+
+
+def u_label(u) -> str:
+    """An offered load (% of X_ref) as the figures label it: 50 -> 'u50' (memstor.report.text.loadgen.u_label's
+    form; not imported: loadgen calls this module)."""
+    f = pd.to_numeric(pd.Series([u]), errors="coerce").iloc[0]
+    return "u?" if f != f else f"u{float(f):g}"
+
+
+def _us(points: pd.DataFrame) -> str:
+    """'u10, u30' of the rows' offered loads."""
+    return ", ".join(u_label(u) for u in points["utilisation_pct"])
+
+
+def in_service(g: pd.DataFrame) -> np.ndarray:
+    """I/Os in service per row: achieved IOPS x mean service time (submission to completion, µs) / 10⁶."""
+    return _num(g, "achieved_iops") * _num(g, "service_mean_us") / 1e6
+
+
+def held_beside_closed(g: pd.DataFrame, held_mask: np.ndarray) -> str:
+    """The points whose own checks passed (`held_mask`, memstor.report.text.loadgen.held_points of the points
+    themselves), beside the closed loop: their p99 response against the closed sweep's p99 at its lightest depth
+    reaching their throughput, the ratio, and the generator's CPU there; '' without such a point or a closed p99."""
+    held = g[np.asarray(held_mask, dtype=bool)]
+    p99, closed = _num(held, "lat_p99_us"), _num(held, "closed_p99_us")
+    ok = np.isfinite(p99) & np.isfinite(closed) & (closed > 0)
+    if not ok.any():
+        return ""
+    rows = held[ok]
+    each = "; ".join(f"{u_label(r['utilisation_pct'])}: {fmt_number(r['lat_p99_us'])} µs at "
+                     f"{fmt_number(r['achieved_iops'])} IOPS against {r['closed_qd']}'s "
+                     f"{fmt_number(r['closed_p99_us'])} µs ({r['lat_p99_us'] / r['closed_p99_us']:.1f}×)"
+                     for _, r in rows.iterrows())
+    said = (f"Where ioarrive's own checks passed ({_us(rows)}), the open loop's p99 response stood beside the closed "
+            f"loop's p99 at the lightest depth that reached the same throughput: {each}")
+    cpu = _range(_num(rows, "generator_cpu_pct"), "% of one CPU")
+    said += f"; ioarrive used {cpu} there" if cpu else ""
+    pauses = _range(_num(rows, "pause_max_us"), "µs")
+    said += (f"; the machine's longest pause before them {pauses}" if pauses
+             else "; the machine's own pauses were not recorded for them")
+    return said + (". What sets this tail the columns do not show, so these points are not read as the device's "
+                   "response either.")
+
+
+def _levelled(late: pd.DataFrame) -> pd.Series:
+    """Per late row, whether its I/Os in service sit on the workload's level: within LEVEL_PCT of the most, at
+    least two such rows, the most at or under QUEUE_SHARE_OF_CAP of the generator's cap."""
+    n = pd.Series(in_service(late), index=late.index)
+    cap = float(np.nanmax(_num(late, "max_outstanding"))) if np.isfinite(_num(late, "max_outstanding")).any() \
+        else np.nan
+    if n.notna().sum() < 2 or not np.isfinite(cap):
+        return pd.Series(False, index=late.index)
+    top = float(n.max())
+    on = n >= top * (1 - LEVEL_PCT / 100.0)
+    return on if on.sum() >= 2 and top <= QUEUE_SHARE_OF_CAP * cap else pd.Series(False, index=late.index)
+
+
+def _facts(rows: pd.DataFrame) -> str:
+    """The generator's columns over some late points: CPU, wake-up delay against the lag, the machine's pauses
+    (each said only where recorded; the pauses said 'not recorded' where not)."""
+    cpu, woke = _range(_num(rows, "generator_cpu_pct"), "% of one CPU"), _range(_num(rows, "wake_delay_p99_us"), "µs")
+    lag, pauses = _range(_num(rows, "lag_p99_us"), "µs"), _range(_num(rows, "pause_max_us"), "µs")
+    said = [f"ioarrive at {cpu}" if cpu else "ioarrive's CPU not recorded",
+            (f"its sleeps waking {woke} late (p99)" if woke else "") + (f" against p99 lags of {lag}" if lag else ""),
+            f"the machine's longest pause before them {pauses}" if pauses else "the machine's own pauses not recorded"]
+    return ", ".join(s.strip() for s in said if s.strip())
+
+
+def late_causes(g: pd.DataFrame) -> tuple[str, set]:
+    """(sentence, causes) over the points whose lag check failed: where their I/Os in service levelled well under
+    the generator's cap (the I/O path's queue full: 'queue'), and at the others whether the submitter's sleeps
+    woke later than the lag bound ('wake') or the machine paused longer than it ('pause'); neither: the columns do
+    not say why. ('', set()) without a late point."""
+    checks = g["generator_checks"] if "generator_checks" in g else pd.Series("", index=g.index)
+    late = g[checks.map(lambda v: not missing(v) and "lag" in str(v).split(";"))]
+    if late.empty:
+        return "", set()
+    on = _levelled(late)
+    parts, causes = [], set()
+    if on.any():
+        q = late[on]
+        parts.append(f"at {_us(q)} the I/Os in service (achieved × mean service time) levelled at "
+                     f"{_range(in_service(q))} against ioarrive's cap of {fmt_number(_num(q, 'max_outstanding')[0])}"
+                     f", with {_facts(q)}: the submissions waited for a full queue of the I/O path (the device's or "
+                     "the block layer's: this run does not tell which), not for a CPU")
+        causes.add("queue")
+    rest = late[~on]
+    if len(rest):
+        bound = _num(rest, "lag_bound_us")
+        woke = np.any(_num(rest, "wake_delay_p99_us") >= bound)
+        paused = np.any(_num(rest, "pause_max_us") >= bound)
+        why = ("the submitter's sleeps woke later than the lag bound" if woke else "") + \
+              (" and " if woke and paused else "") + ("the machine paused longer than the lag bound" if paused else "")
+        causes |= {c for c, hit in (("wake", woke), ("pause", paused)) if hit}
+        busy = _range(in_service(rest))
+        parts.append(f"at {_us(rest)}{f' ({busy} I/Os in service)' if busy else ''} {_facts(rest)}: "
+                     + (why if why else "what delayed the submissions these columns do not show"))
+    return "At the late points (p99 lag over its bound) " + "; ".join(parts) + ".", causes
+
+
+def way_out(causes: set, g: pd.DataFrame) -> str:
+    """The way out that follows from the causes the columns support; none: that this run does not show one."""
+    if not causes:
+        return ("For an open loop: this run does not show what delayed the submissions (the I/O path, the CPUs or "
+                "the machine), so no remedy is named; until then read the queue-depth sweep's closed-loop curve.")
+    on = _levelled(g[g["generator_checks"].map(lambda v: not missing(v) and "lag" in str(v).split(";"))]) \
+        if "generator_checks" in g else pd.Series(dtype=bool)
+    level = fmt_number(float(np.nanmax(in_service(g.loc[on[on].index])))) if on.any() else "?"
+    ways = [WAY_OUT[c].format(level=level) for c in ("queue", "wake", "pause") if c in causes]
+    return "For an open loop: " + "; or ".join(ways) + "; until then read the queue-depth sweep's closed-loop curve."
+
+
+def cause_sentences(g: pd.DataFrame, held_mask: np.ndarray) -> tuple[str, set]:
+    """(markdown, causes) of one ioarrive workload whose loop did not hold: its held points (`held_mask`) beside the
+    closed loop, then the late points' facts and supported causes."""
+    late, causes = late_causes(g)
+    return " ".join(s for s in (held_beside_closed(g, held_mask), late) if s), causes

@@ -1,0 +1,77 @@
+"""What the open loop's own columns say when it did not hold, and only that (issue 38, workstream E; R-bare M-14,
+S6-bare M-10): bare's report said 'a quieter machine, or more usable CPUs for ioarrive's submitter (a late
+generator, not the device ...)' while at the 7 points that missed their rate ioarrive used 20-34 % of one CPU, woke
+43-45 µs late and the I/Os in service sat at 251-270 against a cap of 4,096; its held points (randread u10, u30,
+randwrite u30) showed 4.5-11x the closed loop's p99 without a word. Built from the curve tables of the reviewed
+bare run and of s5-std (the one with the machine's pauses) (tests/data/review-s5/load_curve-*.csv)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.analysis.validity.gate import WAY_OUT
+from memstor.report.text import loadgen
+from memstor.report.text.openloop import load_sentences
+from memstor.report.text.openloop_causes import cause_sentences as _causes
+from memstor.report.text.openloop_causes import way_out
+
+DATA = Path(__file__).parent / "data" / "review-s5"
+
+
+def cause_sentences(g: pd.DataFrame) -> tuple[str, set]:
+    """openloop_causes.cause_sentences with the points' own held flags, as loadgen.not_open_sentence calls it."""
+    return _causes(g, loadgen.held_points(g.assign(valid=True)))
+
+
+def curve(name: str, rw: str) -> pd.DataFrame:
+    c = pd.read_csv(DATA / f"load_curve-{name}.csv")
+    return c[c["rw"] == rw].reset_index(drop=True)
+
+
+def test_held_points_stand_beside_the_closed_loop_with_their_ratio():
+    said, _ = cause_sentences(curve("bare", "randread"))
+    assert "u30: 1,479 µs at 45,306 IOPS against QD4's 142 µs (10.4×)" in said
+    assert "u10: 637 µs at 14,988 IOPS against QD4's 142 µs (4.5×)" in said
+    assert "ioarrive used 69.1–109 % of one CPU there" in said
+    assert "pauses were not recorded" in said and "not read as the device's response" in said
+    said, _ = cause_sentences(curve("bare", "randwrite"))
+    assert "u30: 3,809 µs at 37,246 IOPS against QD4's 346 µs (11.0×)" in said
+
+
+def test_a_full_queue_is_said_where_the_ios_in_service_level_off_and_no_late_generator_is_claimed():
+    g = curve("bare", "randwrite")
+    said, causes = cause_sentences(g)
+    assert causes == {"queue"}
+    assert "at u70, u80, u90, u95, u98 the I/Os in service (achieved × mean service time) levelled at 251–270" in said
+    assert "ioarrive at 20.2–28.4 % of one CPU" in said and "not for a CPU" in said
+    way = way_out(causes, g)
+    assert "lower offered rates" in way and "quieter machine" not in way and "more usable CPUs" not in way
+    # the other side: no level (the levelled points taken away) -> no queue named, no remedy named
+    rest = g[g["utilisation_pct"] <= 50]
+    said, causes = cause_sentences(rest)
+    assert causes == set() and "levelled" not in said and "these columns do not show" in said
+    assert "no remedy is named" in way_out(causes, rest)
+
+
+def test_late_wakes_and_the_machines_pauses_are_named_only_where_recorded_beyond_the_bound():
+    g = curve("std", "randwrite")   # 0.4-42 I/Os in service, wake p99 up to 2,728 µs, pauses up to 20 ms
+    said, causes = cause_sentences(g)
+    assert causes == {"wake", "pause"} and "levelled" not in said
+    assert "the machine's longest pause before them 2,353–20,069 µs" in said
+    way = way_out(causes, g)
+    assert "more usable CPUs" in way and "a quieter machine" in way and "lower offered rates" not in way
+    quiet = g.assign(pause_max_us=float("nan"), wake_delay_p99_us=10.0)
+    said, causes = cause_sentences(quiet)
+    assert causes == set() and "pauses not recorded" in said
+
+
+def test_the_report_no_longer_blames_a_late_generator_the_data_do_not_show():
+    load = pd.concat([curve("bare", "randread"), curve("bare", "randwrite")], ignore_index=True)
+    reason = f"not valid: 2 of 8 offered-rate points kept open-loop arrivals; {WAY_OUT['open_loop_held']}"
+    slo = pd.DataFrame({"host": ["vm", "vm"], "rw": ["randread", "randwrite"], "not_valid": [reason] * 2})
+    text = "\n".join(load_sentences(load.assign(valid=False), slo, pd.DataFrame(), pd.DataFrame()))
+    assert "late generator" not in text and "more usable CPUs" not in text
+    assert "For an open loop: lower offered rates (the I/O path served no more than about 270 I/Os at once)" in text
+    assert "levelled at 248–265" in text and "(10.4×)" in text   # said in the workload's own paragraph
+    assert "late generator" not in loadgen.NOT_OPEN_WAY_OUT[loadgen.IOARRIVE]
