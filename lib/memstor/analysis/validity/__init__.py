@@ -53,7 +53,10 @@ The checks, one module per family (thresholds are named constants there, each wi
 - ``wsat``: wsat_written (written / target in 1-1.01: less is the time cap, more a span other than planned;
   a failed run is unchecked), wsat_series (>= 20 whole seconds to tell a lasting level from noise; < 2 fail),
   series_matches_whole (the whole seconds' mean within +-2 % of fio's whole-run MB/s; beyond +-10 % fail),
-  wsat_one_level (the halves' medians within +-10 % or not apart by Mann-Whitney p < 0.05; else fail).
+  wsat_one_level (the halves' medians within +-10 % or not apart by Mann-Whitney p < 0.05; else fail);
+- ``pts``: pts_steady_state (CBW/DIRTH's run reached steady state: its own verdict, the window's data excursion
+  as value), pts_repeat (a DIRTH rerun within 1.1x of its matrix point, 1.25x fail), pts_demand (largest T x Q /
+  T1 Q1 IOPS between 1 and the outstanding I/O's ratio), dirth_optimal (some but not all points under the ceiling).
 
 **Missing numbers.** A check whose inputs are absent (no open-loop run, no steady-state run) has no row.
 When the experiment ran but the numbers a check needs were not recorded — fio's CPU use (``cpu_usr_pct`` /
@@ -79,6 +82,7 @@ from memstor.analysis.validity.intervals import interval_rows
 from memstor.analysis.validity.invariants import below_closed_rows, ceiling_rows, little_rows
 from memstor.analysis.validity.memory import memory_rows
 from memstor.analysis.validity.openloop import cpu_rows, open_loop_rows
+from memstor.analysis.validity.pts import pts_rows
 from memstor.analysis.validity.rows import CHECKS, COLUMNS, FAIL, PASS, SECTIONS, STATUSES, WARN, frame
 from memstor.analysis.validity.steady import steady_rows
 from memstor.analysis.validity.wsat import wsat_rows
@@ -118,6 +122,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *below_closed_rows(load, knees, points),
         *ceiling_rows(points, mem, headline, ceilings),
         *wsat_rows(wsat),
+        *pts_rows(fio),
     ]
     df = frame(rows)
     order = {s: i for i, s in enumerate(SECTIONS)}

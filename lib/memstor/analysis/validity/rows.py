@@ -24,7 +24,7 @@ STATUSES = (PASS, UNCHECKED, WARN, FAIL)
 
 #: The report sections a row gates.
 SECTIONS = ("open_loop", "queue_depth", "curves", "steady_state", "write_saturation", "storage_points", "memory",
-            "headline")
+            "headline", "pts")
 
 #: Check id -> the precondition it checks (one line each). Ids are stable: the report looks rows up by them.
 CHECKS = {
@@ -49,6 +49,12 @@ CHECKS = {
     "wsat_series": "the write-saturation series is long enough to tell a lasting level from noise",
     "wsat_one_level": "the write-saturation series is one level: its halves' medians differ by at most 10 % or not "
                       "beyond noise (Mann-Whitney)",
+    "pts_steady_state": "the SNIA PTS demand test (CBW, DIRTH) reached steady state before its T x Q matrix",
+    "pts_repeat": "a DIRTH point rerun (its histogram capture) gives the matrix point's IOPS within 10 %",
+    "pts_demand": "more demand gives more IOPS: the largest T x Q over T1 Q1 lies between 1 and their outstanding "
+                  "I/O's ratio",
+    "dirth_optimal": "the response-time ceiling places DIRTH's optimal point: some matrix points are under it, "
+                     "some not",
     "headline_definition": "a headline quantity has one value: the other tables' numbers of the same name agree within 10 %",
     "littles_law": "X x R (I/Os in flight by Little's law) is at most what could be in flight (iodepth x jobs) and, "
                    "in a closed loop, close to it",

@@ -57,8 +57,10 @@ from memstor.report.text.pts import (
     cbw_display,
     departures,
     dirth_display,
+    gated_roles,
     hir_display,
     pts_summary,
+    summary_caption,
     xsr_display,
 )
 from memstor.report.text.queueing import (
@@ -87,7 +89,7 @@ __all__ = [
     "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display", "cache_levels_display",
     "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display", "pts_summary",
     "xsr_display", "cbw_display",
-    "dirth_display",
+    "dirth_display", "summary_caption", "gated_roles",
     "SYSTEM_FIELDS", "systems_table", "commands", "command_sentence",
     "spec_table", "spec_note",
     "little_display", "little_sentences", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstor.analysis.pts_demand import MID, OPTIMAL, ROLES
 from memstor.core.fmt import fmt_interval, fmt_number
 from memstor.core.schema import missing
 
@@ -93,12 +94,41 @@ def cbw_display(cbw: pd.DataFrame | None) -> pd.DataFrame:
     return _one(cbw, out)
 
 
-def dirth_display(dirth: pd.DataFrame | None) -> pd.DataFrame:
-    """The DIRTH points that have a role (max IOPS, min, optimal and mid under the ceiling): T, Q, IOPS, mean and p99
-    response time (µs), the ceiling."""
+def _checks(validity: pd.DataFrame | None, host, check: str, statuses=("fail",)) -> pd.DataFrame:
+    """The validity rows of ``check`` on ``host`` with a status in ``statuses`` (memstor.analysis.validity.pts)."""
+    if validity is None or validity.empty:
+        return pd.DataFrame(columns=["check", "subject", "status", "evidence"])
+    return validity[(validity["host"].astype(str) == str(host)) & (validity["check"] == check)
+                    & validity["status"].isin(statuses)]
+
+
+def gated_roles(dirth: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFrame:
+    """``dirth`` with the roles its checks do not support removed, per device: none where pts_demand failed (IOPS
+    fall as demand rises: no demand-intensity result), no 'optimal' or 'mid' where dirth_optimal failed (no point
+    reached the ceiling: the 'optimal' point is the grid's corner)."""
+    out = dirth.copy()
+    for host in out["host"].unique():
+        drop = set(ROLES) if len(_test_checks(validity, host, "pts_demand", "DIRTH")) else \
+            {OPTIMAL, MID} if len(_checks(validity, host, "dirth_optimal")) else set()
+        mine = out["host"] == host
+        out.loc[mine, "role"] = [", ".join(r for r in str(cell).split(", ") if r and r not in drop)
+                                 if not missing(cell) else cell for cell in out.loc[mine, "role"]]
+    return out
+
+
+def _test_checks(validity: pd.DataFrame | None, host, check: str, test: str) -> pd.DataFrame:
+    """The failed rows of ``check`` on ``host`` whose subject is of ``test`` (CBW, DIRTH)."""
+    rows = _checks(validity, host, check)
+    return rows[rows["subject"].astype(str).str.startswith(test)]
+
+
+def dirth_display(dirth: pd.DataFrame | None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The DIRTH points that have a role (max IOPS, min, optimal and mid under the ceiling) that its checks support
+    (:func:`gated_roles`): T, Q, IOPS, mean and p99 response time (µs), the ceiling."""
     cols = ["device", "role", "T", "Q", "IOPS", "mean (µs)", "p99 (µs)", "ceiling (µs)"]
     if dirth is None or dirth.empty:
         return pd.DataFrame(columns=cols)
+    dirth = gated_roles(dirth, validity)
     d = dirth[dirth["role"].fillna("").astype(str) != ""]
     out = pd.DataFrame({
         "device": d["host"], "role": d["role"], "T": d["threads"].map(_int), "Q": d["qd"].map(_int),
@@ -125,24 +155,68 @@ def _point(r) -> str:
             f"p99 {fmt_number(r['p99_us'])} µs)")
 
 
-def _cbw_result(g: pd.DataFrame) -> str:
+def _steady_prefix(host, test: str, validity: pd.DataFrame | None) -> str:
+    """'steady state not reached (data excursion N % ...): ' where the test's pts_steady_state failed, else ''."""
+    bad = _test_checks(validity, host, "pts_steady_state", test)
+    if bad.empty:
+        return ""
+    return (f"**steady state not reached** (preconditioning rounds' data excursion {fmt_number(bad['value'].iloc[0])} "
+            "% of their mean; PTS: at most 20 %): ")
+
+
+def _cbw_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
     best, least = g.loc[g["iops"].idxmax()], g.loc[g["iops"].idxmin()]
-    return f"most {_point(best)}; least {_point(least)}"
+    host = g["host"].iloc[0]
+    falls = _test_checks(validity, host, "pts_demand", "CBW")
+    return (_steady_prefix(host, "CBW", validity) + f"most {_point(best)}; least {_point(least)}"
+            + (f"; IOPS fall as demand rises ({falls['evidence'].iloc[0]})" if len(falls) else ""))
 
 
-def _dirth_result(g: pd.DataFrame) -> str:
+def _reruns(host, validity: pd.DataFrame | None) -> str:
+    """'; reruns of its points: T1 Q1 1.50x (fail)' for the DIRTH reruns that warn or fail, else ''."""
+    rows = _checks(validity, host, "pts_repeat", ("warn", "fail"))
+    if rows.empty:
+        return ""
+    said = [f"{str(s).removeprefix('DIRTH ').removesuffix(' rerun')} {fmt_number(v)}×"
+            for s, v in zip(rows["subject"], rows["value"])]
+    return "; the same points rerun gave " + ", ".join(said) + " their matrix IOPS"
+
+
+def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
+    host = g["host"].iloc[0]
+    head = _steady_prefix(host, "DIRTH", validity)
+    falls = _test_checks(validity, host, "pts_demand", "DIRTH")
+    if len(falls):
+        return (head + f"no demand-intensity result: IOPS fall as demand rises ({falls['evidence'].iloc[0]})"
+                + _reruns(host, validity))
+    g = gated_roles(g, validity)
     roles = g[g["role"].fillna("").astype(str) != ""]
     parts = [f"{r['role']}: {_point(r)}" for _, r in roles.iterrows() if r["role"] != "mid"]
     ceiling = g["ceiling_us"].dropna()
-    return "; ".join(parts) + (f" (ceiling {fmt_number(ceiling.iloc[0])} µs mean response time)" if len(ceiling) else "")
+    unplaced = _checks(validity, host, "dirth_optimal")
+    tail = (f"; optimal point not located: {unplaced['evidence'].iloc[0]} (the grid stops before the ceiling)"
+            if len(unplaced) else f" (ceiling {fmt_number(ceiling.iloc[0])} µs mean response time)" if len(ceiling)
+            else "")
+    return head + "; ".join(parts) + tail + _reruns(host, validity)
+
+
+def summary_caption(hir: pd.DataFrame | None, xsr: pd.DataFrame | None) -> str:
+    """The caption of :func:`pts_summary`'s table: it promises 95 % intervals only where a HIR or XSR result has
+    one (CBW and DIRTH results are single runs and never do)."""
+    cols = {"recovery_ratio_ci_low": hir, "from_level_MBps_ci_low": xsr, "to_level_MBps_ci_low": xsr}
+    has = any(t is not None and c in t.columns and t[c].notna().any() for c, t in cols.items())
+    return ("The other SNIA PTS tests: the result of each (" + ("95 % intervals in brackets where a result has one"
+            if has else "single short runs: no result here has a 95 % interval") + "; T threads, Q queue depth)")
 
 
 def pts_summary(hir: pd.DataFrame | None, xsr: pd.DataFrame | None, cbw: pd.DataFrame | None,
-                dirth: pd.DataFrame | None) -> pd.DataFrame:
+                dirth: pd.DataFrame | None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per device x PTS test that ran: the test and its result in one cell (HIR: the recovery ratio after
     each idle period [95 % interval]; XSR: the levels around each transition and the settle time; CBW: the most and
     the least IOPS; DIRTH: the optimal, maximum-IOPS and minimum points). The report's compact table (the PDF);
-    the per-test tables keep every row."""
+    the per-test tables keep every row. With ``validity`` (memstor.analysis.validity.pts) CBW and DIRTH say where
+    steady state was not reached, DIRTH gives no roles where IOPS fall as demand rises and no 'optimal' point
+    the ceiling did not place, and names the reruns that differ from their matrix point."""
     rows = []
     for test, table, result in (("HIR (host idle recovery)", hir, _hir_result),
                                 ("XSR (cross-stimulus recovery)", xsr, _xsr_result),
@@ -151,6 +225,7 @@ def pts_summary(hir: pd.DataFrame | None, xsr: pd.DataFrame | None, cbw: pd.Data
         if table is None or table.empty:
             continue
         for host, g in table.groupby("host", sort=True):
-            rows.append({"device": host, "test": test, "result": result(g)})
+            rows.append({"device": host, "test": test,
+                         "result": result(g, validity) if result in (_cbw_result, _dirth_result) else result(g)})
     out = pd.DataFrame(rows, columns=["device", "test", "result"])
     return out if out["device"].nunique() > 1 else out.drop(columns="device")

@@ -1,0 +1,98 @@
+"""The PTS demand tests' preconditions are checked and their findings gated (issue 38, fifth review, workstream C;
+R-loop 1.1, 7.4, R-bare M-8, R-1cpu M9, S6-bare M-5), on the three reviewed runs' real CBW and DIRTH rows
+(tests/data/review-s5/pts-demand-s5.csv).
+
+- loop: DIRTH's preconditioning fell 87,045 -> 15,030 IOPS (not steady); its matrix's IOPS fall as demand rises
+  (T4 Q4 30,627 against T1 Q1 39,879), so every role landed on T1 Q1 ('max IOPS, optimal, mid, min: 39,879 IOPS
+  at T1 Q1'), and T1 Q1's rerun gave 60,002 (1.50x).
+- bare and 1cpu: 'max IOPS, optimal: 72,158 / 54,019 IOPS at T4 Q4', the grid's corner, every point far under the
+  5,000 µs ceiling (221 / 295 µs); DIRTH not steady (bare's CBW was).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from memstor.analysis import pts_demand
+from memstor.analysis.validity import validity_table
+from memstor.analysis.validity.pts import pts_rows
+from memstor.report import text
+
+ROWS = Path(__file__).parent / "data" / "review-s5" / "pts-demand-s5.csv"
+LOOP, BARE, CPU1 = "vm2-loop-fio328", "vm", "vm-1cpu"
+
+
+def _run(host: str):
+    fio = pd.read_csv(ROWS)
+    fio = fio[fio["host"] == host]
+    valid = validity_table(fio=fio)
+    cbw = pts_demand.cbw_table(fio[fio["table"] == "fio-pts-cbw"])
+    dirth = pts_demand.dirth_table(fio[fio["table"] == "fio-pts-dirth"])
+    return valid, cbw, dirth
+
+
+def _status(valid: pd.DataFrame, check: str, subject: str) -> pd.Series:
+    return valid[(valid["check"] == check) & (valid["subject"] == subject)].iloc[0]
+
+
+def test_steady_state_not_reached_fails_and_is_said_with_the_result():
+    valid, cbw, dirth = _run(LOOP)
+    row = _status(valid, "pts_steady_state", "DIRTH preconditioning")
+    assert row["status"] == "fail" and row["section"] == "pts" and "15,030-87,045 IOPS" in row["evidence"]
+    summary = text.pts_summary(None, None, cbw, dirth, valid).set_index("test")["result"]
+    assert all(s.startswith("**steady state not reached**") for s in summary)
+    from memstor.report.text.first_page import check_names
+    assert "`pts_steady_state` (CBW preconditioning; DIRTH preconditioning)" in " ".join(check_names(valid))
+    valid_bare, cbw_b, dirth_b = _run(BARE)  # bare's CBW reached steady state (data excursion 4.0 %): said plainly
+    assert _status(valid_bare, "pts_steady_state", "CBW preconditioning")["status"] == "pass"
+    cbw_text = text.pts_summary(None, None, cbw_b, None, valid_bare)["result"].iloc[0]
+    assert cbw_text.startswith("most 76,038 IOPS at T4 Q4")
+
+
+def test_iops_falling_with_demand_gives_no_roles():
+    valid, _, dirth = _run(LOOP)
+    row = _status(valid, "pts_demand", "DIRTH matrix")
+    assert row["status"] == "fail" and row["value"] == pytest.approx(30_627 / 39_879, rel=0.01)
+    rerun = _status(valid, "pts_repeat", "DIRTH T1 Q1 rerun")
+    assert rerun["status"] == "fail" and rerun["value"] == pytest.approx(1.50, abs=0.01)
+    result = text.pts_summary(None, None, None, dirth, valid)["result"].iloc[0]
+    assert "optimal" not in result and "max IOPS" not in result and "no demand-intensity result" in result
+    assert "T1 Q1 1.50× their matrix IOPS" in result
+    assert text.dirth_display(dirth, valid).empty
+    # the other side: more than the outstanding I/O's ratio (16x) cannot come from one state
+    fast = pd.read_csv(ROWS)
+    fast = fast[(fast["host"] == BARE) & (fast["table"] == "fio-pts-dirth")]
+    fast.loc[fast["point"].str.startswith("m-t4q4"), "iops"] *= 4  # 72,158 x 4 / 13,329 = 21.7x > 16x
+    assert {r["status"] for r in pts_rows(fast) if r["check"] == "pts_demand"} == {"fail"}
+
+
+def test_optimal_at_the_grid_corner_is_not_called_optimal():
+    for host, best in ((BARE, "72,158"), (CPU1, "54,019")):
+        valid, _, dirth = _run(host)
+        row = _status(valid, "dirth_optimal", "DIRTH optimal point")
+        assert row["status"] == "fail" and row["value"] == 1.0 and "6 of 6 points under the 5,000 µs" in row["evidence"]
+        assert _status(valid, "pts_demand", "DIRTH matrix")["status"] == "pass"
+        result = text.pts_summary(None, None, None, dirth, valid)["result"].iloc[0]
+        assert f"max IOPS: {best} IOPS at T4 Q4" in result and "optimal point not located" in result
+        assert "optimal:" not in result and "max IOPS, optimal" not in result
+        assert set(text.dirth_display(dirth, valid)["role"]) == {"max IOPS", "min"}
+    # a ceiling inside the matrix places it: bare's ceiling at 150 µs leaves T4 Q4 (221 µs) over it
+    fio = pd.read_csv(ROWS)
+    fio = fio[(fio["host"] == BARE) & (fio["table"] == "fio-pts-dirth")].assign(ceiling_us=150.0)
+    row = next(r for r in pts_rows(fio) if r["check"] == "dirth_optimal")
+    assert row["status"] == "pass" and 0 < row["value"] < 1
+
+
+def test_reruns_within_ten_percent_pass_and_beyond_warn():
+    valid, _, _ = _run(BARE)
+    got = {s: st for s, st in zip(valid["subject"], valid["status"]) if s.endswith("rerun")}
+    assert got == {"DIRTH T4 Q4 rerun": "pass", "DIRTH T2 Q4 rerun": "warn", "DIRTH T1 Q1 rerun": "pass"}
+
+
+def test_summary_caption_promises_intervals_only_where_there_are_some():
+    hir = pd.DataFrame({"recovery_ratio_ci_low": [None, None]})
+    assert "no result here has a 95 % interval" in text.summary_caption(hir, None)
+    assert "95 % intervals in brackets" in text.summary_caption(hir.assign(recovery_ratio_ci_low=[0.9, None]), None)
