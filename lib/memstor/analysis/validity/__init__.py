@@ -22,6 +22,8 @@ The checks, one module per family (thresholds are named constants there, each wi
   offered within 95-105 %: any overshoot fails, an undershoot below 80 % of X_max fails, only at the heaviest
   points warns), load_generator_cpu (the binding side: fio's usr + sys >= 70 % of the usable CPUs warn, >= 90 %
   fail, or one thread >= 90 % of a CPU fail; points recording < 50 ns of CPU per I/O are no measurement);
+- ``generator_cpu``: load_generator_cpu of ioarrive's points (subject '<experiment> (ioarrive)'): its process's
+  CPU at its busiest point against the usable CPUs, fio's bounds; the column missing: unchecked;
 - ``fits``: knee_ceiling (the highest measured IOPS within [(X_max_fit - 1.96 SE) / 1.5, X_max_fit + 1.96 SE]),
   knee_min_latency (R_min_fit > 0, within [0.5 x the measured latency at the smallest N - 1.96 SE, it + 1.96
   SE]), knee_located (N* inside the sweep, its interval < 50 % of the sweep, log scale, and not zero-wide;
@@ -77,6 +79,7 @@ import pandas as pd
 from memstor.analysis.validity.agreement import agreement_rows
 from memstor.analysis.validity.batches import batch_rows
 from memstor.analysis.validity.fits import holdout_rows, knee_rows
+from memstor.analysis.validity.generator_cpu import ioarrive_cpu_rows
 from memstor.analysis.validity.headline import headline_rows
 from memstor.analysis.validity.intervals import interval_rows
 from memstor.analysis.validity.invariants import below_closed_rows, ceiling_rows, little_rows
@@ -109,6 +112,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
     rows = [
         *open_loop_rows(load),
         *cpu_rows(fio, sysinfo),
+        *ioarrive_cpu_rows(fio, sysinfo),
         *knee_rows(knees, qd),
         *holdout_rows(storage_fits, "curves", lambda k: (k[0], f"{k[1]} {k[2]}")),
         *holdout_rows(mem_fits, "memory", lambda k: (k[0], str(k[1]))),

@@ -396,8 +396,10 @@ def next_steps(S, host: str, profile: str) -> list[str]:
         cpu = _rows(S.validity, host, statuses=("fail",))
         cpu = cpu[cpu["check"] == "load_generator_cpu"]
         thread = bool(cpu["unit"].astype(str).str.contains("thread").all()) if "unit" in cpu else False
+        ioarrive = bool(len(cpu)) and bool(cpu["subject"].astype(str).str.endswith("(ioarrive)").all())
         out.append("One fio thread saturated its CPU: split the load over more jobs." if thread else
-                   "fio was CPU-bound on the CPUs it may use: fewer jobs, or more usable CPUs (affinity, cgroup "
+                   "ioarrive took most of the CPUs it may use: more usable CPUs (affinity, cgroup quota)." if ioarrive
+                   else "fio was CPU-bound on the CPUs it may use: fewer jobs, or more usable CPUs (affinity, cgroup "
                    "quota).")
     if _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",)):
         gens = list(dict.fromkeys(generators(_not_open_rows(S, host)))) or ["fio"]
