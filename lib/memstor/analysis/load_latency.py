@@ -23,6 +23,7 @@ from memstor.analysis.dataset import load_dataset
 from memstor.analysis.histograms import as_histogram, read_bins, select
 from memstor.analysis.points import fio_summary, qd_points, sweep_points
 from memstor.core.schema import truthy
+from memstor.measure.openloop import RATE_TOLERANCE_PCT
 
 EXPERIMENT = "fio-load-latency"
 QUEUE_DEPTH = "fio-queue-depth"
@@ -40,7 +41,14 @@ CURVE_COLUMNS = [
     "iops_cv", "min_1s_iops_pct", "n", "closed_lat_mean_us", "open_vs_closed_pct", "generator",
     "generator_checks",  # ioarrive: its failed self-checks name[/source] (';'-joined over the runs), ok; fio: empty
     "windows_1s",  # the whole 1-s windows iops_cv and min_1s_iops_pct come from (the fewest of the runs); empty: unknown
+    *("service_mean_us", "service_p99_us", "lag_p99_us", "lag_bound_us", "generator_cpu_pct", "wake_delay_p99_us",
+      "max_outstanding", "pause_per_cpu_s", "pause_max_us", "paused_pct", "queue_requests"),  # ioarrive's (means)
+    "closed_p99_us", "closed_qd",  # the closed sweep's p99 (µs) at its lightest load reaching the achieved IOPS
 ]
+#: The generator's own columns the curve carries (ioarrive: service and lag times, its process's CPU in % of one
+#: CPU, its sleeps' wake-up delay, its cap on I/Os in flight, the machine's pauses before the run, the disk's
+#: request queue; empty for fio's points and where not recorded), means over the repetitions.
+GENERATOR_MEANS = tuple(CURVE_COLUMNS[CURVE_COLUMNS.index("service_mean_us"):CURVE_COLUMNS.index("closed_p99_us")])
 #: The per-second series of the open loop (memstor.experiments.fio_load_latency.SECOND_COLUMNS).
 SECONDS = "fio-load-latency-seconds"
 _MEANS = ("offered_iops", "achieved_iops", "achieved_pct", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p99_9_us",
@@ -117,7 +125,8 @@ def _closed_curve(fio: pd.DataFrame, host: str, rw: str) -> pd.DataFrame:
             & (fio["direction"] == direction) & fio["ok"]]
     if q.empty:
         return q
-    c = q.groupby("config", sort=False)[["iops", "lat_mean_us", "iodepth", "numjobs", "bs_bytes"]].mean()
+    cols = ["iops", "lat_mean_us", "iodepth", "numjobs", "bs_bytes"] + (["clat_p99_us"] if "clat_p99_us" in q else [])
+    c = q.groupby("config", sort=False)[cols].mean()
     c = c[c["numjobs"] == c["numjobs"].mode().iloc[0]]
     return c.assign(outstanding_io=c["iodepth"] * c["numjobs"]).sort_values("outstanding_io").reset_index()
 
@@ -135,6 +144,21 @@ def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
             t = 0.0 if hi == lo else (iops - x[i]) / (x[i + 1] - x[i])
             return float(r[i] + t * (r[i + 1] - r[i]))
     return None
+
+
+def _closed_p99(closed: pd.DataFrame, bs: float, iops: float) -> tuple[float | None, str | None]:
+    """(p99 completion latency in µs, 'QD4') of the closed sweep's lightest configuration (in order of outstanding
+    I/O) whose IOPS reach `iops` — a measured point, not interpolated (percentiles do not interpolate); (None, None)
+    where none reaches it or the sweep has no p99."""
+    c = closed[closed["bs_bytes"] == bs] if len(closed) else closed
+    if c.empty or "clat_p99_us" not in c or not np.isfinite(iops):
+        return None, None
+    reach = c[c["iops"] >= iops]
+    if reach.empty or not np.isfinite(reach["clat_p99_us"].iloc[0]):
+        return None, None
+    r = reach.iloc[0]
+    qd = f"QD{int(r['iodepth'])}" + (f"x{int(r['numjobs'])}" if r["numjobs"] > 1 else "")
+    return float(r["clat_p99_us"]), qd
 
 
 def _windows(seconds: pd.DataFrame | None) -> dict[tuple[str, str, str], int]:
@@ -164,7 +188,7 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
                    c for v in g.get("generator_checks", pd.Series(dtype=object)).dropna().astype(str)
                    for c in v.split(";") if c and c != "ok")) or ("ok" if "generator_checks" in g
                                                                    and g["generator_checks"].notna().any() else "")}
-        for col in _MEANS:
+        for col in (*_MEANS, *GENERATOR_MEANS):
             row[col] = float(pd.to_numeric(g[col], errors="coerce").mean()) if col in g else math.nan
         counts = [windows.get((str(host), str(p), str(d))) for p, d in zip(g.get("point", []), g["direction"])]
         known = [k for k in counts if k is not None]
@@ -176,6 +200,8 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
         closed = _closed_at(_closed_curve(fio, host, rw), g["bs_bytes"].iloc[0], row["achieved_iops"])
         row["closed_lat_mean_us"] = closed
         row["open_vs_closed_pct"] = None if closed is None else 100.0 * (row["lat_mean_us"] - closed) / closed
+        row["closed_p99_us"], row["closed_qd"] = _closed_p99(_closed_curve(fio, host, rw), g["bs_bytes"].iloc[0],
+                                                             row["achieved_iops"])
         rows.append(row)
     df = pd.DataFrame(rows, columns=CURVE_COLUMNS)
     return df.sort_values(["host", "rw", "utilisation_pct"], kind="stable").reset_index(drop=True)
@@ -187,6 +213,67 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
 #: fio_latency_cut_off_s: the run's seconds where fio's search was still doubling when it ended (cut_off_search).
 SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latency_target_p99_us", "ratio_to_fio",
                      "fio_latency_cut_off_s"]
+
+
+#: Columns slo() adds for the points the answer rests on: the offered rates whose open loop held (its flag
+#: true and achieved within +-RATE_TOLERANCE_PCT of the offered rate) and all offered rates; ``censored_by``
+#: why max_iops is a lower bound ('every point met it', 'every held point met it', 'the next rate did not hold';
+#: '' when it is not one).
+SLO_HELD_COLUMNS = ["held_points", "points", "censored_by"]
+
+
+def held_mask(g: pd.DataFrame) -> pd.Series | None:
+    """Per point: its open loop held (the flag true and achieved within +-RATE_TOLERANCE_PCT % of offered);
+    None when no point recorded the flag (fio before 3.31 writes no arrival times: not checked)."""
+    if "open_loop" not in g or g["open_loop"].isna().all():
+        return None
+    pct = pd.to_numeric(g.get("achieved_pct", pd.Series(float("nan"), index=g.index)), errors="coerce")
+    in_band = (pct - 100.0).abs() <= RATE_TOLERANCE_PCT
+    return g["open_loop"].map(lambda v: truthy(v) if not pd.isna(v) else False).astype(bool) & in_band
+
+
+def _held_answer(g: pd.DataFrame, target: float, held: pd.Series) -> tuple[float, bool, str]:
+    """(max_iops, censored, censored_by) of one workload from its held points only: a point whose loop did not
+    hold says nothing about the device at that rate, so the answer is the rule of openloop.slo_max_iops over the
+    held points, and only a lower bound (the last held rate that met it) when a rate between it and the first
+    held miss (or above it, with no held miss) did not hold."""
+    h = g[held]
+    try:
+        v, censored = openloop.slo_max_iops(h["achieved_iops"], h["lat_p99_us"], target, h["overloaded"])
+    except ValueError:
+        return math.nan, False, ""
+    if v is None:
+        return math.nan, False, ""
+    offered = pd.to_numeric(g["offered_iops"], errors="coerce")
+    p99 = pd.to_numeric(h["lat_p99_us"], errors="coerce")
+    meets = h[(p99 <= target) & ~h["overloaded"].map(truthy)]
+    last = pd.to_numeric(meets["offered_iops"], errors="coerce").max() if len(meets) else -math.inf
+    misses = h[pd.to_numeric(h["offered_iops"], errors="coerce") > last]
+    upto = pd.to_numeric(misses["offered_iops"], errors="coerce").min() if len(misses) else math.inf
+    gap = ~held & (offered > last) & (offered < upto)
+    if gap.any():
+        top = pd.to_numeric(meets["achieved_iops"], errors="coerce").max()
+        return float(top), True, "the next rate did not hold"
+    return float(v), bool(censored), "every held point met it" if censored else ""
+
+
+def held_slo(curves: pd.DataFrame, out: pd.DataFrame) -> pd.DataFrame:
+    """`out` (openloop.slo_table of `curves`) with each workload's answer from its held points (:func:`held_mask`)
+    and :data:`SLO_HELD_COLUMNS`; a workload whose points recorded no flag keeps the answer of all its points
+    (held_points empty: not checked; the gate withholds it)."""
+    out = out.assign(held_points=np.nan, points=np.nan, censored_by="")
+    for (host, rw), g in curves.groupby(["host", "rw"], sort=False):
+        at = (out["host"] == host) & (out["rw"] == rw)
+        out.loc[at, "points"] = len(g)
+        held = held_mask(g)
+        if held is None:
+            out.loc[at, "censored_by"] = out.loc[at, "censored"].map(lambda c: "every point met it" if c else "")
+            continue
+        out.loc[at, "held_points"] = int(held.sum())
+        for i in out.index[at]:
+            v, censored, why = _held_answer(g, float(out.at[i, "target_p99_us"]), held)
+            out.loc[i, ["max_iops", "censored", "censored_by"]] = [v, censored, why]
+    return out
 
 
 def cut_off_search(depth: pd.Series, iodepth: pd.Series, p99_us: pd.Series, target_us: pd.Series) -> pd.Series:
@@ -204,16 +291,18 @@ def cut_off_search(depth: pd.Series, iodepth: pd.Series, p99_us: pd.Series, targ
 
 def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd.DataFrame:
     """``report/tables/slo.csv``: per device x workload x p99 target, the highest achieved IOPS that meets
-    it (memstor.analysis.openloop.slo_table: interpolated, censored when every point meets it), and, where
+    it from the points whose open loop held (:func:`held_slo` over memstor.analysis.openloop.slo_table:
+    interpolated, censored when every held point meets it or the next rate did not hold), and, where
     `fio` holds the experiment's ``lt`` point at that target, fio's latency_target result beside it
     (SLO_CROSS_COLUMNS; empty elsewhere)."""
+    cols = [*openloop.SLO_COLUMNS, *SLO_HELD_COLUMNS, *SLO_CROSS_COLUMNS]
     if curves.empty:
-        return pd.DataFrame(columns=[*openloop.SLO_COLUMNS, *SLO_CROSS_COLUMNS])
-    out = openloop.slo_table(curves, targets_us)
+        return pd.DataFrame(columns=cols)
+    out = held_slo(curves, openloop.slo_table(curves, targets_us))
     lt = fio[(fio["experiment"] == EXPERIMENT) & (fio["phase"] == "lt") & fio["ok"]] \
         if fio is not None and {"experiment", "phase"} <= set(fio.columns) else pd.DataFrame()
     if lt.empty:
-        return out.reindex(columns=[*openloop.SLO_COLUMNS, *SLO_CROSS_COLUMNS])
+        return out.reindex(columns=cols)
     lt = lt.assign(**{c: np.nan for c in ("iodepth", "runtime_s") if c not in lt.columns})
     p99 = "lat_p99_us" if "lat_p99_us" in lt.columns and lt["lat_p99_us"].notna().any() else "clat_p99_us"
     found = lt.groupby(["host", "rw", "latency_target_us"], as_index=False).agg(
@@ -231,7 +320,7 @@ def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd
     found = found.drop(columns=["latency_target_us", "iodepth", "runtime_s"])
     out = out.merge(found, on=["host", "rw", "target_p99_us"], how="left")
     out["ratio_to_fio"] = out["max_iops"] / out["fio_latency_target_iops"]
-    return out[[*openloop.SLO_COLUMNS, *SLO_CROSS_COLUMNS]]
+    return out[cols]
 
 
 def service_time(ds, host: str, rw: str) -> tuple[float | None, float | None, str]:

@@ -106,13 +106,13 @@ def _gate(df: pd.DataFrame | None, bad: dict[tuple[str, str], str], columns: tup
     return out
 
 
-def open_loop_failures(validity: pd.DataFrame | None) -> dict[tuple[str, str], str]:
+def open_loop_failures(validity: pd.DataFrame | None, spare: tuple[str, ...] = ()) -> dict[tuple[str, str], str]:
     """{(host, rw): the not_valid reason} of the open-loop workloads a check of :data:`OPEN_LOOP_CHECKS`
-    failed for: the first failing check's evidence, then each further one by name with the first clause of
-    its evidence, then the way out of the first."""
+    failed for (but those in `spare`): the first failing check's evidence, then each further one by name with
+    the first clause of its evidence, then the way out of the first."""
     found: dict[tuple[str, str], list[str]] = {}
     # a failure first; then an open loop not shown to hold (open_loop_held unchecked): no finding rests on it
-    for check, status in [*((c, FAIL) for c in OPEN_LOOP_CHECKS), ("open_loop_held", UNCHECKED)]:
+    for check, status in [*((c, FAIL) for c in OPEN_LOOP_CHECKS if c not in spare), ("open_loop_held", UNCHECKED)]:
         for (host, subject), evidence in failed(validity, check, status).items():
             if check == "littles_law":
                 if not subject.startswith(f"{OPEN_EXPERIMENT} "):
@@ -145,11 +145,16 @@ def _gate_reasons(df: pd.DataFrame | None, reasons: dict[tuple[str, str], str], 
 def gate_open_loop(slo: pd.DataFrame | None, models: pd.DataFrame | None,
                    validity: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """The SLO answer and the model predictions emptied where the open loop did not hold: its arrivals were
-    gated (open_loop_held), fio did not deliver the offered rates (open_loop_rate), more I/Os were in flight
+    gated (open_loop_held; the SLO answer taken from the held points alone is spared that one), fio did not
+    deliver the offered rates (open_loop_rate), more I/Os were in flight
     than the jobs could hold (littles_law of the fio-load-latency points) or the open loop delivered more than
     the closed-loop maximum (below_closed_max); ``not_valid`` names every one that failed, with its numbers."""
     bad = open_loop_failures(validity)
-    return (_gate_reasons(slo, bad, ("max_iops", "censored", "ratio_to_fio")),
+    # the SLO answer rests on the held points alone (load_latency.held_slo): too few held (open_loop_held) does
+    # not void it where it was taken from them; it stays a lower bound where the next rate did not hold
+    spared = open_loop_failures(validity, spare=("open_loop_held",))
+    on_held = slo is not None and "held_points" in slo.columns and not slo.empty
+    return (_gate_reasons(slo, spared if on_held else bad, ("max_iops", "censored", "ratio_to_fio")),
             _gate_reasons(models, bad, MODEL_COLUMNS))
 
 

@@ -195,18 +195,21 @@ def _fio_target_cell(iops, depth, p99, target, cut_s=None) -> str:
     return f"{_ol_fmt(iops)} (QD {qd}{own})"
 
 
-def _slo_cell(max_iops, censored, not_valid="") -> str:
-    """The SLO answer of one target: the rate, '≥ rate (censored ...)', 'none ...' or 'not valid ...'."""
+def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, points=None) -> str:
+    """The SLO answer of one target: the rate, '≥ rate (censored: why)', 'none ...' or 'not valid ...'; from
+    the held points alone ('; from the 3 of 8 rates that held') when some did not hold."""
     if isinstance(not_valid, str) and not_valid:
         if not_valid.startswith("not valid: not checked"):  # open_loop_held unchecked, nothing failed
             return "withheld: the open loop was not checked (no arrival times recorded; no answer)"
         return "not valid: the open loop did not hold (no answer)"
-    v = _ol_float(max_iops)
+    v, h, m = _ol_float(max_iops), _ol_float(held), _ol_float(points)
+    some = f"{int(h)} of {int(m)} rates that held" if h == h and m == m and h < m else ""
     if v != v:
-        return "none: even the lowest rate misses it"
+        return f"none: even the lowest {'held ' if some else ''}rate misses it" + (f" (from the {some})" if some else "")
     if truthy(censored):
-        return f"≥ {fmt_number(v)} (censored: every point met it)"
-    return fmt_number(v)
+        why = censored_by if isinstance(censored_by, str) and censored_by else "every point met it"
+        return f"≥ {fmt_number(v)} (censored: {why}" + (f"; from the {some})" if some else ")")
+    return fmt_number(v) + (f" (from the {some})" if some else "")
 
 
 def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
@@ -227,7 +230,8 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
-        "max IOPS meeting it": [_slo_cell(m, c, nv) for m, c, nv in zip(s["max_iops"], s["censored"], col("not_valid"))],
+        "max IOPS meeting it": [_slo_cell(*a) for a in zip(s["max_iops"], s["censored"], col("not_valid"),
+                                                            col("censored_by"), col("held_points"), col("points"))],
         "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(*a) for a in zip(
             col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
             s["target_p99_us"], col("fio_latency_cut_off_s"))],
@@ -302,6 +306,14 @@ def models_empty(models: pd.DataFrame | None, load: pd.DataFrame | None) -> str:
     return "; ".join(said)
 
 
+def _answered_from_held(slo: pd.DataFrame | None, host, rw) -> bool:
+    """The workload's SLO answer was taken from its held points (load_latency.held_slo: held_points recorded,
+    at least one): the gate then spares it when too few rates held."""
+    s = _ol_rows(slo, host, rw) if slo is not None and len(slo) else pd.DataFrame()
+    held = pd.to_numeric(s["held_points"], errors="coerce") if "held_points" in s else pd.Series(dtype=float)
+    return bool(len(held) and (held >= 1).all())
+
+
 def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
     """The SLO answer of one device x workload, one sentence per p99 target."""
     out = []
@@ -316,6 +328,10 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
                 where = (f" ({_ol_u(low['utilisation_pct'])}: {_ol_fmt(low['achieved_iops'])} IOPS, p99 "
                          f"{_ol_fmt(low['lat_p99_us'])} µs)")
             out.append(f"p99 ≤ {t} µs is missed even at the lowest offered rate{where}: no measured rate meets it.")
+        elif truthy(r["censored"]) and r.get("censored_by") == "the next rate did not hold":
+            out.append(f"p99 ≤ {t} µs held up to **≥ {fmt_number(v)} IOPS**{share}, the highest rate whose open "
+                       "loop held and met it; the next rate's loop did not hold, so the limit is not measured "
+                       "(a lower bound).")
         elif truthy(r["censored"]):
             out.append(f"p99 ≤ {t} µs held at every measured rate, up to **≥ {fmt_number(v)} IOPS**{share}: "
                        "the limit lies beyond the highest rate measured (censored).")
@@ -561,8 +577,10 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
             x_max = float(np.nanmean(pd.to_numeric(g["x_max_iops"], errors="coerce"))) \
                 if "x_max_iops" in g.columns and pd.to_numeric(g["x_max_iops"], errors="coerce").notna().any() \
                 else math.nan
-            invalid = not_valid_reasons(slo, host, rw) or not_valid_reasons(models, host, rw)
-            if invalid:
+            invalid = not_valid_reasons(slo, host, rw)
+            no_model = not_valid_reasons(models, host, rw)
+            if invalid or (no_model and not _answered_from_held(slo, host, rw)):
+                invalid = invalid or no_model
                 gens = ordered(generators(g)) or ["fio"]
                 out.append(f"**{md_escape(host)}, {rw}: not an open loop** ({' and '.join(gens)}). "
                            + not_open_sentence(invalid[0], g))
@@ -572,8 +590,12 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
             parts = _slo_sentences(_ol_rows(slo, host, rw), g, x_max)
             parts += _unloaded_sentence(_ol_rows(unloaded, host, rw))
             parts += _stress_sentences(g)
-            parts += _open_closed_sentences(g)
-            parts += _model_sentences(_ol_rows(models, host, rw))
+            if no_model:  # the SLO answer from the held points; no curve or model across rates that did not hold
+                why = not_open_sentence(no_model[0], g)
+                parts.append("No queueing model and no open-against-closed comparison: " + why[:1].lower() + why[1:])
+            else:
+                parts += _open_closed_sentences(g)
+                parts += _model_sentences(_ol_rows(models, host, rw))
             out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts))
     for gen, said in not_open.items():
         out.append(not_open_closing([w for w, _ in said], gen, any(lit for _, lit in said)))

@@ -1,0 +1,104 @@
+"""The SLO answer from the points whose open loop held (issue 40, acceptance 4; memstor.analysis.load_latency
+held_slo, the gate that spares it, the report's cell and sentence) on two real quick runs' curve tables
+(tests/data/slo-held/SOURCES.md). A point whose loop did not hold says nothing about the device at its rate,
+so the answer is taken from the held points, and it is only a lower bound where a rate between the last held
+rate that met the target and the first held one that missed it (or above it) did not hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from memstor.analysis import load_latency
+from memstor.analysis.validity import gate
+from memstor.report.text import openloop as text
+
+DATA = Path(__file__).parent / "data" / "slo-held"
+
+
+def curves(name: str) -> pd.DataFrame:
+    return pd.read_csv(DATA / f"curves-{name}.csv")
+
+
+def answer(c: pd.DataFrame, rw: str, target: float) -> pd.Series:
+    s = load_latency.slo(c, [target])
+    return s[s["rw"] == rw].iloc[0]
+
+
+def test_interpolated_between_two_held_points():
+    """quiet6 randread: 10-50 % held (p99 392, 1,913, 2,613 µs), 70 % up did not: p99 <= 1 ms lies between the
+    held 10 % and 30 % points, interpolated there as before (no rate between them failed)."""
+    r = answer(curves("quiet6"), "randread", 1000.0)
+    c = curves("quiet6").query("rw == 'randread'")
+    lo, hi = c.iloc[0], c.iloc[1]
+    expected = lo["achieved_iops"] + (1000 - lo["lat_p99_us"]) * (hi["achieved_iops"] - lo["achieved_iops"]) / (
+        hi["lat_p99_us"] - lo["lat_p99_us"])
+    assert r["max_iops"] == pytest.approx(expected) and not r["censored"] and r["censored_by"] == ""
+    assert (r["held_points"], r["points"]) == (3, 8)
+
+
+def test_a_lower_bound_where_the_next_rate_did_not_hold():
+    """quiet6 randread, p99 <= 5 ms: every held point meets it (the highest, 50 %: 2,613 µs) and the next rate
+    (70 %) did not hold: the answer is the held 50 % point's achieved IOPS, censored 'the next rate did not
+    hold' — not the old all-points interpolation toward the 70 % point (5,194 µs), whose loop was late."""
+    c = curves("quiet6")
+    r = answer(c, "randread", 5000.0)
+    top = c[(c["rw"] == "randread") & (c["utilisation_pct"] == 50)].iloc[0]
+    assert r["max_iops"] == pytest.approx(top["achieved_iops"]) and r["censored"]
+    assert r["censored_by"] == "the next rate did not hold"
+    # the other side: every point held and met it -> 'every point met it' (the flags all true)
+    every = c[c["rw"] == "randread"].head(3)
+    r = answer(every, "randread", 5000.0)
+    assert r["censored"] and r["censored_by"] == "every held point met it" and r["held_points"] == r["points"] == 3
+
+
+def test_no_answer_when_the_lowest_held_rate_misses_it():
+    """bare randwrite held at 30 % only (p99 3,809 µs): p99 <= 1 ms has no answer from the held points (the
+    10 % point met it at 674 µs, but its loop did not hold); none at all when nothing held."""
+    r = answer(curves("bare"), "randwrite", 1000.0)
+    assert pd.isna(r["max_iops"]) and not r["censored"] and r["held_points"] == 1
+    none = curves("bare").assign(open_loop=False)
+    r = answer(none, "randwrite", 5000.0)
+    assert pd.isna(r["max_iops"]) and r["held_points"] == 0
+
+
+def test_without_flags_the_answer_is_all_points_and_not_checked():
+    """fio < 3.31 records no arrival times (open_loop empty): held_points empty, the answer of all points as
+    before (the gate withholds it: open_loop_held unchecked)."""
+    c = curves("quiet6").assign(open_loop=None)
+    r = answer(c, "randread", 5000.0)
+    assert pd.isna(r["held_points"]) and r["points"] == 8 and r["max_iops"] > 0
+
+
+def _validity(check: str, status: str) -> pd.DataFrame:
+    return pd.DataFrame([{"host": "vm", "check": check, "subject": "randread", "status": status,
+                          "evidence": "3 of 8 offered-rate points kept open-loop arrivals (share 37.5 %)"}])
+
+
+def test_the_gate_spares_the_held_answer_but_not_other_failures():
+    """open_loop_held failed (3 of 8 held): the answer from the held points stands, the models do not; an
+    overshoot (open_loop_rate failed) or an unchecked loop still withholds it (both ways)."""
+    s = load_latency.slo(curves("quiet6"), [5000.0])
+    models = pd.DataFrame([{"host": "vm", "rw": "randread", "mm1_p99_us": 1.0}])
+    slo, mod = gate.gate_open_loop(s, models, _validity("open_loop_held", "fail"))
+    read = slo[slo["rw"] == "randread"].iloc[0]
+    assert read["valid"] and read["max_iops"] > 0 and not mod.iloc[0]["valid"]
+    for check, status in (("open_loop_rate", "fail"), ("open_loop_held", "unchecked")):
+        slo, _ = gate.gate_open_loop(s, models, _validity(check, status))
+        read = slo[slo["rw"] == "randread"].iloc[0]
+        assert not read["valid"] and read["max_iops"] is None, check
+
+
+def test_the_report_says_from_which_points_and_why_a_bound():
+    """The SLO cell names the held rates and why the answer is a bound; the sentence says the next rate's loop
+    did not hold."""
+    s = load_latency.slo(curves("quiet6"), [1000.0, 5000.0])
+    shown = text.slo_display(s[s["rw"] == "randread"]).set_index("p99 target (µs)")["max IOPS meeting it"]
+    assert shown.iloc[0].endswith("(from the 3 of 8 rates that held)") and not shown.iloc[0].startswith("≥")
+    assert shown.iloc[1].startswith("≥ ") and "censored: the next rate did not hold; from the 3 of 8 rates" in \
+        shown.iloc[1]
+    g = curves("quiet6").query("rw == 'randread'")
+    said = " ".join(text._slo_sentences(s[s["rw"] == "randread"], g, float(g["x_max_iops"].iloc[0])))
+    assert "the next rate's loop did not hold, so the limit is not measured (a lower bound)" in said
