@@ -96,3 +96,44 @@ def test_summary_caption_promises_intervals_only_where_there_are_some():
     hir = pd.DataFrame({"recovery_ratio_ci_low": [None, None]})
     assert "no result here has a 95 % interval" in text.summary_caption(hir, None)
     assert "95 % intervals in brackets" in text.summary_caption(hir.assign(recovery_ratio_ci_low=[0.9, None]), None)
+
+
+HIR = Path(__file__).parent / "data" / "review-s5" / "pts-hir-s5.csv"
+
+
+def _hir(host: str, rows: pd.DataFrame | None = None):
+    from memstor.analysis import pts_recovery
+    fio = pd.read_csv(HIR) if rows is None else rows
+    fio = fio[fio["host"] == host]
+    return pts_recovery.hir_table(fio), validity_table(fio=fio)
+
+
+def test_hir_names_the_measured_idle_and_says_a_ratio_inside_its_windows_shows_nothing():
+    """R-loop 7.2, R-1cpu M10, S6-bare M-6: 'after 0.5 s idle 0.976x; after 1.00 s idle 1.15x' where the idle
+    measured was 1.12 and 1.49 s, each ratio from 2 two-second segments against 1-s baseline rounds."""
+    hir, valid = _hir(LOOP)
+    rows = valid[valid["check"] == "hir_recovery"]
+    assert list(rows["status"]) == ["fail", "fail"]
+    assert list(rows["subject"]) == ["HIR after 1.12 s idle (0.5 s planned)", "HIR after 1.49 s idle (1.00 s planned)"]
+    result = text.pts_summary(hir, None, None, None, valid)["result"].iloc[0]
+    assert "after 1.12 s idle (0.5 s planned) 0.976 × (102,820 IOPS), no change from the baseline shown" in result
+    assert "2.00-s segments against 1.00-s rounds; 2 segments; inside the rounds' spread" in result
+    assert "after 0.5 s idle" not in result
+    assert list(text.hir_display(hir)["shown"]) == ["no", "no"]
+
+
+def test_hir_recovery_beyond_the_rounds_either_way_is_shown():
+    fio = pd.read_csv(HIR)
+    fio = fio[fio["host"] == LOOP].copy()
+    seg = fio["phase"] == "access"
+    fio.loc[seg, "runtime_s"] = 1.002  # windows of the rounds' length
+    extra = fio[seg & (fio["segment"] == 3)].assign(segment=4.0, point=lambda d: d["point"] + "-4")
+    fio = pd.concat([fio, extra], ignore_index=True)
+    seg = fio["phase"] == "access"
+    for factor, word in ((1.3, "above"), (0.7, "below")):
+        moved = fio.copy()
+        moved.loc[seg & (moved["segment"] >= 2), "iops"] = 105_396.0 * factor * (1 + 0.001 * moved["segment"])
+        hir, valid = _hir(LOOP, moved)
+        rows = valid[valid["check"] == "hir_recovery"]
+        assert set(rows["status"]) == {"pass"} and all(f"every segment {word}" in e for e in rows["evidence"])
+        assert "no change" not in text.pts_summary(hir, None, None, None, valid)["result"].iloc[0]

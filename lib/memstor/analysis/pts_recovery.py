@@ -11,6 +11,16 @@ Student-t interval over those segments (n >= 2; memstor.analysis.summary.ci95). 
 mean / the baseline, its interval the IOPS interval / the baseline (the baseline's own interval is not folded
 in: its half-width, % of the baseline, is in ``note``).
 
+**A recovery is shown, not read off a ratio** (:func:`recovery_shown`): the ratio is a difference from the
+baseline only where (1) the baseline's rounds and the segments are windows of one length (within
+WINDOW_MATCH; the quick profile compares 1-s rounds with 2-s segments), (2) there are MIN_SEGMENTS_CI segments or
+more and (3) every segment lies beyond the baseline rounds' range, all above it or all below it (with 3
+segments and 5 rounds a chance of 2 / C(8, 3) = 3.6 % under no difference: a rank test at 5 %). Otherwise
+``recovery_shown`` is False and ``recovery_note`` says which failed, with the numbers (the loop run's 1.15x
+came from 2 segments, 119,830-121,992 IOPS, against 1-s rounds; its 0.98x from segments 92,780-112,860 inside
+the rounds' 101,285-108,546). ``idle_s_mean`` is the idle measured before the counted segments: fio's exit and
+restart add 0.3-0.5 s to the planned wait (0.5 s planned, 0.79-1.12 s measured), so the report names both.
+
 **XSR** (:func:`final_level`, :func:`settle_time`, :func:`xsr_table`). Per transition (phase k -> k+1, e.g.
 SEQ 1024KiB -> RND 8KiB):
 
@@ -38,6 +48,7 @@ import pandas as pd
 from memstor.analysis import steady_state as ss
 from memstor.analysis.cliffs import Level, segment_level
 from memstor.analysis.summary import ci95
+from memstor.core.fmt import fmt_number
 
 #: Columns of :func:`hir_table` (report/tables/hir.csv): one row per device x wait state. wait_s: the planned
 #: idle (s); idle_s_mean: the idle measured before the counted segments (s, fio's clock); segments: how many
@@ -45,7 +56,10 @@ from memstor.analysis.summary import ci95
 #: recovery_ratio_*: iops / baseline; departure: where the run departs from PTS; note: why a value is empty.
 HIR_COLUMNS = ["host", "wait_s", "idle_s_mean", "segments", "iops_mean", "iops_ci_low", "iops_ci_high",
                "baseline_iops", "recovery_ratio", "recovery_ratio_ci_low", "recovery_ratio_ci_high", "departure",
-               "note"]
+               "note", "baseline_round_s", "segment_s", "recovery_shown", "recovery_note"]
+#: Baseline rounds and segments are windows of one length when their median runtimes differ by at most this
+#: share (fio's runtimes run a few ms over the asked length).
+WINDOW_MATCH = 0.1
 #: Columns of :func:`xsr_table` (report/tables/xsr.csv): one row per device x transition. t_transition_s: the new
 #: phase's first I/O, s since the test's; *_level_MBps: the phases' final levels (MB/s = 10^6 B/s) with their
 #: 95 % intervals; settle_s: s after the transition (empty: not settled); settle_rule: the rule in words.
@@ -152,13 +166,54 @@ def hir_table(rows: pd.DataFrame) -> pd.DataFrame:
         if "status" in acc.columns:
             acc = acc[acc["status"] == "done"]
         for wait, seg in acc.groupby(pd.to_numeric(acc["wait_s"], errors="coerce"), sort=True):
-            row = _wait_row(str(host), float(wait), seg, base, departure)
+            row = {**_wait_row(str(host), float(wait), seg, base, departure), **_shown_columns(g, seg)}
             half = _baseline_half_pct(g)
             if half is not None:
                 row["note"] = "; ".join(x for x in (row["note"], f"baseline ±{half:.1f} % (95 %) not in the "
                                                     "ratio's interval") if x)
             out.append(row)
     return pd.DataFrame(out, columns=HIR_COLUMNS)
+
+
+def recovery_shown(rounds: Sequence[float], round_s: float | None, segments: Sequence[float],
+                   segment_s: float | None) -> tuple[bool | None, str]:
+    """(shown, why) of a wait state's recovery (module docstring): the baseline window's round IOPS and their
+    length (s), the counted segments' IOPS and their length (s). None without rounds or segments."""
+    if not len(rounds) or not len(segments):
+        return None, "no baseline rounds or no counted segments"
+    lo, hi, a, b = min(rounds), max(rounds), min(segments), max(segments)
+    said = f"segments {fmt_number(a)}-{fmt_number(b)} IOPS against the baseline rounds' {fmt_number(lo)}-{fmt_number(hi)}"
+    why = []
+    if round_s and segment_s and abs(segment_s / round_s - 1.0) > WINDOW_MATCH:
+        why.append(f"baseline from {fmt_number(round_s)}-s rounds, segments of {fmt_number(segment_s)} s (unlike "
+                   "windows)")
+    if len(segments) < MIN_SEGMENTS_CI:
+        why.append(f"{len(segments)} segment(s), fewer than {MIN_SEGMENTS_CI}")
+    if not (a > hi or b < lo):
+        why.append("inside the rounds' range")
+    if why:
+        return False, f"not shown: {'; '.join(why)} ({said})"
+    return True, f"every segment {'above' if a > hi else 'below'} the baseline rounds ({said})"
+
+
+def _median_runtime(rows: pd.DataFrame) -> float | None:
+    """The median ``runtime_s`` (s) of rows; None without the column or values."""
+    return _finite(pd.to_numeric(rows["runtime_s"], errors="coerce").median()) if "runtime_s" in rows else None
+
+
+def _shown_columns(g: pd.DataFrame, seg: pd.DataFrame) -> dict:
+    """baseline_round_s, segment_s, recovery_shown, recovery_note of one wait state (``seg``: its counted
+    segments) of one device's rows ``g``: the baseline window's rounds as :func:`hir_baseline` picks them."""
+    pre = g[g["phase"] == "precondition"] if "phase" in g else g.iloc[0:0]
+    pre_iops = pd.to_numeric(pre["iops"], errors="coerce").dropna()
+    rounds = pre.loc[pre_iops.index]
+    window = hir_baseline(pre_iops.tolist(), len(pre_iops)).rounds if len(pre_iops) else None
+    if window:
+        rounds = rounds.iloc[window[0] - 1:window[1]]
+    round_s, seg_s = _median_runtime(rounds), _median_runtime(seg)
+    shown, note = recovery_shown(pd.to_numeric(rounds["iops"], errors="coerce").tolist(), round_s,
+                                 pd.to_numeric(seg["iops"], errors="coerce").dropna().tolist(), seg_s)
+    return {"baseline_round_s": round_s, "segment_s": seg_s, "recovery_shown": shown, "recovery_note": note}
 
 
 def _baseline_half_pct(g: pd.DataFrame) -> float | None:

@@ -19,6 +19,11 @@
   whose mean response time is under the ceiling; pass strictly between 0 and 1. 1: every point is under it, so
   the "optimal" point is where the grid stops, not where the ceiling is (fail); 0: no point is under it (fail:
   no optimal point). No ceiling: unchecked.
+- ``hir_recovery``: a HIR wait state's recovery ratio is a difference from the baseline (memstor.analysis.
+  pts_recovery.recovery_shown: windows of one length, 3+ segments, every segment beyond the baseline rounds'
+  range either way: a two-sided rank comparison, so no band of its own). Value: the ratio; pass where shown,
+  fail where not (the report says 'not shown' beside the ratio), unchecked without a baseline. The evidence
+  names the measured idle beside the planned wait (fio's restart adds 0.3-0.5 s).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.analysis import pts_demand as pd_
+from memstor.analysis.pts_recovery import hir_table
 from memstor.analysis.steady_state import DATA_EXCURSION_PCT, WINDOW_ROUNDS, window_check
 from memstor.analysis.validity.rows import FAIL, PASS, band, has, n, row, unchecked
 
@@ -39,11 +45,11 @@ _SECTION = "pts"
 
 
 def pts_rows(fio: pd.DataFrame | None) -> list[dict]:
-    """pts_steady_state and pts_demand per device x test (CBW, DIRTH); pts_repeat per re-measured DIRTH point;
-    dirth_optimal per device."""
+    """hir_recovery per HIR wait state; pts_steady_state and pts_demand per device x test (CBW, DIRTH);
+    pts_repeat per re-measured DIRTH point; dirth_optimal per device."""
     if not has(fio, "table", "point", "phase"):
         return []
-    out: list[dict] = []
+    out: list[dict] = hir_rows(hir_table(fio[fio["table"] == "fio-pts-hir"]))
     for table, test in TESTS.items():
         rows = fio[fio["table"] == table]
         if rows.empty:
@@ -154,3 +160,23 @@ def _optimal(host, matrix: pd.DataFrame) -> dict:
                    else "no point is under the ceiling: there is no optimal point")
     return row(host, "dirth_optimal", subject, FAIL, share, 1.0 if share >= 1.0 else 0.0, "share", evidence,
                consequence, _SECTION, low=0.0, high=1.0)
+
+
+def hir_rows(hir: pd.DataFrame | None) -> list[dict]:
+    """hir_recovery per device x wait state of the HIR table (memstor.analysis.pts_recovery.hir_table)."""
+    if not has(hir, "host", "wait_s", "recovery_shown"):
+        return []
+    out = []
+    for _, r in hir.iterrows():
+        subject = f"HIR after {n(r['idle_s_mean'])} s idle ({n(r['wait_s'])} s planned)"
+        shown = r["recovery_shown"]
+        if shown is None or shown != shown:
+            out.append(unchecked(r["host"], "hir_recovery", subject, str(r.get("recovery_note") or "no baseline"),
+                                 _SECTION, "x baseline"))
+            continue
+        ratio = f"{n(r['recovery_ratio'])}x the baseline {n(r['baseline_iops'])} IOPS: "
+        out.append(row(r["host"], "hir_recovery", subject, PASS if bool(shown) else FAIL, r["recovery_ratio"], None,
+                       "x baseline", ratio + str(r["recovery_note"]), "" if bool(shown) else
+                       "no recovery (or loss) after this idle is shown: the ratio is within what the windows "
+                       "compared allow", _SECTION))
+    return out

@@ -30,7 +30,8 @@ SECTIONS = ("open_loop", "queue_depth", "curves", "steady_state", "write_saturat
 CHECKS = {
     "open_loop_held": "every offered-rate point kept open-loop (Poisson, not completion-gated) arrivals",
     "open_loop_rate": "every offered-rate point achieved within ±5 % of the rate offered to it (neither gated nor overshot)",
-    "load_generator_cpu": "fio's own CPU use (usr + sys) left the cores free: the device, not the generator, set the pace",
+    "load_generator_cpu": "the load generator's own CPU use (fio's usr + sys, ioarrive's process) left the cores free: "
+                          "the device, not the generator, set the pace",
     "knee_ceiling": "the knee fit's ceiling X_max (+ 1.96 SE) is at least every throughput measured in its sweep",
     "knee_min_latency": "the knee fit's R_min (- 1.96 SE) is at most the latency measured at the smallest outstanding I/O",
     "knee_located": "the knee N*'s 95 % interval covers less than half of the sweep (log scale): it places the knee",
@@ -53,6 +54,8 @@ CHECKS = {
     "pts_repeat": "a DIRTH point rerun (its histogram capture) gives the matrix point's IOPS within 10 %",
     "pts_demand": "more demand gives more IOPS: the largest T x Q over T1 Q1 lies between 1 and their outstanding "
                   "I/O's ratio",
+    "hir_recovery": "a HIR recovery ratio is a difference: windows of one length, 3+ segments, all beyond the "
+                    "baseline rounds' range",
     "dirth_optimal": "the response-time ceiling places DIRTH's optimal point: some matrix points are under it, "
                      "some not",
     "headline_definition": "a headline quantity has one value: the other tables' numbers of the same name agree within 10 %",

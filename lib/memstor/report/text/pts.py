@@ -35,19 +35,26 @@ def departures(*tables: pd.DataFrame | None) -> list[str]:
 
 def hir_display(hir: pd.DataFrame | None) -> pd.DataFrame:
     """One row per device x wait state: the idle (s), segments, IOPS [95 % interval], the baseline and the
-    recovery ratio [95 % interval]."""
-    cols = ["device", "wait (s)", "idle measured (s)", "segments", "IOPS", "baseline IOPS", "recovery (× baseline)"]
+    recovery ratio [95 % interval], and whether that ratio shows a recovery (memstor.analysis.pts_recovery)."""
+    cols = ["device", "wait planned (s)", "idle measured (s)", "segments", "IOPS", "baseline IOPS",
+            "recovery (× baseline)", "shown"]
     if hir is None or hir.empty:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
-        "device": hir["host"], "wait (s)": hir["wait_s"].map(fmt_number),
+        "device": hir["host"], "wait planned (s)": hir["wait_s"].map(fmt_number),
         "idle measured (s)": hir["idle_s_mean"].map(fmt_number), "segments": hir["segments"].map(_int),
         "IOPS": [fmt_interval(v, lo, hi) for v, lo, hi in zip(hir["iops_mean"], hir["iops_ci_low"], hir["iops_ci_high"])],
         "baseline IOPS": hir["baseline_iops"].map(fmt_number),
         "recovery (× baseline)": [fmt_interval(v, lo, hi) for v, lo, hi in
                                   zip(hir["recovery_ratio"], hir["recovery_ratio_ci_low"], hir["recovery_ratio_ci_high"])],
+        "shown": [_shown_cell(v) for v in hir.get("recovery_shown", pd.Series(None, index=hir.index))],
     })
     return _one(hir, out)
+
+
+def _shown_cell(v) -> str:
+    """'yes' / 'no' / '–' (not checked) of a wait state's recovery_shown."""
+    return "–" if missing(v) else ("yes" if bool(v) else "no")
 
 
 def settle_text(settle_s, with_unit: bool = True) -> str:
@@ -138,10 +145,33 @@ def dirth_display(dirth: pd.DataFrame | None, validity: pd.DataFrame | None = No
     return _one(dirth, out) if len(d) else pd.DataFrame(columns=cols)
 
 
+def _idle(r) -> str:
+    """'1.12 s idle (0.5 s planned)': the idle measured before the counted segments, beside the planned wait."""
+    if missing(r.get("idle_s_mean")):
+        return f"{fmt_number(r['wait_s'])} s idle (planned; not measured)"
+    return f"{fmt_number(r['idle_s_mean'])} s idle ({fmt_number(r['wait_s'])} s planned)"
+
+
+def _not_shown(r) -> str:
+    """', no change from the baseline shown (why, short)' of a wait state whose ratio is no difference
+    (memstor.analysis.pts_recovery.recovery_shown), else ''."""
+    shown = r.get("recovery_shown")
+    if missing(shown) or bool(shown):
+        return ""
+    note = str(r.get("recovery_note") or "")
+    why = []
+    if not missing(r.get("segment_s")) and "unlike windows" in note:
+        why.append(f"{fmt_number(r['segment_s'])}-s segments against {fmt_number(r['baseline_round_s'])}-s rounds")
+    if not missing(r.get("segments")) and "fewer than" in note:
+        why.append(f"{_int(r['segments'])} segments")
+    if "inside the rounds' range" in note:
+        why.append("inside the rounds' spread")
+    return ", no change from the baseline shown" + (f" ({'; '.join(why)})" if why else "")
+
+
 def _hir_result(g: pd.DataFrame) -> str:
-    waits = "; ".join(f"after {fmt_number(w)} s idle {fmt_interval(r, lo, hi)} × ({fmt_number(i)} IOPS)"
-                      for w, r, lo, hi, i in zip(g["wait_s"], g["recovery_ratio"], g["recovery_ratio_ci_low"],
-                                                 g["recovery_ratio_ci_high"], g["iops_mean"]))
+    waits = "; ".join(f"after {_idle(r)} {fmt_interval(r['recovery_ratio'], r['recovery_ratio_ci_low'], r['recovery_ratio_ci_high'])}"
+                      f" × ({fmt_number(r['iops_mean'])} IOPS){_not_shown(r)}" for _, r in g.iterrows())
     return f"baseline {fmt_number(g['baseline_iops'].iloc[0])} IOPS; {waits}"
 
 
