@@ -5,8 +5,9 @@ Inputs: ``cells``, the tidy cell table (memstor.experiments.mixed_load_map's tab
 diskplorer``'s: one row per cell x direction, columns ``write_offered_MBps`` (decimal MB/s), ``read_offered_iops``,
 ``direction``, ``resp_p99_us`` (µs, from the intended arrival), ``open_loop``); ``curve``,
 memstor.analysis.mixed_load.capacity_curve's table. Cells whose loop did not hold are drawn as gray crosses and
-never coloured or contoured: their latency is not what the offered load gave. Returns a Figure, or None when
-there is no cell.
+never coloured or contoured: their latency is not what the offered load gave; held cells of a write rate where too
+few held (memstor.analysis.mixed_load.credible) as hollow gray circles, not coloured either. :func:`drawn` says in
+words what a map draws (its caption). Returns a Figure, or None when there is no cell.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from memstor.report.plots import new_figure, per_host, plain_log, thousands
 
 MAP_CMAP = "viridis"
 NOT_HELD = "loop not held"
+#: Held cells of a write rate where too few cells held to read them (memstor.analysis.mixed_load.credible).
+TOO_FEW = "held, but too few cells of its write rate held: not read"
 UNCHECKED = "loop not checked (imported; latency from submission)"
 CAPACITY = "read capacity, p99 ≤ {target} (bars: bracket; ▲/▼: beyond the grid)"
 
@@ -47,6 +50,31 @@ def _contours(ax, held: pd.DataFrame, targets) -> None:
         return
 
 
+def drawn(cells: pd.DataFrame, curve: pd.DataFrame | None = None, unchecked_as_held: bool = False) -> list[str]:
+    """What :func:`map_figure` draws for these cells, in words for its caption (never a mark it does not draw):
+    the coloured cells, the held cells not read, the crosses, the contours (three coloured cells not on one line),
+    the capacity diamonds and arrow heads."""
+    if cells is None or cells.empty:
+        return []
+    rc = mixed_load.read_cells(cells, unchecked_as_held=unchecked_as_held)
+    ok = mixed_load.credible(rc)
+    held, out = rc[ok], []
+    if len(held):
+        out.append(f"colour: read p99 of the {len(held)} held cell{'s' if len(held) > 1 else ''}")
+    if (rc["held"] & ~ok).any():
+        out.append(f"hollow circles: {TOO_FEW}")
+    if (~rc["held"]).any():
+        out.append(f"gray crosses: {NOT_HELD}")
+    if len(held) >= 3 and held["write_offered_MBps"].nunique() > 1 and held["read_iops"].nunique() > 1:
+        out.append("dashed: the targets' contours over the coloured cells")
+    if curve is not None and len(curve):
+        if pd.to_numeric(curve["read_capacity_iops"], errors="coerce").notna().any():
+            out.append("diamonds: the read capacity at each write rate (bars: its bracket)")
+        if curve["censored"].isin(["above_grid", "below_grid"]).any():
+            out.append("▲/▼: a capacity beyond the grid")
+    return out
+
+
 @per_host
 def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_us=(), unchecked_as_held: bool = False):
     """The map: each cell at (write MB/s offered, read IOPS offered), coloured by its read p99 (log scale);
@@ -60,8 +88,9 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
         return None
     fig, (ax,) = new_figure()
     fig.set_size_inches(7.5, 3.4)  # wide: the report prints a short, wide box (a tall one shrank to nothing)
-    held = rc[rc["held"] & rc["read_p99_us"].notna()]
-    lost = rc[~rc.index.isin(held.index)]
+    held = rc[mixed_load.credible(rc)]  # coloured: a held cell among mostly failed ones is not read (R-bare M-14)
+    few = rc[rc["held"] & ~rc.index.isin(held.index)]
+    lost = rc[~rc["held"]]
     if len(held):
         low, high = max(1.0, float(held["read_p99_us"].min())), float(held["read_p99_us"].max())
         if high <= low * 1.2:  # one value (or nearly): a scale around it, not a degenerate one
@@ -83,6 +112,9 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
     if len(lost):
         ax.scatter(lost["write_offered_MBps"], lost["read_iops"], marker="x", color="0.5", s=60, zorder=3,
                    label=NOT_HELD)
+    if len(few):
+        ax.scatter(few["write_offered_MBps"], few["read_iops"], marker="o", facecolors="none", edgecolors="0.4",
+                   s=70, linewidths=1.5, zorder=3, label=TOO_FEW)
     if curve is not None and len(curve):
         for i, (target, g) in enumerate(curve.groupby("target_us", sort=True)):
             g = g.sort_values("write_offered_MBps")

@@ -19,7 +19,8 @@ INTRO = ("Reads and writes offered together by ioarrive (`mixed-load-map`): each
          "share of the write X_max and reads at a share of the read X_max, both Poisson and independent, every "
          "latency timed from the intended arrival. For each write rate, the read capacity is the highest read IOPS "
          "whose p99 meets each target, between the last held cell meeting it and the first missing it. Only cells "
-         "whose loop held count; the others are drawn as gray crosses.")
+         "whose loop held count, and only at a write rate where at least 80 % of the cells held (fewer: the held ones are "
+         "chance on that machine, drawn hollow and not read); the others are drawn as gray crosses.")
 CELL_DISPLAY_COLUMNS = ["device", "writes offered (MB/s)", "reads offered (IOPS)", "direction",
                         "achieved (% of offered)", "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "p99 lag (µs)", "held",
                         "why measured"]

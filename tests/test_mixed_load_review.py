@@ -1,0 +1,57 @@
+"""The mixed-load map draws and says only what its cells support (issue 38, workstream E; R-bare M-14, C-18,
+S6-bare M-12, C-15): bare's map coloured its one held cell (w0-r20, read p99 2,351 µs at 30,129 IOPS, while 2 of
+3 cells at its write rate failed) on a colour bar of its own, its caption promised contours and capacity diamonds
+that were not drawn, and 'too few cells held: no read capacity' hid that the held cell missed 1 ms 2.35×. Built
+from bare's mixed-load-map rows (tests/data/review-s5/mixed-load-map-bare.csv)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+
+from memstor.analysis import mixed_load
+from memstor.report.plots import mixed_load as mlfigs
+
+matplotlib.use("Agg")
+DATA = Path(__file__).parent / "data" / "review-s5"
+
+
+def cells() -> pd.DataFrame:
+    return pd.read_csv(DATA / "mixed-load-map-bare.csv")
+
+
+def curve(c: pd.DataFrame) -> pd.DataFrame:
+    return mixed_load.capacity_curve(c, [1000.0], by=("host",))
+
+
+def test_a_held_cell_among_mostly_failed_ones_is_not_coloured():
+    c = cells()
+    fig = mlfigs.map_figure(c, curve(c), [1000.0])
+    assert len(fig.axes) == 1                                   # no colour bar for a cell that is not read
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert mlfigs.TOO_FEW in labels and mlfigs.NOT_HELD in labels
+    every = c.assign(open_loop=True)                            # the other side: every cell held -> coloured
+    fig = mlfigs.map_figure(every, curve(every), [1000.0])
+    assert len(fig.axes) == 2 and mlfigs.TOO_FEW not in fig.axes[0].get_legend_handles_labels()[1]
+
+
+def test_the_caption_names_only_what_is_drawn():
+    c = cells()
+    said = "; ".join(mlfigs.drawn(c, curve(c)))
+    assert "contours" not in said and "diamonds" not in said and "colour" not in said
+    assert "hollow circles" in said and "gray crosses" in said
+    every = c.assign(open_loop=True)
+    said = "; ".join(mlfigs.drawn(every, curve(every)))
+    assert "colour: read p99 of the 6 held cells" in said and "dashed: the targets' contours" in said
+    assert "gray crosses" not in said and "▲/▼: a capacity beyond the grid" in said  # p99 > 1 ms everywhere
+
+
+def test_a_withheld_capacity_says_what_its_held_cells_measured():
+    c = cells()
+    first = curve(c).iloc[0]
+    said = mixed_load.sentence(first, "vm")
+    assert said.endswith("no read capacity for read p99 ≤ 1 ms (held: 30,129 IOPS at read p99 2,351 µs, 2.35× the "
+                         "target)")
+    none = mixed_load.sentence(curve(c).iloc[1], "vm")          # no held cell at 153 MB/s: nothing to add
+    assert none.endswith("no cell of vm held: no read capacity for read p99 ≤ 1 ms")
