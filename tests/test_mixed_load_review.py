@@ -55,3 +55,28 @@ def test_a_withheld_capacity_says_what_its_held_cells_measured():
                          "target)")
     none = mixed_load.sentence(curve(c).iloc[1], "vm")          # no held cell at 153 MB/s: nothing to add
     assert none.endswith("no cell of vm held: no read capacity for read p99 ≤ 1 ms")
+
+
+def test_a_cells_reason_is_said_whole_in_microseconds():
+    """S6-bare C-12 / R-bare C-17: '784 windows of 2550 us (20 x 127.2 us …)' and a reason cut at 160 characters,
+    '(mean 192.6 per w (…)'."""
+    from memstor.report.text import mixed_load as mltext
+
+    said = mltext.held_summary(cells())
+    assert "784 windows of 2550 µs (20 x 127.2 µs, by which they may move)" in said
+    assert said.endswith("(mean 192.6 per window) (and 1 more reason)") and " us" not in said and "(…)" not in said
+    held = mltext.cells_display(cells())["held"].tolist()
+    assert held[0] == "yes" and "28 windows of 70,950 µs (20 x 3547 µs" in held[2] and "e+04" not in held[2]
+
+
+def test_missed_rates_near_x_max_are_not_called_beyond_the_ceiling():
+    """S6-bare C-17: validity.csv said randread's open_loop_rate misses were 'beyond the device's ceiling'; they were
+    offered at 95-98 % of X_max, below it."""
+    from memstor.analysis.validity.openloop import open_loop_rows
+
+    load = pd.read_csv(DATA / "load_curve-bare.csv")
+    rate = {r["subject"]: r for r in open_loop_rows(load) if r["check"] == "open_loop_rate"}
+    assert rate["randread"]["status"] == "warn"
+    assert "beyond the device's ceiling" not in rate["randread"]["consequence"]
+    assert "offered near X_max (at 95.0-98.0 % of X_max, from 80 %)" in rate["randread"]["consequence"]
+    assert rate["randwrite"]["status"] == "fail"       # missed at 70 %: not near the ceiling, the other side

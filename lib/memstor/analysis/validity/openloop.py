@@ -231,8 +231,8 @@ def _rate(host, rw, g: pd.DataFrame, pct: pd.Series) -> dict:
     elif len(under):
         status, limit = WARN, RATE_LOW_PCT
         worst = float(known[under.index].min())
-        consequence = ("the points that missed their rate are beyond the device's ceiling: their latency is "
-                       "a backlog, not an open-queue latency")
+        consequence = (f"the points that missed their rate were offered near X_max (at {_util(under)}, from "
+                       f"{CEILING_UTIL_PCT:g} %): their latency is a backlog, not an open-queue latency")
     else:
         status, limit = band(worst, RATE_LOW_PCT, RATE_HIGH_PCT)
         consequence = ""

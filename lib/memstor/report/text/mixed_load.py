@@ -8,10 +8,12 @@ presented as the offered load's.
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
 from memstor.analysis import mixed_load
+from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing, truthy
 
 #: The synthesis's words before the mixed-load map (printed only when the data holds one).
@@ -53,7 +55,7 @@ def cells_display(cells: pd.DataFrame) -> pd.DataFrame:
         "achieved (% of offered)": [_num(v, ".1f") for v in c["achieved_pct"]],
         "p50 (µs)": lat("resp_p50_us"), "p99 (µs)": lat("resp_p99_us"), "p99.9 (µs)": lat("resp_p99_9_us"),
         "p99 lag (µs)": [_num(v, ",.1f") for v in c.get("lag_p99_us", pd.Series([None] * len(c)))],
-        "held": ["yes" if h else f"no: {str(n)[:160]}" for h, n in zip(held, c.get("held_note", [""] * len(c)))],
+        "held": ["yes" if h else f"no: {first_reason(n)}" for h, n in zip(held, c.get("held_note", [""] * len(c)))],
         "why measured": c.get("grid_note", pd.Series([""] * len(c))).fillna("").astype(str),
     })[CELL_DISPLAY_COLUMNS]
 
@@ -103,6 +105,14 @@ def capacity_sentences(curve: pd.DataFrame) -> list[str]:
     return out
 
 
+def first_reason(note) -> str:
+    """The first whole reason of a cell's held_note (ioarrive's reasons are '; '-joined clauses: never cut
+    inside one, R-bare C-17 '(mean 192.6 per w (…)'), µs written as such (ioarrive writes 'us')."""
+    first = str(note).split("; ")[0].strip().rstrip(".")
+    first = re.sub(r"\b\d+(?:\.\d+)?e[+-]\d+\b", lambda m: fmt_number(float(m.group())), first)  # 7.095e+04
+    return re.sub(r"(\d) us\b", "\\1 µs", first)
+
+
 def _failed_checks(g: pd.DataFrame) -> list[str]:
     """The names of ioarrive's self-checks that failed in one cell (its directions' ``generator_checks``, the
     '/source' dropped), in their first order; [] where none is named."""
@@ -141,5 +151,6 @@ def held_summary(cells: pd.DataFrame) -> str:
     if example is not None:
         g, note = example
         where = str(g["cell"].iloc[0]) if "cell" in g else str(g["point"].iloc[0])
-        text += f"; e.g. cell {where}: {note[:160].rstrip('. ')}" + (" (…)" if len(note) > 160 else "")
+        more = len([c for c in note.split("; ") if c.strip()]) - 1
+        text += f"; e.g. cell {where}: {first_reason(note)}" + (f" (and {more} more reason{'s' if more > 1 else ''})" if more > 0 else "")
     return text
