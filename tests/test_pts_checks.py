@@ -137,3 +137,27 @@ def test_hir_recovery_beyond_the_rounds_either_way_is_shown():
         rows = valid[valid["check"] == "hir_recovery"]
         assert set(rows["status"]) == {"pass"} and all(f"every segment {word}" in e for e in rows["evidence"])
         assert "no change" not in text.pts_summary(hir, None, None, None, valid)["result"].iloc[0]
+
+
+def _xsr(host: str):
+    from memstor.analysis import pts_recovery
+    sec = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "pts-xsr-seconds-s5.csv")
+    rows = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "pts-xsr-s5.csv")
+    return pts_recovery.xsr_table(sec[sec["host"] == host], rows[rows["host"] == host])
+
+
+def test_xsr_phase_ending_in_a_collapse_has_no_level_and_no_settle_time():
+    """R-loop 7.3: 'SEQ 1024KiB → RND 8KiB: 4,874 → 575 MB/s, settles in 8.00 s', where 575 was the mean of the
+    RND phase's last 3 s, 883, 606, 237 MB/s: a collapse under way when the phase ended."""
+    loop = _xsr(LOOP)
+    first, second = loop.iloc[0], loop.iloc[1]
+    assert pd.isna(first["to_level_MBps"]) and pd.isna(first["settle_s"]) and "883, 606, 237" in first["to_level_note"]
+    assert pd.isna(second["from_level_MBps"]) and second["to_level_MBps"] == pytest.approx(3_018, rel=0.001)
+    result = text.pts_summary(None, loop, None, None)["result"].iloc[0]
+    assert "575" not in result.split("mean 575")[0] and "settles in 8" not in result
+    assert "SEQ 1024KiB → RND 8KiB: 4,874 MB/s → no level (its last 3 s ran 883, 606, 237 MB/s" in result
+    assert list(text.xsr_display(loop)["settles in (s)"]) == ["– (no level)", "1.00"]
+    # bare's phases end level (data excursion 1.7-4.3 %): their levels and settle times stand
+    bare = _xsr(BARE)
+    assert bare["to_level_MBps"].notna().all() and bare["settle_s"].tolist() == [0.0, 0.0]
+    assert "at its new level from the first second" in text.pts_summary(None, bare, None, None)["result"].iloc[0]

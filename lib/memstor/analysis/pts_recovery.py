@@ -34,6 +34,10 @@ SEQ 1024KiB -> RND 8KiB):
   steady-state data excursion (max - min within 20 % of the average). None when the last smoothed second is
   outside the band ("not settled"). Resolution: 1 s; a step change is found within ± (1 s + half the median
   window) of where it settles.
+- a final level is a level only where its seconds are one (:func:`phase_level`): their data excursion (max - min,
+  % of their mean) within the PTS steady-state rule's DATA_EXCURSION_PCT (20 %). The loop run's RND phase ended
+  883, 606, 237 MB/s (113 %): its "575 MB/s, settles in 8 s" was a collapse still under way when the phase
+  ended; that level is empty now (``from_level_note`` / ``to_level_note`` say why) and no settle time is given.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ WINDOW_MATCH = 0.1
 #: 95 % intervals; settle_s: s after the transition (empty: not settled); settle_rule: the rule in words.
 XSR_COLUMNS = ["host", "transition", "t_transition_s", "from_level_MBps", "from_level_MBps_ci_low",
                "from_level_MBps_ci_high", "to_level_MBps", "to_level_MBps_ci_low", "to_level_MBps_ci_high",
-               "settle_s", "settle_rule", "departure", "note"]
+               "settle_s", "settle_rule", "departure", "note", "from_level_note", "to_level_note"]
 #: The settle band, % of the new phase's final level, and the centred rolling-median window (s).
 SETTLE_BAND_PCT = 10.0
 SETTLE_SMOOTH_S = 5
@@ -237,6 +241,23 @@ def final_level(values: Sequence[float], share: float = FINAL_SHARE) -> Level | 
     return segment_level(y[-k:])
 
 
+def phase_level(values: Sequence[float], share: float = FINAL_SHARE) -> tuple[Level | None, str]:
+    """(the phase's :func:`final_level`, '') where its last ``share`` of seconds is one level (data excursion
+    within ss.DATA_EXCURSION_PCT % of their mean), else (None, why: the seconds in MB/s and the excursion)."""
+    level = final_level(values, share)
+    if level is None:
+        return None, ""
+    y = [float(v) for v in values if _finite(v) is not None]
+    last = y[-max(1, int(math.ceil(len(y) * share))):]
+    mean = sum(last) / len(last)
+    excursion = 100.0 * (max(last) - min(last)) / mean if mean > 0 else math.inf
+    if excursion <= ss.DATA_EXCURSION_PCT:
+        return level, ""
+    return None, (f"no level: its last {len(last)} s ran {', '.join(fmt_number(v) for v in last)} MB/s, a data "
+                  f"excursion of {fmt_number(excursion)} % of their mean {fmt_number(mean)} (PTS: at most "
+                  f"{ss.DATA_EXCURSION_PCT:g} %): still moving when the phase ended")
+
+
 def settle_time(values: Sequence[float], level: float, band_pct: float = SETTLE_BAND_PCT,
                 smooth_s: int = SETTLE_SMOOTH_S) -> float | None:
     """Seconds after the transition until the phase settles (module docstring): ``values`` are the new phase's
@@ -262,14 +283,15 @@ def _phase_values(sec: pd.DataFrame, phase) -> tuple[list[float], float | None]:
 
 
 def _transition_row(host: str, label: str, t_start, before: Level | None, after: Level | None,
-                    settle: float | None, departure, notes: list[str]) -> dict:
-    """One xsr_table row."""
+                    settle: float | None, departure, notes: list[str], why: tuple[str, str] = ("", "")) -> dict:
+    """One xsr_table row; ``why``: the (from, to) levels' notes of :func:`phase_level`."""
     notes = notes + [f"{side}: {lv.note}" for side, lv in (("from", before), ("to", after)) if lv and lv.note]
     return {"host": host, "transition": label, "t_transition_s": _finite(t_start),
             "from_level_MBps": before.mean if before else None, "from_level_MBps_ci_low": before.lo if before else None,
             "from_level_MBps_ci_high": before.hi if before else None, "to_level_MBps": after.mean if after else None,
             "to_level_MBps_ci_low": after.lo if after else None, "to_level_MBps_ci_high": after.hi if after else None,
-            "settle_s": settle, "settle_rule": SETTLE_RULE, "departure": departure, "note": "; ".join(notes)}
+            "settle_s": settle, "settle_rule": SETTLE_RULE, "departure": departure, "note": "; ".join(notes),
+            "from_level_note": why[0], "to_level_note": why[1]}
 
 
 def xsr_table(seconds: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
@@ -288,11 +310,12 @@ def xsr_table(seconds: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
             label = f"{a['stimulus']} → {b['stimulus']}"
             va, _ = _phase_values(sec, a["phase"]) if len(sec) else ([], None)
             vb, start_b = _phase_values(sec, b["phase"]) if len(sec) else ([], None)
-            before, after = final_level(va), final_level(vb)
+            (before, why_a), (after, why_b) = phase_level(va), phase_level(vb)
             notes = [] if vb else [f"phase {b['phase']}: no per-second throughput"]
             t_start = b.get("t_start_s") if _finite(b.get("t_start_s")) is not None else start_b
             settle = settle_time(vb, after.mean) if after else None
             if after and settle is None:
                 notes.append(f"not settled within the phase's {len(vb)} s")
-            out.append(_transition_row(str(host), label, t_start, before, after, settle, departure, notes))
+            out.append(_transition_row(str(host), label, t_start, before, after, settle, departure, notes,
+                                       (why_a, why_b)))
     return pd.DataFrame(out, columns=XSR_COLUMNS)

@@ -69,10 +69,10 @@ def _baseline(ax, r: pd.DataFrame, div: float, t_max: float) -> None:
 
 @per_host
 def _wait_label(acc: pd.DataFrame, wait: float) -> str:
-    """'wait 0.5 s planned, 1.12 s measured': the mean idle (s) before the counted segments (segment >= 2) beside
-    the planned wait; the planned wait alone where no idle was recorded (fio's restart adds 0.3-0.5 s)."""
+    """'wait 0.5 s\n(1.12 s idle)': the planned wait over the mean idle measured (s) before the counted segments
+    (segment >= 2); the planned wait alone where no idle was recorded (fio's restart adds 0.3-0.5 s)."""
     idle = _num(acc[_num(acc, "segment") >= 2], "idle_s").dropna() if "idle_s" in acc else pd.Series(dtype=float)
-    return f"wait {wait:g} s planned, {idle.mean():.3g} s measured" if len(idle) else f"wait {wait:g} s"
+    return f"wait {wait:g} s\n({idle.mean():.3g} s idle)" if len(idle) else f"wait {wait:g} s"
 
 
 def hir_figure(rows: pd.DataFrame | None):
@@ -94,10 +94,9 @@ def hir_figure(rows: pd.DataFrame | None):
         colour = f"C{j % 10}"
         ax.axvspan(g["t_start_s"].min() / div, (g["t_start_s"] + g["runtime_s"]).max() / div, color=colour,
                    alpha=0.07, linewidth=0)
-        said = _wait_label(acc, wait)
         ax.plot(acc["t_mid_s"] / div, acc["iops"], MARKERS[j % len(MARKERS)], color=colour, markersize=5,
-                label=f"access segments, {said}", gid=f"hir:wait:{wait:g}")
-        ax.annotate(said, (g["t_start_s"].min() / div, 1.0), xycoords=("data", "axes fraction"),
+                label=f"access segments, wait {wait:g} s", gid=f"hir:wait:{wait:g}")
+        ax.annotate(_wait_label(acc, wait), (g["t_start_s"].min() / div, 1.0), xycoords=("data", "axes fraction"),
                     xytext=(2, -2), textcoords="offset points", va="top", fontsize="small", color=colour)
     ret = r[r["phase"] == "return"]
     ax.plot(ret["t_mid_s"] / div, ret["iops"], "X", color="black", markersize=7, label="returns to baseline",

@@ -81,7 +81,8 @@ def xsr_display(xsr: pd.DataFrame | None) -> pd.DataFrame:
                           zip(xsr["from_level_MBps"], xsr["from_level_MBps_ci_low"], xsr["from_level_MBps_ci_high"])],
         "after (MB/s)": [fmt_interval(v, lo, hi) for v, lo, hi in
                          zip(xsr["to_level_MBps"], xsr["to_level_MBps_ci_low"], xsr["to_level_MBps_ci_high"])],
-        "settles in (s)": [settle_text(v, with_unit=False) for v in xsr["settle_s"]],
+        "settles in (s)": [settle_text(v, with_unit=False) if not missing(lv) else "– (no level)"
+                           for v, lv in zip(xsr["settle_s"], xsr["to_level_MBps"])],
     })
     return _one(xsr, out)
 
@@ -175,9 +176,20 @@ def _hir_result(g: pd.DataFrame) -> str:
     return f"baseline {fmt_number(g['baseline_iops'].iloc[0])} IOPS; {waits}"
 
 
+def _xsr_one(r) -> str:
+    """One transition: 'A → B MB/s, settles in N s'; a phase whose last third is no level (memstor.analysis.
+    pts_recovery.phase_level) reads 'no level', and without the new phase's level no settle time is given, the
+    reason (its last seconds) said instead."""
+    a = "no level" if missing(r["from_level_MBps"]) else f"{fmt_number(r['from_level_MBps'])} MB/s"
+    why = str(r.get("to_level_note") or "")
+    if missing(r["to_level_MBps"]):
+        return f"{r['transition']}: {a} → no level" + (f" ({why.removeprefix('no level: ')}; no settle time)"
+                                                      if why else "")
+    return f"{r['transition']}: {a} → {fmt_number(r['to_level_MBps'])} MB/s, {settle_text(r['settle_s'])}"
+
+
 def _xsr_result(g: pd.DataFrame) -> str:
-    return "; ".join(f"{t}: {fmt_number(a)} → {fmt_number(b)} MB/s, {settle_text(s)}"
-                     for t, a, b, s in zip(g["transition"], g["from_level_MBps"], g["to_level_MBps"], g["settle_s"]))
+    return "; ".join(_xsr_one(r) for _, r in g.iterrows())
 
 
 def _point(r) -> str:
