@@ -161,3 +161,17 @@ def test_xsr_phase_ending_in_a_collapse_has_no_level_and_no_settle_time():
     bare = _xsr(BARE)
     assert bare["to_level_MBps"].notna().all() and bare["settle_s"].tolist() == [0.0, 0.0]
     assert "at its new level from the first second" in text.pts_summary(None, bare, None, None)["result"].iloc[0]
+
+
+def test_convergence_axis_shows_a_drift_of_a_few_percent():
+    """S6-bare C-6: Figure 4 drew bare's five rounds, 129,112 -> 119,661 IOPS (a 7.6 % monotone fall, the reason
+    steady state is 'not shown'; build/s5-bare-data/processed/vm/fio-steady-state.csv rounds 1-5) on an axis from 0,
+    flat. A collapse (the lowest round under half the highest) keeps the axis from 0."""
+    from memstor.report.plots import steady_state as ssfigs
+    from test_steady_state_plots import rounds_frame
+    bare = [129_111.776447, 125_810.783824, 123_731.536926, 121_861.277445, 119_661.008487]
+    lo, hi = ssfigs.convergence_figure(rounds_frame(bare)).axes[0].get_ylim()
+    assert 100_000 < lo < 119_661 and 129_112 < hi < 135_000
+    assert (129_112 - 119_661) / (hi - lo) > 0.5  # the fall takes most of the axis (was 7 % of it)
+    lo, _ = ssfigs.convergence_figure(rounds_frame([87_045, 34_113, 24_347, 15_030, 17_819])).axes[0].get_ylim()
+    assert lo == 0.0  # loop DIRTH's preconditioning fall, 5.8x: from 0

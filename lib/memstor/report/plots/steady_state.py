@@ -92,6 +92,23 @@ def _gated(verdicts: pd.DataFrame | None, host: str, v: dict) -> tuple[str, bool
     return str(r["verdict"]), bool(v["ss_achieved"]) and stands
 
 
+#: Below this share of the highest round the lowest one is a collapse: the axis starts at 0 to give its scale.
+ZERO_BASED_BELOW = 0.5
+
+
+def _iops_limits(iops: pd.Series) -> tuple[float, float]:
+    """(bottom, top) of the convergence figure's IOPS axis: from 0 where the rounds span more than half their
+    highest value, else around them (a margin of 30 % of their range, at least 2 % of the highest, above, and
+    twice that below for the steady-round note), so that a drift of a few % is not drawn flat (S6-bare C-6: 129,112 -> 119,661, 7.6 %, on an axis from
+    0). The tick labels say where the axis starts."""
+    y = pd.to_numeric(iops, errors="coerce").dropna().to_numpy(float)
+    lo, hi = float(y.min()), float(y.max())
+    if lo < ZERO_BASED_BELOW * hi:
+        return 0.0, hi * 1.15
+    pad = max(0.3 * (hi - lo), 0.02 * hi)
+    return max(0.0, lo - 2 * pad), hi + pad
+
+
 def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = None):
     """The PTS steady-state convergence plot: tracking IOPS per round (markers + line, one line per
     device), the measurement window's rounds shaded, the steady round annotated; the title holds the
@@ -132,7 +149,7 @@ def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = Non
         titles.append(f"{who}{verdict}")
     _round_axis(ax)
     ax.set_ylabel(IOPS_LABEL)
-    ax.set_ylim(bottom=0, top=float(ok["iops"].max()) * 1.15)
+    ax.set_ylim(*_iops_limits(ok["iops"]))
     thousands(ax.yaxis)
     _legend(fig, ax, multi, _workload(ok))
     ax.set_title("\n".join(textwrap.fill(t, 90) for t in titles), fontsize="medium")
