@@ -60,6 +60,7 @@ def test_short_series_says_too_short_not_one_level():
         r = w[w["point"] == RUN4K].iloc[0]
         words = text.wsat_sentences(w[w["point"] == RUN4K], None)[0]
         assert "from start to end" not in words and f"{secs} whole seconds are too short" in words
+        assert "[" not in words and "±" not in words  # R-bare C-11: no interval for a level not shown
         bullet = _wsat_bullet(r)
         assert "throughout" not in bullet and not bullet.startswith("Sustained")
         assert f"in {secs} whole seconds, too short to tell a cliff from noise" in bullet and mean in bullet

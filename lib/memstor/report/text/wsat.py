@@ -71,13 +71,16 @@ def no_cliff_text(r) -> str:
     """What a run without a cliff shows (a wsat_table row, gated): 'no cliff — one level of L [lo, hi] MB/s from
     start to end' only where the series was long enough to tell a cliff from noise (no ``caveat``: wsat_series
     passed) and one level (wsat_one_level: its halves' medians, said); a run too short gives the mean of its
-    whole seconds and says that nothing was told."""
+    whole seconds, without an interval (the interval would assume the one level not shown), and says that
+    nothing was told."""
     level = fmt_interval(r["sustained_MBps"], r["sustained_MBps_ci_low"], r["sustained_MBps_ci_high"])
     secs = "" if missing(r.get("whole_seconds")) else f"{int(r['whole_seconds'])} "
     if str(r.get("caveat") or ""):
         return (f"no cliff found, but {secs}whole seconds are too short to tell a cliff from noise (wsat_series): "
-                f"the mean of those seconds is {level} MB/s (95 % interval), one level at most, not shown")
-    return f"no cliff — one level{_halves(r)} of {level} MB/s (mean, 95 % interval) from start to end."
+                f"the mean of those seconds is {fmt_number(r['sustained_MBps'])} MB/s, one level at most, not shown "
+                "(so no interval is given for it)")
+    how = "mean, 95 % interval" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
+    return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) from start to end."
 
 
 def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[str]:
