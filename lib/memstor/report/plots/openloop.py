@@ -30,7 +30,7 @@ import math
 import matplotlib
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import LogLocator, MaxNLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator
 
 from memstor.analysis import openloop
 from memstor.analysis.validity.gate import valid_rows
@@ -39,13 +39,16 @@ from memstor.report.plots import MARKERS, new_figure, plain_log, printing, thous
 from memstor.report.plots.storage import RW_LABEL, RW_ORDER
 from memstor.report.text.loadgen import IOARRIVE, X_REF, failed_points, generators, held_points
 
-IOPS_LABEL = "achieved IOPS (I/O per s)"
+IOPS_LABEL = "achieved IOPS (I/O per s; k = 1,000)"
 OVERLOADED_LABEL = "hollow: overloaded (achieved < 95 % of offered)"
 CEILING_LABEL = "×: ceiling on I/Os in flight reached"
 #: The legend of points whose loop did not hold (dashed, faded): offered, but not an open loop.
 NOT_HELD = "offered, loop not held"
 #: ... of points whose loop is not known to have held (no arrival record; the gate withholds their findings).
 NOT_SHOWN = "offered, loop not shown to hold"
+#: ... of points whose own checks passed in a workload the gate withheld (ringed: held there, not read as the
+#: device's response: memstor.report.text.openloop_causes says why).
+OWN_HELD = "ringed: its own checks passed"
 #: Offered rates in this colour map (ordered: light = high rate).
 RATE_CMAP = "viridis"
 
@@ -89,6 +92,11 @@ def _log(axis, decades: bool = False) -> None:
     wide = bool(decades and lo > 0 and hi / lo > 1000)  # two decades or less: 1-2-5, else 2 decade labels
     axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
     plain_log(axis)
+
+
+def _kilo(v: float, _pos=None) -> str:
+    """An IOPS tick in thousands: 200000 -> '200k', 0 -> '0', 2500 -> '2.5k'."""
+    return "0" if v == 0 else f"{v / 1000:,.4g}k"
 
 
 def _direction(rw: str) -> str:
@@ -174,6 +182,12 @@ def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: 
         nx, ny, marks = _path(x, y, ~held, lambda i: not (held[i] and held[i + 1]), ~held & ~over)
         ax.plot(nx, ny, color=colour, marker=marker, linestyle="--", alpha=0.55, markevery=marks,
                 label=f"{name}: {NOT_HELD if failed else NOT_SHOWN}", gid=f"notheld:{key}")
+    own = held_points(g.assign(valid=True))[keep] & ~held  # its own checks passed, its workload withheld
+    if own.any():
+        ax.plot(x[own], y[own], color="black", marker="o", markersize=11, markerfacecolor="none",
+                markeredgewidth=1.2, linestyle="none", gid=f"ownheld:{key}",
+                label=OWN_HELD if "own" not in seen else "_nolegend_")
+        seen.add("own")
     if over.any():
         ax.plot(x[over], y[over], color=colour, marker=marker, markersize=10, markerfacecolor="white",
                 markeredgewidth=2, linestyle="none", gid=f"overloaded:{key}",
@@ -277,10 +291,9 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
         ax.set_xlim(left=0)
         ax.margins(x=0.06, y=0.1)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # five labels of six digits needed rotating in print
-        thousands(ax.xaxis)
+        ax.xaxis.set_major_formatter(FuncFormatter(_kilo))  # '200k': six digits were still rotated (R-loop 10.1)
     entries = 2 * len(groups) + len(seen)
-    _legend(fig, axes, entries)
-    fig.suptitle(f"Latency vs throughput: open loop (offered rate, labels u = % of {X_REF}) and closed loop (QD)")
+    _legend(fig, axes, entries)  # no figure title: it sat over the y labels in print (R-loop 10.1); the caption says it
     if entries > 4:  # three rows of legend or more under the panels: the taller box keeps the panels readable
         fig.set_size_inches(10.0, 5.4)
         return printing.tall(fig)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
 from matplotlib.text import Annotation, Text
 from matplotlib.ticker import NullFormatter
 
@@ -192,22 +193,46 @@ def _place(ann: Annotation, dx: float, dy: float, ha: str) -> None:
     ann.set_horizontalalignment(ha)  # type: ignore[arg-type]  # one of LABEL_PLACES: left, right, center
 
 
+def _markers(ax, fig) -> list[tuple[float, float, float]]:
+    """(x, y, half-size) in display pixels of every marker the panel draws (its lines with a marker; NaN left
+    out): what a data label must not cover, but its own point."""
+    out = []
+    for line in ax.get_lines():
+        if not line.get_visible() or line.get_marker() in (None, "", "None", " ", "none"):
+            continue
+        xy = ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float))
+        every = line.get_markevery()
+        idx = range(len(xy)) if every is None else [i for i in every if isinstance(i, (int, np.integer))] \
+            if isinstance(every, (list, tuple, np.ndarray)) else range(len(xy))
+        half = line.get_markersize() * fig.dpi / 72.0 / 2.0
+        out += [(float(xy[i][0]), float(xy[i][1]), half) for i in idx if i < len(xy) and np.isfinite(xy[i]).all()]
+    return out
+
+
+def _covers(box, markers, own) -> bool:
+    """Whether a label's box covers a marker that is not at its own point (display pixels)."""
+    return any(abs(x - own[0]) + abs(y - own[1]) > 1.0 and x + h > box.x0 and x - h < box.x1 and y + h > box.y0
+               and y - h < box.y1 for x, y, h in markers)
+
+
 def _place_labels(fig, renderer) -> None:
     """One pass of :func:`declutter_labels` over every panel at the current layout."""
     for ax in fig.axes:
         if not ax.get_visible():
             continue
         labels = _labels(ax)
-        if len(labels) < 2:
+        if not labels:
             continue
         inside = ax.get_window_extent(renderer)
+        markers = _markers(ax, fig)
         kept: list = []
         for ann in labels:
             own = (*ann.xyann, ann.get_horizontalalignment())
+            at = ax.transData.transform(ann.xy) if ann.xycoords == "data" else (np.nan, np.nan)
             for dx, dy, ha in (own, *(p for p in LABEL_PLACES if p != own)):
                 _place(ann, dx, dy, ha)
                 box = ann.get_window_extent(renderer)
-                free = not any(_overlaps(box, k) for k in kept)
+                free = not any(_overlaps(box, k) for k in kept) and not _covers(box, markers, at)
                 within = box.x0 >= inside.x0 - 1 and box.x1 <= inside.x1 + 1 and box.y0 >= inside.y0 - 1 \
                     and box.y1 <= inside.y1 + 1
                 if free and (within or (dx, dy, ha) == own):  # its own place, even over the edge, when free
@@ -220,8 +245,9 @@ def _place_labels(fig, renderer) -> None:
 
 def declutter_labels(fig, rounds: int = 4) -> None:
     """Data labels (annotations) of one panel that overlap: each in turn keeps its place when free, else takes the
-    first of LABEL_PLACES beside its point that overlaps no label kept before it and stays inside the panel, else
-    is left out (hidden): no two labels print over each other. A moved label can move the panels (the layout makes
+    first of LABEL_PLACES beside its point that overlaps no label kept before it, covers no other point's marker
+    and stays inside the panel, else is left out (hidden): no two labels print over each other, none beside the
+    wrong point. A moved label can move the panels (the layout makes
     room for it): the passes repeat on the new layout until none overlap."""
     for _ in range(rounds):
         if not label_problems(fig):
@@ -230,7 +256,8 @@ def declutter_labels(fig, rounds: int = 4) -> None:
 
 
 def label_problems(fig, name: str = "figure") -> list[str]:
-    """Data labels (annotations) of one panel that overlap each other at the printed size, one line per pair."""
+    """Data labels (annotations) of one panel that overlap each other at the printed size, one line per pair, and
+    labels that cover another point's marker (read as that point's label), one line each."""
     renderer = _renderer(fig)
     problems = []
     for i, ax in enumerate(fig.axes):
@@ -241,6 +268,12 @@ def label_problems(fig, name: str = "figure") -> list[str]:
             if _overlaps(a, b):
                 problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) labels {ta!r} and {tb!r} "
                                 "overlap")
+        markers = _markers(ax, fig)  # a label over another point's marker reads as that point's (S6-bare M-11)
+        for t, (text, box) in zip(_labels(ax), boxes):
+            at = ax.transData.transform(t.xy) if t.xycoords == "data" else (np.nan, np.nan)
+            if _covers(box, markers, at):
+                problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) label {text!r} covers "
+                                "another point's marker")
     return problems
 
 
