@@ -198,11 +198,11 @@ def _point(r) -> str:
 
 
 def _steady_prefix(host, test: str, validity: pd.DataFrame | None) -> str:
-    """'steady state not reached (data excursion N % ...): ' where the test's pts_steady_state failed, else ''."""
+    """'steady state not reached (data excursion N % ...): ' (plain text: a table cell) where the test's pts_steady_state failed, else ''."""
     bad = _test_checks(validity, host, "pts_steady_state", test)
     if bad.empty:
         return ""
-    return (f"**steady state not reached** (preconditioning rounds' data excursion {fmt_number(bad['value'].iloc[0])} "
+    return (f"steady state not reached (preconditioning rounds' data excursion {fmt_number(bad['value'].iloc[0])} "
             "% of their mean; PTS: at most 20 %): ")
 
 

@@ -97,7 +97,9 @@ def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[
             why = str(r.get("not_valid") or "")
             whole = "" if missing(r.get("run_MBps")) else f" fio's whole-run figure: {fmt_number(r['run_MBps'])} MB/s."
             why = why.removeprefix("not valid ").removesuffix("; fio's whole-run figure stays in the table")
-            out.append(head + (f": no level is stated — {why}." if why else ": no per-second series, so no levels.")
+            check, _, rest = why.partition(": ")
+            why = f"{check.strip('()')} failed: {rest}" if rest and check.startswith("(") else why
+            out.append(head + (f": no level is stated ({why})." if why else ": no per-second series, so no levels.")
                        + whole)
             continue
         if int(r["cliffs"]) == 0:
