@@ -83,8 +83,8 @@ def held_beside_closed(g: pd.DataFrame, held_mask: np.ndarray) -> str:
     pauses = _range(_num(rows, "pause_max_us"), "µs")
     said += (f"; the machine's longest pause before them {pauses}" if pauses
              else "; the machine's own pauses were not recorded for them")
-    return said + (". What sets this tail the columns do not show, so these points are not read as the device's "
-                   "response either.")
+    return said + (". What sets this tail (the device under bursty arrivals, ioarrive's CPU or the machine) these "
+                   "columns do not show.")
 
 
 def _levelled(late: pd.DataFrame) -> pd.Series:
