@@ -80,3 +80,14 @@ def test_missed_rates_near_x_max_are_not_called_beyond_the_ceiling():
     assert "beyond the device's ceiling" not in rate["randread"]["consequence"]
     assert "offered near X_max (at 95.0-98.0 % of X_max, from 80 %)" in rate["randread"]["consequence"]
     assert rate["randwrite"]["status"] == "fail"       # missed at 70 %: not near the ceiling, the other side
+
+
+def test_the_headline_check_names_which_open_loop_points_it_read():
+    """R-bare C-20: headline_definition said 'open loop's highest achieved 61,932' (randwrite u50, within +-5 % of
+    its rate) while below_closed_max said 95,836 (u95, 81 % of its rate): one name, two definitions."""
+    from memstor.analysis.validity.headline import _best_iops
+
+    load = pd.read_csv(DATA / "load_curve-bare.csv")
+    pts = pd.DataFrame({"host": ["vm"], "experiment": ["fio-load-latency"], "rw": ["randwrite"], "bs_bytes": [4096]})
+    said = {what: v for what, v, _ in _best_iops("vm", "randwrite", None, load, None, pts)}
+    assert said == {"open loop's highest achieved at a point within ±5 % of its offered rate": 61932.5}

@@ -100,7 +100,7 @@ def _best_iops(host, rw: str, knees, load, storage, points) -> list[tuple[str, f
     for df, col, what, closed in ((knees, "X_max_meas_iops", "queue-depth sweep's highest (knee table)", True),
                                   (storage, "x_max_iops", "closed curve's X_max (storage_fit)", True),
                                   (_delivered(load) if _open_is_4k(points, host, rw) else None, "achieved_iops",
-                                   "open loop's highest achieved", False)):
+                                   "open loop's highest achieved at a point within ±5 % of its offered rate", False)):
         v = _top(df, host, rw, col, closed)
         if v is not None:
             out.append((what, v, BOTH if closed else ABOVE))
