@@ -43,10 +43,13 @@ KNEE_STAR_COLUMNS = ("N_star_fit", "N_star_fit_ci_low", "N_star_fit_ci_high")
 OPEN_LOOP_CHECKS = ("open_loop_held", "open_loop_rate", "littles_law", "below_closed_max")
 #: The experiment whose littles_law rows gate the open loop (their subject: '<experiment> <rw>').
 OPEN_EXPERIMENT = "fio-load-latency"
-#: The way out, per gated finding.
+#: The way out, per gated finding. open_loop_held's names no cause for ioarrive: what delayed its submissions (the
+#: I/O path's queue, the CPUs, the machine's pauses) is the report's to say from its columns (S6-bare M-10:
+#: 'a quieter machine' stood where the I/Os in service sat at a full queue with ioarrive at 20-34 % of one CPU).
 WAY_OUT = {
-    "open_loop_held": "ioarrive (generator: ioarrive) on a quieter machine, or fio's rate mode with fewer jobs "
-                      "per rate (its inline submission cannot keep arrivals open here); until then read the "
+    "open_loop_held": "with ioarrive, remove what delayed its submissions (the I/O path's queue, the CPUs or the "
+                      "machine's pauses: the report says which its columns support); with fio's rate mode, fewer "
+                      "jobs per rate (its inline submission cannot keep arrivals open here); until then read the "
                       "closed-loop curve of the queue-depth sweep",
     "open_loop_rate": "a submit mode that holds the offered rate (inline, more jobs per rate), or a fio whose "
                       "rate process delivers what is offered; until then read the closed-loop curve of the "

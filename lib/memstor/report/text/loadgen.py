@@ -155,15 +155,22 @@ NOT_OPEN_WAY_OUT = {
 }
 
 
+#: Ways out the gate wrote before (tables read back from earlier runs still end with them).
+LEGACY_WAY_OUT = {"open_loop_held": ("ioarrive (generator: ioarrive) on a quieter machine, or fio's rate mode with fewer "
+                                     "jobs per rate (its inline submission cannot keep arrivals open here); until then "
+                                     "read the closed-loop curve of the queue-depth sweep",)}
+
+
 def split_reason(reason: str) -> tuple[str, list[tuple[str, str]]]:
     """The gate's not_valid reason (memstor.analysis.validity.gate.open_loop_failures: 'not valid: <first
     failing check's evidence>; <check>: <first clause>; ...; <way out>') as (the first check's name, [(check,
     evidence)]) with the way out taken off; ('', [('', reason)]) when it is not of that form."""
     text = reason.removeprefix("not valid: ")
-    first = next((c for c in OPEN_LOOP_CHECKS if text.endswith(f"; {WAY_OUT[c]}")), "")
+    ways = [(c, w) for c in OPEN_LOOP_CHECKS for w in (WAY_OUT[c], *LEGACY_WAY_OUT.get(c, ()))]
+    first, way = next(((c, w) for c, w in ways if text.endswith(f"; {w}")), ("", ""))
     if not first:
         return "", [("", text)]
-    text = text[: -len(f"; {WAY_OUT[first]}")]
+    text = text[: -len(f"; {way}")]
     names = "|".join(re.escape(c) for c in OPEN_LOOP_CHECKS)
     pieces = re.split(rf"; ({names}): ", text)
     out = [(first, pieces[0])] + [(pieces[i], pieces[i + 1]) for i in range(1, len(pieces) - 1, 2)]
