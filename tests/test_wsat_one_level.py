@@ -92,3 +92,6 @@ def test_burst_and_sustained_of_one_window_are_not_compared():
     assert pd.isna(r["sustained_over_burst"])  # was 1.00: the same 15 seconds divided by themselves
     shown = text.wsat_display(w[w["point"] == RUN4K]).iloc[0]
     assert shown["burst (MB/s)"] == "– (no cliff: one window)" and shown["sustained / burst"] == "–"
+    assert shown["sustained (MB/s)"] == "280 (mean; too short for a level)"  # R-bare C-11: no '[275, 285]'
+    words = text.wsat_sentences(w[w["point"] == RUN4K], None)[0]
+    assert "(so no interval is given for it). A drive" in words

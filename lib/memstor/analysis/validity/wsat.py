@@ -111,7 +111,7 @@ def _series(r: pd.Series, subject: str) -> dict:
         return unchecked(r["host"], "wsat_series", subject, "no per-second series (no logs)", _SECTION, "s",
                          low=MIN_SECONDS, high=high)
     status, limit = band(secs, MIN_LEVEL_SECONDS, high, warn_low=MIN_SECONDS)
-    evidence = f"{secs} whole seconds of {int(every)} per-second values" + (
+    evidence = f"{secs} whole second{'' if secs == 1 else 's'} of {int(every)} per-second values" + (
         f" (fio's runtime {n(runtime)} s)" if runtime is not None else " (runtime not recorded: the last left out)")
     consequence = {PASS: "", WARN: "too short to tell a cliff from noise: the run gives one level at most; write "
                    "more (capacity_multiple, file_size)",

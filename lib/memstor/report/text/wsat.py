@@ -13,11 +13,18 @@ def _gb(v) -> str:
     return "–" if missing(v) else f"{float(v):,.1f}"
 
 
+def _short(w: pd.DataFrame) -> list[bool]:
+    """Per run: a level stands but wsat_series warned (``caveat``: too short to tell a cliff from noise)."""
+    caveat = w["caveat"] if "caveat" in w.columns else pd.Series("", index=w.index)
+    return [bool(str(c or "")) and not missing(v) for c, v in zip(caveat.fillna(""), w["sustained_MBps"])]
+
+
 def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
     """One row per write-saturation run: device (with several), workload, span, GB written (TGBW) and what
     stopped the run, burst and sustained MB/s with their 95 % intervals, sustained / burst, cliffs and the GB
     where the first one happens. Without a cliff the run is one window: its level stands under "sustained", the
-    burst reads '– (no cliff: one window)' and the ratio '–' (1.00 by construction is no measurement)."""
+    burst reads '– (no cliff: one window)' and the ratio '–' (1.00 by construction is no measurement). A run too
+    short to tell a cliff from noise (wsat_series warned) gives its mean without an interval."""
     cols = ["device", "workload", "span", "written (GB)", "burst (MB/s)", "sustained (MB/s)", "sustained / burst",
             "cliffs", "first cliff at (GB)"]
     if w is None or w.empty:
@@ -31,8 +38,9 @@ def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
                          if s in ("time", "bytes") else _gb(g) for g, s in zip(w["tgbw_GB"], w["stopped_by"])],
         "burst (MB/s)": [fmt_interval(v, lo, hi) if c else "– (no cliff: one window)" for v, lo, hi, c in
                          zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"], cliffs)],
-        "sustained (MB/s)": [fmt_interval(v, lo, hi) for v, lo, hi in
-                             zip(w["sustained_MBps"], w["sustained_MBps_ci_low"], w["sustained_MBps_ci_high"])],
+        "sustained (MB/s)": [f"{fmt_number(v)} (mean; too short for a level)" if short else fmt_interval(v, lo, hi)
+                             for v, lo, hi, short in zip(w["sustained_MBps"], w["sustained_MBps_ci_low"],
+                                                         w["sustained_MBps_ci_high"], _short(w))],
         "sustained / burst": ["–" if missing(r) else f"{float(r):.2f}" for r in w["sustained_over_burst"]],
         "cliffs": [str(int(c)) for c in w["cliffs"]],
         "first cliff at (GB)": [_gb(g) for g in w["first_cliff_GB"]],
@@ -78,7 +86,7 @@ def no_cliff_text(r) -> str:
     if str(r.get("caveat") or ""):
         return (f"no cliff found, but {secs}whole seconds are too short to tell a cliff from noise (wsat_series): "
                 f"the mean of those seconds is {fmt_number(r['sustained_MBps'])} MB/s, one level at most, not shown "
-                "(so no interval is given for it)")
+                "(so no interval is given for it).")
     how = "mean, 95 % interval" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
     return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) from start to end."
 
