@@ -71,8 +71,9 @@ THREAD_FAIL_PCT = 90.0
 MIN_CPU_NS_PER_IO = 50.0
 
 _SECTION = "open_loop"
-_GATED = ("the open-loop models (M/M/1, M/D/1, M/G/1, M/G/c) and the SLO answer for this workload are not shown: "
-          "gated arrivals make the curve a partly closed loop")
+_GATED = ("the open-loop models (M/M/1, M/D/1, M/G/1, M/G/c) and the open-against-closed comparison for this "
+          "workload are not shown, and its SLO answer comes from the held points alone: at the others the arrivals "
+          "were not open (fio: gated by completions; ioarrive: its own checks failed)")
 _OVERSHOT = ("the open-loop models and the SLO answer for this workload are not shown: fio did not offer the "
              "rates they are stated at")
 _MISSED = ("the open-loop models and the SLO answer for this workload are not shown: the rates were not "
@@ -200,7 +201,8 @@ def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
         evidence += f"; {total - len(known)} not recorded"
     status, limit = band(share, OPEN_SHARE_FAIL_PCT, None, warn_low=100.0)
     consequence = {PASS: "", FAIL: _GATED,
-                   WARN: "the model errors at the gated points measure gating as well as queueing"}[status]
+                   WARN: "the model errors at the points that did not hold measure the generator (fio's gating, "
+                         "ioarrive's lateness) as well as queueing"}[status]
     return row(host, "open_loop_held", rw, status, share, limit, "% of points", evidence, consequence, _SECTION,
                **_HELD_BAND)
 
