@@ -22,8 +22,7 @@ from memstor.analysis import openloop
 from memstor.analysis.dataset import load_dataset
 from memstor.analysis.histograms import as_histogram, read_bins, select
 from memstor.analysis.points import fio_summary, qd_points, sweep_points
-from memstor.core.schema import truthy
-from memstor.measure.openloop import RATE_TOLERANCE_PCT
+from memstor.core.schema import OPEN_LOOP_RATE_TOLERANCE_PCT, truthy
 
 EXPERIMENT = "fio-load-latency"
 QUEUE_DEPTH = "fio-queue-depth"
@@ -216,19 +215,19 @@ SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latenc
 
 
 #: Columns slo() adds for the points the answer rests on: the offered rates whose open loop held (its flag
-#: true and achieved within +-RATE_TOLERANCE_PCT of the offered rate) and all offered rates; ``censored_by``
-#: why max_iops is a lower bound ('every point met it', 'every held point met it', 'the next rate did not hold';
+#: true and achieved within +-OPEN_LOOP_RATE_TOLERANCE_PCT of the offered rate) and all offered rates;
+#: ``censored_by`` why max_iops is a lower bound ('every point met it', 'every held point met it', 'the next rate did not hold';
 #: '' when it is not one).
 SLO_HELD_COLUMNS = ["held_points", "points", "censored_by"]
 
 
 def held_mask(g: pd.DataFrame) -> pd.Series | None:
-    """Per point: its open loop held (the flag true and achieved within +-RATE_TOLERANCE_PCT % of offered);
-    None when no point recorded the flag (fio before 3.31 writes no arrival times: not checked)."""
+    """Per point: its open loop held (the flag true and achieved within +-OPEN_LOOP_RATE_TOLERANCE_PCT % of
+    offered); None when no point recorded the flag (fio before 3.31 writes no arrival times: not checked)."""
     if "open_loop" not in g or g["open_loop"].isna().all():
         return None
     pct = pd.to_numeric(g.get("achieved_pct", pd.Series(float("nan"), index=g.index)), errors="coerce")
-    in_band = (pct - 100.0).abs() <= RATE_TOLERANCE_PCT
+    in_band = (pct - 100.0).abs() <= OPEN_LOOP_RATE_TOLERANCE_PCT
     return g["open_loop"].map(lambda v: truthy(v) if not pd.isna(v) else False).astype(bool) & in_band
 
 
@@ -255,6 +254,13 @@ def _held_answer(g: pd.DataFrame, target: float, held: pd.Series) -> tuple[float
         top = pd.to_numeric(meets["achieved_iops"], errors="coerce").max()
         return float(top), True, "the next rate did not hold"
     return float(v), bool(censored), "every held point met it" if censored else ""
+
+
+def answered_from_held(slo: pd.DataFrame) -> bool:
+    """The SLO rows of one workload took their answer from its held points (:func:`held_slo`: held_points
+    recorded, at least one): the gate spares them when too few rates held."""
+    held = pd.to_numeric(slo["held_points"], errors="coerce") if "held_points" in slo else pd.Series(dtype=float)
+    return bool(len(held) and (held >= 1).all())
 
 
 def held_slo(curves: pd.DataFrame, out: pd.DataFrame) -> pd.DataFrame:

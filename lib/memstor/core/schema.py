@@ -17,6 +17,11 @@ FIO_COLUMNS = [
 #: these columns existed). How fio's usr_cpu/sys_cpu are turned into it: memstor.parse.fio_json.job_cpu_pct.
 FIO_CPU_COLUMNS = ("cpu_usr_pct", "cpu_sys_pct")
 
+#: An open-loop point's achieved rate within +- this share (%) of its offered rate, either side: outside it the
+#: point is not the open loop its offered rate names (DESIGN.md's open-loop rule; measure, analysis and the
+#: validity checks read it here).
+OPEN_LOOP_RATE_TOLERANCE_PCT = 5.0
+
 #: Latency columns of the fio schema (total latency lat_*, completion-latency percentiles clat_*), in µs.
 FIO_LAT_COLUMNS = ("lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_max_us", "clat_p50_us", "clat_p90_us",
                    "clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")

@@ -65,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.core.errors import MemstorError, ParseError, PointFailed, UsageError
+from memstor.core.schema import OPEN_LOOP_RATE_TOLERANCE_PCT
 from memstor.measure.fio import IOLOG_NAME, FioJob, fio_command, log_folder
 from memstor.measure.fio_engine import fio_binary, fio_version
 from memstor.measure.fio_facts import fio_facts
@@ -98,7 +99,7 @@ PROBE_LOAD = 2.0
 OFFLOAD_WHY = ("it hangs in a race on fio 3.28-3.41 (fio-3.36 here: three probe runs held, then rate points hung "
                "until killed) and delivers 1.3-1.75x the asked rate on fio-3.42 (16-vCPU VM)")
 #: Achieved vs offered rate, two-sided (percent): a point outside it is not open loop, whichever side.
-RATE_TOLERANCE_PCT = 5.0
+RATE_TOLERANCE_PCT = OPEN_LOOP_RATE_TOLERANCE_PCT
 PROBE_MIN_RATE_IOPS = 1000
 PROBE_RUNTIME_S = 0.5
 PROBE_FILE_BYTES = 16 * 1024 * 1024

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.load_latency import answered_from_held
 from memstor.analysis.validity.gate import not_valid_reasons, valid_rows
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import truthy
@@ -306,14 +307,6 @@ def models_empty(models: pd.DataFrame | None, load: pd.DataFrame | None) -> str:
     return "; ".join(said)
 
 
-def _answered_from_held(slo: pd.DataFrame | None, host, rw) -> bool:
-    """The workload's SLO answer was taken from its held points (load_latency.held_slo: held_points recorded,
-    at least one): the gate then spares it when too few rates held."""
-    s = _ol_rows(slo, host, rw) if slo is not None and len(slo) else pd.DataFrame()
-    held = pd.to_numeric(s["held_points"], errors="coerce") if "held_points" in s else pd.Series(dtype=float)
-    return bool(len(held) and (held >= 1).all())
-
-
 def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
     """The SLO answer of one device x workload, one sentence per p99 target."""
     out = []
@@ -579,7 +572,7 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
                 else math.nan
             invalid = not_valid_reasons(slo, host, rw)
             no_model = not_valid_reasons(models, host, rw)
-            if invalid or (no_model and not _answered_from_held(slo, host, rw)):
+            if invalid or (no_model and not answered_from_held(_ol_rows(slo, host, rw))):
                 invalid = invalid or no_model
                 gens = ordered(generators(g)) or ["fio"]
                 out.append(f"**{md_escape(host)}, {rw}: not an open loop** ({' and '.join(gens)}). "
