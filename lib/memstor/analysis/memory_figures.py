@@ -24,7 +24,8 @@ from memstor.analysis.memory_curves import point_summary
 IDLE_ORDER = ("idle, huge pages", "idle, 4 KiB pages", "idle, pages unknown", "matrix, local node",
               "loaded, lightest load")
 #: Columns of :func:`memory_figures`.
-COLUMNS = ["host", "quantity", "measurement", "tool", "value", "unit", "n", "ci_low", "ci_high", "role"]
+COLUMNS = ["host", "quantity", "measurement", "tool", "value", "unit", "n", "ci_low", "ci_high", "role", "gate",
+           "gate_detail"]
 
 _SECTION = {"peak_injection_bandwidth": "peak injection", "max_bandwidth": "max bandwidth"}
 
@@ -97,12 +98,29 @@ def bandwidth_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
     return out
 
 
+def gate_outcome(rows: pd.DataFrame) -> tuple[str, str]:
+    """(gate, gate_detail) of the runs of one measurement under memstor's quality gate: ``failed: <codes>`` when
+    any run failed it (detail: the failed runs' gate_detail, the numbers against the limits), ``passed`` when
+    every run passed, ``not judged`` otherwise (Intel MLC, a section the gate does not judge, imported data)."""
+    gates = rows["gate"].astype(str) if "gate" in rows.columns else pd.Series("", index=rows.index)
+    bad = gates.str.startswith("failed:")
+    if bad.any():
+        codes = dict.fromkeys(c for g in gates[bad] for c in g.split(":", 1)[1].split(",") if c)
+        detail = rows.loc[bad, "gate_detail"].dropna().astype(str) if "gate_detail" in rows.columns else []
+        return "failed: " + ", ".join(codes), "; ".join(dict.fromkeys(d for d in detail if d))
+    if len(gates) and gates.eq("passed").all():
+        return "passed", ""
+    return "not judged", ""
+
+
 def _summary(label: str, rows: pd.DataFrame, metric: str) -> dict:
     mean, lo, hi, n, method = point_summary(rows, metric)
     notes = rows["ci_note"].dropna().astype(str) if "ci_note" in rows else pd.Series(dtype=str)
+    gate, detail = gate_outcome(rows)
     return {"measurement": label, "tool": tool_name(rows), "value": float(mean), "n": int(n),
             "ci_low": None if lo != lo else float(lo), "ci_high": None if hi != hi else float(hi),
-            "ci_method": method, "ci_note": "; ".join(dict.fromkeys(x for x in notes if x))}
+            "ci_method": method, "ci_note": "; ".join(dict.fromkeys(x for x in notes if x)), "gate": gate,
+            "gate_detail": detail}
 
 
 def headline_idle(cands: list[dict]) -> dict | None:
@@ -122,7 +140,8 @@ def headline_bandwidth(cands: list[dict]) -> dict | None:
 def memory_figures(mlc: pd.DataFrame | None) -> pd.DataFrame:
     """One row per device x quantity x measurement (:data:`COLUMNS`): quantity ``idle latency`` (ns) or
     ``peak bandwidth`` (MB/s), what was measured, the tool, value, n, its 95 % interval, and ``role``:
-    ``headline`` for the one the first page uses, else ``also measured``."""
+    ``headline`` for the one the first page uses, else ``also measured``; ``gate`` and ``gate_detail``: its runs
+    under memstor's quality gate (:func:`gate_outcome`)."""
     if mlc is None or mlc.empty or not {"host", "test"} <= set(mlc.columns):
         return pd.DataFrame(columns=COLUMNS)
     rows = []

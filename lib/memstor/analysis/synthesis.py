@@ -90,7 +90,8 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Headline numbers per device, long form: host, key, metric, unit, value, detail (the configuration
     it comes from: QD, engine, O_DIRECT, experiment, n), value_ci_low, value_ci_high (95 %), n, ci_method
     (``repetitions``: between runs, n >= 2; ``batch-means``: the single run's own interval; "" without), ci_note
-    (a memory value without an interval: why, from its rows, e.g. 'correlated (lag-1 bandwidth 0.53 ...)')."""
+    (a memory value without an interval: why, from its rows, e.g. 'correlated (lag-1 bandwidth 0.53 ...)'), gate,
+    gate_detail (a memory value's runs under the quality gate: memory_figures.gate_outcome; '' for fio's)."""
     pts = sweep_points(fio_summary(ds) if pts is None else pts)
     pts = pts[pts["n"] > 0]
     none = (None, "", None, None, None, "")
@@ -99,11 +100,13 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
     for host in ds.host_names:
         vals: dict = {}
         notes: dict = {}  # why a memory value has no interval (its rows' ci_note: correlated sub-windows, ...)
+        gates: dict = {}
         for key, pick, cands in (("idle_latency_ns", memory_figures.headline_idle, memory_figures.idle_candidates),
                                  ("peak_bw_MBps", memory_figures.headline_bandwidth,
                                   memory_figures.bandwidth_candidates)):
             c = pick(cands(ds.mlc, host))
             notes[key] = "" if c is None or c["ci_low"] is not None else c.get("ci_note", "")
+            gates[key] = (c or {}).get("gate", ""), (c or {}).get("gate_detail", "")  # memory_figures.gate_outcome
             vals[key] = none if c is None else (c["value"], f"{c['tool']}: {c['measurement']}", c["ci_low"],
                                                 c["ci_high"], c["n"], c["ci_method"] if c["ci_low"] is not None else "")
         for rw in ("randread", "randwrite"):
@@ -128,7 +131,7 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
             value, detail, lo, hi, n, method = vals[key]
             rows.append({"host": host, "key": key, "metric": label, "unit": unit, "value": value,
                          "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n, "ci_method": method,
-                         "ci_note": notes.get(key, "")})
+                         "ci_note": notes.get(key, ""), **dict(zip(("gate", "gate_detail"), gates.get(key, ("", ""))))})
     return pd.DataFrame(rows).astype({"n": "Int64"})
 
 

@@ -196,6 +196,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
             trust = _trust(validity, host, key, str(r.get("detail") or ""))
             value = (f"withheld: {trust.removeprefix('not valid (').rstrip(')')} failed (numbers in the checks "
                      "that did not pass)") if trust.startswith("not valid") else _interval(r)
+            if str(r.get("gate") or "").startswith("failed"):  # its own run failed the memory gate (R-loop 2.3)
+                trust, value = _gate_failed(r)
             if key == "ss_randwrite_iops" and _rows(validity, host, statuses=("warn",))["check"].isin(
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL
@@ -205,6 +207,16 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
             out.append({"device": host, "quantity": "not measured", "value": ", ".join(absent), "measured as": "",
                         "trust": ""})
     return pd.DataFrame(out, columns=["device", "quantity", "value", "measured as", "trust"])
+
+
+def _gate_failed(r: pd.Series) -> tuple[str, str]:
+    """(trust, value) of a memory headline whose own run failed memstor's quality gate (a headline row with
+    ``gate`` 'failed: <codes>' and ``gate_detail``): withheld, as a value a failed check bears on is."""
+    codes = str(r["gate"]).removeprefix("failed:").strip()
+    detail = str(r.get("gate_detail") or "") if not missing(r.get("gate_detail")) else ""
+    return (f"not valid (memory_gate: {codes})",
+            f"withheld: its run failed the memory gate ({detail or codes}); every measurement in "
+            f"{SECTION_REF['memory']}")
 
 
 #: A value cell's reason for having no interval ('99.3 — no interval (n = 1 and ...)').
@@ -413,7 +425,9 @@ def conclusion(S, host: str) -> str:
     """The latency–throughput trade-off this device shows, in plain language, from the same rows (markdown)."""
     parts = [t for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw))]
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
-    if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]):
+    if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]) and not any(
+            str(h.loc[k].get("gate") or "").startswith("failed") for k in ("idle_latency_ns", "peak_bw_MBps")
+            if k in h.index):  # no memory sentence from a run that failed its gate
         parts.append(f"memory answers a lone access in {fmt_number(h.loc['idle_latency_ns', 'value'])} ns on average and "
                      f"moves at most {fmt_number(h.loc['peak_bw_MBps', 'value'])} MB/s when many are in flight")
     if not parts:
