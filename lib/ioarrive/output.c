@@ -248,21 +248,31 @@ static void job(FILE *f, const struct ctx *c)
     }
 }
 
-/* How late the submitter's sleeps woke (us): p50, p99, max and their number; null in virtual time. */
-static void wake_delay(FILE *f, const struct ctx *c)
+/* ', "p50_us": .., "p99_us": .., "max_us": ..' of a histogram of nanoseconds, in us (null when empty). */
+static void p50_p99_max(FILE *f, const struct hist *h)
 {
-    const struct hist *h = &c->wake_delay;
-    fputs(",\n  \"wake_delay\": ", f);
-    if (c->j->virtual_time) {
-        fputs("null", f);
-        return;
-    }
-    fprintf(f, "{\"sleeps\": %llu, \"p50_us\": ", (unsigned long long)h->n);
+    fputs(", \"p50_us\": ", f);
     jnum(f, hist_pct(h, 50) / 1e3);
     fputs(", \"p99_us\": ", f);
     jnum(f, hist_pct(h, 99) / 1e3);
     fputs(", \"max_us\": ", f);
     jnum(f, h->n ? (double)h->max / 1e3 : NAN);
+}
+
+/* Writes ',\n  "name": ' and, in virtual time (no real clock), null; returns whether it did (nothing follows). */
+static int real_time_only(FILE *f, const struct ctx *c, const char *name)
+{
+    fprintf(f, ",\n  \"%s\": ", name);
+    if (c->j->virtual_time) fputs("null", f);
+    return c->j->virtual_time;
+}
+
+/* How late the submitter's sleeps woke (us): p50, p99, max and their number; null in virtual time. */
+static void wake_delay(FILE *f, const struct ctx *c)
+{
+    if (real_time_only(f, c, "wake_delay")) return;
+    fprintf(f, "{\"sleeps\": %llu", (unsigned long long)c->wake_delay.n);
+    p50_p99_max(f, &c->wake_delay);
     fputc('}', f);
 }
 
@@ -272,17 +282,9 @@ static void wake_delay(FILE *f, const struct ctx *c)
 static void submit_calls(FILE *f, const struct ctx *c)
 {
     const struct hist *h = &c->submit_call;
-    fputs(",\n  \"submit_call\": ", f);
-    if (c->j->virtual_time) {
-        fputs("null", f);
-        return;
-    }
-    fprintf(f, "{\"calls\": %llu, \"p50_us\": ", (unsigned long long)h->n);
-    jnum(f, hist_pct(h, 50) / 1e3);
-    fputs(", \"p99_us\": ", f);
-    jnum(f, hist_pct(h, 99) / 1e3);
-    fputs(", \"max_us\": ", f);
-    jnum(f, h->n ? (double)h->max / 1e3 : NAN);
+    if (real_time_only(f, c, "submit_call")) return;
+    fprintf(f, "{\"calls\": %llu", (unsigned long long)h->n);
+    p50_p99_max(f, h);
     fprintf(f, ", \"blocked_min_us\": %lld, \"blocked_calls\": %llu, \"blocked_s\": ", SUBMIT_BLOCKED_NS / 1000,
             (unsigned long long)hist_count_above(h, SUBMIT_BLOCKED_NS));
     jnum(f, c->facts.blocked_ns / 1e9);
