@@ -95,3 +95,11 @@ def test_no_closed_loop_is_drawn_beside_an_open_loop_the_gate_withheld():
 
     assert closed(latency_throughput_figure(load, qd)) == 0
     assert closed(latency_throughput_figure(load.assign(valid=True), qd)) > 0
+
+
+def test_no_held_rate_gives_no_answer_not_a_miss():
+    """loop's SLO cell read 'none: even the lowest held rate misses it (from the 0 of 8 rates that held)' (9617af3's
+    answer from the held points, with none held): there is no held rate to miss the target."""
+    cells = slo_display(pd.read_csv(DATA / "slo-held-loop328.csv")).set_index("workload")["max IOPS meeting it"]
+    assert cells["randread"] == "no answer: none of the 8 rates held"
+    assert "withheld: the open loop was not checked" in cells["randwrite"]      # unchecked: as before

@@ -205,6 +205,8 @@ def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, point
         return "not valid: the open loop did not hold (no answer)"
     v, h, m = _ol_float(max_iops), _ol_float(held), _ol_float(points)
     some = f"{int(h)} of {int(m)} rates that held" if h == h and m == m and h < m else ""
+    if v != v and h == 0:  # no rate held: nothing to answer from (not 'the lowest held rate misses it')
+        return f"no answer: none of the {int(m) if m == m else ''} rates held".replace("the  rates", "the rates")
     if v != v:
         return f"none: even the lowest {'held ' if some else ''}rate misses it" + (f" (from the {some})" if some else "")
     if truthy(censored):
