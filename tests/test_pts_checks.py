@@ -175,3 +175,12 @@ def test_convergence_axis_shows_a_drift_of_a_few_percent():
     assert (129_112 - 119_661) / (hi - lo) > 0.5  # the fall takes most of the axis (was 7 % of it)
     lo, _ = ssfigs.convergence_figure(rounds_frame([87_045, 34_113, 24_347, 15_030, 17_819])).axes[0].get_ylim()
     assert lo == 0.0  # loop DIRTH's preconditioning fall, 5.8x: from 0
+
+
+def test_dirth_histograms_keep_only_the_roles_the_checks_support():
+    valid, _, dirth = _run(BARE)
+    hist = pd.DataFrame({"host": BARE, "role": ["max IOPS", "optimal", "mid", "min"], "latency_us": 1.0})
+    assert list(text.gated_histograms(hist, valid)["role"]) == ["max IOPS", "min"]
+    valid_loop, _, _ = _run(LOOP)
+    assert text.gated_histograms(hist.assign(host=LOOP), valid_loop).empty
+    assert list(text.gated_histograms(hist, None)["role"]) == ["max IOPS", "optimal", "mid", "min"]

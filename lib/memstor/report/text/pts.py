@@ -124,6 +124,20 @@ def gated_roles(dirth: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFr
     return out
 
 
+def gated_histograms(hist: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The DIRTH histogram rows (memstor.analysis.pts_demand.dirth_histograms) of the roles :func:`gated_roles`
+    keeps: none where pts_demand failed, no 'optimal' or 'mid' where dirth_optimal failed."""
+    if hist is None or hist.empty or "role" not in hist.columns:
+        return hist
+    keep = []
+    for host, role in zip(hist["host"], hist["role"]):
+        if len(_test_checks(validity, host, "pts_demand", "DIRTH")):
+            keep.append(False)
+        else:
+            keep.append(not (role in (OPTIMAL, MID) and len(_checks(validity, host, "dirth_optimal"))))
+    return hist[keep]
+
+
 def _test_checks(validity: pd.DataFrame | None, host, check: str, test: str) -> pd.DataFrame:
     """The failed rows of ``check`` on ``host`` whose subject is of ``test`` (CBW, DIRTH)."""
     rows = _checks(validity, host, check)
