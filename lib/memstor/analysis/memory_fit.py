@@ -23,8 +23,8 @@ MEMORY_SETTINGS = ["load_threads", "buffer_kib", "random", "load_random", "huge_
 #: Columns of :func:`memory_fit_table` (``report/tables/memory_fit.csv``).
 MEMORY_FIT_COLUMNS = [
     "host", "curve", "tool", "traffic", "access_bytes", *MEMORY_SETTINGS, "origin", "n_min", "gate_failed_points",
-    "points", "saturated", "b_sat_MBps", "plateau_points", "hook", "b_max_MBps", "r_at_b_max_ns",
-    "outstanding_at_b_max", "fit_points", "fit_b_max_MBps",
+    "points", "saturated", "b_sat_MBps", "plateau_points", "hook", "b_max_MBps", "b_max_gate_failed",
+    "r_at_b_max_ns", "outstanding_at_b_max", "fit_points", "fit_b_max_MBps",
     "r0_ns", "r0_ns_ci_low", "r0_ns_ci_high", "a_ns", "a_ns_ci_low", "a_ns_ci_high",
     "peak_MBps", "peak_MBps_ci_low", "peak_MBps_ci_high", "identifiable", "reason", "fit_rms_pct",
     "holdout_error_pct", "holdout_points", "holdout_note", "r_at_b_max_over_r0",
@@ -71,7 +71,8 @@ def memory_fit_table(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     device × curve (:data:`MEMORY_FIT_COLUMNS`): the identity (host, curve label, tool, traffic,
     access_bytes, settings, origin when the identity is incomplete), n_min (fewest repetitions of a
     point), saturation (saturated, b_sat_MBps, plateau_points, hook, b_max_MBps, r_at_b_max_ns and the
-    outstanding requests there by Little's law), the model below the plateau (fit_points, fit_b_max_MBps,
+    outstanding requests there by Little's law; b_max_gate_failed: the run B_max is read from failed memstor's
+    quality gate, so B_max is no finding), the model below the plateau (fit_points, fit_b_max_MBps,
     R0, a, peak with 95 % intervals, identifiable, reason, fit_rms_pct), the held-out check, the family
     metrics (R(B_max)/R0, bandwidth at 1.25·R0 and 2·R0 with censoring flags), the write penalty
     (100 · (1 − B_max / B_max of the read-only curve with the same host, tool, access size and known
@@ -100,7 +101,7 @@ def memory_fit_table(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
             "origin": first.get("origin", ""), "n_min": int(g["n"].min()) if "n" in g else 1,
             "gate_failed_points": int((pd.to_numeric(g["gate_failed"], errors="coerce") > 0).sum())
             if "gate_failed" in g else 0,
-            **metrics,
+            **metrics, "b_max_gate_failed": b_max_gate_failed(g),
             "outstanding_at_b_max": float(memory_outstanding(cf.sat.x_max, cf.sat.r_at_x_max, acc))
             if not missing(acc) else math.nan,
             "mix_read_share": mix, "dram_read_share_est": dram, "stores": stores,
@@ -113,6 +114,15 @@ def memory_fit_table(curves: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                 "holdout_points"):
         table[col] = pd.to_numeric(table[col], errors="coerce").astype("Int64")
     return table, fits
+
+
+def b_max_gate_failed(g: pd.DataFrame) -> bool:
+    """Whether a run of the point with the highest bandwidth (B_max, MB/s) of one curve's points failed memstor's
+    quality gate (``gate_failed`` > 0; a table without the column: False)."""
+    if "gate_failed" not in g.columns or g["bandwidth_MBps"].isna().all():
+        return False
+    return bool(pd.to_numeric(pd.Series([g.loc[g["bandwidth_MBps"].idxmax(), "gate_failed"]]),
+                              errors="coerce").fillna(0).iloc[0] > 0)
 
 
 def _write_penalty(table: pd.DataFrame) -> pd.Series:

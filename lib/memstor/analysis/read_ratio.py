@@ -25,8 +25,8 @@ FAMILY_KEY = ["host", "tool", "access_bytes", *MEMORY_SETTINGS]
 #: Columns of :func:`read_ratio_table` (``report/tables/memory_read_ratio_fit.csv``).
 READ_RATIO_COLUMNS = [
     "host", "family", "family_size", "tool", "access_bytes", *MEMORY_SETTINGS, "curve", "traffic", "stores",
-    "mix_read_pct", "dram_read_pct_est", "n_min", "points", "saturated", "b_max_MBps", "r_at_b_max_ns",
-    "r0_ns", "r0_ns_ci_low", "r0_ns_ci_high", "peak_MBps", "peak_MBps_ci_low", "peak_MBps_ci_high",
+    "mix_read_pct", "dram_read_pct_est", "n_min", "points", "saturated", "b_max_MBps", "b_max_gate_failed",
+    "r_at_b_max_ns", "r0_ns", "r0_ns_ci_low", "r0_ns_ci_high", "peak_MBps", "peak_MBps_ci_low", "peak_MBps_ci_high",
     "identifiable", "reason", "bw_at_2_r0_MBps", "bw_at_2_r0_censored", "write_penalty_pct",
 ]
 #: Columns of :func:`reference_table` (``report/tables/memory_reference.csv``): per host, the nearest published

@@ -94,7 +94,8 @@ def fit_summary(fits: pd.DataFrame) -> pd.DataFrame:
         rows.append([
             r["curve"], r["points"], saturation_text(r),
             ci_text(r["r0_ns"], r["r0_ns_ci_low"], r["r0_ns_ci_high"], 1, ""), peak_text(r),
-            fixed(r["b_max_MBps"], 0),
+            fixed(r["b_max_MBps"], 0) + (" (gate failed)" if not missing(r.get("b_max_gate_failed"))
+                                         and bool(r.get("b_max_gate_failed")) else ""),
             fixed(r["r_at_b_max_over_r0"], 2),
             crossing_text(r["bw_at_1p25_r0_MBps"], r["bw_at_1p25_r0_censored"], "1.25"),
             crossing_text(r["bw_at_2_r0_MBps"], r["bw_at_2_r0_censored"], "2"),

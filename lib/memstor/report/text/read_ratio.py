@@ -19,6 +19,17 @@ def _threads(v) -> str:
     return "an unknown number of load threads (imported data)" if missing(v) else f"{int(v)} load thread(s)"
 
 
+def _gate_failed(r) -> bool:
+    """Whether the run a curve's B_max is read at failed memstor's quality gate (``b_max_gate_failed``)."""
+    v = r.get("b_max_gate_failed")
+    return False if missing(v) else bool(v)
+
+
+def b_max_text(r) -> str:
+    """A curve's B_max (MB/s), with '(gate failed)' where its run failed memstor's quality gate."""
+    return fmt_number(r["b_max_MBps"]) + (" (gate failed)" if _gate_failed(r) else "")
+
+
 def read_ratio_display(table: pd.DataFrame | None) -> pd.DataFrame:
     """One row per curve of a family of two read shares or more: device (with several), access size, the
     traffic and its shares (DRAM estimated, requests), B_max, R0 and the fitted peak with their 95 % intervals
@@ -31,7 +42,7 @@ def read_ratio_display(table: pd.DataFrame | None) -> pd.DataFrame:
     out = pd.DataFrame({
         "device": t["host"], "access (B)": t["access_bytes"].map(lambda v: str(int(v))), "traffic": t["traffic"],
         "DRAM reads": t["dram_read_pct_est"].map(_pct), "request reads": t["mix_read_pct"].map(_pct),
-        "B_max (MB/s)": t["b_max_MBps"].map(fmt_number),
+        "B_max (MB/s)": [b_max_text(r) for _, r in t.iterrows()],
         "R0 (ns)": [ci_text(r["r0_ns"], r["r0_ns_ci_low"], r["r0_ns_ci_high"], 0, "") for _, r in t.iterrows()],
         "peak (MB/s)": ["–" if missing(r["identifiable"]) else "not identifiable" if not bool(r["identifiable"])
                         else ci_text(r["peak_MBps"], r["peak_MBps_ci_low"], r["peak_MBps_ci_high"], 0, "")
@@ -48,6 +59,12 @@ def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | N
     for host, g in (families.groupby("host", sort=True) if len(families) else []):
         fam = main_family(g)  # the family the figure draws
         hi, lo = fam.iloc[0], fam.iloc[-1]
+        bad = [str(r["traffic"]) for r in (hi, lo) if _gate_failed(r)]
+        if bad:  # R-loop 11.1, R-bare M-15: a maximum from a run that failed its gate is no finding
+            out.append(f"**{host}** ({int(hi['access_bytes'])} B, {_threads(hi['load_threads'])}): how B_max moves "
+                       "from the most- to the least-read curve is not stated: the run B_max is read at failed the "
+                       f"memory gate ({', '.join(bad)}; memory_gate in the checks); {len(fam)} read shares.")
+            continue
         out.append(f"**{host}** ({int(hi['access_bytes'])} B, {_threads(hi['load_threads'])}): B_max "
                    f"{fmt_number(hi['b_max_MBps'])} MB/s at {_pct(hi['dram_read_pct_est'])} DRAM reads "
                    f"({hi['traffic']}), {fmt_number(lo['b_max_MBps'])} MB/s at {_pct(lo['dram_read_pct_est'])} "
