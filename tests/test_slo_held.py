@@ -102,3 +102,21 @@ def test_the_report_says_from_which_points_and_why_a_bound():
     g = curves("quiet6").query("rw == 'randread'")
     said = " ".join(text._slo_sentences(s[s["rw"] == "randread"], g, float(g["x_max_iops"].iloc[0])))
     assert "the next rate's loop did not hold, so the limit is not measured (a lower bound)" in said
+
+
+def test_the_interpolated_answer_says_held_rate_and_page_one_names_the_answered_workloads():
+    """The interpolated sentence says 'last held rate' when some rates did not hold ('last rate' when all
+    held); page 1 says the section answers from the held rates for the workloads whose answer the gate let
+    stand, and gives none when the gate withheld it (both ways)."""
+    from memstor.report.text import first_page as fp
+
+    s = load_latency.slo(curves("quiet6"), [1000.0])
+    g = curves("quiet6").query("rw == 'randread'")
+    said = " ".join(text._slo_sentences(s[s["rw"] == "randread"], g, float(g["x_max_iops"].iloc[0])))
+    assert "interpolated between the last held rate that met it" in said
+    every = load_latency.slo(g.head(3), [1000.0])
+    assert "between the last rate that met it" in " ".join(text._slo_sentences(every, g.head(3), 1e5))
+    slo, _ = gate.gate_open_loop(s, None, _validity("open_loop_held", "fail"))
+    assert fp._answered_from_held(slo, "vm") == ["randread", "randwrite"]
+    slo, _ = gate.gate_open_loop(s, None, _validity("open_loop_rate", "fail"))  # randread withheld
+    assert fp._answered_from_held(slo, "vm") == ["randwrite"]

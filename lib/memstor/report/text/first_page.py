@@ -13,10 +13,11 @@ import re
 
 import pandas as pd
 
+from memstor.analysis.load_latency import answered_from_held
 from memstor.analysis.synthesis import HEADLINE_METRICS
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
-from memstor.core.schema import missing
+from memstor.core.schema import missing, truthy
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import name_ceilings
 
@@ -285,6 +286,15 @@ def _check_sentences(validity: pd.DataFrame | None, host: str, checks: tuple, st
     return [f"{r['subject']}: {r['evidence']}" for _, r in rows.iterrows()]
 
 
+def _answered_from_held(slo: pd.DataFrame | None, host: str) -> list[str]:
+    """The workloads of `host` whose SLO answer the gate let stand, taken from their held rates
+    (memstor.analysis.load_latency.answered_from_held)."""
+    if slo is None or len(slo) == 0 or "valid" not in slo.columns:
+        return []
+    s = slo[(slo["host"].astype(str) == host) & slo["valid"].map(truthy)]
+    return [str(rw) for rw, g in s.groupby("rw", sort=True) if answered_from_held(g)]
+
+
 def findings(S, host: str) -> list[str]:
     """Three to six findings of one device in plain sentences, each pointing to its section (markdown); only
     what the checks let stand."""
@@ -304,8 +314,11 @@ def findings(S, host: str) -> list[str]:
         why = "; ".join(said) if said else \
             "; ".join(gated[:2]).replace("X_max", "X_ref") + (f"; {len(gated) - 2} more" if len(gated) > 2 else "")
         verb = "was not shown to hold" if said and all(": not checked" in w for w in said) else "did not hold"
-        out.append(f"The open loop {verb} ({why}): the latency-under-load section gives no SLO answer and no "
-                   f"queueing model ({SECTION_REF['open_loop']}).")
+        held = _answered_from_held(getattr(S, "slo", None), host)
+        gives = (f"gives an SLO answer only from the rates that held ({', '.join(held)}) and no queueing model"
+                 if held else "gives no SLO answer and no queueing model")
+        out.append(f"The open loop {verb} ({why}): the latency-under-load section {gives} "
+                   f"({SECTION_REF['open_loop']}).")
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
     if bad_fit:
         out.append("The knee fit contradicts its own data (" + name_ceilings(bad_fit[0]) + "); the measured bound is "

@@ -334,8 +334,10 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
             out.append(f"The highest rate that keeps p99 ≤ {t} µs is **{fmt_number(v)} IOPS**{share}, the last "
                        "measured rate before an overloaded point (an overloaded point counts as a miss).")
         else:
+            basis = "rate" if r.get("held_points") == r.get("points") or r.get("held_points") != r.get(
+                "held_points") else "held rate"
             out.append(f"The highest rate that keeps p99 ≤ {t} µs is about **{fmt_number(v)} IOPS**{share}, "
-                       "interpolated between the last rate that met it and the first that missed it.")
+                       f"interpolated between the last {basis} that met it and the first that missed it.")
         if v == v:
             out += _fio_target_sentence(r, t, v)
     return out
