@@ -59,6 +59,7 @@ def test_late_wakes_and_the_machines_pauses_are_named_only_where_recorded_beyond
     said, causes = cause_sentences(g)
     assert causes == {"wake", "pause"} and "levelled" not in said
     assert "the machine's longest pause before them 2,353–20,069 µs" in said
+    assert "the submitter's sleeps woke later than the lag bound at u10, u90, u95; the machine paused" in said
     way = way_out(causes, g)
     assert "more usable CPUs" in way and "a quieter machine" in way and "lower offered rates" not in way
     quiet = g.assign(pause_max_us=float("nan"), wake_delay_p99_us=10.0)

@@ -132,11 +132,11 @@ def late_causes(g: pd.DataFrame) -> tuple[str, set]:
     rest = late[~on]
     if len(rest):
         bound = _num(rest, "lag_bound_us")
-        woke = np.any(_num(rest, "wake_delay_p99_us") >= bound)
-        paused = np.any(_num(rest, "pause_max_us") >= bound)
-        why = ("the submitter's sleeps woke later than the lag bound" if woke else "") + \
-              (" and " if woke and paused else "") + ("the machine paused longer than the lag bound" if paused else "")
-        causes |= {c for c, hit in (("wake", woke), ("pause", paused)) if hit}
+        woke, paused = _num(rest, "wake_delay_p99_us") >= bound, _num(rest, "pause_max_us") >= bound
+        why = "; ".join(f"{what} at {_us(rest[hit])}" for what, hit in (
+            ("the submitter's sleeps woke later than the lag bound", woke),
+            ("the machine paused longer than the lag bound", paused)) if hit.any())
+        causes |= {c for c, hit in (("wake", woke), ("pause", paused)) if hit.any()}
         busy = _range(in_service(rest))
         parts.append(f"at {_us(rest)}{f' ({busy} I/Os in service)' if busy else ''} {_facts(rest)}: "
                      + (why if why else "what delayed the submissions these columns do not show"))
