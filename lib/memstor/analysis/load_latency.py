@@ -43,10 +43,14 @@ CURVE_COLUMNS = [
     *("service_mean_us", "service_p99_us", "lag_p99_us", "lag_bound_us", "generator_cpu_pct", "wake_delay_p99_us",
       "max_outstanding", "pause_per_cpu_s", "pause_max_us", "paused_pct", "queue_requests"),  # ioarrive's (means)
     "closed_p99_us", "closed_qd",  # the closed sweep's p99 (µs) at its lightest load reaching the achieved IOPS
+    "closed_p99_9_us", "closed_p99_99_us",  # that configuration's own p99.9 and p99.99 (µs): its tail
 ]
 #: The generator's own columns the curve carries (ioarrive: service and lag times, its process's CPU in % of one
 #: CPU, its sleeps' wake-up delay, its cap on I/Os in flight, the machine's pauses before the run, the disk's
 #: request queue; empty for fio's points and where not recorded), means over the repetitions.
+#: The closed sweep's completion-latency percentiles the open loop is set beside, and the curve columns they fill.
+CLOSED_TAIL = ("clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")
+CLOSED_TAIL_COLUMNS = ("closed_p99_us", "closed_p99_9_us", "closed_p99_99_us", "closed_qd")
 GENERATOR_MEANS = tuple(CURVE_COLUMNS[CURVE_COLUMNS.index("service_mean_us"):CURVE_COLUMNS.index("closed_p99_us")])
 #: The per-second series of the open loop (memstor.experiments.fio_load_latency.SECOND_COLUMNS).
 SECONDS = "fio-load-latency-seconds"
@@ -124,7 +128,7 @@ def _closed_curve(fio: pd.DataFrame, host: str, rw: str) -> pd.DataFrame:
             & (fio["direction"] == direction) & fio["ok"]]
     if q.empty:
         return q
-    cols = ["iops", "lat_mean_us", "iodepth", "numjobs", "bs_bytes"] + (["clat_p99_us"] if "clat_p99_us" in q else [])
+    cols = ["iops", "lat_mean_us", "iodepth", "numjobs", "bs_bytes"] + [c for c in CLOSED_TAIL if c in q]
     c = q.groupby("config", sort=False)[cols].mean()
     c = c[c["numjobs"] == c["numjobs"].mode().iloc[0]]
     return c.assign(outstanding_io=c["iodepth"] * c["numjobs"]).sort_values("outstanding_io").reset_index()
@@ -145,19 +149,23 @@ def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
     return None
 
 
-def _closed_p99(closed: pd.DataFrame, bs: float, iops: float) -> tuple[float | None, str | None]:
-    """(p99 completion latency in µs, 'QD4') of the closed sweep's lightest configuration (in order of outstanding
-    I/O) whose IOPS reach `iops` — a measured point, not interpolated (percentiles do not interpolate); (None, None)
-    where none reaches it or the sweep has no p99."""
+def _closed_p99(closed: pd.DataFrame, bs: float, iops: float) -> dict:
+    """{closed_p99_us, closed_p99_9_us, closed_p99_99_us (completion latency, µs; None where not recorded),
+    closed_qd ('QD4')} of the closed sweep's lightest configuration (in order of outstanding I/O) whose IOPS reach
+    `iops` — a measured point, not interpolated (percentiles do not interpolate); all None where none reaches it
+    or the sweep has no p99."""
+    none = dict.fromkeys(CLOSED_TAIL_COLUMNS)
     c = closed[closed["bs_bytes"] == bs] if len(closed) else closed
     if c.empty or "clat_p99_us" not in c or not np.isfinite(iops):
-        return None, None
+        return none
     reach = c[c["iops"] >= iops]
     if reach.empty or not np.isfinite(reach["clat_p99_us"].iloc[0]):
-        return None, None
+        return none
     r = reach.iloc[0]
     qd = f"QD{int(r['iodepth'])}" + (f"x{int(r['numjobs'])}" if r["numjobs"] > 1 else "")
-    return float(r["clat_p99_us"]), qd
+    tail = {f"closed_{c.removeprefix('clat_')}": (float(r[c]) if c in r and np.isfinite(r[c]) else None)
+            for c in CLOSED_TAIL}
+    return {**tail, "closed_qd": qd}
 
 
 def _windows(seconds: pd.DataFrame | None) -> dict[tuple[str, str, str], int]:
@@ -199,8 +207,7 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
         closed = _closed_at(_closed_curve(fio, host, rw), g["bs_bytes"].iloc[0], row["achieved_iops"])
         row["closed_lat_mean_us"] = closed
         row["open_vs_closed_pct"] = None if closed is None else 100.0 * (row["lat_mean_us"] - closed) / closed
-        row["closed_p99_us"], row["closed_qd"] = _closed_p99(_closed_curve(fio, host, rw), g["bs_bytes"].iloc[0],
-                                                             row["achieved_iops"])
+        row.update(_closed_p99(_closed_curve(fio, host, rw), g["bs_bytes"].iloc[0], row["achieved_iops"]))
         rows.append(row)
     df = pd.DataFrame(rows, columns=CURVE_COLUMNS)
     return df.sort_values(["host", "rw", "utilisation_pct"], kind="stable").reset_index(drop=True)

@@ -83,8 +83,34 @@ def held_beside_closed(g: pd.DataFrame, held_mask: np.ndarray) -> str:
     pauses = _range(_num(rows, "pause_max_us"), "µs")
     said += (f"; the machine's longest pause before them {pauses}" if pauses
              else "; the machine's own pauses were not recorded for them")
-    return said + (". What sets this tail (the device under bursty arrivals, ioarrive's CPU or the machine) these "
-                   "columns do not show.")
+    return said + "." + closed_tail(rows)
+
+
+def closed_tail(rows: pd.DataFrame) -> str:
+    """Where each held point's p99 lies against the closed configuration's own tail (closed_p99_9_us,
+    closed_p99_99_us): within it (above the closed p99, up to its p99.99), the closed loop saw I/Os as slow, at a
+    smaller share of its I/Os — a closed loop of N in flight exposes only its N I/Os to a stall of the I/O path,
+    an open loop every arrival during one; beyond it, or without the closed tail, the columns do not say what
+    sets the tail. '' without rows."""
+    p99, top = _num(rows, "lat_p99_us"), _num(rows, "closed_p99_99_us")
+    within = np.isfinite(top) & (p99 <= top)
+    out = ""
+    if within.any():
+        r = rows[within]
+        tails = "; ".join(dict.fromkeys(f"{q}: p99.9 {fmt_number(a)} µs, p99.99 {fmt_number(b)} µs" for q, a, b in
+                                        zip(r["closed_qd"], r["closed_p99_9_us"], r["closed_p99_99_us"])))
+        out += (f" At {_us(r)} the open loop's p99 lies within the closed loop's own tail ({tails}): the closed loop "
+                "met I/Os as slow, at a smaller share of its I/Os — a closed loop of N in flight lets only its N I/Os "
+                "meet a stall of the I/O path, an open loop every arrival during one (the closed loop's coordinated "
+                "omission).")
+    unknown = "what sets this tail (the device under bursty arrivals, ioarrive's CPU or the machine) these columns do not show."
+    beyond = rows[np.isfinite(top) & (p99 > top)]
+    if len(beyond):
+        out += (f" At {_us(beyond)} the open loop's p99 lies beyond even the closed loop's p99.99 "
+                f"({_range(_num(beyond, 'closed_p99_99_us'), 'µs')}): {unknown}")
+    if not np.isfinite(top).all():  # the closed tail not recorded (tables before closed_p99_99_us)
+        out += " " + unknown[:1].upper() + unknown[1:]
+    return out
 
 
 def _levelled(late: pd.DataFrame) -> pd.Series:
