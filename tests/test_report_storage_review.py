@@ -231,3 +231,27 @@ def test_the_method_names_the_ceiling_of_what_was_measured():
     assert "the device's ceiling" not in knee and "the CPU and jobs submitting its I/O" in knee
     assert "N* ≥ X_best · R(N_min)" in knee
     assert "clearly positive" in methods.details("little") and "not the device" in methods.details("little")
+
+
+def test_a_sweep_still_rising_names_its_last_step_and_the_points_past_it_that_are_not_above_and_is_not_saturated():
+    """S6-bare M-7: randread's knee_plateau evidence named 150,645 IOPS at N = 64 (20.7 % above X_fit 124,759, inside
+    the 1.22x run-to-run spread config_agreement measured) but not the N = 128 point (QD32x4, 133,622 IOPS, not above),
+    and knee.csv said saturated=True beside the failed check. The failure stands on the last step: 103,320 -> 150,645
+    IOPS is +45.8 %, beyond 1.22x too; the evidence now says it, and the other job counts' points not above."""
+    from memstor.analysis.validity import validity_table
+    from memstor.analysis.validity.gate import gate_knees
+    k = table("knee", "bare").drop(columns=["valid", "not_valid"])
+    k["N_star_fit"] = k["X_max_fit_iops"] * k["R_min_fit_us"] * 1e-6  # the gated table emptied it (9.09, 8.44)
+    v = validity_table(knees=k, qd=qd("bare"))
+    plateau = v[v["check"] == "knee_plateau"].set_index("subject")
+    read = plateau.loc["randread"]
+    assert read["status"] == "fail"
+    assert "103,320 IOPS at N = 16 (QD16x1) to 150,645 IOPS at N = 64 (QD64x1) (+45.8 %)" in read["evidence"]
+    assert "not above it: 133,622 IOPS at N = 128 (QD32x4)" in read["evidence"]
+    # the other side: randwrite's QD32x4 point is above X_fit x 1.1 (124,524, 20.4 %): listed above, not as 'not above'
+    assert "not above it" not in plateau.loc["randwrite", "evidence"]
+    gated = gate_knees(k, v).set_index("rw")
+    assert gated["saturated"].isna().all() and not gated["valid"].any()
+    # a knee whose checks pass keeps its saturated flag
+    kept = gate_knees(k, v[v["status"] != "fail"]).set_index("rw")
+    assert bool(kept.loc["randread", "saturated"]) and kept.loc["randread", "valid"]

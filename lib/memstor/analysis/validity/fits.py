@@ -216,7 +216,19 @@ def _still_rising(k: pd.Series, qd: pd.DataFrame) -> tuple[bool, str]:
     if len(pts) < 2:
         return False, ""
     prev, last = pts.iloc[-2], pts.iloc[-1]
-    return bool(last["_low"] > PLATEAU_RATIO * prev["_high"]), f"{_where(prev)} to {_where(last)}"
+    gain = f" (+{n(100.0 * (last['_iops'] / prev['_iops'] - 1))} %)"
+    return bool(last["_low"] > PLATEAU_RATIO * prev["_high"]), f"{_where(prev)} to {_where(last)}{gain}"
+
+
+def _others_not_above(past: pd.DataFrame, high: float) -> str:
+    """'; with other job counts, past the knee and not above it: 133,622 IOPS at N = 128 (QD32x4)' for the points
+    outside the one-job sweep (``in_sweep`` False) whose IOPS stay at or under high (X_fit x 1.1), else '' (S6-bare
+    M-7: the evidence named only the points above)."""
+    if "in_sweep" not in past.columns:
+        return ""
+    quiet = past[~past["in_sweep"].fillna(True).astype(bool) & (past["_low"] <= high)].sort_values("outstanding_io")
+    return ("; with other job counts, past the knee and not above it: "
+            + "; ".join(_where(p) for _, p in quiet.iterrows())) if len(quiet) else ""
 
 
 def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
@@ -249,7 +261,8 @@ def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
         if rising:
             return row(host, "knee_plateau", rw, FAIL, top, high, unit,
                        f"throughput keeps rising past the knee ({said}): {above}; the sweep's last step, {step}, "
-                       f"still gained more than {n(100.0 * (PLATEAU_RATIO - 1))} %", "the knee N* is not stated as "
+                       f"still gained more than {n(100.0 * (PLATEAU_RATIO - 1))} %{_others_not_above(past, high)}",
+                       "the knee N* is not stated as "
                        "a finding: the sweep has not levelled off where the fit puts its ceiling", _KNEE,
                        low=low, high=high)
         others = "in_sweep" in over.columns and not over["in_sweep"].fillna(True).astype(bool).any()

@@ -36,9 +36,10 @@ from memstor.analysis.validity.rows import FAIL, UNCHECKED, WARN
 MODEL_COLUMNS = ("servers_c", "rho_c", "mm1_us", "md1_us", "mg1_us", "mgc_us", "mm1_err_pct", "md1_err_pct",
                  "mg1_err_pct", "mgc_err_pct", "fit_rms_err_pct")
 #: knee columns of the two-asymptote fit, and of N* alone.
+#: ``saturated`` (the sweep's largest N past the fitted N*) goes with N* (S6-bare M-7: True beside a failed check).
 KNEE_FIT_COLUMNS = ("R_min_fit_us", "X_max_fit_iops", "N_star_fit", "r2", "R_min_fit_se_us", "X_max_fit_se_iops",
-                    "N_star_fit_ci_low", "N_star_fit_ci_high")
-KNEE_STAR_COLUMNS = ("N_star_fit", "N_star_fit_ci_low", "N_star_fit_ci_high")
+                    "N_star_fit_ci_low", "N_star_fit_ci_high", "saturated")
+KNEE_STAR_COLUMNS = ("N_star_fit", "N_star_fit_ci_low", "N_star_fit_ci_high", "saturated")
 #: The checks that withhold the open-loop findings of a workload, in the order their evidence is given.
 OPEN_LOOP_CHECKS = ("open_loop_held", "open_loop_rate", "littles_law", "below_closed_max")
 #: The experiment whose littles_law rows gate the open loop (their subject: '<experiment> <rw>').
