@@ -36,6 +36,7 @@ def qd() -> pd.DataFrame:
 def synthesis(**over) -> SimpleNamespace:
     """What the first page reads of a Synthesis, every precondition holding unless `over` replaces inputs."""
     sysinfo = {"cpu": {"model": "Test CPU", "logical_cpus": 8}, "memory": {"total_bytes": 16 << 30},
+               "caches": {"L3_bytes": 32 << 20},  # the memory runs' 1 GiB buffer is 32x it (memory_buffer_llc)
                "machine": {"virtualization": None, "wsl": None, "storage_path": None, "power": {"state": "on AC"},
                            "caveats": []}}
     t = tables(**over)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from memstor.analysis import synthesis as syn
@@ -14,7 +15,12 @@ from memstor.analysis.dataset import load_dataset
 from memstor.analysis.memory_curves import curve_table
 from memstor.analysis.memory_fit import memory_fit_table
 from memstor.analysis.read_ratio import read_ratio_table
+from memstor.analysis.validity import validity_table
+from memstor.analysis.validity.memory import buffer_llc_rows
+from memstor.report.memory_text import page_walk_text
+from memstor.report.text import first_page as fp
 from memstor.report.text.first_page import headline_evidence
+from memstor.report.text.headline import ceilings_display, no_memory_figures_sentence
 from memstor.report.text.read_ratio import read_ratio_display, read_ratio_sentences
 
 DATA = Path(__file__).parent / "data" / "memory-d3"
@@ -68,3 +74,68 @@ def test_b_max_read_at_a_run_that_failed_its_gate_is_not_stated(loop, bare):
     assert "12,907" in read_ratio_display(rr)["B_max (MB/s)"].tolist()
     passed = read_ratio_sentences(rr.assign(b_max_gate_failed=False), None)[0]
     assert "B_max 15,549 MB/s at 100 %" in passed
+
+
+def _validity(ds):
+    return validity_table(mlc=ds.mlc, headline=syn.headline_long(ds), sysinfo={h.name: h.sysinfo for h in ds.hosts})
+
+
+def _llc(ds, **settings) -> dict:
+    sysinfo = {h.name: h.sysinfo for h in ds.hosts}
+    return buffer_llc_rows(ds.mlc.assign(**settings) if settings else ds.mlc, sysinfo)[0]
+
+
+def test_the_memory_buffer_is_checked_against_the_last_level_cache_on_both_sides(loop, bare):
+    """R-loop 1.1, R-bare M-12, R-1cpu M12, S6-bare M-9: every memory run used a 256 MiB buffer (-b262144) under the
+    kernel's 480 MiB last-level cache (caches.L3_bytes 503,316,480), and no check said so. Now memory_buffer_llc
+    fails at 0.533x; a 2 GiB buffer (4.27x) passes, 1 GiB (2.13x) warns, one larger than the usable memory fails on
+    the high side, and without a cache size it is not checked."""
+    for ds in (loop, bare):
+        r = _llc(ds)
+        assert r["status"] == "fail" and round(r["value"], 3) == 0.533 and r["section"] == "memory"
+        assert r["evidence"].startswith("256 MiB buffer, 0.533x the kernel's 480 MiB last-level cache")
+        assert r["consequence"].startswith("256 MiB buffer, within the 480 MiB last-level cache: not shown to be DRAM")
+    assert _llc(loop, buffer_kib=2 << 20)["status"] == "pass"
+    assert _llc(loop, buffer_kib=1 << 20)["status"] == "warn"
+    high = _llc(loop, buffer_kib=30 << 20)
+    assert high["status"] == "fail" and "% of the usable" in high["evidence"] and "swap" in high["consequence"]
+    none = buffer_llc_rows(loop.mlc, {})[0]
+    assert none["status"] == "unchecked" and "no last-level cache size known" in none["evidence"]
+
+
+def test_a_failed_buffer_check_is_on_page_one_and_the_words_follow_it(loop, bare):
+    """Page 1 names memory_buffer_llc among the failed checks; the headline says '256 MiB buffer, within the 480
+    MiB last-level cache: not shown to be DRAM' instead of 'memory'; the read-ratio sentence no longer says 'DRAM
+    reads'; the DRAM ceiling's best measured figure says it; a 2 GiB buffer keeps the words."""
+    v = _validity(bare)
+    assert any("`memory_buffer_llc`" in line for line in fp.check_names(v) if "Failed checks" in line)
+    table = headline_evidence(syn.headline_long(bare), v)
+    idle = table[table["quantity"].str.startswith("Idle")].iloc[0]
+    assert idle["quantity"] == ("Idle mean latency (256 MiB buffer, within the 480 MiB last-level cache: not shown "
+                                "to be DRAM) (ns)")
+    assert "memory_buffer_llc failed: not shown to be DRAM" in idle["trust"]
+    mem, rr = _read_ratio(bare)
+    said = read_ratio_sentences(rr.assign(b_max_gate_failed=False), None, v)[0]
+    assert "DRAM reads" not in said and "not shown to be DRAM" in said
+    use = pd.DataFrame([{"host": "vm", "what": "DRAM peak", "ceiling": None, "how": "", "reason": "unknown",
+                         "measured": 21822.8, "measured_as": "peak injection, stream-triad", "pct_of_ceiling": None}])
+    assert "not shown to be DRAM" in ceilings_display(use, v)["best measured (MB/s)"].iloc[0]
+    ok = validity_table(mlc=bare.mlc.assign(buffer_kib=2 << 20), sysinfo={h.name: h.sysinfo for h in bare.hosts})
+    assert headline_evidence(syn.headline_long(bare), ok)["quantity"].iloc[0] == "Idle memory mean latency (ns)"
+    assert "DRAM reads" in read_ratio_sentences(rr.assign(b_max_gate_failed=False), None, ok)[0]
+    assert "not shown" not in ceilings_display(use, ok)["best measured (MB/s)"].iloc[0]
+
+
+def test_no_idle_or_bandwidth_runs_point_to_the_hierarchy_that_ran():
+    """R-1cpu M12: '§4.3 No memory measurement in this data' beside §4.5's 92 working-set rows."""
+    assert "§4.5" in no_memory_figures_sentence(pd.DataFrame({"level": ["L1"]}))
+    assert "§4.5" not in no_memory_figures_sentence(None)
+    assert "No memory measurement" not in no_memory_figures_sentence(None)
+
+
+def test_the_page_walk_sentence_does_not_call_the_huge_page_latency_dram():
+    """The huge-page idle latency was 'the DRAM latency' whatever the buffer (R-bare M-12: 168.7 ns of a 256 MiB
+    buffer within the 480 MiB cache); the sentence now leaves that to memory_buffer_llc."""
+    rows = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "mlc-idle-loop328.csv")
+    said = page_walk_text(rows.assign(gate="passed", gate_detail="", latency_ns=[160.0, 190.0]))
+    assert "page-walk cost" in said and "DRAM latency" not in said and "memory_buffer_llc" in said

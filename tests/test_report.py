@@ -262,9 +262,9 @@ IMPORTS = {  # data set -> [(device folder, --kind, fixture path under tests/dat
                     ("fiumad", "mlc", "fiumad__Advanced-Computer-Systems/proj1")],
     "one-experiment": [("chris", "fio", "ChrisLvvvv__ECSE_4320_Advanced-Computer-Systems/Project3/results/qd_sweep.json")],
 }
-MISSING = {"storage-only": ["No memory measurement in this data"],
+MISSING = {"storage-only": ["No idle-latency, loaded-latency or peak-bandwidth measurement in this data"],
            "memory-only": ["Measured vs spec: none", "Little's law", "Knee of the queue-depth sweep", "none —"],
-           "one-experiment": ["No memory measurement in this data"]}
+           "one-experiment": ["No idle-latency, loaded-latency or peak-bandwidth measurement in this data"]}
 
 
 def assert_every_figure_has_a_numbered_caption(nb) -> None:

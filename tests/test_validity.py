@@ -14,7 +14,7 @@ from memstor.analysis.validity import CHECKS, COLUMNS, SECTIONS, holds, status, 
 from memstor.report.tables import TABLES
 
 H = "dut"
-SYSINFO = {H: {"cpu": {"logical_cpus": 2}}}
+SYSINFO = {H: {"cpu": {"logical_cpus": 2}, "caches": {"L3_bytes": 32 << 20}, "memory": {"total_bytes": 16 << 30}}}
 KEY = {"bs_bytes": 4096, "iodepth": 32, "numjobs": 1, "rwmixread": math.nan, "ioengine": "io_uring", "direct": 1,
        "file_size_bytes": 4 << 30}
 
@@ -85,6 +85,7 @@ def mlc_frame(failing: int = 0, total: int = 20) -> pd.DataFrame:
         detail = ("latency spread 7.0 % >= 2 % across 20 sub-windows in 5 groups"
                   + ("; steal time 4.0 % of the window (> 2 %)" if bad and i < 2 else "")) if bad else None
         rows.append({"host": H, "test": "loaded_latency", "gate": gate, "gate_detail": detail, "ok": True,
+                     "buffer_kib": 1 << 20,  # 1 GiB: 32x the 32 MiB last-level cache (memory_buffer_llc)
                      "latency_spread_pct": 7.0 if bad else 1.0, "steal_pct": 4.0 if bad and i < 2 else 0.0})
     return pd.DataFrame(rows)
 
@@ -122,7 +123,8 @@ def test_all_preconditions_hold_gives_pass_rows_only():
     assert set(v["status"]) == {"pass"}, v[v["status"] != "pass"][["check", "subject", "evidence"]].to_string()
     expected = {"open_loop_held", "open_loop_rate", "load_generator_cpu", "knee_ceiling", "knee_min_latency",
                 "knee_located", "curve_holdout", "steady_trace_jump", "steady_window_trend", "steady_round_length",
-                "steady_vs_fresh", "config_agreement", "interval_exists", "interval_holds_value", "memory_gate"}
+                "steady_vs_fresh", "config_agreement", "interval_exists", "interval_holds_value", "memory_gate",
+                "memory_buffer_llc"}
     assert expected <= set(v["check"])
     assert set(v["check"]) <= set(CHECKS) and set(v["section"]) <= set(SECTIONS)
     assert all(holds(v, c, H) for c in expected) and status(v, "open_loop_held", H) == "pass"

@@ -29,15 +29,16 @@ def page_walk_text(df: pd.DataFrame) -> str:
                 f"{w['small_page_ns']:.1f} ns with 4 KiB pages: no page-walk cost shows here (the buffer's "
                 "page tables fit the caches, or the noise is larger than the cost).")
     if w["n_huge"] and w["n_small"]:
-        return (f"Idle mean latency **{w['huge_page_ns']:.1f} ns** with huge pages ({w['pages']}; the DRAM latency) "
+        return (f"Idle mean latency **{w['huge_page_ns']:.1f} ns** with huge pages ({w['pages']}; no page walks) "
                 f"and {w['small_page_ns']:.1f} ns with 4 KiB pages: the difference, "
                 f"**{w['page_walk_ns']:+.1f} ns ({w['page_walk_pct']:+.0f} %)**, is the page-walk cost. With 4 KiB "
                 "pages a random chase over a buffer far larger than the TLB's reach misses the TLB on almost "
                 "every load and walks the page tables first (on a VM with nested paging, two levels of "
-                "them), so that figure is DRAM latency plus translation, not DRAM latency.")
+                "them), so that figure is the huge-page latency plus translation (whether either is DRAM's: the "
+                "buffer against the last-level cache, memory_buffer_llc).")
     if w["n_small"]:
         return (f"Idle mean latency {w['small_page_ns']:.1f} ns with 4 KiB pages only (huge pages were not used): it "
-                "includes the page-walk cost of TLB misses, so the DRAM latency is lower.")
+                "includes the page-walk cost of TLB misses, so the latency without them is lower.")
     if w["n_huge"]:
         return f"Idle mean latency {w['huge_page_ns']:.1f} ns with huge pages ({w['pages']}); no 4 KiB-page figure."
     return "Idle latency was not measured."

@@ -19,7 +19,7 @@ import re
 
 import pandas as pd
 
-from memstor.analysis.validity.rows import PASS, WARN, has, n, num, row, unchecked
+from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
 from memstor.core.schema import truthy
 
 #: A gate reason shared by at least this share of a test's values describes the machine, not the points.
@@ -133,3 +133,77 @@ def _reason_row(host, test: str, bad: pd.DataFrame, reason: str, k: int, total: 
                f"{k} of {total} {test} values fail '{reason}'{figure}",
                (f"these {k} values are" if k > 1 else "this value is") + " marked as failing the gate; read "
                + ("them" if k > 1 else "it") + " with care", _SECTION, low=0.0, high=0.0)
+
+
+#: The tests whose values the report calls memory's (DRAM's): a chase or a load over the run's buffer (mem-hierarchy's
+#: working-set sweep judges its own sizes against the caches: memstor.analysis.hierarchy).
+BUFFER_TESTS = ("idle_latency", "loaded_latency", "peak_injection_bandwidth", "max_bandwidth", "latency_matrix",
+                "bandwidth_matrix")
+#: buffer / last-level cache below this warns: a random chase over a buffer B finds ~C/B of its lines in a cache
+#: of C (at 4x, a quarter), so the latency is part cache; at or below 1x the cache may hold all of it: fail.
+LLC_MULTIPLE = 4.0
+#: buffer / usable memory above this warns, above 1 fails: a buffer the memory cannot hold pages (swap, not DRAM).
+MEMORY_SHARE = 0.5
+
+
+def _mib(b: float) -> str:
+    return f"{n(b / 2**20)} MiB"
+
+
+def buffer_llc_rows(mlc: pd.DataFrame | None, sysinfo: dict | None) -> list[dict]:
+    """memory_buffer_llc per host: the smallest buffer (bytes, ``buffer_kib``) of its :data:`BUFFER_TESTS` values
+    against the kernel's last-level cache (sysinfo ``caches.L3_bytes``, else L2) and the usable memory. Value:
+    buffer / cache (x); fail <= 1 (the cache may hold the buffer), warn < :data:`LLC_MULTIPLE`; high side: buffer /
+    usable memory > :data:`MEMORY_SHARE` warn, > 1 fail. No cache size or no buffer recorded: unchecked."""
+    if not has(mlc, "host", "test"):
+        return []
+    rows = []
+    for host, g in mlc[mlc["test"].isin(BUFFER_TESTS)].groupby("host", sort=True):
+        info = (sysinfo or {}).get(str(host)) or {}
+        caches = info.get("caches") or {}
+        llc = num(caches.get("L3_bytes")) or num(caches.get("L2_bytes"))
+        kib = pd.to_numeric(g["buffer_kib"], errors="coerce").dropna() if "buffer_kib" in g else pd.Series([])
+        if not llc or kib.empty:
+            why = "no last-level cache size known (sysinfo caches)" if not llc else "no buffer size recorded"
+            rows.append(unchecked(host, "memory_buffer_llc", "buffer against last-level cache", why, _SECTION, "x",
+                                  low=LLC_MULTIPLE, consequence="the memory values are not shown to be DRAM's: "
+                                  "the buffer was not compared with the caches"))
+            continue
+        rows.append(_buffer_row(host, float(kib.min()) * 1024, llc, _usable_memory(info)))
+    return rows
+
+
+def _usable_memory(info: dict) -> float | None:
+    """The memory the run could use (bytes): sysinfo shape.usable_memory_bytes, else memory.total_bytes."""
+    return num((info.get("shape") or {}).get("usable_memory_bytes")) or num((info.get("memory") or {}).get(
+        "total_bytes"))
+
+
+def buffer_words(buffer: float, llc: float) -> str:
+    """'256 MiB buffer, within the 480 MiB last-level cache: not shown to be DRAM' (bytes in)."""
+    return f"{_mib(buffer)} buffer, within the {_mib(llc)} last-level cache: not shown to be DRAM"
+
+
+def _buffer_row(host, buffer: float, llc: float, memory: float | None) -> dict:
+    """One memory_buffer_llc row from the buffer, the cache and the usable memory (bytes)."""
+    ratio = buffer / llc
+    status, _ = band(ratio, 1.0, None, warn_low=LLC_MULTIPLE)
+    status = FAIL if ratio <= 1.0 else status
+    said = f"{_mib(buffer)} buffer, {n(ratio)}x the kernel's {_mib(llc)} last-level cache (sysinfo caches)"
+    if status == FAIL:
+        return row(host, "memory_buffer_llc", "buffer against last-level cache", FAIL, ratio, 1.0, "x", said,
+                   f"{buffer_words(buffer, llc)}; the idle latency, peak bandwidth and loaded-latency values are "
+                   f"that buffer's; a buffer of {LLC_MULTIPLE:g}x the cache or more (loadlat/MLC -b) measures "
+                   "DRAM", _SECTION, low=LLC_MULTIPLE)
+    share = buffer / memory if memory else None
+    if share is not None and share > MEMORY_SHARE:
+        return row(host, "memory_buffer_llc", "buffer against last-level cache", FAIL if share > 1 else WARN, share,
+                   MEMORY_SHARE, "x usable memory", f"{said}; {n(100 * share)} % of the usable {_mib(memory or 0)}",
+                   "a buffer the memory cannot hold beside the rest pages: the values may be swap's, not DRAM's",
+                   _SECTION, high=MEMORY_SHARE)
+    if status == WARN:
+        return row(host, "memory_buffer_llc", "buffer against last-level cache", WARN, ratio, LLC_MULTIPLE, "x",
+                   said, f"up to {n(100 / ratio)} % of a random chase's lines may come from the last-level cache: "
+                   "the memory values are part cache", _SECTION, low=LLC_MULTIPLE)
+    return row(host, "memory_buffer_llc", "buffer against last-level cache", PASS, ratio, LLC_MULTIPLE, "x", said,
+               "", _SECTION, low=LLC_MULTIPLE)

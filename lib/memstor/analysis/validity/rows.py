@@ -46,6 +46,8 @@ CHECKS = {
     "interval_exists": "every point has its 95 % interval (n >= 2, or >= 10 uncorrelated log windows)",
     "interval_holds_value": "every value lies inside its own 95 % interval (both describe the same windows)",
     "memory_gate": "the memory values pass the quality gate (a failure shared by >= 80 % is the machine's)",
+    "memory_buffer_llc": "the memory runs' buffer exceeds the last-level cache (>= 4x) and fits the usable memory, "
+                         "before a value is called DRAM's",
     "wsat_written": "the write-saturation run wrote the multiple of its span it was asked to (not cut by the time cap)",
     "wsat_series": "the write-saturation series is long enough to tell a lasting level from noise",
     "wsat_one_level": "the write-saturation series is one level: its halves' medians differ by at most 10 % or not "

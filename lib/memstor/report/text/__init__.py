@@ -37,6 +37,7 @@ from memstor.report.text.first_page import headline_evidence
 from memstor.report.text.headline import (
     ceilings_display,
     memory_figures_display,
+    no_memory_figures_sentence,
     page_walk_sentence,
     precision_sentence,
 )
@@ -87,6 +88,7 @@ from memstor.report.text.wsat import cliffs_display, wsat_display, wsat_sentence
 __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
+    "no_memory_figures_sentence",
     "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display", "cache_levels_display",
     "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display", "pts_summary",
     "xsr_display", "cbw_display",

@@ -38,6 +38,25 @@ def page_walk_sentence(mlc: pd.DataFrame, host: str) -> str:
     return page_walk_text(rows)
 
 
+def dram_words(validity: pd.DataFrame | None, host: str) -> str:
+    """'256 MiB buffer, within the 480 MiB last-level cache: not shown to be DRAM' where host's memory_buffer_llc
+    check failed on the cache side (its consequence's first clause), else '' (memstor.analysis.validity.memory)."""
+    if validity is None or validity.empty:
+        return ""
+    sel = validity[(validity["check"] == "memory_buffer_llc") & (validity["host"].astype(str) == str(host))
+                   & (validity["status"] == "fail")]
+    said = [str(c).split("; ")[0] for c in sel["consequence"] if "not shown to be DRAM" in str(c)]
+    return said[0] if said else ""
+
+
+def no_memory_figures_sentence(cache_levels: pd.DataFrame | None) -> str:
+    """§4.3's line without idle-latency or bandwidth runs: what is missing, and where the working-set sweep is when
+    it ran (R-1cpu M12: 'No memory measurement in this data' beside §4.5's)."""
+    swept = cache_levels is not None and len(cache_levels) > 0
+    return ("No idle-latency, loaded-latency or peak-bandwidth measurement in this data (`memstor run "
+            "mlc-loaded-latency`)" + ("; the memory hierarchy's working-set sweep is in §4.5." if swept else "."))
+
+
 def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
     """memstor.analysis.memory_figures.memory_figures for the report: device (with several), quantity (with
     its unit), what was measured, tool, value [95 % interval] (the value alone without one), n, and which
@@ -57,9 +76,10 @@ def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
     return out if figs["host"].nunique() > 1 else out.drop(columns="device")
 
 
-def ceilings_display(use: pd.DataFrame | None) -> pd.DataFrame:
+def ceilings_display(use: pd.DataFrame | None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
     """memstor.analysis.ceilings.ceiling_use for the report: device (with several), ceiling, its value (MB/s)
-    and arithmetic or why it is unknown, the best number measured against it and its % of the ceiling."""
+    and arithmetic or why it is unknown, the best number measured against it and its % of the ceiling; beside a
+    DRAM ceiling, a memory figure whose buffer the last-level cache may hold says so (:func:`dram_words`)."""
     cols = ["device", "ceiling", "MB/s", "from", "best measured (MB/s)", "% of ceiling"]
     if use is None or use.empty:
         return pd.DataFrame(columns=cols)
@@ -67,8 +87,10 @@ def ceilings_display(use: pd.DataFrame | None) -> pd.DataFrame:
         "device": use["host"], "ceiling": use["what"],
         "MB/s": [("–" if missing(c) else fmt_interval(c, None, None)) for c in use["ceiling"]],
         "from": [h if not missing(c) else (r or "unknown") for c, h, r in zip(use["ceiling"], use["how"], use["reason"])],
-        "best measured (MB/s)": [("–" if missing(v) else f"{fmt_interval(v, None, None)} ({a})")
-                                 for v, a in zip(use["measured"], use["measured_as"])],
+        "best measured (MB/s)": [("–" if missing(v) else f"{fmt_interval(v, None, None)} ({a}"
+                                  + (f"; {w}" if (w := dram_words(validity, h)) and "DRAM" in str(c) else "") + ")")
+                                 for v, a, h, c in zip(use["measured"], use["measured_as"], use["host"],
+                                                       use["what"])],
         "% of ceiling": [("–" if missing(p) else f"{float(p):.0f} %") for p in use["pct_of_ceiling"]],
     })
     return out if use["host"].nunique() > 1 else out.drop(columns="device")

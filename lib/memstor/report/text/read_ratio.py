@@ -9,6 +9,7 @@ from memstor.analysis.read_ratio import main_family
 from memstor.analysis.reference_curves import reference_caption
 from memstor.core.fmt import ci_text, fmt_number
 from memstor.core.schema import missing
+from memstor.report.text.headline import dram_words
 
 
 def _pct(v) -> str:
@@ -51,9 +52,11 @@ def read_ratio_display(table: pd.DataFrame | None) -> pd.DataFrame:
     return out if t["host"].nunique() > 1 else out.drop(columns="device")
 
 
-def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | None) -> list[str]:
+def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | None,
+                         validity: pd.DataFrame | None = None) -> list[str]:
     """Per device: how B_max moves from the most-read to the least-read curve of its largest family, and the
-    nearest published platforms with their distance and the source (markdown)."""
+    nearest published platforms with their distance and the source (markdown). The read shares are DRAM's only
+    where the buffer passed the last-level cache (validity's memory_buffer_llc; else the sentence says so)."""
     out = []
     families = table[table["family_size"] >= 2] if table is not None and len(table) else pd.DataFrame()
     for host, g in (families.groupby("host", sort=True) if len(families) else []):
@@ -65,10 +68,12 @@ def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | N
                        "from the most- to the least-read curve is not stated: the run B_max is read at failed the "
                        f"memory gate ({', '.join(bad)}; memory_gate in the checks); {len(fam)} read shares.")
             continue
+        words = dram_words(validity, str(host))  # R-loop 11.1, R-bare M-12: 'DRAM reads' of a buffer the LLC holds
         out.append(f"**{host}** ({int(hi['access_bytes'])} B, {_threads(hi['load_threads'])}): B_max "
-                   f"{fmt_number(hi['b_max_MBps'])} MB/s at {_pct(hi['dram_read_pct_est'])} DRAM reads "
-                   f"({hi['traffic']}), {fmt_number(lo['b_max_MBps'])} MB/s at {_pct(lo['dram_read_pct_est'])} "
-                   f"({lo['traffic']}); {len(fam)} read shares.")
+                   f"{fmt_number(hi['b_max_MBps'])} MB/s at {_pct(hi['dram_read_pct_est'])} "
+                   f"{'reads' if words else 'DRAM reads'} ({hi['traffic']}), {fmt_number(lo['b_max_MBps'])} MB/s at "
+                   f"{_pct(lo['dram_read_pct_est'])} ({lo['traffic']}); {len(fam)} read shares"
+                   + (f" ({words})." if words else "."))
     if reference is not None and len(reference):
         for host, g in reference.groupby("host", sort=True):
             first = g.iloc[0]
