@@ -296,25 +296,68 @@ def _point_name(r: pd.Series) -> str:
     return f"{r.get('experiment')}, {r.get('rw')}{size}{qd} ({r.get('direction')})"
 
 
+def _failed_points(validity: pd.DataFrame | None, host) -> dict[str, str]:
+    """{fio point name: the checks that failed on it} for host: validity rows with status fail whose subject names
+    the point in parentheses ('128 KiB sequential write (write-bs128k-...-rep1)', as wsat_series does)."""
+    if validity is None or validity.empty or not {"host", "check", "subject", "status"} <= set(validity.columns):
+        return {}
+    out: dict[str, str] = {}
+    bad = validity[(validity["host"].astype(str) == str(host)) & (validity["status"] == "fail")]
+    for check, subject in zip(bad["check"], bad["subject"].astype(str)):
+        if subject.endswith(")") and "(" in subject:
+            point = subject[subject.rindex("(") + 1:-1]
+            out[point] = f"{out[point]}, {check}" if point in out else str(check)
+    return out
+
+
+def _storage_points(points: pd.DataFrame, host, validity: pd.DataFrame | None) -> tuple[pd.DataFrame, list]:
+    """(host's fio points per direction without those a check failed on, [(MB/s, '2,627 MB/s (fio-write-saturation,
+    write 128 KiB QD32x4 (write): wsat_series failed)')] for each left out)."""
+    pts = points[(points["direction"] != "total") & (points["host"].astype(str) == str(host))]
+    failed = _failed_points(validity, host)
+    hit = pts["point"].astype(str).map(failed) if "point" in pts.columns else pd.Series(None, index=pts.index)
+    out = [(float(r["bw_MBps"]), f"{float(r['bw_MBps']):,.0f} MB/s ({_point_name(r)}: {hit[i]} failed)")
+           for i, r in pts[hit.notna()].iterrows() if not missing(r["bw_MBps"])]
+    return pts[hit.isna()], out
+
+
+def _memory_curves(mem: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """(memory_fit's curves whose B_max run passed the memory gate, those that failed it: b_max_gate_failed)."""
+    if mem is None or mem.empty or "b_max_gate_failed" not in mem.columns:
+        return mem, pd.DataFrame()
+    bad = mem["b_max_gate_failed"].map(lambda v: not missing(v) and str(v).lower() in ("true", "1"))
+    return mem[~bad], mem[bad]
+
+
 def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame, points: pd.DataFrame | None = None,
-                mem: pd.DataFrame | None = None) -> pd.DataFrame:
+                mem: pd.DataFrame | None = None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each ceiling beside the highest number measured that it bounds (:data:`USE_COLUMNS`, MB/s): the DRAM peak
     beside the peak memory bandwidth headline and every loaded-latency curve's maximum (mem: memory_fit's
     b_max_MBps), the storage interface beside the sequential headlines and every fio point per direction (points:
-    bw_MBps) — the same figures physical_ceiling holds against it — with the measured value as a percentage of the
-    ceiling (empty when either is unknown)."""
+    bw_MBps), with the measured value as a percentage of the ceiling (empty when either is unknown). A figure whose
+    own check failed (validity: a fio point a failed check names, a curve whose B_max run failed the memory gate)
+    is not 'best measured' (S6-bare M-4): measured_as says which higher one was left out and why."""
     keys = {DRAM: ("peak_bw_MBps",), STORAGE: ("seq_read_MBps", "seq_write_MBps")}
     rows = []
     for _, c in ceilings.iterrows():
         h = headline[(headline["host"] == c["host"]) & headline["key"].isin(keys.get(c["what"], ()))]
+        if "gate" in h.columns:
+            h = h[~h["gate"].astype(str).str.startswith("failed")]
         found = [_top(h, c["host"], "value", lambda r: str(r.get("detail") or r["key"]))]
+        left: list[tuple[float, str]] = []
         if c["what"] == STORAGE and points is not None and "direction" in points.columns:
-            found.append(_top(points[points["direction"] != "total"], c["host"], "bw_MBps", _point_name))
+            kept, left = _storage_points(points, c["host"], validity)
+            found.append(_top(kept, c["host"], "bw_MBps", _point_name))
         if c["what"] == DRAM:
-            found.append(_top(mem, c["host"], "b_max_MBps", lambda r: f"loaded-latency curve {r.get('curve')}"))
+            passed, failed = _memory_curves(mem)
+            found.append(_top(passed, c["host"], "b_max_MBps", lambda r: f"loaded-latency curve {r.get('curve')}"))
+            gone = _top(failed, c["host"], "b_max_MBps", lambda r: f"loaded-latency curve {r.get('curve')}")
+            left = [(gone[0], f"{gone[0]:,.0f} MB/s ({gone[1]}: its run failed the memory gate)")] if gone else []
         best = max((f for f in found if f), key=lambda f: f[0], default=None)
+        higher = [text for v, text in sorted(left, reverse=True) if best is None or v > best[0]]
+        said = None if best is None else best[1] + ("; higher, left out: " + "; ".join(higher) if higher else "")
         rows.append({"host": c["host"], "what": c["what"], "ceiling": c["ceiling"], "how": c["how"],
                      "reason": c["reason"], "measured": None if best is None else best[0],
-                     "measured_as": None if best is None else best[1],
+                     "measured_as": said if best is not None else ("; ".join(higher) or None),
                      "pct_of_ceiling": None if best is None else pct_of_ceiling(best[0], c["ceiling"])})
     return pd.DataFrame(rows, columns=list(USE_COLUMNS))

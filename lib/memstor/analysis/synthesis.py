@@ -570,7 +570,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster, validity=valid,
         memory_figures=memory_figures.memory_figures(ds.mlc), wsat=w_table, wsat_cliffs=w_cliffs,
         thermal=wsat.thermal_table(w_thermal), wsat_seconds=w_seconds,
-        ceilings=ceilings.ceiling_use(ceil, headline, pts, mem), above_ceiling=ceilings.above_ceiling(sweep_points(pts), ceil),
+        ceilings=ceilings.ceiling_use(ceil, headline, pts, mem, valid), above_ceiling=ceilings.above_ceiling(sweep_points(pts), ceil),
         working_set=hierarchy.working_set_table(ds.mlc),
         cache_levels=hierarchy.cache_levels(ds.mlc, {h.name: (h.sysinfo or {}).get("caches") for h in ds.hosts}),
         mlp=hierarchy.mlp_table(ds.mlc),
