@@ -12,6 +12,7 @@ import pytest
 
 from memstor.analysis import synthesis as syn
 from memstor.analysis.dataset import load_dataset
+from memstor.analysis.hierarchy import find_levels
 from memstor.analysis.memory_curves import curve_table
 from memstor.analysis.memory_fit import memory_fit_table
 from memstor.analysis.read_ratio import read_ratio_table
@@ -139,3 +140,20 @@ def test_the_page_walk_sentence_does_not_call_the_huge_page_latency_dram():
     rows = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "mlc-idle-loop328.csv")
     said = page_walk_text(rows.assign(gate="passed", gate_detail="", latency_ns=[160.0, 190.0]))
     assert "page-walk cost" in said and "DRAM latency" not in said and "memory_buffer_llc" in said
+
+
+def test_a_run_of_sizes_that_still_climbs_is_not_a_level():
+    """R-loop 10.3: 'level 5 159 ns' was read from 140 -> 154 -> 163 -> 167 ns (batch medians, 2 MiB pages,
+    22.6-64 MiB): 0.117 ln(ns) per octave, under the old flat bound 0.3. A level now climbs < 10 % per doubling
+    over its core: loop's and bare's climbing tails are no level; the L1 and L3 plateaus (4-16 MiB, cores 0.09 and
+    0.08 per octave with the first point of the next rise left out) stay; a flat tail stays a level."""
+    ws = pd.read_csv(DATA / "working-set-2m.csv")
+    for run in ("loop328", "bare"):
+        c = ws[ws["run"] == run]
+        sizes, lat = c["buffer_bytes"].to_numpy(), c["lat_ns"].to_numpy()
+        levels = find_levels(sizes, lat)
+        assert all(lv.latency_ns < 100 for lv in levels), levels         # no level read from the climbing tail
+        assert round(levels[0].latency_ns, 1) in (1.3, 1.4) and 34 < levels[-1].latency_ns < 43
+        flat = lat.copy()
+        flat[sizes >= 22 << 20] = 160.0                                    # the same sizes, levelled off
+        assert round(find_levels(sizes, flat)[-1].latency_ns) == 160

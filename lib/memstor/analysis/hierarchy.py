@@ -22,9 +22,12 @@ steps of its own; else the one with 4 KiB pages.
    misses more and more from about half its size on) becomes several short segments.
 3. Plateaus: segments whose Theil-Sen slope of ln(latency) (unfiltered; the median of the pairwise slopes
    shrugs off an odd size) per octave of size is at most
-   :data:`FLAT_SLOPE` = 0.3 (latency up by < 35 % per doubling; on this repository's 2-vCPU EPYC VM the
-   pieces of the gradual rise between two levels climb 0.4-0.6 per octave, the levels' own plateaus 0-0.21 -
-   its L3 rises slowly all along); the other segments are the transitions between them. Adjacent plateaus
+   :data:`FLAT_SLOPE` = ln 1.1 = 0.095 (latency up by < 10 % per doubling, the report's resolution), taken over
+   the segment's core: its points within :data:`MERGE_RATIO` of its median, when 3 or more (a segment keeps the
+   first point of the next rise; the core leaves it out). On this repository's 2-vCPU VMs the L3 cores climb
+   0.05-0.09 per octave (4-16 MiB) and the pieces of the gradual rise 0.4-1.3; a run that climbs all along its
+   sizes (R-loop 10.3: 140 -> 154 -> 163 -> 167 ns over 22.6-64 MiB, 0.117; bare 140 -> 155 ns, 0.100) is no
+   level (was 0.3: 'level 5 159 ns'); the other segments are the transitions between them. Adjacent plateaus
    within :data:`MERGE_RATIO` = 1.25 of each other are one level.
 4. A level's latency: the median of its plateau's values (ns; clocks = ns x the core GHz the rows give,
    None when loadlat did not know it). Where a level ends: the size at which the curve crosses the
@@ -78,7 +81,7 @@ MLP_COLUMNS = ["host", "threads", "chains", "latency_ns", "bandwidth_MBps", "lit
                "saturated"]
 
 PENALTY = 0.2            # PELT penalty, (ln ns)^2 (module docstring, step 2)
-FLAT_SLOPE = 0.3         # a plateau's |slope|, ln(ns) per octave of size
+FLAT_SLOPE = math.log(1.1)  # a plateau's |slope| over its core, ln(ns) per octave of size: < 10 % per doubling
 MERGE_RATIO = 1.25       # adjacent plateaus closer than this are one level
 AGREE_FACTOR = 2.0       # a level agrees with the kernel's cache when it ends within this factor of its size
 TLB_MIN_PCT = 10.0       # 4 KiB pages slower than 2 MiB pages by more than this: beyond the TLB's reach
@@ -197,6 +200,13 @@ def _segments(y: np.ndarray, penalty: float) -> list[tuple[int, int]]:
     return [(s, e - 1) for s, e in zip(starts, ends)]
 
 
+def _core_slope(x: np.ndarray, y: np.ndarray, merge: float) -> float:
+    """Theil-Sen slope of y = ln(ns) per octave over the points within ``merge`` of the segment's median (its core,
+    when 3 or more; else every point)."""
+    core = np.abs(y - np.median(y)) <= math.log(merge)
+    return theil_sen(x[core], y[core]) if core.sum() >= 3 else theil_sen(x, y)
+
+
 def find_levels(sizes: Sequence[float], latency_ns: Sequence[float], penalty: float = PENALTY,
                 flat: float = FLAT_SLOPE, merge: float = MERGE_RATIO) -> list[Level]:
     """The plateaus of a latency-vs-size curve (sizes ascending, bytes; latency ns, > 0), in order (module
@@ -206,8 +216,8 @@ def find_levels(sizes: Sequence[float], latency_ns: Sequence[float], penalty: fl
     if len(x) == 0:
         return []
     smooth = _median3(raw)
-    plateaus = [(a, b) for a, b in _segments(smooth, penalty)
-                if b > a and abs(theil_sen(x[a:b + 1], raw[a:b + 1])) <= flat]
+    plateaus = [(a, b) for a, b in _segments(smooth, penalty) if b > a and abs(_core_slope(x[a:b + 1], raw[a:b + 1],
+                                                                                           merge)) <= flat]
     levels: list[Level] = []
     for a, b in plateaus:
         value = float(np.exp(np.median(raw[a:b + 1])))
