@@ -255,3 +255,15 @@ def test_a_sweep_still_rising_names_its_last_step_and_the_points_past_it_that_ar
     # a knee whose checks pass keeps its saturated flag
     kept = gate_knees(k, v[v["status"] != "fail"]).set_index("rw")
     assert bool(kept.loc["randread", "saturated"]) and kept.loc["randread", "valid"]
+
+
+def test_a_row_whose_mb_s_and_iops_disagree_says_which_counter_it_gives():
+    """S6-bare C-2: '1,487 IOPS (1,576 MB/s) at 1 MiB' while 1,487.38 x 1.048576 = 1,559.6 MB/s (fio's bandwidth
+    counter and its IOPS kept apart, +1.0 %); said where they differ by more than 0.5 %, silent where they agree
+    (loop: its 1 MiB rows agree within 0.5 %)."""
+    from memstor.report.text.workloads import block_size_sentences
+    bare = table("summary", "bare")
+    reads = block_size_sentences(bare, bare["host"].iloc[0])[0]
+    assert "at 1 MiB it reads +1.0 % against IOPS × block size, 1,560 MB/s" in reads
+    loop = table("summary", "loop328")
+    assert "bandwidth counter" not in " ".join(block_size_sentences(loop, loop["host"].iloc[0]))
