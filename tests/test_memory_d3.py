@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from memstor.analysis import memory_figures as mf
 from memstor.analysis import synthesis as syn
 from memstor.analysis.dataset import load_dataset
 from memstor.analysis.hierarchy import find_levels
@@ -21,7 +22,7 @@ from memstor.analysis.validity.memory import buffer_llc_rows
 from memstor.report.memory_text import page_walk_text
 from memstor.report.text import first_page as fp
 from memstor.report.text.first_page import headline_evidence
-from memstor.report.text.headline import ceilings_display, no_memory_figures_sentence
+from memstor.report.text.headline import ceilings_display, memory_figures_display, no_memory_figures_sentence
 from memstor.report.text.read_ratio import read_ratio_display, read_ratio_sentences
 
 DATA = Path(__file__).parent / "data" / "memory-d3"
@@ -157,3 +158,22 @@ def test_a_run_of_sizes_that_still_climbs_is_not_a_level():
         flat = lat.copy()
         flat[sizes >= 22 << 20] = 160.0                                    # the same sizes, levelled off
         assert round(find_levels(sizes, flat)[-1].latency_ns) == 160
+
+
+def test_every_bandwidth_measurement_is_in_the_table_named_with_its_traffic_and_threads(loop, bare):
+    """R-loop 2.2, R-bare M-10, S6-bare M-8: the table headed 'every measurement' left out the bandwidth matrix
+    (bare: read-only, 2 load threads, 28,288 MB/s; loop 14,065) and 'Peak memory bandwidth' (bare 21,823: a 1-thread
+    stream-triad) did not say which measurements it is the highest of. Now the matrix's local entry is listed, each
+    bandwidth names its traffic and load threads, the headline is the highest of the bandwidth sections (peak
+    injection, max bandwidth, the matrix) and every row says its gate (S6-bare C-11)."""
+    shown = memory_figures_display(mf.memory_figures(bare.mlc)).set_index("measured as")
+    assert shown.loc["matrix, local node 0, read-only, 2 load threads", "value [95 % interval]"] == "28,288"
+    assert shown.loc["matrix, local node 0, read-only, 2 load threads", "used as"] == "the headline"
+    assert shown.loc["peak injection, stream-triad, 1 load thread", "used as"] == ""
+    assert shown.loc["loaded, lightest load (delay 20000, 1:1)", "gate"] == "failed: bandwidth_unstable"
+    assert shown.loc["idle, huge pages (2M (THP, 100 %))", "gate"] == "passed"
+    looped = memory_figures_display(mf.memory_figures(loop.mlc)).set_index("measured as")
+    assert looped.loc["matrix, local node 0, read-only, 2 load threads", "value [95 % interval]"] == "14,065"
+    assert looped.loc["peak injection, stream-triad, 1 load thread", "used as"] == "the headline"  # 20,655 > 14,065
+    head = syn.headline_long(bare).set_index("key").loc["peak_bw_MBps"]
+    assert head["value"] == 28288.1 and head["detail"].endswith("matrix, local node 0, read-only, 2 load threads")

@@ -88,7 +88,7 @@ def test_the_headline_takes_the_same_figure_names_it_and_keeps_its_interval():
 def test_display_shows_value_interval_and_role():
     two = pd.concat([mlc_frame(), mlc_frame().iloc[:2]], ignore_index=True)  # two runs of the idle tests
     shown = text.memory_figures_display(mf.memory_figures(two))
-    assert list(shown.columns) == ["quantity", "measured as", "tool", "value [95 % interval]", "n", "used as"]
+    assert list(shown.columns) == ["quantity", "measured as", "tool", "value [95 % interval]", "n", "gate", "used as"]
     first = shown.iloc[0]
     assert first["quantity"] == "idle mean latency (ns)" and first["n"] == "2" and first["used as"] == "the headline"
     assert first["value [95 % interval]"] == "155 [155, 155]"   # two equal runs: a zero-width interval

@@ -2,13 +2,16 @@
 device has, each named for what it is, and which of them is the headline (pure).
 
 A memory tool reports the "idle latency" several ways, and they differ by tens of ns: the idle-latency test
-with huge pages (2 MiB: no page walks, the DRAM latency), the same test with 4 KiB pages (each random load
+with huge pages (2 MiB: no page walks), the same test with 4 KiB pages (each random load
 also walks the page table), the local entries of the idle latency matrix (MLC's default run: its own buffer
 and page size) and the loaded latency at the lightest load (a little load is still load). "Peak bandwidth"
 likewise: the peak-injection figure per traffic, the max-bandwidth section (the best of several injection
-rates per mix) and, without either, the highest loaded-latency bandwidth. The report shows them in one
+rates per mix), the bandwidth matrix's local entries (MLC's default run, its own load threads) and the highest
+loaded-latency bandwidth, each named with its traffic and load threads (a stream-triad counts its bytes
+otherwise than a read-only run, and 2 load threads move more than 1). The report shows them in one
 table (:func:`memory_figures`), so a reader who finds 155 ns here and 185 ns there sees why, and the
-headline takes the first available of :data:`IDLE_ORDER` / the highest of the bandwidth sections.
+headline takes the first available of :data:`IDLE_ORDER` / the highest of the bandwidth sections (peak
+injection, max bandwidth, bandwidth matrix; the loaded-latency maximum only without them).
 
 Units: ns, MB/s (10^6 B/s).
 """
@@ -84,18 +87,34 @@ def bandwidth_candidates(mlc: pd.DataFrame, host: str) -> list[dict]:
     m = _ok(mlc, host, "bandwidth_MBps")
     out = []
     for test, name in _SECTION.items():  # per section its read-only figure and its best traffic
-        rows = [_summary(f"{name}, {traffic}", g, "bandwidth_MBps")
+        rows = [_summary(f"{name}, {traffic}{_threads(g)}", g, "bandwidth_MBps")
                 for traffic, g in m[m["test"] == test].groupby("traffic", sort=False)]
-        keep = {id(c) for c in rows if c["measurement"].endswith(", read-only")}
+        keep = {id(c) for c in rows if ", read-only" in c["measurement"]}
         keep |= {id(max(rows, key=lambda c: c["value"]))} if rows else set()
         out += [c for c in rows if id(c) in keep]
+    mat = m[(m["test"] == "bandwidth_matrix") & (m["src_node"] == m["dst_node"])]  # S6-bare M-8: was left out
+    out += sorted((_summary(f"matrix, local node {int(node)}, {_traffic(g)}{_threads(g)}", g, "bandwidth_MBps")
+                   for node, g in mat.groupby("src_node")), key=lambda c: -c["value"])
     ll = m[m["test"] == "loaded_latency"]
     if not ll.empty:
         i = ll["bandwidth_MBps"].idxmax()
         best = ll.loc[[i]]
-        out.append(dict(_summary(f"loaded latency, highest ({best['traffic'].iloc[0]})", best, "bandwidth_MBps"),
-                        n=1, ci_low=None, ci_high=None, ci_method=""))
+        out.append(dict(_summary(f"loaded latency, highest ({best['traffic'].iloc[0]}{_threads(best)})", best,
+                                 "bandwidth_MBps"), n=1, ci_low=None, ci_high=None, ci_method=""))
     return out
+
+
+def _threads(rows: pd.DataFrame) -> str:
+    """', 2 load threads' of a bandwidth measurement's rows (their ``load_threads``), '' when not recorded."""
+    k = pd.to_numeric(rows["load_threads"], errors="coerce").dropna() if "load_threads" in rows else pd.Series([])
+    k = k[k > 0]
+    return "" if k.empty else f", {int(k.max())} load thread{'s' if int(k.max()) != 1 else ''}"
+
+
+def _traffic(rows: pd.DataFrame) -> str:
+    """The traffic of a matrix entry's rows ('read-only' when not recorded: MLC's matrix reads)."""
+    t = rows["traffic"].dropna().astype(str) if "traffic" in rows else pd.Series([], dtype=str)
+    return t.iloc[0] if len(t) else "read-only"
 
 
 def gate_outcome(rows: pd.DataFrame) -> tuple[str, str]:
@@ -130,7 +149,8 @@ def headline_idle(cands: list[dict]) -> dict | None:
 
 
 def headline_bandwidth(cands: list[dict]) -> dict | None:
-    """The peak bandwidth the headline uses: the highest peak-injection / max-bandwidth figure, else the
+    """The peak bandwidth the headline uses: the highest figure of the bandwidth sections (peak injection, max
+    bandwidth, the bandwidth matrix's local entries; each named with its traffic and load threads), else the
     highest loaded-latency bandwidth."""
     sections = [c for c in cands if not c["measurement"].startswith("loaded")]
     pool = sections or cands

@@ -59,9 +59,9 @@ def no_memory_figures_sentence(cache_levels: pd.DataFrame | None) -> str:
 
 def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
     """memstor.analysis.memory_figures.memory_figures for the report: device (with several), quantity (with
-    its unit), what was measured, tool, value [95 % interval] (the value alone without one), n, and which
-    one the headline uses."""
-    cols = ["device", "quantity", "measured as", "tool", "value [95 % interval]", "n", "used as"]
+    its unit), what was measured, tool, value [95 % interval] (the value alone without one), n, its runs under
+    the quality gate ('failed: latency_unstable', 'passed', 'not judged') and which one the headline uses."""
+    cols = ["device", "quantity", "measured as", "tool", "value [95 % interval]", "n", "gate", "used as"]
     if figs is None or figs.empty:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
@@ -71,6 +71,7 @@ def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
         "value [95 % interval]": [fmt_interval(v, lo, hi) for v, lo, hi in
                                   zip(figs["value"], figs["ci_low"], figs["ci_high"])],
         "n": [("–" if missing(k) else str(int(k))) for k in figs["n"]],
+        "gate": figs["gate"].fillna("") if "gate" in figs else "",  # S6-bare C-11: a failed one was unmarked
         "used as": figs["role"].map({"headline": "the headline", "also measured": ""}).fillna(""),
     })
     return out if figs["host"].nunique() > 1 else out.drop(columns="device")
