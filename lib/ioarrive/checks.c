@@ -26,7 +26,7 @@
  *   constant_cv   constant: coefficient of variation of the gaps <= 0.1
  *   lag           p99 lag <= max(--lag-fraction x p99 response, --lag-floor-us): else "generator-bound"; when its
  *                 submit calls blocked (calls >= SUBMIT_BLOCKED_NS: a full request queue, or the CPU taken) for
- *                 >= KERNEL_BLOCKED_PCT of the run, the sentence says so: enough arrivals waited behind them
+ *                 >= SUBMIT_BLOCKED_PCT of the run, the sentence says so: enough arrivals waited behind them
  *                 to make the late 1 %
  *   Run-level: not overloaded (the cap on outstanding I/Os), nothing unfinished after the drain, no I/O
  *   errors, not interrupted.
@@ -313,9 +313,9 @@ static void direction_checks(const struct job *j, const struct recorder *r, cons
     int ok = !(lag99 > bound) && dr->lag.n > 0;
     c = add(out, "lag", d, NULL, ok, lag99, NAN, bound);
     double blocked_pct = 100.0 * f->blocked_ns / 1e9 / secs;
-    int kernel = blocked_pct >= KERNEL_BLOCKED_PCT;  /* enough to have made the late 1 % wait: say so */
+    int said = blocked_pct >= SUBMIT_BLOCKED_PCT;  /* enough to have made the late 1 % wait: say so */
     char why[128];
-    snprintf(why, sizeof why, kernel ? ": generator-bound; its submit calls >= %lld us took %.2g %% of the run "
+    snprintf(why, sizeof why, said ? ": generator-bound; its submit calls >= %lld us took %.2g %% of the run "
              "(blocked: the request queue full, or the CPU taken)" : ": generator-bound", SUBMIT_BLOCKED_NS / 1000,
              blocked_pct);
     snprintf(c->detail, sizeof c->detail, "%s: p99 lag %.4g us %s the bound %.4g us (max of %.3g x p99 response "

@@ -236,7 +236,7 @@ struct run_facts {
 #define SUBMIT_BLOCKED_NS 100000LL
 /* Submit calls blocked this share of the run (%) or more: as many arrivals as the p99 lag's 1 % waited behind them
  * (at rate X, blocked time b delays about X b arrivals); the lag check's sentence then names them. */
-#define KERNEL_BLOCKED_PCT 1.0
+#define SUBMIT_BLOCKED_PCT 1.0
 struct checks {
     struct check c[MAX_CHECKS];
     int n;
