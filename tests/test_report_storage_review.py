@@ -267,3 +267,31 @@ def test_a_row_whose_mb_s_and_iops_disagree_says_which_counter_it_gives():
     assert "at 1 MiB it reads +1.0 % against IOPS × block size, 1,560 MB/s" in reads
     loop = table("summary", "loop328")
     assert "bandwidth counter" not in " ".join(block_size_sentences(loop, loop["host"].iloc[0]))
+
+
+def test_the_queue_depth_figure_labels_an_axis_with_one_power_of_ten_in_view():
+    """S6-bare C-10: bare's IOPS axes (13,398-150,645, more than a decade but only 100,000 among its powers of ten)
+    carried a single labelled tick; now 1, 2, 5 per decade, the throughput axis in thousands (50k), unrotated. The other side: an axis over two powers of
+    ten keeps the decade ticks alone."""
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots import printing
+    from memstor.report.plots.synthesis import _log_thousands, queue_depth_figure
+    fig = printing.fit_for_print(queue_depth_figure(qd("bare"), {}))
+    fig.canvas.draw()
+
+    def labels(axis):
+        lo, hi = axis.get_view_interval()
+        return [t for t, v in zip(axis.get_ticklabels(), axis.get_ticklocs()) if t.get_text() and lo <= v <= hi]
+    for top, bottom in ((fig.axes[0], fig.axes[2]), (fig.axes[1], fig.axes[3])):
+        assert len(labels(top.yaxis)) >= 2 and len(labels(bottom.xaxis)) >= 2
+        assert all(t.get_rotation() == 0 and t.get_text().endswith("k") for t in labels(bottom.xaxis))
+    assert printing.print_problems(fig, "queue depth") == []
+    plt.close("all")
+    wide = plt.figure().add_subplot()
+    wide.set_yscale("log")
+    wide.plot([1, 2], [900, 120_000])
+    _log_thousands(wide)
+    wide.figure.canvas.draw()
+    assert [t.get_text() for t in labels(wide.yaxis)] == ["1,000", "10,000", "100,000"]
+    plt.close("all")
