@@ -5,6 +5,7 @@ against the last-level cache before a value is called DRAM's, 'peak memory bandw
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +14,7 @@ import pytest
 from memstor.analysis import memory_figures as mf
 from memstor.analysis import synthesis as syn
 from memstor.analysis.dataset import load_dataset
-from memstor.analysis.hierarchy import find_levels
+from memstor.analysis.hierarchy import _clock, find_levels
 from memstor.analysis.memory_curves import curve_table
 from memstor.analysis.memory_fit import memory_fit_table
 from memstor.analysis.read_ratio import read_ratio_table
@@ -23,6 +24,7 @@ from memstor.report.memory_text import page_walk_text
 from memstor.report.text import first_page as fp
 from memstor.report.text.first_page import headline_evidence
 from memstor.report.text.headline import ceilings_display, memory_figures_display, no_memory_figures_sentence
+from memstor.report.text.hierarchy import cache_levels_display
 from memstor.report.text.read_ratio import read_ratio_display, read_ratio_sentences
 
 DATA = Path(__file__).parent / "data" / "memory-d3"
@@ -38,8 +40,8 @@ def bare():
     return load_dataset(DATA / "bare")
 
 
-def _headline(ds, quantity: str):
-    table = headline_evidence(syn.headline_long(ds), None)
+def _headline(ds, quantity: str, validity=None):
+    table = headline_evidence(syn.headline_long(ds), validity)
     return table[table["quantity"].str.startswith(quantity)].iloc[0]
 
 
@@ -177,3 +179,36 @@ def test_every_bandwidth_measurement_is_in_the_table_named_with_its_traffic_and_
     assert looped.loc["peak injection, stream-triad, 1 load thread", "used as"] == "the headline"  # 20,655 > 14,065
     head = syn.headline_long(bare).set_index("key").loc["peak_bw_MBps"]
     assert head["value"] == 28288.1 and head["detail"].endswith("matrix, local node 0, read-only, 2 load threads")
+
+
+def test_a_headline_from_a_section_the_gate_does_not_judge_says_so(bare):
+    """bare's peak bandwidth now comes from the bandwidth matrix (not_evaluated:section): its trust names the
+    unchecked gate; a judged one (loop's peak injection, passed) does not."""
+    ok = validity_table(mlc=bare.mlc.assign(buffer_kib=2 << 20), sysinfo={h.name: h.sysinfo for h in bare.hosts})
+    assert "memory_gate not checked for its section" in _headline(bare, "Peak memory", ok)["trust"]
+    judged = bare.mlc[bare.mlc["test"] != "bandwidth_matrix"]
+    table = headline_evidence(syn.headline_long(replace(bare, mlc=judged)), ok)
+    assert "memory_gate not checked" not in table[table["quantity"].str.startswith("Peak")].iloc[0]["trust"]
+
+
+def _ws(ghz: dict) -> pd.DataFrame:
+    """Working-set rows of one host, one per (pages, pattern) run, with loadlat's clocks at `ghz` GHz."""
+    return pd.DataFrame([{"host": "vm", "pages": p, "pattern": pat, "buffer_bytes": 4096.0, "latency_ns": 10.0,
+                          "clocks": 10.0 * g} for (p, pat), g in ghz.items()])
+
+
+def test_clocks_are_stated_only_from_a_calibration_that_held():
+    """S6-bare C-14: the clocks column multiplied by one run's calibration (3.97 GHz) while bare's working-set runs
+    were calibrated 3.57 (random, 4K), 3.97 (random, 2M) and 3.99 GHz (seq64, 4K). Now the clocks are not stated
+    and the sentence says why; calibrations within 5 % give the clocks with the GHz in the column's name."""
+    moved = _ws({("2M (THP, 100 %)", "random"): 3.967, ("4K", "random"): 3.570, ("4K", "seq64"): 3.989})
+    ghz, note = _clock(moved[moved["pattern"] == "random"].iloc[:1], moved)
+    assert ghz is None and note.startswith("not stated: loadlat's core-clock calibration moved 3.57-3.99 GHz")
+    held = _ws({("2M (THP, 100 %)", "random"): 3.967, ("4K", "random"): 3.950, ("4K", "seq64"): 3.989})
+    ghz, note = _clock(held.iloc[:1], held)
+    assert round(ghz, 3) == 3.967 and note == "at 3.97 GHz (loadlat's calibration of its run)"
+    levels = pd.DataFrame([{"host": "vm", "level": "L1", "latency_ns": 1.29, "clocks": None, "ends_at_bytes": 54e3,
+                            "kernel_bytes": 49152, "agrees": True, "note": "", "clock_note": "not stated: x"}])
+    assert "clocks" not in cache_levels_display(levels).columns
+    stated = levels.assign(clocks=5.12, clock_note="at 3.97 GHz (loadlat's calibration of its run)")
+    assert "clocks (at 3.97 GHz (loadlat's calibration of its run))" in cache_levels_display(stated).columns

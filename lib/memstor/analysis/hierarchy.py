@@ -76,7 +76,11 @@ from memstor.core.schema import missing
 
 WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency_ns", "lat_p50_ns", "lat_p90_ns",
                        "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes"]
-CACHE_LEVEL_COLUMNS = ["host", "level", "latency_ns", "clocks", "ends_at_bytes", "kernel_bytes", "agrees", "note"]
+CACHE_LEVEL_COLUMNS = ["host", "level", "latency_ns", "clocks", "ends_at_bytes", "kernel_bytes", "agrees", "note",
+                       "clock_note"]
+#: loadlat's core-clock calibrations (GHz) of one host's working-set runs further apart than this ratio give no
+#: clocks: a level's clocks would depend on which run's calibration is taken (S6-bare C-14: 3.57-3.99 GHz).
+CLOCK_SPREAD = 1.05
 MLP_COLUMNS = ["host", "threads", "chains", "latency_ns", "bandwidth_MBps", "littles_MBps", "residual_pct",
                "saturated"]
 
@@ -308,7 +312,7 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
     beyond = not missing(llc) and sizes[-1] > float(llc)
     cache_ends = ends if beyond or not levels else [*ends, None]
     match = _match(cache_ends, kernel)
-    ghz, src = _clocks_per_ns(curve), f"random chain, {pages}"
+    (ghz, clock_note), src = _clock(curve, ws), f"random chain, {pages}"
     rows = []
     for i, lv in enumerate(levels):
         end = cache_ends[i] if i < len(cache_ends) else None
@@ -324,7 +328,22 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
             row = _level_row(host, name, None, ghz, None, kb, f"no level of the curve matched to it: no step "
                              f"near {_kib(kb)} ({src})")
             rows.append({**row, "agrees": False})
-    return rows
+    return [{**r, "clock_note": clock_note} for r in rows]
+
+
+def _clock(curve: pd.DataFrame, ws: pd.DataFrame) -> tuple[float | None, str]:
+    """(GHz, note) for the clocks column: the calibration of the levels' run (:func:`_clocks_per_ns`) and
+    'at 3.97 GHz (loadlat's calibration of its run)'; None and 'not stated: ...' when the host's working-set runs
+    (pages x pattern) were calibrated further apart than :data:`CLOCK_SPREAD`."""
+    ghz = _clocks_per_ns(curve)
+    if ghz is None:
+        return None, ""
+    runs = [g for g in (_clocks_per_ns(r) for _, r in ws.groupby(["pages", "pattern"])) if g]
+    lo, hi = min(runs, default=ghz), max(runs, default=ghz)
+    if hi / lo > CLOCK_SPREAD:
+        return None, (f"not stated: loadlat's core-clock calibration moved {lo:.2f}-{hi:.2f} GHz across this host's "
+                      f"{len(runs)} working-set runs")
+    return ghz, f"at {ghz:.2f} GHz (loadlat's calibration of its run)"
 
 
 def _level_note(lv: Level, levels: list[Level], i: int, end, kb, src: str) -> str:

@@ -25,10 +25,15 @@ def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
     out = pd.DataFrame({
         "device": levels["host"], "level": levels["level"],
         "median latency (ns)": levels["latency_ns"].map(fmt_number),
-        "clocks": [("unknown" if missing(c) else fmt_number(c)) for c in levels["clocks"]],
+        "clocks": [("unknown" if missing(c) else fmt_number(c)) for c in levels["clocks"]],  # clock_note: the GHz
         "ends at": levels["ends_at_bytes"].map(_size), "kernel's size": levels["kernel_bytes"].map(_size),
         "agrees": [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
     })
+    notes = levels["clock_note"].dropna().astype(str) if "clock_note" in levels else pd.Series([], dtype=str)
+    if notes.str.startswith("not stated").any():  # S6-bare C-14: clocks from a calibration that moved
+        out = out.drop(columns="clocks")
+    elif len(notes) and notes.iloc[0]:
+        out = out.rename(columns={"clocks": f"clocks ({notes.iloc[0]})"})
     return out if levels["host"].nunique() > 1 else out.drop(columns="device")
 
 
@@ -101,7 +106,8 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
             text += (f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per "
                      "access in the working-set sweep's batch medians (not the idle means).")
         covered = coverage_sentence(working_set, host)
-        out.append(text + (f" {covered}" if covered else ""))
+        clock = [str(c) for c in g.get("clock_note", pd.Series([], dtype=str)).dropna() if str(c).startswith("not")]
+        out.append(text + (f" {covered}" if covered else "") + (f" Clocks {clock[0]}." if clock else ""))
     if mlp is not None and len(mlp):
         said = set()  # the law once per device, not once per thread count
         for (host, threads), g in mlp.groupby(["host", "threads"], sort=True):
