@@ -21,6 +21,7 @@ from memstor.analysis.read_ratio import read_ratio_table
 from memstor.analysis.validity import validity_table
 from memstor.analysis.validity.memory import buffer_llc_rows
 from memstor.report.memory_text import page_walk_text
+from memstor.report.plots import synthesis as figs
 from memstor.report.text import first_page as fp
 from memstor.report.text.first_page import headline_evidence
 from memstor.report.text.headline import ceilings_display, memory_figures_display, no_memory_figures_sentence
@@ -212,3 +213,22 @@ def test_clocks_are_stated_only_from_a_calibration_that_held():
     assert "clocks" not in cache_levels_display(levels).columns
     stated = levels.assign(clocks=5.12, clock_note="at 3.97 GHz (loadlat's calibration of its run)")
     assert "clocks (at 3.97 GHz (loadlat's calibration of its run))" in cache_levels_display(stated).columns
+
+
+def test_the_memory_figure_promises_only_what_it_draws_and_marks_gate_failed_points(loop, bare):
+    """R-loop 9.2, S6-bare C-11: Figure 15's caption promised 'plateau points outlined, hook points hollow, the
+    open-queue model dashed over its fit range' over curves with none of them, and 13 of bare's 18 points (all 18
+    of loop's) failed a gate and were drawn unmarked. Now the caption names what is drawn and what is not, and a ×
+    marks each gate-failed point (bare: 15 of 18 curve points with a failed run)."""
+    for ds, bad in ((loop, 18), (bare, 15)):
+        curves = curve_table(ds.mlc)
+        _, fits = memory_fit_table(curves)
+        panel = figs.memory_panels(curves)[0]
+        caption = figs.memory_caption(curves, fits, panel)
+        assert "plateau points outlined" not in caption and "no plateau, hook or model in these curves" in caption
+        assert "× over a point whose run failed" in caption
+        fig = figs.memory_figure(curves, fits, panel)
+        crosses = [ln for ln in fig.axes[0].lines if ln.get_marker() == "x"]
+        assert len(crosses) == 3 and sum(len(ln.get_xdata()) for ln in crosses) == bad
+    passed = curve_table(bare.mlc.assign(gate="passed"))
+    assert "×" not in figs.memory_caption(passed, memory_fit_table(passed)[1], figs.memory_panels(passed)[0])

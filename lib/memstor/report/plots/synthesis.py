@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -250,6 +251,59 @@ def _curve_legend_extras(drawn: set | None = None) -> tuple[list, list]:
     return handles, texts
 
 
+#: The mark over a memory point whose run failed memstor's quality gate.
+GATE_MARK: dict[str, Any] = dict(marker="x", ls="none", color="black", ms=5, mew=1.0)
+
+
+def _mark_gate_failed(ax, g: pd.DataFrame) -> set:
+    """A black × over the points of one curve (its curve_table rows) whose runs failed the quality gate
+    (``gate_failed`` > 0); {'gate'} when there was one, else set()."""
+    bad = g[pd.to_numeric(g.get("gate_failed", pd.Series(0, index=g.index)), errors="coerce").fillna(0) > 0]
+    if bad.empty:
+        return set()
+    ax.plot(bad["bandwidth_MBps"] / 1e3, bad["latency_ns"], **GATE_MARK)
+    return {"gate"}
+
+
+#: Caption clause per mark drawn on the memory figure, in order.
+MEMORY_CAPTION = {"plateau": "plateau points outlined", "hook": "hook points hollow",
+                  "fit": "the open-queue model dashed over its fit range", "2r0": "a star where latency reaches 2·R0",
+                  "gate": "× over a point whose run failed memstor's quality gate"}
+
+
+def memory_marks(curves: pd.DataFrame | None, fits: dict, panel: tuple[str, float]) -> set:
+    """The marks :func:`memory_figure` draws on one panel (keys of :data:`MEMORY_CAPTION`), without drawing."""
+    if curves is None or curves.empty:
+        return set()
+    host = curves["host"].map(lambda v: "?" if missing(v) else str(v))
+    acc = curves["access_bytes"].map(lambda v: -1.0 if missing(v) else float(v))
+    p = curves[(host == panel[0]) & (acc == panel[1])]
+    marks = {"gate"} if (pd.to_numeric(p.get("gate_failed", pd.Series(0, index=p.index)), errors="coerce")
+                         .fillna(0) > 0).any() else set()
+    for curve in p["curve"].unique():
+        f = fits.get((panel[0], curve))
+        if f is None:
+            continue
+        marks |= {"hook"} if (f.role == HOOK).any() else set()
+        marks |= {"plateau"} if (f.role == PLATEAU).any() else set()
+        marks |= {"fit"} if f.identifiable and f.x_fit_range[1] == f.x_fit_range[1] else set()
+        marks |= {"2r0"} if f.x_at_level.get(2.0, (math.nan, ""))[0] == f.x_at_level.get(2.0, (math.nan, ""))[0] \
+            else set()
+    return marks
+
+
+def memory_caption(curves: pd.DataFrame | None, fits: dict, panel: tuple[str, float]) -> str:
+    """The caption's promise for one memory panel: only what is drawn (S6-bare C-11, R-loop 9.2: 'plateau points
+    outlined, hook points hollow, the open-queue model dashed' under curves with none of them)."""
+    marks = memory_marks(curves, fits, panel)
+    said = [text for key, text in MEMORY_CAPTION.items() if key in marks]
+    absent = [k for k in ("plateau", "hook", "fit") if k not in marks]
+    names = [{"fit": "model"}.get(k, k) for k in absent]
+    none = ("; no " + " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+            + " in these curves") if absent else ""
+    return (": " + ", ".join(said) if said else "") + none + "."
+
+
 def memory_panels(curves: pd.DataFrame | None) -> list[tuple[str, float]]:
     """The memory figure's panels, (host, access bytes; -1 unknown), in its order: the report shows one figure per
     panel (two panels, their legends beside them, printed 0.54 in wide in the print box)."""
@@ -307,7 +361,11 @@ def memory_figure(curves: pd.DataFrame, fits: dict, panel: tuple[str, float] | N
                     ("" if f.identifiable else ", peak not identifiable")
             handles.append(Line2D([], [], marker=marker, ls="none", color=colour))
             texts.append(f"{label} ({state})")
-        extra_h, extra_t = _curve_legend_extras(drawn)
+            drawn |= _mark_gate_failed(ax, g)
+        extra_h, extra_t = _curve_legend_extras(drawn - {"gate"})
+        if "gate" in drawn:  # S6-bare C-11: 13 of 18 points failed a gate and were drawn unmarked
+            extra_h.insert(0, Line2D([], [], **GATE_MARK))
+            extra_t.insert(0, "× failed memstor's quality gate (memory_gate)")
         ax.legend(handles + extra_h, texts + extra_t, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                   borderaxespad=0)
         ax.set_xlabel("bandwidth (GB/s, 1 GB/s = 1000 MB/s)")
