@@ -25,7 +25,7 @@ from memstor.report.plots import synthesis as figs
 from memstor.report.text import first_page as fp
 from memstor.report.text.first_page import headline_evidence
 from memstor.report.text.headline import ceilings_display, memory_figures_display, no_memory_figures_sentence
-from memstor.report.text.hierarchy import cache_levels_display
+from memstor.report.text.hierarchy import cache_levels_display, hierarchy_sentences
 from memstor.report.text.read_ratio import read_ratio_display, read_ratio_sentences
 
 DATA = Path(__file__).parent / "data" / "memory-d3"
@@ -232,3 +232,18 @@ def test_the_memory_figure_promises_only_what_it_draws_and_marks_gate_failed_poi
         assert len(crosses) == 3 and sum(len(ln.get_xdata()) for ln in crosses) == bad
     passed = curve_table(bare.mlc.assign(gate="passed"))
     assert "×" not in figs.memory_caption(passed, memory_fit_table(passed)[1], figs.memory_panels(passed)[0])
+
+
+def test_a_kernel_level_no_level_matched_is_named_without_a_latency():
+    """With the climbing tail no level (above), loop's and bare's kernel L3 (480 MiB) matched no level and the
+    sentence read 'L3 – ns. L3 ends at –, not at the kernel's 480 MiB'; it now names the kernel's size alone, and
+    says the latencies are batch medians (R-loop 10.3: 'mean latency per access')."""
+    levels = pd.DataFrame([
+        {"host": "vm", "level": "L1", "latency_ns": 1.29, "clocks": None, "ends_at_bytes": 54e3, "kernel_bytes": 49152,
+         "agrees": True, "note": "", "clock_note": ""},
+        {"host": "vm", "level": "L3", "latency_ns": None, "clocks": None, "ends_at_bytes": None,
+         "kernel_bytes": 503316480, "agrees": False, "note": "no level of the curve matched to it: no step near "
+         "480.0 MiB (random chain, 2M (THP, 100 %))", "clock_note": ""}])
+    said = hierarchy_sentences(levels, None)[0]
+    assert "– ns" not in said and "ends at –" not in said and "median latency per access (batch medians) L1 1.29" in said
+    assert "L3 (the kernel's 480 MiB): no level of the curve matched to it" in said

@@ -93,14 +93,16 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
     for host in sorted(set(levels["host"])):
         g = levels[levels["host"] == host]
         parts = [f"{r['level']} {fmt_number(r['latency_ns'])} ns" + (f" up to {_size(r['ends_at_bytes'])}"
-                 if not missing(r["ends_at_bytes"]) else "") for _, r in g.iterrows() if not str(r["level"]).startswith("TLB")]
-        text = f"**{host}**: mean latency per access " + ", ".join(parts) + "."
+                 if not missing(r["ends_at_bytes"]) else "") for _, r in g.iterrows()
+                 if not str(r["level"]).startswith("TLB") and not missing(r["latency_ns"])]  # a kernel level unmatched
+        text = f"**{host}**: median latency per access (batch medians) " + ", ".join(parts) + "."
         bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a))]
         for _, r in bad.iterrows():
             note = str(r["note"] or "the curve and the kernel disagree")
             note = note.removeprefix(f"ends at {_size(r['ends_at_bytes'])}, ")  # said just before
             text += (f" {r['level']} ends at {_size(r['ends_at_bytes'])}, not at the kernel's {_size(r['kernel_bytes'])}: "
-                     f"{note}.")
+                     f"{note}." if not missing(r["ends_at_bytes"]) else
+                     f" {r['level']} (the kernel's {_size(r['kernel_bytes'])}): {note}.")
         tlb = g[g["level"].astype(str).str.startswith("TLB")]
         if len(tlb) and not missing(tlb["latency_ns"].iloc[0]):
             text += (f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per "
