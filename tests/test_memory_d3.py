@@ -247,3 +247,10 @@ def test_a_kernel_level_no_level_matched_is_named_without_a_latency():
     said = hierarchy_sentences(levels, None)[0]
     assert "– ns" not in said and "ends at –" not in said and "median latency per access (batch medians) L1 1.29" in said
     assert "L3 (the kernel's 480 MiB): no level of the curve matched to it" in said
+
+
+def test_a_matrix_headline_without_an_interval_gives_the_sections_reason(bare):
+    """bare's peak bandwidth (the matrix, loadlat v0.5) read 'no interval (one run; its sub-windows: no
+    sub-windows (loadlat before v0.3))': the section is measured in one window, whatever loadlat's version."""
+    head = syn.headline_long(bare).set_index("key").loc["peak_bw_MBps"]
+    assert head["ci_note"] == "no sub-windows (a section loadlat measures in one window)"

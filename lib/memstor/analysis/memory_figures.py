@@ -135,6 +135,9 @@ def gate_outcome(rows: pd.DataFrame) -> tuple[str, str]:
 def _summary(label: str, rows: pd.DataFrame, metric: str) -> dict:
     mean, lo, hi, n, method = point_summary(rows, metric)
     notes = rows["ci_note"].dropna().astype(str) if "ci_note" in rows else pd.Series(dtype=str)
+    if "gate" in rows and rows["gate"].astype(str).eq("not_evaluated:section").all():  # loadlat v0.5's matrices
+        notes = notes.str.replace("no sub-windows (loadlat before v0.3)", "no sub-windows (a section loadlat "
+                                  "measures in one window)", regex=False)
     gate, detail = gate_outcome(rows)
     return {"measurement": label, "tool": tool_name(rows), "value": float(mean), "n": int(n),
             "ci_low": None if lo != lo else float(lo), "ci_high": None if hi != hi else float(hi),
