@@ -300,3 +300,23 @@ def test_the_experiment_notebook_gates_its_verdict_as_the_synthesis_does(S):
     assert v.loc[LOOP, "verdict"] == "not shown: window rule met at round 7 (rounds 3-7); steady_round_length warns"
     with_sweep = gated_verdicts(rounds, S.points).set_index("host")
     assert with_sweep.loc[LOOP, "verdict"].startswith("not valid: window rule met at round 7")
+
+
+def test_a_point_on_another_file_span_is_not_called_the_same_configuration(S):
+    """S6-bare M-2: 'The same configuration (128 outstanding I/Os) elsewhere in this run: ... 68,307 IOPS
+    (fio-write-saturation, 1 point, 1 GiB file)' beside a window average of 124,035 IOPS on a 256 MiB file: by
+    page 1's definition the file size is part of the configuration, and 0.55x went unsaid. Now the 1 GiB point is
+    said apart, with its ratio and what follows; the 256 MiB points (HIR, the sweep) keep theirs, not called 'the same
+    configuration' either (other run lengths and states)."""
+    v = _one(S.steady, BARE)
+    said = " ".join(text.steady_sentences(S.steady[S.steady["host"] == BARE], S.points))
+    assert "The same configuration (" not in said
+    assert "On another file span than the window's 256 MiB: 68,307 IOPS (fio-write-saturation, 1 point, 1 GiB " \
+        "file), 0.55× this window's average: the window's figure holds for its 256 MiB file" in said
+    assert "in other experiments of this run (other run lengths and states): " in said
+    assert "fio-pts-hir" in said.split("On another file span")[0]          # same span: in the first list
+    detail = S.headline[(S.headline["host"] == BARE) & (S.headline["key"] == "ss_randwrite_iops")]["detail"].iloc[0]
+    assert detail.startswith("4 KiB randwrite, QD32x4, 256 MiB file, ")   # the headline names its span
+    # the other side: a raw-device window has no file span to set apart
+    whole = text.steady_sentences(S.steady[S.steady["host"] == BARE].assign(span="full_device"), S.points)
+    assert "On another file span" not in " ".join(whole) and v["span_bytes"] == 268435456

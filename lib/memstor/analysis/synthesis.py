@@ -145,7 +145,9 @@ def _steady_headline(v: pd.Series) -> tuple:
     secs = "" if missing(v.get("round_s")) else f" of {fmt_number(v['round_s'])} s"
     rule = (f"PTS window rule met at round {int(v['ss_round'])}" if bool(v["ss_achieved"])
             else f"PTS window rule not met ({v['verdict']})")
-    return (float(v["window_avg_iops"]), f"{v['workload']}, {rule}, average of window rounds "
+    span = f", {size_text(int(v['span_bytes']))} file" if v.get("span") == "file" and not missing(
+        v.get("span_bytes")) else ""  # the span is part of the configuration (S6-bare M-2)
+    return (float(v["window_avg_iops"]), f"{v['workload']}{span}, {rule}, average of window rounds "
             f"{int(v['window_first'])}-{int(v['window_last'])}{secs} (one run)", None, None, 1, "")
 
 

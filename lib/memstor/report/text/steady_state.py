@@ -90,19 +90,40 @@ def _stands(v: pd.Series, col: str) -> bool:
 
 
 def _elsewhere(points: pd.DataFrame | None, v: pd.Series) -> str:
-    """' The same configuration elsewhere in this run: 124,524 IOPS (fio-queue-depth, 1 point, 256 MiB file); ...'
-    ('' without any): the other experiments' IOPS of the verdict's rw, block size and outstanding I/O."""
+    """' The same workload (128 outstanding I/Os) in other experiments of this run: 100,307–116,240 IOPS
+    (fio-pts-hir, 13 points, 256 MiB file), 0.81–0.94× this window's average; ...' ('' without any): the other
+    experiments' IOPS of the verdict's rw, block size and outstanding I/O, each as a ratio to the window average.
+    Not called the same configuration: run length and state differ, and a point on another file span than the
+    window's (v's span_bytes) is said apart, with what follows (S6-bare M-2: 68,307 IOPS on a 1 GiB file, 0.55× the
+    256 MiB window's 124,035)."""
     same = ss.same_configuration(points, v)
     if same.empty:
         return ""
-    said = []
+    span = int(v["span_bytes"]) if v.get("span") == "file" and not missing(v.get("span_bytes")) else 0
+    said: list[str] = []
+    other: list[str] = []
     for _, r in same.iterrows():
         lo, hi = fmt_number(r["iops_min"]), fmt_number(r["iops_max"])
         size = "" if missing(r["file_size_bytes"]) else f", {size_text(int(r['file_size_bytes']))} file"
         pts = f"{int(r['points'])} point{'s' if r['points'] != 1 else ''}"
-        said.append(f"{lo if lo == hi else f'{lo}–{hi}'} IOPS ({r['experiment']}, {pts}{size})")
-    return (f" The same configuration ({int(v['outstanding_io'])} outstanding I/Os) elsewhere in this run: "
-            + "; ".join(said) + ".")
+        text = f"{lo if lo == hi else f'{lo}–{hi}'} IOPS ({r['experiment']}, {pts}{size}){_ratio(r, v)}"
+        apart = bool(span) and not missing(r["file_size_bytes"]) and int(r["file_size_bytes"]) != span
+        (other if apart else said).append(text)
+    out = (f" The same workload ({int(v['outstanding_io'])} outstanding I/Os) in other experiments of this run "
+           f"(other run lengths and states): " + "; ".join(said) + ".") if said else ""
+    if other:
+        out += (f" On another file span than the window's {size_text(span)}: " + "; ".join(other)
+                + f": the window's figure holds for its {size_text(span)} file; whether the span, the run "
+                "length or the file's state makes the difference is not shown.")
+    return out
+
+
+def _ratio(r: pd.Series, v: pd.Series) -> str:
+    """', 0.81–0.94× this window's average' (r's IOPS range over v's window_avg_iops), '' without one."""
+    if missing(v.get("window_avg_iops")) or not float(v["window_avg_iops"]) > 0:
+        return ""
+    lo, hi = (float(r[c]) / float(v["window_avg_iops"]) for c in ("iops_min", "iops_max"))
+    return f", {lo:.2f}{'' if f'{lo:.2f}' == f'{hi:.2f}' else f'–{hi:.2f}'}× this window's average"
 
 
 def steady_rounds_display(rounds: pd.DataFrame) -> pd.DataFrame:
