@@ -138,6 +138,45 @@ def test_pts_figures_print_readably():
     assert _clean(demandfigs.oio_figure(d), "CBW") == []
 
 
+def test_dirth_histograms_print_readably():
+    """The DIRTH histograms (HTML appendix; shown through fit_for_print like every report figure): four panels in a
+    row, each with both axis labels, printed 1.2 x 0.6 in with the labels over one another (the bare, 1cpu and loop
+    runs' tables/dirth_histograms.csv); now 2 x 2, each axis named once. Four roles of ~60 fio bins, as those runs'."""
+    import pandas as pd
+
+    from memstor.analysis.pts_demand import HISTOGRAM_COLUMNS
+    from memstor.report.plots import pts_demand as demandfigs
+
+    rows = []
+    for role, (t, q, centre) in {"max IOPS": (4, 4, 220.0), "optimal": (4, 4, 220.0), "mid": (2, 4, 120.0),
+                                 "min": (1, 1, 74.0)}.items():
+        lat = np.geomspace(20, 5000, 60)
+        share = np.exp(-np.log(lat / centre) ** 2 / 0.1)
+        share /= share.sum()
+        rows += [("h", role, t, q, x, int(1e5 * s), s, "matrix", "raw/h.json") for x, s in zip(lat, share)]
+    hist = pd.DataFrame(rows, columns=HISTOGRAM_COLUMNS)
+    assert _clean(demandfigs.histograms_figure(hist), "DIRTH histograms") == []
+    assert _clean(demandfigs.histograms_figure(hist[hist["role"] != "mid"]), "DIRTH histograms, three") == []
+
+
+def test_read_ratio_family_prints_readably(real):
+    """The read-ratio family beside the nearest published curves (HTML appendix), on bernep's real MLC curves."""
+    from memstor.analysis import read_ratio
+    from memstor.analysis.memory_curves import curve_table
+    from memstor.analysis.memory_fit import memory_fit_table
+    from memstor.analysis.reference_curves import load_mess_curves
+    from memstor.report.plots import read_ratio as rfigs
+    from test_read_ratio import SETTINGS, bernep
+
+    curves = curve_table(bernep(real, **SETTINGS))
+    mem, _ = memory_fit_table(curves)
+    t = read_ratio.read_ratio_table(mem)
+    near = read_ratio.reference_table(curves, mem, load_mess_curves())
+    published = load_mess_curves()
+    fig = rfigs.family_figure(t, curves, near, published[published["platform"].isin(near["platform"])])
+    assert _clean(fig, "read-ratio family") == []
+
+
 @pytest.mark.fio
 def test_synthesis_figures_print_readably(synth_data):
     """Every figure of the synthesis notebook that its data draws (test_synthesis's data: an imported SSD and MLC

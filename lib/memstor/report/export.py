@@ -94,10 +94,12 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_ESC.get(c, c) for c in text)
 
 
-#: Characters of table text per line width (6.7 in) by font: digits and bold headers of the 11 pt class,
-#: measured: an 11-column knee table of 135 estimated characters at scriptsize was 496 pt on a 484 pt line,
-#: so about 118 fit (an estimate only shares the width out; tabularx columns make the line exact).
-_BUDGET = {"scriptsize": 118, "footnotesize": 98, "small": 86}
+#: Characters of table text per line width (6.7 in) by font: digits and bold headers of the 10 pt class
+#: (memstor.tex.j2), scaled from the 11 pt class's measured widths by the font sizes (scriptsize 8 -> 7 pt,
+#: footnotesize 9 -> 8, small 10 -> 9): there an 11-column knee table of 135 estimated characters at
+#: scriptsize was 496 pt on a 484 pt line, so about 118 fit (an estimate only shares the width out; tabularx
+#: columns make the line exact).
+_BUDGET = {"scriptsize": 135, "footnotesize": 110, "small": 95}
 
 
 def _p_width(spec: str) -> float:
@@ -132,12 +134,15 @@ class Table:
     #: Tables longer than this many printed lines, with at least BREAK_MIN_ROWS rows, may break across pages
     #: (longtable / xltabular, the header repeated on each page; never after the first or before the last
     #: KEEP_ROWS rows); shorter ones are one box (a tabular scaled down to the line width if needed): a box
-    #: that cannot split leaves the rest of a page empty.
+    #: that cannot split leaves the rest of a page empty. A long table that fits where it starts is set as one
+    #: box too (memstor.tex.j2, \\memstorfits: a longtable beside a float overfills the page).
     LONG_ROWS = 8
     KEEP_ROWS = 2
     #: A long table's caption starts a new page unless this many lines of the table (and 5 for the caption, the
-    #: header and the rules) still fit below it (LaTeX needspace; normal lines).
-    NEED_LINES = 14
+    #: header and the rules) still fit below it (LaTeX needspace; normal lines). 6, not 14: the table breaks
+    #: across pages with its header repeated, and 19 lines asked for left a third of a page empty above the
+    #: spec table and the PTS table (the quick bare report: 12 pages, 11 with 6)
+    NEED_LINES = 6
     BREAK_MIN_ROWS = 2 * KEEP_ROWS
 
     def __init__(self, df, caption: str = "", widths: dict | None = None, font: str = "footnotesize",
@@ -313,8 +318,10 @@ class Table:
             longtable = [r"\begin{" + env + "}" + width + "{" + cols + "}", r"\toprule", head, r"\midrule",
                          r"\endfirsthead", r"\toprule", head, r"\midrule", r"\endhead", r"\bottomrule",
                          r"\endlastfoot", *broken, r"\end{" + env + "}"]
-            if flex:
-                lines += longtable
+            if flex:  # set as one box where it fits on the page (memstor.tex.j2: longtable's overrun beside floats)
+                tabularx = [r"\begin{tabularx}{\linewidth}{" + cols + "}", r"\toprule", head, r"\midrule", *body,
+                            r"\bottomrule", r"\end{tabularx}"]
+                lines += [r"\memstorwrapped{%", *tabularx, "}{%", *longtable, "}"]
             else:  # as wide as its cells: measured first (a tabular) in memstor.tex.j2's guard, which scales a
                 # table wider than the line (one box, the log says so) and sets the longtable otherwise
                 name = re.sub(r"[^A-Za-z0-9 ,.:()=*/+-]", "", self.caption or " ".join(header))[:60]

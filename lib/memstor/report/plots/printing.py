@@ -1,7 +1,8 @@
 """Figures as the PDF prints them: the size the LaTeX route gives a figure, and what is unreadable there.
 
-The PDF (memstor.report.export, template ``memstor.tex.j2``: letter paper, 0.9 in margins) scales every figure
-down into a box of 0.9 × the line width by 0.3 × the paper height, keeping its proportions; the notebook's
+The PDF (memstor.report.export, template ``memstor.tex.j2``: letter paper, 0.75 in margins) scales every figure
+down into a box of 6.03 × 3.3 in (0.9 × the line width by 0.3 × the paper height of the earlier 0.9 in margins:
+the wider text block holds more text, the figures print as before), keeping its proportions; the notebook's
 inline PNG is the figure's tight bounding box plus 0.1 in of padding (IPython's ``bbox_inches="tight"``).
 :func:`printed_scale` is that factor, :func:`fit_for_print` sizes a report figure so that it prints at
 (nearly) its own size, and :func:`print_problems` lists every text under :data:`MIN_PRINT_PT` at its printed
@@ -19,10 +20,8 @@ import numpy as np
 from matplotlib.text import Annotation, Text
 from matplotlib.ticker import NullFormatter
 
-#: Letter paper 8.5 × 11 in less 0.9 in margins on each side (memstor.tex.j2, block margins): the line width.
-LINE_WIDTH_IN = 8.5 - 2 * 0.9
-#: The box a figure is scaled into in the PDF (memstor.tex.j2: max size={0.9\\linewidth}{0.3\\paperheight}).
-PRINT_BOX_IN = (0.9 * LINE_WIDTH_IN, 0.3 * 11.0)
+#: The box a figure is scaled into in the PDF (memstor.tex.j2: max size={6.03in}{3.3in}).
+PRINT_BOX_IN = (6.03, 3.3)
 #: The box the report's figures are drawn into (fit_for_print): the print box's width, a little less height, so
 #: that a page holds two figures and their text.
 REPORT_BOX_IN = (PRINT_BOX_IN[0], 2.8)

@@ -90,10 +90,9 @@ latency (time bases), not the device; a residual within a few percent is normal 
     "knee": Method(
         summary="""A closed sweep's throughput is bounded by X(N) ≤ min(N / R_min, X_max), X_max the ceiling of what
 was measured (the device, or the CPU and jobs submitting its I/O: a point with more jobs above the one-job sweep
-says the latter); the asymptotes cross at the knee N* = X_max · R_min, past which more I/Os in flight add only latency. Two estimates are
-named apart: the two-asymptote fit (its ceiling X_fit and R_min ± standard errors, N* with its 95 % interval) and
-the closed-system bound N* ≥ X_best · R(N_min) from the measured inputs (X_best, the highest IOPS the sweep
-measured, any job count, and the latency at its smallest N): a lower bound, X_best being at most the ceiling.""",
+says the latter); past the knee N* = X_max · R_min more I/Os in flight add only latency. Two estimates: the
+two-asymptote fit (X_fit and R_min ± standard errors, N* with its 95 % interval) and the closed-system bound
+N* ≥ X_best · R(N_min) (X_best: the most the sweep measured, any job count; R at its smallest N), a lower bound.""",
         details="""Operational analysis bounds a closed system's throughput by X(N) ≤ min(N / R_min, X_max). With few
 requests in flight each sees the unloaded latency R_min, and throughput grows in proportion to N
 (latency bound, N / R_min). Once the bottleneck — the device's parallel flash channels, or the CPU

@@ -11,6 +11,10 @@ from memstor.analysis.adaptive_grid import knee_of
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
 from memstor.core.schema import missing
 
+#: The start of the knee gate's way out (memstor.analysis.validity.gate.WAY_OUT['knee']) that knee_sentences leaves
+#: out: the sentence states the measured bound itself right after it.
+KNEE_BOUND_ADVICE = "read the measured bound (latency at the smallest N, highest IOPS measured)"
+
 
 def little_display(little: pd.DataFrame) -> pd.DataFrame:
     """Little's-law table with short headers and units, for the report: N, X, R (means over n runs),
@@ -149,8 +153,9 @@ def knee_sentences(knees: pd.DataFrame) -> list:
     for _, k in knees.iterrows():
         who = f"**{md_escape(str(k['host']))}, 4K {k['rw']}**"
         if isinstance(k.get("not_valid"), str) and k["not_valid"]:
-            out.append(f"{who}: the fitted knee is not a finding here — "
-                       f"{name_ceilings(k['not_valid'].removeprefix('not valid: '))}. Instead, "
+            # the gate's way out 'read the measured bound (...)' left out: the sentence gives that bound next
+            why = name_ceilings(k["not_valid"].removeprefix("not valid: ")).replace(f"{KNEE_BOUND_ADVICE}; ", "")
+            out.append(f"{who}: the fitted knee is not a finding here — {why}. Instead, "
                        f"{_bound(k, 'keeps rising' in k['not_valid'])}.")
             continue
         if missing(k.get("N_star_fit")):

@@ -17,7 +17,8 @@ from memstor.core.units import size_text
 def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
     """The steady-state verdicts (memstor.analysis.steady_state.verdict_table) for the report: workload,
     span, preconditioning, rounds, verdict, the window averages and both excursions against their limits (the
-    device column only with several devices). The p99 column is the mean of the window rounds' p99s, named so:
+    device column only with several devices; the verdict without the checks behind it, which
+    :func:`steady_sentences` gives). The p99 column is the mean of the window rounds' p99s, named so:
     a mean of percentiles is not the window's p99."""
     if steady.empty:
         return steady
@@ -37,7 +38,9 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
                             for n, b in zip(steady["precondition_passes"], steady["precondition_bytes"])],
         "rounds": [f"{int(r)} of ≤ {int(m)}, {fmt_number(s)} s each" for r, m, s in
                    zip(steady["rounds"], steady["max_rounds"], steady["round_s"])],
-        "verdict": steady["verdict"],
+        # the rule's verdict, without the checks after it ('; steady_window_trend, steady_round_length warn'):
+        # the sentence under the table gives them with their numbers (the column wrapped to 7 lines and ran over)
+        "verdict": steady["verdict"].astype(str).str.split("; ").str[0],
         "window IOPS": steady["window_avg_iops"].map(fmt_number),
         "window MB/s": steady["window_avg_bw_MBps"].map(fmt_number),
         "window mean lat (µs)": steady["window_avg_lat_mean_us"].map(fmt_number),
