@@ -137,16 +137,15 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
 
 def _steady_headline(v: pd.Series) -> tuple:
     """(value, detail, ci_low, ci_high, n, ci_method) of the steady-state headline: the window average IOPS of one
-    run (n = 1: the window's rounds follow one another, they are not repetitions). The detail names the window and
-    its rounds' length, not a state: whether it is the steady state is the validity checks' to say
-    (memstor.analysis.validity.gate.gate_steady; the first page's trust column and label)."""
+    run (n = 1: its rounds are not repetitions). The detail names the span, the window and its rounds' length, not a
+    state: that is the validity checks' to say (memstor.analysis.validity.gate.gate_steady; page 1's trust, label)."""
     if missing(v["window_avg_iops"]):
         return (None, "", None, None, None, "")
     secs = "" if missing(v.get("round_s")) else f" of {fmt_number(v['round_s'])} s"
     rule = (f"PTS window rule met at round {int(v['ss_round'])}" if bool(v["ss_achieved"])
             else f"PTS window rule not met ({v['verdict']})")
     span = f", {size_text(int(v['span_bytes']))} file" if v.get("span") == "file" and not missing(
-        v.get("span_bytes")) else ""  # the span is part of the configuration (S6-bare M-2)
+        v.get("span_bytes")) else ""  # part of the configuration (S6-bare M-2)
     return (float(v["window_avg_iops"]), f"{v['workload']}{span}, {rule}, average of window rounds "
             f"{int(v['window_first'])}-{int(v['window_last'])}{secs} (one run)", None, None, 1, "")
 
