@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -254,3 +255,25 @@ def test_a_matrix_headline_without_an_interval_gives_the_sections_reason(bare):
     sub-windows (loadlat before v0.3))': the section is measured in one window, whatever loadlat's version."""
     head = syn.headline_long(bare).set_index("key").loc["peak_bw_MBps"]
     assert head["ci_note"] == "no sub-windows (a section loadlat measures in one window)"
+
+
+def test_the_conclusion_says_whose_latency_it_is(bare):
+    """The conclusion said 'memory answers a lone access in 169 ns' of the 256 MiB buffer within the 480 MiB LLC;
+    now 'the 256 MiB buffer answers ... (within the 480 MiB last-level cache: not shown to be DRAM)'; with a 2 GiB
+    buffer 'memory' again."""
+    sysinfo = {h.name: h.sysinfo for h in bare.hosts}
+    for kib, said in ((None, "the 256 MiB buffer answers a lone access in 169 ns"), (2 << 20, "memory answers")):
+        mlc = bare.mlc if kib is None else bare.mlc.assign(buffer_kib=kib)
+        S = SimpleNamespace(qd=None, headline=syn.headline_long(bare), validity=validity_table(mlc=mlc, sysinfo=sysinfo))
+        text = fp.conclusion(S, "vm")
+        assert said in text and (kib is not None or "(within the 480 MiB last-level cache: not shown to be DRAM)" in text)
+
+
+def test_what_to_run_next_names_the_buffer_when_it_sat_within_the_cache(bare):
+    sysinfo = {h.name: h.sysinfo for h in bare.hosts}
+    for kib, named in ((None, True), (2 << 20, False)):
+        mlc = bare.mlc if kib is None else bare.mlc.assign(buffer_kib=kib)
+        S = SimpleNamespace(qd=None, headline=syn.headline_long(bare), validity=validity_table(mlc=mlc, sysinfo=sysinfo),
+                            dataset=bare)
+        said = " ".join(fp.next_steps(S, "vm", "standard"))
+        assert ("a memory buffer of 4x the last-level cache or more" in said) == named

@@ -18,6 +18,7 @@ from memstor.analysis.synthesis import HEADLINE_METRICS
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
 from memstor.core.schema import missing, truthy
+from memstor.report.text.headline import dram_words
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import name_ceilings
 
@@ -206,6 +207,10 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
                      "that did not pass)") if trust.startswith("not valid") else _interval(r)
             if str(r.get("gate") or "").startswith("failed"):  # its own run failed the memory gate (R-loop 2.3)
                 trust, value = _gate_failed(r)
+            elif r.get("gate") == "not judged":  # e.g. the bandwidth matrix: the gate does not judge its section
+                trust = _caveat(trust, "memory_gate not checked for its section")
+            if key in ("idle_latency_ns", "peak_bw_MBps") and (words := dram_words(validity, host)):
+                label, trust = _not_dram(label, trust, words)  # R-loop 1.1: a buffer within the LLC
             if key == "ss_randwrite_iops" and _rows(validity, host, statuses=("warn",))["check"].isin(
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL
@@ -215,6 +220,20 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
             out.append({"device": host, "quantity": "not measured", "value": ", ".join(absent), "measured as": "",
                         "trust": ""})
     return pd.DataFrame(out, columns=["device", "quantity", "value", "measured as", "trust"])
+
+
+def _not_dram(label: str, trust: str, words: str) -> tuple[str, str]:
+    """(label, trust) of a memory headline whose buffer the last-level cache may hold (memory_buffer_llc failed):
+    'Idle mean latency (256 MiB buffer, within ...: not shown to be DRAM)', the check named in the trust."""
+    return f"{label.replace('memory ', '')} ({words})", _caveat(trust, "memory_buffer_llc failed: not shown to be DRAM")
+
+
+def _caveat(trust: str, said: str) -> str:
+    """A trust word with one more caveat first ('sound' becomes 'with caveats (said)'; 'not valid' stays)."""
+    if trust.startswith("not valid"):
+        return trust
+    return f"with caveats ({said})" if trust.startswith("sound") else trust.replace("with caveats (",
+                                                                                    f"with caveats ({said}, ", 1)
 
 
 def _gate_failed(r: pd.Series) -> tuple[str, str]:
@@ -450,6 +469,9 @@ def next_steps(S, host: str, profile: str) -> list[str]:
     if _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",)):
         gens = list(dict.fromkeys(generators(_not_open_rows(S, host)))) or ["fio"]
         out += [NOT_OPEN_WAY_OUT.get(g, NOT_OPEN_WAY_OUT["fio"]) for g in gens]
+    if words := dram_words(S.validity, host):  # memory_buffer_llc failed: R-loop 1.1
+        out.append(f"For DRAM figures: a memory buffer of 4x the last-level cache or more (mlc-loaded-latency's "
+                   f"`buffer_kib`; now a {words}).")
     if not _rows(S.validity, host, ("memory",)).query("subject.str.endswith('(machine)')", engine="python").empty:
         out.append("For memory numbers that pass the quality gate: a quiet machine, bare metal if possible.")
     return out or ["Nothing to add: every check passed."]
@@ -462,8 +484,11 @@ def conclusion(S, host: str) -> str:
     if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]) and not any(
             str(h.loc[k].get("gate") or "").startswith("failed") for k in ("idle_latency_ns", "peak_bw_MBps")
             if k in h.index):  # no memory sentence from a run that failed its gate
-        parts.append(f"memory answers a lone access in {fmt_number(h.loc['idle_latency_ns', 'value'])} ns on average and "
-                     f"moves at most {fmt_number(h.loc['peak_bw_MBps', 'value'])} MB/s when many are in flight")
+        words = dram_words(S.validity, host)  # the memory runs' buffer within the last-level cache: not DRAM's
+        parts.append(f"{'memory' if not words else 'the ' + words.split(',')[0]} answers a lone access in "
+                     f"{fmt_number(h.loc['idle_latency_ns', 'value'])} ns on average and moves at most "
+                     f"{fmt_number(h.loc['peak_bw_MBps', 'value'])} MB/s when many are in flight"
+                     + (f" ({words.split(', ', 1)[1]})" if words else ""))
     if not parts:
         return f"**{md_escape(host)}**: too little was measured for a conclusion."
     return (f"**{md_escape(host)}**: " + "; ".join(parts) + ". Throughput is bought with outstanding requests, and "
