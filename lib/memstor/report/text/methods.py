@@ -20,10 +20,9 @@ class Method:
 #: The report sections with a method, by key (the synthesis notebook's order).
 METHODS: dict[str, Method] = {
     "workloads": Method(
-        summary="""Random and sequential I/O at every block size (`fio-block-size`) and at every share of reads (`fio-rw-ratio`):
-small blocks measure the cost of an operation (IOPS), large blocks the cost of moving bytes (MB/s). A mix is set
-beside the weighted harmonic mean of the read-only and write-only IOPS, which it reaches when reads and writes
-keep their own cost.""",
+        summary="""Random and sequential I/O at every block size (`fio-block-size`) and share of reads (`fio-rw-ratio`):
+small blocks measure the cost of an operation (IOPS), large blocks of moving bytes (MB/s). A mix is set beside the
+weighted harmonic mean of the read-only and write-only IOPS, reached when reads and writes keep their own cost.""",
         details="""**Block size** (`fio-block-size`): random reads and writes at every block size at one queue depth, plus
 sequential transfers at the spec sheet's block sizes. Small blocks measure the cost of an operation (IOPS), large
 blocks the cost of moving bytes (MB/s); the block size where the bandwidth levels off is where the transfer starts
@@ -47,9 +46,9 @@ conditions the sweeps did not measure. No ratio is printed where the target is n
 virtual disk, a loop device): it would compare two different devices (spec_comparison.csv keeps the number)."""),
     "steady_state": Method(
         summary="""`fio-steady-state` follows the SNIA PTS: the span written twice sequentially, then rounds of 4 KiB random
-writes at QD 32 × 4 jobs until the last 5 rounds stay within 20 % (range) and 10 % (slope) of their average;
-"not achieved" is a result. The spec table compares the window average as steady state only where the checks
-let it stand (a window that does not drift, rounds of 10 s or more, not far above the fresh drive).""",
+writes at QD 32 × 4 jobs until the last 5 rounds stay within 20 % (range) and 10 % (slope) of their average ("not
+achieved" is a result). The spec table takes the window average as steady state only where the checks let it stand
+(no drift, rounds of 10 s or more, not far above the fresh drive).""",
         details="""Spec sheets give random-write IOPS in **steady state**: after the whole span was written (preconditioning)
 and the drive's background work settled. The `fio-steady-state` experiment follows the SNIA Solid State
 Storage Performance Test Specification: two sequential 128 KiB write passes over the span, then rounds of
@@ -114,10 +113,10 @@ more than 10 %: the sweep has not levelled off, so it shows no knee (validity ch
 levelled off above X_fit, N* is stated with those points beside it."""),
     "curves": Method(
         summary="""Memory curves (loaded latency: a pointer chase while load threads are throttled by an inject delay) and
-storage curves (the closed queue-depth sweep, the open loop's held rates) go through one analysis: a plateau of
-≥ 3 points within 2 % marks saturation, the open-queue model R = R0 + a·ρ/(1−ρ) is fitted only below it (its
-peak not identifiable when the interval is unbounded or beyond 1.5× the highest throughput measured), and
-the throughput where latency reaches 1.25 and 2 × R0 is read off the measured points, never extrapolated.""",
+storage curves (the closed queue-depth sweep, the open loop's held rates) go through one analysis: a plateau of ≥ 3
+points within 2 % marks saturation; the open-queue model R = R0 + a·ρ/(1−ρ) is fitted only below it (its peak not
+identifiable when unbounded or beyond 1.5× the highest throughput measured); the throughput where latency reaches
+1.25 and 2 × R0 is read off the measured points, never extrapolated.""",
         details="""MLC's loaded-latency test (`mlc --loaded_latency`, or memstor's MLC-compatible `loadlat`) runs one thread that
 measures latency with a dependent pointer chase while the other cores generate memory traffic, throttled by an
 **inject delay** between their requests (a think time, not a queue length: delay 0 is the heaviest load). Each
@@ -185,8 +184,9 @@ number of servers, fitted to the points that kept up. The SLO answer is the high
 meets each target, interpolated between measured rates; both are given only for workloads whose loop held."""),
     "hierarchy": Method(
         summary="""`mem-hierarchy` chases pointers through buffers from 4 KiB to the profile's largest size (meant to pass the
-last-level cache; the sentence below the table says whether it did): each cache level is a plateau of the latency, set beside the kernel's cache sizes; 4 KiB against 2 MiB pages give the cost of a
-page walk, and N independent chains in one thread turn latency into bandwidth, X = N × 64 B / R.""",
+last-level cache; the sentence below the table says whether it did): each cache level is a latency plateau, set
+beside the kernel's cache sizes; 4 KiB against 2 MiB pages give a page walk's cost, and N independent chains in one
+thread turn latency into bandwidth, X = N × 64 B / R.""",
         details="""The `mem-hierarchy` experiment chases pointers through buffers from 4 KiB to the profile's largest size,
 meant to be several times the last-level cache (loadlat `--working_set`, as lmbench's `lat_mem_rd`): each cache level is a plateau of the latency
 curve, and where a plateau ends is how much that level holds. They are set beside the sizes the kernel
