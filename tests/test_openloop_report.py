@@ -660,7 +660,7 @@ def test_ioarrive_points_are_said_as_ioarrive_measured_them():
     assert ("at u10–u50, u80–u90 the rate was met within ±5 % but another of ioarrive's checks failed" in para)
     assert "at u70, u95–u98 it achieved 0–89 % of the offered rate (less than offered)" in para
     assert closing.startswith("**Not an open loop: randwrite (ioarrive).**")
-    assert "count from the intended arrivals" in closing and "decides the remedy" in closing
+    assert "count from the intended arrivals" in closing and "names what delayed the submissions" in closing
     both = measured + para + closing
     for fio_words in ("inline", "rate_iops", "arrivals waited for completions", "fewer jobs per rate", "submit mode",
                       "X_max"):
@@ -771,4 +771,4 @@ def test_the_failed_checks_evidence_is_said_short_and_once():
     for gone in ("ioarrive-r110428", "gated (arrivals waited", "inline submission", "X_max"):
         assert gone not in said, gone
     closing = loadgen.not_open_closing(["randread"], "ioarrive", littles=True)
-    assert "backlog inside the generator" in closing and "decides the remedy" in closing
+    assert "backlog inside the generator" in closing and "names what delayed the submissions" in closing

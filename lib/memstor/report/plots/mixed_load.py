@@ -144,3 +144,22 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
         # short, wide box, and a legend beside or below the axes squeezes them to nothing
         ax.legend(loc="best", fontsize=7, framealpha=0.85)
     return fig
+
+
+def any_read(cells: pd.DataFrame) -> bool:
+    """Some cell of one device's map is drawn coloured (read: held, among enough held cells of its write rate)."""
+    return cells is not None and len(cells) > 0 and bool(mixed_load.credible(mixed_load.read_cells(cells)).any())
+
+
+def show_maps(figs, mixed: pd.DataFrame, capacity: pd.DataFrame, read: bool) -> None:
+    """Each device's map through ``figs.show`` (the notebook's figure counter), one per device (never two pooled),
+    captioned with what it draws — only the maps with a cell read (`read` True: the report's body), or only those
+    with none (False: the HTML's appendix, where a map of marks alone is kept out of the PDF)."""
+    targets = sorted(set(capacity["target_us"])) if capacity is not None and len(capacity) else []
+    for host, cells in mixed.groupby("host", sort=True):
+        if any_read(cells) != read:
+            continue
+        curve = capacity[capacity["host"] == host] if capacity is not None and len(capacity) else None
+        figs.show(map_figure(cells, curve, targets),
+                  f"{host}: read p99 (µs, from the intended arrival) over writes offered (MB/s) and reads offered "
+                  "(IOPS); " + "; ".join(drawn(cells, curve)) + ".")

@@ -402,10 +402,11 @@ _NOT_OPEN_IOARRIVE = ("ioarrive's own checks failed at {where} (its rate, arriva
                       "loop did not hold there, and those response times include the generator's lateness.")
 
 
-def _stress_sentences(g: pd.DataFrame) -> list:
+def _stress_sentences(g: pd.DataFrame, modelled: bool = True) -> list:
     """Overloaded points, points at the generator's ceiling on I/Os in flight, and points whose loop did not hold,
     each in its generator's terms (fio: per-job iodepth, inline submission gating arrivals; ioarrive: its cap,
-    its own checks)."""
+    its own checks). Not `modelled` (no model: the held summary follows and says where ioarrive's checks failed):
+    no model words and no ioarrive not-held sentence."""
     out = []
     gens = np.array(generators(g), dtype=object)
     over = g[[truthy(v) for v in g["overloaded"]]] if "overloaded" in g.columns else g.iloc[0:0]
@@ -414,13 +415,13 @@ def _stress_sentences(g: pd.DataFrame) -> list:
                           for _, r in over.iterrows())
         out.append(f"Overloaded (achieved < 95 % of the offered rate) at {where}: the device did not keep up, "
                    "so the queue grew for the whole run; their latency depends on the run's length, not on a "
-                   "steady state, and the model fit leaves them out.")
+                   "steady state" + (", and the model fit leaves them out." if modelled else "."))
     ceil = np.array([truthy(v) for v in g["ceiling_reached"]], dtype=bool) if "ceiling_reached" in g.columns \
         else np.zeros(len(g), dtype=bool)
     flag = np.array([v is not None and v == v and not truthy(v) for v in g["open_loop"]], dtype=bool) \
         if "open_loop" in g.columns else np.zeros(len(g), dtype=bool)
     for mask, gen, sentence in ((ceil, FIO, _CEILING_FIO), (ceil, IOARRIVE, _CEILING_IOARRIVE),
-                                (flag, FIO, _NOT_OPEN_FIO), (flag, IOARRIVE, _NOT_OPEN_IOARRIVE)):
+                                (flag, FIO, _NOT_OPEN_FIO), (flag & modelled, IOARRIVE, _NOT_OPEN_IOARRIVE)):
         at = mask & (gens == gen)
         if at.any():
             out.append(sentence.format(where=", ".join(_ol_u(u) for u in g.loc[at, "utilisation_pct"])))
@@ -586,7 +587,7 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
                 continue
             parts = _slo_sentences(_ol_rows(slo, host, rw), g, x_max)
             parts += _unloaded_sentence(_ol_rows(unloaded, host, rw))
-            parts += _stress_sentences(g)
+            parts += _stress_sentences(g, modelled=not no_model)
             if no_model:  # the SLO answer from the held points; no curve or model across rates that did not hold
                 why = not_open_sentence(no_model[0], g)
                 parts.append("No queueing model and no open-against-closed comparison: " + why[:1].lower() + why[1:])

@@ -128,12 +128,12 @@ def _levelled(late: pd.DataFrame) -> pd.Series:
 
 def _facts(rows: pd.DataFrame) -> str:
     """The generator's columns over some late points: CPU, wake-up delay against the lag, the machine's pauses
-    (each said only where recorded; the pauses said 'not recorded' where not)."""
+    (each said only where recorded; late_causes says once when no pause was recorded)."""
     cpu, woke = _range(_num(rows, "generator_cpu_pct"), "% of one CPU"), _range(_num(rows, "wake_delay_p99_us"), "µs")
     lag, pauses = _range(_num(rows, "lag_p99_us"), "µs"), _range(_num(rows, "pause_max_us"), "µs")
     said = [f"ioarrive at {cpu}" if cpu else "ioarrive's CPU not recorded",
             (f"its sleeps waking {woke} late (p99)" if woke else "") + (f" against p99 lags of {lag}" if lag else ""),
-            f"the machine's longest pause before them {pauses}" if pauses else "the machine's own pauses not recorded"]
+            f"the machine's longest pause before them {pauses}" if pauses else ""]
     return ", ".join(s.strip() for s in said if s.strip())
 
 
@@ -166,7 +166,8 @@ def late_causes(g: pd.DataFrame) -> tuple[str, set]:
         busy = _range(in_service(rest))
         parts.append(f"at {_us(rest)}{f' ({busy} I/Os in service)' if busy else ''} {_facts(rest)}: "
                      + (why if why else "what delayed the submissions these columns do not show"))
-    return "At the late points (p99 lag over its bound) " + "; ".join(parts) + ".", causes
+    unpaused = "" if np.isfinite(_num(late, "pause_max_us")).any() else " (the machine's pauses were not recorded)"
+    return "At the late points (p99 lag over its bound) " + "; ".join(parts) + unpaused + ".", causes
 
 
 def way_out(causes: set, g: pd.DataFrame) -> str:
