@@ -93,6 +93,9 @@ SATURATION_GAIN_PCT = 10.0  # bandwidth growth per doubling of chains below this
 HUGE_MIN_SHARE = 0.5     # a "2M" curve counts as huge pages when at least this share was on them
 KERNEL_LEVELS = (("L1", "L1d_bytes"), ("L2", "L2_bytes"), ("L3", "L3_bytes"))
 TLB_LEVEL = "TLB (4K - 2M pages)"
+#: The row of a curve that rises past its last level to the largest size without a level there (the sweep ended
+#: first): its latency is the largest size's, ends_at_bytes that size.
+RISE_LEVEL = "rising past the last level"
 
 
 def _rows(df: pd.DataFrame, test: str) -> pd.DataFrame:
@@ -314,8 +317,16 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
     match = _match(cache_ends, kernel)
     (ghz, clock_note), src = _clock(curve, ws), f"random chain, {pages}"
     rows = []
+    rise = _rise(sizes, lat, levels)
     for i, lv in enumerate(levels):
         end = cache_ends[i] if i < len(cache_ends) else None
+        if rise and i == len(levels) - 1 and end is None:
+            rows.append(_level_row(host, f"level {i + 1}" if match.get(i) is None else kernel[match[i]][0],
+                                   lv.latency_ns, ghz, None, None if match.get(i) is None else kernel[match[i]][1],
+                                   f"the curve rises past this level: {rise} ({src})"))
+            rows.append(_level_row(host, RISE_LEVEL, float(lat[-1]), ghz, float(sizes[-1]), None,
+                                   f"{rise}; no level found there: the sweep ended first ({src})"))
+            continue
         if beyond and i == len(levels) - 1:
             rows.append(_level_row(host, "memory", lv.latency_ns, ghz, None, None,
                                    f"the last plateau, to the largest size {_kib(sizes[-1])} ({src})"))
@@ -344,6 +355,15 @@ def _clock(curve: pd.DataFrame, ws: pd.DataFrame) -> tuple[float | None, str]:
         return None, (f"not stated: loadlat's core-clock calibration moved {lo:.2f}-{hi:.2f} GHz across this host's "
                       f"{len(runs)} working-set runs")
     return ghz, f"at {ghz:.2f} GHz (loadlat's calibration of its run)"
+
+
+def _rise(sizes: np.ndarray, lat: np.ndarray, levels: list[Level]) -> str:
+    """'41.0 ns to 170 ns at 64.0 MiB, 4.2x' when the curve's largest size lies MERGE_RATIO or more above its last
+    level (a step the level search found no plateau for before the sweep ended); '' otherwise."""
+    if not levels or levels[-1].last >= len(sizes) - 1 or lat[-1] < MERGE_RATIO * levels[-1].latency_ns:
+        return ""
+    last = levels[-1].latency_ns
+    return f"{last:.3g} ns to {lat[-1]:.3g} ns at {_kib(sizes[-1])}, {lat[-1] / last:.1f}x"
 
 
 def _level_note(lv: Level, levels: list[Level], i: int, end, kb, src: str) -> str:

@@ -13,6 +13,7 @@ import re
 
 import pandas as pd
 
+from memstor.analysis.hierarchy import RISE_LEVEL
 from memstor.analysis.load_latency import answered_from_held
 from memstor.analysis.synthesis import HEADLINE_METRICS
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
@@ -367,11 +368,15 @@ def findings(S, host: str) -> list[str]:
     lv = S.cache_levels
     lv = lv[(lv["host"].astype(str) == host) & ~lv["level"].astype(str).str.startswith("TLB")] if lv is not None \
         and len(lv) else None
+    rise = lv[lv["level"] == RISE_LEVEL] if lv is not None else None
+    lv = lv[(lv["level"] != RISE_LEVEL) & lv["latency_ns"].notna()] if lv is not None else None  # found levels
     if lv is not None and len(lv) >= 2:
         first, last = lv.iloc[0], lv.iloc[-1]
+        then = "" if rise is None or rise.empty else (
+            f", then {fmt_number(rise['latency_ns'].iloc[0])} ns at the sweep's largest size with no level found there")
         out.append(f"Memory hierarchy: {len(lv) - 1} cache level(s) from {fmt_number(first['latency_ns'])} ns "
                    f"({first['level']}) to {fmt_number(last['latency_ns'])} ns ({last['level']}), "
-                   f"{fmt_number(last['latency_ns'] / first['latency_ns'])}× apart ({SECTION_REF['hierarchy']}).")
+                   f"{fmt_number(last['latency_ns'] / first['latency_ns'])}× apart{then} ({SECTION_REF['hierarchy']}).")
     return out[:6]
 
 

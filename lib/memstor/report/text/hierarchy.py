@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstor.analysis.hierarchy import RISE_LEVEL
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import size_text
@@ -83,6 +84,16 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str) -> str:
     return f"{covered}, {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache."
 
 
+def _level_part(r: pd.Series) -> str:
+    """'L2 4.54 ns up to 1.8 MiB' of a level row; 'then 170 ns at 64 MiB (no level found there before the sweep
+    ended)' of the row of a curve that rises past its last level (hierarchy.RISE_LEVEL)."""
+    if r["level"] == RISE_LEVEL:
+        return (f"then {fmt_number(r['latency_ns'])} ns at {_size(r['ends_at_bytes'])} (no level "
+                "found there before the sweep ended)")
+    return f"{r['level']} {fmt_number(r['latency_ns'])} ns" + (
+        f" up to {_size(r['ends_at_bytes'])}" if not missing(r["ends_at_bytes"]) else "")
+
+
 def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
                         working_set: pd.DataFrame | None = None) -> list[str]:
     """Per device: the levels in one sentence (latency and where each ends, a disagreement with the kernel's
@@ -92,8 +103,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
     levels = levels if levels is not None else pd.DataFrame(columns=["host"])
     for host in sorted(set(levels["host"])):
         g = levels[levels["host"] == host]
-        parts = [f"{r['level']} {fmt_number(r['latency_ns'])} ns" + (f" up to {_size(r['ends_at_bytes'])}"
-                 if not missing(r["ends_at_bytes"]) else "") for _, r in g.iterrows()
+        parts = [_level_part(r) for _, r in g.iterrows()
                  if not str(r["level"]).startswith("TLB") and not missing(r["latency_ns"])]  # a kernel level unmatched
         text = f"**{host}**: median latency per access (batch medians) " + ", ".join(parts) + "."
         bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a))]

@@ -1,0 +1,39 @@
+"""A working-set curve that rises past its last level before the sweep ends (issue 38, third read R-1cpu B1): the
+1-CPU run's 2 MiB-page chain has levels at 1.29, 4.54 and 41.0 ns and then rises to 170 ns at 64 MiB (167-170 ns at
+45-64 MiB) with no level found there; the report said the curve 'ends on this level' (41 ns). Real table:
+tests/data/memory-d3/1cpu (SOURCES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.analysis import hierarchy as h
+from memstor.report.text import hierarchy as text
+
+DATA = Path(__file__).parent / "data" / "memory-d3"
+CACHES = {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}  # vm-1cpu's sysinfo caches
+
+
+def levels(name: str) -> pd.DataFrame:
+    return h.cache_levels(pd.read_csv(DATA / name / "mem-hierarchy.csv"), CACHES)
+
+
+def test_a_curve_that_rises_past_its_last_level_says_so_and_not_that_it_ends_there():
+    t = levels("1cpu").set_index("level")
+    assert "the curve ends on this level" not in " ".join(t["note"].astype(str))
+    assert t.loc["level 3", "note"].startswith("the curve rises past this level: 41 ns to 170 ns at 64.0 MiB, 4.2x")
+    rise = t.loc[h.RISE_LEVEL]
+    assert round(rise["latency_ns"]) == 170 and rise["ends_at_bytes"] == 64 * 2**20
+    said = text.hierarchy_sentences(levels("1cpu"), None)[0]
+    assert "level 3 41.0 ns, then 170 ns at 64 MiB (no level found there before the sweep ended)" in said
+
+
+def test_a_curve_that_ends_on_its_last_level_has_no_rise_row():
+    """The other side: the same curve cut at 11.3 MiB (its last size on level 3, 42.7 ns) ends on that level."""
+    df = pd.read_csv(DATA / "1cpu" / "mem-hierarchy.csv")
+    cut = df[pd.to_numeric(df["buffer_bytes"], errors="coerce") <= 12 * 2**20] if "buffer_bytes" in df else df
+    t = h.cache_levels(cut, CACHES)
+    assert h.RISE_LEVEL not in set(t["level"])
+    assert any(str(n).startswith("the curve ends on this level") for n in t["note"])
