@@ -120,3 +120,15 @@ def test_the_interpolated_answer_says_held_rate_and_page_one_names_the_answered_
     assert fp._answered_from_held(slo, "vm") == ["randread", "randwrite"]
     slo, _ = gate.gate_open_loop(s, None, _validity("open_loop_rate", "fail"))  # randread withheld
     assert fp._answered_from_held(slo, "vm") == ["randwrite"]
+
+
+def test_figure_17s_caption_names_rings_only_where_it_draws_them():
+    """Third read R-1cpu M9: the caption named rings ('a point whose own checks passed in a workload whose loop
+    did not hold') where none were drawn, beside hollow overloaded markers. Rings: held points of a workload the
+    gate withheld; none where no point held or where the workload is kept (both ways)."""
+    from memstor.report.plots import openloop as olfigs
+
+    c = curves("quiet6")
+    assert olfigs.rings_drawn(c.assign(valid=False))            # randread u10-u50 held, the workload withheld
+    assert not olfigs.rings_drawn(c.assign(valid=False, open_loop=False))   # nothing held: nothing ringed
+    assert not olfigs.rings_drawn(c.assign(valid=True))         # kept: its held points are the line itself
