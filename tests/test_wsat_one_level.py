@@ -91,7 +91,13 @@ def test_burst_and_sustained_of_one_window_are_not_compared():
     r = w[w["point"] == RUN4K].iloc[0]
     assert pd.isna(r["sustained_over_burst"])  # was 1.00: the same 15 seconds divided by themselves
     shown = text.wsat_display(w[w["point"] == RUN4K]).iloc[0]
-    assert shown["burst (MB/s)"] == "– (no cliff: one window)" and shown["sustained / burst"] == "–"
+    # too short to tell a cliff from noise: no cliff count (third read R-loop 5.1: 'cliffs 0' of runs that could
+    # not tell), burst '–'; the same row with a series long enough (no caveat) reads one window, 0 cliffs
+    assert shown["burst (MB/s)"] == "–" and shown["cliffs"] == "not determined" and shown["sustained / burst"] == "–"
     assert shown["sustained (MB/s)"] == "280 (mean; too short for a level)"  # R-bare C-11: no '[275, 285]'
+    told = text.wsat_display(w[w["point"] == RUN4K].assign(caveat="")).iloc[0]
+    assert told["burst (MB/s)"] == "– (no cliff: one window)" and told["cliffs"] == "0"
+    gone = text.wsat_display(w[w["point"] == RUN4K].assign(sustained_MBps=float("nan"))).iloc[0]
+    assert gone["cliffs"] == "not determined"  # a level the gate withheld (wsat_one_level failed: loop's 4 KiB)
     words = text.wsat_sentences(w[w["point"] == RUN4K], None)[0]
     assert "(so no interval is given for it). A drive" in words

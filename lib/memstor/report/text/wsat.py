@@ -19,12 +19,21 @@ def _short(w: pd.DataFrame) -> list[bool]:
     return [bool(str(c or "")) and not missing(v) for c, v in zip(caveat.fillna(""), w["sustained_MBps"])]
 
 
+def _told(w: pd.DataFrame) -> list[bool]:
+    """Per run: its series could tell a cliff from none — a level stands (the gate kept it: wsat_series,
+    series_matches_whole and wsat_one_level did not fail) and no wsat_series warning (too short). Third read
+    R-loop 5.1: 'cliffs 0' beside a run whose wsat_one_level failed (154 -> 249 MB/s) and one of 1 whole second."""
+    short = _short(w)
+    return [not missing(v) and not s for v, s in zip(w["sustained_MBps"], short)]
+
+
 def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
     """One row per write-saturation run: device (with several), workload, span, GB written (TGBW) and what
     stopped the run, burst and sustained MB/s with their 95 % intervals, sustained / burst, cliffs and the GB
     where the first one happens. Without a cliff the run is one window: its level stands under "sustained", the
     burst reads '– (no cliff: one window)' and the ratio '–' (1.00 by construction is no measurement). A run too
-    short to tell a cliff from noise (wsat_series warned) gives its mean without an interval."""
+    short to tell a cliff from noise (wsat_series warned) gives its mean without an interval; a run that could not
+    tell (:func:`_told`: too short, or its level withheld) reads cliffs 'not determined', burst '–'."""
     cols = ["device", "workload", "span", "written (GB)", "burst (MB/s)", "sustained (MB/s)", "sustained / burst",
             "cliffs", "first cliff at (GB)"]
     if w is None or w.empty:
@@ -36,13 +45,14 @@ def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
                   if not missing(b) else "test file") for s, b in zip(w["span"], w["span_bytes"])],
         "written (GB)": [f"{_gb(g)} ({'stopped by the time cap' if s == 'time' else 'target reached'})"
                          if s in ("time", "bytes") else _gb(g) for g, s in zip(w["tgbw_GB"], w["stopped_by"])],
-        "burst (MB/s)": [fmt_interval(v, lo, hi) if c else "– (no cliff: one window)" for v, lo, hi, c in
-                         zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"], cliffs)],
+        "burst (MB/s)": [fmt_interval(v, lo, hi) if c else "–" if not told else "– (no cliff: one window)" for
+                         v, lo, hi, c, told in zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"],
+                                                   cliffs, _told(w))],
         "sustained (MB/s)": [f"{fmt_number(v)} (mean; too short for a level)" if short else fmt_interval(v, lo, hi)
                              for v, lo, hi, short in zip(w["sustained_MBps"], w["sustained_MBps_ci_low"],
                                                          w["sustained_MBps_ci_high"], _short(w))],
         "sustained / burst": ["–" if missing(r) else f"{float(r):.2f}" for r in w["sustained_over_burst"]],
-        "cliffs": [str(int(c)) for c in w["cliffs"]],
+        "cliffs": [str(int(c)) if told else "not determined" for c, told in zip(cliffs, _told(w))],
         "first cliff at (GB)": [_gb(g) for g in w["first_cliff_GB"]],
     })
     return out if w["host"].nunique() > 1 else out.drop(columns="device")
