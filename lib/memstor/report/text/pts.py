@@ -168,8 +168,8 @@ def _idle(r) -> str:
 
 
 def _not_shown(r) -> str:
-    """', no change from the baseline shown (why, short)' of a wait state whose ratio is no difference
-    (memstor.analysis.pts_recovery.recovery_shown), else ''."""
+    """' — no recovery ratio: why (short); neither a change nor its absence is shown' of a wait state whose ratio
+    shows nothing (memstor.analysis.pts_recovery.recovery_shown False), else ''."""
     shown = r.get("recovery_shown")
     if missing(shown) or bool(shown):
         return ""
@@ -181,12 +181,23 @@ def _not_shown(r) -> str:
         why.append(f"{_int(r['segments'])} segments")
     if "inside the rounds' range" in note:
         why.append("inside the rounds' spread")
-    return ", no change from the baseline shown" + (f" ({'; '.join(why)})" if why else "")
+    return (" — no recovery ratio: " + ("; ".join(why) if why else "its windows cannot tell")
+            + "; neither a change nor its absence is shown")
+
+
+def _hir_wait(r) -> str:
+    """One wait state: 'after 1.12 s idle (0.5 s planned) 0.98 × (81,963 IOPS)'; where the ratio shows nothing
+    (:func:`_not_shown`; hir_recovery failed) its IOPS and why, no ratio (third read R-1cpu M4: 0.868 × printed
+    beside 'no change shown', read as 'no change')."""
+    why = _not_shown(r)
+    if why:
+        return f"after {_idle(r)} {fmt_number(r['iops_mean'])} IOPS{why}"
+    ratio = fmt_interval(r["recovery_ratio"], r["recovery_ratio_ci_low"], r["recovery_ratio_ci_high"])
+    return f"after {_idle(r)} {ratio} × ({fmt_number(r['iops_mean'])} IOPS)"
 
 
 def _hir_result(g: pd.DataFrame) -> str:
-    waits = "; ".join(f"after {_idle(r)} {fmt_interval(r['recovery_ratio'], r['recovery_ratio_ci_low'], r['recovery_ratio_ci_high'])}"
-                      f" × ({fmt_number(r['iops_mean'])} IOPS){_not_shown(r)}" for _, r in g.iterrows())
+    waits = "; ".join(_hir_wait(r) for _, r in g.iterrows())
     return f"baseline {fmt_number(g['baseline_iops'].iloc[0])} IOPS; {waits}"
 
 
