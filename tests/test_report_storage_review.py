@@ -73,7 +73,10 @@ def test_the_knee_bound_uses_the_most_the_sweep_measured_and_is_a_lower_bound():
     assert "N* = 10.2" not in said[0]
     shown = q.knee_display(knees("1cpu")).set_index("workload")
     assert shown.loc["randread", "X_fit (IOPS)"] == "– (not valid)"          # the failed fit's numbers not shown
-    assert shown.loc["randwrite", "X_fit (IOPS)"] == "60,732 ± 3,406"          # the other side: a fit that stands
+    # randwrite's fit N* 7.11 [5.06, 10.0] lies below its measured bound (10.0): its sentence says 'not a finding',
+    # and so does the table (third read R-1cpu M6: the row was printed unmarked)
+    assert shown.loc["randwrite", "X_fit (IOPS)"] == "– (not a finding: below the bound)"
+    assert "not a finding" in q.knee_sentences(knees("1cpu"))[1]
 
 
 def test_a_fitted_knee_whose_interval_lies_below_the_measured_bound_is_not_a_finding():
@@ -86,6 +89,8 @@ def test_a_fitted_knee_whose_interval_lies_below_the_measured_bound_is_not_a_fin
     k["not_valid"], k["N_star_fit"], k["N_star_fit_ci_low"], k["N_star_fit_ci_high"] = "", 9.09, 3.89, 21.3
     k["X_max_fit_iops"], k["R_min_fit_us"] = 124_758.6, 72.88
     assert "**9.09 [3.89, 21.3] I/Os in flight**" in q.knee_sentences(k)[0]
+    k["X_max_fit_se_iops"] = 5_000.0
+    assert q.knee_display(k).iloc[0]["X_fit (IOPS)"] == "124,759 ± 5,000"   # a fit that stands: its numbers shown
 
 
 def test_a_mix_verdict_needs_parts_that_agree_between_experiments():

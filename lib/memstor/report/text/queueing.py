@@ -61,6 +61,11 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
     })
     gated = k["not_valid"].map(lambda v: isinstance(v, str) and bool(v)) if "not_valid" in k else k["host"] == ""
     out.loc[gated.to_numpy(), ["R_min fit (mean, µs)", "X_fit (IOPS)", "R²"]] = "– (not valid)"
+    # a fit whose whole N* interval lies below the measured bound is not a finding (knee_sentences): the table
+    # says so too (third read R-1cpu M6: its N* 7.11 [5.06, 10.0] printed unmarked beside 'not a finding')
+    below = (pd.to_numeric(k["N_star_bound"], errors="coerce") > pd.to_numeric(k["N_star_fit_ci_high"],
+                                                                            errors="coerce")) & ~gated
+    out.loc[below.to_numpy(), ["X_fit (IOPS)", "N* fit (I/Os, 95 % CI)"]] = "– (not a finding: below the bound)"
     return out
 
 
