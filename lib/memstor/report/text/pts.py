@@ -110,13 +110,20 @@ def _checks(validity: pd.DataFrame | None, host, check: str, statuses=("fail",))
                     & validity["status"].isin(statuses)]
 
 
+def _no_roles(validity: pd.DataFrame | None, host) -> bool:
+    """DIRTH on `host` gives no roles: IOPS fall as demand rises (pts_demand failed) or its matrix was measured
+    while the state still moved (pts_steady_state failed: no result stated, :func:`_unsteady`)."""
+    return bool(len(_test_checks(validity, host, "pts_demand", "DIRTH"))
+                or len(_test_checks(validity, host, "pts_steady_state", "DIRTH")))
+
+
 def gated_roles(dirth: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFrame:
-    """``dirth`` with the roles its checks do not support removed, per device: none where pts_demand failed (IOPS
-    fall as demand rises: no demand-intensity result), no 'optimal' or 'mid' where dirth_optimal failed (no point
-    reached the ceiling: the 'optimal' point is the grid's corner)."""
+    """``dirth`` with the roles its checks do not support removed, per device: none where pts_demand or
+    pts_steady_state failed (:func:`_no_roles`: no demand-intensity result), no 'optimal' or 'mid' where
+    dirth_optimal failed (no point reached the ceiling: the 'optimal' point is the grid's corner)."""
     out = dirth.copy()
     for host in out["host"].unique():
-        drop = set(ROLES) if len(_test_checks(validity, host, "pts_demand", "DIRTH")) else \
+        drop = set(ROLES) if _no_roles(validity, host) else \
             {OPTIMAL, MID} if len(_checks(validity, host, "dirth_optimal")) else set()
         mine = out["host"] == host
         out.loc[mine, "role"] = [", ".join(r for r in str(cell).split(", ") if r and r not in drop)
@@ -131,7 +138,7 @@ def gated_histograms(hist: pd.DataFrame | None, validity: pd.DataFrame | None) -
         return hist
     keep = []
     for host, role in zip(hist["host"], hist["role"]):
-        if len(_test_checks(validity, host, "pts_demand", "DIRTH")):
+        if _no_roles(validity, host):
             keep.append(False)
         else:
             keep.append(not (role in (OPTIMAL, MID) and len(_checks(validity, host, "dirth_optimal"))))
@@ -231,11 +238,23 @@ def _steady_prefix(host, test: str, validity: pd.DataFrame | None) -> str:
             "% of their mean; PTS: at most 20 %): ")
 
 
+def _unsteady(host, test: str, validity: pd.DataFrame | None) -> str:
+    """'no result stated: steady state not reached (...); its points: the test's table in the appendix' where the
+    test's pts_steady_state failed (a matrix measured while the state moved is no PTS figure: third read R-1cpu M5,
+    page 1's promise), else ''."""
+    head = _steady_prefix(host, test, validity)
+    return ("no result stated: " + head.removesuffix(": ") + "; its points: the test's table in the appendix of the "
+            "HTML report") if head else ""
+
+
 def _cbw_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
     best, least = g.loc[g["iops"].idxmax()], g.loc[g["iops"].idxmin()]
     host = g["host"].iloc[0]
+    unsteady = _unsteady(host, "CBW", validity)
+    if unsteady:
+        return unsteady
     falls = _test_checks(validity, host, "pts_demand", "CBW")
-    return (_steady_prefix(host, "CBW", validity) + f"most {_point(best)}; least {_point(least)}"
+    return (f"most {_point(best)}; least {_point(least)}"
             + (f"; IOPS fall as demand rises ({falls['evidence'].iloc[0]})" if len(falls) else ""))
 
 
@@ -251,7 +270,10 @@ def _reruns(host, validity: pd.DataFrame | None) -> str:
 
 def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
     host = g["host"].iloc[0]
-    head = _steady_prefix(host, "DIRTH", validity)
+    unsteady = _unsteady(host, "DIRTH", validity)
+    if unsteady:
+        return unsteady + _reruns(host, validity)
+    head = ""
     falls = _test_checks(validity, host, "pts_demand", "DIRTH")
     if len(falls):
         return (head + f"no demand-intensity result: IOPS fall as demand rises ({falls['evidence'].iloc[0]})"
