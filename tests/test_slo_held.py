@@ -132,3 +132,16 @@ def test_figure_17s_caption_names_rings_only_where_it_draws_them():
     assert olfigs.rings_drawn(c.assign(valid=False))            # randread u10-u50 held, the workload withheld
     assert not olfigs.rings_drawn(c.assign(valid=False, open_loop=False))   # nothing held: nothing ringed
     assert not olfigs.rings_drawn(c.assign(valid=True))         # kept: its held points are the line itself
+
+
+def test_a_held_meet_above_the_first_held_miss_does_not_hide_a_rate_that_did_not_hold():
+    """Fresh clone of 543374c, randwrite: held at 10 % (p99 456 µs), 50 % (2,941 µs), 95 % and 98 % (539, 312
+    µs); 30 % did not hold. p99 <= 1 ms: the rule stops at the first held miss (50 %), so the held 95-98 % meets
+    above it must not count as 'the last meet' — the 30 % rate between 10 % and 50 % did not hold, so the answer is
+    the 10 % point's 4,933 IOPS as a lower bound (it printed 9,271, interpolated across the unheld rate)."""
+    c = curves("fresh543")
+    r = answer(c, "randwrite", 1000.0)
+    assert r["censored"] and r["censored_by"] == "the next rate did not hold"
+    assert r["max_iops"] == pytest.approx(4932.5)
+    r = answer(c, "randwrite", 5000.0)   # every held point meets 5 ms: the highest held rate, a bound
+    assert r["censored"] and r["censored_by"] == "every held point met it" and r["max_iops"] == pytest.approx(48528.5)

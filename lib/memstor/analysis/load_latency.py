@@ -251,13 +251,13 @@ def _held_answer(g: pd.DataFrame, target: float, held: pd.Series) -> tuple[float
     if v is None:
         return math.nan, False, ""
     offered = pd.to_numeric(g["offered_iops"], errors="coerce")
-    p99 = pd.to_numeric(h["lat_p99_us"], errors="coerce")
-    meets = h[(p99 <= target) & ~h["overloaded"].map(truthy)]
-    last = pd.to_numeric(meets["offered_iops"], errors="coerce").max() if len(meets) else -math.inf
-    misses = h[pd.to_numeric(h["offered_iops"], errors="coerce") > last]
-    upto = pd.to_numeric(misses["offered_iops"], errors="coerce").min() if len(misses) else math.inf
-    gap = ~held & (offered > last) & (offered < upto)
-    if gap.any():
+    h = h.assign(_at=pd.to_numeric(h["offered_iops"], errors="coerce")).sort_values("_at")
+    miss = (pd.to_numeric(h["lat_p99_us"], errors="coerce") > target) | h["overloaded"].map(truthy)
+    first_miss = h.loc[miss, "_at"].min() if miss.any() else math.inf   # slo_max_iops looks no further
+    meets = h[~miss & (h["_at"] < first_miss)]
+    last = meets["_at"].max() if len(meets) else -math.inf
+    gap = ~held & (offered > last) & (offered < first_miss)
+    if gap.any() and len(meets):
         top = pd.to_numeric(meets["achieved_iops"], errors="coerce").max()
         return float(top), True, "the next rate did not hold"
     return float(v), bool(censored), "every held point met it" if censored else ""
