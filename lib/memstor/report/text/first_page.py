@@ -22,6 +22,7 @@ from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import name_ceilings
+from memstor.report.text.workloads import sweep_contradicted
 
 #: The storage checks that bear on every fio headline value (their subject: the experiment).
 _FIO = (("load_generator_cpu", ""), ("interval_exists", ""), ("interval_holds_value", ""))
@@ -325,8 +326,8 @@ def _answered_from_held(slo: pd.DataFrame | None, host: str) -> list[str]:
 def findings(S, host: str) -> list[str]:
     """Three to six findings of one device in plain sentences, each pointing to its section (markdown); only
     what the checks let stand."""
-    out = [f"{t} ({SECTION_REF['queue_depth']})." for rw in ("randread", "randwrite")
-           if (t := _tradeoff(S.qd, host, rw))]
+    out = [f"{t}{sweep_contradicted(getattr(S, 'points', None), host, rw)} ({SECTION_REF['queue_depth']})."
+           for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw))]
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
     seq = {k: h.loc[k, "value"] for k in ("seq_read_MBps", "seq_write_MBps") if k in h.index and not missing(h.loc[k, "value"])}
     if len(seq) == 2:

@@ -215,3 +215,26 @@ def workload_paragraphs(points: pd.DataFrame, hosts: list[str]) -> tuple[str, st
             mix.append(f"*{md_escape(host)}*. " + " ".join(m))
     return ("\n\n".join(bs) or "No block-size sweep in this data (memstor run fio-block-size).",
             "\n\n".join(mix) or "No read/write-mix sweep in this data (memstor run fio-rw-ratio).")
+
+
+def sweep_contradicted(points: pd.DataFrame, host: str, rw: str) -> str:
+    """'; yet the same one-job 4 KiB job at QD32 measured 121,409 IOPS in fio-block-size (2.32× the sweep's most,
+    beyond the run-to-run spread of 1.32×): the sweep's most is not shown to be the target's' where another FRESH
+    experiment measured the queue-depth sweep's own kind of point (same rw, 4 KiB, one job, a depth inside the
+    sweep's range; fio-rw-ratio's write-only mix counted as randwrite) above the sweep's highest IOPS by more than
+    the run-to-run spread (run_spread, at least 1 + MIX_TOLERANCE); '' otherwise (third read R-loop 2.1: the sweep
+    plateaued at 52,330 while the same job at QD32 measured 102,782-121,409 IOPS elsewhere)."""
+    p = _pure_iops(points, host)
+    p = p[(p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1)]
+    sweep, other = p[p["experiment"] == "fio-queue-depth"], p[p["experiment"].isin(FRESH[:2])]
+    if sweep.empty or other.empty:
+        return ""
+    inside = other[(other["iodepth"] >= sweep["iodepth"].min()) & (other["iodepth"] <= sweep["iodepth"].max())]
+    spread = max(run_spread(points, host)[0], 1 + MIX_TOLERANCE)
+    top = float(sweep["iops"].max())
+    above = inside[inside["iops"] > spread * top].sort_values("iops", ascending=False)
+    if above.empty:
+        return ""
+    said = ", ".join(f"{fmt_number(r.iops)} IOPS at QD{int(r.iodepth)} in {r.experiment}" for r in above.itertuples())
+    return (f"; yet the same one-job job measured {said} ({float(above['iops'].max()) / top:.2f}× the sweep's most, "
+            f"beyond the run-to-run spread of {spread:.2f}×): the sweep's most is not shown to be the target's")
