@@ -37,3 +37,24 @@ def test_a_curve_that_ends_on_its_last_level_has_no_rise_row():
     t = h.cache_levels(cut, CACHES)
     assert h.RISE_LEVEL not in set(t["level"])
     assert any(str(n).startswith("the curve ends on this level") for n in t["note"])
+
+
+def test_hierarchy_runs_whose_threads_waited_for_a_cpu_fail_their_check_both_sides():
+    """hierarchy_cpu_share (third read R-1cpu M1, R-loop: the hierarchy had no check; loop's 2-thread MLP runs had
+    49-64 % of a CPU): loop fails both tests (lowest 42.5 % working set, 49.4 % MLP), 1-CPU passes (90.8 %, 96.5 %);
+    a share above 101 % fails on the high side; no cpu_share: not checked."""
+    from memstor.analysis.validity.memory import hierarchy_rows
+
+    loop = pd.read_csv(DATA / "loop328-hierarchy" / "mem-hierarchy.csv")
+    got = {r["subject"]: r for r in hierarchy_rows(loop)}
+    assert got["mem-hierarchy mlp"]["status"] == "fail" and round(got["mem-hierarchy mlp"]["value"], 1) == 49.4
+    assert got["mem-hierarchy working_set"]["status"] == "fail" and "2 threads at 49.4 %" in \
+        got["mem-hierarchy mlp"]["evidence"]
+    one = {r["subject"]: r for r in hierarchy_rows(pd.read_csv(DATA / "1cpu" / "mem-hierarchy.csv"))}
+    assert {r["status"] for r in one.values()} == {"pass"} and round(one["mem-hierarchy working_set"]["value"], 1) == 90.8
+    high = pd.read_csv(DATA / "1cpu" / "mem-hierarchy.csv")
+    high.loc[high.index[0], "cpu_share"] = 1.2
+    row = next(r for r in hierarchy_rows(high) if r["subject"] == "mem-hierarchy working_set")
+    assert row["status"] == "fail" and row["value"] == 120.0 and row["limit"] == 101.0
+    none = hierarchy_rows(high.drop(columns="cpu_share"))
+    assert {r["status"] for r in none} == {"unchecked"}

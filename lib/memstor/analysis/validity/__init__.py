@@ -48,7 +48,8 @@ The checks, one module per family (thresholds are named constants there, each wi
   median spread against the limit; other reasons: a warn row with their count; passing values with a
   sub-window spread < 0.001 %: warn; values never judged: unchecked), memory_buffer_llc (the runs' smallest
   buffer / the last-level cache: <= 1x fail, < 4x warn; / the usable memory > 0.5 warn, > 1 fail; no cache
-  size or buffer known: unchecked);
+  size or buffer known: unchecked), hierarchy_cpu_share (per mem-hierarchy test, the lowest share of the time
+  its runs' measuring threads were on a CPU: < 90 % or > 101 % fail; not recorded: unchecked);
 - ``batches``: batch_independence (per experiment / memory table, the share of batch-means intervals from
   batches with lag-1 <= 0.2: any from correlated batches fails);
 - ``headline``: headline_definition (best IOPS against the sweep's own maximum and the open loop's achieved,
@@ -85,7 +86,7 @@ from memstor.analysis.validity.generator_cpu import ioarrive_cpu_rows
 from memstor.analysis.validity.headline import headline_rows
 from memstor.analysis.validity.intervals import interval_rows
 from memstor.analysis.validity.invariants import below_closed_rows, ceiling_rows, little_rows
-from memstor.analysis.validity.memory import buffer_llc_rows, memory_rows
+from memstor.analysis.validity.memory import buffer_llc_rows, hierarchy_rows, memory_rows
 from memstor.analysis.validity.openloop import cpu_rows, open_loop_rows
 from memstor.analysis.validity.pts import pts_rows
 from memstor.analysis.validity.rows import CHECKS, COLUMNS, FAIL, PASS, SECTIONS, STATUSES, WARN, frame
@@ -124,6 +125,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *batch_rows(fio, mlc),
         *memory_rows(mlc),
         *buffer_llc_rows(mlc, sysinfo),
+        *hierarchy_rows(mlc),
         *headline_rows(headline, knees, load, storage, mem, curves, points),
         *little_rows(points, fio),
         *below_closed_rows(load, knees, points),

@@ -207,3 +207,47 @@ def _buffer_row(host, buffer: float, llc: float, memory: float | None) -> dict:
                    "the memory values are part cache", _SECTION, low=LLC_MULTIPLE)
     return row(host, "memory_buffer_llc", "buffer against last-level cache", PASS, ratio, LLC_MULTIPLE, "x", said,
                "", _SECTION, low=LLC_MULTIPLE)
+
+
+#: A memory-hierarchy run whose measuring threads ran less of the time than this (fraction, loadlat's cpu_share:
+#: CPU time / wall time of the measuring thread) timed waits for a CPU as well as memory (the memory gate's
+#: cpu_share rule); above HIERARCHY_CPU_HIGH the share cannot be (a clock or accounting fault).
+HIERARCHY_CPU_LOW, HIERARCHY_CPU_HIGH = 0.90, 1.01
+
+
+def hierarchy_rows(mlc: pd.DataFrame | None) -> list[dict]:
+    """hierarchy_cpu_share per host x test of mem-hierarchy (working_set, mlp): the lowest cpu_share of its runs
+    (%) against [HIERARCHY_CPU_LOW, HIERARCHY_CPU_HIGH]; fail names the runs below (size, pages, threads); no
+    cpu_share recorded: unchecked. Third read R-1cpu M1, R-loop: the hierarchy's levels and MLP bandwidth had no
+    check at all (loop's 2-thread MLP runs: 49-64 % of a CPU)."""
+    if mlc is None or mlc.empty or "test" not in mlc.columns:
+        return []
+    rows = []
+    h = mlc[mlc["test"].isin(("working_set", "mlp"))]
+    for (host, test), g in h.groupby(["host", "test"], sort=True):
+        share = pd.to_numeric(g["cpu_share"], errors="coerce") if "cpu_share" in g else pd.Series(dtype=float)
+        subject = f"mem-hierarchy {test}"
+        if share.dropna().empty:
+            rows.append(unchecked(host, "hierarchy_cpu_share", subject, "the runs recorded no CPU share (loadlat "
+                                  "before v0.5, or Intel MLC)", _SECTION, "%"))
+            continue
+        low, high = 100 * share.min(), 100 * share.max()
+        value = high if high > 100 * HIERARCHY_CPU_HIGH else low   # the side that is out, else the lowest run
+        status, limit = band(value, 100 * HIERARCHY_CPU_LOW, 100 * HIERARCHY_CPU_HIGH)
+        bad = g[(share < HIERARCHY_CPU_LOW) | (share > HIERARCHY_CPU_HIGH)]
+        said = f"measuring threads on a CPU {n(low)}-{n(high)} % of the time over {len(g)} runs"
+        if len(bad):
+            said += f"; {len(bad)} outside {n(100 * HIERARCHY_CPU_LOW)}-{n(100 * HIERARCHY_CPU_HIGH)} %: " + ", ".join(
+                _run_name(r) for _, r in bad.head(4).iterrows()) + (" ..." if len(bad) > 4 else "")
+        rows.append(row(host, "hierarchy_cpu_share", subject, status, value, limit, "%", said,
+            "" if status == PASS else "their latencies include time the thread waited for a CPU: the levels and "
+            "bandwidths from them are not shown to be the memory's", _SECTION,
+            low=100 * HIERARCHY_CPU_LOW, high=100 * HIERARCHY_CPU_HIGH))
+    return rows
+
+
+def _run_name(r: pd.Series) -> str:
+    """'16 MiB 4K, 2 threads at 49 %' of one hierarchy run."""
+    size = "" if pd.isna(r.get("buffer_bytes")) else f"{_mib(float(r['buffer_bytes']))} "
+    threads = "" if pd.isna(r.get("threads")) else f", {int(r['threads'])} thread{'s' if r['threads'] != 1 else ''}"
+    return f"{size}{r.get('pages', '')}{threads} at {n(100 * float(r['cpu_share']))} %"

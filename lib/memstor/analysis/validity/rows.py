@@ -48,6 +48,8 @@ CHECKS = {
     "memory_gate": "the memory values pass the quality gate (a failure shared by >= 80 % is the machine's)",
     "memory_buffer_llc": "the memory runs' buffer exceeds the last-level cache (>= 4x) and fits the usable memory, "
                          "before a value is called DRAM's",
+    "hierarchy_cpu_share": "every memory-hierarchy run (working set, memory-level parallelism) had its measuring "
+                           "threads on a CPU at least 90 % of the time: the latencies are the memory's, not waits",
     "wsat_written": "the write-saturation run wrote the multiple of its span it was asked to (not cut by the time cap)",
     "wsat_series": "the write-saturation series is long enough to tell a lasting level from noise",
     "wsat_one_level": "the write-saturation series is one level: its halves' medians differ by at most 10 % or not "
