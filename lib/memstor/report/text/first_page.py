@@ -22,7 +22,7 @@ from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import name_ceilings
-from memstor.report.text.workloads import sweep_contradicted
+from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 
 #: The storage checks that bear on every fio headline value (their subject: the experiment).
 _FIO = (("load_generator_cpu", ""), ("interval_exists", ""), ("interval_holds_value", ""))
@@ -334,7 +334,8 @@ def findings(S, host: str) -> list[str]:
         s = f"Sequential transfers: {fmt_number(seq['seq_read_MBps'])} MB/s read, {fmt_number(seq['seq_write_MBps'])} MB/s write"
         if seq["seq_write_MBps"] > 1.2 * seq["seq_read_MBps"]:
             s += (" — writes faster than reads in these runs, which a drive rarely does; a write-back cache above "
-                  "the drive (the hypervisor's, on a VM) would give this" + _cache_seen(getattr(S, "drive", None), host))
+                  "the drive (the hypervisor's, on a VM) would give this" + _cache_seen(getattr(S, "drive", None), host)
+                  + write_elsewhere(getattr(S, "points", None), host, float(seq["seq_read_MBps"])))
         out.append(s + f" (the headline table; {SECTION_REF['storage_points']}'s block-size figure).")
     gated = _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",))
     if gated:

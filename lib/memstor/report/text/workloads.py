@@ -238,3 +238,23 @@ def sweep_contradicted(points: pd.DataFrame, host: str, rw: str) -> str:
     said = ", ".join(f"{fmt_number(r.iops)} IOPS at QD{int(r.iodepth)} in {r.experiment}" for r in above.itertuples())
     return (f"; yet the same one-job job measured {said} ({float(above['iops'].max()) / top:.2f}× the sweep's most, "
             f"beyond the run-to-run spread of {spread:.2f}×): the sweep's most is not shown to be the target's")
+
+
+def write_elsewhere(points: pd.DataFrame | None, host: str, read_MBps: float) -> str:
+    """'; yet the same 1 MiB write at QD32x1 ran in fio-pts-xsr at 1,038-1,112 MB/s, below the read: the faster
+    write is fio-block-size's short run' where another experiment measured the block-size sweep's sequential write
+    (write, 1 MiB, QD32, one job) at or below `read_MBps` (MB/s); '' otherwise (third read R-1cpu M2: 'writes faster
+    than reads' from a 2-s write at 2,368 MB/s while the same job ran 10 s in XSR at 1,038-1,112 MB/s)."""
+    need = {"host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "bw_MBps"}
+    if points is None or points.empty or not need <= set(points.columns):
+        return ""
+    p = points[(points["host"].astype(str) == host) & (points["rw"] == "write") & (points["bs_bytes"] == 2**20)
+               & (points["iodepth"] == 32) & (points["numjobs"] == 1) & (points["experiment"] != "fio-block-size")]
+    slow = p[pd.to_numeric(p["bw_MBps"], errors="coerce") <= read_MBps]
+    if slow.empty:
+        return ""
+    where = ", ".join(dict.fromkeys(slow["experiment"].astype(str)))
+    lo, hi = slow["bw_MBps"].min(), slow["bw_MBps"].max()
+    span = fmt_number(lo) if lo == hi else f"{fmt_number(lo)}-{fmt_number(hi)}"
+    return (f"; yet the same 1 MiB write at QD32x1 ran in {where} at {span} MB/s, not above the read: the faster "
+            "write is the block-size sweep's short run, not shown to last")
