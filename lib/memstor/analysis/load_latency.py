@@ -224,8 +224,9 @@ SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latenc
 #: Columns slo() adds for the points the answer rests on: the offered rates whose open loop held (its flag
 #: true and achieved within +-OPEN_LOOP_RATE_TOLERANCE_PCT of the offered rate) and all offered rates;
 #: ``censored_by`` why max_iops is a lower bound ('every point met it', 'every held point met it', 'the next rate did not hold';
-#: '' when it is not one).
+#: '' when it is not one), or 'not monotone' where held rates meet, miss and meet the target again (no answer).
 SLO_HELD_COLUMNS = ["held_points", "points", "censored_by"]
+NOT_MONOTONE = "not monotone"
 
 
 def held_mask(g: pd.DataFrame) -> pd.Series | None:
@@ -242,7 +243,9 @@ def _held_answer(g: pd.DataFrame, target: float, held: pd.Series) -> tuple[float
     """(max_iops, censored, censored_by) of one workload from its held points only: a point whose loop did not
     hold says nothing about the device at that rate, so the answer is the rule of openloop.slo_max_iops over the
     held points, and only a lower bound (the last held rate that met it) when a rate between it and the first
-    held miss (or above it, with no held miss) did not hold."""
+    held miss (or above it, with no held miss) did not hold; no answer ('not monotone') where a held rate above
+    the first held miss meets the target again (third read S7-bare B-1: randwrite held u10 456 µs, u50 2,941 µs,
+    u95 539 µs, u98 312 µs)."""
     h = g[held]
     try:
         v, censored = openloop.slo_max_iops(h["achieved_iops"], h["lat_p99_us"], target, h["overloaded"])
@@ -255,6 +258,8 @@ def _held_answer(g: pd.DataFrame, target: float, held: pd.Series) -> tuple[float
     miss = (pd.to_numeric(h["lat_p99_us"], errors="coerce") > target) | h["overloaded"].map(truthy)
     first_miss = h.loc[miss, "_at"].min() if miss.any() else math.inf   # slo_max_iops looks no further
     meets = h[~miss & (h["_at"] < first_miss)]
+    if (~miss & (h["_at"] > first_miss)).any():  # held rates meet, miss and meet again: no single answer
+        return math.nan, False, NOT_MONOTONE
     last = meets["_at"].max() if len(meets) else -math.inf
     gap = ~held & (offered > last) & (offered < first_miss)
     if gap.any() and len(meets):

@@ -151,8 +151,10 @@ through one analysis
     "openloop": Method(
         summary="""`fio-load-latency` offers Poisson arrivals at 10 … 98 % of X_ref (the best closed-loop IOPS of the workload)
 and measures the latency each rate gets; the paragraphs below the table name the generator (memstor's ioarrive or
-fio's rate mode) and what its latency is. Only a workload whose loop held (its generator's checks passed, each offered rate achieved within ±5 %) gets
-an SLO answer (the highest IOPS whose p99 meets each target) and queueing models (M/M/1, M/G/1, M/G/c).""",
+fio's rate mode) and what its latency is. A rate holds where its generator's checks passed and it achieved within ±5 % of
+the offered rate; the SLO answer (the highest IOPS whose p99 meets each target) is read from the rates that held only
+(a lower bound where a rate between did not hold; none where held rates meet, miss and meet again), and queueing
+models (M/M/1, M/G/1, M/G/c) only where every rate held.""",
         details="""The queue-depth sweep is a closed loop: N I/Os always in flight, so latency follows N / X by Little's law.
 The `fio-load-latency` experiment offers a rate instead — Poisson arrivals at 10 … 98 % of **X_ref**, the best IOPS
 of the same workload in the closed queue-depth sweep (else a short closed-loop fio probe, else the profile's

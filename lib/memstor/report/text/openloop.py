@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from memstor.analysis.load_latency import answered_from_held
+from memstor.analysis.load_latency import NOT_MONOTONE, answered_from_held
 from memstor.analysis.validity.gate import not_valid_reasons, valid_rows
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import truthy
@@ -205,6 +205,8 @@ def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, point
         return "not valid: the open loop did not hold (no answer)"
     v, h, m = _ol_float(max_iops), _ol_float(held), _ol_float(points)
     some = f"{int(h)} of {int(m)} rates that held" if h == h and m == m and h < m else ""
+    if censored_by == NOT_MONOTONE:
+        return "none: the held rates meet it, miss it and meet it again (not monotone)"
     if v != v and h == 0:  # no rate held: nothing to answer from (not 'the lowest held rate misses it')
         return f"no answer: none of the {int(m) if m == m else ''} rates held".replace("the  rates", "the rates")
     if v != v:
@@ -317,7 +319,9 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
         t = _ol_target(r["target_p99_us"])
         v = _ol_float(r["max_iops"])
         share = f" ({100 * v / x_max:.0f} % of {X_REF} = {fmt_number(x_max)} IOPS)" if v == v and x_max > 0 else ""
-        if v != v:
+        if r.get("censored_by") == NOT_MONOTONE:
+            out.append(f"p99 ≤ {t} µs has no single answer: the rates that held meet it, miss it and meet it again.")
+        elif v != v:
             where = ""
             if low is not None:
                 where = (f" ({_ol_u(low['utilisation_pct'])}: {_ol_fmt(low['achieved_iops'])} IOPS, p99 "
@@ -334,8 +338,7 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
             out.append(f"The highest rate that keeps p99 ≤ {t} µs is **{fmt_number(v)} IOPS**{share}, the last "
                        "measured rate before an overloaded point (an overloaded point counts as a miss).")
         else:
-            basis = "rate" if r.get("held_points") == r.get("points") or r.get("held_points") != r.get(
-                "held_points") else "held rate"
+            basis = "held rate" if _ol_float(r.get("held_points")) < _ol_float(r.get("points")) else "rate"
             out.append(f"The highest rate that keeps p99 ≤ {t} µs is about **{fmt_number(v)} IOPS**{share}, "
                        f"interpolated between the last {basis} that met it and the first that missed it.")
         if v == v:
@@ -403,10 +406,8 @@ _NOT_OPEN_IOARRIVE = ("ioarrive's own checks failed at {where} (its rate, arriva
 
 
 def _stress_sentences(g: pd.DataFrame, modelled: bool = True) -> list:
-    """Overloaded points, points at the generator's ceiling on I/Os in flight, and points whose loop did not hold,
-    each in its generator's terms (fio: per-job iodepth, inline submission gating arrivals; ioarrive: its cap,
-    its own checks). Not `modelled` (no model: the held summary follows and says where ioarrive's checks failed):
-    no model words and no ioarrive not-held sentence."""
+    """Overloaded points, points at the generator's I/O ceiling, and points whose loop did not hold, in its terms
+    (fio: iodepth, inline gating; ioarrive: its cap, its checks: not `modelled`, the held summary says them)."""
     out = []
     gens = np.array(generators(g), dtype=object)
     over = g[[truthy(v) for v in g["overloaded"]]] if "overloaded" in g.columns else g.iloc[0:0]
@@ -592,8 +593,7 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
                 why = not_open_sentence(no_model[0], g)
                 parts.append("No queueing model and no open-against-closed comparison: " + why[:1].lower() + why[1:])
             else:
-                parts += _open_closed_sentences(g)
-                parts += _model_sentences(_ol_rows(models, host, rw))
+                parts += _open_closed_sentences(g) + _model_sentences(_ol_rows(models, host, rw))
             out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts))
     for gen, said in not_open.items():
         out.append(not_open_closing([w for w, _ in said], gen, any(lit for _, lit in said)))
