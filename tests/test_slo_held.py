@@ -152,3 +152,21 @@ def test_a_held_meet_above_the_first_held_miss_does_not_hide_a_rate_that_did_not
     assert r["max_iops"] == pytest.approx(4932.5)
     r = answer(c, "randwrite", 5000.0)   # every held point meets 5 ms: the highest held rate, a bound
     assert r["censored"] and r["censored_by"] == "every held point met it" and r["max_iops"] == pytest.approx(48528.5)
+
+
+def test_unloaded_latency_lowest_rate_and_the_closed_tail_read_held_points_only():
+    """Third read S7-bare: M-2 'Unloaded mean latency 584 µs (at u30)' from a randwrite rate whose loop did not hold
+    (the held u50 gives 190 µs at the moderate rate); M-5 the 'lowest rate' cited was u10, which did not hold for
+    randread (u30 did); M-3 coordinated omission was offered at held points whose p99 lies BELOW the closed loop's
+    p99 (u95/u98: 539 / 312 µs): only a p99 above the closed p99 and within its p99.99 is said so (both sides)."""
+    from memstor.report.text.openloop_causes import closed_tail
+
+    c = curves("fresh543")
+    u = load_latency.unloaded(c).set_index("rw")
+    assert u.loc["randwrite", "util_used"] == 0.5 and round(u.loc["randwrite", "lat_unloaded_us"]) == 190
+    assert load_latency.lowest_held(c[c["rw"] == "randread"])["utilisation_pct"] == 30
+    assert load_latency.lowest_held(c[c["rw"] == "randread"].assign(open_loop=None))["utilisation_pct"] == 10
+    fast = c[(c["rw"] == "randwrite") & (c["utilisation_pct"] >= 95)]
+    assert "coordinated omission" not in closed_tail(fast) and "beyond" not in closed_tail(fast)
+    slow = fast.assign(lat_p99_us=fast["closed_p99_us"] * 1.5, closed_p99_99_us=fast["closed_p99_us"] * 3)
+    assert "coordinated omission" in closed_tail(slow)

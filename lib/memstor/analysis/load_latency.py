@@ -268,6 +268,15 @@ def _held_answer(g: pd.DataFrame, target: float, held: pd.Series) -> tuple[float
     return float(v), bool(censored), "every held point met it" if censored else ""
 
 
+def lowest_held(g: pd.DataFrame) -> pd.Series | None:
+    """The lowest offered rate of one workload whose loop held (:func:`held_mask`; all its rates where no flag was
+    recorded, or none held); None without rows."""
+    if g is None or g.empty:
+        return None
+    held = held_mask(g)
+    return (g[held] if held is not None and held.any() else g).sort_values("utilisation_pct").iloc[0]
+
+
 def answered_from_held(slo: pd.DataFrame) -> bool:
     """The SLO rows of one workload took their answer from its held points (:func:`held_slo`: held_points
     recorded, at least one): the gate spares them when too few rates held."""
@@ -391,9 +400,14 @@ def models(ds, curves: pd.DataFrame) -> pd.DataFrame:
 
 def unloaded(curves: pd.DataFrame) -> pd.DataFrame:
     """Per device x workload: the unloaded mean latency taken at a moderate rate and the low-rate anomaly
-    flag (openloop.unloaded_latency; utilisation as a fraction)."""
+    flag (openloop.unloaded_latency; utilisation as a fraction), from the rates whose loop held where the points
+    say (a workload with none: no row)."""
     rows = []
     for (host, rw), g in curves.groupby(["host", "rw"], sort=True):
+        held = held_mask(g)  # from the rates whose loop held, where the flags say (third read S7-bare M-2)
+        g = g[held] if held is not None else g
+        if g.empty:
+            continue
         u = openloop.unloaded_latency(g.assign(offered_util=g["utilisation_pct"] / 100.0))
         rows.append({"host": host, "rw": rw, **u})
     return pd.DataFrame(rows)

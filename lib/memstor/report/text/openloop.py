@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from memstor.analysis.load_latency import NOT_MONOTONE, answered_from_held
+from memstor.analysis.load_latency import NOT_MONOTONE, answered_from_held, lowest_held
 from memstor.analysis.validity.gate import not_valid_reasons, valid_rows
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import truthy
@@ -314,7 +314,7 @@ def models_empty(models: pd.DataFrame | None, load: pd.DataFrame | None) -> str:
 def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
     """The SLO answer of one device x workload, one sentence per p99 target."""
     out = []
-    low = g.sort_values("utilisation_pct").iloc[0] if len(g) else None
+    low = lowest_held(g)  # the lowest rate cited is the lowest that held (third read S7-bare M-5)
     for _, r in s.iterrows():
         t = _ol_target(r["target_p99_us"])
         v = _ol_float(r["max_iops"])

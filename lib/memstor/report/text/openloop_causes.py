@@ -92,8 +92,8 @@ def closed_tail(rows: pd.DataFrame) -> str:
     smaller share of its I/Os — a closed loop of N in flight exposes only its N I/Os to a stall of the I/O path,
     an open loop every arrival during one; beyond it, or without the closed tail, the columns do not say what
     sets the tail. '' without rows."""
-    p99, top = _num(rows, "lat_p99_us"), _num(rows, "closed_p99_99_us")
-    within = np.isfinite(top) & (p99 <= top)
+    p99, top, base = _num(rows, "lat_p99_us"), _num(rows, "closed_p99_99_us"), _num(rows, "closed_p99_us")
+    within = np.isfinite(top) & (p99 <= top) & ~(p99 <= base)  # above the closed p99 (third read S7-bare M-3)
     out = ""
     if within.any():
         r = rows[within]
@@ -108,7 +108,7 @@ def closed_tail(rows: pd.DataFrame) -> str:
     if len(beyond):
         out += (f" At {_us(beyond)} the open loop's p99 lies beyond even the closed loop's p99.99 "
                 f"({_range(_num(beyond, 'closed_p99_99_us'), 'µs')}): {unknown}")
-    if not np.isfinite(top).all():  # the closed tail not recorded (tables before closed_p99_99_us)
+    if not (np.isfinite(top) | (p99 <= base)).all():  # the closed tail not recorded (tables before it)
         out += " " + unknown[:1].upper() + unknown[1:]
     return out
 
