@@ -197,3 +197,11 @@ def test_dirth_histograms_keep_only_the_roles_the_checks_support():
     valid_loop, _, _ = _run(LOOP)
     assert text.gated_histograms(hist.assign(host=LOOP), valid_loop).empty
     assert list(text.gated_histograms(hist, None)["role"]) == ["max IOPS", "optimal", "mid", "min"]
+
+
+def test_the_steady_state_reason_names_both_excursions():
+    """Third read S7-bare M-8: DIRTH's reason cited the data excursion (12.7 %, within 20 %) while the slope
+    excursion (13.7 %, over 10 %) failed: the words give both with both limits, from the check's evidence."""
+    valid, _, dirth = _run(LOOP)
+    result = text.pts_summary(None, None, None, dirth, valid)["result"].iloc[0]
+    assert "% and slope excursion " in result and "(PTS: at most 20 % and 10 %)" in result

@@ -4,6 +4,8 @@ cross-stimulus recovery (XSR), the composite block-size workload (CBW) and deman
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from memstor.analysis.pts_demand import MID, OPTIMAL, ROLES
@@ -234,6 +236,10 @@ def _steady_prefix(host, test: str, validity: pd.DataFrame | None) -> str:
     bad = _test_checks(validity, host, "pts_steady_state", test)
     if bad.empty:
         return ""
+    both = re.search(r"data excursion \S+ % and slope excursion \S+ % of their mean \S+ \(PTS: at most 20 % and "
+                     r"10 %\)", str(bad["evidence"].iloc[0]))  # the one that failed may be the slope (S7-bare M-8)
+    if both:
+        return f"steady state not reached (preconditioning rounds' {both.group(0)}): "
     return (f"steady state not reached (preconditioning rounds' data excursion {fmt_number(bad['value'].iloc[0])} "
             "% of their mean; PTS: at most 20 %): ")
 
