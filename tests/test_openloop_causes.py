@@ -105,3 +105,18 @@ def test_a_held_p99_within_the_closed_loops_own_tail_is_said_as_its_coordinated_
     said = held_beside_closed(write, write["open_loop"].astype(bool).to_numpy())
     assert "At u30 the open loop's p99 lies beyond even the closed loop's p99.99 (676 µs): what sets this tail" in said
     assert "coordinated omission" not in said
+
+
+def test_a_pause_as_long_at_a_held_rate_is_not_named_as_the_cause():
+    """Third read S7-bare M-4: 'a quieter machine (its pauses exceeded the lag bound)' while the rates that held
+    paused as long (randwrite u10/u50/u95/u98: up to 16,033 µs against the late u70's 876 µs). The other side:
+    with the held rates' pauses short, the late point's pause over its bound is named."""
+    from memstor.report.text.openloop_causes import late_causes
+
+    c = pd.read_csv(Path(__file__).parent / "data" / "slo-held" / "curves-fresh543.csv")
+    g = c[c["rw"] == "randwrite"].reset_index(drop=True)
+    said, causes = late_causes(g)
+    assert "pause" not in causes and "these columns do not show" in said
+    calm = g.assign(pause_max_us=[100.0 if v else p for v, p in zip(g["open_loop"], g["pause_max_us"])])
+    said, causes = late_causes(calm)
+    assert causes == {"pause"} and "the machine paused longer than the lag bound at u70" in said
