@@ -387,6 +387,7 @@ def test_load_sentences_per_device_and_workload(tables):
     assert "interpolated" in a_read and "convex" in a_read
     # low-rate anomaly
     assert "Low-rate anomaly" in a_read and "power state" in a_read and "taken at u30" in a_read
+    assert "nothing here measured which" in a_read and "APST" not in a_read  # S7-bare M-6: not named as the cause
     # the best model and where the single-server models break
     c = int(t["models"].query("host == 'nvme-a' and rw == 'randread'")["servers_c"].iloc[0])
     assert f"M/G/c with c = {c} explains the mean latency best" in a_read

@@ -385,9 +385,8 @@ def _unloaded_sentence(u: pd.DataFrame) -> list:
         return [f"Low-rate anomaly: at the lowest rate ({_ol_u(100 * _ol_float(r.get('util_lowest')))}) the mean "
                 f"latency is {_ol_fmt(r.get('lat_lowest_rate_us'))} µs, "
                 f"{_ol_float(r.get('low_rate_excess_pct')):.0f} % above the {fmt_number(lat)} µs at {used}. More "
-                "latency at less load is not queueing: between sparse I/Os the drive can drop into a power state "
-                "(NVMe APST) and the CPU into an idle state, and waking up adds latency; the unloaded latency is "
-                f"therefore taken at {used}."]
+                "latency at less load is not queueing (between sparse I/Os a drive's power states or the CPU's idle "
+                f"states can add it; nothing here measured which), so the unloaded latency is taken at {used}."]
     return [f"Unloaded mean latency {fmt_number(lat)} µs (at {used})."]
 
 
