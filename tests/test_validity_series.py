@@ -292,7 +292,9 @@ def test_memory_values_too_steady_to_be_measured_and_values_never_judged():
     assert "1 of 20 passing" in steady["evidence"]
     never = one(v, "memory_gate", "idle_latency")
     assert never["status"] == "unchecked" and "not_evaluated:mlc" in never["evidence"]
-    assert not v["subject"].str.contains("working_set").any()     # a family without the gate: no row
+    gate = v[v["check"] == "memory_gate"]
+    assert not gate["subject"].str.contains("working_set").any()  # a family without the gate: no memory_gate row
+    assert one(v, "hierarchy_cpu_share", "working_set")["status"] == "unchecked"  # its own check: no cpu_share
     assert v[(v["check"] == "memory_gate") & (v["subject"] == "loaded_latency")]["status"].tolist() == ["pass"]
 
 
