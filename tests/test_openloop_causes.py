@@ -120,3 +120,19 @@ def test_a_pause_as_long_at_a_held_rate_is_not_named_as_the_cause():
     calm = g.assign(pause_max_us=[100.0 if v else p for v, p in zip(g["open_loop"], g["pause_max_us"])])
     said, causes = late_causes(calm)
     assert causes == {"pause"} and "the machine paused longer than the lag bound at u70" in said
+
+
+def test_a_full_request_queue_is_named_from_ioarrives_submit_columns():
+    """The fresh-clone run (543374c) records ioarrive's submit calls: randread's late u80-u98 had 581-858 I/Os in
+    flight against vda's request queue of 256 and submit calls blocked 0.11-1.13 s: the block layer's full request
+    queue is named, with its way out. The other side: the same points without a blocked call name no queue."""
+    from memstor.report.text.openloop_causes import late_causes
+
+    c = pd.read_csv(Path(__file__).parent / "data" / "slo-held" / "curves-fresh543.csv")
+    g = c[c["rw"] == "randread"].reset_index(drop=True)
+    said, causes = late_causes(g)
+    assert causes == {"request_queue"} and "against the disk's request queue of 256" in said
+    assert "up to 581–858 I/Os were in flight" in said and "block layer's full request queue" in said
+    assert "deeper request queue on the disk" in way_out(causes, g)
+    said, causes = late_causes(g.assign(submit_blocked_s=0.0))
+    assert "request_queue" not in causes and "request queue of" not in said

@@ -41,16 +41,18 @@ CURVE_COLUMNS = [
     "generator_checks",  # ioarrive: its failed self-checks name[/source] (';'-joined over the runs), ok; fio: empty
     "windows_1s",  # the whole 1-s windows iops_cv and min_1s_iops_pct come from (the fewest of the runs); empty: unknown
     *("service_mean_us", "service_p99_us", "lag_p99_us", "lag_bound_us", "generator_cpu_pct", "wake_delay_p99_us",
-      "max_outstanding", "pause_per_cpu_s", "pause_max_us", "paused_pct", "queue_requests"),  # ioarrive's (means)
+      "max_outstanding", "pause_per_cpu_s", "pause_max_us", "paused_pct", "queue_requests", "peak_outstanding",
+      "submit_blocked_s"),  # ioarrive's (means)
     "closed_p99_us", "closed_qd",  # the closed sweep's p99 (µs) at its lightest load reaching the achieved IOPS
     "closed_p99_9_us", "closed_p99_99_us",  # that configuration's own p99.9 and p99.99 (µs): its tail
 ]
-#: The generator's own columns the curve carries (ioarrive: service and lag times, its process's CPU in % of one
-#: CPU, its sleeps' wake-up delay, its cap on I/Os in flight, the machine's pauses before the run, the disk's
-#: request queue; empty for fio's points and where not recorded), means over the repetitions.
 #: The closed sweep's completion-latency percentiles the open loop is set beside, and the curve columns they fill.
 CLOSED_TAIL = ("clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")
 CLOSED_TAIL_COLUMNS = ("closed_p99_us", "closed_p99_9_us", "closed_p99_99_us", "closed_qd")
+#: The generator's own columns the curve carries (ioarrive: service and lag times, its process's CPU in % of one
+#: CPU, its sleeps' wake-up delay, its cap on I/Os in flight, the machine's pauses before the run, the disk's
+#: request queue, the most in flight and its submit calls' blocked seconds; empty for fio's points and where not
+#: recorded), means over the repetitions.
 GENERATOR_MEANS = tuple(CURVE_COLUMNS[CURVE_COLUMNS.index("service_mean_us"):CURVE_COLUMNS.index("closed_p99_us")])
 #: The per-second series of the open loop (memstor.experiments.fio_load_latency.SECOND_COLUMNS).
 SECONDS = "fio-load-latency-seconds"

@@ -25,6 +25,7 @@ LEVEL_PCT = 15.0
 QUEUE_SHARE_OF_CAP = 0.5
 #: Ways out, by the cause the columns support.
 WAY_OUT = {
+    "request_queue": "lower offered rates, or a deeper request queue on the disk (its nr_requests)",
     "queue": "lower offered rates (the I/O path served no more than about {level} I/Os at once)",
     "wake": "more usable CPUs for ioarrive's submitter (its sleeps woke late)",
     "pause": "a quieter machine (its own pauses exceeded the lag bound)",
@@ -113,6 +114,13 @@ def closed_tail(rows: pd.DataFrame) -> str:
     return out
 
 
+def _queue_full(late: pd.DataFrame) -> pd.Series:
+    """Per late row: ioarrive's submit calls blocked (submit_blocked_s > 0) with at least the disk's request queue
+    (queue_requests, its nr_requests) in flight at some time (peak_outstanding): the block layer's queue was full."""
+    peak, queue, blocked = (_num(late, c) for c in ("peak_outstanding", "queue_requests", "submit_blocked_s"))
+    return pd.Series((peak >= queue) & (blocked > 0), index=late.index)
+
+
 def _levelled(late: pd.DataFrame) -> pd.Series:
     """Per late row, whether its I/Os in service sit on the workload's level: within LEVEL_PCT of the most, at
     least two such rows, the most at or under QUEUE_SHARE_OF_CAP of the generator's cap."""
@@ -138,16 +146,25 @@ def _facts(rows: pd.DataFrame) -> str:
 
 
 def late_causes(g: pd.DataFrame) -> tuple[str, set]:
-    """(sentence, causes) over the points whose lag check failed: where their I/Os in service levelled well under
-    the generator's cap (the I/O path's queue full: 'queue'), and at the others whether the submitter's sleeps
+    """(sentence, causes) over the points whose lag check failed: where ioarrive's submit calls blocked with the
+    disk's request queue full (:func:`_queue_full`: 'request_queue'), where their I/Os in service levelled well
+    under the generator's cap (the I/O path's queue full: 'queue'), and at the others whether the submitter's sleeps
     woke later than the lag bound ('wake') or the machine paused longer than it ('pause'); neither: the columns do
     not say why. ('', set()) without a late point."""
     checks = g["generator_checks"] if "generator_checks" in g else pd.Series("", index=g.index)
     late = g[checks.map(lambda v: not missing(v) and "lag" in str(v).split(";"))]
     if late.empty:
         return "", set()
-    on = _levelled(late)
+    full = _queue_full(late)
     parts, causes = [], set()
+    if full.any():
+        f = late[full]
+        parts.append(f"at {_us(f)} up to {_range(_num(f, 'peak_outstanding'))} I/Os were in flight against the disk's "
+                     f"request queue of {fmt_number(_num(f, 'queue_requests')[0])} and ioarrive's submit calls blocked "
+                     f"{_range(_num(f, 'submit_blocked_s'), 's')}, with {_facts(f)}: the submissions waited for the "
+                     "block layer's full request queue, not for a CPU")
+        causes.add("request_queue")
+    on = _levelled(late) & ~full
     if on.any():
         q = late[on]
         parts.append(f"at {_us(q)} the I/Os in service (achieved × mean service time) levelled at "
@@ -155,7 +172,7 @@ def late_causes(g: pd.DataFrame) -> tuple[str, set]:
                      f", with {_facts(q)}: the submissions waited for a full queue of the I/O path (the device's or "
                      "the block layer's: this run does not tell which), not for a CPU")
         causes.add("queue")
-    rest = late[~on]
+    rest = late[~on & ~full]
     if len(rest):
         bound = _num(rest, "lag_bound_us")
         woke, paused = _num(rest, "wake_delay_p99_us") >= bound, _num(rest, "pause_max_us") >= bound
@@ -183,7 +200,7 @@ def way_out(causes: set, g: pd.DataFrame) -> str:
     on = _levelled(g[g["generator_checks"].map(lambda v: not missing(v) and "lag" in str(v).split(";"))]) \
         if "generator_checks" in g else pd.Series(dtype=bool)
     level = fmt_number(float(np.nanmax(in_service(g.loc[on[on].index])))) if on.any() else "?"
-    ways = [WAY_OUT[c].format(level=level) for c in ("queue", "wake", "pause") if c in causes]
+    ways = [WAY_OUT[c].format(level=level) for c in ("request_queue", "queue", "wake", "pause") if c in causes]
     return "For an open loop: " + "; or ".join(ways) + "; until then read the queue-depth sweep's closed-loop curve."
 
 
