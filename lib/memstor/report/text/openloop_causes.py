@@ -114,6 +114,11 @@ def closed_tail(rows: pd.DataFrame) -> str:
     return out
 
 
+def _at(rows: pd.DataFrame, what: str, queue: str) -> str:
+    """'at u80, u90 <what>, with <the generator's columns>: the submissions waited for <queue>, not for a CPU'."""
+    return f"at {_us(rows)} {what}, with {_facts(rows)}: the submissions waited for {queue}, not for a CPU"
+
+
 def _queue_full(late: pd.DataFrame) -> pd.Series:
     """Per late row: ioarrive's submit calls blocked (submit_blocked_s > 0) with at least the disk's request queue
     (queue_requests, its nr_requests) in flight at some time (peak_outstanding): the block layer's queue was full."""
@@ -159,18 +164,16 @@ def late_causes(g: pd.DataFrame) -> tuple[str, set]:
     parts, causes = [], set()
     if full.any():
         f = late[full]
-        parts.append(f"at {_us(f)} up to {_range(_num(f, 'peak_outstanding'))} I/Os were in flight against the disk's "
-                     f"request queue of {fmt_number(_num(f, 'queue_requests')[0])} and ioarrive's submit calls blocked "
-                     f"{_range(_num(f, 'submit_blocked_s'), 's')}, with {_facts(f)}: the submissions waited for the "
-                     "block layer's full request queue, not for a CPU")
+        parts.append(_at(f, f"up to {_range(_num(f, 'peak_outstanding'))} I/Os were in flight against the disk's "
+                            f"request queue of {fmt_number(_num(f, 'queue_requests')[0])} and ioarrive's submit calls "
+                            f"blocked {_range(_num(f, 'submit_blocked_s'), 's')}", "the block layer's full request queue"))
         causes.add("request_queue")
     on = _levelled(late) & ~full
     if on.any():
         q = late[on]
-        parts.append(f"at {_us(q)} the I/Os in service (achieved × mean service time) levelled at "
-                     f"{_range(in_service(q))} against ioarrive's cap of {fmt_number(_num(q, 'max_outstanding')[0])}"
-                     f", with {_facts(q)}: the submissions waited for a full queue of the I/O path (the device's or "
-                     "the block layer's: this run does not tell which), not for a CPU")
+        parts.append(_at(q, f"the I/Os in service (achieved × mean service time) levelled at {_range(in_service(q))} "
+                            f"against ioarrive's cap of {fmt_number(_num(q, 'max_outstanding')[0])}",
+                         "a full queue of the I/O path (the device's or the block layer's: this run does not tell which)"))
         causes.add("queue")
     rest = late[~on & ~full]
     if len(rest):
