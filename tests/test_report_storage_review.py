@@ -326,3 +326,15 @@ def test_writes_faster_than_reads_names_the_same_write_that_ran_longer_below_the
     said = write_elsewhere(table("summary", "1cpu"), "vm-1cpu", 1420.4)
     assert "ran in fio-pts-xsr at 1,038-1,112 MB/s, not above the read" in said
     assert write_elsewhere(table("summary", "1cpu"), "vm-1cpu", 1000.0) == ""
+
+
+def test_the_knee_section_says_its_sweep_is_in_doubt_where_the_same_job_beat_it_elsewhere():
+    """Third read R-loop 2.1, S7-bare B-3: §4.2 read the knee from a sweep the same one-job job beat elsewhere by
+    2.32x (loop randwrite); the sentence now says the sweep is in doubt, with the numbers; randread's is not."""
+    from memstor.report.text import queueing as q
+
+    said = q.knee_sentences(knees("loop328"), table("summary", "loop328"))
+    assert said[1].endswith("The sweep itself is in doubt: the same one-job job measured 121,409 IOPS at QD32 in "
+                            "fio-block-size, 102,782 IOPS at QD32 in fio-rw-ratio (2.32× the sweep's most, beyond "
+                            "the run-to-run spread of 1.32×): the sweep's most is not shown to be the target's.")
+    assert "in doubt" not in said[0] and "in doubt" not in q.knee_sentences(knees("loop328"))[1]

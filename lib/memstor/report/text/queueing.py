@@ -10,6 +10,7 @@ import pandas as pd
 from memstor.analysis.adaptive_grid import knee_of
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
 from memstor.core.schema import missing
+from memstor.report.text.workloads import sweep_contradicted
 
 #: The start of the knee gate's way out (memstor.analysis.validity.gate.WAY_OUT['knee']) that knee_sentences leaves
 #: out: the sentence states the measured bound itself right after it.
@@ -150,7 +151,7 @@ def _bound(k: pd.Series, rising: bool) -> str:
             f"N* ≥ {k['N_star_bound']:.1f} ({why})")
 
 
-def knee_sentences(knees: pd.DataFrame) -> list:
+def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> list:
     """One sentence per host x workload stating N* with its inputs (markdown). The fitted N* is a finding only
     where the checks let it stand (not_valid empty) and its 95 % interval reaches the measured lower bound
     X_best · R(N_min) (an interval wholly below what the sweep measured is the fit's, not the device's)."""
@@ -161,7 +162,7 @@ def knee_sentences(knees: pd.DataFrame) -> list:
             # the gate's way out 'read the measured bound (...)' left out: the sentence gives that bound next
             why = name_ceilings(k["not_valid"].removeprefix("not valid: ")).replace(f"{KNEE_BOUND_ADVICE}; ", "")
             out.append(f"{who}: the fitted knee is not a finding here — {why}. Instead, "
-                       f"{_bound(k, 'keeps rising' in k['not_valid'])}.")
+                       f"{_bound(k, 'keeps rising' in k['not_valid'])}." + _doubt(points, k))
             continue
         if missing(k.get("N_star_fit")):
             out.append(f"{who}: no fit — {k.get('note') or 'too few points'}.")
@@ -179,8 +180,16 @@ def knee_sentences(knees: pd.DataFrame) -> list:
             s = f"{who}: {fit}**{shown} I/Os in flight** (95 % interval; {fit_of}); {_bound(k, False)}."
         if k.get("note"):
             s += f" Note: {k['note']}."
-        out.append(s)
+        out.append(s + _doubt(points, k))
     return out
+
+
+def _doubt(points: pd.DataFrame | None, k: pd.Series) -> str:
+    """' The sweep itself is in doubt: the same one-job job measured ...' where another experiment measured the
+    sweep's own kind of point beyond the run-to-run spread above it (workloads.sweep_contradicted; third read
+    R-loop 2.1, S7-bare B-3: the knee read a sweep 2x below the same job elsewhere), else ''."""
+    said = sweep_contradicted(points, str(k["host"]), str(k["rw"])) if points is not None else ""
+    return f" The sweep itself is in doubt:{said.removeprefix('; yet')}." if said else ""
 
 
 def little_sentences(little: pd.DataFrame, most: int = 3) -> list[str]:
