@@ -21,8 +21,9 @@ profile's ``generator``:
 **Why the name stays** fio-load-latency although fio no longer generates the open loop: the name is the
 identity of the data (``data/raw/<device>/fio-load-latency/``, the processed tables, the notebook, the report
 section and every check that reads them); renaming it would orphan every table measured so far. X_max and the
-cross-check are still fio's: **X_max** comes from this device's ``fio-queue-depth`` table (the best IOPS of the
-same rw and block size) when there is one, else from a short closed-loop fio probe at ``probe_iodepth`` x
+cross-check are still fio's: **X_max** is the best IOPS of the same rw and block size on a file of the same size
+in this device's ``fio-queue-depth`` and ``fio-block-size`` tables (memstor.experiments._closed_x_max) when there
+is one, else from a short closed-loop fio probe at ``probe_iodepth`` x
 ``probe_numjobs`` (one point per rw), else from ``x_max_iops``; the ``lt`` point is fio's own latency_target
 search at the first p99 target. **Overload**: achieved below 95 % of the offered rate (or ioarrive's cap
 reached) is flagged ``overloaded``.
@@ -49,6 +50,7 @@ from pathlib import Path
 
 import pandas as pd
 
+import memstor.experiments._closed_x_max as _closed_x_max
 import memstor.experiments._fio_params as _fio_params
 import memstor.experiments._fio_points as _fio_points
 import memstor.experiments._fio_rows as _fio_rows
@@ -59,7 +61,6 @@ from memstor.core import fiohist
 from memstor.core.errors import MemstorError, first_line
 from memstor.core.files import read_json, utc_now, write_json
 from memstor.core.fiohist import BIN_COLUMNS, BINS_SUFFIX
-from memstor.core.units import parse_size
 from memstor.core.validate import Section
 from memstor.measure.fio import FioRunner
 from memstor.measure.fio_engine import fio_version
@@ -77,7 +78,6 @@ from memstor.measure.sweep import (
     NotAllMeasured,
     Point,
     SweepSession,
-    processed_path,
     raw_dir,
     run_sweep,
     sidecar_dir,
@@ -96,7 +96,6 @@ KEYS = ("bs", "rw", "utilisation_pct", "iodepth", "x_max_iops", "probe_iodepth",
 SECONDS_TABLE = f"{EXPERIMENT}-seconds"
 #: Achieved below this share of the offered rate: the device could not keep up (flag ``overloaded``).
 OVERLOAD_RATIO = 0.95
-QUEUE_DEPTH = _fio_params.QUEUE_DEPTH
 #: Seconds after which a hung submit-mode probe run is killed (offload hangs on fio-3.33).
 PROBE_TIMEOUT_S = 5.0
 
@@ -115,7 +114,7 @@ LOAD_COLUMNS = [
     "overloaded",         # achieved < 95 % of offered
     "ceiling_reached",    # fio's queue reached the per-job iodepth ceiling (arrivals may have waited)
     "x_max_iops",         # the X_max the rates are shares of
-    "x_max_source",       # where X_max comes from (fio-queue-depth table, probe, profile)
+    "x_max_source",       # where X_max comes from (fio-queue-depth or fio-block-size table, probe, profile)
     "rate_per_job_iops",  # fio rate_iops of each job
     "submit_mode",        # fio io_submit_mode used (the probe's choice)
     "open_loop",          # shown open: achieved within +-5 % of offered and the probe saw this mode's arrivals
@@ -146,7 +145,7 @@ class LoadLatencyParams:
     rw: tuple
     utilisation_pct: tuple   # offered rates as % of X_max, each in (0, 100]
     iodepth: int             # per-job ceiling of outstanding I/Os
-    x_max_iops: float        # 0: from the queue-depth table or a probe
+    x_max_iops: float        # 0: from the closed-loop tables or a probe
     probe_iodepth: int
     probe_numjobs: int
     slo_p99_us: tuple        # p99 targets (µs) of the SLO answer
@@ -165,7 +164,7 @@ def load_latency_params(params: dict) -> LoadLatencyParams:
     targets = [v.number("slo_p99_us", t) for t in v.items("slo_p99_us", params["slo_p99_us"])]
     x_max = v.number("x_max_iops", params["x_max_iops"], positive=False)
     if x_max < 0:
-        raise v.error("x_max_iops", x_max, "0 (from the queue-depth table or a probe) or the device's IOPS > 0")
+        raise v.error("x_max_iops", x_max, "0 (from the closed-loop tables or a probe) or the device's IOPS > 0")
     return LoadLatencyParams(
         common=c,
         bs=_fio_params.single_block_size(v, params, c),
@@ -182,28 +181,6 @@ def load_latency_params(params: dict) -> LoadLatencyParams:
 
 
 validate = load_latency_params
-
-
-# ------------------------------------------------------------------------------------------ X_max
-
-
-def x_max_from_queue_depth(data_root: Path, host: str, rw: str, bs: str) -> tuple[float | None, str]:
-    """(best IOPS, how) of `rw` at block size `bs` in this device's fio-queue-depth table, else (None, why)."""
-    path = processed_path(Path(data_root), host, QUEUE_DEPTH)
-    if not path.is_file():
-        return None, f"no {QUEUE_DEPTH} table for {host}"
-    try:
-        qd = pd.read_csv(path)
-    except (OSError, ValueError, pd.errors.ParserError) as err:
-        return None, f"{path}: unreadable ({err})"
-    direction = "write" if "write" in rw else "read"
-    sel = qd[(qd["rw"] == rw) & (qd["direction"] == direction) & (qd["bs_bytes"] == parse_size(bs))
-             & (qd["status"] == "done") & qd["iops"].notna()]
-    if sel.empty:
-        return None, f"no successful {rw} {bs} point in {path.name}"
-    best = sel.loc[sel["iops"].idxmax()]
-    return float(best["iops"]), (f"{QUEUE_DEPTH} table: best of {len(sel)} runs "
-                                 f"(QD{int(best['iodepth'])}x{int(best['numjobs'])})")
 
 
 # ------------------------------------------------------------------------------------------ points
@@ -442,7 +419,7 @@ def run_probes(experiment: str, probe_pts: list, t, data_root: Path, host: str, 
 
 
 def _x_max(lp: LoadLatencyParams, rw: str, from_qd: tuple[float | None, str], probes: dict) -> tuple[float | None, str]:
-    """X_max of `rw`: the profile's, this device's queue-depth table (from_qd: x_max_from_queue_depth's
+    """X_max of `rw`: the profile's, this device's closed-loop tables (from_qd: _closed_x_max.x_max_closed's
     answer), or the probe's result."""
     if lp.x_max_iops > 0:
         return lp.x_max_iops, "profile x_max_iops"
@@ -532,7 +509,8 @@ def run_load_latency(params: dict, *, data_root: Path, target_dir: Path | None, 
 
     def body(t):
         test_file = str(t.tf.path)
-        from_qd = {rw: x_max_from_queue_depth(data_root, host, rw, lp.bs) for rw in lp.rw}  # read once
+        from_qd = {rw: _closed_x_max.x_max_closed(data_root, host, rw, lp.bs, c.file_size_bytes)
+                   for rw in lp.rw}  # read once
         need_probe = [rw for rw in lp.rw if lp.x_max_iops <= 0 and from_qd[rw][0] is None]
         probe_pts = make_points([probe_config(lp, t.engine, rw) for rw in need_probe], c, t.medium, test_file)
         info = {"ioengine_requested": c.ioengine, **t.info}

@@ -49,7 +49,8 @@ from memstor.analysis import mixed_load
 from memstor.core.errors import MemstorError
 from memstor.core.units import parse_size
 from memstor.core.validate import Section
-from memstor.experiments.fio_load_latency import run_probes, x_max_from_queue_depth
+from memstor.experiments._closed_x_max import x_max_closed
+from memstor.experiments.fio_load_latency import run_probes
 from memstor.measure import ioarrive
 from memstor.measure.sweep import Point, SweepSession, run_sweep
 
@@ -96,7 +97,7 @@ class MixedLoadParams:
     slo_p99_us: tuple           # read p99 targets (µs)
     refine_rounds: int          # rounds of cells added around the targets (0: the listed grid only)
     resolution_pct: float       # a bracket narrower than this (% of the read X_max) is not refined
-    read_x_max_iops: float      # 0: from the queue-depth table or a probe
+    read_x_max_iops: float      # 0: from the closed-loop tables or a probe
     write_x_max_iops: float
     probe_iodepth: int
     probe_numjobs: int
@@ -128,7 +129,7 @@ def mixed_load_params(params: dict) -> MixedLoadParams:
     for key in ("read_x_max_iops", "write_x_max_iops"):
         x_max[key] = v.number(key, params[key], positive=False)
         if x_max[key] < 0:
-            raise v.error(key, x_max[key], "0 (from the queue-depth table or a probe) or the device's IOPS > 0")
+            raise v.error(key, x_max[key], "0 (from the closed-loop tables or a probe) or the device's IOPS > 0")
     resolution = v.number("resolution_pct", params["resolution_pct"])
     if not 0 < resolution <= 50:
         raise v.error("resolution_pct", resolution, "a bracket width in % of the read X_max in (0, 50]")
@@ -298,7 +299,7 @@ def result_table(results: list, host: str, note: str, data_root: Path) -> pd.Dat
 
 
 def _x_maxes(mp: MixedLoadParams, from_qd: dict, probes: dict) -> tuple[dict, list]:
-    """({"read"|"write": (X_max IOPS, source)}, [why missing]); from_qd: {rw: x_max_from_queue_depth's answer}."""
+    """({"read"|"write": (X_max IOPS, source)}, [why missing]); from_qd: {rw: x_max_closed's answer}."""
     out, missing = {}, []
     for d, rw, given in (("read", mp.read_rw, mp.read_x_max_iops), ("write", mp.write_rw, mp.write_x_max_iops)):
         if given > 0:
@@ -324,7 +325,7 @@ def run_mixed_load(params: dict, *, data_root: Path, target_dir: Path | None, ho
     def body(t):
         test_file = str(t.tf.path)
         info = {"ioengine_requested": c.ioengine, **t.info, "generator": "ioarrive"}
-        from_qd = {rw: x_max_from_queue_depth(data_root, host, rw, mp.bs) for rw in (mp.read_rw, mp.write_rw)}
+        from_qd = {rw: x_max_closed(data_root, host, rw, mp.bs, c.file_size_bytes) for rw in (mp.read_rw, mp.write_rw)}
         need = [rw for rw, given in ((mp.read_rw, mp.read_x_max_iops), (mp.write_rw, mp.write_x_max_iops))
                 if given <= 0 and from_qd[rw][0] is None]
         probe_pts = make_points([probe_config(mp, t.engine, rw) for rw in need], c, t.medium, test_file)

@@ -157,7 +157,8 @@ the offered rate; the SLO answer (the highest IOPS whose p99 meets each target) 
 models (M/M/1, M/G/1, M/G/c) only where every rate held.""",
         details="""The queue-depth sweep is a closed loop: N I/Os always in flight, so latency follows N / X by Little's law.
 The `fio-load-latency` experiment offers a rate instead — Poisson arrivals at 10 … 98 % of **X_ref**, the best IOPS
-of the same workload in the closed queue-depth sweep (else a short closed-loop fio probe, else the profile's
+of the same workload in this device's closed-loop runs (the queue-depth sweep and fio-block-size, on a file of the
+same size; else a short closed-loop fio probe, else the profile's
 `x_max_iops`; the table's X_ref column and `x_max_source` say which) — and measures the latency each rate gets.
 The rows' `generator` column says which generator issued a point (a table without it is fio's):
 
