@@ -104,7 +104,7 @@ its 95 % interval — and the **closed-system bound** N* ≥ X_best · R(N_min) 
 the highest IOPS the sweep measured, its spec-conditions point included, R(N_min) the latency at its smallest N;
 a lower bound: X_best is at most the ceiling, and where the sweep still rises the data set no upper bound). A
 fitted N* whose 95 % interval lies below that bound is not stated as a finding. The open loop's reference X_ref (§4.4)
-is a third number: the best IOPS of every closed-loop configuration of the workload, spec point included. The
+is a third number: the best IOPS of every closed-loop run of the workload (the sweep and fio-block-size). The
 figures draw the two-asymptote fit (dashed) over the data and mark N* with a star; the lower panels show the same data as latency against throughput — flat latency up
 to the knee, then a wall at the ceiling. Hollow markers are points not in the fit (the spec-conditions
 point with 4 jobs, or a second point at the same N). The fitted N* is not stated where a point measured past it
