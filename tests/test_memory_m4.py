@@ -3,11 +3,13 @@ findings on the reviewed runs' real tables (tests/data/memory-m4, tests/data/mem
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 
-from memstor.analysis.validity.memory import memory_rows
+from memstor.analysis import hierarchy as h
+from memstor.analysis.validity.memory import buffer_llc_rows, memory_rows
 
 DATA = Path(__file__).parent / "data"
 BARE = DATA / "memory-m4" / "bare"
@@ -30,3 +32,32 @@ def test_a_machine_row_says_every_point_only_where_every_point_fails():
     loop = _machine(pd.read_csv(LOOP / "mlc-loaded-latency.csv"), "latency_unstable")
     assert loop["evidence"].startswith("18 of 18") and "a failure every point shares is a property of this " \
         "machine" in loop["evidence"] and "not every point" not in loop["evidence"]
+
+
+def _bare_memory(cpu_floor: float | None = None) -> tuple[pd.DataFrame, dict]:
+    """The fresh-clone bare run's memory rows with its mem-hierarchy rows (as ds.mlc holds them) and sysinfo; with
+    cpu_floor, every hierarchy run's cpu_share raised to at least it (the side where hierarchy_cpu_share passes)."""
+    hier = pd.read_csv(BARE / "mem-hierarchy.csv")
+    if cpu_floor is not None:
+        hier["cpu_share"] = hier["cpu_share"].clip(lower=cpu_floor)
+    mlc = pd.concat([pd.read_csv(BARE / "mlc-loaded-latency.csv"), hier], ignore_index=True)
+    return mlc, {"vm": json.loads((BARE / "sysinfo.json").read_text())}
+
+
+def test_buffer_llc_judges_against_the_curves_last_step_where_its_check_held_and_says_which():
+    """S7-bare M-10 (second half): memory_buffer_llc judged the 256 MiB buffer against the kernel's 480 MiB L3 while
+    §4.5's curve steps at 15.2 MiB onto a 156 ns level. The run's working-set check failed (22-64 MiB runs at 52-56 %
+    of a CPU): the kernel's figure stays, and the row names the curve's step and why it is not used. With the runs'
+    CPU share within the band, the step is the basis (16.9x: pass) and the kernel's 480 MiB is named beside it."""
+    mlc, info = _bare_memory()
+    r = next(r for r in buffer_llc_rows(mlc, info))
+    assert r["status"] == "fail" and round(r["value"], 3) == 0.533
+    assert "0.533x the kernel's 480 MiB last-level cache" in r["evidence"]
+    assert "the working-set curve's last step, 15.2 MiB, not used: hierarchy_cpu_share failed" in r["evidence"]
+    mlc, info = _bare_memory(cpu_floor=0.95)
+    r = next(r for r in buffer_llc_rows(mlc, info))
+    assert r["status"] == "pass" and round(r["value"], 1) == 16.9
+    assert "16.9x the working-set curve's last cache step at 15.2 MiB (beyond it the curve's last level, 156 ns" \
+        in r["evidence"] and "the kernel reports a 480 MiB last-level cache" in r["evidence"]
+    assert h.last_step(h.cache_levels(pd.read_csv(DATA / "memory-d3" / "1cpu" / "mem-hierarchy.csv"),
+                                      info["vm"]["caches"]), "vm-1cpu") is None  # rises past level 3: no step

@@ -405,6 +405,24 @@ def cache_levels(df: pd.DataFrame, caches: Mapping | None = None) -> pd.DataFram
     return pd.DataFrame(rows, columns=CACHE_LEVEL_COLUMNS)
 
 
+def last_step(levels: pd.DataFrame | None, host: str) -> tuple[float, float] | None:
+    """(bytes, ns): where ``host``'s working-set curve steps off its last cache level onto the level it ends on (the
+    end of the last level but one: :func:`level_ends` gives an end only where a level lies beyond) and that last
+    level's latency; None where the curve gives no such step (no curve, one level, or a curve that rises past its
+    last level with no level found: the last step lies beyond the sweep). S7-bare M-10: the step at 15.2 MiB onto
+    a 156 ns level, against the kernel's 480 MiB L3."""
+    if levels is None or len(levels) == 0:
+        return None
+    mine = levels[levels["host"].astype(str) == str(host)]
+    t = mine[~mine["level"].isin([TLB_LEVEL, RISE_LEVEL])]
+    t = t[pd.to_numeric(t["latency_ns"], errors="coerce").notna()].reset_index(drop=True)
+    ends = pd.to_numeric(t["ends_at_bytes"], errors="coerce")
+    if (mine["level"] == RISE_LEVEL).any() or ends.dropna().empty or ends.idxmax() + 2 != len(t):
+        return None
+    i = int(ends.idxmax())
+    return float(ends[i]), float(t.loc[i + 1, "latency_ns"])
+
+
 def tlb_cost(ws: pd.DataFrame) -> dict:
     """ONE host's TLB cost from its random-chain curves with 4 KiB and with 2 MiB pages (module docstring):
     {"from_bytes", "cost_ns" (median 4K - 2M difference from there on), "at_largest_ns", "note"}; None values

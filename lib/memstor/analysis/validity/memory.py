@@ -19,6 +19,7 @@ import re
 
 import pandas as pd
 
+from memstor.analysis import hierarchy
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
 from memstor.core.schema import truthy
 
@@ -166,7 +167,8 @@ def _mib(b: float) -> str:
 
 def buffer_llc_rows(mlc: pd.DataFrame | None, sysinfo: dict | None) -> list[dict]:
     """memory_buffer_llc per host: the smallest buffer (bytes, ``buffer_kib``) of its :data:`BUFFER_TESTS` values
-    against the kernel's last-level cache (sysinfo ``caches.L3_bytes``, else L2) and the usable memory. Value:
+    against the last cache (:func:`llc_basis`: the working-set curve's last step where its hierarchy_cpu_share check
+    passed, else the kernel's last-level cache, sysinfo ``caches.L3_bytes``, else L2) and the usable memory. Value:
     buffer / cache (x); fail <= 1 (the cache may hold the buffer), warn < :data:`LLC_MULTIPLE`; high side: buffer /
     usable memory > :data:`MEMORY_SHARE` warn, > 1 fail. No cache size or no buffer recorded: unchecked."""
     if not has(mlc, "host", "test"):
@@ -174,8 +176,7 @@ def buffer_llc_rows(mlc: pd.DataFrame | None, sysinfo: dict | None) -> list[dict
     rows = []
     for host, g in mlc[mlc["test"].isin(BUFFER_TESTS)].groupby("host", sort=True):
         info = (sysinfo or {}).get(str(host)) or {}
-        caches = info.get("caches") or {}
-        llc = num(caches.get("L3_bytes")) or num(caches.get("L2_bytes"))
+        llc, basis, label = llc_basis(mlc[mlc["host"] == host], info.get("caches") or {})
         kib = pd.to_numeric(g["buffer_kib"], errors="coerce").dropna() if "buffer_kib" in g else pd.Series([])
         if not llc or kib.empty:
             why = "no last-level cache size known (sysinfo caches)" if not llc else "no buffer size recorded"
@@ -183,8 +184,33 @@ def buffer_llc_rows(mlc: pd.DataFrame | None, sysinfo: dict | None) -> list[dict
                                   low=LLC_MULTIPLE, consequence="the memory values are not shown to be DRAM's: "
                                   "the buffer was not compared with the caches"))
             continue
-        rows.append(_buffer_row(host, float(kib.min()) * 1024, llc, _usable_memory(info)))
+        rows.append(_buffer_row(host, float(kib.min()) * 1024, (llc, basis, label), _usable_memory(info)))
     return rows
+
+
+def llc_basis(mlc: pd.DataFrame, caches: dict) -> tuple[float | None, str, str]:
+    """(bytes, basis, label) of one host's last cache for memory_buffer_llc (S7-bare M-10: the kernel's 480 MiB L3
+    against the working-set curve's step at 15.2 MiB): the curve's last step (memstor.analysis.hierarchy.last_step)
+    where the curve gives one and its runs passed hierarchy_cpu_share, basis 'the working-set curve's last cache
+    step ... (the kernel reports ...)'; else the kernel's L3 (else L2), basis naming the curve's step and why it is
+    not used, or that there is none; label: the cache's name in the words ('last-level cache', 'last cache step')."""
+    kernel = num(caches.get("L3_bytes")) or num(caches.get("L2_bytes"))
+    ws = mlc[mlc["test"] == "working_set"]
+    whole = len(ws) and set(hierarchy.WORKING_SET_COLUMNS) - {"host", "n"} <= set(ws.columns)  # a full table
+    step = hierarchy.last_step(hierarchy.cache_levels(ws, caches), str(mlc["host"].iloc[0])) if whole else None
+    checked = [r for r in hierarchy_rows(ws) if r["subject"] == "mem-hierarchy working_set"]
+    held = bool(checked) and checked[0]["status"] == PASS
+    theirs = f"the kernel's {_mib(kernel)} last-level cache (sysinfo caches)" if kernel else "no kernel cache size"
+    if step and held:
+        kernel_said = f"; the kernel reports a {_mib(kernel)} last-level cache, which the curve does not show" \
+            if kernel else ""
+        return step[0], (f"the working-set curve's last cache step at {_mib(step[0])} (beyond it the curve's last "
+                         f"level, {n(step[1])} ns; its runs passed hierarchy_cpu_share{kernel_said})"), \
+            "last cache step of the working-set curve"
+    why = ("the working-set curve gives no last step" if not step else
+           f"the working-set curve's last step, {_mib(step[0])}, not used: hierarchy_cpu_share "
+           + {"fail": "failed", "warn": "warned"}.get(checked[0]["status"] if checked else "", "not checked"))
+    return kernel, f"{theirs}; {why}", "last-level cache"
 
 
 def _usable_memory(info: dict) -> float | None:
@@ -193,21 +219,24 @@ def _usable_memory(info: dict) -> float | None:
         "total_bytes"))
 
 
-def buffer_words(buffer: float, llc: float) -> str:
-    """'256 MiB buffer, within the 480 MiB last-level cache: not shown to be DRAM' (bytes in)."""
-    return f"{_mib(buffer)} buffer, within the {_mib(llc)} last-level cache: not shown to be DRAM"
+def buffer_words(buffer: float, llc: float, label: str = "last-level cache") -> str:
+    """'256 MiB buffer, within the 480 MiB last-level cache: not shown to be DRAM' (bytes in; label: the cache's
+    name, :func:`llc_basis`)."""
+    return f"{_mib(buffer)} buffer, within the {_mib(llc)} {label}: not shown to be DRAM"
 
 
-def _buffer_row(host, buffer: float, llc: float, memory: float | None) -> dict:
-    """One memory_buffer_llc row from the buffer, the cache and the usable memory (bytes)."""
+def _buffer_row(host, buffer: float, cache: tuple[float, str, str], memory: float | None) -> dict:
+    """One memory_buffer_llc row from the buffer, the cache (bytes, basis and label: :func:`llc_basis`) and the
+    usable memory (bytes)."""
+    llc, basis, label = cache
     ratio = buffer / llc
     status, _ = band(ratio, 1.0, None, warn_low=LLC_MULTIPLE)
     status = FAIL if ratio <= 1.0 else status
-    said = f"{_mib(buffer)} buffer, {n(ratio)}x the kernel's {_mib(llc)} last-level cache (sysinfo caches)"
+    said = f"{_mib(buffer)} buffer, {n(ratio)}x {basis}"
     if status == FAIL:
         return row(host, "memory_buffer_llc", "buffer against last-level cache", FAIL, ratio, 1.0, "x", said,
-                   f"{buffer_words(buffer, llc)}; the idle latency, peak bandwidth and loaded-latency values are "
-                   f"that buffer's; a buffer of {LLC_MULTIPLE:g}x the cache or more (loadlat/MLC -b) measures "
+                   f"{buffer_words(buffer, llc, label)}; the idle latency, peak bandwidth and loaded-latency values "
+                   f"are that buffer's; a buffer of {LLC_MULTIPLE:g}x the cache or more (loadlat/MLC -b) measures "
                    "DRAM", _SECTION, low=LLC_MULTIPLE)
     share = buffer / memory if memory else None
     if share is not None and share > MEMORY_SHARE:
