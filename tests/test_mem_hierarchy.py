@@ -235,7 +235,8 @@ def test_analysis_of_the_recorded_run():
     ending at ~0.6 MiB (kernel 1 MiB), a third level ~14 ns ending at ~4.5 MiB (kernel L3 32 MiB: flagged, the
     VM's share of a shared L3), memory ~140 ns; 2M pages 4K vs at 64 MiB: 160 vs 180 ns."""
     df = recorded_table()
-    t = h.cache_levels(df, CACHES)
+    assert h.LEFT_OUT_LEVEL in set(h.cache_levels(df, CACHES)["level"])  # 5 of its 2M sizes ran at 69-88 % of a CPU
+    t = h.cache_levels(df.drop(columns="cpu_share"), CACHES)  # the level reading itself, on every size
     levels = t.set_index("level")
     assert list(t["level"]) == ["L1", "L2", "L3", "memory", h.TLB_LEVEL]
     assert levels.loc["L1", "latency_ns"] < 2 and levels.loc["L1", "agrees"]
@@ -482,7 +483,7 @@ def test_analysis_of_the_real_quick_run(quick_run):
     slower than L1, the levels rise; MLP bandwidth rises from 1 to 4 chains."""
     ds = load_dataset(quick_run, {"mem-hierarchy": "mlc"})
     caches = ds.host("h").sysinfo["caches"]
-    t = h.cache_levels(ds.mlc, caches)
+    t = h.cache_levels(ds.mlc.drop(columns="cpu_share", errors="ignore"), caches)  # the reading, not the CPU check
     lv = t[~t["level"].str.startswith("TLB") & t["latency_ns"].notna()]
     assert lv["latency_ns"].is_monotonic_increasing, t
     first = lv.iloc[0]

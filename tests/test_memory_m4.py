@@ -10,6 +10,7 @@ import pandas as pd
 
 from memstor.analysis import hierarchy as h
 from memstor.analysis.validity.memory import buffer_llc_rows, memory_rows
+from memstor.report.text import hierarchy as hier_text
 
 DATA = Path(__file__).parent / "data"
 BARE = DATA / "memory-m4" / "bare"
@@ -46,14 +47,15 @@ def _bare_memory(cpu_floor: float | None = None) -> tuple[pd.DataFrame, dict]:
 
 def test_buffer_llc_judges_against_the_curves_last_step_where_its_check_held_and_says_which():
     """S7-bare M-10 (second half): memory_buffer_llc judged the 256 MiB buffer against the kernel's 480 MiB L3 while
-    §4.5's curve steps at 15.2 MiB onto a 156 ns level. The run's working-set check failed (22-64 MiB runs at 52-56 %
-    of a CPU): the kernel's figure stays, and the row names the curve's step and why it is not used. With the runs'
-    CPU share within the band, the step is the basis (16.9x: pass) and the kernel's 480 MiB is named beside it."""
+    §4.5's curve steps at 15.2 MiB onto a 156 ns level. That level's runs (22.6-64 MiB) had 52-56 % of a CPU: without
+    them the curve gives no step, so the kernel's figure stays and the row says why. With the runs' CPU share within
+    the band, the step is the basis (16.9x: pass) and the kernel's 480 MiB is named beside it."""
     mlc, info = _bare_memory()
     r = next(r for r in buffer_llc_rows(mlc, info))
     assert r["status"] == "fail" and round(r["value"], 3) == 0.533
     assert "0.533x the kernel's 480 MiB last-level cache" in r["evidence"]
-    assert "the working-set curve's last step, 15.2 MiB, not used: hierarchy_cpu_share failed" in r["evidence"]
+    assert "the working-set curve gives no last step from the runs within hierarchy_cpu_share's band (4 sizes left " \
+        "out (22.6-64.0 MiB))" in r["evidence"]
     mlc, info = _bare_memory(cpu_floor=0.95)
     r = next(r for r in buffer_llc_rows(mlc, info))
     assert r["status"] == "pass" and round(r["value"], 1) == 16.9
@@ -61,3 +63,27 @@ def test_buffer_llc_judges_against_the_curves_last_step_where_its_check_held_and
         in r["evidence"] and "the kernel reports a 480 MiB last-level cache" in r["evidence"]
     assert h.last_step(h.cache_levels(pd.read_csv(DATA / "memory-d3" / "1cpu" / "mem-hierarchy.csv"),
                                       info["vm"]["caches"]), "vm-1cpu") is None  # rises past level 3: no step
+
+
+def _hier(name: str) -> pd.DataFrame:
+    return pd.read_csv(DATA / "memory-d3" / name / "mem-hierarchy.csv")
+
+
+def test_levels_and_mlp_come_only_from_runs_that_passed_hierarchy_cpu_share():
+    """Item M-4 (hierarchy_cpu_share, 9ad2ba4): page 1 listed loop's failed runs while §4.5 still stated the levels
+    and MLP bandwidth read from them. Loop's 2 MiB-page chain at 1 and 8 MiB (78-87 % of a CPU) made its 42.4 ns
+    'level 3'; its 2-thread MLP runs (49-64 %) gave 6,202 MB/s. Now the levels are read without those sizes, which
+    a row names, and the 2-thread figure is not stated. 1-CPU passes (90.8 %): its levels stand, nothing left out."""
+    caches = {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}
+    loop = h.cache_levels(_hier("loop328-hierarchy"), caches).set_index("level")
+    assert "level 3" not in loop.index and h.LEFT_OUT_LEVEL in loop.index
+    assert loop.loc[h.LEFT_OUT_LEVEL, "note"].startswith("2 sizes left out (1.0-8.0 MiB), their runs' measuring "
+                                                         "thread on a CPU 78-87 % of the time, outside 90-101 %")
+    said = hier_text.hierarchy_sentences(loop.reset_index(), h.mlp_table(_hier("loop328-hierarchy")))
+    assert "Read from the runs that passed hierarchy_cpu_share only: 2 sizes left out" in said[0]
+    assert "42.4 ns" not in said[0] and not any("6,202" in s for s in said)
+    assert "2 thread(s): not stated: their measuring threads were on a CPU 49-64 % of the time" in said[-1]
+    one = h.cache_levels(_hier("1cpu"), caches).set_index("level")
+    assert h.LEFT_OUT_LEVEL not in one.index and round(one.loc["level 3", "latency_ns"], 1) == 41.0
+    said = hier_text.hierarchy_sentences(one.reset_index(), h.mlp_table(_hier("1cpu")))
+    assert "left out" not in " ".join(said) and "4,861 MB/s at 16 independent chains" in said[-1]

@@ -8,7 +8,10 @@ Units: bytes, ns, MB/s = 10^6 bytes/s.
 (``lat_p50_ns``; ``latency_ns`` where there are none): on a shared machine the measuring thread is
 descheduled now and then, which inflates a mean (elapsed / loads) but not the median of 256-load batches.
 The random chain with 2 MiB pages is used when the buffer really was on huge pages (>= 50 %): it has no TLB
-steps of its own; else the one with 4 KiB pages.
+steps of its own; else the one with 4 KiB pages. A size whose run's measuring thread was on a CPU outside
+[:data:`CPU_LOW`, :data:`CPU_HIGH`] of the time (hierarchy_cpu_share) gives no level or TLB cost: the levels are
+read without it and a :data:`LEFT_OUT_LEVEL` row names it; an MLP row keeps its ``cpu_share`` (the worst of its
+repetitions) and the report states no figure from one outside the band.
 
 **Levels** (:func:`find_levels`; numbers below are the defaults):
 
@@ -75,14 +78,14 @@ import ruptures as rpt
 from memstor.core.schema import missing
 
 WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency_ns", "lat_p50_ns", "lat_p90_ns",
-                       "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes"]
+                       "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes", "cpu_share"]
 CACHE_LEVEL_COLUMNS = ["host", "level", "latency_ns", "clocks", "ends_at_bytes", "kernel_bytes", "agrees", "note",
                        "clock_note"]
 #: loadlat's core-clock calibrations (GHz) of one host's working-set runs further apart than this ratio give no
 #: clocks: a level's clocks would depend on which run's calibration is taken (S6-bare C-14: 3.57-3.99 GHz).
 CLOCK_SPREAD = 1.05
 MLP_COLUMNS = ["host", "threads", "chains", "latency_ns", "bandwidth_MBps", "littles_MBps", "residual_pct",
-               "saturated"]
+               "saturated", "cpu_share"]
 
 PENALTY = 0.2            # PELT penalty, (ln ns)^2 (module docstring, step 2)
 FLAT_SLOPE = math.log(1.1)  # a plateau's |slope| over its core, ln(ns) per octave of size: < 10 % per doubling
@@ -93,9 +96,17 @@ SATURATION_GAIN_PCT = 10.0  # bandwidth growth per doubling of chains below this
 HUGE_MIN_SHARE = 0.5     # a "2M" curve counts as huge pages when at least this share was on them
 KERNEL_LEVELS = (("L1", "L1d_bytes"), ("L2", "L2_bytes"), ("L3", "L3_bytes"))
 TLB_LEVEL = "TLB (4K - 2M pages)"
+#: A run whose measuring threads ran less of the time than this (fraction, loadlat's cpu_share: CPU time / wall
+#: time of the measuring thread) timed waits for a CPU as well as memory (the memory gate's cpu_share rule); above
+#: CPU_HIGH the share cannot be (a clock or accounting fault). Such runs fail hierarchy_cpu_share
+#: (memstor.analysis.validity.memory) and give no level, TLB cost or MLP figure (issue 38, item M-4).
+CPU_LOW, CPU_HIGH = 0.90, 1.01
 #: The row of a curve that rises past its last level to the largest size without a level there (the sweep ended
 #: first): its latency is the largest size's, ends_at_bytes that size.
 RISE_LEVEL = "rising past the last level"
+#: The row naming the sizes whose runs failed hierarchy_cpu_share (:func:`left_out_words`; no latency): the levels
+#: are read without them.
+LEFT_OUT_LEVEL = "left out (CPU share)"
 
 
 def _rows(df: pd.DataFrame, test: str) -> pd.DataFrame:
@@ -122,14 +133,41 @@ def working_set_table(df: pd.DataFrame) -> pd.DataFrame:
     if ws.empty:
         return pd.DataFrame(columns=WORKING_SET_COLUMNS)
     ws = ws.assign(pages=ws["pages"].fillna("?"), pattern=ws["pattern"].fillna("?"))
-    num = {c: pd.to_numeric(ws[c], errors="coerce") for c in
-           ("latency_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes")}
-    ws = ws.assign(**num)
+    ws = ws.assign(**{c: pd.to_numeric(ws[c], errors="coerce") if c in ws else np.nan for c in
+                      ("latency_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "clocks", "batch_accesses",
+                       "llc_bytes", "cpu_share")})
     g = ws.groupby(["host", "pages", "pattern", "buffer_bytes"], sort=True)
     out = g.agg(n=("latency_ns", "size"), latency_ns=("latency_ns", "mean"), lat_p50_ns=("lat_p50_ns", "median"),
                 lat_p90_ns=("lat_p90_ns", "median"), lat_p99_ns=("lat_p99_ns", "median"), clocks=("clocks", "mean"),
-                batch_accesses=("batch_accesses", "first"), llc_bytes=("llc_bytes", "first")).reset_index()
+                batch_accesses=("batch_accesses", "first"), llc_bytes=("llc_bytes", "first"),
+                cpu_share=("cpu_share", _worst_share)).reset_index()
     return out[WORKING_SET_COLUMNS]
+
+
+def _worst_share(share: pd.Series) -> float:
+    """The repetition whose CPU share lies furthest outside [CPU_LOW, CPU_HIGH] (fraction; the lowest when none
+    does); NaN where none was recorded."""
+    share = share.dropna()
+    return math.nan if share.empty else float(share.max() if share.max() > CPU_HIGH else share.min())
+
+
+def cpu_held(share: pd.Series) -> pd.Series:
+    """Per run (or table row): its measuring threads were on a CPU [CPU_LOW, CPU_HIGH] of the time, or no share was
+    recorded (not judged here: hierarchy_cpu_share says 'not checked')."""
+    share = pd.to_numeric(share, errors="coerce")
+    return share.isna() | share.between(CPU_LOW, CPU_HIGH)
+
+
+def left_out_words(ws: pd.DataFrame) -> str:
+    """'4 sizes left out (22.6-64.0 MiB), their runs' measuring thread on a CPU 52-56 % of the time, outside 90-101 %
+    (hierarchy_cpu_share)' of one curve's rows that :func:`cpu_held` rejects; '' when none."""
+    bad = ws[~cpu_held(ws["cpu_share"])] if "cpu_share" in ws else ws.iloc[:0]
+    if bad.empty:
+        return ""
+    sizes, share = bad["buffer_bytes"].astype(float) / 2**20, 100 * bad["cpu_share"].astype(float)
+    return (f"{len(bad)} size{'s' if len(bad) > 1 else ''} left out ({sizes.min():.1f}-{sizes.max():.1f} MiB), "
+            f"their runs' measuring thread on a CPU {share.min():.0f}-{share.max():.0f} % of the time, outside "
+            f"{100 * CPU_LOW:.0f}-{100 * CPU_HIGH:.0f} % (hierarchy_cpu_share)")
 
 
 def _curve_value(t: pd.DataFrame) -> np.ndarray:
@@ -303,6 +341,8 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
     pages, curve = choose_curve(ws)
     if pages is None:
         return []
+    left = left_out_words(curve)
+    curve = curve[cpu_held(curve["cpu_share"])] if "cpu_share" in curve else curve
     sizes, lat = curve["buffer_bytes"].to_numpy(dtype=float), _curve_value(curve)
     ok = np.isfinite(lat) & (lat > 0)
     sizes, lat = sizes[ok], lat[ok]
@@ -339,6 +379,8 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
             row = _level_row(host, name, None, ghz, None, kb, f"no level of the curve matched to it: no step "
                              f"near {_kib(kb)} ({src})")
             rows.append({**row, "agrees": False})
+    if left:  # issue 38, M-4: the levels above come from the runs that passed only
+        rows.append(_level_row(host, LEFT_OUT_LEVEL, None, ghz, None, None, f"{left} ({src})"))
     return [{**r, "clock_note": clock_note} for r in rows]
 
 
@@ -399,7 +441,7 @@ def cache_levels(df: pd.DataFrame, caches: Mapping | None = None) -> pd.DataFram
     for host, g in ws.groupby("host", sort=True):
         rows += _one_host_levels(str(host), g, host_caches(caches, str(host)))
         if (g["pattern"] == "random").any():
-            tlb = tlb_cost(g)
+            tlb = tlb_cost(g[cpu_held(g["cpu_share"])] if "cpu_share" in g else g)
             rows.append(_level_row(host, TLB_LEVEL, tlb["cost_ns"], _clocks_per_ns(g), tlb["from_bytes"], None,
                                    tlb["note"]))
     return pd.DataFrame(rows, columns=CACHE_LEVEL_COLUMNS)
@@ -471,10 +513,11 @@ def mlp_table(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=MLP_COLUMNS)
     m = m.assign(latency_ns=pd.to_numeric(m["latency_ns"], errors="coerce"),
                  bandwidth_MBps=pd.to_numeric(m["bandwidth_MBps"], errors="coerce"),
-                 line=pd.to_numeric(m["access_bytes"], errors="coerce").fillna(64))
+                 line=pd.to_numeric(m["access_bytes"], errors="coerce").fillna(64),
+                 cpu_share=pd.to_numeric(m["cpu_share"], errors="coerce") if "cpu_share" in m else np.nan)
     g = m.groupby(["host", "threads", "chains"], sort=True)
     out = g.agg(latency_ns=("latency_ns", "mean"), bandwidth_MBps=("bandwidth_MBps", "mean"),
-                line=("line", "first")).reset_index()
+                line=("line", "first"), cpu_share=("cpu_share", _worst_share)).reset_index()
     out["littles_MBps"] = out["threads"] * out["chains"] * out["line"] / out["latency_ns"] * 1e3
     out["residual_pct"] = 100 * (out["bandwidth_MBps"] - out["littles_MBps"]) / out["littles_MBps"]
     out["saturated"] = False

@@ -190,26 +190,26 @@ def buffer_llc_rows(mlc: pd.DataFrame | None, sysinfo: dict | None) -> list[dict
 
 def llc_basis(mlc: pd.DataFrame, caches: dict) -> tuple[float | None, str, str]:
     """(bytes, basis, label) of one host's last cache for memory_buffer_llc (S7-bare M-10: the kernel's 480 MiB L3
-    against the working-set curve's step at 15.2 MiB): the curve's last step (memstor.analysis.hierarchy.last_step)
-    where the curve gives one and its runs passed hierarchy_cpu_share, basis 'the working-set curve's last cache
-    step ... (the kernel reports ...)'; else the kernel's L3 (else L2), basis naming the curve's step and why it is
-    not used, or that there is none; label: the cache's name in the words ('last-level cache', 'last cache step')."""
+    against the working-set curve's step at 15.2 MiB): the curve's last step (memstor.analysis.hierarchy.last_step,
+    read only from runs within hierarchy_cpu_share's band) where it gives one, basis 'the working-set curve's last
+    cache step ... the kernel reports ...'; else the kernel's L3 (else L2), basis saying why the curve gave none
+    (no curve; no step from the runs within the band, with the sizes left out); label: the cache's name in the
+    words ('last-level cache', 'last cache step of the working-set curve')."""
     kernel = num(caches.get("L3_bytes")) or num(caches.get("L2_bytes"))
     ws = mlc[mlc["test"] == "working_set"]
-    whole = len(ws) and set(hierarchy.WORKING_SET_COLUMNS) - {"host", "n"} <= set(ws.columns)  # a full table
-    step = hierarchy.last_step(hierarchy.cache_levels(ws, caches), str(mlc["host"].iloc[0])) if whole else None
-    checked = [r for r in hierarchy_rows(ws) if r["subject"] == "mem-hierarchy working_set"]
-    held = bool(checked) and checked[0]["status"] == PASS
+    whole = len(ws) and set(hierarchy.WORKING_SET_COLUMNS) - {"host", "n", "cpu_share"} <= set(ws.columns)
+    levels = hierarchy.cache_levels(ws, caches) if whole else None
+    step = hierarchy.last_step(levels, str(mlc["host"].iloc[0])) if whole else None
     theirs = f"the kernel's {_mib(kernel)} last-level cache (sysinfo caches)" if kernel else "no kernel cache size"
-    if step and held:
+    if step:
         kernel_said = f"; the kernel reports a {_mib(kernel)} last-level cache, which the curve does not show" \
             if kernel else ""
         return step[0], (f"the working-set curve's last cache step at {_mib(step[0])} (beyond it the curve's last "
-                         f"level, {n(step[1])} ns; its runs passed hierarchy_cpu_share{kernel_said})"), \
+                         f"level, {n(step[1])} ns; from runs within hierarchy_cpu_share's band{kernel_said})"), \
             "last cache step of the working-set curve"
-    why = ("the working-set curve gives no last step" if not step else
-           f"the working-set curve's last step, {_mib(step[0])}, not used: hierarchy_cpu_share "
-           + {"fail": "failed", "warn": "warned"}.get(checked[0]["status"] if checked else "", "not checked"))
+    left = [] if levels is None else levels.loc[levels["level"] == hierarchy.LEFT_OUT_LEVEL, "note"].tolist()
+    why = "no working-set curve" if not whole else "the working-set curve gives no last step" + (
+        f" from the runs within hierarchy_cpu_share's band ({str(left[0]).split(', their')[0]})" if left else "")
     return kernel, f"{theirs}; {why}", "last-level cache"
 
 
@@ -252,10 +252,8 @@ def _buffer_row(host, buffer: float, cache: tuple[float, str, str], memory: floa
                "", _SECTION, low=LLC_MULTIPLE)
 
 
-#: A memory-hierarchy run whose measuring threads ran less of the time than this (fraction, loadlat's cpu_share:
-#: CPU time / wall time of the measuring thread) timed waits for a CPU as well as memory (the memory gate's
-#: cpu_share rule); above HIERARCHY_CPU_HIGH the share cannot be (a clock or accounting fault).
-HIERARCHY_CPU_LOW, HIERARCHY_CPU_HIGH = 0.90, 1.01
+#: The band of a memory-hierarchy run's CPU share (memstor.analysis.hierarchy: its levels use only runs within it).
+HIERARCHY_CPU_LOW, HIERARCHY_CPU_HIGH = hierarchy.CPU_LOW, hierarchy.CPU_HIGH
 
 
 def hierarchy_rows(mlc: pd.DataFrame | None) -> list[dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstor.analysis.hierarchy import RISE_LEVEL
+from memstor.analysis.hierarchy import CPU_HIGH, CPU_LOW, LEFT_OUT_LEVEL, RISE_LEVEL, cpu_held
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import size_text
@@ -117,12 +117,22 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         if len(tlb) and not missing(tlb["latency_ns"].iloc[0]):
             text += (f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per "
                      "access in the working-set sweep's batch medians (not the idle means).")
+        left = g[g["level"] == LEFT_OUT_LEVEL]
+        if len(left):  # issue 38, M-4: levels only from the runs whose measuring thread had its CPU
+            text += f" Read from the runs that passed hierarchy_cpu_share only: {left['note'].iloc[0]}."
         covered = coverage_sentence(working_set, host)
         clock = [str(c) for c in g.get("clock_note", pd.Series([], dtype=str)).dropna() if str(c).startswith("not")]
         out.append(text + (f" {covered}" if covered else "") + (f" Clocks {clock[0]}." if clock else ""))
     if mlp is not None and len(mlp):
         said = set()  # the law once per device, not once per thread count
         for (host, threads), g in mlp.groupby(["host", "threads"], sort=True):
+            if not cpu_held(g["cpu_share"] if "cpu_share" in g else pd.Series(dtype=float)).all():
+                share = 100 * pd.to_numeric(g["cpu_share"], errors="coerce")
+                out.append(f"**{host}**, {int(threads)} thread(s): not stated: their measuring threads were on a CPU "
+                           f"{share.min():.0f}-{share.max():.0f} % of the time, outside {100 * CPU_LOW:.0f}-"
+                           f"{100 * CPU_HIGH:.0f} % (hierarchy_cpu_share failed): their latencies include waits "
+                           "for a CPU.")
+                continue
             sat = g[g["saturated"].map(lambda s: not missing(s) and bool(s))]
             top = g.loc[g["bandwidth_MBps"].idxmax()]
             where = (f"stops growing from {int(sat['chains'].min())} chains" if len(sat) else
