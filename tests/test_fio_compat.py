@@ -245,3 +245,34 @@ def test_the_fio_under_test_is_the_one_asked_for():
     asked = os.environ.get("MEMSTOR_FIO")
     got = fio_binary()
     assert got == (os.path.abspath(asked) if asked else shutil.which("fio"))
+
+
+def test_sequential_jobs_stream_through_disjoint_regions(tmp_path, engine):
+    """S7-bare M-12: fio-write-saturation's '128 KiB sequential write' ran 4 jobs over the same 1 GiB from offset 0
+    (no offset_increment): not a sequential workload. memstor's command now gives each of the 4 jobs its own quarter
+    (4 MiB of a 16 MiB file) and each job's offsets, read from fio's per-I/O log with offsets, stay in it, also when
+    it writes its region twice (io_size 8 MiB); a random job keeps the whole file."""
+    target = tmp_path / "target.dat"
+    target.write_bytes(b"\xa5" * (16 << 20))
+    eng, direct = engine
+    job = FioJob(name="compat-seq", rw="write", bs="128k", iodepth=4, numjobs=4, ioengine=eng, direct=direct,
+                 size="16m", io_size="8m", time_based=False, runtime_s=20, filename=str(target))
+    cmd = fio_command(job, tmp_path / "out.json")
+    assert "--size=4194304" in cmd and "--offset_increment=4194304" in cmd
+    (tmp_path / "logs").mkdir()
+    cmd += [f"--write_lat_log={tmp_path / 'logs' / 'off'}", "--log_offset=1", "--per_job_logs=1"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    regions = set()
+    for n in range(1, 5):           # fio numbers the logs in the order the jobs end, not by their region
+        log = pd.read_csv(tmp_path / "logs" / f"off_clat.{n}.log", header=None, skipinitialspace=True)
+        offsets = log[4].astype(int)
+        assert len(log) == 64                                   # 8 MiB of 128 KiB writes, one line each
+        k = int(offsets.min()) // (4 << 20)
+        assert offsets.min() == k * (4 << 20) and offsets.max() == (k + 1) * (4 << 20) - (128 << 10)
+        assert (offsets.value_counts() == 2).all()              # its 32 blocks, each written twice
+        regions.add(k)
+    assert regions == {0, 1, 2, 3}
+    rand = FioJob(name="compat-rand", rw="randwrite", bs="4k", numjobs=4, size="16m", filename=str(target))
+    assert "--size=16m" in fio_command(rand, tmp_path / "r.json") and \
+        not any(c.startswith("--offset_increment") for c in fio_command(rand, tmp_path / "r.json"))

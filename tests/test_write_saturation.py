@@ -133,6 +133,20 @@ def test_the_fio_command_passes_io_size_and_no_time_based():
     assert f"--io_size={64 << 20}" in cmd and "--size=64m" in cmd and "--numjobs=4" in cmd
     assert "--time_based" not in cmd and "--runtime=30500ms" in cmd
     assert "--log_avg_msec=100" in cmd and "--log_hist_msec=1000" in cmd
+    assert not any(c.startswith("--offset_increment") for c in cmd)   # random: every job draws from the file
+
+
+@needs_fio
+@pytest.mark.fio
+def test_the_sequential_write_gives_each_job_its_own_quarter_of_the_span():
+    """S7-bare M-12: 'write 128k' at QD32 x 4 ran --size=1g --io_size=1073741824 with no offset_increment: four
+    jobs writing the same 1 GiB from offset 0. Each job now writes its own quarter, io_size (the span) wrapping
+    within it: 4 x the span in all, every block of it 4 times."""
+    sp = wsat.validate(params(file_size="64m", workloads=["write 128k"], max_runtime_s=30))
+    (p,) = wsat.make_points(sp, "psync", 64 << 20, False, "m", "/tmp/f")
+    cmd = fio_command(wsat.fio_job(p, "/tmp/f"), Path("/tmp/out.json"))
+    assert f"--size={16 << 20}" in cmd and f"--offset_increment={16 << 20}" in cmd and "--numjobs=4" in cmd
+    assert f"--io_size={64 << 20}" in cmd and not any(c == "--size=64m" for c in cmd)
 
 
 # ------------------------------------------------------------------------------------------- thermal
