@@ -136,3 +136,30 @@ def test_a_full_request_queue_is_named_from_ioarrives_submit_columns():
     assert "deeper request queue on the disk" in way_out(causes, g)
     said, causes = late_causes(g.assign(submit_blocked_s=0.0))
     assert "request_queue" not in causes and "request queue of" not in said
+
+
+def test_the_open_against_closed_ratios_name_both_engines_and_both_clocks():
+    """Third read S7-bare M-7: §4.4 set ioarrive's p99 response on libaio beside fio's p99 completion latency on
+    io_uring (randwrite u10 456 against QD1's 276 µs, 1.6x; u95 539 against QD64's 1,925 µs, 0.3x) naming neither
+    engine. Now both engines and both clocks are said and, with two engines, that the ratios are not the cost of
+    open arrivals alone; the other side: one engine on both sides reads without that clause. Tables before the
+    engine columns say the engine was not recorded."""
+    from memstor.report.text.openloop_causes import arrivals_cost, held_beside_closed
+
+    c = pd.read_csv(Path(__file__).parent / "data" / "slo-held" / "curves-fresh543.csv")
+    g = c[c["rw"] == "randwrite"].reset_index(drop=True)
+    assert set(g["ioengine"]) == {"libaio"} and set(g["closed_ioengine"]) == {"io_uring"}
+    said = held_beside_closed(g, g["open_loop"].astype(bool).to_numpy())
+    assert ("the open loop's p99 response (ioarrive on libaio, from each I/O's intended arrival) stood beside the "
+            "closed loop's p99 completion latency (fio on io_uring, from submission)") in said
+    assert "u10: 456 µs at 4,932 IOPS against QD1's 276 µs (1.6×)" in said
+    assert "ratios across two I/O engines as well as two clocks, not the cost of open arrivals alone" in said
+    assert arrivals_cost(g).startswith("not the cost of random (Poisson) arrivals alone: ioarrive on libaio")
+    same = g.assign(ioengine="io_uring")
+    said = held_beside_closed(same, same["open_loop"].astype(bool).to_numpy())
+    assert "(ioarrive on io_uring, from each I/O's intended arrival)" in said and "two I/O engines" not in said
+    assert arrivals_cost(same) == ("the cost of random (Poisson) arrivals (ioarrive on io_uring, from each I/O's "
+                                   "intended arrival, against fio on io_uring, from submission)")
+    old = g.drop(columns=["ioengine", "closed_ioengine"])
+    said = held_beside_closed(old, old["open_loop"].astype(bool).to_numpy())
+    assert "(ioarrive (engine not recorded), from each I/O's intended arrival)" in said and "two I/O engines" in said

@@ -45,6 +45,7 @@ CURVE_COLUMNS = [
       "submit_blocked_s"),  # ioarrive's (means)
     "closed_p99_us", "closed_qd",  # the closed sweep's p99 (µs) at its lightest load reaching the achieved IOPS
     "closed_p99_9_us", "closed_p99_99_us",  # that configuration's own p99.9 and p99.99 (µs): its tail
+    "ioengine", "closed_ioengine",  # the open loop's I/O engine and the closed sweep's (S7-bare M-7: libaio, io_uring)
 ]
 #: The closed sweep's completion-latency percentiles the open loop is set beside, and the curve columns they fill.
 CLOSED_TAIL = ("clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")
@@ -132,6 +133,7 @@ def _closed_curve(fio: pd.DataFrame, host: str, rw: str) -> pd.DataFrame:
         return q
     cols = ["iops", "lat_mean_us", "iodepth", "numjobs", "bs_bytes"] + [c for c in CLOSED_TAIL if c in q]
     c = q.groupby("config", sort=False)[cols].mean()
+    c["ioengine"] = q.groupby("config", sort=False)["ioengine"].first() if "ioengine" in q else None
     c = c[c["numjobs"] == c["numjobs"].mode().iloc[0]]
     return c.assign(outstanding_io=c["iodepth"] * c["numjobs"]).sort_values("outstanding_io").reset_index()
 
@@ -153,10 +155,10 @@ def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
 
 def _closed_p99(closed: pd.DataFrame, bs: float, iops: float) -> dict:
     """{closed_p99_us, closed_p99_9_us, closed_p99_99_us (completion latency, µs; None where not recorded),
-    closed_qd ('QD4')} of the closed sweep's lightest configuration (in order of outstanding I/O) whose IOPS reach
+    closed_qd ('QD4'), closed_ioengine} of the closed sweep's lightest configuration (by outstanding I/O) whose IOPS reach
     `iops` — a measured point, not interpolated (percentiles do not interpolate); all None where none reaches it
     or the sweep has no p99."""
-    none = dict.fromkeys(CLOSED_TAIL_COLUMNS)
+    none = dict.fromkeys((*CLOSED_TAIL_COLUMNS, "closed_ioengine"))
     c = closed[closed["bs_bytes"] == bs] if len(closed) else closed
     if c.empty or "clat_p99_us" not in c or not np.isfinite(iops):
         return none
@@ -167,7 +169,7 @@ def _closed_p99(closed: pd.DataFrame, bs: float, iops: float) -> dict:
     qd = f"QD{int(r['iodepth'])}" + (f"x{int(r['numjobs'])}" if r["numjobs"] > 1 else "")
     tail = {f"closed_{c.removeprefix('clat_')}": (float(r[c]) if c in r and np.isfinite(r[c]) else None)
             for c in CLOSED_TAIL}
-    return {**tail, "closed_qd": qd}
+    return {**tail, "closed_qd": qd, "closed_ioengine": r.get("ioengine")}
 
 
 def _windows(seconds: pd.DataFrame | None) -> dict[tuple[str, str, str], int]:
@@ -191,6 +193,7 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
         row = {"host": host, "rw": rw, "direction": g["direction"].iloc[0],
                "utilisation_pct": float(g["utilisation_pct"].iloc[0]), "n": len(g),
                "x_max_source": g["x_max_source"].iloc[0],
+               "ioengine": g["ioengine"].dropna().iloc[0] if "ioengine" in g and g["ioengine"].notna().any() else None,
                "generator": g["generator"].dropna().iloc[0] if "generator" in g and g["generator"].notna().any()
                else "fio",
                "generator_checks": ";".join(dict.fromkeys(

@@ -32,6 +32,7 @@ from memstor.report.text.loadgen import (
     not_open_sentence,
     ordered,
 )
+from memstor.report.text.openloop_causes import arrivals_cost
 
 #: The queueing models of memstor.analysis.openloop.model_table: (column prefix, name).
 OPEN_LOOP_MODELS = (("mm1", "M/M/1"), ("md1", "M/D/1"), ("mg1", "M/G/1"), ("mgc", "M/G/c"))
@@ -441,7 +442,7 @@ def _open_closed_sentences(g: pd.DataFrame) -> list:
         d = diff.dropna()
         by = f"about {d.mean():.0f} %" if round(d.min()) == round(d.max()) else f"{d.min():.0f}–{d.max():.0f} %"
         return [f"At equal throughput the open loop is {by} slower than the closed queue-depth loop "
-                f"({len(d)} rates compared): the cost of random (Poisson) arrivals."]
+                f"({len(d)} rates compared): {arrivals_cost(g)}."]
     where = ", ".join(f"{_ol_u(r['utilisation_pct'])} ({_ol_fmt(r['lat_mean_us'])} vs "
                       f"{_ol_fmt(r['closed_lat_mean_us'])} µs, {_ol_float(r['open_vs_closed_pct']):+.1f} %)"
                       for _, r in faster.iterrows())

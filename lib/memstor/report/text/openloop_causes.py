@@ -73,18 +73,49 @@ def held_beside_closed(g: pd.DataFrame, held_mask: np.ndarray) -> str:
     if not ok.any():
         return ""
     rows = held[ok]
+    opened, closing, same = engines(rows)
     each = "; ".join(f"{u_label(r['utilisation_pct'])}: {fmt_number(r['lat_p99_us'])} µs at "
                      f"{fmt_number(r['achieved_iops'])} IOPS against {r['closed_qd']}'s "
                      f"{fmt_number(r['closed_p99_us'])} µs ({r['lat_p99_us'] / r['closed_p99_us']:.1f}×)"
                      for _, r in rows.iterrows())
-    said = (f"Where ioarrive's own checks passed ({_us(rows)}), the open loop's p99 response stood beside the closed "
-            f"loop's p99 at the lightest depth that reached the same throughput: {each}")
+    said = (f"Where ioarrive's own checks passed ({_us(rows)}), the open loop's p99 response ({opened}) stood "
+            f"beside the closed loop's p99 completion latency ({closing}) at the lightest depth that reached the same "
+            f"throughput: {each}" + ("" if same else " — ratios across two I/O engines as well as two clocks, not the "
+                                     "cost of open arrivals alone"))
     cpu = _range(_num(rows, "generator_cpu_pct"), "% of one CPU")
     said += f"; ioarrive used {cpu} there" if cpu else ""
     pauses = _range(_num(rows, "pause_max_us"), "µs")
     said += (f"; the machine's longest pause before them {pauses}" if pauses
              else "; the machine's own pauses were not recorded for them")
     return said + "." + closed_tail(rows)
+
+
+def _engine(g: pd.DataFrame, col: str) -> str:
+    """The one I/O engine of a curve column ('libaio'); '' where not recorded or not one."""
+    v = g[col].dropna().astype(str).unique() if col in g else []
+    return v[0] if len(v) == 1 else ""
+
+
+def engines(g: pd.DataFrame) -> tuple[str, str, bool]:
+    """(the open loop's side, the closed loop's side, same engine) of a comparison, in words: 'ioarrive on libaio,
+    from each I/O's intended arrival', 'fio on io_uring, from submission' (curve columns ``generator``,
+    ``ioengine``, ``closed_ioengine``; S7-bare M-7: the ratios set libaio's response times against io_uring's
+    completion latencies unsaid). same: both engines recorded and equal."""
+    gen = str(g["generator"].dropna().iloc[0]) if "generator" in g and g["generator"].notna().any() else "fio"
+    mine, theirs = _engine(g, "ioengine"), _engine(g, "closed_ioengine")
+    on = {e: f" on {e}" if e else " (engine not recorded)" for e in (mine, theirs)}
+    clock = "from each I/O's intended arrival" if gen == "ioarrive" else "from submission"
+    return f"{gen}{on[mine]}, {clock}", f"fio{on[theirs]}, from submission", bool(mine) and mine == theirs
+
+
+def arrivals_cost(g: pd.DataFrame) -> str:
+    """What the open loop's extra latency over the closed loop's at the same IOPS is: 'the cost of random (Poisson)
+    arrivals (ioarrive on io_uring, ... against fio on io_uring, ...)' with one engine on both sides; with two, 'not
+    the cost of random (Poisson) arrivals alone: ... against ..., two I/O engines' (:func:`engines`)."""
+    opened, closed, same = engines(g)
+    if same:
+        return f"the cost of random (Poisson) arrivals ({opened}, against {closed})"
+    return f"not the cost of random (Poisson) arrivals alone: {opened}, against {closed}, two I/O engines"
 
 
 def closed_tail(rows: pd.DataFrame) -> str:
