@@ -7,6 +7,7 @@ words that left out the checks nothing could judge."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,17 @@ def S(tmp_path_factory):
     return synthesise_copy(tmp_path_factory, DATA, "steady")
 
 
+@pytest.fixture(scope="module")
+def S_agreeing(tmp_path_factory):
+    """The same runs without the loop device's block-size sweep, whose 121,409 IOPS at 32 in flight puts the
+    sweep's fresh reference (75,231 at 128) in doubt (S7-bare M-1): there the reference stands and is judged."""
+    root = tmp_path_factory.mktemp("steady-agreeing")
+    shutil.copytree(DATA / "processed", root / "processed")
+    for name in ("fio-block-size.csv", "fio-block-size-metas.json"):
+        (root / "processed" / LOOP / name).unlink()
+    return syn.synthesise(root)
+
+
 def _one(df: pd.DataFrame, host: str, **cols) -> pd.Series:
     sel = df[df["host"] == host]
     for c, v in cols.items():
@@ -46,9 +58,27 @@ def _check(S, host: str, name: str) -> pd.Series:
 # ------------------------------------- R-loop 5.1 / 5.2: a steady state whose check failed is not stated
 
 
-def test_a_steady_state_whose_fresh_check_failed_is_withheld_from_the_spec_table(S):
+def test_a_fresh_reference_the_same_run_contradicts_judges_nothing(S):
+    """S7-bare M-1: the loop's fresh reference, the queue-depth sweep's 75,231 IOPS at 128 in flight, lies 1.61x
+    below the same 4 KiB randwrite at 32 in flight in fio-block-size (121,409): steady_vs_fresh is not checked
+    and says why; the bare VM's reference (124,524, nothing above it) is judged (0.996x, pass)."""
+    loop = _check(S, LOOP, "steady_vs_fresh")
+    assert loop["status"] == "unchecked"
+    assert ("the fresh reference, 75,231 IOPS (fio-queue-depth, QD32x4) at 128 outstanding I/Os, is itself in doubt: "
+            "the same run measured 121,409 IOPS at 32 in flight in fio-block-size (1.61x its IOPS") in loop["evidence"]
+    assert _check(S, BARE, "steady_vs_fresh")["status"] == "pass"
+    said = " ".join(text.steady_sentences(S.steady[S.steady["host"] == LOOP], S.points))
+    assert "75,231 IOPS (fio-queue-depth, 1 point, 256 MiB file), 0.73× this window's average, itself in doubt" in said
+    assert "it was measured in another state of the machine" in said
+    assert "the run length, the file's state or the machine's makes the difference" in said
+    bare = " ".join(text.steady_sentences(S.steady[S.steady["host"] == BARE], S.points))
+    assert "in doubt" not in bare
+
+
+def test_a_steady_state_whose_fresh_check_failed_is_withheld_from_the_spec_table(S_agreeing):
     """Loop device: steady 102,881 IOPS against fresh 75,231 at the same 128 outstanding I/Os (1.37x): the report
     printed it in three spec rows (the course target's 0.79 among them) with the state 'steady state'."""
+    S = S_agreeing
     assert _check(S, LOOP, "steady_vs_fresh")["status"] == "fail"
     rows = S.spec[(S.spec["host"] == LOOP) & S.spec["id"].str.startswith("randwrite_4k")]
     assert len(rows) == 3
@@ -60,7 +90,8 @@ def test_a_steady_state_whose_fresh_check_failed_is_withheld_from_the_spec_table
     assert not shown["measured"].str.contains("102,881").any()
 
 
-def test_the_verdict_text_and_figure_of_a_failed_steady_state_do_not_say_steady(S):
+def test_the_verdict_text_and_figure_of_a_failed_steady_state_do_not_say_steady(S_agreeing):
+    S = S_agreeing
     v = _one(S.steady, LOOP)
     assert v["verdict"] == "not valid: window rule met at round 7 (rounds 3-7); steady_vs_fresh failed"
     said = " ".join(text.steady_sentences(S.steady[S.steady["host"] == LOOP]))
@@ -289,7 +320,7 @@ def test_a_trace_that_only_falls_has_no_largest_rise(S):
     assert "largest rise 1.42x into round 3" in loop and "largest fall 1.56x into round 2" in loop
 
 
-def test_the_experiment_notebook_gates_its_verdict_as_the_synthesis_does(S):
+def test_the_experiment_notebook_gates_its_verdict_as_the_synthesis_does(S, S_agreeing):
     """notebooks/50-fio-steady-state.ipynb said 'reached steady state at round 5' of the bare VM's drifting 2-s
     rounds: its verdict is now gated by the same checks (steady_vs_fresh needs the sweep: not judged there)."""
     from memstor.analysis.validity.steady import gated_verdicts
@@ -298,8 +329,10 @@ def test_the_experiment_notebook_gates_its_verdict_as_the_synthesis_does(S):
     v = gated_verdicts(rounds).set_index("host")
     assert v.loc[BARE, "verdict"].startswith("not shown: window rule met at round 5") and not v.loc[BARE, "steady_shown"]
     assert v.loc[LOOP, "verdict"] == "not shown: window rule met at round 7 (rounds 3-7); steady_round_length warns"
-    with_sweep = gated_verdicts(rounds, S.points).set_index("host")
-    assert with_sweep.loc[LOOP, "verdict"].startswith("not valid: window rule met at round 7")
+    with_sweep = gated_verdicts(rounds, S.points).set_index("host")   # its reference in doubt: not judged
+    assert with_sweep.loc[LOOP, "verdict"] == v.loc[LOOP, "verdict"]
+    agreeing = gated_verdicts(rounds, S_agreeing.points).set_index("host")
+    assert agreeing.loc[LOOP, "verdict"].startswith("not valid: window rule met at round 7")
 
 
 def test_a_point_on_another_file_span_is_not_called_the_same_configuration(S):

@@ -22,7 +22,10 @@ fresh queue-depth sweep). Each check judges both sides; a check without a number
 - ``steady_vs_fresh``: steady / fresh IOPS at the same rw, block size and outstanding I/O. Above
   ABOVE_FRESH_RATIO warns, above ABOVE_FRESH_FAIL fails (the steady state is the worse state); below
   BELOW_FRESH_WARN warns, below BELOW_FRESH_FAIL fails (a different state or a broken run). No fresh point:
-  no row (the queue-depth sweep did not run it); a fresh point without IOPS or no steady window: unchecked.
+  no row (the queue-depth sweep did not run it); a fresh point without IOPS or no steady window: unchecked. A
+  fresh point the run itself contradicts (:func:`fresh_doubt`: a fresh measurement of the same rw and block size
+  with no more I/Os in flight above it beyond the run-to-run spread) is no reference: unchecked, with the points
+  that contradict it (S7-bare M-1: 41,612 IOPS at 128 in flight against 86,257-88,491 at 32 minutes earlier).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis import steady_state
+from memstor.analysis.validity.agreement import AGREE_RATIO, NOT_COMPARED, drive_state, pure_mixes
 from memstor.analysis.validity.gate import gate_steady
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
 from memstor.core.units import size_text
@@ -97,7 +101,7 @@ def steady_rows(steady: pd.DataFrame | None, fio: pd.DataFrame | None, points: p
             "% of window average", low=0.0, high=TREND_MIN_PCT))
         if len(window):
             rows.append(_length(v, window))
-        fresh = _fresh(v, points)
+        fresh = fresh_row(v, points)
         if fresh:
             rows.append(fresh)
     return rows
@@ -215,8 +219,61 @@ def _fresh_point(v: pd.Series, points: pd.DataFrame | None) -> pd.Series | None:
     return (same if len(same) else p).iloc[0]
 
 
-def _fresh(v: pd.Series, points: pd.DataFrame | None) -> dict | None:
-    """steady_vs_fresh against the queue-depth sweep's point (:func:`_fresh_point`); None without one."""
+def _fresh_points(points: pd.DataFrame, host: str) -> pd.DataFrame:
+    """The host's closed-loop single-direction points measured on the file as it was (agreement.drive_state
+    fresh, not NOT_COMPARED), with IOPS; the rw-ratio sweep's 100 % / 0 % mixes named as the pure workloads."""
+    if not has(points, "host", "experiment", "rw", "bs_bytes", "outstanding_io", "iops", "rwmixread"):
+        return pd.DataFrame(columns=["experiment", "rw", "bs_bytes", "outstanding_io", "iops"])
+    p = points[(points["host"].astype(str) == str(host)) & points["iops"].notna()
+               & ~points["experiment"].isin(NOT_COMPARED)]
+    p = p[p["experiment"].map(drive_state) == "fresh"]
+    if "direction" in p:
+        p = p[p["direction"] != "total"]
+    return pure_mixes(p)
+
+
+def fresh_spread(points: pd.DataFrame | None, host: str) -> float:
+    """The run-to-run spread (x, >= AGREE_RATIO): the largest ratio between two fresh experiments' IOPS of one
+    configuration (rw, block size, iodepth, numjobs) on the host; AGREE_RATIO where none was measured twice."""
+    p = _fresh_points(points, host) if points is not None else pd.DataFrame()
+    if p.empty or not has(p, "iodepth", "numjobs"):
+        return AGREE_RATIO
+    g = p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"])["iops"]
+    ratio = (g.max() / g.min()).replace([np.inf], np.nan).dropna()
+    return max(AGREE_RATIO, float(ratio.max()) if len(ratio) else 1.0)
+
+
+def fresh_doubt(points: pd.DataFrame | None, host: str, rw: str, bs: float, outstanding: float,
+                iops: float, apart_from: str = "") -> tuple[pd.DataFrame, float]:
+    """(contradicting points, spread): the fresh points (:func:`_fresh_points`) of the same rw and block size
+    (bytes) with at most ``outstanding`` I/Os in flight, outside experiment ``apart_from`` (the point's own run),
+    whose IOPS exceed ``iops`` by more than the run-to-run spread (:func:`fresh_spread`), highest first. A closed
+    loop with more I/Os in flight does not lose that much in one state of the machine: a point below them was
+    measured in another state (S7-bare M-1: the sweep's 41,612 IOPS at 128 in flight, 86,257 and 88,491 at 32 in
+    fio-block-size and fio-rw-ratio a minute before)."""
+    spread = fresh_spread(points, host)
+    p = _fresh_points(points, host) if points is not None else pd.DataFrame()
+    if p.empty or not iops or iops <= 0:
+        return p, spread
+    p = p[(p["rw"] == rw) & (p["bs_bytes"] == bs) & (p["outstanding_io"] <= outstanding)
+          & (p["iops"] > spread * iops) & (p["experiment"] != apart_from)]
+    return p.sort_values("iops", ascending=False), spread
+
+
+def doubt_words(above: pd.DataFrame, iops: float, spread: float) -> str:
+    """'86,257 IOPS at 32 in flight in fio-block-size, 88,491 ... (2.07-2.13x this point's, beyond the run-to-run
+    spread of 1.10x)': the points of :func:`fresh_doubt` against a point of ``iops`` (IOPS)."""
+    top = above.drop_duplicates("experiment").head(3)
+    said = ", ".join(f"{n(r.iops)} IOPS at {int(r.outstanding_io)} in flight in {r.experiment}"
+                     for r in top.itertuples())
+    lo, hi = float(top["iops"].min()) / iops, float(top["iops"].max()) / iops
+    ratio = f"{lo:.2f}x" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}x"
+    return f"{said} ({ratio} its IOPS with no more I/Os in flight, beyond the run-to-run spread of {spread:.2f}x)"
+
+
+def fresh_row(v: pd.Series, points: pd.DataFrame | None) -> dict | None:
+    """steady_vs_fresh against the queue-depth sweep's point (:func:`_fresh_point`); None without one; not checked
+    where the run contradicts that point (:func:`fresh_doubt`)."""
     f = _fresh_point(v, points)
     if f is None:
         return None
@@ -225,6 +282,16 @@ def _fresh(v: pd.Series, points: pd.DataFrame | None) -> dict | None:
         why = "no steady window average (not evaluable)" if steady is None else "the fresh point has no IOPS (failed)"
         return unchecked(v["host"], "steady_vs_fresh", v["workload"], why, _SECTION, unit, low=BELOW_FRESH_WARN,
                          high=ABOVE_FRESH_RATIO)
+    above, spread = fresh_doubt(points, v["host"], v["rw"], v["bs_bytes"], v["outstanding_io"], fresh,
+                                apart_from="fio-queue-depth")
+    if len(above):
+        why = (f"the fresh reference, {n(fresh)} IOPS (fio-queue-depth, QD{int(f['iodepth'])}x{int(f['numjobs'])}) at "
+               f"{int(v['outstanding_io'])} outstanding I/Os, is itself in doubt: the same run measured "
+               f"{doubt_words(above, fresh, spread)}; it ran in another state of the machine, and no fresh "
+               f"measurement of this configuration agrees with it (steady {n(steady)} IOPS not compared)")
+        return unchecked(v["host"], "steady_vs_fresh", v["workload"], why, _SECTION, unit, low=BELOW_FRESH_WARN,
+                         high=ABOVE_FRESH_RATIO, consequence="the steady IOPS is not compared with the fresh "
+                         "drive: whether the rounds measured a worn-in state is not shown")
     ratio = steady / fresh
     status, limit = band(ratio, BELOW_FRESH_FAIL, ABOVE_FRESH_FAIL, warn_low=BELOW_FRESH_WARN,
                          warn_high=ABOVE_FRESH_RATIO)

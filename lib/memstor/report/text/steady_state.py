@@ -9,6 +9,8 @@ import math
 import pandas as pd
 
 from memstor.analysis import steady_state as ss
+from memstor.analysis.validity.agreement import NOT_COMPARED, drive_state
+from memstor.analysis.validity.steady import doubt_words, fresh_doubt
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing, truthy
 from memstor.core.units import size_text
@@ -109,7 +111,8 @@ def _elsewhere(points: pd.DataFrame | None, v: pd.Series) -> str:
         lo, hi = fmt_number(r["iops_min"]), fmt_number(r["iops_max"])
         size = "" if missing(r["file_size_bytes"]) else f", {size_text(int(r['file_size_bytes']))} file"
         pts = f"{int(r['points'])} point{'s' if r['points'] != 1 else ''}"
-        text = f"{lo if lo == hi else f'{lo}–{hi}'} IOPS ({r['experiment']}, {pts}{size}){_ratio(r, v)}"
+        text = (f"{lo if lo == hi else f'{lo}–{hi}'} IOPS ({r['experiment']}, {pts}{size}){_ratio(r, v)}"
+                f"{_doubt(points, v, r)}")
         apart = bool(span) and not missing(r["file_size_bytes"]) and int(r["file_size_bytes"]) != span
         (other if apart else said).append(text)
     out = (f" The same workload ({int(v['outstanding_io'])} outstanding I/Os) in other experiments of this run "
@@ -117,8 +120,24 @@ def _elsewhere(points: pd.DataFrame | None, v: pd.Series) -> str:
     if other:
         out += (f" On another file span than the window's {size_text(span)}: " + "; ".join(other)
                 + f": the window's figure holds for its {size_text(span)} file; whether the span, the run "
-                "length or the file's state makes the difference is not shown.")
+                "length, the file's state or the machine's makes the difference is not shown.")
     return out
+
+
+def _doubt(points: pd.DataFrame | None, v: pd.Series, r: pd.Series) -> str:
+    """', itself in doubt: the same run measured 88,491 IOPS at 32 in flight in fio-rw-ratio, ... (2.07-2.13x ...):
+    it was measured in another state of the machine' where a closed-loop fresh experiment's point of the verdict's
+    configuration (r: a same_configuration row) lies below the run's fresh points with no more I/Os in flight by
+    more than the run-to-run spread (memstor.analysis.validity.steady.fresh_doubt; S7-bare M-1: the sweep's 41,612
+    IOPS at 128); '' otherwise."""
+    if drive_state(r["experiment"]) != "fresh" or r["experiment"] in NOT_COMPARED:
+        return ""  # another drive state, or a trajectory (write saturation): no closed-loop point to doubt
+    above, spread = fresh_doubt(points, str(v["host"]), v["rw"], v["bs_bytes"], v["outstanding_io"],
+                                float(r["iops_min"]), apart_from=str(r["experiment"]))
+    if above.empty:
+        return ""
+    return (f", itself in doubt: the same run measured {doubt_words(above, float(r['iops_min']), spread)}: it was "
+            "measured in another state of the machine")
 
 
 def _ratio(r: pd.Series, v: pd.Series) -> str:
