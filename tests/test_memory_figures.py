@@ -52,7 +52,7 @@ def test_every_measurement_named_and_the_headline_marked():
     assert idle["role"].tolist() == ["headline"] + ["also measured"] * 4
     bw = figs[figs["quantity"] == "peak bandwidth"]
     head = bw[bw["role"] == "headline"]
-    assert head["measurement"].tolist() == ["peak injection, stream-triad"] and head["value"].iloc[0] == 40080.0
+    assert head["measurement"].tolist() == [f"peak injection, {mf.BYTES_COUNTED['stream-triad']}"] and head["value"].iloc[0] == 40080.0
     assert "loaded latency, highest (read-only)" in bw["measurement"].tolist()
     assert set(figs["tool"]) == {"loadlat v0.4"} and set(figs["unit"]) == {"ns", "MB/s"}
 
@@ -70,7 +70,7 @@ def peak(mlc) -> tuple:
 def test_the_headline_takes_the_same_figure_names_it_and_keeps_its_interval():
     mlc = mlc_frame()
     assert idle(mlc) == (155.0, "loadlat v0.4: idle, huge pages (2M (THP, 100 %))")
-    assert peak(mlc) == (40080.0, "loadlat v0.4: peak injection, stream-triad")
+    assert peak(mlc) == (40080.0, f"loadlat v0.4: peak injection, {mf.BYTES_COUNTED['stream-triad']}")
     # without idle tests and huge pages: the lowest local matrix entry, then the lightest load
     no_idle = mlc[mlc["test"] != "idle_latency"]
     assert idle(no_idle)[0] == 158.0

@@ -9,8 +9,11 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.analysis import hierarchy as h
+from memstor.analysis import memory_figures as mf
 from memstor.analysis.validity.memory import buffer_llc_rows, memory_rows
 from memstor.report.text import hierarchy as hier_text
+from memstor.report.text.first_page import headline_evidence
+from memstor.report.text.headline import ceilings_display
 
 DATA = Path(__file__).parent / "data"
 BARE = DATA / "memory-m4" / "bare"
@@ -87,3 +90,39 @@ def test_levels_and_mlp_come_only_from_runs_that_passed_hierarchy_cpu_share():
     assert h.LEFT_OUT_LEVEL not in one.index and round(one.loc["level 3", "latency_ns"], 1) == 41.0
     said = hier_text.hierarchy_sentences(one.reset_index(), h.mlp_table(_hier("1cpu")))
     assert "left out" not in " ".join(said) and "4,861 MB/s at 16 independent chains" in said[-1]
+
+
+def test_memory_headlines_and_the_dram_row_are_withheld_where_the_buffer_check_failed():
+    """S7-bare M-10, R-loop 1.2: page 1 says failed checks' findings are not stated, yet 'Peak bandwidth 28,778 —
+    with caveats (memory_buffer_llc failed ...)' and the ceilings' 'DRAM peak ... 28,778' stood while the idle
+    latency was withheld. Now both memory headlines and the DRAM row are withheld under the failed check; where the
+    check passes (the curve's 15.2 MiB step, runs within the CPU band) the peak is stated and the DRAM row shows it."""
+    head = pd.read_csv(BARE / "headline.csv")
+    v = pd.read_csv(BARE / "validity-memory.csv")
+    use = pd.read_csv(BARE / "ceilings-dram.csv")
+    table = headline_evidence(head, v).set_index("quantity")
+    peak = table.loc[[q for q in table.index if q.startswith("Peak")][0]]
+    idle = table.loc[[q for q in table.index if q.startswith("Idle")][0]]
+    assert peak["value"].startswith("withheld: memory_buffer_llc failed") and "28,778" not in peak["value"]
+    assert peak["trust"] == "not valid (memory_buffer_llc)"
+    assert idle["value"].startswith("withheld") and idle["trust"] == "not valid (memory_gate: latency_unstable, " \
+        "memory_buffer_llc)"
+    dram = ceilings_display(use, v).iloc[0]
+    assert dram["best measured (MB/s)"].startswith("withheld: memory_buffer_llc failed (256 MiB buffer, within the "
+                                                   "480 MiB last-level cache") and "28,778" not in dram.to_string()
+    mlc, info = _bare_memory(cpu_floor=0.95)
+    passed = pd.concat([v[v["check"] != "memory_buffer_llc"], pd.DataFrame(buffer_llc_rows(mlc, info))])
+    table = headline_evidence(head, passed).set_index("quantity")
+    assert table.loc["Peak memory bandwidth (MB/s)", "value"].startswith("28,778")
+    assert ceilings_display(use, passed).iloc[0]["best measured (MB/s)"].startswith("28,778 (loadlat v0.5: matrix")
+
+
+def test_the_stream_triad_peak_names_its_byte_accounting():
+    """R-loop 1.2: loop's peak bandwidth is stream-triad's 20,655 MB/s, 1.49x the 2:1 mix's 13,881 at the same read
+    share: its non-temporal write reads no line for ownership. The measurement now says so; read-only is unchanged."""
+    figs = mf.memory_figures(pd.read_csv(LOOP / "mlc-loaded-latency.csv"))
+    head = figs[(figs["quantity"] == "peak bandwidth") & (figs["role"] == "headline")].iloc[0]
+    assert round(head["value"]) == 20655 and head["measurement"].startswith(
+        "peak injection, stream-triad (2 reads + 1 non-temporal write per element, every byte counted; the "
+        "ordinary-store mixes also read each line they write, uncounted: not comparable)")
+    assert "peak injection, read-only, 1 load thread" in set(figs["measurement"])

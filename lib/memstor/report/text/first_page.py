@@ -28,9 +28,10 @@ from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 _FIO = (("load_generator_cpu", ""), ("interval_exists", ""), ("interval_holds_value", ""))
 #: Headline metric -> the validity checks bearing on it: (check id, a text its subject must contain).
 HEADLINE_CHECKS = {
-    "idle_latency_ns": (("memory_gate", "idle_latency"), ("headline_definition", "idle memory latency")),
+    "idle_latency_ns": (("memory_gate", "idle_latency"), ("headline_definition", "idle memory latency"),
+                        ("memory_buffer_llc", "")),  # S7-bare M-10: a failed check's finding is not stated
     "peak_bw_MBps": (("memory_gate", "peak_injection"), ("headline_definition", "peak memory bandwidth"),
-                     ("physical_ceiling", "DRAM")),
+                     ("physical_ceiling", "DRAM"), ("memory_buffer_llc", "")),
     "qd1_randread_lat_us": (*_FIO, ("config_agreement", "randread")),
     "qd1_randwrite_lat_us": (*_FIO, ("config_agreement", "randwrite")),
     "best_randread_iops": (*_FIO, ("config_agreement", "randread"), ("headline_definition", "randread"),
@@ -208,7 +209,9 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
             value = (f"withheld: {trust.removeprefix('not valid (').rstrip(')')} failed (numbers in the checks "
                      "that did not pass)") if trust.startswith("not valid") else _interval(r)
             if str(r.get("gate") or "").startswith("failed"):  # its own run failed the memory gate (R-loop 2.3)
-                trust, value = _gate_failed(r)
+                gate_trust, value = _gate_failed(r)
+                trust = gate_trust if not trust.startswith("not valid (") else gate_trust.replace(
+                    ")", ", " + trust.removeprefix("not valid ("), 1)  # and the other failed checks
             elif r.get("gate") == "not judged":  # e.g. the bandwidth matrix: the gate does not judge its section
                 trust = _caveat(trust, "memory_gate not checked for its section")
             if key in ("idle_latency_ns", "peak_bw_MBps") and (words := dram_words(validity, host)):
@@ -490,12 +493,10 @@ def conclusion(S, host: str) -> str:
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
     if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]) and not any(
             str(h.loc[k].get("gate") or "").startswith("failed") for k in ("idle_latency_ns", "peak_bw_MBps")
-            if k in h.index):  # no memory sentence from a run that failed its gate
-        words = dram_words(S.validity, host)  # the memory runs' buffer within the last-level cache: not DRAM's
-        parts.append(f"{'memory' if not words else 'the ' + words.split(',')[0]} answers a lone access in "
-                     f"{fmt_number(h.loc['idle_latency_ns', 'value'])} ns on average and moves at most "
-                     f"{fmt_number(h.loc['peak_bw_MBps', 'value'])} MB/s when many are in flight"
-                     + (f" ({words.split(', ', 1)[1]})" if words else ""))
+            if k in h.index) and not dram_words(S.validity, host):  # no memory sentence from a failed check's run
+        parts.append(f"memory answers a lone access in {fmt_number(h.loc['idle_latency_ns', 'value'])} ns on "
+                     f"average and moves at most {fmt_number(h.loc['peak_bw_MBps', 'value'])} MB/s when many are "
+                     "in flight")
     if not parts:
         return f"**{md_escape(host)}**: too little was measured for a conclusion."
     return (f"**{md_escape(host)}**: " + "; ".join(parts) + ". Throughput is bought with outstanding requests, and "

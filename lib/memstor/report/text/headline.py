@@ -77,10 +77,22 @@ def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
     return out if figs["host"].nunique() > 1 else out.drop(columns="device")
 
 
+def _not_dram(validity: pd.DataFrame | None, host, ceiling) -> str:
+    """:func:`dram_words` beside a DRAM ceiling, '' beside any other."""
+    return dram_words(validity, str(host)) if "DRAM" in str(ceiling) else ""
+
+
+def _withheld(words: str) -> str:
+    """A DRAM ceiling's 'best measured' cell where memory_buffer_llc failed (S7-bare M-10: 'DRAM peak ... 28,778'
+    under that failed check): no figure in a row named DRAM for a value not shown to be DRAM's."""
+    return f"withheld: memory_buffer_llc failed ({words}); every measurement in §4.3"
+
+
 def ceilings_display(use: pd.DataFrame | None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
     """memstor.analysis.ceilings.ceiling_use for the report: device (with several), ceiling, its value (MB/s)
     and arithmetic or why it is unknown, the best number measured against it and its % of the ceiling; beside a
-    DRAM ceiling, a memory figure whose buffer the last-level cache may hold says so (:func:`dram_words`)."""
+    DRAM ceiling, a memory figure whose buffer the last-level cache may hold is withheld with the reason
+    (:func:`dram_words`)."""
     cols = ["device", "ceiling", "MB/s", "from", "best measured (MB/s)", "% of ceiling"]
     if use is None or use.empty:
         return pd.DataFrame(columns=cols)
@@ -88,10 +100,11 @@ def ceilings_display(use: pd.DataFrame | None, validity: pd.DataFrame | None = N
         "device": use["host"], "ceiling": use["what"],
         "MB/s": [("–" if missing(c) else fmt_interval(c, None, None)) for c in use["ceiling"]],
         "from": [h if not missing(c) else (r or "unknown") for c, h, r in zip(use["ceiling"], use["how"], use["reason"])],
-        "best measured (MB/s)": [("–" if missing(v) else f"{fmt_interval(v, None, None)} ({a}"
-                                  + (f"; {w}" if (w := dram_words(validity, h)) and "DRAM" in str(c) else "") + ")")
+        "best measured (MB/s)": [("–" if missing(v) else _withheld(w) if (w := _not_dram(validity, h, c)) else
+                                  f"{fmt_interval(v, None, None)} ({a})")
                                  for v, a, h, c in zip(use["measured"], use["measured_as"], use["host"],
                                                        use["what"])],
-        "% of ceiling": [("–" if missing(p) else f"{float(p):.0f} %") for p in use["pct_of_ceiling"]],
+        "% of ceiling": [("–" if missing(p) or _not_dram(validity, h, c) else f"{float(p):.0f} %")
+                         for p, h, c in zip(use["pct_of_ceiling"], use["host"], use["what"])],
     })
     return out if use["host"].nunique() > 1 else out.drop(columns="device")
