@@ -7,7 +7,8 @@ purged device, continuously, until 4 x the user capacity is written or 24 h have
 against time and against the total GB written (TGBW). Here, one run:
 
 - **Workloads** (``workloads``: "rw bs" strings, rw ``randwrite`` or ``write``): the PTS case (``randwrite
-  4k``) and the consumer "copy a big file" case (``write 128k``), each at ``iodepth`` x ``numjobs``.
+  4k``) and the consumer "copy a big file" case (``write 128k``), each at ``iodepth`` x ``numjobs`` (a sequential
+  workload's jobs each stream through their own span / numjobs region: memstor.measure.fio.job_regions).
 - **Span**: the test file, or on a raw device named twice (``device`` + ``confirm_device``) the whole device.
   The ``span`` column says which: a test file is a share of a drive with a filesystem in the path, not the
   PTS's whole purged device.
