@@ -163,3 +163,17 @@ def test_the_open_against_closed_ratios_name_both_engines_and_both_clocks():
     old = g.drop(columns=["ioengine", "closed_ioengine"])
     said = held_beside_closed(old, old["open_loop"].astype(bool).to_numpy())
     assert "(ioarrive (engine not recorded), from each I/O's intended arrival)" in said and "two I/O engines" in said
+
+
+def test_the_slo_ratio_to_fios_search_names_two_engines():
+    """The SLO table's max IOPS / fio latency_target IOPS crosses engines too: the report-defects run's open loop
+    ran fio's rate mode on psync, its latency_target search on io_uring (the slo table now carries both); a ratio
+    between two engines says so, one between the same engine or with an engine not recorded does not claim one."""
+    from memstor.analysis import synthesis as syn
+    from memstor.report.text.openloop_causes import ratio_cell
+
+    slo = syn.synthesise(Path(__file__).parent / "data" / "report-defects").slo
+    assert set(slo["ioengine"]) == {"psync"} and set(slo["fio_latency_ioengine"]) == {"io_uring"}
+    assert ratio_cell(0.5384, "psync", "io_uring") == "0.54 (psync against io_uring)"
+    assert ratio_cell(0.5384, "io_uring", "io_uring") == "0.54"
+    assert ratio_cell(0.5384, None, "io_uring") == "0.54" and ratio_cell(float("nan"), "psync", "io_uring") == "–"

@@ -222,8 +222,10 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
 #: (IOPS, the queue depth it ended at, the run's own whole-run p99 in µs; the IOPS empty where that p99 misses
 #: the target: fio's window search does not bound the whole run) and ratio_to_fio = max_iops / fio's IOPS.
 #: fio_latency_cut_off_s: the run's seconds where fio's search was still doubling when it ended (cut_off_search).
+#: ioengine, fio_latency_ioengine: the open loop's I/O engine and fio's search's (the ratio crosses engines where
+#: they differ: S7-bare M-7).
 SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latency_target_p99_us", "ratio_to_fio",
-                     "fio_latency_cut_off_s"]
+                     "fio_latency_cut_off_s", "ioengine", "fio_latency_ioengine"]
 
 
 #: Columns slo() adds for the points the answer rests on: the offered rates whose open loop held (its flag
@@ -331,15 +333,19 @@ def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd
     if curves.empty:
         return pd.DataFrame(columns=cols)
     out = held_slo(curves, openloop.slo_table(curves, targets_us))
+    if "ioengine" in curves.columns:
+        engine = curves.dropna(subset=["ioengine"]).groupby(["host", "rw"], as_index=False)["ioengine"].first()
+        out = out.merge(engine, on=["host", "rw"], how="left")
     lt = fio[(fio["experiment"] == EXPERIMENT) & (fio["phase"] == "lt") & fio["ok"]] \
         if fio is not None and {"experiment", "phase"} <= set(fio.columns) else pd.DataFrame()
     if lt.empty:
         return out.reindex(columns=cols)
-    lt = lt.assign(**{c: np.nan for c in ("iodepth", "runtime_s") if c not in lt.columns})
+    lt = lt.assign(**{c: np.nan for c in ("iodepth", "runtime_s", "ioengine") if c not in lt.columns})
     p99 = "lat_p99_us" if "lat_p99_us" in lt.columns and lt["lat_p99_us"].notna().any() else "clat_p99_us"
     found = lt.groupby(["host", "rw", "latency_target_us"], as_index=False).agg(
         fio_latency_target_iops=("iops", "mean"), fio_latency_depth=("latency_depth", "min"),
-        fio_latency_target_p99_us=(p99, "max"), iodepth=("iodepth", "max"), runtime_s=("runtime_s", "max"))
+        fio_latency_target_p99_us=(p99, "max"), iodepth=("iodepth", "max"), runtime_s=("runtime_s", "max"),
+        fio_latency_ioengine=("ioengine", "first"))
     found["target_p99_us"] = found["latency_target_us"].astype(float)
     # fio's search ends where it ends: a run whose own whole-run p99 misses the target is no answer to it
     missed = pd.to_numeric(found["fio_latency_target_p99_us"], errors="coerce") > found["target_p99_us"]
@@ -352,7 +358,7 @@ def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd
     found = found.drop(columns=["latency_target_us", "iodepth", "runtime_s"])
     out = out.merge(found, on=["host", "rw", "target_p99_us"], how="left")
     out["ratio_to_fio"] = out["max_iops"] / out["fio_latency_target_iops"]
-    return out[cols]
+    return out.reindex(columns=cols)
 
 
 def service_time(ds, host: str, rw: str) -> tuple[float | None, float | None, str]:

@@ -32,7 +32,7 @@ from memstor.report.text.loadgen import (
     not_open_sentence,
     ordered,
 )
-from memstor.report.text.openloop_causes import arrivals_cost
+from memstor.report.text.openloop_causes import arrivals_cost, ratio_cell
 
 #: The queueing models of memstor.analysis.openloop.model_table: (column prefix, name).
 OPEN_LOOP_MODELS = (("mm1", "M/M/1"), ("md1", "M/D/1"), ("mg1", "M/G/1"), ("mgc", "M/G/c"))
@@ -241,7 +241,7 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
         "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(*a) for a in zip(
             col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
             s["target_p99_us"], col("fio_latency_cut_off_s"))],
-        "ratio": ["–" if _ol_float(r) != _ol_float(r) else f"{_ol_float(r):.2f}" for r in col("ratio_to_fio")],
+        "ratio": [ratio_cell(*a) for a in zip(col("ratio_to_fio"), col("ioengine"), col("fio_latency_ioengine"))],
     })[cols]
 
 

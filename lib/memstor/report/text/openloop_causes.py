@@ -118,6 +118,16 @@ def arrivals_cost(g: pd.DataFrame) -> str:
     return f"not the cost of random (Poisson) arrivals alone: {opened}, against {closed}, two I/O engines"
 
 
+def ratio_cell(ratio, engine, fio_engine) -> str:
+    """The SLO table's max IOPS / fio latency_target IOPS: '0.85', '0.85 (libaio against io_uring)' where the open
+    loop and fio's search ran on two recorded I/O engines (S7-bare M-7), '–' without a ratio."""
+    r = pd.to_numeric(pd.Series([ratio]), errors="coerce").iloc[0]
+    if r != r:
+        return "–"
+    two = all(isinstance(e, str) and e for e in (engine, fio_engine)) and engine != fio_engine
+    return f"{r:.2f} ({engine} against {fio_engine})" if two else f"{r:.2f}"
+
+
 def closed_tail(rows: pd.DataFrame) -> str:
     """Where each held point's p99 lies against the closed configuration's own tail (closed_p99_9_us,
     closed_p99_99_us): within it (above the closed p99, up to its p99.99), the closed loop saw I/Os as slow, at a
