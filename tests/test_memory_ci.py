@@ -49,7 +49,8 @@ def test_independent_sub_windows_give_the_batch_means_interval_of_each_metric():
     lat, bw = ar1(20, 0.0, 100.0, 1.0, 1), ar1(20, 0.0, 5000.0, 50.0, 2)
     cols = memory.sub_window_ci_columns(series(lat, bw), "loadlat")
     assert list(cols) == memory.POINT_CI_COLUMNS == ll.CI_COLUMNS
-    want_lat, want_bw = batch_means_ci(lat, ramp_intervals=0), batch_means_ci(bw, ramp_intervals=0)
+    loads = [0.1 / v for v in lat]  # R-loop 7.1: the latency interval is the load-weighted mean's (time / loads)
+    want_lat, want_bw = batch_means_ci(lat, loads, ramp_intervals=0), batch_means_ci(bw, ramp_intervals=0)
     assert want_lat.status == want_bw.status == "ok"
     assert (cols["latency_ns_ci_low"], cols["latency_ns_ci_high"]) == pytest.approx((want_lat.ci_low, want_lat.ci_high))
     assert (cols["bandwidth_MBps_ci_low"], cols["bandwidth_MBps_ci_high"]) == pytest.approx((want_bw.ci_low,
@@ -162,7 +163,7 @@ def _rows(n_reps: int, own: bool, tool: str = "loadlat") -> pd.DataFrame:
                    "bandwidth_MBps": bw, "status": "done", "load_threads": 1, "buffer_kib": 65536, "random": True,
                    "load_random": False, "huge_pages": False, "pacing": "fixed", "config": "c", "repetition": rep}
             if own:
-                row.update(latency_ns_ci_low=lat - 2, latency_ns_ci_high=lat + 3, bandwidth_MBps_ci_low=bw - 5,
+                row.update(latency_ns_ci_low=lat - 2, latency_ns_ci_high=lat + 2, bandwidth_MBps_ci_low=bw - 5,
                            bandwidth_MBps_ci_high=bw + 5, ci_method="batch-means", ci_note="")
             else:
                 row.update(memory.sub_window_ci_columns(None, tool))
@@ -174,7 +175,7 @@ def test_curve_table_uses_repetitions_when_n_is_2_and_the_points_own_interval_wh
     one = memory.curve_table(_rows(1, own=True))
     assert (one["n"] == 1).all() and (one["ci_method"] == "batch-means").all()
     assert one["inject_delay"].tolist() == [0, 1000]
-    assert one["latency_ns_ci_low"].tolist() == [199.0, 99.0] and one["latency_ns_ci_high"].tolist() == [204.0, 104.0]
+    assert one["latency_ns_ci_low"].tolist() == [199.0, 99.0] and one["latency_ns_ci_high"].tolist() == [203.0, 103.0]
     assert one["bandwidth_MBps_ci_high"].tolist() == [9015.0, 106.0]
     two = memory.curve_table(_rows(2, own=True))
     assert (two["n"] == 2).all() and (two["ci_method"] == "repetitions").all()
@@ -191,7 +192,7 @@ def test_idle_table_uses_the_points_own_interval_when_n_is_1():
     base = {**dict.fromkeys(MLC_COLUMNS), "test": "idle_latency", "tool": "loadlat", "status": "done",
             "load_threads": 0, "pages": "4K"}
     rows = pd.DataFrame([
-        {**base, "latency_ns": 90.0, "huge_pages": True, "latency_ns_ci_low": 89.0, "latency_ns_ci_high": 91.5,
+        {**base, "latency_ns": 90.0, "huge_pages": True, "latency_ns_ci_low": 88.5, "latency_ns_ci_high": 91.5,
          "ci_method": "batch-means"},
         {**base, "latency_ns": 120.0, "huge_pages": False, "latency_ns_ci_low": 118.0, "latency_ns_ci_high": 121.0,
          "ci_method": "batch-means"},
@@ -199,7 +200,9 @@ def test_idle_table_uses_the_points_own_interval_when_n_is_1():
          "ci_method": "batch-means"}])
     tab = memory.idle_table(rows)
     assert tab["n"].tolist() == [1, 2] and tab["ci_method"].tolist() == ["batch-means", "repetitions"]
-    assert (tab["latency_ns_ci_low"].iloc[0], tab["latency_ns_ci_high"].iloc[0]) == (89.0, 91.5)
+    assert (tab["latency_ns_ci_low"].iloc[0], tab["latency_ns_ci_high"].iloc[0]) == (88.5, 91.5)
+    off = memory.idle_table(rows.assign(latency_ns_ci_low=[89.0, 118.0, 121.0]))  # centred on 90.25, not 90
+    assert off["latency_ns_ci_low"].isna().iloc[0] and off["ci_method"].iloc[0] == ""
     assert tab["latency_ns_ci_low"].iloc[1] == pytest.approx(memory.ci95([120.0, 122.0])[1])
 
 

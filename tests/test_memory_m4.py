@@ -10,6 +10,7 @@ import pandas as pd
 
 from memstor.analysis import hierarchy as h
 from memstor.analysis import memory_figures as mf
+from memstor.analysis.memory_curves import sub_window_ci_columns
 from memstor.analysis.validity.memory import buffer_llc_rows, memory_rows
 from memstor.report.text import hierarchy as hier_text
 from memstor.report.text.first_page import headline_evidence
@@ -126,3 +127,20 @@ def test_the_stream_triad_peak_names_its_byte_accounting():
         "peak injection, stream-triad (2 reads + 1 non-temporal write per element, every byte counted; the "
         "ordinary-store mixes also read each line they write, uncounted: not comparable)")
     assert "peak injection, read-only, 1 load thread" in set(figs["measurement"])
+
+
+def test_a_latency_interval_is_for_the_printed_value():
+    """R-loop 7.1: loop's lightest 1:1 point printed '401 [311, 791]': 401.2 ns is window time / loads, the interval
+    the t-interval of the 10 sub-windows' unweighted mean (551.3 ns). The interval is now the load-weighted mean's
+    (the same estimator: centred within 10 % of its half-width on 401); a table written before keeps no interval
+    for that value (centred on 551), while an interval centred on its value (idle, 4 KiB pages: 225 [223, 228])
+    stays."""
+    point = json.loads((DATA / "memory-m4" / "loop328" / "loaded-latency-W5-d20000-windows.json").read_text())
+    ci = sub_window_ci_columns(point["series"], "loadlat")
+    lo, hi = ci["latency_ns_ci_low"], ci["latency_ns_ci_high"]
+    assert abs((lo + hi) / 2 - point["latency_ns"]) < 0.1 * (hi - lo) / 2 and lo < 401.2 < hi
+    figs = mf.memory_figures(pd.read_csv(LOOP / "mlc-loaded-latency.csv")).set_index("measurement")
+    light = figs.loc["loaded, lightest load (delay 20000, 1:1)"]
+    assert round(light["value"], 1) == 401.2 and pd.isna(light["ci_low"]) and pd.isna(light["ci_high"])
+    idle = figs.loc["idle, 4 KiB pages"]
+    assert round(idle["ci_low"], 1) == 222.7 and round(idle["ci_high"], 1) == 228.1

@@ -190,10 +190,11 @@ def sub_window_ci_columns(series: dict | None, tool=None, confidence: float = 0.
       is not a start-up transient (checked here: over 18 points of 10 sub-windows the first one's
       deviation from the others averaged -0.05 (latency) and +0.07 (bandwidth) of their standard
       deviation).
-    - Latency UNWEIGHTED: loadlat's JSON does not record the chased loads of each sub-window. The point's
-      latency is window time / loads, i.e. the sub-windows' latencies weighted by their loads; with
-      sub-windows of equal length the unweighted mean differs from it by about the squared coefficient
-      of variation of the sub-windows (0.01 % at a 1 % spread), far inside the interval.
+    - Latency weighted by each sub-window's loads (window_s / latency_ns: loadlat's JSON does not record the
+      loads themselves): the point's latency is window time / loads, the load-weighted mean of the sub-windows'
+      latencies, so its interval is that estimator's (R-loop 7.1: the unweighted mean of loop's lightest 1:1
+      point, 551.3 ns, centred '401 [311, 791]'; the load-weighted one is the ratio, ~401 ns). Without lengths:
+      unweighted.
     - Bandwidth unweighted when the sub-windows are of equal length (within :data:`EQUAL_WINDOWS_TOL`,
       the usual case: loadlat splits the window evenly), else weighted by their lengths ``window_s``
       (the point's bandwidth is bytes / time).
@@ -216,7 +217,8 @@ def sub_window_ci_columns(series: dict | None, tool=None, confidence: float = 0.
         if any(v is None or not math.isfinite(float(v)) for v in values):
             lost.append(metric.split("_")[0])
             continue
-        weights = secs if metric == "bandwidth_MBps" and good and not equal else None
+        weights = (secs if not equal else None) if metric == "bandwidth_MBps" and good else \
+            [t / float(v) for t, v in zip(secs, values)] if good and all(float(v) > 0 for v in values) else None
         cis[metric] = r = independent(batch_means_ci(values, weights, min_batches=MIN_BATCHES, ramp_intervals=0,
                                                      confidence=confidence))
         cols[f"{metric}_ci_low"], cols[f"{metric}_ci_high"] = r.ci_low, r.ci_high
@@ -229,12 +231,22 @@ def sub_window_ci_columns(series: dict | None, tool=None, confidence: float = 0.
     return cols
 
 
+#: A batch-means interval (symmetric about its estimate) whose centre lies further from the value than this share of
+#: its half-width is another estimator's, not the value's (R-loop 7.1: '401 [311, 791]' centred on 551 ns).
+OFF_CENTRE = 0.1
+
+
 def _own_interval(rows: pd.DataFrame, metric: str) -> tuple[float, float]:
-    """The single row's own batch-means interval of ``metric`` (its sub-windows), else (NaN, NaN)."""
+    """The single row's own batch-means interval of ``metric`` (its sub-windows), else (NaN, NaN); also (NaN, NaN)
+    where it is not centred on the row's value (:data:`OFF_CENTRE`: a table written before the latency interval
+    was load-weighted, sub_window_ci_columns)."""
     one = rows.iloc[0]
     if str(one.get("ci_method")) != "batch-means" or metric.split("_")[0] in correlated_metrics(one.get("ci_note")):
         return math.nan, math.nan  # none, or from correlated sub-windows (a table written before the rule)
     lo, hi = pd.to_numeric(pd.Series([one.get(f"{metric}_ci_low"), one.get(f"{metric}_ci_high")]), errors="coerce")
+    value = pd.to_numeric(pd.Series([one.get(metric)]), errors="coerce").iloc[0]
+    if abs((lo + hi) / 2 - value) > OFF_CENTRE * (hi - lo) / 2:
+        return math.nan, math.nan
     return float(lo), float(hi)
 
 
