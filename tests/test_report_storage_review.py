@@ -118,7 +118,7 @@ def test_a_larger_block_would_move_more_only_when_the_step_beats_the_run_to_run_
     one = table("summary", "1cpu")
     reads, writes = block_size_sentences(one, one["host"].iloc[0])
     assert "+15.7 %) is within the run-to-run spread measured here, 1.62×" in reads and "would still" not in reads
-    assert "+119.1 %, more than the run-to-run spread, 1.62×); larger blocks were not measured" in writes
+    assert "+119.1 %, more than the run-to-run spread measured here, 1.62×); larger blocks were not measured" in writes
     assert "would still move more" not in writes  # third read R-1cpu M3: no extrapolation beyond the sweep
     bare = table("summary", "bare")
     assert "whether it still grows is not shown" in block_size_sentences(bare, bare["host"].iloc[0])[1]
@@ -312,7 +312,7 @@ def test_a_sweep_the_same_job_beat_elsewhere_beyond_the_spread_is_not_the_target
 
     said = sweep_contradicted(table("summary", "loop328"), "vm2-loop-fio328", "randwrite")
     assert "121,409 IOPS at QD32 in fio-block-size" in said and "(2.32× the sweep's most" in said
-    assert "beyond the run-to-run spread of 1.32×): the sweep's most is not shown to be the target's" in said
+    assert "beyond the run-to-run spread measured here, 1.32×): the sweep's most is not shown to be the target's" in said
     assert sweep_contradicted(table("summary", "1cpu"), "vm-1cpu", "randwrite") == ""
     assert sweep_contradicted(table("summary", "loop328"), "vm2-loop-fio328", "randread") == ""
 
@@ -336,5 +336,5 @@ def test_the_knee_section_says_its_sweep_is_in_doubt_where_the_same_job_beat_it_
     said = q.knee_sentences(knees("loop328"), table("summary", "loop328"))
     assert said[1].endswith("The sweep itself is in doubt: the same one-job job measured 121,409 IOPS at QD32 in "
                             "fio-block-size, 102,782 IOPS at QD32 in fio-rw-ratio (2.32× the sweep's most, beyond "
-                            "the run-to-run spread of 1.32×): the sweep's most is not shown to be the target's.")
+                            "the run-to-run spread measured here, 1.32×): the sweep's most is not shown to be the target's.")
     assert "in doubt" not in said[0] and "in doubt" not in q.knee_sentences(knees("loop328"))[1]

@@ -27,8 +27,11 @@ The checks, one module per family (thresholds are named constants there, each wi
 - ``fits``: knee_ceiling (the highest measured IOPS within [(X_max_fit - 1.96 SE) / 1.5, X_max_fit + 1.96 SE]),
   knee_min_latency (R_min_fit > 0, within [0.5 x the measured latency at the smallest N - 1.96 SE, it + 1.96
   SE]), knee_located (N* inside the sweep, its interval < 50 % of the sweep, log scale, and not zero-wide;
-  a failed fit: unchecked), knee_plateau (no queue-depth point past N* above 1.1 x X_fit beyond its interval:
-  fail where the sweep's last step still gained > 10 %, else warn; none reaching X_fit / 1.1: warn),
+  a failed fit: unchecked), knee_plateau (no queue-depth point past N* above 1.1 x X_fit beyond its interval;
+  above it within the run-to-run spread, memstor.analysis.spread: warn, not shown; beyond the spread: fail where
+  the sweep's last step still gained more than the spread, else warn; none reaching X_fit / 1.1: warn),
+  knee_sweep_agrees (the same one-job job measured elsewhere at most the spread x the sweep's most, else fail: the
+  sweep is not the target's; no low bound: a point below the sweep's most is what a depth below its top gives),
   curve_holdout (every curve model's held-out error as a number in 0-25 %);
 - ``invariants``: littles_law (X x R per point <= 105 % of iodepth x jobs, > 110 % fail; closed loops
   >= 50 %, else warn), below_closed_max (no open-loop point above the closed-loop maximum's interval, + 5 %
@@ -116,7 +119,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *open_loop_rows(load),
         *cpu_rows(fio, sysinfo),
         *ioarrive_cpu_rows(fio, sysinfo),
-        *knee_rows(knees, qd),
+        *knee_rows(knees, qd, points),
         *holdout_rows(storage_fits, "curves", lambda k: (k[0], f"{k[1]} {k[2]}")),
         *holdout_rows(mem_fits, "memory", lambda k: (k[0], str(k[1]))),
         *steady_rows(steady, fio, points),

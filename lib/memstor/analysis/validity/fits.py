@@ -23,12 +23,19 @@ What passing means, and the bounds on both sides (named constants below, with th
 - ``knee_plateau``: past N* the measured throughput stays at the fit's ceiling X_fit. Value: the highest lower end,
   among the closed queue-depth points of the workload measured at N > N* (the spec-conditions point included:
   another job count, the same workload), of the point's 95 % interval (its value where it has none), IOPS. High:
-  X_fit x :data:`PLATEAU_RATIO`: beyond it fail where the sweep still rises at its end (its last step, beyond the
-  intervals, gained more than PLATEAU_RATIO: no knee at N*, N* is not stated), else warn (the sweep levelled off
-  above the fit's ceiling: N* is stated with the points past it and the caveat that X_fit, and with it N*, is
-  low). Low: X_fit / :data:`PLATEAU_RATIO` for the highest upper end (warn: nothing past N* reaches the ceiling
+  X_fit x :data:`PLATEAU_RATIO`; above it but within the host's run-to-run spread (memstor.analysis.spread: measured
+  by config_agreement's pairs, else 10 % assumed and said so): warn, not shown (the sweep cannot tell); beyond X_fit
+  x the spread fail where the sweep still rises at its end (its last step, beyond the intervals, gained more than
+  the spread: no knee at N*, N* is not stated), else warn (the sweep levelled off above the fit's ceiling: N* is
+  stated with the points past it and the caveat that X_fit, and with it N*, is low; a point with another job count
+  is said to explain it only where no one-job point measured elsewhere is above too). Low: X_fit / :data:`PLATEAU_RATIO` for the highest upper end (warn: nothing past N* reaches the ceiling
   the fit puts there — X_fit is extrapolated, N* with it). No point past N*: ``unchecked``; no queue-depth points
   given: no row.
+- ``knee_sweep_agrees``: the queue-depth sweep is the target's (value: the highest IOPS of the same one-job 4 KiB
+  job measured by another fresh experiment at a depth inside the sweep, over the sweep's most). High: the
+  run-to-run spread (memstor.analysis.spread); beyond it fail (the knee fit is withheld, the measured points stay).
+  No low bound: a point below the sweep's most is what a depth below the sweep's top gives. Nothing measured
+  outside the sweep: ``unchecked``.
 - ``curve_holdout``: the model fitted below 80 % predicts the points above (value: their mean absolute
   error, %). High: :data:`HOLDOUT_MAX_PCT` (warn). Low: 0 — the error is a mean of absolute values, so
   below 0 it is a computation fault (``unchecked``); no suspicion bound near 0: the held-out points are left
@@ -44,6 +51,7 @@ import math
 import pandas as pd
 
 from memstor.analysis.curves import HOLDOUT_SHARE
+from memstor.analysis.spread import Spread, one_job_elsewhere, points_said, run_spread, sweep_beaten
 from memstor.analysis.validity.agreement import AGREE_RATIO
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
 
@@ -76,24 +84,48 @@ _NOT_RMIN = ("the fitted R_min is not the unloaded latency: the report gives the
 _NO_FIT = "no fitted knee is stated for this workload (the measured bound is)"
 
 
-def knee_rows(knees: pd.DataFrame | None, qd: pd.DataFrame | None = None) -> list[dict]:
-    """knee_ceiling, knee_min_latency and knee_located per host x workload of the knee table, and knee_plateau
-    where the closed queue-depth points are given (``qd``: memstor.analysis.points.qd_points; a failed fit: each
-    unchecked, with its note)."""
+def knee_rows(knees: pd.DataFrame | None, qd: pd.DataFrame | None = None,
+              points: pd.DataFrame | None = None) -> list[dict]:
+    """knee_ceiling, knee_min_latency and knee_located per host x workload of the knee table, knee_plateau where the
+    closed queue-depth points are given (``qd``: memstor.analysis.points.qd_points; judged against the host's
+    run-to-run spread from ``points``, memstor.analysis.points.fio_summary, else the assumed one), and
+    knee_sweep_agrees where ``points`` are given (a failed fit: each unchecked, with its note)."""
     if not has(knees, "host", "rw"):
         return []
     rows = []
     checks = (("knee_ceiling", "IOPS"), ("knee_min_latency", "µs"), ("knee_located", "% of sweep (log)"),
               *((("knee_plateau", "IOPS"),) if qd is not None else ()))
     for _, k in knees.iterrows():
+        if points is not None:
+            rows.append(_sweep_agrees(k, points))
         if num(k.get("X_max_fit_iops")) is None:
             why = f"the knee fit failed ({k.get('note') or 'no fitted X_max'})"
             rows += [unchecked(k["host"], c, k["rw"], why, _KNEE, u, consequence=_NO_FIT) for c, u in checks]
             continue
         rows += [_ceiling(k), _min_latency(k), _located(k)]
         if qd is not None:
-            rows.append(_plateau(k, qd))
+            rows.append(_plateau(k, qd, run_spread(points, str(k["host"])), points))
     return rows
+
+
+def _sweep_agrees(k: pd.Series, points: pd.DataFrame) -> dict:
+    """knee_sweep_agrees: the same one-job 4 KiB job measured by another fresh experiment at a depth inside the
+    sweep (memstor.analysis.spread.sweep_beaten) is at most the spread's limit x the sweep's most."""
+    host, rw, unit = k["host"], k["rw"], "x (elsewhere / sweep's most)"
+    ratio, above, spread = sweep_beaten(points, str(host), str(rw))
+    if ratio is None:
+        return unchecked(host, "knee_sweep_agrees", rw, "no one-job 4 KiB point of this workload measured outside "
+                         "the sweep at a depth inside its range: nothing to hold the sweep against", _KNEE, unit,
+                         high=spread.limit, consequence="the knee is read from the sweep alone")
+    other = one_job_elsewhere(points, str(host), str(rw))
+    top = float(other["iops"].max()) / ratio
+    status = FAIL if len(above) else PASS
+    evidence = (f"the same one-job job measured {points_said(other)} outside the sweep, whose most is {n(top)} IOPS: "
+                f"{ratio:.2f}x it, {'beyond' if len(above) else 'within'} {spread.short()}{spread.beyond() if len(above) else ''}")
+    consequence = ("the sweep is not shown to be the target's: its knee fit (X_fit, R_min, N*) is not stated; its "
+                   "measured points stay" if len(above) else "")
+    return row(host, "knee_sweep_agrees", rw, status, ratio, spread.limit, unit, evidence, consequence, _KNEE,
+               high=spread.limit)
 
 
 def _ceiling(k: pd.Series) -> dict:
@@ -206,9 +238,10 @@ def _where(p: pd.Series) -> str:
     return f"{n(p['_iops'])} IOPS{ci} at N = {float(p['outstanding_io']):,.0f}{qd}"
 
 
-def _still_rising(k: pd.Series, qd: pd.DataFrame) -> tuple[bool, str]:
-    """(whether the sweep's last step gained more than PLATEAU_RATIO beyond the two points' intervals, the two
-    points in words): the sweep's own points (``in_sweep`` where given) of k's host x workload, by N."""
+def _still_rising(k: pd.Series, qd: pd.DataFrame, limit: float) -> tuple[bool, str]:
+    """(whether the sweep's last step gained more than limit, the run-to-run spread's ratio, beyond the two points'
+    intervals, the two points in words): the sweep's own points (``in_sweep`` where given) of k's host x workload,
+    by N."""
     sel = qd[(qd["host"].astype(str) == str(k["host"])) & (qd["rw"] == k["rw"])]
     if "in_sweep" in sel.columns:
         sel = sel[sel["in_sweep"].astype(bool)]
@@ -217,7 +250,7 @@ def _still_rising(k: pd.Series, qd: pd.DataFrame) -> tuple[bool, str]:
         return False, ""
     prev, last = pts.iloc[-2], pts.iloc[-1]
     gain = f" (+{n(100.0 * (last['_iops'] / prev['_iops'] - 1))} %)"
-    return bool(last["_low"] > PLATEAU_RATIO * prev["_high"]), f"{_where(prev)} to {_where(last)}{gain}"
+    return bool(last["_low"] > limit * prev["_high"]), f"{_where(prev)} to {_where(last)}{gain}"
 
 
 def _others_not_above(past: pd.DataFrame, high: float) -> str:
@@ -231,9 +264,11 @@ def _others_not_above(past: pd.DataFrame, high: float) -> str:
             + "; ".join(_where(p) for _, p in quiet.iterrows())) if len(quiet) else ""
 
 
-def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
-    """knee_plateau: no point past N* above X_fit x 1.1 beyond its interval (fail where the sweep still rises at
-    its end, else warn), and the highest one reaching X_fit / 1.1 within its interval (else warn)."""
+def _plateau(k: pd.Series, qd: pd.DataFrame, spread: Spread, points: pd.DataFrame | None = None) -> dict:
+    """knee_plateau: no point past N* above X_fit x 1.1 beyond its interval; above it by more than the run-to-run
+    spread (spread.limit): fail where the sweep still rises at its end by as much, else warn; above X_fit x 1.1 but
+    within the spread: warn, not shown (the sweep cannot tell); the highest one reaching X_fit / 1.1 within its
+    interval (else warn)."""
     host, rw = k["host"], k["rw"]
     fit, star = num(k.get("X_max_fit_iops")), num(k.get("N_star_fit"))
     assert fit is not None
@@ -249,29 +284,15 @@ def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
                          consequence="N* rests on the fit alone: read it with care")
     top, reach = float(past["_low"].max()), float(past["_high"].max())
     said = f"X_fit {n(fit)} IOPS, N* {n(star)}"
+    rising, step = _still_rising(k, qd, spread.limit)
+    if top > high and (rising or top > fit * spread.limit):
+        return _beyond(k, past, spread, points, step if rising else "")
     if top > high:
-        over = past[past["_low"] > high].sort_values("outstanding_io")
-        each = "; ".join(f"{_where(p)}, {n(100.0 * (p['_iops'] / fit - 1))} % above" for _, p in over.iterrows())
-        with_ci = int(over["_ci"].sum())
-        beyond = ("no interval on " + ("this point" if len(over) == 1 else "these points") if not with_ci else
-                  "by the whole 95 % interval" + ("" if with_ci == len(over) else " where a point has one"))
-        above = (f"{each} (over {n(100.0 * (PLATEAU_RATIO - 1))} % above X_fit, the spread assumed for single runs; "
-                 f"config_agreement gives the measured one; {beyond})")
-        rising, step = _still_rising(k, qd)
-        if rising:
-            return row(host, "knee_plateau", rw, FAIL, top, high, unit,
-                       f"throughput keeps rising past the knee ({said}): {above}; the sweep's last step, {step}, "
-                       f"still gained more than {n(100.0 * (PLATEAU_RATIO - 1))} %{_others_not_above(past, high)}",
-                       "the knee N* is not stated as "
-                       "a finding: the sweep has not levelled off where the fit puts its ceiling", _KNEE,
-                       low=low, high=high)
-        others = "in_sweep" in over.columns and not over["in_sweep"].fillna(True).astype(bool).any()
-        where = ("only a point with another job count, outside the one-job sweep the fit saw, is above the fit's "
-                 "ceiling" if others else "the sweep levels off above the fit's ceiling")
         return row(host, "knee_plateau", rw, WARN, top, high, unit,
-                   f"{where} ({said}): {above}", "N* = X_fit x R_min is low by "
-                   "as much (stated with these numbers; the closed-system bound uses the measured X_best)", _KNEE,
-                   low=low, high=high)
+                   f"past the knee ({said}): {_over(past, fit, high)}, more than {n(100.0 * (PLATEAU_RATIO - 1))} % "
+                   f"above X_fit but within {spread.words()}: whether the sweep levels off at X_fit is not shown"
+                   ", the sweep cannot tell", "N* = X_fit x R_min is the fit's: the points past it neither confirm "
+                   "nor contradict its ceiling", _KNEE, low=low, high=high)
     if reach < low:
         evidence = (f"nothing measured past the knee reaches the fitted ceiling ({said}): at most {n(reach)} IOPS, "
                     f"{n(100.0 * (1 - reach / fit))} % under X_fit")
@@ -281,6 +302,51 @@ def _plateau(k: pd.Series, qd: pd.DataFrame) -> dict:
                 f"{n(float(past['_iops'].max()))} IOPS, within {n(100.0 * (PLATEAU_RATIO - 1))} % of X_fit or its "
                 "interval")
     return row(host, "knee_plateau", rw, PASS, top, high, unit, evidence, "", _KNEE, low=low, high=high)
+
+
+def _over(past: pd.DataFrame, fit: float, above: float) -> str:
+    """'136,314 IOPS at N = 128 (QD32x4), 38.1 % above' for each point past the knee whose interval lies above
+    `above` (IOPS), by N."""
+    over = past[past["_low"] > above].sort_values("outstanding_io")
+    return "; ".join(f"{_where(p)}, {n(100.0 * (p['_iops'] / fit - 1))} % above" for _, p in over.iterrows())
+
+
+def _beyond(k: pd.Series, past: pd.DataFrame, spread: Spread, points: pd.DataFrame | None, step: str) -> dict:
+    """knee_plateau where a point past N* lies above X_fit x 1.1 and either the sweep's last step (`step`, '' where
+    it did not) gained more than the run-to-run spread — fail: still rising — or the point lies above X_fit by
+    more than the spread — warn: levelled off above X_fit (R-1cpu M8: the spread measured, else the assumed one,
+    said as such). The job count is named as the reason only where no one-job point elsewhere is above too (R-1cpu
+    M7)."""
+    host, rw, fit, star = k["host"], k["rw"], float(k["X_max_fit_iops"]), float(k["N_star_fit"])
+    high, low = fit * PLATEAU_RATIO, fit / PLATEAU_RATIO
+    limit = high if step else fit * spread.limit
+    over = past[past["_low"] > limit]
+    with_ci = int(over["_ci"].sum())
+    beyond = ("no interval on " + ("this point" if len(over) == 1 else "these points") if not with_ci else
+              "by the whole 95 % interval" + ("" if with_ci == len(over) else " where a point has one"))
+    said = f"X_fit {n(fit)} IOPS, N* {n(star)}"
+    by = (f"more than {n(100.0 * (PLATEAU_RATIO - 1))} % above X_fit" if step else
+          f"beyond X_fit by more than {spread.short()}{spread.beyond()}")
+    above = f"{_over(past, fit, limit)} ({by}; {beyond})"
+    if step:
+        return row(host, "knee_plateau", rw, FAIL, float(over["_low"].max()), limit, "IOPS",
+                   f"throughput keeps rising past the knee ({said}): {above}; the sweep's last step, {step}, "
+                   f"still gained more than {spread.short()}{spread.beyond()}{_others_not_above(past, high)}",
+                   "the knee N* is not stated as a finding: the sweep has not levelled off where the fit puts its "
+                   "ceiling", _KNEE, low=low, high=high)
+    others = "in_sweep" in over.columns and not over["in_sweep"].fillna(True).astype(bool).any()
+    where = "the sweep levels off above the fit's ceiling"
+    if others:
+        one = one_job_elsewhere(points, str(host), str(rw))
+        one = one[one["iops"] > limit]
+        where = ("only a point with another job count, outside the one-job sweep the fit saw, is above the fit's "
+                 "ceiling" if one.empty else f"a point with another job count is above the fit's ceiling, and so is "
+                 f"the same one-job job measured elsewhere ({points_said(one)}, "
+                 f"{float(one['iops'].max()) / fit:.2f}x X_fit): the job count does not explain it; the one-job "
+                 "sweep's plateau is not shown to be the target's")
+    return row(host, "knee_plateau", rw, WARN, float(over["_low"].max()), limit, "IOPS", f"{where} ({said}): {above}",
+               "N* = X_fit x R_min is low by as much (stated with these numbers; the closed-system bound uses the "
+               "measured X_best)", _KNEE, low=low, high=high)
 
 
 # ------------------------------------------------------------------------------------ held-out check

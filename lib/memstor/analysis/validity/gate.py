@@ -10,8 +10,9 @@ and the way out:
   rates fio did not deliver as offered are not the rates the models and the answer are stated at, and more
   I/Os in flight than the jobs could hold or more IOPS than the closed-loop maximum are not the device's;
   ``not_valid`` names each failed check's evidence;
-- knee (``knee_ceiling`` or ``knee_min_latency`` fail): the two-asymptote fit's R_min, X_max and N* with their
-  errors — a fit that contradicts its data is not a result; the measured bound stays; ``knee_located`` or
+- knee (``knee_ceiling``, ``knee_min_latency`` or ``knee_sweep_agrees`` fail): the two-asymptote fit's R_min,
+  X_max and N* with their errors — a fit that contradicts its data, or of a sweep the same job beat elsewhere beyond
+  the spread, is not a result; the measured bound stays; ``knee_located`` or
   ``knee_plateau`` fail: N* and its interval only (the interval spans the sweep: it does not place the knee; the
   sweep still rises past it: no knee there); ``knee_plateau`` warn: ``note`` carries its evidence (N* stated
   with the points past it that lie above X_fit, or with none reaching it);
@@ -61,6 +62,8 @@ WAY_OUT = {
                         "then read the closed-loop curve of the queue-depth sweep",
     "knee": "read the measured bound (latency at the smallest N, highest IOPS measured); more queue depths around "
             "the knee (iodepth: auto) give the fit more to hold on to",
+    "knee_sweep_agrees": "read the measured points; rerun the queue-depth sweep beside the experiments that measured "
+                         "more (the same job, minutes apart) on a quiet machine",
     "steady_trace_jump": "rerun on a quiet machine with longer rounds (round_s) and a span the rounds overwrite",
     "wsat": "write more (capacity_multiple, file_size) so that the run lasts whole seconds; fio's whole-run figure "
             "stays in the table",
@@ -218,15 +221,16 @@ def gate_knees(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.
         return knees
     fit_bad = {**failed(validity, "knee_min_latency"), **failed(validity, "knee_ceiling")}
     out = _gate(knees, fit_bad, KNEE_FIT_COLUMNS, "knee")
+    # a sweep the same one-job job beat elsewhere beyond the spread is not the target's: no fit of it is stated
+    sweep_bad = {k: e for k, e in failed(validity, "knee_sweep_agrees").items() if k not in fit_bad}
+    out = _merge(out, _gate(out, sweep_bad, (*KNEE_FIT_COLUMNS, "N_star_bound"), "knee_sweep_agrees"))
+    fit_bad.update(sweep_bad)
     star_bad: dict[tuple[str, str], str] = {}
     for check in ("knee_located", "knee_plateau"):  # N* alone: its interval spans the sweep, or the sweep still rises
         for key, evidence in failed(validity, check).items():
             if key not in fit_bad:
                 star_bad[key] = f"{star_bad[key]}; {evidence}" if key in star_bad else evidence
-    star = _gate(out, star_bad, KNEE_STAR_COLUMNS, "knee")
-    assert out is not None and star is not None
-    star["valid"] = out["valid"] & star["valid"]
-    star["not_valid"] = [a or b for a, b in zip(out["not_valid"], star["not_valid"])]
+    star = _merge(out, _gate(out, star_bad, KNEE_STAR_COLUMNS, "knee"))
     if "note" in star.columns:
         star["note"] = [nv if nv else note for nv, note in zip(star["not_valid"], star["note"].fillna(""))]
     caveats = _caveats(validity, "knee_plateau")  # a knee stated with the points past it that disagree
@@ -235,6 +239,15 @@ def gate_knees(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.
                         "; ".join(x for x in (caveats[(str(h), str(rw))], note) if x)
                         for h, rw, nv, note in zip(star["host"], star["rw"], star["not_valid"], star["note"])]
     return star
+
+
+def _merge(first: pd.DataFrame | None, second: pd.DataFrame | None) -> pd.DataFrame:
+    """second (a _gate of first) with first's ``valid`` and ``not_valid`` kept: valid where both are, the first
+    reason where first has one."""
+    assert first is not None and second is not None
+    second["valid"] = first["valid"] & second["valid"]
+    second["not_valid"] = [a or b for a, b in zip(first["not_valid"], second["not_valid"])]
+    return second
 
 
 def gate_steady(steady: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:

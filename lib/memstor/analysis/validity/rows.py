@@ -36,7 +36,10 @@ CHECKS = {
     "knee_min_latency": "the knee fit's R_min (- 1.96 SE) is at most the latency measured at the smallest outstanding I/O",
     "knee_located": "the knee N*'s 95 % interval covers less than half of the sweep (log scale): it places the knee",
     "knee_plateau": "no point measured past the knee N* lies more than 10 % above the fit's ceiling X_fit beyond its "
-                    "interval: the sweep levels off where the fit says",
+                    "interval: the sweep levels off where the fit says (above it within the run-to-run spread: not "
+                    "shown; beyond the spread, measured or else 10 % assumed: not levelled off there)",
+    "knee_sweep_agrees": "the same one-job 4 KiB job measured outside the queue-depth sweep, at a depth inside it, "
+                         "is not above the sweep's most by more than the run-to-run spread: the sweep is the target's",
     "curve_holdout": "the curve model predicts its held-out top points (a number, within 25 %)",
     "steady_trace_jump": "the steady-state trace moves by less than 1.5x from one round to the next",
     "steady_window_trend": "the measurement window holds no monotone trend of 5 % or more that the slope rule let pass",

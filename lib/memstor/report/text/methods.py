@@ -89,7 +89,7 @@ latency (time bases), not the device; a residual within a few percent is normal 
     "knee": Method(
         summary="""A closed sweep's throughput is bounded by X(N) ≤ min(N / R_min, X_max), X_max the ceiling of what
 was measured (the device, or the CPU and jobs submitting its I/O: a point with more jobs above the one-job sweep
-says the latter); past the knee N* = X_max · R_min more I/Os in flight add only latency. Two estimates: the
+says the latter, unless the one-job job measured elsewhere is above it too); past the knee N* = X_max · R_min more I/Os in flight add only latency. Two estimates: the
 two-asymptote fit (X_fit and R_min ± standard errors, N* with its 95 % interval) and the closed-system bound
 N* ≥ X_best · R(N_min) (X_best: the most the sweep measured, any job count; R at its smallest N), a lower bound.""",
         details="""Operational analysis bounds a closed system's throughput by X(N) ≤ min(N / R_min, X_max). With few
@@ -107,10 +107,15 @@ fitted N* whose 95 % interval lies below that bound is not stated as a finding. 
 is a third number: the best IOPS of every closed-loop run of the workload (the sweep and fio-block-size). The
 figures draw the two-asymptote fit (dashed) over the data and mark N* with a star; the lower panels show the same data as latency against throughput — flat latency up
 to the knee, then a wall at the ceiling. Hollow markers are points not in the fit (the spec-conditions
-point with 4 jobs, or a second point at the same N). The fitted N* is not stated where a point measured past it
-lies more than 10 % above X_fit (beyond its 95 % interval where it has one) while the sweep's last step still gained
-more than 10 %: the sweep has not levelled off, so it shows no knee (validity check knee_plateau); where it
-levelled off above X_fit, N* is stated with those points beside it."""),
+point with 4 jobs, or a second point at the same N). Every comparison of two single runs here uses one
+run-to-run spread: the largest ratio between two experiments' measurements of one configuration where the run
+measured one (config_agreement's pairs), else 10 % assumed, and then said to be assumed, not measured. The fitted N*
+is not stated where a point measured past it lies more than 10 % above X_fit (beyond its 95 % interval where it has
+one) while the sweep's last step still gained more than that spread: the sweep has not levelled off, so it shows no
+knee (validity check knee_plateau); where it levelled off above X_fit beyond the spread, N* is stated with those
+points beside it; above X_fit within the spread, whether it levels off there is not shown. No fit is stated of a
+sweep the same one-job job measured elsewhere beat by more than the spread (knee_sweep_agrees): that sweep is not
+shown to be the target's."""),
     "curves": Method(
         summary="""Memory curves (loaded latency: a pointer chase while load threads are throttled by an inject delay) and
 storage curves (the closed queue-depth sweep, the open loop's held rates) go through one analysis: a plateau of ≥ 3

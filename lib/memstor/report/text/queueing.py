@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.adaptive_grid import knee_of
+from memstor.analysis.validity.gate import WAY_OUT
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
 from memstor.core.schema import missing
 from memstor.report.text.workloads import sweep_contradicted
@@ -140,6 +141,12 @@ def _best(k: pd.Series) -> tuple[float, str]:
     return float(best), (f" at {at}" if isinstance(at, str) and at else "")
 
 
+def _measured(k: pd.Series) -> str:
+    """'X_best = 75,231 IOPS at QD32x4, mean latency 52.6 µs at the smallest N': the sweep's measured inputs."""
+    best, at = _best(k)
+    return f"X_best = {fmt_number(best)} IOPS{at}, mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N"
+
+
 def _bound(k: pd.Series, rising: bool) -> str:
     """'from the measured inputs (...) the closed-system bound gives N* ≥ b': X_best is at most the ceiling, so
     X_best · R(N_min) bounds the knee from below only (no upper bound where the sweep still rises)."""
@@ -158,6 +165,11 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
     out = []
     for _, k in knees.iterrows():
         who = f"**{md_escape(str(k['host']))}, 4K {k['rw']}**"
+        if isinstance(k.get("not_valid"), str) and WAY_OUT["knee_sweep_agrees"] in k["not_valid"]:
+            out.append(f"{who}: no knee is stated — the sweep itself is in doubt: "
+                       f"{k['not_valid'].removeprefix('not valid: ')}. Its measured points stay ({_measured(k)}); no "
+                       "N* is read from them.")
+            continue
         if isinstance(k.get("not_valid"), str) and k["not_valid"]:
             # the gate's way out 'read the measured bound (...)' left out: the sentence gives that bound next
             why = name_ceilings(k["not_valid"].removeprefix("not valid: ")).replace(f"{KNEE_BOUND_ADVICE}; ", "")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstor.analysis.spread import FRESH, Spread, points_said, pure_iops, run_spread, sweep_beaten
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.units import size_text
 
@@ -21,6 +22,7 @@ from memstor.core.units import size_text
 LEVEL_OFF = 0.9
 #: A mix within this share of its parts' prediction costs what its parts cost.
 MIX_TOLERANCE = 0.10
+_PURE = {100.0: ("randread", "read"), 0.0: ("randwrite", "write")}
 _WHAT = {"randread": "Random reads", "randwrite": "Random writes", "read": "Sequential reads",
          "write": "Sequential writes"}
 
@@ -32,52 +34,13 @@ def _rows(points: pd.DataFrame, host: str, experiment: str) -> pd.DataFrame:
     return sel[sel["iops"].notna() & sel["bw_MBps"].notna()]
 
 
-#: The experiments that measure a configuration fresh, in the same drive state (config_agreement's): their values of
-#: one configuration differ by run-to-run spread only (XSR, steady state and WSAT run in another state).
-FRESH = ("fio-block-size", "fio-rw-ratio", "fio-queue-depth")
-#: fio-rw-ratio's pure mixes stand for these workloads (rwmixread 100: random reads, 0: random writes).
-_PURE = {100.0: ("randread", "read"), 0.0: ("randwrite", "write")}
-
-
-def _pure_iops(points: pd.DataFrame, host: str) -> pd.DataFrame:
-    """The host's single-direction measurements as (experiment, rw, direction, bs_bytes, iodepth, numjobs, iops):
-    fio-rw-ratio's read-only and write-only mixes named as the random reads and writes they are."""
-    need = {"experiment", "rw", "direction", "bs_bytes", "iodepth", "numjobs", "iops"}
-    if points is None or points.empty or not need <= set(points.columns):
-        return pd.DataFrame(columns=sorted(need))
-    sel = points[(points["host"].astype(str) == host) & points["iops"].notna()].copy()
-    mix = sel["rw"] == "randrw"
-    share = pd.to_numeric(sel.get("rwmixread"), errors="coerce") if "rwmixread" in sel else pd.Series(dtype=float)
-    pure = mix & share.isin(list(_PURE)) & (sel["direction"] != "total")
-    sel.loc[pure, "rw"] = [_PURE[float(v)][0] for v in share[pure]]
-    return sel[~mix | pure]
-
-
 def same_config(points: pd.DataFrame, host: str, rw: str, bs: int, iodepth, numjobs) -> pd.Series:
     """IOPS of one configuration (rw, block size in bytes, iodepth x numjobs) in every FRESH experiment that measured it,
     indexed by experiment (the first row of each)."""
-    p = _pure_iops(points, host)
+    p = pure_iops(points, host)
     p = p[p["experiment"].isin(FRESH)]
     g = p[(p["rw"] == rw) & (p["bs_bytes"] == bs) & (p["iodepth"] == iodepth) & (p["numjobs"] == numjobs)]
     return g.drop_duplicates("experiment").set_index("experiment")["iops"].astype(float)
-
-
-def run_spread(points: pd.DataFrame, host: str) -> tuple[float, str]:
-    """(ratio, words): the largest ratio between two FRESH experiments' measurements of one configuration on the
-    host (1.0 and '' where no configuration was measured twice) — the run-to-run spread a difference must beat."""
-    p = _pure_iops(points, host)
-    p = p[p["experiment"].isin(FRESH)]
-    best, said = 1.0, ""
-    for (rw, bs, qd, jobs), g in p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"]):
-        each = g.drop_duplicates("experiment")
-        if len(each) < 2:
-            continue
-        ratio = float(each["iops"].max() / each["iops"].min())
-        if ratio > best:
-            best = ratio
-            said = (f"{size_text(int(bs))} {rw} QD{int(qd)}×{int(jobs)}: "
-                    + ", ".join(f"{fmt_number(r.iops)} IOPS in {r.experiment}" for r in each.itertuples()))
-    return best, said
 
 
 def block_size_sentences(points: pd.DataFrame, host: str) -> list[str]:
@@ -119,22 +82,20 @@ def _counters(g: pd.DataFrame) -> str:
 
 
 def _last_step(g: pd.DataFrame, points: pd.DataFrame, host: str) -> str:
-    """Where the best MB/s is at the largest block: whether its last step beats the run-to-run spread (run_spread,
-    at least MIX_TOLERANCE) — only then 'still grew up to the largest block measured' is a finding; what a larger
-    block would do is not measured (third read R-1cpu M3, R-loop: no extrapolation beyond the sweep)."""
+    """Where the best MB/s is at the largest block: whether its last step beats the run-to-run spread (spread.run_spread:
+    measured, or the 10 % assumed and said so) — only then 'still grew up to the largest block measured' is a finding;
+    what a larger block would do is not measured (third read R-1cpu M3, R-loop: no extrapolation beyond the sweep;
+    S7-bare M-11: an assumed 1.10× was called the run-to-run spread)."""
     prev, large = g.iloc[-2], g.iloc[-1]
     step = float(large["bw_MBps"] / prev["bw_MBps"])
-    spread, said = run_spread(points, host)
-    limit = max(spread, 1 + MIX_TOLERANCE)
+    spread = run_spread(points, host)
     moved = (f"{fmt_number(prev['bw_MBps'])} → {fmt_number(large['bw_MBps'])} MB/s from "
              f"{size_text(int(prev['bs_bytes']))} to {size_text(int(large['bs_bytes']))}, {100 * (step - 1):+.1f} %")
-    if step > limit:
-        return (f"still grew up to the largest block measured ({moved}, more than the run-to-run spread, "
-                f"{limit:.2f}×); larger blocks were not measured")
-    why = (f"the run-to-run spread measured here, {spread:.2f}× ({said})" if said else
-           f"{100 * MIX_TOLERANCE:.0f} %, the spread assumed where no configuration was measured twice")
-    return (f"is highest at the largest block measured, but its last step ({moved}) is within {why}: whether it "
-            "still grows is not shown")
+    if step > spread.limit:
+        return (f"still grew up to the largest block measured ({moved}, more than {spread.short()}{spread.beyond()}); "
+                "larger blocks were not measured")
+    return (f"is highest at the largest block measured, but its last step ({moved}) is within {spread.words()}: "
+            "whether it still grows is not shown")
 
 
 def _predicted(share: float, x_r: float, x_w: float) -> float:
@@ -170,23 +131,32 @@ def _mix_sentence(g: pd.DataFrame, bs: int, points: pd.DataFrame | None = None, 
     parts = [f"{share:.0f} % reads {fmt_number(by[share])} IOPS against {fmt_number(_predicted(share, x_r, x_w))} "
              f"predicted ({100 * (float(by[share]) / _predicted(share, x_r, x_w) - 1):+.1f} %)" for share in shares]
     diffs = [float(by[s]) / _predicted(s, r, w) - 1 for s in shares for r in reads for w in writes]
-    worst = max(diffs, key=abs)
-    every = "every mix" if len(shares) > 1 else "the mix"
     rule = f"±{100 * MIX_TOLERANCE:.0f} % of the weighted harmonic mean of the read-only and write-only IOPS"
     span = f"from {100 * min(diffs):+.1f} to {100 * max(diffs):+.1f} %"
     if spread > 1 + MIX_TOLERANCE:
         verdict = (f"not a finding: the parts measured in two experiments differ by {spread:.2f}×, more than "
                    f"{rule}; with either value the difference runs {span}")
-    elif all(abs(d) <= MIX_TOLERANCE for d in diffs):
-        verdict = (f"{'the mixes cost what their' if len(shares) > 1 else 'the mix costs what its'} reads and writes cost apart "
-                   f"({every} within {rule})")
-    elif all(d < -MIX_TOLERANCE for d in diffs) or all(d > MIX_TOLERANCE for d in diffs):
-        verdict = (f"the mix does not cost what its parts cost: reads and writes interfere (or overlap) here (the "
-                   f"furthest, {100 * worst:+.1f} %, is outside {rule})")
     else:
-        verdict = f"not a finding: with the parts measured in the other experiments the difference runs {span}"
+        verdict = _mix_verdict(diffs, run_spread(points, host), len(shares) > 1, rule, span)
     return (f"**{size_text(bs)} mixes**: {fmt_number(x_r)} IOPS reads only, {fmt_number(x_w)} writes only; "
             + "; ".join(parts) + f" — {verdict}.")
+
+
+def _mix_verdict(diffs: list[float], spread: Spread, many: bool, rule: str, span: str) -> str:
+    """The verdict on the mixes' differences from their parts' prediction (fractions): within MIX_TOLERANCE they cost
+    what their parts cost; all beyond the run-to-run spread on one side (spread.Spread's limit, qualified where it is
+    only assumed: S7-bare M-11) they interfere or overlap; else not shown (R-1cpu M8: a difference within the
+    measured spread is not a finding)."""
+    worst, edge = max(diffs, key=abs), spread.limit - 1
+    if all(abs(d) <= MIX_TOLERANCE for d in diffs):
+        return (f"{'the mixes cost what their' if many else 'the mix costs what its'} reads and writes cost apart "
+                f"({'every mix' if many else 'the mix'} within {rule})")
+    if all(d < -edge for d in diffs) or all(d > edge for d in diffs):
+        return (f"the mix does not cost what its parts cost: reads and writes interfere (or overlap) here (the "
+                f"furthest, {100 * worst:+.1f} %, is outside {rule}"
+                + (f" and beyond {spread.short()})" if spread.shown else ", the spread assumed for single runs, not "
+                   "measured: a difference between single runs only)"))
+    return f"not a finding: the difference runs {span}, not beyond {spread.words()}"
 
 
 def rw_mix_sentences(points: pd.DataFrame, host: str) -> list[str]:
@@ -218,26 +188,16 @@ def workload_paragraphs(points: pd.DataFrame, hosts: list[str]) -> tuple[str, st
 
 
 def sweep_contradicted(points: pd.DataFrame, host: str, rw: str) -> str:
-    """'; yet the same one-job 4 KiB job at QD32 measured 121,409 IOPS in fio-block-size (2.32× the sweep's most,
-    beyond the run-to-run spread of 1.32×): the sweep's most is not shown to be the target's' where another FRESH
-    experiment measured the queue-depth sweep's own kind of point (same rw, 4 KiB, one job, a depth inside the
-    sweep's range; fio-rw-ratio's write-only mix counted as randwrite) above the sweep's highest IOPS by more than
-    the run-to-run spread (run_spread, at least 1 + MIX_TOLERANCE); '' otherwise (third read R-loop 2.1: the sweep
-    plateaued at 52,330 while the same job at QD32 measured 102,782-121,409 IOPS elsewhere)."""
-    p = _pure_iops(points, host)
-    p = p[(p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1)]
-    sweep, other = p[p["experiment"] == "fio-queue-depth"], p[p["experiment"].isin(FRESH[:2])]
-    if sweep.empty or other.empty:
+    """'; yet the same one-job job measured 121,409 IOPS at QD32 in fio-block-size (2.32× the sweep's most,
+    beyond the run-to-run spread measured here, 1.32×): the sweep's most is not shown to be the target's' where another
+    FRESH experiment measured the queue-depth sweep's own kind of point above the sweep's highest IOPS by more than
+    the run-to-run spread (spread.sweep_beaten); '' otherwise (third read R-loop 2.1: the sweep plateaued at 52,330
+    while the same job at QD32 measured 102,782-121,409 IOPS elsewhere)."""
+    ratio, above, spread = sweep_beaten(points, host, rw)
+    if ratio is None or above.empty:
         return ""
-    inside = other[(other["iodepth"] >= sweep["iodepth"].min()) & (other["iodepth"] <= sweep["iodepth"].max())]
-    spread = max(run_spread(points, host)[0], 1 + MIX_TOLERANCE)
-    top = float(sweep["iops"].max())
-    above = inside[inside["iops"] > spread * top].sort_values("iops", ascending=False)
-    if above.empty:
-        return ""
-    said = ", ".join(f"{fmt_number(r.iops)} IOPS at QD{int(r.iodepth)} in {r.experiment}" for r in above.itertuples())
-    return (f"; yet the same one-job job measured {said} ({float(above['iops'].max()) / top:.2f}× the sweep's most, "
-            f"beyond the run-to-run spread of {spread:.2f}×): the sweep's most is not shown to be the target's")
+    return (f"; yet the same one-job job measured {points_said(above)} ({ratio:.2f}× the sweep's most, beyond "
+            f"{spread.short()}): the sweep's most is not shown to be the target's")
 
 
 def write_elsewhere(points: pd.DataFrame | None, host: str, read_MBps: float) -> str:

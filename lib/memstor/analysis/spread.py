@@ -1,0 +1,129 @@
+"""The run-to-run spread of single runs, one rule for every decision that compares two single values (issue 38,
+third read R-1cpu M8, S7-bare M-11): measured where one configuration (rw, block size, iodepth x numjobs) was
+measured fresh by two experiments (FRESH, config_agreement's same-configuration pairs: the largest high / low ratio
+of any such pair on the host), else assumed, ASSUMED_RATIO, and then said to be assumed, not measured. A decision
+uses the larger of the two (a measured pair closer than 10 % is one pair, not a spread below it). A difference
+within the limit is not shown; one beyond only the assumed limit is qualified as such.
+
+Also the queue-depth sweep against the same one-job job measured by the other fresh experiments
+(:func:`sweep_beaten`): a sweep that job beat beyond the spread is not the target's (third read R-loop 2.1).
+
+Pure: DataFrames (memstor.analysis.points.fio_summary) in, numbers and words out (IOPS; ratios high / low).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from memstor.core.fmt import fmt_number
+from memstor.core.units import size_text
+
+#: The spread assumed for single runs where nothing measured one: config_agreement's limit (AGREE_RATIO).
+ASSUMED_RATIO = 1.10
+#: The experiments that measure a configuration fresh, in the same drive state (config_agreement's): their values of
+#: one configuration differ by run-to-run spread only (XSR, steady state and WSAT run in another state).
+FRESH = ("fio-block-size", "fio-rw-ratio", "fio-queue-depth")
+#: The queue-depth sweep; the other FRESH experiments measure its one-job 4 KiB point at one depth each.
+SWEEP = "fio-queue-depth"
+#: fio-rw-ratio's pure mixes stand for these workloads (rwmixread 100: random reads, 0: random writes).
+_PURE = {100.0: ("randread", "read"), 0.0: ("randwrite", "write")}
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The host's run-to-run spread. measured: the largest ratio of one configuration's two fresh measurements
+    (None where no configuration was measured twice); how: that configuration and its values in words."""
+
+    measured: float | None = None
+    how: str = ""
+
+    @property
+    def shown(self) -> bool:
+        """A measured spread sets the limit (it is at least the assumed one)."""
+        return self.measured is not None and self.measured >= ASSUMED_RATIO
+
+    @property
+    def limit(self) -> float:
+        """The ratio two single values must exceed to differ: the measured spread, at least ASSUMED_RATIO."""
+        return max(self.measured or 1.0, ASSUMED_RATIO)
+
+    def short(self) -> str:
+        """'the run-to-run spread measured here, 1.62×' or 'the 10 % assumed for single runs, not measured'."""
+        return (f"the run-to-run spread measured here, {self.limit:.2f}×" if self.shown else
+                f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single runs, not measured")
+
+    def beyond(self) -> str:
+        """'' where the spread is measured, else ': a difference between single runs beyond an assumed spread only'
+        — how a finding that exceeds only the assumed spread is qualified."""
+        return "" if self.shown else ": a difference between single runs beyond an assumed spread only"
+
+    def words(self) -> str:
+        """'the run-to-run spread measured here, 1.62× (4 KiB randwrite QD32×1: ...)' or '10 %, the spread assumed
+        for single runs, not measured (...)'."""
+        if self.shown:
+            return f"the run-to-run spread measured here, {self.limit:.2f}× ({self.how})"
+        why = (f"the one configuration measured twice agreed within {self.measured:.3f}×: {self.how}; one pair is "
+               "no spread" if self.measured is not None else "no configuration was measured twice")
+        return f"{100 * (ASSUMED_RATIO - 1):.0f} %, the spread assumed for single runs, not measured ({why})"
+
+
+def pure_iops(points: pd.DataFrame | None, host: str) -> pd.DataFrame:
+    """The host's single-direction measurements (experiment, rw, direction, bs_bytes, iodepth, numjobs, iops):
+    fio-rw-ratio's read-only and write-only mixes named as the random reads and writes they are."""
+    need = {"host", "experiment", "rw", "direction", "bs_bytes", "iodepth", "numjobs", "iops"}
+    if points is None or points.empty or not need <= set(points.columns):
+        return pd.DataFrame(columns=sorted(need))
+    sel = points[(points["host"].astype(str) == host) & points["iops"].notna()].copy()
+    mix = sel["rw"] == "randrw"
+    share = pd.to_numeric(sel.get("rwmixread"), errors="coerce") if "rwmixread" in sel else pd.Series(dtype=float)
+    pure = mix & share.isin(list(_PURE)) & (sel["direction"] != "total")
+    sel.loc[pure, "rw"] = [_PURE[float(v)][0] for v in share[pure]]
+    return sel[~mix | pure]
+
+
+def run_spread(points: pd.DataFrame | None, host: str) -> Spread:
+    """The host's Spread: the largest ratio between two FRESH experiments' measurements of one configuration."""
+    p = pure_iops(points, host)
+    p = p[p["experiment"].isin(FRESH)]
+    best: Spread = Spread()
+    for (rw, bs, qd, jobs), g in p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"]):
+        each = g.drop_duplicates("experiment")
+        if len(each) < 2:
+            continue
+        ratio = float(each["iops"].max() / each["iops"].min())
+        if best.measured is None or ratio > best.measured:
+            best = Spread(ratio, f"{size_text(int(bs))} {rw} QD{int(qd)}×{int(jobs)}: " + ", ".join(
+                f"{fmt_number(r.iops)} IOPS in {r.experiment}" for r in each.itertuples()))
+    return best
+
+
+def one_job_elsewhere(points: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:
+    """The sweep's own kind of point measured by the other FRESH experiments (rw, 4 KiB, one job; fio-rw-ratio's
+    write-only mix counted as randwrite) at a depth inside the sweep's range, highest IOPS first."""
+    p = pure_iops(points, host)
+    p = p[(p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1)]
+    sweep, other = p[p["experiment"] == SWEEP], p[p["experiment"].isin(FRESH) & (p["experiment"] != SWEEP)]
+    if sweep.empty:
+        return other.iloc[0:0]
+    inside = other[(other["iodepth"] >= sweep["iodepth"].min()) & (other["iodepth"] <= sweep["iodepth"].max())]
+    return inside.sort_values("iops", ascending=False)
+
+
+def sweep_beaten(points: pd.DataFrame | None, host: str, rw: str) -> tuple[float | None, pd.DataFrame, Spread]:
+    """(the highest one_job_elsewhere IOPS over the sweep's highest, or None where nothing to compare; the points
+    above the sweep's highest by more than the spread's limit; the Spread)."""
+    spread = run_spread(points, host)
+    p = pure_iops(points, host)
+    sweep = p[(p["experiment"] == SWEEP) & (p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1)]
+    other = one_job_elsewhere(points, host, rw)
+    if sweep.empty or other.empty:
+        return None, other, spread
+    top = float(sweep["iops"].max())
+    return float(other["iops"].max()) / top, other[other["iops"] > spread.limit * top], spread
+
+
+def points_said(p: pd.DataFrame) -> str:
+    """'121,409 IOPS at QD32 in fio-block-size, 102,782 IOPS at QD32 in fio-rw-ratio'."""
+    return ", ".join(f"{fmt_number(r.iops)} IOPS at QD{int(r.iodepth)} in {r.experiment}" for r in p.itertuples())
