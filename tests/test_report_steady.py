@@ -280,10 +280,12 @@ def test_the_headline_gives_an_asymmetric_interval_as_its_ends_and_the_real_reas
     asymmetric = pd.Series({"key": "idle_latency_ns", "value": 243.6, "value_ci_low": 226.549, "value_ci_high": 265.988,
                             "ci_method": "batch-means", "n": 1})
     assert fp._interval(asymmetric) == "244 [227, 266] (95 %, batch-means)"
-    assert peak["value"] == (
+    # memory_buffer_llc failed on loop (S7-bare M-10): withheld; the reason for no interval on its own row below
+    assert peak["value"].startswith("withheld: memory_buffer_llc failed")
+    row = S.headline[(S.headline["host"] == LOOP) & (S.headline["key"] == "peak_bw_MBps")].iloc[0]
+    assert fp._interval(row) == (
         "20,655 — no interval (one run; its sub-windows: correlated (lag-1 bandwidth 0.53 at 10 batches of 1 "
         "sub-windows))")
-    assert "physical_ceiling not checked" in peak["trust"]
     symmetric = pd.Series({"key": "idle_latency_ns", "value": 100.0, "value_ci_low": 95.0, "value_ci_high": 105.0,
                            "ci_method": "batch-means", "n": 1})
     assert fp._interval(symmetric) == "100 ± 5.00 (95 %, batch-means)"
