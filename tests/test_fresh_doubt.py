@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstor.analysis.validity.steady import fresh_doubt, fresh_row, fresh_spread
+from memstor.analysis.validity.steady import doubt_words, fresh_doubt, fresh_row, fresh_spread
 
 DATA = Path(__file__).parent / "data" / "fresh-doubt"
 
@@ -28,7 +28,9 @@ def test_a_fresh_reference_the_run_contradicts_is_no_reference():
     ev = r["evidence"]
     assert "41,612 IOPS (fio-queue-depth, QD32x4) at 128 outstanding I/Os, is itself in doubt" in ev
     assert "88,491 IOPS at 32 in flight in fio-rw-ratio, 86,257 IOPS at 32 in flight in fio-block-size" in ev
-    assert "(2.07-2.13x its IOPS with no more I/Os in flight, beyond the run-to-run spread of 1.10x)" in ev
+    # S7-bare M-11: the 1.10x floor is assumed (one pair, 1.026x, measured), not called the run-to-run spread
+    assert ("(2.07-2.13x its IOPS with no more I/Os in flight, beyond the 10 % assumed for single runs, not "
+            "measured)") in ev
     assert "another state of the machine" in ev and "2.43" not in ev
 
 
@@ -49,5 +51,9 @@ def test_doubt_needs_more_than_the_run_to_run_spread():
     inside, _ = fresh_doubt(bare, "vm", "randwrite", 4096, 128, 88_490.75 / 1.099, apart_from="fio-queue-depth")
     beyond, _ = fresh_doubt(bare, "vm", "randwrite", 4096, 128, 88_490.75 / 1.101, apart_from="fio-queue-depth")
     assert len(inside) == 0 and list(beyond["experiment"]) == ["fio-rw-ratio"]
+    # the words name the spread as measured only where it was (1cpu's 1.62x), else as assumed (bare's floor)
+    assert doubt_words(beyond, 80_000.0, fresh_spread(one, "vm-1cpu")).endswith(
+        "beyond the run-to-run spread measured here, 1.62x)")
+    assert doubt_words(beyond, 80_000.0, 1.10).endswith("beyond the 10 % assumed for single runs, not measured)")
     fewer, _ = fresh_doubt(bare, "vm", "randwrite", 4096, 16, 41_611.58, apart_from="fio-queue-depth")
     assert fewer.empty     # the 86-88k points ran 32 in flight, more than 16
