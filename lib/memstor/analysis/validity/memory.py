@@ -115,18 +115,21 @@ def _steady_row(host, test: str, passed: pd.DataFrame) -> dict | None:
     return None
 
 
-def _shared_words(g: pd.DataFrame, bad: pd.DataFrame, col: str, k: int, total: int) -> str:
+def _shared_words(g: pd.DataFrame, bad: pd.DataFrame, reason: str, k: int, total: int) -> str:
     """Why k of total failing values are read as the machine's, as the count allows (S7-bare M-9: 'a failure every
     point shares' said of 16 of 18): every value, 'a failure every point shares is a property of this machine, not
     of a point'; fewer, the share against MACHINE_SHARE and the passing values' own figure (%), 'not every point
     shares it'."""
     if k >= total:
         return "a failure every point shares is a property of this machine, not of a point"
+    col, _, _, what = REASONS.get(reason, ("", "", math.nan, reason))
     rest = g.drop(index=bad.index, errors="ignore")
     fig = pd.to_numeric(rest[col], errors="coerce").dropna() if col and col in rest else pd.Series(dtype=float)
-    theirs = f" ({n(fig.min())}-{n(fig.max())} %)" if len(fig) > 1 else f" ({n(fig.iloc[0])} %)" if len(fig) else ""
+    theirs = "" if fig.empty else f" ({what} {n(fig.min())} %)" if len(fig) == 1 else \
+        f" ({what} {n(fig.min())}-{n(fig.max())} %)"
     return (f"a failure {100.0 * k / total:.0f} % of the values share (at least {100 * MACHINE_SHARE:.0f} %) is read "
-            f"as this machine's, not as single points'; not every point shares it: {total - k} pass{theirs}")
+            f"as a property of this machine rather than of single points; not every point shares it: {total - k} "
+            f"pass{theirs}")
 
 
 def _reason_row(host, test: str, bad: pd.DataFrame, reason: str, k: int, total: int, g: pd.DataFrame) -> dict:
@@ -138,7 +141,7 @@ def _reason_row(host, test: str, bad: pd.DataFrame, reason: str, k: int, total: 
         return row(host, "memory_gate", f"{test}: {reason} (machine)", WARN,
                    median if median is not None else 100.0 * k / total,
                    limit if median is not None else None, "%" if median is not None else "% of values",
-                   f"{k} of {total} {test} values fail '{reason}'{figure}: " + _shared_words(g, bad, col, k, total),
+                   f"{k} of {total} {test} values fail '{reason}'{figure}: " + _shared_words(g, bad, reason, k, total),
                    f"the memory results are shown with this machine's {what} as their noise floor"
                    + (f" (~{n(median)} %)" if median is not None else "")
                    + ": differences smaller than it are not findings; the points are not dropped one by one",
