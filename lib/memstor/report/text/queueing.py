@@ -161,7 +161,9 @@ def _bound(k: pd.Series, rising: bool) -> str:
 def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> list:
     """One sentence per host x workload stating N* with its inputs (markdown). The fitted N* is a finding only
     where the checks let it stand (not_valid empty) and its 95 % interval reaches the measured lower bound
-    X_best · R(N_min) (an interval wholly below what the sweep measured is the fit's, not the device's)."""
+    X_best · R(N_min) (an interval wholly below what the sweep measured is the fit's, not the device's). A sweep the
+    same one-job job beat elsewhere (knee_sweep_agrees failed: the gate's not_valid ends with its way out) gets no
+    knee at all, neither fitted nor bounded: its measured points stay."""
     out = []
     for _, k in knees.iterrows():
         who = f"**{md_escape(str(k['host']))}, 4K {k['rw']}**"

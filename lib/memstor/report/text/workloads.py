@@ -120,7 +120,8 @@ def _inputs(g: pd.DataFrame, points: pd.DataFrame, host: str, bs: int) -> tuple[
 def _mix_sentence(g: pd.DataFrame, bs: int, points: pd.DataFrame | None = None, host: str = "") -> str | None:
     """The mixes of one block size against their parts' prediction (total rows, rwmixread in %). A verdict only
     where it holds for every measurement of the parts (the same configuration in another experiment gives another
-    prediction) and the difference beats the run-to-run spread of those parts (at least MIX_TOLERANCE)."""
+    prediction), parts that agree within MIX_TOLERANCE, and a difference beyond the host's run-to-run spread
+    (_mix_verdict)."""
     by = g.set_index("rwmixread")["iops"]
     if 100.0 not in by.index or 0.0 not in by.index or len(by) < 3:
         return None
