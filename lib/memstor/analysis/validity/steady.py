@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis import steady_state
+from memstor.analysis.spread import run_spread
 from memstor.analysis.validity.agreement import AGREE_RATIO, NOT_COMPARED, drive_state, pure_mixes
 from memstor.analysis.validity.gate import gate_steady
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
@@ -233,14 +234,9 @@ def _fresh_points(points: pd.DataFrame, host: str) -> pd.DataFrame:
 
 
 def fresh_spread(points: pd.DataFrame | None, host: str) -> float:
-    """The run-to-run spread (x, >= AGREE_RATIO): the largest ratio between two fresh experiments' IOPS of one
-    configuration (rw, block size, iodepth, numjobs) on the host; AGREE_RATIO where none was measured twice."""
-    p = _fresh_points(points, host) if points is not None else pd.DataFrame()
-    if p.empty or not has(p, "iodepth", "numjobs"):
-        return AGREE_RATIO
-    g = p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"])["iops"]
-    ratio = (g.max() / g.min()).replace([np.inf], np.nan).dropna()
-    return max(AGREE_RATIO, float(ratio.max()) if len(ratio) else 1.0)
+    """The run-to-run spread a difference must beat (x, >= 1.10): memstor.analysis.spread's one rule (the largest
+    ratio between two fresh experiments' IOPS of one configuration on the host, at least the assumed 1.10)."""
+    return run_spread(points, host).limit
 
 
 def fresh_doubt(points: pd.DataFrame | None, host: str, rw: str, bs: float, outstanding: float,
