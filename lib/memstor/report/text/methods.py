@@ -202,7 +202,10 @@ reports; a level that ends far from its size (a factor 2) is named — on a VM t
 with other guests. 4 KiB pages against 2 MiB pages beyond the TLB's reach give the cost of a page walk.
 Memory-level parallelism (loadlat `--mlp`, as multichase's `parallelN`): N independent chains in one
 thread keep N misses in flight, and Little's law turns latency into bandwidth, X = N × 64 B / R: the
-bandwidth is derived from the measured latency (one clock), so it is no check of the law; where it stops growing is how many misses a core can keep outstanding."""),
+bandwidth is derived from the measured latency (one clock), so it is no check of the law; where it stops growing is how many misses a core can keep outstanding.
+Only runs whose measuring thread was on a CPU 90-101 % of the time (hierarchy_cpu_share) give a level, a page walk's
+cost or an MLP figure: a thread that waited for a CPU timed the wait too; the sizes and thread counts left out are
+named."""),
     "read_ratio": Method(
         summary="""Mess (Esmaili-Dokht et al., MICRO 2024) publishes latency–bandwidth curves per DRAM read share; memstor's
 read/write mixes form such a family (a plain store also reads its line for ownership). The published
