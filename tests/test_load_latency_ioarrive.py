@@ -265,9 +265,12 @@ def test_at_low_load_ioarrive_and_fio_agree_on_mean_latency(tmp_path):
     if spread > AGREE_SPREAD:
         pytest.skip(f"the runs spread {100 * spread:.0f} % (> {100 * AGREE_SPREAD:.0f} %): too noisy to judge 10 %: "
                     f"{said}; load average {os.getloadavg()[0]:.1f}")
-    f, s, r, g = (statistics.median(v) for v in (fio_lat, svc, resp, lag))
+    f, s = (statistics.median(v) for v in (fio_lat, svc))
     if statistics.median(woke) > AGREE_WAKE_SHARE * f:
         pytest.skip(f"the scheduler woke ioarrive's submitter over {100 * AGREE_WAKE_SHARE:.0f} % of fio's mean "
                     f"latency late: too loaded to judge 10 %: {said}; load average {os.getloadavg()[0]:.1f}")
     assert abs(s - f) <= 0.10 * f, said
-    assert r - f <= g + 0.10 * f, said
+    # response exceeds fio's by the lag, not more: paired per interleaved run (the median of the responses is not
+    # the median of the services plus the median of the lags: CI drew r 108 = median of 91-146 against s 89 + g 5.5)
+    over = statistics.median(r_ - g_ - f_ for r_, g_, f_ in zip(resp, lag, fio_lat, strict=True))
+    assert over <= 0.10 * f, said
