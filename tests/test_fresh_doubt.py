@@ -5,6 +5,7 @@ fio-rw-ratio) a minute before. Both sides on real rows (tests/data/fresh-doubt/S
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -57,3 +58,16 @@ def test_doubt_needs_more_than_the_run_to_run_spread():
     assert doubt_words(beyond, 80_000.0, 1.10).endswith("beyond the 10 % assumed for single runs, not measured)")
     fewer, _ = fresh_doubt(bare, "vm", "randwrite", 4096, 16, 41_611.58, apart_from="fio-queue-depth")
     assert fewer.empty     # the 86-88k points ran 32 in flight, more than 16
+
+
+def test_the_doubt_gives_the_runs_times_where_the_metas_have_them():
+    """The reviewer's evidence: the sweep's QD32x4 point ended 10:30:55, the block-size and rw-ratio runs that beat
+    it 10:29:46 and 10:30:16 (bare-ends.json, from the run's meta sidecars); without metas no time is claimed."""
+    points = pd.read_csv(DATA / "bare-summary.csv")
+    v = pd.read_csv(DATA / "bare-steady.csv").iloc[0]
+    metas = json.loads((DATA / "bare-ends.json").read_text())
+    r = fresh_row(v, points, metas)
+    assert r is not None and ("; the reference's run ended 10:30:55 UTC, those above it 10:30:16 (fio-rw-ratio), "
+                              "10:29:46 (fio-block-size); it ran in another state of the machine") in r["evidence"]
+    plain = fresh_row(v, points)
+    assert plain is not None and "UTC" not in plain["evidence"]

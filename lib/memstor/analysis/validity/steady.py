@@ -82,8 +82,10 @@ BELOW_FRESH_FAIL = 0.02
 _SECTION = "steady_state"
 
 
-def steady_rows(steady: pd.DataFrame | None, fio: pd.DataFrame | None, points: pd.DataFrame | None) -> list[dict]:
-    """The four steady-state checks per host of the verdict table."""
+def steady_rows(steady: pd.DataFrame | None, fio: pd.DataFrame | None, points: pd.DataFrame | None,
+                metas: list | None = None) -> list[dict]:
+    """The four steady-state checks per host of the verdict table (metas: the points' meta sidecars, each with its
+    device as ``host``, for the times of a fresh reference in doubt)."""
     if not has(steady, "host") or fio is None:
         return []
     rows = []
@@ -102,7 +104,7 @@ def steady_rows(steady: pd.DataFrame | None, fio: pd.DataFrame | None, points: p
             "% of window average", low=0.0, high=TREND_MIN_PCT))
         if len(window):
             rows.append(_length(v, window))
-        fresh = fresh_row(v, points)
+        fresh = fresh_row(v, points, metas)
         if fresh:
             rows.append(fresh)
     return rows
@@ -270,9 +272,26 @@ def doubt_words(above: pd.DataFrame, iops: float, spread: float) -> str:
     return f"{said} ({ratio} its IOPS with no more I/Os in flight, beyond {beyond})"
 
 
-def fresh_row(v: pd.Series, points: pd.DataFrame | None) -> dict | None:
+def ended(metas: list | None, host, point) -> str:
+    """'10:30:55' (UTC): when a point's run ended, from its meta sidecar (``end_time``); '' where not recorded."""
+    for m in metas or []:
+        if str(m.get("host")) == str(host) and str(m.get("point")) == str(point) and m.get("end_time"):
+            return str(m["end_time"])[11:19]
+    return ""
+
+
+def _when(metas: list | None, host, ref: pd.Series, above: pd.DataFrame) -> str:
+    """'; the reference's run ended 10:30:55 UTC, those above it 10:30:16 (fio-rw-ratio), 10:29:46 (fio-block-size)'
+    where the meta sidecars give the times (S7-bare M-1: the sweep ran after the runs that beat it); '' else."""
+    mine = ended(metas, host, ref.get("point"))
+    theirs = [f"{t} ({r.experiment})" for r in above.drop_duplicates("experiment").head(3).itertuples()
+              if (t := ended(metas, host, getattr(r, "point", "")))]
+    return f"; the reference's run ended {mine} UTC, those above it {', '.join(theirs)}" if mine and theirs else ""
+
+
+def fresh_row(v: pd.Series, points: pd.DataFrame | None, metas: list | None = None) -> dict | None:
     """steady_vs_fresh against the queue-depth sweep's point (:func:`_fresh_point`); None without one; not checked
-    where the run contradicts that point (:func:`fresh_doubt`)."""
+    where the run contradicts that point (:func:`fresh_doubt`), with the runs' end times from ``metas``."""
     f = _fresh_point(v, points)
     if f is None:
         return None
@@ -286,7 +305,8 @@ def fresh_row(v: pd.Series, points: pd.DataFrame | None) -> dict | None:
     if len(above):
         why = (f"the fresh reference, {n(fresh)} IOPS (fio-queue-depth, QD{int(f['iodepth'])}x{int(f['numjobs'])}) at "
                f"{int(v['outstanding_io'])} outstanding I/Os, is itself in doubt: the same run measured "
-               f"{doubt_words(above, fresh, spread)}; it ran in another state of the machine, and no fresh "
+               f"{doubt_words(above, fresh, spread)}{_when(metas, v['host'], f, above)}; it ran in another state "
+               "of the machine, and no fresh "
                f"measurement of this configuration agrees with it (steady {n(steady)} IOPS not compared)")
         return unchecked(v["host"], "steady_vs_fresh", v["workload"], why, _SECTION, unit, low=BELOW_FRESH_WARN,
                          high=ABOVE_FRESH_RATIO, consequence="the steady IOPS is not compared with the fresh "
