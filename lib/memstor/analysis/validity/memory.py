@@ -1,8 +1,11 @@
 """``memory_gate``: memstor's quality gate over the MLC/loadlat values of a host (tidy ``ds.mlc`` rows whose
 ``gate`` is ``passed`` or ``failed:<codes>``), per test (loaded_latency, idle_latency, ...). A reason that at
-least MACHINE_SHARE of the values fail for is a property of the machine: ONE warn row with the spread this
-machine shows against the gate's limit, not a failure per point. Each other reason: one warn row with its
-count. No failure: one pass row per test.
+least MACHINE_SHARE of the values fail for is read as a property of the machine: ONE warn row with the spread
+this machine shows against the gate's limit, not a failure per point; its words say 'every point' only where
+every value fails, else the share and the passing values' figure (S7-bare M-9). Each other reason: one warn row
+with its count. No failure: one pass row per test. memory_buffer_llc judges the buffer against the working-set
+curve's last cache step where that curve (read from runs within hierarchy_cpu_share's band) gives one, else
+against the kernel's last-level cache, and names its basis (S7-bare M-10).
 
 Both sides: the value is the share of a test's values failing (band [0, 0] %: any failure warns), or for a
 machine row the median figure against the gate's limit (band [MIN_SPREAD_PCT, limit]). The low side: values
