@@ -145,6 +145,11 @@ def _summary(label: str, rows: pd.DataFrame, metric: str) -> dict:
     if "gate" in rows and rows["gate"].astype(str).eq("not_evaluated:section").all():  # loadlat v0.5's matrices
         notes = notes.str.replace("no sub-windows (loadlat before v0.3)", "no sub-windows (a section loadlat "
                                   "measures in one window)", regex=False)
+    stored = pd.to_numeric(rows.get(f"{metric}_ci_low", pd.Series(dtype=float)), errors="coerce").dropna()
+    if n == 1 and lo != lo and len(stored) and "correlated" not in " ".join(notes):  # R-loop 7.1: another estimator's
+        mid = (float(stored.iloc[0]) + float(pd.to_numeric(rows[f"{metric}_ci_high"], errors="coerce").iloc[0])) / 2
+        notes = pd.concat([notes, pd.Series([f"its sub-windows' interval is centred on {mid:,.1f}, not on this value: "
+                                             "another estimator's (their unweighted mean)"])])
     gate, detail = gate_outcome(rows)
     return {"measurement": label, "tool": tool_name(rows), "value": float(mean), "n": int(n),
             "ci_low": None if lo != lo else float(lo), "ci_high": None if hi != hi else float(hi),
