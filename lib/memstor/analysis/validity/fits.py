@@ -33,7 +33,8 @@ What passing means, and the bounds on both sides (named constants below, with th
   given: no row.
 - ``knee_sweep_agrees``: the queue-depth sweep is the target's (value: the highest IOPS of the same one-job 4 KiB
   job measured by another fresh experiment at a depth inside the sweep, over the sweep's most). High: the
-  run-to-run spread (memstor.analysis.spread); beyond it fail (the knee fit is withheld, the measured points stay).
+  run-to-run spread (memstor.analysis.spread); beyond it fail (the knee fit is withheld, the measured points stay,
+  and the four checks above are ``unchecked`` for the workload: they would judge a fit the report does not state).
   No low bound: a point below the sweep's most is what a depth below the sweep's top gives. Nothing measured
   outside the sweep: ``unchecked``.
 - ``curve_holdout``: the model fitted below 80 % predicts the points above (value: their mean absolute
@@ -96,16 +97,27 @@ def knee_rows(knees: pd.DataFrame | None, qd: pd.DataFrame | None = None,
     checks = (("knee_ceiling", "IOPS"), ("knee_min_latency", "µs"), ("knee_located", "% of sweep (log)"),
               *((("knee_plateau", "IOPS"),) if qd is not None else ()))
     for _, k in knees.iterrows():
-        if points is not None:
-            rows.append(_sweep_agrees(k, points))
-        if num(k.get("X_max_fit_iops")) is None:
-            why = f"the knee fit failed ({k.get('note') or 'no fitted X_max'})"
+        sweep = _sweep_agrees(k, points) if points is not None else None
+        rows += [sweep] if sweep else []
+        why = _no_fit_to_judge(k, sweep)
+        if why:
             rows += [unchecked(k["host"], c, k["rw"], why, _KNEE, u, consequence=_NO_FIT) for c, u in checks]
             continue
         rows += [_ceiling(k), _min_latency(k), _located(k)]
         if qd is not None:
             rows.append(_plateau(k, qd, run_spread(points, str(k["host"])), points))
     return rows
+
+
+def _no_fit_to_judge(k: pd.Series, sweep: dict | None) -> str:
+    """Why the fit checks judge nothing for this workload ('' where they judge): the fit failed, or the sweep it was
+    fitted to is contradicted (knee_sweep_agrees failed: the gate withholds the fit, so a check of it would judge a
+    fit the report does not state)."""
+    if num(k.get("X_max_fit_iops")) is None:
+        return f"the knee fit failed ({k.get('note') or 'no fitted X_max'})"
+    if sweep is not None and sweep["status"] == FAIL:
+        return "the sweep is contradicted: knee_sweep_agrees failed, so its fit is withheld and there is none to judge"
+    return ""
 
 
 def _sweep_agrees(k: pd.Series, points: pd.DataFrame) -> dict:
