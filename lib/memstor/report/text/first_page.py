@@ -15,6 +15,7 @@ import pandas as pd
 
 from memstor.analysis.hierarchy import RISE_LEVEL
 from memstor.analysis.load_latency import answered_from_held
+from memstor.analysis.spread import run_spread
 from memstor.analysis.synthesis import HEADLINE_METRICS
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
@@ -47,6 +48,8 @@ HEADLINE_CHECKS = {
 #: Checks whose failure bears on what a headline value means, not on its number: the value stands and its trust
 #: names the failure (S6-bare M-3: a 'best' IOPS from a sweep still rising is the most measured, not a maximum).
 MEANING_CHECKS = {"knee_plateau": "failed: the sweep still rose, so the most measured, not the device's maximum"}
+#: Headlines that are the most of several single runs, which their run-to-run spread lifts (R-loop 1.1).
+BEST_OF_RUNS = ("best_randread_iops", "best_randwrite_iops")
 #: The steady-state headline's label where the window rule was met but a check leaves the steady state not shown
 #: (memstor.analysis.validity.gate.STEADY_SHOWN_CHECKS warn): the value is a window average, not a steady state.
 NOT_SHOWN_LABEL = "4K random write after preconditioning, steady state not shown"
@@ -184,17 +187,31 @@ def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "")
     if not fails.empty:
         return "not valid (" + ", ".join(dict.fromkeys(fails["check"])) + ")"
     if not warns.empty or not unchecked.empty or not meaning.empty:
-        said = [*(f"{c} {MEANING_CHECKS[c]}" for c in dict.fromkeys(meaning["check"])), *dict.fromkeys(warns["check"]),
-                *(f"{c} not checked" for c in dict.fromkeys(unchecked["check"]))]
-        return "with caveats (" + ", ".join(said) + ")"
+        said = [*(f"{c} {MEANING_CHECKS[c]}" for c in dict.fromkeys(meaning["check"])),
+                *(f"{', '.join(dict.fromkeys(g['check']))} {word}" for g, word in ((warns, "warned"),
+                                                                                  (unchecked, "not checked")) if len(g))]
+        return "with caveats (" + "; ".join(said) + ")"  # one group per status (R-loop 1.3)
     return "sound (its checks pass)"
 
 
-def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFrame:
+def _spread_caveat(trust: str, points: pd.DataFrame | None, host: str) -> str:
+    """A best-of-single-runs headline's trust with the host's run-to-run spread last (memstor.analysis.spread's one
+    rule, R-loop 1.1: the most of single runs is lifted by their spread): 'the most of single runs: may be high by
+    the run-to-run spread measured here, 1.32×' or '... by the 10 % assumed for single runs, not measured'. A
+    withheld value ('not valid') and no points given: unchanged."""
+    if points is None or trust.startswith("not valid"):
+        return trust
+    said = f"the most of single runs: may be high by {run_spread(points, host).short()}"
+    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
+
+
+def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
+                      points: pd.DataFrame | None = None) -> pd.DataFrame:
     """The first page's table: device, quantity (unit), value with its 95 % interval or why it has none, where
     it comes from, and a trust word from the validity checks (validity.csv names them). A value a failed check
     bears on is withheld (the report states no finding whose preconditions failed; the numbers stay in the
-    tables and the checks' evidence). Unmeasured rows are folded into one line per device."""
+    tables and the checks' evidence). A best-of-runs value (BEST_OF_RUNS) names the run-to-run spread of ``points``
+    (memstor.analysis.points.fio_summary) where given. Unmeasured rows are folded into one line per device."""
     out = []
     for host in dict.fromkeys(headline["host"].astype(str)):
         h = headline[headline["host"].astype(str) == host].set_index("key")
@@ -216,6 +233,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None) -> 
                 trust = _caveat(trust, "memory_gate not checked for its section")
             if key in ("idle_latency_ns", "peak_bw_MBps") and (words := dram_words(validity, host)):
                 label, trust = _not_dram(label, trust, words)  # R-loop 1.1: a buffer within the LLC
+            if key in BEST_OF_RUNS:
+                trust = _spread_caveat(trust, points, host)
             if key == "ss_randwrite_iops" and _rows(validity, host, statuses=("warn",))["check"].isin(
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL
