@@ -210,7 +210,7 @@ def test_tlb_cost_of_constructed_curves():
     row = h.cache_levels(ws, CACHES).iloc[-1]
     assert row["level"] == h.TLB_LEVEL and row["latency_ns"] == pytest.approx(30.0) and row["ends_at_bytes"] == first
     same = pd.concat([rows[0].assign(latency_ns=lat, lat_p50_ns=lat), rows[1]], ignore_index=True)
-    assert h.tlb_cost(same)["cost_ns"] is None and "not slower" in h.tlb_cost(same)["note"]
+    assert h.tlb_cost(same)["cost_ns"] is None and "not shown: 4 KiB pages within 10 %" in h.tlb_cost(same)["note"]
     assert "not available" in h.tlb_cost(rows[0])["note"]  # no 2M curve
 
 

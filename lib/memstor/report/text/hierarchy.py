@@ -15,6 +15,14 @@ def _size(v) -> str:
     return "–" if missing(v) else size_text(int(v))
 
 
+def _latency_cell(r: pd.Series) -> str:
+    """A level's latency (ns); the TLB row without one says what its note says: 'not shown' (R-1cpu M10: not
+    'unknown' beside a note that gives the reason; the reason follows the table, :func:`hierarchy_sentences`)."""
+    if missing(r["latency_ns"]):
+        return "not shown" if str(r.get("note") or "").startswith("not shown") else "–"
+    return fmt_number(r["latency_ns"])
+
+
 def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
     """One row per level: device (with several), level, latency (ns and core clocks: the median of the batch
     medians the levels are read from, memstor.analysis.hierarchy; not the mean, which descheduling inflates;
@@ -25,8 +33,9 @@ def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
         "device": levels["host"], "level": levels["level"],
-        "median latency (ns)": levels["latency_ns"].map(fmt_number),
-        "clocks": [("unknown" if missing(c) else fmt_number(c)) for c in levels["clocks"]],  # clock_note: the GHz
+        "median latency (ns)": [_latency_cell(r) for _, r in levels.iterrows()],
+        "clocks": [("–" if missing(r["latency_ns"]) else "unknown" if missing(r["clocks"]) else fmt_number(r["clocks"]))
+                   for _, r in levels.iterrows()],  # clock_note: the GHz; no latency, nothing to convert
         "ends at": levels["ends_at_bytes"].map(_size), "kernel's size": levels["kernel_bytes"].map(_size),
         "agrees": [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
     })
@@ -117,6 +126,8 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         if len(tlb) and not missing(tlb["latency_ns"].iloc[0]):
             text += (f" Page walks (4 KiB against 2 MiB pages) add {fmt_number(tlb['latency_ns'].iloc[0])} ns per "
                      "access in the working-set sweep's batch medians (not the idle means).")
+        elif len(tlb) and str(tlb["note"].iloc[0]).startswith("not shown"):
+            text += f" Page walks (4 KiB against 2 MiB pages): {tlb['note'].iloc[0]}."
         left = g[g["level"] == LEFT_OUT_LEVEL]
         if len(left):  # issue 38, M-4: levels only from the runs whose measuring thread had its CPU
             text += f" Read from the runs that passed hierarchy_cpu_share only: {left['note'].iloc[0]}."
