@@ -157,3 +157,15 @@ def test_the_fit_checks_of_a_contradicted_sweep_are_not_checked_and_of_an_agreei
     assert row(one, "knee_located", "randwrite")["status"] == "pass"
     assert row(one, "knee_plateau", "randwrite")["status"] == "warn"
     assert row(one, "knee_ceiling", "randwrite")["status"] == "pass"
+
+
+def test_a_bound_above_the_interval_prints_with_the_digits_that_show_it():
+    """R-1cpu C7: 'N* ≥ 10.0 ..., above the whole interval' beside '[5.06, 10.0]' (10.04 against the interval's top
+    10.005): now 'N* ≥ 10.04 ... above the whole interval (its top 10.01)'. The other side: a bound within the
+    interval keeps one decimal (the s5 1-CPU randwrite: N* ≥ 7.7)."""
+    from memstor.report.text import queueing as q
+    above = q.knee_sentences(pd.read_csv(DATA / "review-s7" / "knee-1cpu.csv"))[1]
+    assert "the closed-system bound gives N* ≥ 10.04 (X_best is at most the ceiling), above the whole interval (its " \
+        "top 10.01)" in above
+    within = q.knee_sentences(table("knee", "1cpu"), table("summary", "1cpu"))[1]
+    assert "the closed-system bound gives N* ≥ 7.7 (X_best" in within

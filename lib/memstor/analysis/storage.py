@@ -50,9 +50,12 @@ def _reason(row: dict, residual: float | None, engine: str, direct: Any, tol_pct
     if residual is None or math.isnan(residual):
         return "no IOPS or latency to check"
     if residual < -tol_pct:
+        jobs = pd.to_numeric(row.get("numjobs"), errors="coerce")
+        uneven = (f"its {int(jobs)} jobs ending at different times (fewer in flight once the first ends), "
+                  if not pd.isna(jobs) and jobs > 1 else "")  # S7-bare C-7: the size-bounded QD32x4 write
         return (f"IOPS x mean latency is {residual:+.1f}% below the intended outstanding I/O although the depth "
-                f"was reached: fio's own gaps between completion and resubmission (CPU-bound, shared CPU) or a "
-                f"too-short run")
+                f"was reached: fio's own gaps between completion and resubmission (a busy load generator), "
+                f"{uneven}or a too-short run; which, these columns do not show")
     if residual > tol_pct:
         return (f"IOPS x mean latency is {residual:+.1f}% above the intended outstanding I/O, more than a closed "
                 f"loop of that depth can hold (gaps only lower it): fio's IOPS and its mean latency are not on one "

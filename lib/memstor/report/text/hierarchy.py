@@ -36,7 +36,10 @@ def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
         "median latency (ns)": [_latency_cell(r) for _, r in levels.iterrows()],
         "clocks": [("–" if missing(r["latency_ns"]) else "unknown" if missing(r["clocks"]) else fmt_number(r["clocks"]))
                    for _, r in levels.iterrows()],  # clock_note: the GHz; no latency, nothing to convert
-        "ends at": levels["ends_at_bytes"].map(_size), "kernel's size": levels["kernel_bytes"].map(_size),
+        "ends at": [(f"from {_size(r['ends_at_bytes'])}" if str(r["level"]).startswith("TLB") and  # R-loop 9.5: where
+                     not missing(r["ends_at_bytes"]) else _size(r["ends_at_bytes"]))    # the page-walk cost starts
+                    for _, r in levels.iterrows()],
+        "kernel's size": levels["kernel_bytes"].map(_size),
         "agrees": [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
     })
     notes = levels["clock_note"].dropna().astype(str) if "clock_note" in levels else pd.Series([], dtype=str)

@@ -11,6 +11,7 @@ from memstor.analysis.adaptive_grid import knee_of
 from memstor.analysis.validity.gate import WAY_OUT
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
 from memstor.core.schema import missing
+from memstor.core.units import size_text
 from memstor.report.text.workloads import sweep_contradicted
 
 #: The start of the knee gate's way out (memstor.analysis.validity.gate.WAY_OUT['knee']) that knee_sentences leaves
@@ -147,15 +148,21 @@ def _measured(k: pd.Series) -> str:
     return f"X_best = {fmt_number(best)} IOPS{at}, mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N"
 
 
-def _bound(k: pd.Series, rising: bool) -> str:
-    """'from the measured inputs (...) the closed-system bound gives N* ≥ b': X_best is at most the ceiling, so
-    X_best · R(N_min) bounds the knee from below only (no upper bound where the sweep still rises)."""
+def _apart(a: float, b: float) -> int:
+    """The fewest decimals (1-4) at which a and b print differently (R-1cpu C7: N* ≥ 10.04 above an interval's top
+    10.005 printed '10.0' beside '10.0')."""
+    return next((d for d in range(1, 5) if f"{a:.{d}f}" != f"{b:.{d}f}"), 4)
+
+
+def _bound(k: pd.Series, rising: bool, digits: int = 1) -> str:
+    """'from the measured inputs (...) the closed-system bound gives N* ≥ b' (b to ``digits`` decimals): X_best is at
+    most the ceiling, so X_best · R(N_min) bounds the knee from below only (no upper bound where it still rises)."""
     best, at = _best(k)
     why = ("the sweep had not levelled off, so the data set no upper bound" if rising else
            "X_best is at most the ceiling")
     return (f"from the measured inputs (mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
             f"{fmt_number(best)} IOPS{at}, the most the sweep measured) the closed-system bound gives "
-            f"N* ≥ {k['N_star_bound']:.1f} ({why})")
+            f"N* ≥ {k['N_star_bound']:.{digits}f} ({why})")
 
 
 def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> list:
@@ -188,7 +195,8 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
         high = k.get("N_star_fit_ci_high")
         if not missing(high) and not missing(k.get("N_star_bound")) and float(k["N_star_bound"]) > float(high):
             s = (f"{who}: {fit}{shown} ({fit_of}; the interval is from the fit's standard errors only) — not a "
-                 f"finding: {_bound(k, False)}, above the whole interval, so the fitted ceiling is below what "
+                 f"finding: {_bound(k, False, d := _apart(float(k['N_star_bound']), float(high)))}, above the "
+                 f"whole interval (its top {float(high):.{d}f}), so the fitted ceiling is below what "
                  f"the sweep measured; read the measured bound.")
         else:
             s = f"{who}: {fit}**{shown} I/Os in flight** (95 % interval; {fit_of}); {_bound(k, False)}."
@@ -206,6 +214,11 @@ def _doubt(points: pd.DataFrame | None, k: pd.Series) -> str:
     return f" The sweep itself is in doubt:{said.removeprefix('; yet')}." if said else ""
 
 
+def _bs(v) -> str:
+    """'128 KiB ' (a point's block size before its workload, S7-bare C-7), '' where not recorded."""
+    return "" if missing(v) else f"{size_text(int(v))} "
+
+
 def little_sentences(little: pd.DataFrame, most: int = 3) -> list[str]:
     """One sentence per device: at how many points X·R stayed within the ±5 % band of N, the residuals' range,
     and the flagged points (at most `most` named, each with its reason) — the report's Little's law in brief."""
@@ -218,7 +231,7 @@ def little_sentences(little: pd.DataFrame, most: int = 3) -> list[str]:
         span = f" (residuals {res.min():+.1f} to {res.max():+.1f} %)" if len(res) else ""
         text = f"**{host}**: X·R within the ±5 % band of N at {len(g) - len(flagged)} of {len(g)} points{span}"
         if len(flagged):
-            named = "; ".join(f"{r.rw} QD{int(r.iodepth)}×{int(r.numjobs)}: {r.reason}"
+            named = "; ".join(f"{_bs(r.bs_bytes)}{r.rw} QD{int(r.iodepth)}×{int(r.numjobs)} in {r.experiment}: {r.reason}"
                               for r in flagged.head(most).itertuples())
             more = f" and {len(flagged) - most} more" if len(flagged) > most else ""
             text += f"; flagged: {named}{more}"
