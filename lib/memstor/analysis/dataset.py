@@ -90,6 +90,11 @@ class Dataset:
         return self.side.get(name, pd.DataFrame(columns=["host"]))
 
     @property
+    def metas(self) -> list:
+        """Every host's point meta sidecars (HostData.metas), each with its device (host folder) as ``host``."""
+        return [dict(m, host=h.name) for h in self.hosts for m in h.metas]
+
+    @property
     def host_names(self) -> list:
         """Host folder names, sorted."""
         return [h.name for h in self.hosts]

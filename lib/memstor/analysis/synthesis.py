@@ -543,13 +543,13 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     w_runs, w_seconds, w_thermal = ds.fio[ds.fio["table"] == wsat.EXPERIMENT], ds.side_table(wsat.SECONDS), \
         ds.side_table(wsat.THERMAL)
     w_cliffs = wsat.wsat_cliffs(w_runs, w_seconds, w_thermal)
-    w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs)
+    w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs, ds.metas)
     drives = drive_table(ds)
     ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives, **(dram or {}))
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table,
-                           ceilings=ceil, qd=qd)
+                           ceilings=ceil, qd=qd, metas=ds.metas)
     # no finding without its preconditions: the results whose checks failed are emptied, with the reason
     slo, models = gate.gate_open_loop(
         load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.cliffs import CLIFF_COLUMNS, find_cliffs, segment_level
+from memstor.analysis.job_regions import regions_table
 from memstor.analysis.thermal import THERMAL_SERIES_COLUMNS, thermal_verdict
 from memstor.core.schema import missing, truthy
 
@@ -70,10 +71,14 @@ THERMAL_COLUMNS = ["host", "point", "t_s", "temperature_c", "warning_temp_c", "c
                    "available", "reason"]
 
 
-def workload_name(rw, bs_bytes) -> str:
-    """'4 KiB random write' / '128 KiB sequential write' from fio's rw and the block size (bytes)."""
+def workload_name(rw, bs_bytes, overlapped: bool = False) -> str:
+    """'4 KiB random write' / '128 KiB sequential write' from fio's rw and the block size (bytes); '128 KiB write,
+    jobs overlapped (not sequential)' for a sequential run whose jobs all wrote the same span from offset 0
+    (memstor.analysis.job_regions; S7-bare M-12)."""
     bs = int(bs_bytes) if not missing(bs_bytes) else 0
     size = f"{bs // 1024} KiB" if bs and bs % 1024 == 0 else f"{bs} B"
+    if overlapped and not str(rw).startswith("rand"):
+        return f"{size} write, jobs overlapped (not sequential)"
     return f"{size} {'random' if str(rw).startswith('rand') else 'sequential'} write"
 
 
@@ -165,9 +170,14 @@ def _levels(series: pd.DataFrame, cliffs: pd.DataFrame) -> tuple:
     return level, level
 
 
-def wsat_table(runs: pd.DataFrame, seconds: pd.DataFrame, cliffs: pd.DataFrame) -> pd.DataFrame:
+def wsat_table(runs: pd.DataFrame, seconds: pd.DataFrame, cliffs: pd.DataFrame,
+               metas: list | None = None) -> pd.DataFrame:
     """One row per write-saturation run (:data:`WSAT_COLUMNS`): the span and its state, TGBW, burst and
-    sustained levels with their 95 % intervals, the sustained IOPS, how many cliffs and where the first is."""
+    sustained levels with their 95 % intervals, the sustained IOPS, how many cliffs and where the first is. metas
+    (the points' meta sidecars with their device as ``host``, memstor.analysis.dataset.Dataset.metas): a run whose
+    jobs overlapped is named so (:func:`workload_name`), not a sequential write."""
+    regions = regions_table(metas or [])
+    overlapped = {(str(h), str(p)) for h, p, o in zip(regions["host"], regions["point"], regions["overlap"]) if o}
     out = []
     for _, r in _runs(runs).iterrows():
         every, series = _run_series(seconds, r)
@@ -180,7 +190,8 @@ def wsat_table(runs: pd.DataFrame, seconds: pd.DataFrame, cliffs: pd.DataFrame) 
         drops = mine[mine["level_after"] < mine["level_before"]] if len(mine) else mine
         out.append({
             "host": r["host"], "point": r["point"], "config": r.get("config"),
-            "workload": workload_name(r["rw"], r["bs_bytes"]), "rw": r["rw"], "bs_bytes": r["bs_bytes"],
+            "workload": workload_name(r["rw"], r["bs_bytes"], (str(r["host"]), str(r["point"])) in overlapped),
+            "rw": r["rw"], "bs_bytes": r["bs_bytes"],
             "span": r.get("span"), "span_bytes": r.get("span_bytes"), "state_at_start": r.get("state_at_start"),
             "tgbw_GB": r.get("tgbw_GB"), "stopped_by": r.get("stopped_by"), "seconds": len(every),
             "burst_MBps": burst[0], "burst_MBps_ci_low": burst[1], "burst_MBps_ci_high": burst[2],

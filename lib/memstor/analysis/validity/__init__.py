@@ -45,6 +45,8 @@ The checks, one module per family (thresholds are named constants there, each wi
 - ``agreement``: config_agreement (one configuration in two experiments of the same drive state — fresh:
   the PTS and steady-state experiments precondition their own — intervals overlap within 1.25x, else
   within 1.1x without intervals; intervals that miss warn; beyond 1.5x fail, with both numbers);
+- ``regions``: jobs_disjoint (a sequential point with numjobs > 1 whose jobs all started at offset 0 over the
+  same span, no offset_increment: fail, not a sequential workload; each job its own region: pass);
 - ``intervals``: interval_exists (points without a quotable 95 % interval — none, zero width, or wider
   than the value — and why), interval_holds_value (a value below or above its own interval: fail);
 - ``memory``: memory_gate (a gate reason >= 80 % of the values share: one machine-level warn row with the
@@ -92,6 +94,7 @@ from memstor.analysis.validity.invariants import below_closed_rows, ceiling_rows
 from memstor.analysis.validity.memory import buffer_llc_rows, hierarchy_rows, memory_rows
 from memstor.analysis.validity.openloop import cpu_rows, open_loop_rows
 from memstor.analysis.validity.pts import pts_rows
+from memstor.analysis.validity.regions import region_rows
 from memstor.analysis.validity.rows import CHECKS, COLUMNS, FAIL, PASS, SECTIONS, STATUSES, WARN, frame
 from memstor.analysis.validity.steady import steady_rows
 from memstor.analysis.validity.wsat import wsat_rows
@@ -107,14 +110,16 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
                    mem: pd.DataFrame | None = None, curves: pd.DataFrame | None = None,
                    storage_fits: dict | None = None, mem_fits: dict | None = None,
                    sysinfo: dict | None = None, wsat: pd.DataFrame | None = None,
-                   ceilings: pd.DataFrame | None = None, qd: pd.DataFrame | None = None) -> pd.DataFrame:
+                   ceilings: pd.DataFrame | None = None, qd: pd.DataFrame | None = None,
+                   metas: list | None = None) -> pd.DataFrame:
     """The validity table (COLUMNS) from the synthesis tables: fio / mlc (the tidy rows, ``ds.fio``,
     ``ds.mlc``), points (fio_summary), knees, load (open-loop curve), steady (verdicts), headline (long),
     storage / mem (curve tables) with storage_fits {(host, kind, rw): CurveFit} and mem_fits {(host, curve):
     CurveFit}, curves (memory curve points), sysinfo {host: its sysinfo.json dict} (the core count), ceilings
     (memstor.analysis.ceilings.ceilings_table), qd (the closed queue-depth points,
-    memstor.analysis.points.qd_points: knee_plateau). Any may be None: its checks are skipped. Sorted by host,
-    section, check, subject."""
+    memstor.analysis.points.qd_points: knee_plateau), metas (the points' meta sidecars, each with its device as
+    ``host``: jobs_disjoint, the times of steady_vs_fresh's evidence). Any may be None: its checks are skipped.
+    Sorted by host, section, check, subject."""
     rows = [
         *open_loop_rows(load),
         *cpu_rows(fio, sysinfo),
@@ -122,8 +127,9 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *knee_rows(knees, qd, points),
         *holdout_rows(storage_fits, "curves", lambda k: (k[0], f"{k[1]} {k[2]}")),
         *holdout_rows(mem_fits, "memory", lambda k: (k[0], str(k[1]))),
-        *steady_rows(steady, fio, points),
+        *steady_rows(steady, fio, points, metas),
         *agreement_rows(points),
+        *region_rows(metas),
         *interval_rows(points, fio),
         *batch_rows(fio, mlc),
         *memory_rows(mlc),

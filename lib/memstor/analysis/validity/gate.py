@@ -198,11 +198,26 @@ def gate_wsat(wsat: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.Da
         for key, evidence in failed(validity, check).items():
             bad.setdefault(key, f"not valid ({check}): {evidence}; {WAY_OUT.get(check, WAY_OUT['wsat'])}")
     keyed = wsat.assign(_subject=[f"{w} ({p})" for w, p in zip(wsat["workload"], wsat["point"])])
+    overlap = _overlapped(wsat, validity)
+    bad.update(overlap)  # its jobs overlapped: the first reason, before any level's
     out = _gate_reasons(keyed, bad, WSAT_LEVEL_COLUMNS, key="_subject")
     assert out is not None
+    hit = pd.Series([(str(h), str(s)) in overlap for h, s in zip(out["host"], out["_subject"])], index=out.index)
+    if hit.any() and "run_MBps" in out.columns:  # not a sequential workload (S7-bare M-12): no whole-run figure
+        out["run_MBps"] = out["run_MBps"].astype(object).where(~hit, None)
     short = _caveats(validity, "wsat_series")
     out["caveat"] = [short.get((str(h), s), "") for h, s in zip(out["host"], out["_subject"])]
     return out.drop(columns="_subject")
+
+
+def _overlapped(wsat: pd.DataFrame, validity: pd.DataFrame | None) -> dict[tuple[str, str], str]:
+    """{(host, '<workload> (<point>)'): reason} of the write-saturation runs whose jobs_disjoint failed (the check's
+    subject ends with the point in parentheses): not a sequential workload, no figure of it stated."""
+    said = {(h, s[s.rindex("(") + 1:-1]): e for (h, s), e in failed(validity, "jobs_disjoint").items()
+            if s.endswith(")") and "(" in s}
+    return {(str(h), f"{w} ({p})"): f"not valid (jobs_disjoint): {said[(str(h), str(p))]}; not a sequential "
+            "workload: no figure of it is stated" for h, w, p in zip(wsat["host"], wsat["workload"], wsat["point"])
+            if (str(h), str(p)) in said}
 
 
 def _caveats(validity: pd.DataFrame | None, check: str) -> dict[tuple[str, str], str]:

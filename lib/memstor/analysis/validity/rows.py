@@ -45,6 +45,8 @@ CHECKS = {
     "steady_window_trend": "the measurement window holds no monotone trend of 5 % or more that the slope rule let pass",
     "steady_round_length": "rounds last at least 10 s and the window overwrites the span at least once",
     "steady_vs_fresh": "the steady-state IOPS is not above the fresh (queue-depth sweep) IOPS at the same outstanding I/O",
+    "jobs_disjoint": "a sequential point's fio jobs each streamed through their own region of the file "
+                     "(offset_increment), not all over the same blocks from offset 0",
     "config_agreement": "one configuration measured in two experiments agrees within the intervals (or 10 %)",
     "interval_exists": "every point has its 95 % interval (n >= 2, or >= 10 uncorrelated log windows)",
     "interval_holds_value": "every value lies inside its own 95 % interval (both describe the same windows)",

@@ -1,0 +1,71 @@
+"""A sequential point whose fio jobs all ran over the same blocks is not called sequential (issue 38, S7-bare
+M-12): fio-write-saturation's '128 KiB sequential write' ran --rw=write --numjobs=4 --size=1g with no
+offset_increment, four jobs writing the same 1 GiB from offset 0 (the fresh-clone run: 2,436 MB/s in 1.76 s).
+jobs_disjoint fails on such a point's meta and the write-saturation table and text say what ran, with no figure;
+a job memstor builds now (each its own region) passes. Real metas: the bare VM's and the loop device's quick runs
+(tests/data/report-steady/SOURCES.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memstor.analysis.job_regions import regions_table
+from memstor.analysis.validity.regions import region_rows
+from memstor.measure.fio import FioJob, fio_command
+from memstor.report import text
+from report_helpers import synthesise_copy
+
+DATA = Path(__file__).parent / "data" / "report-steady"
+WRITE = "write-bs128k-qd32x4-x4-max60-io_uring-d1-f1g-rep1"
+
+
+def _metas(host: str) -> list[dict]:
+    entries = json.loads((DATA / "processed" / host / "fio-write-saturation-metas.json").read_text())
+    return [dict(e["meta"], host=host, point=e["point"]) for e in entries]
+
+
+@pytest.fixture(scope="module")
+def S(tmp_path_factory):
+    return synthesise_copy(tmp_path_factory, DATA, "regions")
+
+
+def test_the_old_sequential_write_overlapped_and_the_random_one_is_not_judged():
+    rows = region_rows(_metas("vm"))
+    assert len(rows) == 1                       # randwrite draws from the whole file: no region to judge
+    r = rows[0]
+    assert (r["check"], r["status"], r["value"], r["low"], r["high"]) == ("jobs_disjoint", "fail", 4.0, 1.0, 1.0)
+    assert r["subject"] == f"fio-write-saturation write 128k, 4 jobs ({WRITE})"
+    assert r["evidence"] == ("4 jobs of rw=write over the same 1 GiB from offset 0 (fio's size=1g each, no offset_increment): "
+                             "the jobs overlapped")
+    assert r["consequence"].startswith("not a sequential workload")
+
+
+def test_a_job_memstor_builds_now_gives_each_job_its_own_region(tmp_path):
+    job = FioJob(name="w", rw="write", bs="128k", iodepth=32, numjobs=4, size="1g", filename=str(tmp_path / "f"))
+    meta = {"host": "vm", "experiment": "fio-write-saturation", "point": "w", "command": fio_command(job, tmp_path / "o")}
+    table = regions_table([meta])
+    assert list(table["overlap"]) == [False] and list(table["offset_increment_bytes"]) == [256 << 20]
+    (r,) = region_rows([meta])
+    assert (r["status"], r["value"]) == ("pass", 1.0)
+    assert r["evidence"] == "4 jobs of rw=write, each through its own 256 MiB region (offset_increment 256 MiB)"
+    one = FioJob(name="o", rw="write", bs="128k", numjobs=1, size="1g", filename=str(tmp_path / "f"))
+    assert region_rows([dict(meta, command=fio_command(one, tmp_path / "o"))]) == []   # one job: one stream
+
+
+def test_the_report_calls_the_overlapped_run_no_sequential_write_and_gives_no_figure(S):
+    """bare VM (2,627 MB/s whole-run) and loop device: the table row and the sentence say what ran, no MB/s."""
+    for host in ("vm", "vm2-loop-fio328"):
+        v = S.validity[(S.validity["host"] == host) & (S.validity["check"] == "jobs_disjoint")]
+        assert list(v["status"]) == ["fail"]
+        w = S.wsat[(S.wsat["host"] == host) & (S.wsat["point"] == WRITE)].iloc[0]
+        assert w["workload"] == "128 KiB write, jobs overlapped (not sequential)"
+        assert w["run_MBps"] is None and not w["valid"]
+        said = [s for s in text.wsat_sentences(S.wsat[S.wsat["host"] == host], S.wsat_cliffs) if "128 KiB" in s]
+        assert len(said) == 1 and "sequential write" not in said[0] and "MB/s" not in said[0]
+        assert "jobs_disjoint failed: 4 jobs of rw=write over the same 1 GiB from offset 0" in said[0]
+    assert not S.validity["subject"].str.contains("128 KiB sequential write").any()   # page 1 names it so too
+    random = S.wsat[S.wsat["workload"] == "4 KiB random write"]
+    assert len(random) == 2 and random["run_MBps"].notna().all()      # the random runs keep their figure
