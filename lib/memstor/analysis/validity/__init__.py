@@ -50,10 +50,12 @@ The checks, one module per family (thresholds are named constants there, each wi
 - ``intervals``: interval_exists (points without a quotable 95 % interval — none, zero width, or wider
   than the value — and why), interval_holds_value (a value below or above its own interval: fail);
 - ``memory``: memory_gate (a gate reason >= 80 % of the values share: one machine-level warn row with the
-  median spread against the limit; other reasons: a warn row with their count; passing values with a
-  sub-window spread < 0.001 %: warn; values never judged: unchecked), memory_buffer_llc (the runs' smallest
-  buffer / the last-level cache: <= 1x fail, < 4x warn; / the usable memory > 0.5 warn, > 1 fail; no cache
-  size or buffer known: unchecked), hierarchy_cpu_share (per mem-hierarchy test, the lowest share of the time
+  median spread against the limit and the share, 'every point' only where every value fails; other reasons: a
+  warn row with their count; passing values with a sub-window spread < 0.001 %: warn; values never judged:
+  unchecked), memory_buffer_llc (the runs' smallest buffer / the last cache, the working-set curve's last step
+  from runs within hierarchy_cpu_share's band where it gives one, else the kernel's last-level cache, the basis
+  named: <= 1x fail, < 4x warn; / the usable memory > 0.5 warn, > 1 fail; no cache size or buffer known:
+  unchecked), hierarchy_cpu_share (per mem-hierarchy test, the lowest share of the time
   its runs' measuring threads were on a CPU: < 90 % or > 101 % fail; not recorded: unchecked);
 - ``batches``: batch_independence (per experiment / memory table, the share of batch-means intervals from
   batches with lag-1 <= 0.2: any from correlated batches fails);
