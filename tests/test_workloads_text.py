@@ -29,7 +29,7 @@ def mix_points(x_read=90_000.0, x_write=30_000.0, factor=1.0) -> pd.DataFrame:
 def test_block_size_names_both_ends_and_where_the_bandwidth_levels_off():
     s = block_size_sentences(bs_points(), H)[0]
     assert "97,656 IOPS (400 MB/s) at 4 KiB" in s and "1,907 IOPS (2,000 MB/s) at 1 MiB" in s
-    assert "first reaches 90 % of its best (2,000 MB/s) at 256 KiB" in s
+    assert "first reaches 90 % of its best (2,000 MB/s at 1 MiB) between 64 KiB and 256 KiB (no size measured" in s
     rising = block_size_sentences(bs_points((400.0, 800.0, 1000.0, 1200.0, 2000.0)), H)[0]
     assert "still grew up to the largest block measured (1,200 → 2,000 MB/s from 256 KiB to 1 MiB, +66.7 %" in rising
 

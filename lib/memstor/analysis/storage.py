@@ -58,8 +58,8 @@ def _reason(row: dict, residual: float | None, engine: str, direct: Any, tol_pct
                 f"{uneven}or a too-short run; which, these columns do not show")
     if residual > tol_pct:
         return (f"IOPS x mean latency is {residual:+.1f}% above the intended outstanding I/O, more than a closed "
-                f"loop of that depth can hold (gaps only lower it): fio's IOPS and its mean latency are not on one "
-                f"time base (IOPS over the job's runtime, latency per I/O from submission), not the device")
+                f"loop of that depth can hold (gaps only lower it): two time bases (fio's IOPS over the job's "
+                f"runtime, its latency per I/O from submission) would give this; these columns do not show it")
     return ""
 
 
