@@ -481,7 +481,10 @@ def next_steps(S, host: str, profile: str) -> list[str]:
     info = next((h.sysinfo or {} for h in S.dataset.hosts if h.name == host), {})
     machine = info.get("machine") or {}
     label = str((info.get("drive") or {}).get("disk_label") or "")
-    if (machine.get("virtualization") or {}).get("hypervisor") or "virtio" in label:
+    if "loop" in label.lower():  # R-loop 2.2: page 1's loop caveat, not the hypervisor's disk
+        out.append("The storage numbers describe the loop driver and the file behind it: to measure a drive, put "
+                   "`TARGET` on a filesystem on that drive.")
+    elif (machine.get("virtualization") or {}).get("hypervisor") or "virtio" in label:
         out.append("The storage numbers describe the hypervisor's virtual disk: to measure a drive, run on the "
                    "machine that holds it and put `TARGET` on it.")
     if (machine.get("storage_path") or {}).get("layer") and machine.get("wsl"):
