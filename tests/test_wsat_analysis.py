@@ -153,3 +153,17 @@ def test_a_partial_last_second_is_not_a_level():
     s2 = pd.concat([s2, s2.tail(1).assign(t_s=121.0, bw_MBps=200.0)], ignore_index=True)  # 0.4 s of writing
     r2 = wsat.wsat_table(long, s2, wsat.wsat_cliffs(long, s2, None)).iloc[0]
     assert r2["whole_seconds"] == 120 and r2["sustained_MBps"] == pytest.approx(500, rel=0.01)
+
+
+def test_a_run_that_starts_where_the_point_before_left_it_reads_as_a_sentence():
+    """R-loop 5.3: 'from as the point before left it (...; not purged between points)' now 'starting as the point
+    before left it (...)'; the other side: a fresh file still reads 'from fresh test file ...'."""
+    from memstor.report import text
+
+    state = "as the point before left it (p1; not purged between points)"
+    runs = pd.DataFrame([run_row("p1", tgbw_GB=80.0), run_row("p2", tgbw_GB=80.0, state_at_start=state)])
+    sec = pd.concat([seconds("p1"), seconds("p2", seed=1)], ignore_index=True)
+    cliffs = wsat.wsat_cliffs(runs, sec, None)
+    words = text.wsat_sentences(wsat.wsat_table(runs, sec, cliffs), cliffs)
+    assert f"over a test file (the file, not the drive, is the span), starting {state}" in words[1]
+    assert "from fresh test file (created for this run)" in words[0] and "from as " not in " ".join(words)

@@ -101,6 +101,12 @@ def no_cliff_text(r) -> str:
     return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) from start to end."
 
 
+def _from_state(state) -> str:
+    """'from <state>', or 'starting as the point before left it (...)' (R-loop 5.3: 'from as the point ...')."""
+    text = "an unknown state" if missing(state) or not str(state) else str(state)
+    return f"starting {text}" if text.startswith("as ") else f"from {text}"
+
+
 def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[str]:
     """One paragraph per run (markdown): how much was written over which span, the burst and the sustained
     level, where the first cliff is and whether heat explains it; "no cliff" said as a result."""
@@ -110,7 +116,7 @@ def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[
     for _, r in w.iterrows():
         where = "the whole device" if r["span"] == "full_device" else "a test file (the file, not the drive, is the span)"
         head = (f"**{r['host']}, {r['workload']}**: {_gb(r['tgbw_GB'])} GB written over {where}, "
-                f"from {r['state_at_start'] or 'an unknown state'}")
+                f"{_from_state(r['state_at_start'])}")
         if missing(r["sustained_MBps"]):
             why = str(r.get("not_valid") or "")
             whole = "" if missing(r.get("run_MBps")) else f" fio's whole-run figure: {fmt_number(r['run_MBps'])} MB/s."
