@@ -18,6 +18,7 @@ from memstor.core.errors import UsageError
 from memstor.core.schema import MLC_COLUMNS
 from memstor.experiments import load_profile
 from memstor.experiments import mlc_loaded_latency as loaded_latency
+from memstor.experiments._mlc_params import auto_buffer_kib
 from memstor.measure import mlc
 from memstor.parse.mlc import parse_mlc
 from memstor.report import memory_text
@@ -53,7 +54,8 @@ def test_profiles_validate():
         assert p.latency_cpu not in p.load_cpus and p.load_cpus
     std = loaded_latency.validate_params(load_profile("standard", "mlc-loaded-latency"))
     assert std.traffic == ("R", "W3", "W2", "W5", "W6") and std.access_bytes == (64, 256)
-    assert std.delays == loaded_latency.MLC_DELAYS and std.buffer_kib == 1048576
+    assert std.delays == loaded_latency.MLC_DELAYS
+    assert std.buffer_kib == auto_buffer_kib()  # buffer_kib: auto (tests/test_buffer_auto.py)
     assert std.huge_pages is True and std.random_access is False
 
 
@@ -79,7 +81,7 @@ def test_validation_normalises():
     ({"delays": [0, 0]}, r"delays=0 is invalid: it appears twice"),
     ({"seconds_per_point": 0}, r"parameter seconds_per_point=0 is invalid: use a number of seconds > 0"),
     ({"seconds_per_point": "fast"}, r"seconds_per_point='fast'"),
-    ({"buffer_kib": 0}, r"parameter buffer_kib=0 is invalid: use a whole number >= 1"),
+    ({"buffer_kib": 0}, r"parameter buffer_kib=0 is invalid: use a whole number of KiB >= 1, or auto"),
     ({"buffer_kib": 10**12}, r"parameter buffer_kib=1000000000000 is invalid: even one load thread with .* MiB "
                              r"buffers needs .* GiB; 0.1 GiB is usable here"),
     ({"tool": "vtune"}, r"parameter tool='vtune' is invalid: choose one of auto, mlc, loadlat"),

@@ -70,13 +70,17 @@ import pandas as pd
 
 from memstor.experiments._mlc_gate import choose_attempts, machine_codes, remeasure_points
 from memstor.experiments._mlc_params import (
+    AUTO,
+    AUTO_MIN_BUFFER_KIB,
     EXPERIMENT,
+    MIN_BUFFER_LLC_MULTIPLE,
     MLC_DELAYS,
     PACINGS,
     LoadedLatencyParams,
     available_cpus,
     check_for_tool,
     fit_to_memory,
+    llc_bytes,
     memory_need_bytes,
     min_buffer_kib,
     needs_loadlat,
@@ -171,6 +175,9 @@ def run_loaded_latency(params: dict, *, data_root: Path, target_dir: Path | None
     # auto = Intel MLC when installed, but only loadlat paces with exponential delays and mixes any read share
     tool, executable = mlc.resolve_tool("loadlat" if p.tool == "auto" and needs_loadlat(p) else p.tool,
                                         p.mlc_path)
+    if str(params.get("buffer_kib", "")).strip().lower() == AUTO:
+        _say(f"buffer per thread {p.buffer_kib // 1024:,} MiB (buffer_kib auto: {MIN_BUFFER_LLC_MULTIPLE} x the "
+             f"{llc_bytes() / 2**20:,.0f} MiB last-level cache, at least {AUTO_MIN_BUFFER_KIB // 1024} MiB)")
     p, scaled = fit_to_memory(p, usable_memory_bytes(), min_buffer_kib())
     if scaled:
         _say(scaled)

@@ -503,7 +503,7 @@ def next_steps(S, host: str, profile: str) -> list[str]:
         out += [NOT_OPEN_WAY_OUT.get(g, NOT_OPEN_WAY_OUT["fio"]) for g in gens]
     if words := dram_words(S.validity, host):  # memory_buffer_llc failed: R-loop 1.1
         out.append(f"For DRAM figures: a memory buffer of 4x the last-level cache or more (mlc-loaded-latency's "
-                   f"`buffer_kib`; now a {words}).")
+                   f"`buffer_kib: auto` sizes it so; now a {words}).")
     if not _rows(S.validity, host, ("memory",)).query("subject.str.endswith('(machine)')", engine="python").empty:
         out.append("For memory numbers that pass the quality gate: a quiet machine, bare metal if possible.")
     return out or ["Nothing to add: every check passed."]
