@@ -343,3 +343,31 @@ def test_sigkill_during_real_fio_point_resumes_and_kills_fio(tmp_path, test_file
     assert json.loads((d / "q2.json").read_text())["jobs"][0]["read"]["total_ios"] > 0
     assert not any(_alive(w) for w in workers)
     assert json.loads((d / "q2.meta.json").read_text())["killed_stale_fio_pids"] == workers
+
+
+@pytest.mark.fio
+def test_rerun_remeasures_a_point_whose_jobs_overlapped(tmp_path, test_file, direct_ok):
+    """S7-bare M-12 (workstream S item 1): a sequential point of 2 jobs recorded with the old command (no
+    --offset_increment: both jobs over the same 8 MiB from offset 0) is re-measured by a rerun with the same params,
+    not reused; a point recorded with today's command (4 MiB each, offset_increment 4 MiB) and a random point are
+    cached."""
+    jobs = {"seq-nj2": FioJob("seq-nj2", rw="write", bs="128k", numjobs=2, size="8m", runtime_s=0.3,
+                              direct=direct_ok),
+            "rand-nj2": FioJob("rand-nj2", rw="randwrite", bs="4k", numjobs=2, size="8m", runtime_s=0.3,
+                               direct=direct_ok)}
+
+    class TF:
+        path = test_file
+
+    points = [Point(n, {"rw": j.rw}, est_s=0.3) for n, j in jobs.items()]
+    first = run_sweep("fio-regions", points, FioRunner(jobs, TF()), tmp_path / "data", "h", progress=False)
+    assert [r.status for r in first] == ["done", "done"], [r.error for r in first]
+    meta = json.loads(first[0].meta.read_text())
+    assert "--offset_increment=4194304" in meta["command"] and "--size=4194304" in meta["command"]
+    again = run_sweep("fio-regions", points, FioRunner(jobs, TF()), tmp_path / "data", "h", progress=False)
+    assert [r.status for r in again] == ["cached", "cached"]
+    old = [c for c in meta["command"] if not c.startswith("--offset_increment")]     # the job before 3d2d218
+    first[0].meta.write_text(json.dumps(dict(meta, command=[c.replace("--size=4194304", "--size=8m") for c in old])))
+    rerun = run_sweep("fio-regions", points, FioRunner(jobs, TF()), tmp_path / "data", "h", progress=False)
+    assert [r.status for r in rerun] == ["done", "cached"], [r.error for r in rerun]
+    assert "--offset_increment=4194304" in json.loads(rerun[0].meta.read_text())["command"]

@@ -144,6 +144,10 @@ class IdleRunner:
         """As the fio runner: fio JSON with jobs and no job error."""
         return self.inner.complete(raw)
 
+    def same_method(self, p: Point, meta: dict) -> bool:
+        """As the fio runner: the recorded command laid the jobs out as fio_command does now."""
+        return self.inner.same_method(p, meta)
+
     def run(self, p: Point, out_tmp: Path) -> dict:
         """Sleep the point's idle (after a sync), then run its fio job; fio's meta plus the planned idle."""
         idle = float(p.params.get("idle_before_s") or 0)

@@ -18,8 +18,8 @@ Choices (documented here because they change what is measured):
 - ``--thread`` is not used (fio's default processes, as in the seed reports).
 - sequential jobs (read, write, rw) with numjobs > 1 get disjoint regions: ``--size`` = the file size /
   numjobs (whole blocks) and ``--offset_increment`` the same, so job k streams through its own k-th slice
-  (:func:`job_regions`). Without it every clone starts at offset 0 and writes the same blocks as the others:
-  not a sequential stream, and a write-back cache merges them (S7-bare M-12: 4 x 128 KiB writers over one
+  (memstor.measure.fio_regions.job_regions). Without it every clone starts at offset 0 and writes the same
+  blocks as the others: not a sequential stream, and a write-back cache merges them (S7-bare M-12: 4 x 128 KiB writers over one
   1 GiB file, 2,436 MB/s in 1.76 s). fio 3.28-3.42 take ``offset_increment`` alike (options.c).
 
 Open-loop options (all off by default: a job without them gives exactly the command it always gave):
@@ -72,6 +72,7 @@ from memstor.measure.fio_engine import (
 )
 from memstor.measure.fio_output import check_fio_output, json_complete
 from memstor.measure.fio_process import kill_stale_fio, run_fio
+from memstor.measure.fio_regions import SEQUENTIAL_MODES, job_regions, laid_out_alike, region_options  # noqa: F401
 from memstor.measure.precision import Watcher
 from memstor.measure.sweep import sidecar_tmp
 from memstor.parse.fio_status import STATUS_NAME, split_final
@@ -79,8 +80,6 @@ from memstor.parse.fio_status import STATUS_NAME, split_final
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim")
 MIXED_MODES = ("rw", "randrw")
 RANDOM_MODES = ("randread", "randwrite", "randrw", "randtrim")
-#: Modes whose offsets follow each other: several jobs of one get disjoint regions (:func:`job_regions`).
-SEQUENTIAL_MODES = ("read", "write", "rw", "readwrite", "trim")
 #: Seconds fio may take beyond runtime + ramp before it is killed (startup, file layout, teardown).
 TIMEOUT_MARGIN_S = 120.0
 RATE_PROCESSES = ("poisson", "linear")
@@ -381,7 +380,7 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
     cmd += [
         f"--ioengine={job.ioengine}",
         f"--direct={int(bool(job.direct))}",
-        *_region_options(job),
+        *region_options(job),
         *([f"--io_size={job.io_size}"] if job.io_size is not None else []),
         f"--runtime={_ms(job.runtime_s)}",
         f"--ramp_time={_ms(job.ramp_s)}",
@@ -404,26 +403,6 @@ def fio_command(job: FioJob, output: Path) -> list[str]:
         f"--output={output}",
     ]
     return cmd
-
-
-def job_regions(job: FioJob) -> int | None:
-    """Bytes of each job's own region of the file (the file size / numjobs, rounded down to whole blocks) for a
-    sequential job with numjobs > 1; None for one job or random offsets (every job draws from the whole file).
-    UsageError when a region would be smaller than one block."""
-    if job.numjobs <= 1 or job.rw not in SEQUENTIAL_MODES:
-        return None
-    per = job.size_bytes // job.numjobs // job.bs_bytes * job.bs_bytes
-    if per < job.bs_bytes:
-        raise job._bad("numjobs", job.numjobs, f"at most {job.size_bytes // job.bs_bytes} sequential jobs on a "
-                       f"{job.size} file of bs={job.bs} blocks (each job streams through its own region)")
-    return per
-
-
-def _region_options(job: FioJob) -> list[str]:
-    """``--size`` (bytes each job works on), and for a sequential multi-job job ``--offset_increment``: job k
-    starts at k x its region (:func:`job_regions`)."""
-    per = job_regions(job)
-    return [f"--size={job.size}"] if per is None else [f"--size={per}", f"--offset_increment={per}"]
 
 
 #: fio options that stay on a client's command line (not job options): fio_command's output handling.
@@ -590,6 +569,13 @@ class FioRunner:
             err.meta = meta
             raise
         return meta
+
+    def same_method(self, point: Any, meta: dict) -> bool:
+        """False when the point's recorded fio command laid its jobs over the file otherwise than memstor builds the
+        job now (fio_regions.laid_out_alike: a sequential multi-job point measured before job_regions, whose jobs
+        overlapped): memstor.measure.sweep.is_cached then has it re-measured. True for a point without a job here."""
+        job = self.jobs.get(point.name)
+        return job is None or laid_out_alike(job, meta.get("command"))
 
     def complete(self, raw: Path) -> bool:
         """True when raw holds fio JSON with jobs and no job error."""

@@ -260,12 +260,17 @@ def check_name(kind: str, name: str) -> None:
 
 
 def is_cached(point: Point, runner: RawFormat, directory: Path) -> bool:
-    """True when the point's raw file is complete and its meta says done with the same params."""
+    """True when the point's raw file is complete and its meta says done with the same params, and, where the
+    runner has a ``same_method(point, meta)``, measured as the runner would measure it now (else it is re-measured
+    and replaced: not a conflict, the params are the same)."""
     raw = raw_path(directory, point, runner.suffix)
     meta = read_json(meta_path(directory, point))
     if meta is None or meta.get("status") != "done" or not raw.is_file():
         return False
     if "params" in meta and not same_measurement(point, meta["params"]):
+        return False
+    same_method = getattr(runner, "same_method", None)  # e.g. FioRunner: the jobs' regions as built today
+    if same_method is not None and not same_method(point, meta):
         return False
     try:
         return bool(runner.complete(raw))
