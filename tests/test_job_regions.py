@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from memstor.analysis.job_regions import regions_table
@@ -69,3 +70,24 @@ def test_the_report_calls_the_overlapped_run_no_sequential_write_and_gives_no_fi
     assert not S.validity["subject"].str.contains("128 KiB sequential write").any()   # page 1 names it so too
     random = S.wsat[S.wsat["workload"] == "4 KiB random write"]
     assert len(random) == 2 and random["run_MBps"].notna().all()      # the random runs keep their figure
+
+
+def test_the_notebook_names_the_overlapped_run_as_the_report_does():
+    """Workstream S item 2: notebook 55 called wsat_table without metas, so the bare VM's overlapped run (4 jobs
+    over one 1 GiB from offset 0) read '128 KiB sequential write'; through dataset.experiment_metas (what the
+    notebook now passes) it reads as the report's table; the random run keeps its name; no metas file: nothing."""
+    from memstor.analysis import wsat
+    from memstor.analysis.dataset import experiment_metas
+
+    folder = DATA / "processed" / "vm"
+    runs = pd.read_csv(folder / "fio-write-saturation.csv").assign(host="vm")
+    seconds = pd.read_csv(folder / "fio-write-saturation-seconds.csv").assign(host="vm")
+    cliffs = wsat.wsat_cliffs(runs, seconds, None)
+    metas = experiment_metas(DATA, ["vm", "no-such-device"], "fio-write-saturation")
+    assert {m["host"] for m in metas} == {"vm"} and WRITE in {m["point"] for m in metas}
+    named = dict(zip(wsat.wsat_table(runs, seconds, cliffs, metas)["point"],
+                     wsat.wsat_table(runs, seconds, cliffs, metas)["workload"]))
+    assert named[WRITE] == "128 KiB write, jobs overlapped (not sequential)"
+    assert sorted(set(named.values())) == ["128 KiB write, jobs overlapped (not sequential)", "4 KiB random write"]
+    before = wsat.wsat_table(runs, seconds, cliffs)                    # what the notebook computed
+    assert dict(zip(before["point"], before["workload"]))[WRITE] == "128 KiB sequential write"

@@ -330,3 +330,20 @@ def _read_cluster(path: Path, fleet: str, problems: list) -> pd.DataFrame | None
 
 
 # -------------------------------------------------------------------------------------- fio points
+
+
+def experiment_metas(data_root, devices, experiment: str) -> list[dict]:
+    """The point metas of one experiment on each device (``<data_root>/processed/<device>/<experiment>-metas.json``,
+    memstor.experiments._provenance), each with ``host`` (the device), ``experiment`` and ``point``: what a notebook
+    passes where the report passes Dataset.metas (e.g. wsat.wsat_table's jobs_disjoint label). A device without the
+    file, or an unreadable one, adds nothing."""
+    out = []
+    for device in devices:
+        path = Path(data_root).expanduser() / "processed" / str(device) / f"{experiment}{METAS_SUFFIX}"
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        out += [dict(e["meta"], host=str(device), experiment=experiment, point=e.get("point"))
+                for e in entries if isinstance(entries, list) and isinstance(e, dict) and isinstance(e.get("meta"), dict)]
+    return out
