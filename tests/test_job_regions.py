@@ -8,6 +8,7 @@ a job memstor builds now (each its own region) passes. Real metas: the bare VM's
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -44,6 +45,8 @@ def test_the_old_sequential_write_overlapped_and_the_random_one_is_not_judged():
     assert r["consequence"].startswith("not a sequential workload")
 
 
+@pytest.mark.fio  # fio_command asks the installed fio which options it takes
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make env installs it)")
 def test_a_job_memstor_builds_now_gives_each_job_its_own_region(tmp_path):
     job = FioJob(name="w", rw="write", bs="128k", iodepth=32, numjobs=4, size="1g", filename=str(tmp_path / "f"))
     meta = {"host": "vm", "experiment": "fio-write-saturation", "point": "w", "command": fio_command(job, tmp_path / "o")}

@@ -24,10 +24,13 @@ shape = faked_cpu_shape  # a faked machine of n CPUs (tests/conftest.py)
 
 @pytest.fixture
 def machine(monkeypatch):
-    """Install a faked CPU shape and usable memory for the memory family's parameters."""
-    def install(cpu: CpuShape, mem_bytes: int | None = None) -> None:
+    """Install a faked CPU shape, usable memory and last-level cache (bytes; buffer_kib auto is 4 x it: 256 MiB
+    gives the 1 GiB the standard profile had as a number) for the memory family's parameters."""
+    def install(cpu: CpuShape, mem_bytes: int | None = None, llc_bytes: int = 256 * 2**20) -> None:
         monkeypatch.setattr(mp, "cpu_shape", lambda: cpu)
         monkeypatch.setattr(mp, "usable_memory_bytes", lambda: mem_bytes)
+        monkeypatch.setattr(mp, "cache_info", lambda notes: {"L1d_bytes": 48 * 1024, "L1i_bytes": 32 * 1024,
+                                                             "L2_bytes": 2 * 2**20, "L3_bytes": llc_bytes})
     return install
 
 
