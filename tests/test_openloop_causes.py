@@ -177,3 +177,23 @@ def test_the_slo_ratio_to_fios_search_names_two_engines():
     assert ratio_cell(0.5384, "psync", "io_uring") == "0.54 (psync against io_uring)"
     assert ratio_cell(0.5384, "io_uring", "io_uring") == "0.54"
     assert ratio_cell(0.5384, None, "io_uring") == "0.54" and ratio_cell(float("nan"), "psync", "io_uring") == "–"
+
+
+def test_open_faster_than_closed_names_both_engines():
+    """Workstream S round 2, item 3 (S7-bare M-7, df50461): the fresh-clone run's randwrite is faster in the open loop
+    at u50-u98 (-37 % to -92 %) and the explanation named interpolation, device state and configuration but not that
+    the open side ran ioarrive on libaio and the closed side fio on io_uring; now it does, and lists the engine among
+    the differences. One engine on both sides: named, with no 'two I/O engines'."""
+    from memstor.report.text.openloop import _open_closed_sentences
+
+    c = pd.read_csv(Path(__file__).parent / "data" / "slo-held" / "curves-fresh543.csv")
+    g = c[c["rw"] == "randwrite"].reset_index(drop=True)
+    (said,) = _open_closed_sentences(g)
+    assert ("the open loop (ioarrive on libaio, from each I/O's intended arrival) is faster than the closed loop "
+            "(fio on io_uring, from submission) at the same throughput, two I/O engines and two clocks. It should "
+            "not be") in said
+    assert "Other differences between the runs can: another I/O engine and clock (named above), another device" in said
+    same = g.assign(ioengine="io_uring")
+    (said,) = _open_closed_sentences(same)
+    assert "the open loop (ioarrive on io_uring, from each I/O's intended arrival) is faster" in said
+    assert "two I/O engines" not in said and "another I/O engine" not in said

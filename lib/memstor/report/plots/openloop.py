@@ -169,7 +169,7 @@ def rings_drawn(load: pd.DataFrame | None) -> bool:
 def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: str, key: str,
                  seen: set) -> None:
     """One open-loop curve on one panel: a line through every point in offered order; where the loop held
-    (:func:`memstor.report.text.openloop.held_points`) a solid line and filled markers labelled "open loop
+    (:func:`memstor.report.text.loadgen.held_points`) a solid line and filled markers labelled "open loop
     (Poisson)", where it did not a dashed, faded line and markers labelled "offered, loop not held" (or "not
     shown to hold" where no point says it failed); hollow where overloaded, a black × where the ceiling on I/Os
     in flight was reached, "uNN" labels."""

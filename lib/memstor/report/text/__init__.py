@@ -44,15 +44,17 @@ from memstor.report.text.headline import (
 from memstor.report.text.hierarchy import cache_levels_display, hierarchy_sentences, mlp_display
 from memstor.report.text.openloop import (
     LOAD_DISPLAY_COLUMNS,
-    MODEL_BREAK_PCT,
     OPEN_CLOSED_SMALL_PCT,
-    OPEN_LOOP_MODELS,
     load_display,
     load_sentences,
-    models_display,
-    models_empty,
     slo_display,
     windows_note,
+)
+from memstor.report.text.openloop_models import (
+    MODEL_BREAK_PCT,
+    OPEN_LOOP_MODELS,
+    models_display,
+    models_empty,
 )
 from memstor.report.text.pts import (
     cbw_display,
