@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstor.core.errors import MemstorError, PointFailed, UsageError
+from memstor.core.files import set_aside
 from memstor.measure.fio import FioJob, FioRunner, fio_command
 from memstor.measure.fio_engine import choose_engine, fio_binary, fio_engines, fio_version, probe_direct
 from memstor.measure.fio_output import check_fio_output
@@ -370,4 +371,30 @@ def test_rerun_remeasures_a_point_whose_jobs_overlapped(tmp_path, test_file, dir
     first[0].meta.write_text(json.dumps(dict(meta, command=[c.replace("--size=4194304", "--size=8m") for c in old])))
     rerun = run_sweep("fio-regions", points, FioRunner(jobs, TF()), tmp_path / "data", "h", progress=False)
     assert [r.status for r in rerun] == ["done", "cached"], [r.error for r in rerun]
-    assert "--offset_increment=4194304" in json.loads(rerun[0].meta.read_text())["command"]
+    new_meta = json.loads(rerun[0].meta.read_text())
+    assert "--offset_increment=4194304" in new_meta["command"]
+    # the earlier measurement is kept, not replaced: raw file and meta under superseded/<time>/, named by the new meta
+    kept = rerun[0].meta.parent / new_meta["superseded"]
+    assert kept.parent.name == "superseded" and rerun[0].meta.parent == kept.parent.parent
+    assert json.loads((kept / rerun[0].meta.name).read_text())["command"] == [
+        c.replace("--size=4194304", "--size=8m") for c in old]
+    assert json.loads((kept / rerun[0].raw.name).read_text())["jobs"]  # fio's JSON of the first run
+    assert "superseded" not in json.loads(rerun[1].meta.read_text())  # a cached point moved nothing
+
+
+def test_only_a_done_measurement_is_set_aside(tmp_path):
+    """memstor.core.files.set_aside: a point whose meta says failed (or has no meta) has nothing to keep; a done
+    one moves with its sidecar folder, and a second re-measurement gets its own folder."""
+    meta, raw, files = tmp_path / "p.meta.json", tmp_path / "p.json", tmp_path / "p.files"
+    assert set_aside(tmp_path, meta, [raw, files], "2026-11-28T13:00:00Z") is None  # nothing measured yet
+    meta.write_text(json.dumps({"status": "failed"}))
+    assert set_aside(tmp_path, meta, [raw, files], "2026-11-28T13:00:00Z") is None and meta.is_file()
+    meta.write_text(json.dumps({"status": "done"}))
+    raw.write_text("{}")
+    files.mkdir()
+    (files / "lat.log").write_text("1")
+    assert set_aside(tmp_path, meta, [raw, files], "2026-11-28T13:00:00Z") == "superseded/2026-11-28T130000Z"
+    assert not meta.exists() and not raw.exists() and not files.exists()
+    assert (tmp_path / "superseded/2026-11-28T130000Z/p.files/lat.log").read_text() == "1"
+    meta.write_text(json.dumps({"status": "done"}))
+    assert set_aside(tmp_path, meta, [raw, files], "2026-11-28T13:05:00Z") == "superseded/2026-11-28T130500Z"

@@ -119,6 +119,24 @@ def clean_stale_tmp(directory: Path) -> list[Path]:
     return removed
 
 
+#: Folder (inside a raw folder) where a measured point's files go when the point is measured again.
+SUPERSEDED = "superseded"
+
+
+def set_aside(directory: Path, meta: Path, paths: list[Path], stamp: str) -> str | None:
+    """When ``meta`` says done, move it and the existing ``paths`` (a re-measured point's raw file and sidecar
+    folder) into ``directory/superseded/<stamp>/`` so that a new measurement never destroys an old one; return
+    that folder relative to ``directory``, else None. Only call while holding the folder's lock."""
+    if (read_json(meta) or {}).get("status") != "done":
+        return None
+    present = [p for p in [meta, *paths] if p.exists()]
+    dest = Path(directory) / SUPERSEDED / stamp.replace(":", "")
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in present:
+        shutil.move(str(p), str(dest / p.name))
+    return str(dest.relative_to(directory))
+
+
 # -------------------------------------------------------------------------------------------- locks
 
 

@@ -52,6 +52,7 @@ from memstor.core.files import (
     clean_stale_tmp,
     read_json,
     replace_durably,
+    set_aside,
     sweep_lock,
     utc_now,
     write_json,
@@ -91,8 +92,7 @@ class Point:
 
 
 def same_measurement(point: Point, recorded) -> bool:
-    """True when a meta's recorded params describe the same measurement as ``point`` (its params, the
-    ``incidental`` keys aside)."""
+    """True when a meta's recorded params describe the same measurement as ``point`` (incidental keys aside)."""
     new = _normalise(point.params)
     if not (isinstance(recorded, dict) and isinstance(new, dict)):
         return recorded == new
@@ -260,9 +260,8 @@ def check_name(kind: str, name: str) -> None:
 
 
 def is_cached(point: Point, runner: RawFormat, directory: Path) -> bool:
-    """True when the point's raw file is complete and its meta says done with the same params, and, where the
-    runner has a ``same_method(point, meta)``, measured as the runner would measure it now (else it is re-measured
-    and replaced: not a conflict, the params are the same)."""
+    """True when the point's raw file is complete, its meta says done with the same params and, where the runner
+    has a ``same_method(point, meta)``, it was measured as now (else re-measured; the old files set aside)."""
     raw = raw_path(directory, point, runner.suffix)
     meta = read_json(meta_path(directory, point))
     if meta is None or meta.get("status") != "done" or not raw.is_file():
@@ -394,8 +393,7 @@ class SweepFolder:
         return man
 
     def write_manifest(self) -> None:
-        """Write the manifest unless the one there already says the same (:func:`_same_sweep`), so a re-run
-        that measures nothing leaves the raw folder byte for byte as it was."""
+        """Write the manifest unless the one there says the same (:func:`_same_sweep`): a no-op re-run changes nothing."""
         man = self.manifest()
         if not _same_sweep(read_json(self.directory / MANIFEST), man):
             if callable(man.get("sysinfo")):  # collected only now that it is written
@@ -535,12 +533,14 @@ def _run_point(experiment: str, host: str, p: Point, runner: Runner, directory: 
     meta = meta_path(directory, p)
     tmp = directory / f"{raw.name}{TMP_MARK}"
     files_tmp, files = sidecar_tmp(tmp), sidecar_dir(directory, p)
+    aside = set_aside(directory, meta, [raw, files], utc_now())  # a point measured before: kept, not replaced
     base = {
         "experiment": experiment,
         "point": p.name,
         "params": _normalise(p.params),
         "host": host,
         "memstor_version": __version__,
+        **({"superseded": aside} if aside else {}),  # where the point's earlier measurement went
     }
     base.update({k: v for k, v in (extra or {}).items() if k not in base})
     start_wall, t0 = utc_now(), time.monotonic()
