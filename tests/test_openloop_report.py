@@ -396,7 +396,7 @@ def test_load_sentences_per_device_and_workload(tables):
     a_write = _paragraph(paragraphs, "nvme-a", "randwrite")
     assert "Overloaded (achieved < 95 % of the offered rate) at u98 (90.0 % achieved)" in a_write
     assert "coordinated omission" in a_write and "lower bound" in a_write
-    assert "Low-rate anomaly" not in a_write and "Unloaded mean latency" in a_write
+    assert "Low-rate anomaly" not in a_write and "Mean latency at the lightest load that held" in a_write
     b_read = _paragraph(paragraphs, "ssd-b", "randread")
     assert "should not be" not in b_read and "slower than the closed queue-depth loop" in b_read
     assert "Overloaded" not in b_read and "coordinated omission" not in b_read

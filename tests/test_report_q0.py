@@ -291,7 +291,8 @@ def test_the_held_cell_summary_counts_each_reason_instead_of_calling_one_cell_mo
     assert said.startswith("1 of 7 cells held; of the 6 that did not, ioarrive's checks failed: lag at 5 cells, ")
     assert {"independence at 2", "rate at 2", "exp_gaps at 2"} <= set(said.split("; ")[1].split(": ")[1].split(", "))
     assert "; e.g. cell w0-r20: read: p99 lag 486.4 µs" in said and "most" not in said  # µs, not us (S6-bare C-12)
-    assert said in report["pdf" if report["pdf"] else "html"]
+    assert said in report["html"]  # whole: a page break may set a page number and a figure inside the PDF's copy
+    assert report["pdf"] is None or said[:150] in report["pdf"]
 
 
 # ------------------------------------------------------------ item 8: no text over text in the open-loop figure

@@ -42,7 +42,7 @@ CURVE_COLUMNS = [
     "windows_1s",  # the whole 1-s windows iops_cv and min_1s_iops_pct come from (the fewest of the runs); empty: unknown
     *("service_mean_us", "service_p99_us", "lag_p99_us", "lag_bound_us", "generator_cpu_pct", "wake_delay_p99_us",
       "max_outstanding", "pause_per_cpu_s", "pause_max_us", "paused_pct", "queue_requests", "peak_outstanding",
-      "submit_blocked_s"),  # ioarrive's (means)
+      "submit_blocked_s", "runtime_s"),  # ioarrive's (means); runtime_s: the run's offered-arrival time (s)
     "closed_p99_us", "closed_qd",  # the closed sweep's p99 (µs) at its lightest load reaching the achieved IOPS
     "closed_p99_9_us", "closed_p99_99_us",  # that configuration's own p99.9 and p99.99 (µs): its tail
     "ioengine", "closed_ioengine",  # the open loop's I/O engine and the closed sweep's (S7-bare M-7: libaio, io_uring)

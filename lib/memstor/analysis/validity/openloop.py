@@ -71,8 +71,9 @@ THREAD_FAIL_PCT = 90.0
 MIN_CPU_NS_PER_IO = 50.0
 
 _SECTION = "open_loop"
-_GATED = ("the open-loop models (M/M/1, M/D/1, M/G/1, M/G/c) and the open-against-closed comparison for this "
-          "workload are not shown, and its SLO answer comes from the held points alone: at the others the arrivals "
+_GATED = ("the open-loop models (M/M/1, M/D/1, M/G/1, M/G/c) and the open-against-closed curve across this "
+          "workload's rates are not shown; its SLO answer, and any comparison with the closed loop, come from the held "
+          "points alone: at the others the arrivals "
           "were not open (fio: gated by completions; ioarrive: its own checks failed)")
 _OVERSHOT = ("the open-loop models and the SLO answer for this workload are not shown: fio did not offer the "
              "rates they are stated at")

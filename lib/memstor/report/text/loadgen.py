@@ -225,12 +225,13 @@ def held_summary(g: pd.DataFrame) -> str:
 _POINT_NAME = re.compile(r" at [A-Za-z0-9_]+-bs[^\s;,)]*?-u(\d+(?:\.\d+)?)-[^\s;,)]+")
 
 
-def not_open_sentence(reason: str, g: pd.DataFrame | None = None) -> str:
+def not_open_sentence(reason: str, g: pd.DataFrame | None = None, host_rows: pd.DataFrame | None = None) -> str:
     """Where the open loop of one workload held and where not (from the rows, in the generator's terms) and the
     failed checks' evidence (the gate's reason without its way out; its open_loop_held and open_loop_rate parts
     said by the rows instead, X_max named X_ref, a point named by its offered load) — markdown; with ioarrive, what
     its own columns say of why and the way out that follows (memstor.report.text.openloop_causes); what the
-    latencies are follows once for all such workloads (:func:`not_open_closing`)."""
+    latencies are follows once for all such workloads (:func:`not_open_closing`); `host_rows`: every workload's rows
+    of the device (a pause that a held point of any workload also met explains no late point)."""
     g = g if g is not None else pd.DataFrame()
     _, checks = split_reason(reason)
     rows_said = len(g) > 0 and "utilisation_pct" in g.columns
@@ -242,7 +243,7 @@ def not_open_sentence(reason: str, g: pd.DataFrame | None = None) -> str:
         failed = "; ".join(f"{c}: {e}" if c else e for c, e in evidence).replace("X_max", X_REF)
         said += " Failed: " + _POINT_NAME.sub(r" at u\1", failed) + "."
     if rows_said and set(generators(g)) == {IOARRIVE}:  # what its own columns say of why, and the way out
-        why, causes = cause_sentences(g, held_points(g.assign(valid=True)))
+        why, causes = cause_sentences(g, held_points(g.assign(valid=True)), host_rows)
         said += f" {why} {way_out(causes, g)}"
     return said.strip()
 

@@ -286,7 +286,8 @@ def _unloaded_sentence(u: pd.DataFrame) -> list:
                 f"{_ol_float(r.get('low_rate_excess_pct')):.0f} % above the {fmt_number(lat)} µs at {used}. More "
                 "latency at less load is not queueing (between sparse I/Os a drive's power states or the CPU's idle "
                 f"states can add it; nothing here measured which), so the unloaded latency is taken at {used}."]
-    return [f"Unloaded mean latency {fmt_number(lat)} µs (at {used})."]
+    return [f"Mean latency at the lightest load that held: {fmt_number(lat)} µs (at {used} of X_ref, response "
+            "time from the intended arrival, the generator's lag included; not an idle latency)."]
 
 
 #: The per-generator sentences of a workload's flagged points ({where}: their offered loads).
@@ -312,9 +313,11 @@ def _stress_sentences(g: pd.DataFrame, modelled: bool = True) -> list:
     if len(over):
         where = ", ".join(f"{_ol_u(r['utilisation_pct'])} ({_ol_float(r.get('achieved_pct')):.1f} % achieved)"
                           for _, r in over.iterrows())
-        out.append(f"Overloaded (achieved < 95 % of the offered rate) at {where}: the device did not keep up, "
-                   "so the queue grew for the whole run; their latency depends on the run's length, not on a "
-                   "steady state" + (", and the model fit leaves them out." if modelled else "."))
+        out.append(f"Overloaded (achieved < 95 % of the offered rate) at {where}: the device (or the I/O path to "
+                   "it) did not keep up, so the queue grew for the whole run; their latency depends on the run's "
+                   "length, not on a steady state" + (", and the model fit leaves them out" if modelled else "")
+                   + ". X_ref is the best of short closed-loop runs: whether the device sustains it for longer they "
+                   "do not show.")
     ceil = np.array([truthy(v) for v in g["ceiling_reached"]], dtype=bool) if "ceiling_reached" in g.columns \
         else np.zeros(len(g), dtype=bool)
     flag = np.array([v is not None and v == v and not truthy(v) for v in g["open_loop"]], dtype=bool) \
@@ -398,7 +401,7 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
                 invalid = invalid or no_model
                 gens = ordered(generators(g)) or ["fio"]
                 out.append(f"**{md_escape(host)}, {rw}: not an open loop** ({' and '.join(gens)}). "
-                           + not_open_sentence(invalid[0], g))
+                           + not_open_sentence(invalid[0], g, h))
                 named = f"{md_escape(host)} {rw}" if len(hosts) > 1 else rw
                 not_open.setdefault(gens[0], []).append((named, "littles_law: " in invalid[0]))
                 continue
@@ -406,8 +409,9 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
             parts += _unloaded_sentence(_ol_rows(unloaded, host, rw))
             parts += _stress_sentences(g, modelled=not no_model)
             if no_model:  # the SLO answer from the held points; no curve or model across rates that did not hold
-                why = not_open_sentence(no_model[0], g)
-                parts.append("No queueing model and no open-against-closed comparison: " + why[:1].lower() + why[1:])
+                why = not_open_sentence(no_model[0], g, h)
+                parts.append("No queueing model and no open-against-closed curve across its rates (only rates that "
+                             "held are set beside the closed loop, one by one): " + why[:1].lower() + why[1:])
             else:
                 parts += _open_closed_sentences(g) + _model_sentences(_ol_rows(models, host, rw))
             out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts))

@@ -23,6 +23,12 @@ LEVEL_PCT = 15.0
 #: is a queue below the generator's (the I/O path's: the device's or the block layer's), full: submissions wait
 #: for a free slot, whatever the CPUs do.
 QUEUE_SHARE_OF_CAP = 0.5
+#: Submit calls blocked for at least this share of the run (%) delay about that share of its arrivals (at rate X,
+#: blocked time b delays about X b of X T arrivals): enough for the late 1 % (ioarrive's SUBMIT_BLOCKED_PCT).
+BLOCKED_PCT = 1.0
+#: ioarrive at or above this share of one CPU (%) may have waited for the CPU too: the cause is then not said to
+#: be the queue alone (third read S8-bare M-3: 97-101 % of one CPU at u30/u50).
+BUSY_CPU_PCT = 90.0
 #: Ways out, by the cause the columns support.
 WAY_OUT = {
     "request_queue": "lower offered rates, or a deeper request queue on the disk (its nr_requests)",
@@ -156,15 +162,21 @@ def closed_tail(rows: pd.DataFrame) -> str:
 
 
 def _at(rows: pd.DataFrame, what: str, queue: str) -> str:
-    """'at u80, u90 <what>, with <the generator's columns>: the submissions waited for <queue>, not for a CPU'."""
-    return f"at {_us(rows)} {what}, with {_facts(rows)}: the submissions waited for {queue}, not for a CPU"
+    """'at u80, u90 <what>, with <the generator's columns>: the submissions waited for <queue>, not for a CPU' (or,
+    where ioarrive used BUSY_CPU_PCT of a CPU or more, 'and perhaps for a CPU as well')."""
+    busy = bool((_num(rows, "generator_cpu_pct") >= BUSY_CPU_PCT).any())
+    return (f"at {_us(rows)} {what}, with {_facts(rows)}: the submissions waited for {queue}"
+            + (" and perhaps for a CPU as well" if busy else ", not for a CPU"))
 
 
 def _queue_full(late: pd.DataFrame) -> pd.Series:
-    """Per late row: ioarrive's submit calls blocked (submit_blocked_s > 0) with at least the disk's request queue
-    (queue_requests, its nr_requests) in flight at some time (peak_outstanding): the block layer's queue was full."""
+    """Per late row: ioarrive's submit calls blocked for at least BLOCKED_PCT of the run (runtime_s; where not
+    recorded, at all) with at least the disk's request queue (queue_requests, its nr_requests) in flight at some
+    time (peak_outstanding): the block layer's queue was full long enough to make the late 1 %."""
     peak, queue, blocked = (_num(late, c) for c in ("peak_outstanding", "queue_requests", "submit_blocked_s"))
-    return pd.Series((peak >= queue) & (blocked > 0), index=late.index)
+    run = _num(late, "runtime_s")
+    enough = np.where(np.isfinite(run), blocked >= BLOCKED_PCT / 100.0 * run, blocked > 0)
+    return pd.Series((peak >= queue) & enough, index=late.index)
 
 
 def _levelled(late: pd.DataFrame) -> pd.Series:
@@ -191,7 +203,7 @@ def _facts(rows: pd.DataFrame) -> str:
     return ", ".join(s.strip() for s in said if s.strip())
 
 
-def late_causes(g: pd.DataFrame) -> tuple[str, set]:
+def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple[str, set]:
     """(sentence, causes) over the points whose lag check failed: where ioarrive's submit calls blocked with the
     disk's request queue full (:func:`_queue_full`: 'request_queue'), where their I/Os in service levelled well
     under the generator's cap (the I/O path's queue full: 'queue'), and at the others whether the submitter's sleeps
@@ -221,8 +233,9 @@ def late_causes(g: pd.DataFrame) -> tuple[str, set]:
         bound = _num(rest, "lag_bound_us")
         woke, paused = _num(rest, "wake_delay_p99_us") >= bound, _num(rest, "pause_max_us") >= bound
         # a pause as long at a rate that held does not tell the late ones apart (third read S7-bare M-4)
-        flags = g["open_loop"] if "open_loop" in g else pd.Series(False, index=g.index)
-        calm = _num(g[flags.map(lambda v: not missing(v) and bool(truthy(v)))], "pause_max_us")
+        every = g if host_rows is None else host_rows  # the machine paused for every workload (S8-bare M-4)
+        flags = every["open_loop"] if "open_loop" in every else pd.Series(False, index=every.index)
+        calm = _num(every[flags.map(lambda v: not missing(v) and bool(truthy(v)))], "pause_max_us")
         if np.isfinite(calm).any():
             paused &= _num(rest, "pause_max_us") > np.nanmax(calm)
         why = "; ".join(f"{what} at {_us(rest[hit])}" for what, hit in (
@@ -248,8 +261,10 @@ def way_out(causes: set, g: pd.DataFrame) -> str:
     return "For an open loop: " + "; or ".join(ways) + "; until then read the queue-depth sweep's closed-loop curve."
 
 
-def cause_sentences(g: pd.DataFrame, held_mask: np.ndarray) -> tuple[str, set]:
+def cause_sentences(g: pd.DataFrame, held_mask: np.ndarray, host_rows: pd.DataFrame | None = None
+                    ) -> tuple[str, set]:
     """(markdown, causes) of one ioarrive workload whose loop did not hold: its held points (`held_mask`) beside the
-    closed loop, then the late points' facts and supported causes."""
-    late, causes = late_causes(g)
+    closed loop, then the late points' facts and supported causes (`host_rows`: every workload's rows of its host,
+    whose held points tell whether a pause explains a late one)."""
+    late, causes = late_causes(g, host_rows)
     return " ".join(s for s in (held_beside_closed(g, held_mask), late) if s), causes
