@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from memstor.report.text.openloop import _stress_sentences, _unloaded_sentence
+from memstor.report.text.openloop import _stress_sentences, _unloaded_sentence, x_ref_beaten
 from memstor.report.text.openloop_causes import _queue_full, late_causes
+from report_helpers import synthesise_copy
 
 DATA = Path(__file__).parent / "data" / "slo-held"
 
@@ -62,3 +63,28 @@ def test_overloaded_points_say_x_ref_came_from_short_closed_loop_runs():
     assert "Overloaded (achieved < 95 % of the offered rate) at u90 (80.9 % achieved)" in said
     assert "X_ref is the best of short closed-loop runs" in said and "model fit" not in said
 
+
+
+# ------------------------------------------------------------------ R-loop 8.1: X_ref from a sweep the job beat
+
+LOOP = "vm2-loop-fio328"
+
+
+@pytest.fixture(scope="module")
+def loop_points(tmp_path_factory) -> pd.DataFrame:
+    """The loop run's measured points (its queue-depth and block-size tables: tests/data/report-steady)."""
+    return synthesise_copy(tmp_path_factory, Path(__file__).parent / "data" / "report-steady", "xref").points
+
+
+def test_x_ref_from_a_sweep_the_same_job_beat_is_said_to_be_in_doubt(loop_points):
+    c = pd.read_csv(DATA / "curves-loop328.csv")
+    w = c[c["rw"] == "randwrite"]
+    assert w["x_max_source"].iloc[0].startswith("fio-queue-depth table")
+    (said,) = x_ref_beaten(w, loop_points, LOOP, "randwrite")
+    assert said.startswith("X_ref (75,230 IOPS, the queue-depth sweep's best) is itself in doubt")
+    assert "121,409 IOPS at QD32 in fio-block-size" in said and "(1.61× X_ref" in said
+    assert "the highest, u98, is 0.61× of 121,409 IOPS" in said
+    r = c[c["rw"] == "randread"]  # the sweep's read was not beaten (0.95x)
+    assert x_ref_beaten(r, loop_points, LOOP, "randread") == []
+    other = w.assign(x_max_source="fio-block-size table: QD32x1, 121,409 IOPS")  # X_ref already the best run
+    assert x_ref_beaten(other, loop_points, LOOP, "randwrite") == []

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.load_latency import NOT_MONOTONE, answered_from_held, lowest_held
+from memstor.analysis.spread import points_said, sweep_beaten
 from memstor.analysis.validity.gate import not_valid_reasons
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import truthy
@@ -372,7 +373,28 @@ def _open_closed_sentences(g: pd.DataFrame) -> list:
     return [s]
 
 
-def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, unloaded: pd.DataFrame) -> list:
+def x_ref_beaten(g: pd.DataFrame, points: pd.DataFrame | None, host: str, rw: str) -> list:
+    """'X_ref (75,231 IOPS, the queue-depth sweep's best) is itself in doubt: ...' where the rates are shares of the
+    queue-depth sweep's best and the same one-job job measured more than it elsewhere, beyond the run-to-run spread
+    (memstor.analysis.spread.sweep_beaten; fourth read R-loop 8.1: 'u98' was 0.61x the 121,409 IOPS one job measured
+    at QD32); [] otherwise (tables measured since e394f21 take X_ref from every closed-loop run)."""
+    src = g["x_max_source"].dropna().astype(str) if "x_max_source" in g else pd.Series(dtype=str)
+    x_ref = float(np.nanmax(pd.to_numeric(g["x_max_iops"], errors="coerce"))) if "x_max_iops" in g else math.nan
+    if points is None or src.empty or not src.iloc[0].startswith("fio-queue-depth") or not x_ref == x_ref:
+        return []
+    _, above, spread = sweep_beaten(points, host, rw)
+    above = above[above["iops"] > spread.limit * x_ref] if len(above) else above
+    if above.empty:
+        return []
+    top = float(above["iops"].max())
+    return [f"X_ref ({_ol_fmt(x_ref)} IOPS, the queue-depth sweep's best) is itself in doubt: the same one-job job "
+            f"measured {points_said(above)} ({top / x_ref:.2f}× X_ref, beyond {spread.short()}), so the offered loads "
+            f"are shares of a figure the device beat (the highest, {_ol_u(np.nanmax(g['utilisation_pct']))}, is "
+            f"{np.nanmax(g['utilisation_pct']) / 100 * x_ref / top:.2f}× of {fmt_number(top)} IOPS)."]
+
+
+def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, unloaded: pd.DataFrame,
+                   points: pd.DataFrame | None = None) -> list:
     """What was measured (one paragraph per generator, :func:`measured_sentences`), then one markdown paragraph
     per device x workload of the open loop: the SLO answer (per p99 target), the unloaded latency and the
     low-rate anomaly when flagged, overloaded points, points at the generator's ceiling and points whose loop did
@@ -381,7 +403,8 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
     steady points it predicts, most points first) and where each breaks; a workload whose open loop did not
     hold (memstor.analysis.validity.gate) gets where it held and the failed checks instead
     (memstor.report.text.loadgen.not_open_sentence), and the workloads of one generator that did not hold one
-    closing paragraph at the end (what their latencies are, the way out). Inputs: the tables of
+    closing paragraph at the end (what their latencies are, the way out); X_ref in doubt where the sweep it came
+    from was beaten (:func:`x_ref_beaten`, from the measured `points`). Inputs: the tables of
     memstor.analysis.load_latency (curve_table, slo, models, unloaded); any may be empty."""
     if load is None or len(load) == 0:
         return []
@@ -401,7 +424,7 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
                 invalid = invalid or no_model
                 gens = ordered(generators(g)) or ["fio"]
                 out.append(f"**{md_escape(host)}, {rw}: not an open loop** ({' and '.join(gens)}). "
-                           + not_open_sentence(invalid[0], g, h))
+                           + " ".join([not_open_sentence(invalid[0], g, h), *x_ref_beaten(g, points, host, rw)]))
                 named = f"{md_escape(host)} {rw}" if len(hosts) > 1 else rw
                 not_open.setdefault(gens[0], []).append((named, "littles_law: " in invalid[0]))
                 continue
@@ -414,7 +437,7 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
                              "held are set beside the closed loop, one by one): " + why[:1].lower() + why[1:])
             else:
                 parts += _open_closed_sentences(g) + _model_sentences(_ol_rows(models, host, rw))
-            out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts))
+            out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts + x_ref_beaten(g, points, host, rw)))
     for gen, said in not_open.items():
         out.append(not_open_closing([w for w, _ in said], gen, any(lit for _, lit in said)))
     return out
