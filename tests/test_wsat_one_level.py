@@ -101,3 +101,27 @@ def test_burst_and_sustained_of_one_window_are_not_compared():
     assert gone["cliffs"] == "not determined"  # a level the gate withheld (wsat_one_level failed: loop's 4 KiB)
     words = text.wsat_sentences(w[w["point"] == RUN4K], None)[0]
     assert "(so no interval is given for it). A drive" in words
+
+
+def test_cliffs_not_found_only_where_a_run_could_tell():
+    """R-loop p5 (fourth read): 'Cliffs: none — no cliff found' below a table reading 'not determined' for both
+    runs (wsat_one_level failed for 4 KiB); bare's 15 s run warned too short: not determined either; a run whose
+    level stands and that was long enough says 'none found'."""
+    w, _ = _gated("vm2-loop-fio328")
+    words = text.cliffs_empty(w)
+    assert "no cliff found" not in words and "not determined for 4 KiB random write" in words
+    one = w.copy()
+    one["sustained_MBps"], one["caveat"] = 200.0, ""
+    assert text.cliffs_empty(one).startswith("none: no cliff found")
+
+
+def test_stalls_of_the_series_are_said_level_or_not():
+    """R-loop p5: the 4 KiB series' seconds 5, 10 and 15 at 26-39 MB/s (p99 0.68-0.85 s) beside 145-249 MB/s,
+    never mentioned; bare's series (262-ish MB/s throughout) has none."""
+    secs = pd.read_csv(REVIEW / "wsat-seconds-s5.csv")
+    w, _ = _gated("vm2-loop-fio328")
+    words = text.wsat_sentences(w, None, secs)[0]
+    assert "Stalls: seconds 5, 10 and 15 at 26.1-38.7 MB/s" in words and "0.68-0.85 s" in words
+    assert "Stalls" not in text.wsat_sentences(w, None)[0]
+    bare, _ = _gated("vm")
+    assert "Stalls" not in text.wsat_sentences(bare, None, secs)[0]

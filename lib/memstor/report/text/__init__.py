@@ -85,13 +85,13 @@ from memstor.report.text.steady_state import (
     steady_sentences,
 )
 from memstor.report.text.systems import SYSTEM_FIELDS, command_sentence, commands, systems_table
-from memstor.report.text.wsat import cliffs_display, wsat_display, wsat_sentences
+from memstor.report.text.wsat import cliffs_display, cliffs_empty, wsat_display, wsat_sentences
 
 __all__ = [
     "ci_text", "fixed", "fmt_ci", "fmt_interval", "fmt_number", "fmt_se", "md_escape",
     "headline_evidence", "precision_sentence", "page_walk_sentence", "memory_figures_display",
     "no_memory_figures_sentence",
-    "wsat_display", "wsat_sentences", "cliffs_display", "ceilings_display", "cache_levels_display",
+    "wsat_display", "wsat_sentences", "cliffs_display", "cliffs_empty", "ceilings_display", "cache_levels_display",
     "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display", "pts_summary",
     "xsr_display", "cbw_display",
     "dirth_display", "summary_caption", "gated_roles", "gated_histograms",

@@ -107,11 +107,66 @@ def _from_state(state) -> str:
     return f"starting {text}" if text.startswith("as ") else f"from {text}"
 
 
-def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None) -> list[str]:
+#: A whole second below this share of its run's median second is a stall (a dip, not a level: the cliff detector
+#: looks for lasting changes only). R-loop p5: seconds 5, 10 and 15 of the 4 KiB run at 26-39 MB/s beside 145-249.
+STALL_SHARE = 0.25
+
+
+def stalls_text(r, seconds: pd.DataFrame | None) -> str:
+    """' Stalls: seconds 5, 10 and 15 at 26-39 MB/s (p99 completion latency 0.68-0.85 s), under 25 % of the
+    run's median second of 180 MB/s.' for a run (wsat_table row) whose whole seconds (t_s <= whole_seconds) hold
+    any below :data:`STALL_SHARE` of their median MB/s; '' where none or no series."""
+    if seconds is None or seconds.empty or missing(r.get("whole_seconds")):
+        return ""
+    s = seconds[(seconds["host"] == r["host"]) & (seconds["point"] == r["point"])]
+    s = s[s["t_s"] <= int(r["whole_seconds"])]
+    if len(s) < 3:
+        return ""
+    med = float(s["bw_MBps"].median())
+    low = s[s["bw_MBps"] < STALL_SHARE * med]
+    if low.empty:
+        return ""
+    secs = [str(int(t)) for t in low["t_s"]]
+    which = secs[0] if len(secs) == 1 else ", ".join(secs[:-1]) + " and " + secs[-1]
+    bw = f"{fmt_number(low['bw_MBps'].min())}-{fmt_number(low['bw_MBps'].max())}" if len(low) > 1 else fmt_number(
+        low["bw_MBps"].iloc[0])
+    p99 = ""
+    if "clat_p99_us" in low.columns and low["clat_p99_us"].notna().all():
+        lo, hi = low["clat_p99_us"].min() / 1e6, low["clat_p99_us"].max() / 1e6
+        p99 = f" (p99 completion latency {lo:.2f}-{hi:.2f} s)" if len(low) > 1 else f" (p99 completion latency {hi:.2f} s)"
+    return (f" Stalls: second{'s' if len(secs) > 1 else ''} {which} at {bw} MB/s{p99}, under "
+            f"{STALL_SHARE * 100:.0f} % of the run's median second of {fmt_number(med)} MB/s (dips, not cliffs: the "
+            "run recovered after each; what caused them is not measured here).")
+
+
+def cliffs_empty(w: pd.DataFrame | None) -> str:
+    """What the cliffs table says when it has no row: 'none found' only for runs whose series could tell a cliff
+    from none (:func:`_told`), 'not determined' for the others (R-loop p5: 'none — no cliff found' below a table
+    reading 'not determined' for both runs)."""
+    if w is None or w.empty:
+        return "no write-saturation run"
+    told = _told(w)
+    names = [str(x) for x in w["workload"]]
+    yes = [n for n, t in zip(names, told) if t]
+    no = [n for n, t in zip(names, told) if not t]
+    if not no:
+        return "none: no cliff found in any run"
+    nd = f"not determined for {', '.join(no)} (a series that could not tell a cliff from none: the table and sentences above)"
+    return f"none found in {', '.join(yes)}; {nd}" if yes else nd
+
+
+def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None,
+                   seconds: pd.DataFrame | None = None) -> list[str]:
     """One paragraph per run (markdown): how much was written over which span, the burst and the sustained
-    level, where the first cliff is and whether heat explains it; "no cliff" said as a result."""
+    level, where the first cliff is and whether heat explains it; "no cliff" said as a result; any stalls of its
+    per-second series (:func:`stalls_text`, with ``seconds``), its level stated or not."""
     if w is None or w.empty:
         return []
+    return [p + stalls_text(r, seconds) for p, (_, r) in zip(_paragraphs(w, cliffs), w.iterrows())]
+
+
+def _paragraphs(w: pd.DataFrame, cliffs: pd.DataFrame | None) -> list[str]:
+    """The paragraph of each run of :func:`wsat_sentences`, without its stalls."""
     out = []
     for _, r in w.iterrows():
         where = "the whole device" if r["span"] == "full_device" else "a test file (the file, not the drive, is the span)"
