@@ -30,11 +30,16 @@ def precision_sentence(points: pd.DataFrame) -> str:
             + "; ".join(parts) + ". `precision_reached` in `summary.csv` says which.")
 
 
-def page_walk_sentence(mlc: pd.DataFrame, host: str) -> str:
-    """The idle latency of one device with huge and with 4 KiB pages, and the page-walk cost (markdown)."""
+def page_walk_sentence(mlc: pd.DataFrame, host: str, validity: pd.DataFrame | None = None) -> str:
+    """The idle latency of one device with huge and with 4 KiB pages, and the page-walk cost (markdown); where
+    host's memory_buffer_llc failed (:func:`dram_words`) no page-walk cost is stated (S8-bare B-1: '+51.5 ns
+    (+28 %)' from the 256 MiB buffer page 1 withholds): the values are that buffer's, not DRAM's."""
     rows = mlc[(mlc["host"] == host) & mlc["ok"]]
     if not (rows["test"] == "idle_latency").any():
         return "no idle-latency measurement."
+    if words := dram_words(validity, host):
+        return (f"the idle latencies of the table are withheld as DRAM figures, memory_buffer_llc failed ({words}): "
+                "no page-walk cost is stated from them (§4.5's page-walk row is the working-set curves').")
     return page_walk_text(rows)
 
 
@@ -57,10 +62,19 @@ def no_memory_figures_sentence(cache_levels: pd.DataFrame | None) -> str:
             "mlc-loaded-latency`)" + ("; the memory hierarchy's working-set sweep is in §4.5." if swept else "."))
 
 
-def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
+def _used_as(role, host, validity: pd.DataFrame | None) -> str:
+    """'the headline', or 'withheld: memory_buffer_llc failed' for the headline's value of a host whose
+    buffer is not shown to be DRAM (page 1 withholds it: S8-bare B-1), '' for the others."""
+    if role != "headline":
+        return ""
+    return "withheld: memory_buffer_llc failed (not shown to be DRAM)" if dram_words(validity, host) else "the headline"
+
+
+def memory_figures_display(figs: pd.DataFrame | None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
     """memstor.analysis.memory_figures.memory_figures for the report: device (with several), quantity (with
     its unit), what was measured, tool, value [95 % interval] (the value alone without one), n, its runs under
-    the quality gate ('failed: latency_unstable', 'passed', 'not judged') and which one the headline uses."""
+    the quality gate ('failed: latency_unstable', 'passed', 'not judged') and which one the headline uses
+    (withheld, as on page 1, where memory_buffer_llc failed: :func:`_used_as`)."""
     cols = ["device", "quantity", "measured as", "tool", "value [95 % interval]", "n", "gate", "used as"]
     if figs is None or figs.empty:
         return pd.DataFrame(columns=cols)
@@ -72,7 +86,7 @@ def memory_figures_display(figs: pd.DataFrame | None) -> pd.DataFrame:
                                   zip(figs["value"], figs["ci_low"], figs["ci_high"])],
         "n": [("–" if missing(k) else str(int(k))) for k in figs["n"]],
         "gate": figs["gate"].fillna("") if "gate" in figs else "",  # S6-bare C-11: a failed one was unmarked
-        "used as": figs["role"].map({"headline": "the headline", "also measured": ""}).fillna(""),
+        "used as": [_used_as(r, h, validity) for r, h in zip(figs["role"], figs["host"])],
     })
     return out if figs["host"].nunique() > 1 else out.drop(columns="device")
 
