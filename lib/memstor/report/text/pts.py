@@ -119,28 +119,47 @@ def _no_roles(validity: pd.DataFrame | None, host) -> bool:
                 or len(_test_checks(validity, host, "pts_steady_state", "DIRTH")))
 
 
+def _unrepeated(validity: pd.DataFrame | None, host) -> set[tuple[str, str]]:
+    """The (threads, queue depth) of the DIRTH points on ``host`` whose rerun failed pts_repeat ('DIRTH T1 Q1
+    rerun'): a role on such a point rests on one run that did not repeat (S8-bare M-2: 'min 7,770 IOPS at T1 Q1',
+    rerun 5,690, 0.732x)."""
+    out = set()
+    for subject in _checks(validity, host, "pts_repeat")["subject"]:
+        m = re.match(r"DIRTH T(\d+) Q(\d+) rerun", str(subject))
+        if m:
+            out.add((_int(m.group(1)), _int(m.group(2))))
+    return out
+
+
 def gated_roles(dirth: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFrame:
     """``dirth`` with the roles its checks do not support removed, per device: none where pts_demand or
     pts_steady_state failed (:func:`_no_roles`: no demand-intensity result), no 'optimal' or 'mid' where
-    dirth_optimal failed (no point reached the ceiling: the 'optimal' point is the grid's corner)."""
+    dirth_optimal failed (no point reached the ceiling: the 'optimal' point is the grid's corner), and none on a
+    point whose rerun failed pts_repeat (:func:`_unrepeated`)."""
     out = dirth.copy()
     for host in out["host"].unique():
         drop = set(ROLES) if _no_roles(validity, host) else \
             {OPTIMAL, MID} if len(_checks(validity, host, "dirth_optimal")) else set()
+        bad = _unrepeated(validity, host)
         mine = out["host"] == host
-        out.loc[mine, "role"] = [", ".join(r for r in str(cell).split(", ") if r and r not in drop)
-                                 if not missing(cell) else cell for cell in out.loc[mine, "role"]]
+        out.loc[mine, "role"] = [
+            cell if missing(cell) else "" if (_int(t), _int(q)) in bad else
+            ", ".join(r for r in str(cell).split(", ") if r and r not in drop)
+            for cell, t, q in zip(out.loc[mine, "role"], out.loc[mine, "threads"], out.loc[mine, "qd"])]
     return out
 
 
 def gated_histograms(hist: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
     """The DIRTH histogram rows (memstor.analysis.pts_demand.dirth_histograms) of the roles :func:`gated_roles`
-    keeps: none where pts_demand failed, no 'optimal' or 'mid' where dirth_optimal failed."""
+    keeps: none where pts_demand failed, no 'optimal' or 'mid' where dirth_optimal failed, none of a point whose
+    rerun failed pts_repeat."""
     if hist is None or hist.empty or "role" not in hist.columns:
         return hist
     keep = []
-    for host, role in zip(hist["host"], hist["role"]):
-        if _no_roles(validity, host):
+    t = hist["threads"] if "threads" in hist.columns else pd.Series(None, index=hist.index)
+    q = hist["qd"] if "qd" in hist.columns else pd.Series(None, index=hist.index)
+    for host, role, th, qd in zip(hist["host"], hist["role"], t, q):
+        if _no_roles(validity, host) or (_int(th), _int(qd)) in _unrepeated(validity, host):
             keep.append(False)
         else:
             keep.append(not (role in (OPTIMAL, MID) and len(_checks(validity, host, "dirth_optimal"))))
@@ -271,7 +290,9 @@ def _reruns(host, validity: pd.DataFrame | None) -> str:
         return ""
     said = [f"{str(s).removeprefix('DIRTH ').removesuffix(' rerun')} {fmt_number(v)}×"
             for s, v in zip(rows["subject"], rows["value"])]
-    return "; the same points rerun gave " + ", ".join(said) + " their matrix IOPS"
+    failed = (rows["status"] == "fail").any()
+    return ("; the same points rerun gave " + ", ".join(said) + " their matrix IOPS"
+            + (" (pts_repeat failed: no role is stated on a point whose rerun failed)" if failed else ""))
 
 
 def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
