@@ -54,11 +54,13 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
     return out if steady["host"].nunique() > 1 else out.drop(columns="device")
 
 
-def steady_sentences(steady: pd.DataFrame, points: pd.DataFrame | None = None) -> list:
+def steady_sentences(steady: pd.DataFrame, points: pd.DataFrame | None = None,
+                     validity: pd.DataFrame | None = None) -> list:
     """One sentence per device: the verdict, the window average, and what it means for the comparison. Steady state
     is said only where the gate lets it stand (memstor.analysis.validity.gate.gate_steady: ``valid`` and
     ``steady_shown``); a run that met the window rule but not the checks reads 'not shown' or 'not valid' with why.
-    With ``points`` (the fio summary), the same configuration's measurements in the other experiments follow."""
+    With ``points`` (the fio summary), the same configuration's measurements in the other experiments follow; with
+    ``validity``, one whose series is no level (:data:`NO_LEVEL`) is given without a ratio."""
     out = []
     for _, v in steady.iterrows():
         where = "the whole raw device" if v["span"] == "full_device" else "the test file's span"
@@ -84,7 +86,7 @@ def steady_sentences(steady: pd.DataFrame, points: pd.DataFrame | None = None) -
             said = (f"{head}: {v['verdict']} on {where}; the last window averages {avg} IOPS (data excursion "
                     f"{v['data_excursion_pct']:.1f} %, slope excursion {v['slope_excursion_pct']:.1f} %). The spec "
                     "table uses it flagged 'steady state not achieved'.")
-        out.append(said + _elsewhere(points, v))
+        out.append(said + _elsewhere(points, v, validity))
     return out
 
 
@@ -94,7 +96,28 @@ def _stands(v: pd.Series, col: str) -> bool:
     return True if x is None or missing(x) else bool(x)
 
 
-def _elsewhere(points: pd.DataFrame | None, v: pd.Series) -> str:
+#: Checks whose failure says a point's figure is no level of its series (a mean over a series that moves): such a
+#: figure is given beside a window without a ratio (R-loop p4: the write-saturation run's 45,781 IOPS, '0.44x',
+#: the mean of a series wsat_one_level says rises 154 -> 249 MB/s).
+NO_LEVEL = ("wsat_one_level", "wsat_series")
+
+
+def _no_level(validity: pd.DataFrame | None, points: pd.DataFrame | None, v: pd.Series, experiment) -> str:
+    """The first failed :data:`NO_LEVEL` check ('wsat_one_level') whose subject names a point of ``experiment``
+    at v's configuration, or ''."""
+    if validity is None or validity.empty or points is None or "point" not in points.columns:
+        return ""
+    mine = points[(points["host"].astype(str) == str(v["host"])) & (points["experiment"] == experiment)
+                  & (points["rw"] == v["rw"]) & (points["bs_bytes"] == v["bs_bytes"])]
+    bad = validity[(validity["host"].astype(str) == str(v["host"])) & validity["check"].isin(NO_LEVEL)
+                   & (validity["status"] == "fail")]
+    for check, subject in zip(bad["check"], bad["subject"]):
+        if any(f"({p})" in str(subject) for p in mine["point"].dropna().astype(str)):
+            return str(check)
+    return ""
+
+
+def _elsewhere(points: pd.DataFrame | None, v: pd.Series, validity: pd.DataFrame | None = None) -> str:
     """' The same workload (128 outstanding I/Os) in other experiments of this run: 100,307–116,240 IOPS
     (fio-pts-hir, 13 points, 256 MiB file), 0.81–0.94× this window's average; ...' ('' without any): the other
     experiments' IOPS of the verdict's rw, block size and outstanding I/O, each as a ratio to the window average.
@@ -111,8 +134,10 @@ def _elsewhere(points: pd.DataFrame | None, v: pd.Series) -> str:
         lo, hi = fmt_number(r["iops_min"]), fmt_number(r["iops_max"])
         size = "" if missing(r["file_size_bytes"]) else f", {size_text(int(r['file_size_bytes']))} file"
         pts = f"{int(r['points'])} point{'s' if r['points'] != 1 else ''}"
-        text = (f"{lo if lo == hi else f'{lo}–{hi}'} IOPS ({r['experiment']}, {pts}{size}){_ratio(r, v)}"
-                f"{_doubt(points, v, r)}")
+        flat = _no_level(validity, points, v, r["experiment"])
+        tail = (f" ({r['experiment']}, {pts}{size}; its whole-run mean, no level: {flat} failed, so no ratio to this "
+                "window)" if flat else f" ({r['experiment']}, {pts}{size}){_ratio(r, v)}")
+        text = f"{lo if lo == hi else f'{lo}–{hi}'} IOPS{tail}{_doubt(points, v, r)}"
         apart = bool(span) and not missing(r["file_size_bytes"]) and int(r["file_size_bytes"]) != span
         (other if apart else said).append(text)
     out = (f" The same workload ({int(v['outstanding_io'])} outstanding I/Os) in other experiments of this run "
@@ -126,7 +151,7 @@ def _elsewhere(points: pd.DataFrame | None, v: pd.Series) -> str:
 
 def _doubt(points: pd.DataFrame | None, v: pd.Series, r: pd.Series) -> str:
     """', itself in doubt: the same run measured 88,491 IOPS at 32 in flight in fio-rw-ratio, ... (2.07-2.13x ...):
-    it was measured in another state of the machine' where a closed-loop fresh experiment's point of the verdict's
+    it may have been measured in another state of the machine or the file (...)' where a closed-loop fresh experiment's point of the verdict's
     configuration (r: a same_configuration row) lies below the run's fresh points with no more I/Os in flight by
     more than the run-to-run spread (memstor.analysis.validity.steady.fresh_doubt; S7-bare M-1: the sweep's 41,612
     IOPS at 128); '' otherwise."""
@@ -136,8 +161,9 @@ def _doubt(points: pd.DataFrame | None, v: pd.Series, r: pd.Series) -> str:
                                 float(r["iops_min"]), apart_from=str(r["experiment"]))
     if above.empty:
         return ""
-    return (f", itself in doubt: the same run measured {doubt_words(above, float(r['iops_min']), spread)}: it was "
-            "measured in another state of the machine")
+    return (f", itself in doubt: the same run measured {doubt_words(above, float(r['iops_min']), spread)}: it may "
+            "have been measured in another state of the machine or the file (not shown here: a rerun of it beside "
+            "those points would show it)")
 
 
 def _ratio(r: pd.Series, v: pd.Series) -> str:
