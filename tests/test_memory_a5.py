@@ -3,10 +3,14 @@ reviewed runs' real tables (tests/data/memory-a5: SOURCES.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 
+from memstor.analysis import hierarchy as h
+from memstor.analysis.validity.memory import buffer_llc_rows
+from memstor.report.text import hierarchy as hier_text
 from memstor.report.text.headline import memory_figures_display, page_walk_sentence
 
 DATA = Path(__file__).parent / "data" / "memory-a5"
@@ -45,3 +49,64 @@ def test_no_page_walk_cost_from_a_buffer_not_shown_to_be_dram():
     assert "+51.5" not in withheld
     stated = page_walk_sentence(rows, "vm", _bare_validity("pass"))
     assert "+51.5 ns (+28 %)" in stated
+
+
+def _loop_hierarchy() -> tuple[pd.DataFrame, dict]:
+    """R-loop's mem-hierarchy rows (working set and MLP) and its kernel caches (L1d 48 KiB, L2 2 MiB, L3 480 MiB)."""
+    info = json.loads((DATA.parent / "memory-d3" / "loop328" / "processed" / "vm2-loop-fio328" / "sysinfo.json")
+                      .read_text())
+    return pd.read_csv(LOOP / "mem-hierarchy.csv"), info["caches"]
+
+
+def _level(levels: pd.DataFrame, name: str) -> pd.Series:
+    return levels[levels["level"] == name].iloc[0]
+
+
+def test_a_kernel_cache_the_curve_steps_near_is_not_said_to_have_no_step():
+    """R-loop p9: 'L2 (the kernel's 2 MiB): no step near 2,048 KiB' ('agrees: no') while the curve rises 8.7 -> 18.6
+    -> 35.8 -> 40.1 ns at 1.4-4 MiB (no level after it: the 40-48 ns stretch climbs 14 % per doubling). Now the step
+    is named and the cache's end 'not shown' (agrees unknown); the 480 MiB L3 beyond the 64 MiB sweep is 'not
+    reached', not 'no'. A kernel cache where the curve is flat keeps 'no step near' (agrees False)."""
+    mlc, caches = _loop_hierarchy()
+    levels = h.cache_levels(mlc, caches)
+    l2, l3 = _level(levels, "L2"), _level(levels, "L3")
+    assert l2["note"].startswith("the curve steps near it (8.7 ns at 1,448 KiB to 40.1 ns at 4,096 KiB)")
+    assert "no step near" not in l2["note"] and pd.isna(l2["agrees"])
+    assert l3["note"].startswith("not reached: the sweep ended at 64.0 MiB") and pd.isna(l3["agrees"])
+    said = hier_text.hierarchy_sentences(levels, None)[0]
+    assert "L2 (the kernel's 2 MiB): the curve steps near it" in said and "no step near" not in said
+    flat = h.cache_levels(mlc, {**caches, "L2_bytes": 256 * 1024})  # 4.53-5.07 ns over 128-512 KiB
+    l2 = _level(flat, "L2")
+    assert l2["note"].startswith("no level of the curve matched to it: no step near 256 KiB") and l2["agrees"] is False
+
+
+def test_the_buffer_check_names_a_curve_that_reaches_dram_like_latency_below_the_kernels_cache():
+    """R-loop p9: memory_buffer_llc withheld every DRAM figure on the kernel's 480 MiB alone while the working-set
+    curve reaches 167 ns by 64 MiB (MLP: 177.5 ns at 256 MiB): the withholding now says both. A curve that ends on
+    its level (the sweep cut at 44 KiB, L1 only) adds nothing."""
+    mlc, caches = _loop_hierarchy()
+    idle = pd.DataFrame({"host": "vm2-loop-fio328", "test": ["idle_latency"], "buffer_kib": [262144.0]})
+    both = pd.concat([mlc, idle], ignore_index=True)
+    (r,) = buffer_llc_rows(both, {"vm2-loop-fio328": {"caches": caches}})
+    assert r["status"] == "fail" and "it rises past its last level to 167 ns at 64.0 MiB" in r["evidence"]
+    assert r["consequence"].startswith("256 MiB buffer, within the 480 MiB last-level cache the kernel reports (the "
+                                       "working-set curve reaches 167 ns by 64.0 MiB, as DRAM would: which holds is "
+                                       "not shown): not shown to be DRAM")
+    short = mlc[(mlc["test"] != "working_set") | (pd.to_numeric(mlc["buffer_bytes"]) <= 45 * 1024)]
+    (r,) = buffer_llc_rows(pd.concat([short, idle], ignore_index=True), {"vm2-loop-fio328": {"caches": caches}})
+    assert "rises past" not in r["evidence"] and r["consequence"].startswith(
+        "256 MiB buffer, within the 480 MiB last-level cache: not shown to be DRAM")
+
+
+def test_the_mlp_bandwidth_follows_the_buffer_rule_of_every_memory_bandwidth():
+    """R-loop p9: '1 thread(s): 4,920 MB/s at 16 independent chains' was stated without the memory_buffer_llc
+    caveat that withholds every other memory bandwidth; now it carries it, and with the check passed it does not."""
+    mlp = pd.read_csv(LOOP / "mlp.csv")
+    validity = pd.read_csv(LOOP / "validity-memory.csv")
+    one, two = hier_text.hierarchy_sentences(None, mlp, None, validity)
+    assert one.startswith("**vm2-loop-fio328**, 1 thread(s): 4,920 MB/s") and \
+        "not shown to be DRAM's (memory_buffer_llc failed: 256 MiB buffer, within the 480 MiB" in one
+    assert two.startswith("**vm2-loop-fio328**, 2 thread(s): not stated")
+    passed = validity.assign(status="pass")
+    one = hier_text.hierarchy_sentences(None, mlp, None, passed)[0]
+    assert "4,920 MB/s" in one and "not shown to be DRAM" not in one and one.endswith(".")

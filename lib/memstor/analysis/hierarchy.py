@@ -376,12 +376,27 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
         rows.append(_level_row(host, name, lv.latency_ns, ghz, end, kb, _level_note(lv, levels, i, end, kb, src)))
     for j, (name, kb) in enumerate(kernel):
         if j not in match.values():
-            row = _level_row(host, name, None, ghz, None, kb, f"no level of the curve matched to it: no step "
-                             f"near {_kib(kb)} ({src})")
-            rows.append({**row, "agrees": False})
+            note, agrees = _unmatched(sizes, lat, kb)
+            rows.append({**_level_row(host, name, None, ghz, None, kb, f"{note} ({src})"), "agrees": agrees})
     if left:  # issue 38, M-4: the levels above come from the runs that passed only
         rows.append(_level_row(host, LEFT_OUT_LEVEL, None, ghz, None, None, f"{left} ({src})"))
     return [{**r, "clock_note": clock_note} for r in rows]
+
+
+def _unmatched(sizes: np.ndarray, lat: np.ndarray, kb: float) -> tuple[str, bool | None]:
+    """(note, agrees) of a kernel cache (kb bytes) no level was matched to: beyond the sweep's largest size by more
+    than AGREE_FACTOR 'not reached' (None: nothing compared); a rise of MERGE_RATIO or more over the sizes within
+    AGREE_FACTOR of it 'the curve steps near it ... its end is not shown' (None: R-loop p9, 4.53 -> 40.1 ns at 1.4-4
+    MiB read 'no step near 2,048 KiB'); else 'no step near it' (False)."""
+    if not len(sizes) or sizes[-1] * AGREE_FACTOR < kb:
+        top = f"{_kib(sizes[-1])}" if len(sizes) else "no size"
+        return f"not reached: the sweep ended at {top}, below it", None
+    near = (sizes >= kb / AGREE_FACTOR) & (sizes <= kb * AGREE_FACTOR)
+    if near.sum() >= 2 and lat[near][-1] >= MERGE_RATIO * lat[near][0]:
+        (a, b), (ya, yb) = sizes[near][[0, -1]], lat[near][[0, -1]]
+        return (f"the curve steps near it ({ya:.3g} ns at {_kib(a)} to {yb:.3g} ns at {_kib(b)}), but no level of "
+                "the curve follows the step: where this cache ends is not shown"), None
+    return f"no level of the curve matched to it: no step near {_kib(kb)}", False
 
 
 def _clock(curve: pd.DataFrame, ws: pd.DataFrame) -> tuple[float | None, str]:

@@ -216,6 +216,13 @@ def llc_basis(mlc: pd.DataFrame, caches: dict) -> tuple[float | None, str, str]:
     left = [] if levels is None else levels.loc[levels["level"] == hierarchy.LEFT_OUT_LEVEL, "note"].tolist()
     why = "no working-set curve" if not whole else "the working-set curve gives no last step" + (
         f" from the runs within hierarchy_cpu_share's band ({str(left[0]).split(', their')[0]})" if left else "")
+    rise = None if levels is None else levels[levels["level"] == hierarchy.RISE_LEVEL]
+    if rise is not None and len(rise) and kernel:  # R-loop p9: 167 ns by 64 MiB beside a 480 MiB LLC
+        ns, size = n(rise["latency_ns"].iloc[0]), _mib(float(rise["ends_at_bytes"].iloc[0]))
+        return kernel, (f"{theirs}; {why}: it rises past its last level to {ns} ns at {size}, with no level found "
+                        "before the sweep ended"), (f"last-level cache the kernel reports (the working-set curve "
+                                                    f"reaches {ns} ns by {size}, as DRAM would: which holds is not "
+                                                    "shown)")
     return kernel, f"{theirs}; {why}", "last-level cache"
 
 

@@ -9,6 +9,7 @@ from memstor.analysis.hierarchy import CPU_HIGH, CPU_LOW, LEFT_OUT_LEVEL, RISE_L
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import size_text
+from memstor.report.text.headline import dram_words
 
 
 def _size(v) -> str:
@@ -107,10 +108,11 @@ def _level_part(r: pd.Series) -> str:
 
 
 def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
-                        working_set: pd.DataFrame | None = None) -> list[str]:
+                        working_set: pd.DataFrame | None = None, validity: pd.DataFrame | None = None) -> list[str]:
     """Per device: the levels in one sentence (latency and where each ends, a disagreement with the kernel's
     size named), what the sweep covered beside the last-level cache when `working_set` is given
-    (:func:`coverage_sentence`), and where memory-level parallelism stops paying (markdown)."""
+    (:func:`coverage_sentence`), and where memory-level parallelism stops paying (markdown), its MB/s not shown to
+    be DRAM's where the device's memory_buffer_llc failed (R-loop p9: one rule for every memory bandwidth)."""
     out = []
     levels = levels if levels is not None else pd.DataFrame(columns=["host"])
     for host in sorted(set(levels["host"])):
@@ -118,7 +120,8 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         parts = [_level_part(r) for _, r in g.iterrows()
                  if not str(r["level"]).startswith("TLB") and not missing(r["latency_ns"])]  # a kernel level unmatched
         text = f"**{host}**: median latency per access (batch medians) " + ", ".join(parts) + "."
-        bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a))]
+        unmatched = g["latency_ns"].map(missing) & g["kernel_bytes"].map(lambda k: not missing(k))  # 'not reached'
+        bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a)) | unmatched]
         for _, r in bad.iterrows():
             note = str(r["note"] or "the curve and the kernel disagree")
             note = note.removeprefix(f"ends at {_size(r['ends_at_bytes'])}, ")  # said just before
@@ -154,6 +157,9 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
             law = "" if host in said else (" (derived, not measured apart: memory-level parallelism turns "
                                            "latency into bandwidth, X = N × 64 B / R)")
             said.add(host)
+            words = dram_words(validity, str(host))
             out.append(f"**{host}**, {int(threads)} thread(s): {fmt_number(top['bandwidth_MBps'])} MB/s at "
-                       f"{int(top['chains'])} independent chains per thread; bandwidth {where}{law}.")
+                       f"{int(top['chains'])} independent chains per thread; bandwidth {where}{law}"
+                       + (f"; like every memory bandwidth of this device not shown to be DRAM's (memory_buffer_llc "
+                          f"failed: {words})." if words else "."))
     return out
