@@ -117,4 +117,27 @@ def with_best_measured(knees: pd.DataFrame, qd: pd.DataFrame) -> pd.DataFrame:
     out["X_best_iops"], out["X_best_at"] = best, at
     if "R_min_meas_us" in out.columns:
         out["N_star_bound"] = out["X_best_iops"] * pd.to_numeric(out["R_min_meas_us"], errors="coerce") / 1e6
+        out["bound_void"] = [_latency_fell(k, qd) for _, k in out.iterrows()]
+        out.loc[out["bound_void"] != "", "N_star_bound"] = float("nan")
     return out
+
+
+def _latency_fell(k: pd.Series, qd: pd.DataFrame) -> str:
+    """Why X_best x R(N_min) bounds no knee ('' where it does): the bound needs R(N_min) to be the latency without
+    queueing (the fit's R_min, which every N at or below the knee shares), so a larger N of the one-job sweep with a
+    lower mean latency voids it (R-1cpu M4: randwrite 125.5 us at N = 1, 107.6 us at N = 4: 'N* >= 10.04' was no
+    bound). µs."""
+    need = {"in_sweep", "outstanding_io", "lat_mean_us"}
+    if not need <= set(qd.columns) or pd.isna(pd.to_numeric(k.get("R_min_meas_us"), errors="coerce")):
+        return ""
+    g = qd[(qd["host"].astype(str) == str(k["host"])) & (qd["rw"] == k["rw"]) & qd["in_sweep"].astype(bool)]
+    g = g[g["lat_mean_us"].notna()].sort_values("outstanding_io")
+    if len(g) < 2:
+        return ""
+    low = g.iloc[1:].loc[lambda d: d["lat_mean_us"] < float(k["R_min_meas_us"])]
+    if low.empty:
+        return ""
+    at = low.loc[low["lat_mean_us"].idxmin()]
+    return (f"the mean latency fell from {float(k['R_min_meas_us']):,.1f} µs at N = {int(g['outstanding_io'].iloc[0])} "
+            f"to {float(at['lat_mean_us']):,.1f} µs at N = {int(at['outstanding_io'])}, so the latency at the "
+            "smallest N is not the latency without queueing that the bound needs")

@@ -1,9 +1,12 @@
 """The run-to-run spread of single runs, one rule for every decision that compares two single values (issue 38,
 third read R-1cpu M8, S7-bare M-11): measured where one configuration (rw, block size, iodepth x numjobs) was
 measured fresh by two experiments (FRESH, config_agreement's same-configuration pairs: the largest high / low ratio
-of any such pair on the host), else assumed, ASSUMED_RATIO, and then said to be assumed, not measured. A decision
-uses the larger of the two (a measured pair closer than 10 % is one pair, not a spread below it). A difference
-within the limit is not shown; one beyond only the assumed limit is qualified as such.
+of any such pair on the host in the direction judged, reads or writes), else assumed, ASSUMED_RATIO, and then said
+to be assumed, not measured. A decision uses the larger of the two (a measured pair closer than 10 % is one pair,
+not a spread below it). A difference within the limit is not shown; one beyond only the assumed limit is qualified
+as such. A pair further apart than DISAGREE_RATIO (config_agreement fails it: the machine changed between them) is
+a disagreement, named, not a spread to divide by (fourth read S8-bare M-1: randwrite 2.19x, which failed, was the
+'spread' of reads, whose pair differed 1.35x; R-1cpu M5: 1.62x against the reads' 1.16x).
 
 Also the queue-depth sweep against the same one-job job measured by the other fresh experiments
 (:func:`sweep_beaten`): a sweep that job beat beyond the spread is not the target's (third read R-loop 2.1).
@@ -29,15 +32,20 @@ FRESH = ("fio-block-size", "fio-rw-ratio", "fio-queue-depth")
 SWEEP = "fio-queue-depth"
 #: fio-rw-ratio's pure mixes stand for these workloads (rwmixread 100: random reads, 0: random writes).
 _PURE = {100.0: ("randread", "read"), 0.0: ("randwrite", "write")}
+#: config_agreement's FAIL_RATIO (memstor.analysis.validity.agreement, which this layer does not import): a pair
+#: further apart than this is a disagreement (the machine changed), not run-to-run spread.
+DISAGREE_RATIO = 1.5
 
 
 @dataclass(frozen=True)
 class Spread:
     """The host's run-to-run spread. measured: the largest ratio of one configuration's two fresh measurements
-    (None where no configuration was measured twice); how: that configuration and its values in words."""
+    (None where no configuration was measured twice); how: that configuration and its values in words; disagreed:
+    the largest pair beyond DISAGREE_RATIO in words ('' where none), which is not counted as spread."""
 
     measured: float | None = None
     how: str = ""
+    disagreed: str = ""
 
     @property
     def shown(self) -> bool:
@@ -50,9 +58,13 @@ class Spread:
         return max(self.measured or 1.0, ASSUMED_RATIO)
 
     def short(self) -> str:
-        """'the run-to-run spread measured here, 1.62×' or 'the 10 % assumed for single runs, not measured'."""
-        return (f"the run-to-run spread measured here, {self.limit:.2f}×" if self.shown else
-                f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single runs, not measured")
+        """'the run-to-run spread measured here, 1.35×' or 'the 10 % assumed for single runs, not measured', then
+        '(the pair measured twice disagreed, 2.19×: the machine changed)' where a pair disagreed."""
+        if self.shown:
+            return f"the run-to-run spread measured here, {self.limit:.2f}×"
+        apart = self.disagreed.rsplit("(", 1)[-1].removesuffix(" apart)") if self.disagreed else ""
+        return (f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single runs, not measured"
+                + (f" (the pair measured twice disagreed, {apart}: the machine changed)" if apart else ""))
 
     def beyond(self) -> str:
         """'' where the spread is measured, else ': a difference between single runs beyond an assumed spread only'
@@ -65,7 +77,10 @@ class Spread:
         if self.shown:
             return f"the run-to-run spread measured here, {self.limit:.2f}× ({self.how})"
         why = (f"the one configuration measured twice agreed within {self.measured:.3f}×: {self.how}; one pair is "
-               "no spread" if self.measured is not None else "no configuration was measured twice")
+               "no spread" if self.measured is not None else "no configuration was measured twice in agreement"
+               if self.disagreed else "no configuration was measured twice")
+        if self.disagreed:
+            why += f"; {self.disagreed}: a disagreement (the machine changed between them), not a spread"
         return f"{100 * (ASSUMED_RATIO - 1):.0f} %, the spread assumed for single runs, not measured ({why})"
 
 
@@ -83,20 +98,30 @@ def pure_iops(points: pd.DataFrame | None, host: str) -> pd.DataFrame:
     return sel[~mix | pure]
 
 
-def run_spread(points: pd.DataFrame | None, host: str) -> Spread:
-    """The host's Spread: the largest ratio between two FRESH experiments' measurements of one configuration."""
+def is_read(rw: str) -> bool:
+    """True for a read workload (read, randread), False for a write (write, randwrite)."""
+    return "read" in str(rw)
+
+
+def run_spread(points: pd.DataFrame | None, host: str, rw: str | None = None) -> Spread:
+    """The host's Spread in rw's direction (reads for read/randread, writes for write/randwrite; both where None):
+    the largest ratio between two FRESH experiments' measurements of one configuration, among the pairs within
+    DISAGREE_RATIO; the largest pair beyond it is named as Spread.disagreed."""
     p = pure_iops(points, host)
     p = p[p["experiment"].isin(FRESH)]
-    best: Spread = Spread()
-    for (rw, bs, qd, jobs), g in p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"]):
+    if rw is not None:
+        p = p[p["rw"].map(is_read) == is_read(rw)]
+    ratios: list[tuple[float, str]] = []
+    for (kind, bs, qd, jobs), g in p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"]):
         each = g.drop_duplicates("experiment")
-        if len(each) < 2:
-            continue
-        ratio = float(each["iops"].max() / each["iops"].min())
-        if best.measured is None or ratio > best.measured:
-            best = Spread(ratio, f"{size_text(int(bs))} {rw} QD{int(qd)}×{int(jobs)}: " + ", ".join(
-                f"{fmt_number(r.iops)} IOPS in {r.experiment}" for r in each.itertuples()))
-    return best
+        if len(each) >= 2:
+            ratios.append((float(each["iops"].max() / each["iops"].min()),
+                           f"{size_text(int(bs))} {kind} QD{int(qd)}×{int(jobs)}: " + ", ".join(
+                               f"{fmt_number(r.iops)} IOPS in {r.experiment}" for r in each.itertuples())))
+    agree = [r for r in ratios if r[0] <= DISAGREE_RATIO]
+    apart = [r for r in ratios if r[0] > DISAGREE_RATIO]
+    worst = f"{max(apart)[1]} ({max(apart)[0]:.2f}× apart)" if apart else ""
+    return Spread(*max(agree), disagreed=worst) if agree else Spread(disagreed=worst)
 
 
 def one_job_elsewhere(points: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:
@@ -113,15 +138,18 @@ def one_job_elsewhere(points: pd.DataFrame | None, host: str, rw: str) -> pd.Dat
 
 def sweep_beaten(points: pd.DataFrame | None, host: str, rw: str) -> tuple[float | None, pd.DataFrame, Spread]:
     """(the highest one_job_elsewhere IOPS over the sweep's highest, or None where nothing to compare; the points
-    above the sweep's highest by more than the spread's limit; the Spread)."""
-    spread = run_spread(points, host)
+    above the sweep's highest by more than the spread's limit, save a depth whose own measurements elsewhere
+    disagree and one of them is within it (the configuration's value is then neither, S8-bare M-1: 1-CPU's 76,512
+    and 47,150 IOPS at QD32 bracket the sweep's 61,151); the Spread in rw's direction)."""
+    spread = run_spread(points, host, rw)
     p = pure_iops(points, host)
     sweep = p[(p["experiment"] == SWEEP) & (p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1)]
     other = one_job_elsewhere(points, host, rw)
     if sweep.empty or other.empty:
         return None, other, spread
     top = float(sweep["iops"].max())
-    return float(other["iops"].max()) / top, other[other["iops"] > spread.limit * top], spread
+    lowest = other.groupby("iodepth")["iops"].transform("min")
+    return float(other["iops"].max()) / top, other[lowest > spread.limit * top], spread
 
 
 def points_said(p: pd.DataFrame) -> str:

@@ -105,7 +105,7 @@ def knee_rows(knees: pd.DataFrame | None, qd: pd.DataFrame | None = None,
             continue
         rows += [_ceiling(k), _min_latency(k), _located(k)]
         if qd is not None:
-            rows.append(_plateau(k, qd, run_spread(points, str(k["host"])), points))
+            rows.append(_plateau(k, qd, run_spread(points, str(k["host"]), str(k["rw"])), points))
     return rows
 
 
@@ -131,9 +131,13 @@ def _sweep_agrees(k: pd.Series, points: pd.DataFrame) -> dict:
                          high=spread.limit, consequence="the knee is read from the sweep alone")
     other = one_job_elsewhere(points, str(host), str(rw))
     top = float(other["iops"].max()) / ratio
-    status = FAIL if len(above) else PASS
+    split = not len(above) and ratio > spread.limit  # beyond, but that depth's own measurements disagree
+    status = FAIL if len(above) else WARN if split else PASS
     evidence = (f"the same one-job job measured {points_said(other)} outside the sweep, whose most is {n(top)} IOPS: "
-                f"{ratio:.2f}x it, {'beyond' if len(above) else 'within'} {spread.short()}{spread.beyond() if len(above) else ''}")
+                f"{ratio:.2f}x it, {'beyond' if len(above) or split else 'within'} {spread.short()}"
+                f"{spread.beyond() if len(above) else ''}"
+                + ("; but at that depth it measured at most the limit too, elsewhere: those measurements disagree, "
+                   "so they neither confirm nor contradict the sweep (not shown)" if split else ""))
     consequence = ("the sweep is not shown to be the target's: its knee fit (X_fit, R_min, N*) is not stated; its "
                    "measured points stay" if len(above) else "")
     return row(host, "knee_sweep_agrees", rw, status, ratio, spread.limit, unit, evidence, consequence, _KNEE,

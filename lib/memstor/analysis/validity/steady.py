@@ -235,10 +235,11 @@ def _fresh_points(points: pd.DataFrame, host: str) -> pd.DataFrame:
     return pure_mixes(p)
 
 
-def fresh_spread(points: pd.DataFrame | None, host: str) -> float:
+def fresh_spread(points: pd.DataFrame | None, host: str, rw: str | None = None) -> float:
     """The run-to-run spread a difference must beat (x, >= 1.10): memstor.analysis.spread's one rule (the largest
-    ratio between two fresh experiments' IOPS of one configuration on the host, at least the assumed 1.10)."""
-    return run_spread(points, host).limit
+    ratio between two fresh experiments' IOPS of one configuration on the host in rw's direction, a disagreeing pair
+    not counted, at least the assumed 1.10)."""
+    return run_spread(points, host, rw).limit
 
 
 def fresh_doubt(points: pd.DataFrame | None, host: str, rw: str, bs: float, outstanding: float,
@@ -249,7 +250,7 @@ def fresh_doubt(points: pd.DataFrame | None, host: str, rw: str, bs: float, outs
     loop with more I/Os in flight does not lose that much in one state of the machine: a point below them was
     measured in another state (S7-bare M-1: the sweep's 41,612 IOPS at 128 in flight, 86,257 and 88,491 at 32 in
     fio-block-size and fio-rw-ratio a minute before)."""
-    spread = fresh_spread(points, host)
+    spread = fresh_spread(points, host, rw)
     p = _fresh_points(points, host) if points is not None else pd.DataFrame()
     if p.empty or not iops or iops <= 0:
         return p, spread

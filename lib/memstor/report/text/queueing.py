@@ -158,6 +158,8 @@ def _bound(k: pd.Series, rising: bool, digits: int = 1) -> str:
     """'from the measured inputs (...) the closed-system bound gives N* ≥ b' (b to ``digits`` decimals): X_best is at
     most the ceiling, so X_best · R(N_min) bounds the knee from below only (no upper bound where it still rises)."""
     best, at = _best(k)
+    if missing(k.get("N_star_bound")) and isinstance(k.get("bound_void"), str) and k["bound_void"]:
+        return f"the closed-system bound X_best · R(N_min) does not apply here: {k['bound_void']}"
     why = ("the sweep had not levelled off, so the data set no upper bound" if rising else
            "X_best is at most the ceiling")
     return (f"from the measured inputs (mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "

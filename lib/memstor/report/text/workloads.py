@@ -92,7 +92,7 @@ def _level_text(g: pd.DataFrame, level: pd.Series, points: pd.DataFrame, host: s
             f"{size_text(int(best['bs_bytes']))}) {where}: there the transfer, not the per-I/O cost, starts to dominate")
     fall = float(best["bw_MBps"] / large["bw_MBps"])
     if large["bs_bytes"] > best["bs_bytes"] and fall > 1:
-        spread = run_spread(points, host)
+        spread = run_spread(points, host, str(g["rw"].iloc[0]))
         text += (f"; at {size_text(int(large['bs_bytes']))} it is {fmt_number(large['bw_MBps'])} MB/s "
                  f"({100 * (1 / fall - 1):+.1f} %, {'beyond' if fall > spread.limit else 'within'} {spread.short()}"
                  f"{spread.beyond() if fall > spread.limit else ''})")
@@ -106,7 +106,7 @@ def _last_step(g: pd.DataFrame, points: pd.DataFrame, host: str) -> str:
     S7-bare M-11: an assumed 1.10× was called the run-to-run spread)."""
     prev, large = g.iloc[-2], g.iloc[-1]
     step = float(large["bw_MBps"] / prev["bw_MBps"])
-    spread = run_spread(points, host)
+    spread = run_spread(points, host, str(g["rw"].iloc[0]))
     moved = (f"{fmt_number(prev['bw_MBps'])} → {fmt_number(large['bw_MBps'])} MB/s from "
              f"{size_text(int(prev['bs_bytes']))} to {size_text(int(large['bs_bytes']))}, {100 * (step - 1):+.1f} %")
     if step > spread.limit:
