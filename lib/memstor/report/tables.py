@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.core.files import atomic_write
+from memstor.report.csv_gate import gate_tables
 
 #: Table name -> (Synthesis attribute, what one row is). Written in this order.
 TABLES = {
@@ -75,12 +76,13 @@ TABLES = {
 
 
 def report_tables(synthesis) -> dict[str, pd.DataFrame]:
-    """{name: DataFrame} of every report table of a memstor.analysis.synthesis.Synthesis."""
+    """{name: DataFrame} of every report table of a memstor.analysis.synthesis.Synthesis, what the PDF withholds
+    empty with a ``not_valid`` reason (memstor.report.csv_gate)."""
     out = {}
     for name, (attr, _) in TABLES.items():
         df = getattr(synthesis, attr, None)
         out[name] = pd.DataFrame() if df is None else df
-    return out
+    return gate_tables(out, synthesis)
 
 
 def write_tables(synthesis, outdir: Path | str) -> list[Path]:

@@ -423,10 +423,14 @@ def storage_curve_figure(fits: dict):
 
 def spec_figure(comp: pd.DataFrame):
     """Measured / spec ratio per spec value and host (log scale; 1 = the spec); a ratio whose target is not the
-    sheet's drive (``comparable`` False) labelled "not comparable" beside its number."""
+    sheet's drive (``comparable`` False) is not drawn, as the table gives none (R-loop X.1: bars at 0.23-0.99
+    beside 'No ratio is given where it is marked not comparable'); None where no ratio is left."""
     if comp is None or comp.empty or comp["ratio"].isna().all():
         return None
-    d = comp[comp["ratio"].notna()].copy()
+    keep = comp["comparable"].fillna(True).astype(bool) if "comparable" in comp.columns else True
+    d = comp[comp["ratio"].notna() & keep].copy()
+    if d.empty:
+        return None
     labels = list(dict.fromkeys(d["metric"]))
     hosts = sorted(d["host"].unique())
     styles = host_styles(hosts)

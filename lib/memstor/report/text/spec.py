@@ -17,7 +17,7 @@ def spec_table(comp: pd.DataFrame, compact: bool = False) -> pd.DataFrame:
     (the PDF): the measured side's outstanding I/O and block size and which point it is, instead of every
     condition of both sides (the flag still names each condition that differs); no host column for one device.
     A ratio of a target that is not the sheet's drive (``comparable`` False: a virtual disk, a loop device) is not
-    printed: the cell says "– (not comparable)" (the number stays in spec_comparison.csv); the full table's flag
+    printed: the cell says "– (not comparable)" (spec_comparison.csv leaves it empty); the full table's flag
     says why first (the compact one leaves that to :func:`spec_note`). A measured value reads "(1 run)" beside it,
     or "(n runs)": a steady-state window average is one run, its rounds are not repetitions."""
     if comp.empty:
@@ -63,8 +63,8 @@ def spec_note(comp: pd.DataFrame | None) -> str:
     if not said:
         return ""
     return ("No ratio is given where it is marked *not comparable*: " + "; ".join(said) + " — it would set a "
-            "different device against the sheet's drive and say nothing about the drive (the numbers stay in "
-            "`spec_comparison.csv`).")
+            "different device against the sheet's drive and say nothing about the drive (`spec_comparison.csv` "
+            "leaves it empty too and says why in not_valid).")
 
 
 def _not_drive(interface) -> str:
