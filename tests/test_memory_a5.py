@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.analysis import hierarchy as h
-from memstor.analysis.validity.memory import buffer_llc_rows
+from memstor.analysis.validity.memory import buffer_llc_rows, hierarchy_rows
 from memstor.report.text import hierarchy as hier_text
+from memstor.report.text.first_page import check_names
 from memstor.report.text.headline import memory_figures_display, page_walk_sentence
 
 DATA = Path(__file__).parent / "data" / "memory-a5"
@@ -110,3 +111,21 @@ def test_the_mlp_bandwidth_follows_the_buffer_rule_of_every_memory_bandwidth():
     passed = validity.assign(status="pass")
     one = hier_text.hierarchy_sentences(None, mlp, None, passed)[0]
     assert "4,920 MB/s" in one and "not shown to be DRAM" not in one and one.endswith(".")
+
+
+def test_the_hierarchy_findings_are_listed_as_not_checked_on_page_one():
+    """R-1cpu M6: §4.5's levels, TLB cost and MLP bandwidth (one run per size, n = 1) had no interval row, and page 1
+    listed no memory finding as not checked. Now each mem-hierarchy test has an unchecked interval_holds_value row
+    that page 1 names; repeated runs are counted as such (still no interval)."""
+    mlc, _ = _loop_hierarchy()
+    rows = [r for r in hierarchy_rows(mlc) if r["check"] == "interval_holds_value"]
+    assert [(r["subject"], r["status"]) for r in rows] == [("mem-hierarchy mlp", "unchecked"),
+                                                           ("mem-hierarchy working_set", "unchecked")]
+    assert rows[1]["evidence"] == ("not checked: the levels and TLB cost are read from one run per size, with no "
+                                   "95 % interval")
+    page1 = " ".join(check_names(pd.DataFrame(hierarchy_rows(mlc))))
+    assert "Not checked" in page1 and "`interval_holds_value` (mem-hierarchy mlp; mem-hierarchy working\\_set)" in page1
+    twice = pd.concat([mlc, mlc], ignore_index=True)
+    (ws,) = [r for r in hierarchy_rows(twice) if r["subject"] == "mem-hierarchy working_set"
+             and r["check"] == "interval_holds_value"]
+    assert "read from up to 2 runs per size" in ws["evidence"]
