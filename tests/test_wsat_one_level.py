@@ -109,10 +109,13 @@ def test_cliffs_not_found_only_where_a_run_could_tell():
     level stands and that was long enough says 'none found'."""
     w, _ = _gated("vm2-loop-fio328")
     words = text.cliffs_empty(w)
-    assert "no cliff found" not in words and "not determined for 4 KiB random write" in words
+    assert "no cliff found" not in words and "cliffs not determined for 4 KiB random write" in words
     one = w.copy()
     one["sustained_MBps"], one["caveat"] = 200.0, ""
-    assert text.cliffs_empty(one).startswith("none: no cliff found")
+    assert text.cliffs_empty(one) == "no cliff found in any run"
+    mixed = one.copy()
+    mixed.loc[mixed.index[1], "sustained_MBps"] = float("nan")
+    assert text.cliffs_empty(mixed).startswith("no cliff found in 4 KiB random write; not determined for 128 KiB")
 
 
 def test_stalls_of_the_series_are_said_level_or_not():

@@ -140,8 +140,8 @@ def stalls_text(r, seconds: pd.DataFrame | None) -> str:
 
 
 def cliffs_empty(w: pd.DataFrame | None) -> str:
-    """What the cliffs table says when it has no row: 'none found' only for runs whose series could tell a cliff
-    from none (:func:`_told`), 'not determined' for the others (R-loop p5: 'none — no cliff found' below a table
+    """What the cliffs table says when it has no row (after 'none — '): 'no cliff found' only for runs whose series
+    could tell a cliff from none (:func:`_told`), 'not determined' for the others (R-loop p5: 'none — no cliff found' below a table
     reading 'not determined' for both runs)."""
     if w is None or w.empty:
         return "no write-saturation run"
@@ -150,9 +150,11 @@ def cliffs_empty(w: pd.DataFrame | None) -> str:
     yes = [n for n, t in zip(names, told) if t]
     no = [n for n, t in zip(names, told) if not t]
     if not no:
-        return "none: no cliff found in any run"
-    nd = f"not determined for {', '.join(no)} (a series that could not tell a cliff from none: the table and sentences above)"
-    return f"none found in {', '.join(yes)}; {nd}" if yes else nd
+        return "no cliff found in any run"
+    why = "(a series that could not tell a cliff from none: the table and sentences above)"
+    if yes:
+        return f"no cliff found in {', '.join(yes)}; not determined for {', '.join(no)} {why}"
+    return f"no run could show one: cliffs not determined for {', '.join(no)} {why}"
 
 
 def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None,
