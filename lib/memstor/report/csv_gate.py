@@ -45,7 +45,7 @@ def gate_headline(headline: pd.DataFrame | None, validity: pd.DataFrame | None,
         if page.empty:
             continue
         said = page.iloc[0]
-        out.at[i, "metric"] = str(said["quantity"]).rsplit(" (", 1)[0]
+        out.at[i, "metric"] = str(said["quantity"]).removesuffix(f" ({out.at[i, 'unit']})")
         if str(said["value"]).startswith("withheld"):
             out.loc[i, [c for c in ("value", "value_ci_low", "value_ci_high") if c in out.columns]] = np.nan
             out.at[i, "not_valid"] = _reason(out.at[i, "not_valid"], f"{said['value']} ({said['trust']})")
