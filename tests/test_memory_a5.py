@@ -90,9 +90,10 @@ def test_the_buffer_check_names_a_curve_that_reaches_dram_like_latency_below_the
     both = pd.concat([mlc, idle], ignore_index=True)
     (r,) = buffer_llc_rows(both, {"vm2-loop-fio328": {"caches": caches}})
     assert r["status"] == "fail" and "it rises past its last level to 167 ns at 64.0 MiB" in r["evidence"]
-    assert r["consequence"].startswith("256 MiB buffer, within the 480 MiB last-level cache the kernel reports (the "
-                                       "working-set curve reaches 167 ns by 64.0 MiB, as DRAM would: which holds is "
-                                       "not shown): not shown to be DRAM")
+    assert r["evidence"].endswith("a DRAM-like latency: which holds, that or the kernel's cache, is not shown")
+    assert r["consequence"].startswith("256 MiB buffer, within the 480 MiB last-level cache the kernel reports "
+                                       "(though the working-set curve reaches 167 ns by 64.0 MiB): not shown to be "
+                                       "DRAM")
     short = mlc[(mlc["test"] != "working_set") | (pd.to_numeric(mlc["buffer_bytes"]) <= 45 * 1024)]
     (r,) = buffer_llc_rows(pd.concat([short, idle], ignore_index=True), {"vm2-loop-fio328": {"caches": caches}})
     assert "rises past" not in r["evidence"] and r["consequence"].startswith(

@@ -220,9 +220,9 @@ def llc_basis(mlc: pd.DataFrame, caches: dict) -> tuple[float | None, str, str]:
     if rise is not None and len(rise) and kernel:  # R-loop p9: 167 ns by 64 MiB beside a 480 MiB LLC
         ns, size = n(rise["latency_ns"].iloc[0]), _mib(float(rise["ends_at_bytes"].iloc[0]))
         return kernel, (f"{theirs}; {why}: it rises past its last level to {ns} ns at {size}, with no level found "
-                        "before the sweep ended"), (f"last-level cache the kernel reports (the working-set curve "
-                                                    f"reaches {ns} ns by {size}, as DRAM would: which holds is not "
-                                                    "shown)")
+                        "before the sweep ended, a DRAM-like latency: which holds, that or the kernel's cache, is "
+                        "not shown"), (f"last-level cache the kernel reports (though the working-set curve "
+                                       f"reaches {ns} ns by {size})")
     return kernel, f"{theirs}; {why}", "last-level cache"
 
 
