@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstor.analysis.spread import FRESH, Spread, points_said, pure_iops, run_spread, sweep_beaten
+from memstor.analysis.spread import (
+    DISAGREE_RATIO,
+    FRESH,
+    Spread,
+    points_said,
+    pure_iops,
+    run_spread,
+    sweep_beaten,
+)
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.units import size_text
 
@@ -58,10 +66,27 @@ def block_size_sentences(points: pd.DataFrame, host: str) -> list[str]:
                       else _last_step(g, points, host))
         out.append(
             f"**{_WHAT[rw]}** ({qd}): {fmt_number(small['iops'])} IOPS ({fmt_number(small['bw_MBps'])} MB/s) at "
-            f"{size_text(int(small['bs_bytes']))}, {fmt_number(large['iops'])} IOPS ({fmt_number(large['bw_MBps'])} "
+            f"{size_text(int(small['bs_bytes']))}{disagreed(points, host, small)}, {fmt_number(large['iops'])} IOPS ({fmt_number(large['bw_MBps'])} "
             f"MB/s) at {size_text(int(large['bs_bytes']))}: larger blocks trade operations for bytes{_counters(g)}. "
             f"The bandwidth {level_text}.")
     return out
+
+
+def disagreed(points: pd.DataFrame, host: str, r: pd.Series) -> str:
+    """' (here; 76,512 IOPS in fio-rw-ratio, 1.62× apart: config_agreement failed, neither alone is this
+    configuration's value)' where another FRESH experiment measured point r's configuration (rw, block size, depth x
+    jobs) beyond memstor.analysis.spread.DISAGREE_RATIO from it, else '' (fourth read R-1cpu M3: '47,150 IOPS' was
+    given alone)."""
+    p = pure_iops(points, host)
+    same = p[(p["rw"] == r["rw"]) & (p["bs_bytes"] == r["bs_bytes"]) & (p["iodepth"] == r["iodepth"])
+             & (p["numjobs"] == r["numjobs"]) & p["experiment"].isin(FRESH) & (p["experiment"] != r["experiment"])]
+    apart = same[(same["iops"] / float(r["iops"])).map(lambda x: max(x, 1 / x)) > DISAGREE_RATIO]
+    if apart.empty:
+        return ""
+    ratio = max(max(x, 1 / x) for x in apart["iops"] / float(r["iops"]))
+    other = "; ".join(f"{fmt_number(o.iops)} IOPS in {o.experiment}" for o in apart.itertuples())
+    return (f" (here; {other}, {ratio:.2f}× apart: config_agreement failed, neither alone is this configuration's "
+            "value)")
 
 
 #: Largest gap between fio's bandwidth counter and IOPS x block size left unsaid (fraction).
