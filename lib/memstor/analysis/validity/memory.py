@@ -221,8 +221,7 @@ def llc_basis(mlc: pd.DataFrame, caches: dict) -> tuple[float | None, str, str]:
         ns, size = n(rise["latency_ns"].iloc[0]), _mib(float(rise["ends_at_bytes"].iloc[0]))
         return kernel, (f"{theirs}; {why}: it rises past its last level to {ns} ns at {size}, with no level found "
                         "before the sweep ended, a DRAM-like latency: which holds, that or the kernel's cache, is "
-                        "not shown"), (f"last-level cache the kernel reports (though the working-set curve "
-                                       f"reaches {ns} ns by {size})")
+                        "not shown"), "last-level cache the kernel reports"
     return kernel, f"{theirs}; {why}", "last-level cache"
 
 

@@ -37,9 +37,9 @@ def page_walk_sentence(mlc: pd.DataFrame, host: str, validity: pd.DataFrame | No
     rows = mlc[(mlc["host"] == host) & mlc["ok"]]
     if not (rows["test"] == "idle_latency").any():
         return "no idle-latency measurement."
-    if words := dram_words(validity, host):
-        return (f"the idle latencies of the table are withheld as DRAM figures, memory_buffer_llc failed ({words}): "
-                "no page-walk cost is stated from them (§4.5's page-walk row is the working-set curves').")
+    if dram_words(validity, host):
+        return ("no page-walk cost is stated from the idle latencies: memory_buffer_llc failed (their buffer is "
+                "not shown to be DRAM's; §4.5's page-walk row is the working-set curves').")
     return page_walk_text(rows)
 
 

@@ -160,6 +160,6 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
             words = dram_words(validity, str(host))
             out.append(f"**{host}**, {int(threads)} thread(s): {fmt_number(top['bandwidth_MBps'])} MB/s at "
                        f"{int(top['chains'])} independent chains per thread; bandwidth {where}{law}"
-                       + (f"; like every memory bandwidth of this device not shown to be DRAM's (memory_buffer_llc "
-                          f"failed: {words})." if words else "."))
+                       + ("; like every memory bandwidth here not shown to be DRAM's (memory_buffer_llc failed)."
+                          if words else "."))
     return out
