@@ -106,7 +106,7 @@ def test_the_mlp_bandwidth_follows_the_buffer_rule_of_every_memory_bandwidth():
     validity = pd.read_csv(LOOP / "validity-memory.csv")
     one, two = hier_text.hierarchy_sentences(None, mlp, None, validity)
     assert one.startswith("**vm2-loop-fio328**, 1 thread(s): 4,920 MB/s") and \
-        one.endswith("; like every memory bandwidth here not shown to be DRAM's (memory_buffer_llc failed).")
+        one.endswith("; not shown to be DRAM's (memory_buffer_llc failed).")
     assert two.startswith("**vm2-loop-fio328**, 2 thread(s): not stated")
     passed = validity.assign(status="pass")
     one = hier_text.hierarchy_sentences(None, mlp, None, passed)[0]

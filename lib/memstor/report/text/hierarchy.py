@@ -120,7 +120,8 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         parts = [_level_part(r) for _, r in g.iterrows()
                  if not str(r["level"]).startswith("TLB") and not missing(r["latency_ns"])]  # a kernel level unmatched
         text = f"**{host}**: median latency per access (batch medians) " + ", ".join(parts) + "."
-        unmatched = g["latency_ns"].map(missing) & g["kernel_bytes"].map(lambda k: not missing(k))  # 'not reached'
+        unmatched = g["latency_ns"].map(missing) & g["kernel_bytes"].map(lambda k: not missing(k)) & ~(
+            g["note"].astype(str).str.startswith("not reached") & (working_set is not None))  # coverage says it
         bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a)) | unmatched]
         for _, r in bad.iterrows():
             note = str(r["note"] or "the curve and the kernel disagree")
@@ -160,6 +161,6 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
             words = dram_words(validity, str(host))
             out.append(f"**{host}**, {int(threads)} thread(s): {fmt_number(top['bandwidth_MBps'])} MB/s at "
                        f"{int(top['chains'])} independent chains per thread; bandwidth {where}{law}"
-                       + ("; like every memory bandwidth here not shown to be DRAM's (memory_buffer_llc failed)."
+                       + ("; not shown to be DRAM's (memory_buffer_llc failed)."
                           if words else "."))
     return out
