@@ -15,12 +15,12 @@ import pandas as pd
 
 from memstor.analysis.hierarchy import RISE_LEVEL
 from memstor.analysis.load_latency import answered_from_held
-from memstor.analysis.spread import run_spread
 from memstor.analysis.synthesis import HEADLINE_METRICS
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
+from memstor.report.text.headline_trust import lasting_caveat, spread_caveat
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -33,8 +33,8 @@ HEADLINE_CHECKS = {
                         ("memory_buffer_llc", "")),  # S7-bare M-10: a failed check's finding is not stated
     "peak_bw_MBps": (("memory_gate", "peak_injection"), ("headline_definition", "peak memory bandwidth"),
                      ("physical_ceiling", "DRAM"), ("memory_buffer_llc", "")),
-    "qd1_randread_lat_us": (*_FIO, ("config_agreement", "randread")),
-    "qd1_randwrite_lat_us": (*_FIO, ("config_agreement", "randwrite")),
+    "qd1_randread_lat_us": (*_FIO, ("config_agreement", "randread"), ("knee_sweep_agrees", "randread")),
+    "qd1_randwrite_lat_us": (*_FIO, ("config_agreement", "randwrite"), ("knee_sweep_agrees", "randwrite")),
     "best_randread_iops": (*_FIO, ("config_agreement", "randread"), ("headline_definition", "randread"),
                            ("knee_plateau", "randread")),
     "best_randwrite_iops": (*_FIO, ("config_agreement", "randwrite"), ("headline_definition", "randwrite"),
@@ -47,7 +47,8 @@ HEADLINE_CHECKS = {
 }
 #: Checks whose failure bears on what a headline value means, not on its number: the value stands and its trust
 #: names the failure (S6-bare M-3: a 'best' IOPS from a sweep still rising is the most measured, not a maximum).
-MEANING_CHECKS = {"knee_plateau": "failed: the sweep still rose, so the most measured, not the device's maximum"}
+MEANING_CHECKS = {"knee_plateau": "failed: the sweep still rose, so the most measured, not the device's maximum",
+                  "knee_sweep_agrees": "failed: its sweep is not shown to be the target's"}  # R-loop p2
 #: Headlines that are the most of several single runs, which their run-to-run spread lifts (R-loop 1.1).
 BEST_OF_RUNS = ("best_randread_iops", "best_randwrite_iops")
 #: The steady-state headline's label where the window rule was met but a check leaves the steady state not shown
@@ -194,17 +195,6 @@ def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "")
     return "sound (its checks pass)"
 
 
-def _spread_caveat(trust: str, points: pd.DataFrame | None, host: str) -> str:
-    """A best-of-single-runs headline's trust with the host's run-to-run spread last (memstor.analysis.spread's one
-    rule, R-loop 1.1: the most of single runs is lifted by their spread): 'the most of single runs: may be high by
-    the run-to-run spread measured here, 1.32×' or '... by the 10 % assumed for single runs, not measured'. A
-    withheld value ('not valid') and no points given: unchanged."""
-    if points is None or trust.startswith("not valid"):
-        return trust
-    said = f"the most of single runs: may be high by {run_spread(points, host).short()}"
-    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
-
-
 def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                       points: pd.DataFrame | None = None) -> pd.DataFrame:
     """The first page's table: device, quantity (unit), value with its 95 % interval or why it has none, where
@@ -234,7 +224,9 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
             if key in ("idle_latency_ns", "peak_bw_MBps") and (words := dram_words(validity, host)):
                 label, trust = _not_dram(label, trust, words)  # R-loop 1.1: a buffer within the LLC
             if key in BEST_OF_RUNS:
-                trust = _spread_caveat(trust, points, host)
+                trust = spread_caveat(trust, points, host, key)
+            if key == "seq_write_MBps":
+                trust = lasting_caveat(trust, points, host, float(r["value"]))
             if key == "ss_randwrite_iops" and _rows(validity, host, statuses=("warn",))["check"].isin(
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL
@@ -355,9 +347,10 @@ def findings(S, host: str) -> list[str]:
     if len(seq) == 2:
         s = f"Sequential transfers: {fmt_number(seq['seq_read_MBps'])} MB/s read, {fmt_number(seq['seq_write_MBps'])} MB/s write"
         if seq["seq_write_MBps"] > 1.2 * seq["seq_read_MBps"]:
-            s += (" — writes faster than reads in these runs, which a drive rarely does; a write-back cache above "
+            later = write_elsewhere(getattr(S, "points", None), host, float(seq["seq_read_MBps"]))
+            s += (f" — {'the block-size sweep wrote' if later else 'writes'} faster than {'it read' if later else 'reads in these runs'}, which a drive rarely does; a write-back cache above "
                   "the drive (the hypervisor's, on a VM) would give this" + _cache_seen(getattr(S, "drive", None), host)
-                  + write_elsewhere(getattr(S, "points", None), host, float(seq["seq_read_MBps"])))
+                  + later)
         out.append(s + f" (the headline table; {SECTION_REF['storage_points']}'s block-size figure).")
     gated = _check_sentences(S.validity, host, OPEN_LOOP_CHECKS, sections=("open_loop",))
     if gated:

@@ -1,0 +1,46 @@
+"""Report text, the first page's trust cells: what a headline value's trust says beyond its checks' statuses — the
+run-to-run spread of a best of single runs (memstor.analysis.spread, per direction), a short run the same job
+ran slower for longer.
+
+Pure: DataFrames (memstor.analysis.points.fio_summary) and words in, words out.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.analysis.spread import ASSUMED_RATIO, run_spread
+from memstor.core.fmt import fmt_number
+
+
+def spread_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str = "best_randread_iops") -> str:
+    """A best-of-single-runs headline's trust with the host's run-to-run spread last (memstor.analysis.spread's one
+    rule, R-loop 1.1: the most of single runs is lifted by their spread): 'the most of single runs: may be high by
+    the run-to-run spread measured here, 1.32×' or '... by the 10 % assumed for single runs, not measured'. A
+    withheld value ('not valid') and no points given: unchanged. The spread is the headline's direction's (key
+    best_randread_iops: reads; S8-bare M-1: a write pair's 2.19x disagreement was the reads' caveat)."""
+    if points is None or trust.startswith("not valid"):
+        return trust
+    rw = "randread" if "read" in key else "randwrite"
+    said = f"the most of single runs: may be high by {run_spread(points, host, rw).short()}"
+    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
+
+
+def lasting_caveat(trust: str, points: pd.DataFrame | None, host: str, value: float) -> str:
+    """The sequential write headline's trust with 'not shown to last: the same job ran at 1,038-1,112 MB/s in
+    fio-pts-xsr' first where another experiment measured its job (write, 1 MiB, QD32x1) below value / ASSUMED_RATIO
+    (MB/s; fourth read R-1cpu M1: the 2-s 2,368 MB/s headline beside the same job's 10-s XSR runs); else unchanged."""
+    need = {"host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "bw_MBps"}
+    if points is None or points.empty or not need <= set(points.columns) or trust.startswith("not valid"):
+        return trust
+    p = points[(points["host"].astype(str) == host) & (points["rw"] == "write") & (points["bs_bytes"] == 2**20)
+               & (points["iodepth"] == 32) & (points["numjobs"] == 1) & (points["experiment"] != "fio-block-size")]
+    slow = p[pd.to_numeric(p["bw_MBps"], errors="coerce") < value / ASSUMED_RATIO]
+    if slow.empty:
+        return trust
+    lo, hi = slow["bw_MBps"].min(), slow["bw_MBps"].max()
+    span = fmt_number(lo) if lo == hi else f"{fmt_number(lo)}-{fmt_number(hi)}"
+    said = (f"not shown to last: the same job ran at {span} MB/s in "
+            f"{', '.join(dict.fromkeys(slow['experiment'].astype(str)))}")
+    return f"with caveats ({said})" if trust.startswith("sound") else trust.replace("with caveats (",
+                                                                                    f"with caveats ({said}; ", 1)

@@ -1,0 +1,35 @@
+"""A failed sweep check named in its QD1 latency's trust, a short write's headline marked where the same job ran
+slower for longer (issue 38, fourth read R-loop p2, R-1cpu M1). The rows are the reviewed runs' own
+(tests/data/review-s5; SOURCES.md there)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstor.report.text import first_page as fp
+from test_knee_spread import DATA, checks, table
+
+
+def test_the_qd1_latency_names_the_failed_check_of_its_sweep():
+    """R-loop p2: the QD1 random-write latency 52.6 µs comes from the randwrite sweep whose knee_sweep_agrees
+    failed (2.32x), and its trust did not say so. The other side: the randread sweep passed it."""
+    trust = fp.headline_evidence(table("headline", "loop328"), checks("loop328"),
+                                 table("summary", "loop328")).set_index("quantity")["trust"]
+    assert trust["4K QD1 random write mean latency (µs)"].startswith(
+        "with caveats (knee_sweep_agrees failed: its sweep is not shown to be the target's;")
+    assert "knee_sweep_agrees" not in trust["4K QD1 random read mean latency (µs)"]
+
+
+def test_a_short_write_headline_says_the_same_job_ran_slower_for_longer():
+    """R-1cpu M1: 'Sequential write 2,368 MB/s' (fio-block-size, 2 s) while the same job (write, 1 MiB, QD32x1)
+    ran 10 s in fio-pts-xsr at 1,038-1,112 MB/s: the trust cell says it. The other side: the read, and a value
+    the other runs are within 10 % of, keep their trust."""
+    s5 = DATA / "review-s5"
+    trust = fp.headline_evidence(pd.read_csv(s5 / "headline-1cpu.csv"), pd.read_csv(s5 / "validity-1cpu.csv"),
+                                 pd.read_csv(s5 / "summary-1cpu.csv")).set_index("quantity")["trust"]
+    assert trust["Sequential write (MB/s)"].startswith(
+        "with caveats (not shown to last: the same job ran at 1,038-1,112 MB/s in fio-pts-xsr; interval_exists")
+    assert "not shown to last" not in trust["Sequential read (MB/s)"]
+    from memstor.report.text.headline_trust import lasting_caveat
+    points = pd.read_csv(s5 / "summary-1cpu.csv")
+    assert lasting_caveat("sound (its checks pass)", points, "vm-1cpu", 1_100.0) == "sound (its checks pass)"
