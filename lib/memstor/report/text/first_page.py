@@ -143,8 +143,8 @@ def _interval(r: pd.Series) -> str:
                                              else f"{why}; memory summaries get one from repetitions or ≥ 10 "
                                              "sub-windows") + ")"
     if r["key"] == "ss_randwrite_iops":
-        return (f"{shown} — no interval (one run: the average of its window's successive rounds, which are not "
-                "repetitions; the excursions in §3 bound its spread)")
+        return (f"{shown} — no interval (one run: the average of its window's rounds, not repetitions; their excursions "
+                "(§3) are within that run and bound no spread between runs, which §3's other experiments show)")
     return f"{shown} — no interval ({why} and too few log windows: repeat the point or run it longer)"
 
 
