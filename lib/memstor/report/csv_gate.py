@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.core.schema import missing
+from memstor.report.text.first_page import headline_evidence  # the page's own rule, not a copy of it
 
 #: knee columns of the fitted ceiling and N* that a fit below the measured bound does not state.
 KNEE_BELOW_COLUMNS = ("X_max_fit_iops", "X_max_fit_se_iops", "N_star_fit", "N_star_fit_ci_low", "N_star_fit_ci_high")
@@ -31,8 +32,6 @@ def gate_headline(headline: pd.DataFrame | None, validity: pd.DataFrame | None,
                   points: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """headline.csv as page 1 says it (memstor.report.text.first_page.headline_evidence, row by row): a withheld
     value and its interval empty, ``not_valid`` the page's words; the metric named as the page names it."""
-    from memstor.report.text.first_page import headline_evidence  # the page's own rule, not a copy of it
-
     if headline is None or headline.empty or "key" not in headline.columns:
         return headline
     out = headline.copy()
