@@ -72,7 +72,7 @@ def test_a_block_size_step_beyond_only_the_assumed_spread_is_qualified():
         "runs only" in mix
     one = table("summary", "1cpu")
     assert ("+119.1 %, more than the 10 % assumed for single runs, not measured (the pair measured twice disagreed, "
-            "1.62×: the machine changed)") in block_size_sentences(one, "vm-1cpu")[1]  # S8: a disagreement
+            "1.62×: not counted as spread)") in block_size_sentences(one, "vm-1cpu")[1]  # S8: a disagreement
 
 
 def test_a_point_above_the_fit_within_the_measured_spread_is_not_shown_and_beyond_it_is():

@@ -4,7 +4,7 @@ measured fresh by two experiments (FRESH, config_agreement's same-configuration 
 of any such pair on the host in the direction judged, reads or writes), else assumed, ASSUMED_RATIO, and then said
 to be assumed, not measured. A decision uses the larger of the two (a measured pair closer than 10 % is one pair,
 not a spread below it). A difference within the limit is not shown; one beyond only the assumed limit is qualified
-as such. A pair further apart than DISAGREE_RATIO (config_agreement fails it: the machine changed between them) is
+as such. A pair further apart than DISAGREE_RATIO (config_agreement fails it: something changed between them) is
 a disagreement, named, not a spread to divide by (fourth read S8-bare M-1: randwrite 2.19x, which failed, was the
 'spread' of reads, whose pair differed 1.35x; R-1cpu M5: 1.62x against the reads' 1.16x).
 
@@ -33,7 +33,7 @@ SWEEP = "fio-queue-depth"
 #: fio-rw-ratio's pure mixes stand for these workloads (rwmixread 100: random reads, 0: random writes).
 _PURE = {100.0: ("randread", "read"), 0.0: ("randwrite", "write")}
 #: config_agreement's FAIL_RATIO (memstor.analysis.validity.agreement, which this layer does not import): a pair
-#: further apart than this is a disagreement (the machine changed), not run-to-run spread.
+#: further apart than this is a disagreement (something changed between them), not run-to-run spread.
 DISAGREE_RATIO = 1.5
 
 
@@ -59,12 +59,12 @@ class Spread:
 
     def short(self) -> str:
         """'the run-to-run spread measured here, 1.35×' or 'the 10 % assumed for single runs, not measured', then
-        '(the pair measured twice disagreed, 2.19×: the machine changed)' where a pair disagreed."""
+        '(the pair measured twice disagreed, 2.19×: not counted as spread)' where a pair disagreed."""
         if self.shown:
             return f"the run-to-run spread measured here, {self.limit:.2f}×"
         apart = self.disagreed.rsplit("(", 1)[-1].removesuffix(" apart)") if self.disagreed else ""
         return (f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single runs, not measured"
-                + (f" (the pair measured twice disagreed, {apart}: the machine changed)" if apart else ""))
+                + (f" (the pair measured twice disagreed, {apart}: not counted as spread)" if apart else ""))
 
     def beyond(self) -> str:
         """'' where the spread is measured, else ': a difference between single runs beyond an assumed spread only'
@@ -80,7 +80,7 @@ class Spread:
                "no spread" if self.measured is not None else "no configuration was measured twice in agreement"
                if self.disagreed else "no configuration was measured twice")
         if self.disagreed:
-            why += f"; {self.disagreed}: a disagreement (the machine changed between them), not a spread"
+            why += f"; {self.disagreed}: a disagreement (something changed between them), not a spread"
         return f"{100 * (ASSUMED_RATIO - 1):.0f} %, the spread assumed for single runs, not measured ({why})"
 
 

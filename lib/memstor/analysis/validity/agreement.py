@@ -163,7 +163,7 @@ def _row(g: pd.DataFrame) -> dict:
     consequence = {PASS: "", WARN: "the run-to-run spread of this configuration exceeds its single-run intervals: "
                    "differences between experiments of this size are not findings",
                    FAIL: f"neither number alone is this configuration's value: the report gives both "
-                         f"({n(hi_r['iops'])} and {n(lo_r['iops'])} IOPS) and the machine changed between them"}[status]
+                         f"({n(hi_r['iops'])} and {n(lo_r['iops'])} IOPS): the machine, the file or the runs changed between them"}[status]
     limit = FAIL_RATIO if status == FAIL else OVERLAP_CAP if overlap and ratio > AGREE_RATIO else AGREE_RATIO
     return row(hi_r["host"], "config_agreement", _subject(hi_r), status, ratio, limit, unit,
                f"{values}: {how}{span} (all fresh: the file as it was, no preconditioning)", consequence, _SECTION,
