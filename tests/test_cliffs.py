@@ -374,7 +374,11 @@ def test_real_fio_cliff_and_steady_runs(tmp_path, capsys):
         assert len(found) == 1, found
         row = found.iloc[0]
         assert row["kind"] == "cliff"
-        assert within(float(row["gb_written"]), change_gb), (row["gb_written"], change_gb)
+        # the detector sees 1-s windows: where the change falls is known to one window's bytes at the fast
+        # level (0.06 GB here; a loaded machine put it one window early: 0.847 against 0.906 GB)
+        window_gb = fast_MBps * 1.0 / 1e3
+        assert abs(float(row["gb_written"]) - change_gb) <= window_gb + 0.02 * change_gb, \
+            (row["gb_written"], change_gb, window_gb)
         assert within(float(row["level_before"]), fast_MBps) and within(float(row["level_after"]), slow_MBps)
 
     steady = sorted(steady_logs.glob("steady_bw.*.log"))
