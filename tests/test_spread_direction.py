@@ -8,16 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.analysis.spread import run_spread
-from memstor.analysis.validity.agreement import FAIL_RATIO
 from memstor.report.text import first_page as fp
 
 DATA = Path(__file__).parent / "data"
 S8_BARE = DATA / "review-s8" / "summary-bare.csv"
-
-
-def test_the_disagreement_limit_is_config_agreements():
-    from memstor.analysis.spread import DISAGREE_RATIO
-    assert DISAGREE_RATIO == FAIL_RATIO
 
 
 def test_a_failed_pair_is_no_spread_and_each_direction_has_its_own():

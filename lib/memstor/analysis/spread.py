@@ -32,8 +32,8 @@ FRESH = ("fio-block-size", "fio-rw-ratio", "fio-queue-depth")
 SWEEP = "fio-queue-depth"
 #: fio-rw-ratio's pure mixes stand for these workloads (rwmixread 100: random reads, 0: random writes).
 _PURE = {100.0: ("randread", "read"), 0.0: ("randwrite", "write")}
-#: config_agreement's FAIL_RATIO (memstor.analysis.validity.agreement, which this layer does not import): a pair
-#: further apart than this is a disagreement (something changed between them), not run-to-run spread.
+#: A pair further apart than this is a disagreement (something changed between them), not run-to-run spread;
+#: config_agreement (memstor.analysis.validity.agreement) fails such a pair by this same number.
 DISAGREE_RATIO = 1.5
 
 

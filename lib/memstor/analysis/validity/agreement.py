@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstor.analysis.spread import DISAGREE_RATIO
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, has, n, num, row, unchecked
 from memstor.core.units import size_text
 
@@ -40,8 +41,8 @@ AGREE_RATIO = 1.10
 #: say anything (a 5x difference inside two wide intervals is a disagreement, not a noisy agreement).
 OVERLAP_CAP = 1.25
 #: Two measurements of one configuration further apart than this cannot both describe the device in one
-#: state: the machine or the drive's state changed between them.
-FAIL_RATIO = 1.5
+#: state: something changed between them (the spread rule's own bound, one number for both).
+FAIL_RATIO = DISAGREE_RATIO
 
 _SECTION = "storage_points"
 
