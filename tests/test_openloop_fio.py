@@ -41,6 +41,7 @@ from memstor.measure.openloop import (
     split_rate,
 )
 from memstor.measure.sweep import Point, raw_dir, run_sweep
+from memstor.parse.fio import depth_bucket_exact
 from memstor.parse.fio_logs import (
     merged_percentiles,
     per_second,
@@ -511,6 +512,20 @@ def test_ceiling_reached_on_a_saturated_tiny_iodepth_only(small_file, file_engin
         ceiling_reached({"jobname": "x"}, 2)
     with pytest.raises(UsageError):
         ceiling_reached(busy, 0)
+
+
+def test_ceiling_only_where_fios_depth_buckets_can_show_it():
+    """fio's iodepth_level ends at >=64: 64 in flight and a full queue of 512 share a bucket, so a ceiling that is
+    not a bucket's lowest depth is not judged (ValueError; fio_load_latency records it as unknown)."""
+    job = {"jobname": "j", "iodepth_level": {"1": 0.0, "2": 0.0, "4": 0.0, "8": 0.0, "16": 0.0, "32": 10.0,
+                                             ">=64": 90.0}}
+    assert [depth_bucket_exact(d) for d in (1, 2, 3, 32, 48, 64, 100, 512)] == \
+        [True, True, False, True, False, True, False, False]
+    assert ceiling_reached(job, 64) and ceiling_reached(job, 32)
+    assert not ceiling_reached({**job, "iodepth_level": {"32": 100.0, ">=64": 0.0}}, 64)
+    for depth in (48, 100, 512):
+        with pytest.raises(ValueError, match="cannot show"):
+            ceiling_reached(job, depth)
 
 
 def test_per_second_on_synthetic_logs_merges_jobs_and_directions(tmp_path):

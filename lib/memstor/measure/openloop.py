@@ -71,7 +71,7 @@ from memstor.measure.fio_engine import fio_binary, fio_version
 from memstor.measure.fio_facts import fio_facts
 from memstor.measure.fio_output import check_fio_output
 from memstor.measure.fio_process import die_with_parent, fio_processes_writing_into
-from memstor.parse.fio import depth_bucket, iodepth_levels
+from memstor.parse.fio import depth_bucket, depth_bucket_exact, iodepth_levels
 from memstor.parse.fio_logs import read_interval_log, read_iolog, submit_times_us
 
 #: Highest per-job Poisson rate whose achieved/asked error stays near 1 % when asked naively (no model):
@@ -239,15 +239,17 @@ def ceiling_reached(job_json: dict, iodepth: int, *, min_pct: float = CEILING_MI
     """True when more than ``min_pct`` % of a job's submissions left the queue in the iodepth ceiling's
     bucket: arrivals may then have waited for a free slot (coordinated omission: flag the point).
 
-    Exact for ceilings 1, 2, 4, ..., 64 (a bucket's lowest depth); for others it flags as soon as the
-    bucket's lowest depth is reached (e.g. 64 for iodepth 256), erring on the safe side. Inline only:
-    with io_submit_mode=offload fio reports depth 1 for every I/O (measured), so ValueError; ParseError
-    when the job has no iodepth_level.
+    Only for ceilings 1, 2, 4, ..., 64 (a bucket's lowest depth): for others fio's buckets cannot show the
+    queue full (512 in flight and 64 share the >=64 bucket; fourth read R-loop 8.2 found the flag on points
+    with 34 of 512 in flight), so ValueError. Inline only: with io_submit_mode=offload fio reports depth 1 for
+    every I/O (measured), so ValueError; ParseError when the job has no iodepth_level.
     """
     if isinstance(iodepth, bool) or not isinstance(iodepth, (int, np.integer)) or iodepth < 1:
         raise UsageError(f"iodepth={iodepth!r} is not allowed: an integer >= 1")
     if str((job_json.get("job options") or {}).get("io_submit_mode", "")).strip() == "offload":
         raise ValueError("ceiling_reached: fio reports depth 1 for every offloaded I/O; no ceiling to read")
+    if not depth_bucket_exact(int(iodepth)):
+        raise ValueError(f"ceiling_reached: fio's depth buckets cannot show a queue of {iodepth} full")
     pct = ceiling_pct(job_json, iodepth)
     if pct is None:
         raise ParseError(f"fio job {job_json.get('jobname')!r} has no iodepth_level (not fio 2.x/3.x JSON?)")

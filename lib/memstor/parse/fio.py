@@ -185,3 +185,9 @@ def depth_bucket(iodepth: int) -> str:
     while b * 2 <= iodepth:
         b *= 2
     return str(b)
+
+
+def depth_bucket_exact(iodepth: int) -> bool:
+    """Whether fio's iodepth_level can show a queue full at ``iodepth``: only where the ceiling is its bucket's
+    lowest depth (1, 2, 4, ..., 64); a queue of 512 shares the >=64 bucket with 64 I/Os in flight."""
+    return 1 <= iodepth <= 64 and (iodepth & (iodepth - 1)) == 0

@@ -292,9 +292,10 @@ def _unloaded_sentence(u: pd.DataFrame) -> list:
 
 
 #: The per-generator sentences of a workload's flagged points ({where}: their offered loads).
-_CEILING_FIO = ("fio's per-job iodepth ceiling was reached at {where}: arrivals then waited for a free slot before "
-                "fio issued them, time fio does not count (coordinated omission), so the latency there is a lower "
-                "bound.")
+_CEILING_FIO = ("A job's queue was at its iodepth ceiling in more than 1 % of its submissions at {where} (× in the "
+                "figure; a job's queue, not the device's: it says nothing of saturation): arrivals then waited for a "
+                "free slot before fio issued them, time fio does not count (coordinated omission), so the latency "
+                "there is a lower bound.")
 _CEILING_IOARRIVE = ("ioarrive's cap on I/Os in flight was reached at {where}: it stopped issuing there and marked "
                      "the run overloaded (its response times still count from the intended arrivals).")
 _NOT_OPEN_FIO = ("Arrivals were gated at {where}: fio's inline submission waits for the I/O in flight before each "
