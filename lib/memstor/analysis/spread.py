@@ -84,6 +84,15 @@ class Spread:
         return f"{100 * (ASSUMED_RATIO - 1):.0f} %, the spread assumed for single runs, not measured ({why})"
 
 
+def disagreeing(points: pd.DataFrame | None, host: str, r: pd.Series) -> pd.DataFrame:
+    """The host's measurements of point r's configuration (rw, block size, depth x jobs) in another FRESH
+    experiment further than DISAGREE_RATIO from its IOPS (config_agreement fails such a pair); empty when none."""
+    p = pure_iops(points, host)
+    same = p[(p["rw"] == r["rw"]) & (p["bs_bytes"] == r["bs_bytes"]) & (p["iodepth"] == r["iodepth"])
+             & (p["numjobs"] == r["numjobs"]) & p["experiment"].isin(FRESH) & (p["experiment"] != r["experiment"])]
+    return same[(same["iops"] / float(r["iops"])).map(lambda x: max(x, 1 / x)) > DISAGREE_RATIO]
+
+
 def pure_iops(points: pd.DataFrame | None, host: str) -> pd.DataFrame:
     """The host's single-direction measurements (experiment, rw, direction, bs_bytes, iodepth, numjobs, iops):
     fio-rw-ratio's read-only and write-only mixes named as the random reads and writes they are."""

@@ -41,7 +41,7 @@ from memstor.report.text.loadgen import IOARRIVE, X_REF, failed_points, generato
 
 IOPS_LABEL = "achieved IOPS (I/O per s; k = 1,000)"
 OVERLOADED_LABEL = "hollow: overloaded (achieved < 95 % of offered)"
-CEILING_LABEL = "×: a queue at its ceiling (fio: one job's iodepth; ioarrive: its cap)"
+CEILING_LABEL = "×: a job's queue at its ceiling"
 #: The legend of points whose loop did not hold (dashed, faded): offered, but not an open loop.
 NOT_HELD = "offered, loop not held"
 #: ... of points whose loop is not known to have held (no arrival record; the gate withholds their findings).

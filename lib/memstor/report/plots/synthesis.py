@@ -21,6 +21,7 @@ from memstor.analysis import queueing
 from memstor.analysis.adaptive_grid import is_knee_point
 from memstor.analysis.curves import HOOK, PLATEAU
 from memstor.analysis.memory_curves import legend_labels
+from memstor.analysis.spread import DISAGREE_RATIO, disagreeing
 from memstor.analysis.storage_fit import CLOSED
 from memstor.core.schema import missing
 from memstor.report.plots import MARKERS, new_figure, size_label, style
@@ -502,15 +503,18 @@ def block_size_figure(points: pd.DataFrame):
     if not multi:  # one device: named above the panels, its queue depth in their titles, no legend
         fig.suptitle(str(d["host"].iloc[0]), fontsize="medium")
         compact(fig)  # the row prints 2.4 in high
+    rings: set = set()
+    rings_drawn = None
     for ax, rw in zip(axes, workloads):
         g = d[d["rw"] == rw]
-        qds = []
+        qds, ring = [], None
         for host, h in g.groupby("host", sort=True):
             colour, marker = styles[host]
             h = h.sort_values("bs_bytes")
             qd = f"QD{int(h['iodepth'].iloc[0])}×{int(h['numjobs'].iloc[0])}"
             qds.append(qd)
             ax.plot(h["bs_bytes"], h["bw_MBps"], marker=marker, color=colour, label=f"{host} ({qd})")
+            ring = _ring_disagreeing(ax, points, h, rings) or ring
         ax.set_xscale("log", base=2)
         ticks = sorted(g["bs_bytes"].unique())
         ax.set_xticks(ticks)
@@ -523,8 +527,11 @@ def block_size_figure(points: pd.DataFrame):
         ax.set_ylim(bottom=0)
         if multi:
             ax.legend(fontsize=7.5)
+        rings_drawn = rings_drawn or ring
     # one x label under the row (a label per panel ran into its neighbour's in print) and one bandwidth scale for
     # the row, numbered on the first panel only (four sets of tick labels left each panel under 1.1 in in print)
+    if rings_drawn is not None and not multi:  # one device, no legend: the rings said beside its name
+        fig.suptitle(f"{d['host'].iloc[0]} (red {DISAGREED_LABEL})", fontsize="medium")
     fig.supxlabel("block size (bytes, K = 1024)", fontsize="medium")
     top = max(a.get_ylim()[1] for a in axes[:len(workloads)])  # each panel's own top, before they share one
     for ax in axes[1:len(workloads)]:
@@ -532,6 +539,25 @@ def block_size_figure(points: pd.DataFrame):
         ax.tick_params(labelleft=False)
     axes[0].set_ylim(bottom=0, top=top)
     return fig
+
+
+#: Legend of a ring round a block-size point another experiment measured beyond DISAGREE_RATIO from it.
+DISAGREED_LABEL = f"ringed: another run of this configuration >{DISAGREE_RATIO:g}× apart"
+
+
+def _ring_disagreeing(ax, points: pd.DataFrame, h: pd.DataFrame, rings: set):
+    """A red ring round each of h's points whose configuration another FRESH experiment measured beyond
+    DISAGREE_RATIO from it (fourth read R-1cpu M3: Figure 1 drew 47,150 IOPS unmarked beside 76,512 elsewhere);
+    one legend entry per figure. Returns the rings' Line2D, None when none."""
+    bad = [i for i, r in h.iterrows() if "iops" in h.columns and r["iops"] == r["iops"]
+           and not disagreeing(points, str(r["host"]), r).empty]
+    if not bad:
+        return None
+    (line,) = ax.plot(h.loc[bad, "bs_bytes"], h.loc[bad, "bw_MBps"], linestyle="none", marker="o", markersize=12,
+            markerfacecolor="none", markeredgecolor="tab:red", markeredgewidth=1.4, gid="disagreed",
+            label=DISAGREED_LABEL if not rings else "_nolegend_")
+    rings.add("ring")
+    return line
 
 
 # ----------------------------------------------------------------------------------------- Little

@@ -15,9 +15,9 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.analysis.spread import (
-    DISAGREE_RATIO,
     FRESH,
     Spread,
+    disagreeing,
     points_said,
     pure_iops,
     run_spread,
@@ -77,10 +77,7 @@ def disagreed(points: pd.DataFrame, host: str, r: pd.Series) -> str:
     configuration's value)' where another FRESH experiment measured point r's configuration (rw, block size, depth x
     jobs) beyond memstor.analysis.spread.DISAGREE_RATIO from it, else '' (fourth read R-1cpu M3: '47,150 IOPS' was
     given alone)."""
-    p = pure_iops(points, host)
-    same = p[(p["rw"] == r["rw"]) & (p["bs_bytes"] == r["bs_bytes"]) & (p["iodepth"] == r["iodepth"])
-             & (p["numjobs"] == r["numjobs"]) & p["experiment"].isin(FRESH) & (p["experiment"] != r["experiment"])]
-    apart = same[(same["iops"] / float(r["iops"])).map(lambda x: max(x, 1 / x)) > DISAGREE_RATIO]
+    apart = disagreeing(points, host, r)
     if apart.empty:
         return ""
     ratio = max(max(x, 1 / x) for x in apart["iops"] / float(r["iops"]))
