@@ -34,3 +34,4 @@ def test_the_block_size_figure_rings_only_the_point_whose_agreement_failed():
     assert fig.get_suptitle() == f"vm-1cpu (red {DISAGREED_LABEL})"
     assert not [ln for t, lines in rings.items() if t.startswith("randread") for ln in lines]
     plt.close(fig)
+

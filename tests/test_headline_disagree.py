@@ -1,5 +1,5 @@
 """A failed sweep check named in its QD1 latency's trust, a short write's headline marked where the same job ran
-slower for longer (issue 38, fourth read R-loop p2, R-1cpu M1). The rows are the reviewed runs' own
+slower for longer, more jobs than usable CPUs named (issue 38, fourth read R-loop p2, R-1cpu M1, M8). The rows are the reviewed runs' own
 (tests/data/review-s5; SOURCES.md there)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.report.text import first_page as fp
+from memstor.report.text.headline_trust import on_cpus
 from test_knee_spread import DATA, checks, table
 
 
@@ -33,3 +34,17 @@ def test_a_short_write_headline_says_the_same_job_ran_slower_for_longer():
     from memstor.report.text.headline_trust import lasting_caveat
     points = pd.read_csv(s5 / "summary-1cpu.csv")
     assert lasting_caveat("sound (its checks pass)", points, "vm-1cpu", 1_100.0) == "sound (its checks pass)"
+
+
+def test_a_headline_of_more_jobs_than_usable_cpus_says_so():
+    """R-1cpu M8: 'Best 4K random read 136,314 IOPS, QD32x4' of a run that could use one CPU did not say that its
+    four jobs shared it. Now its 'measured as' does; the QD1x1 rows and a run with CPUs enough stay as they were."""
+    headline, validity = table("headline", "1cpu"), table("validity", "1cpu")
+    one = fp.headline_evidence(headline, validity, cpus={"vm-1cpu": 1.0}).set_index("quantity")["measured as"]
+    assert one["Best 4K random read (IOPS)"].endswith("QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=1, "
+                                                     "4 jobs on 1 usable CPU"), one["Best 4K random read (IOPS)"]
+    assert "usable CPU" not in one["4K QD1 random read mean latency (µs)"]
+    four = fp.headline_evidence(headline, validity, cpus={"vm-1cpu": 4.0}).set_index("quantity")["measured as"]
+    assert not four.str.contains("usable CPU").any()
+    assert on_cpus("QD32x4, io_uring", 2.0) == "QD32x4, io_uring, 4 jobs on 2 usable CPUs"
+    assert on_cpus("QD32x4, io_uring", None) == "QD32x4, io_uring"

@@ -20,7 +20,7 @@ from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, ST
 from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
-from memstor.report.text.headline_trust import lasting_caveat, spread_caveat
+from memstor.report.text.headline_trust import lasting_caveat, on_cpus, spread_caveat
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -196,12 +196,13 @@ def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "")
 
 
 def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
-                      points: pd.DataFrame | None = None) -> pd.DataFrame:
+                      points: pd.DataFrame | None = None, cpus: dict | None = None) -> pd.DataFrame:
     """The first page's table: device, quantity (unit), value with its 95 % interval or why it has none, where
     it comes from, and a trust word from the validity checks (validity.csv names them). A value a failed check
     bears on is withheld (the report states no finding whose preconditions failed; the numbers stay in the
     tables and the checks' evidence). A best-of-runs value (BEST_OF_RUNS) names the run-to-run spread of ``points``
-    (memstor.analysis.points.fio_summary) where given. Unmeasured rows are folded into one line per device."""
+    (memstor.analysis.points.fio_summary) where given; ``cpus`` (usable_cpus) names more jobs than usable CPUs.
+    Unmeasured rows are folded into one line per device."""
     out = []
     for host in dict.fromkeys(headline["host"].astype(str)):
         h = headline[headline["host"].astype(str) == host].set_index("key")
@@ -231,7 +232,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL
             out.append({"device": host, "quantity": f"{label} ({unit})", "value": value,
-                        "measured as": str(r.get("detail") or ""), "trust": trust})
+                        "measured as": on_cpus(str(r.get("detail") or ""), (cpus or {}).get(host)),
+                        "trust": trust})
         if absent:
             out.append({"device": host, "quantity": "not measured", "value": ", ".join(absent), "measured as": "",
                         "trust": ""})

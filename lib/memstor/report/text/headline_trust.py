@@ -1,11 +1,13 @@
 """Report text, the first page's trust cells: what a headline value's trust says beyond its checks' statuses — the
 run-to-run spread of a best of single runs (memstor.analysis.spread, per direction), a short run the same job
-ran slower for longer.
+ran slower for longer, more jobs than the run could use CPUs.
 
 Pure: DataFrames (memstor.analysis.points.fio_summary) and words in, words out.
 """
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 
@@ -44,3 +46,17 @@ def lasting_caveat(trust: str, points: pd.DataFrame | None, host: str, value: fl
             f"{', '.join(dict.fromkeys(slow['experiment'].astype(str)))}")
     return f"with caveats ({said})" if trust.startswith("sound") else trust.replace("with caveats (",
                                                                                     f"with caveats ({said}; ", 1)
+
+
+def usable_cpus(dataset) -> dict[str, float]:
+    """{host: the CPUs its run could use} (sysinfo ``shape.usable_cpus``; hosts that did not record it left out)."""
+    return {h.name: float(u) for h in dataset.hosts if (u := ((h.sysinfo or {}).get("shape") or {}).get("usable_cpus"))}
+
+
+def on_cpus(detail: str, cpus: float | None) -> str:
+    """detail + ', 4 jobs on 1 usable CPU' where its QDdxj point ran more jobs than the run's usable CPUs (fourth
+    read R-1cpu M8: a 1-CPU run's best IOPS is the submission side's as much as the device's)."""
+    jobs = re.search(r"QD\d+x(\d+)", detail)
+    if not jobs or not cpus or int(jobs.group(1)) <= cpus:
+        return detail
+    return f"{detail}, {jobs.group(1)} jobs on {cpus:g} usable CPU{'s' if cpus != 1 else ''}"
