@@ -74,6 +74,24 @@ def test_write_saturation_runs_shorter_than_a_second_give_no_level_and_no_spec_r
     assert "pass" not in _status(S, "wsat_series")
 
 
+def test_a_run_without_a_whole_second_is_drawn_as_fios_figure_not_as_a_series(S):
+    """R-def (fifth read): the 0.149-s 4 KiB run's one logged second, 64 MB/s (15,689 IOPS), was drawn as a
+    1-s series beside fio's 450 MB/s. Now no series; fio's whole-run figure at its runtime, labelled."""
+    from memstor.report.plots import wsat as plots
+
+    sec = S.wsat_seconds[S.wsat_seconds["host"] == H]
+    assert not sec["whole_second"].any() and set(sec["run_MBps"].round(1)) == {450.4}
+    for fig in (plots.wsat_time_figure(S.wsat_seconds), plots.wsat_tgbw_figure(S.wsat_seconds)):
+        (line,) = fig.axes[0].get_lines()
+        assert list(line.get_ydata()) == pytest.approx([450.395])    # not the 64.26 MB/s partial second
+        assert "fio's whole-run figure (0.149 s run: no whole second" in line.get_label()
+    time_x = plots.wsat_time_figure(S.wsat_seconds).axes[0].get_lines()[0].get_xdata()
+    assert list(time_x) == pytest.approx([0.149])
+    whole = S.wsat_seconds.assign(whole_second=True)                 # the other side: a whole second is drawn
+    (line,) = plots.wsat_time_figure(whole).axes[0].get_lines()
+    assert list(line.get_ydata()) == pytest.approx([64.2619]) and line.get_label() == "repetition 1"
+
+
 def test_page_one_names_the_failed_checks(S):
     names = " ".join(fp.check_names(S.validity))
     assert "Failed checks" in names and "`open_loop_held`" in names and "`load_generator_cpu`" in names

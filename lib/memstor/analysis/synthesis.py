@@ -546,14 +546,16 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs, ds.metas)
     drives = drive_table(ds)
     ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives, **(dram or {}))
+    mixed = mixed_tables(ds, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us)
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table,
-                           ceilings=ceil, qd=qd, metas=ds.metas)
-    # no finding without its preconditions: the results whose checks failed are emptied, with the reason
-    slo, models = gate.gate_open_loop(
-        load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
-        load_latency.models(ds, curves_ol), valid)
+                           ceilings=ceil, qd=qd, metas=ds.metas, mixed=mixed["mixed"])
+    # no finding without its preconditions: the results whose checks failed are emptied, with the reason; an SLO
+    # answer the held one-direction cells of the mixed-load map contradict is withheld (openloop_families)
+    slo, models = gate.gate_open_loop(openloop_families.cross_slo(
+        load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio), curves_ol,
+        mixed["mixed"]), load_latency.models(ds, curves_ol), valid)
     steady, knees = gate.gate_steady(steady, valid), gate.gate_knees(knees, valid)
     w_table = gate.gate_wsat(w_table, valid)
     storage, sfits = gate.gate_open_curves(storage, sfits, valid, OPEN_CURVE)
@@ -570,7 +572,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         mem_sections=memory.sections_table(ds.mlc),
         grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster, validity=valid,
         memory_figures=memory_figures.memory_figures(ds.mlc), wsat=w_table, wsat_cliffs=w_cliffs,
-        thermal=wsat.thermal_table(w_thermal), wsat_seconds=w_seconds,
+        thermal=wsat.thermal_table(w_thermal), wsat_seconds=wsat.mark_whole(w_runs, w_seconds),
         ceilings=ceilings.ceiling_use(ceil, headline, pts, mem, valid), above_ceiling=ceilings.above_ceiling(sweep_points(pts), ceil),
         working_set=hierarchy.working_set_table(ds.mlc),
         cache_levels=hierarchy.cache_levels(ds.mlc, {h.name: (h.sysinfo or {}).get("caches") for h in ds.hosts}),
@@ -579,7 +581,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
         xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
         **demand_tables(ds),
-        **mixed_tables(ds, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us),
+        **mixed,
     )
 
 

@@ -102,6 +102,22 @@ def whole_seconds(series: pd.DataFrame, runtime_s=None) -> pd.DataFrame:
     return series[t < t.max()]
 
 
+def mark_whole(runs: pd.DataFrame, seconds: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The per-second table with, on each row, ``whole_second`` (bool: a whole second of writing by
+    :func:`whole_seconds`, fio's ``runtime_s`` of its run) and its run's ``runtime_s`` (s) and ``run_MBps`` (fio's
+    whole-run MB/s, 10^6 B/s): the figures draw whole seconds only, and a run with none as fio's figure (R-def:
+    a 0.149-s run's one logged second, 64 MB/s, was drawn beside fio's 450 MB/s)."""
+    if seconds is None or seconds.empty or runs is None or runs.empty:
+        return seconds
+    out = seconds.copy()
+    out["whole_second"], out["runtime_s"], out["run_MBps"] = False, np.nan, np.nan
+    for _, r in _runs(runs).iterrows():
+        every, whole = _run_series(out, r)
+        out.loc[whole.index, "whole_second"] = True
+        out.loc[every.index, ["runtime_s", "run_MBps"]] = [r.get("runtime_s"), r.get("bw_MBps")]
+    return out
+
+
 def _run_series(seconds: pd.DataFrame, r: pd.Series) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(every second, the whole seconds) of run ``r``'s series."""
     series = _point_series(seconds, r["host"], r["point"])

@@ -72,14 +72,28 @@ def _usable(seconds: pd.DataFrame | None, x: str) -> pd.DataFrame | None:
     if seconds is None or len(seconds) == 0 or not {x, "bw_MBps", "config"} <= set(seconds.columns):
         return None
     s = seconds.copy()
-    for col in (x, "bw_MBps", "iops", "bs_bytes", "repetition"):
+    for col in (x, "bw_MBps", "iops", "bs_bytes", "repetition", "runtime_s", "run_MBps"):
         s[col] = _num(s, col)
     s = s[np.isfinite(s[x].to_numpy(float)) & np.isfinite(s["bw_MBps"].to_numpy(float))]
     return s if len(s) else None
 
 
+def _whole_run(ax, gr: pd.DataFrame, x: str, label: str, gid: str) -> None:
+    """A repetition without a whole second (``whole_second`` all False, memstor.analysis.wsat.mark_whole): no
+    series; fio's whole-run MB/s at its runtime (s) or its data written (GB), as one labelled marker."""
+    run = _num(gr, "run_MBps").dropna()
+    if not len(run):
+        return
+    at = _num(gr, "runtime_s").max() if x == "t_s" else _num(gr, "gb_written").max()
+    runtime = _num(gr, "runtime_s").max()
+    ax.plot([at], [float(run.iloc[0])], marker="D", linestyle="none", markersize=6, gid=gid,
+            label=f"{label}: fio's whole-run figure ({runtime:g} s run: no whole second, no series; "
+                  "wsat_series failed)")
+
+
 def _draw(seconds: pd.DataFrame | None, x: str, xlabel: str, title: str):
-    """One panel per workload: MB/s against ``x`` per repetition, IOPS on the right axis."""
+    """One panel per workload: MB/s against ``x`` per repetition, IOPS on the right axis; only whole seconds
+    where the table marks them (``whole_second``), a repetition with none as fio's whole-run figure."""
     s = _usable(seconds, x)
     if s is None:
         return None
@@ -91,6 +105,12 @@ def _draw(seconds: pd.DataFrame | None, x: str, xlabel: str, title: str):
         for j, (rep, gr) in enumerate(by_rep):
             gr = gr.sort_values(x)
             label = f"repetition {int(rep)}" if rep == rep else "repetition ?"
+            if "whole_second" in gr.columns:
+                whole = gr[gr["whole_second"].astype(bool)]
+                if not len(whole):
+                    _whole_run(ax, gr, x, label, f"{x}:{config}:{label}")
+                    continue
+                gr = whole
             ax.plot(gr[x], gr["bw_MBps"], marker=MARKERS[j % len(MARKERS)], markevery=max(1, len(gr) // 12),
                     markersize=5, linewidth=1.5, label=label, gid=f"{x}:{config}:{label}")
         ax.set_title(_workload_title(config, g), fontsize="small")
