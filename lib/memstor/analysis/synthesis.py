@@ -546,16 +546,14 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs, ds.metas)
     drives = drive_table(ds)
     ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives, **(dram or {}))
-    mixed = mixed_tables(ds, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us)
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table,
-                           ceilings=ceil, qd=qd, metas=ds.metas, mixed=mixed["mixed"])
-    # no finding without its preconditions: the results whose checks failed are emptied, with the reason; an SLO
-    # answer the held one-direction cells of the mixed-load map contradict is withheld (openloop_families)
-    slo, models = gate.gate_open_loop(openloop_families.cross_slo(
-        load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio), curves_ol,
-        mixed["mixed"]), load_latency.models(ds, curves_ol), valid)
+                           ceilings=ceil, qd=qd, metas=ds.metas)
+    # no finding without its preconditions: the results whose checks failed are emptied, with the reason
+    slo, models = gate.gate_open_loop(
+        load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
+        load_latency.models(ds, curves_ol), valid)
     steady, knees = gate.gate_steady(steady, valid), gate.gate_knees(knees, valid)
     w_table = gate.gate_wsat(w_table, valid)
     storage, sfits = gate.gate_open_curves(storage, sfits, valid, OPEN_CURVE)
@@ -581,7 +579,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
         xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
         **demand_tables(ds),
-        **mixed,
+        **mixed_tables(ds, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us),
     )
 
 
