@@ -196,6 +196,6 @@ def test_a_capacity_needs_most_of_its_write_rates_cells_held():
                                       [1000]).iloc[0]
     assert pd.isna(three["read_capacity_iops"]) and "only 3 of 5 cells held" in three["note"]
     assert mixed_load.sentence(three) == ("with no writes too few cells of this drive held (3, under 80 % of them): "
-                                          "no read capacity for read p99 ≤ 1 ms (held: 10,000 IOPS at read p99 "
-                                          "200 µs, 0.20× the target; 30,000 IOPS at read p99 400 µs, 0.40× the "
-                                          "target; 50,000 IOPS at read p99 900 µs, 0.90× the target)")
+                                          "no read capacity for read p99 ≤ 1 ms (held: 10,000 IOPS offered at read p99 "
+                                          "200 µs, 0.20× the target; 30,000 IOPS offered at read p99 400 µs, 0.40× the "
+                                          "target; 50,000 IOPS offered at read p99 900 µs, 0.90× the target)")

@@ -51,7 +51,7 @@ def test_a_withheld_capacity_says_what_its_held_cells_measured():
     c = cells()
     first = curve(c).iloc[0]
     said = mixed_load.sentence(first, "vm")
-    assert said.endswith("no read capacity for read p99 ≤ 1 ms (held: 30,129 IOPS at read p99 2,351 µs, 2.35× the "
+    assert said.endswith("no read capacity for read p99 ≤ 1 ms (held: 30,129 IOPS offered at read p99 2,351 µs, 2.35× the "
                          "target)")
     none = mixed_load.sentence(curve(c).iloc[1], "vm")          # no held cell at 153 MB/s: nothing to add
     assert none.endswith("no cell of vm held: no read capacity for read p99 ≤ 1 ms")

@@ -44,12 +44,16 @@ CURVE_COLUMNS = [
       "max_outstanding", "pause_per_cpu_s", "pause_max_us", "paused_pct", "queue_requests", "peak_outstanding",
       "submit_blocked_s", "runtime_s"),  # ioarrive's (means); runtime_s: the run's offered-arrival time (s)
     "closed_p99_us", "closed_qd",  # the closed sweep's p99 (µs) at its lightest load reaching the achieved IOPS
+    "closed_iops",  # that configuration's own IOPS: the load the p99 was measured at (S9-bare M-5: up to 1.77x)
     "closed_p99_9_us", "closed_p99_99_us",  # that configuration's own p99.9 and p99.99 (µs): its tail
     "ioengine", "closed_ioengine",  # the open loop's I/O engine and the closed sweep's (S7-bare M-7: libaio, io_uring)
 ]
 #: The closed sweep's completion-latency percentiles the open loop is set beside, and the curve columns they fill.
 CLOSED_TAIL = ("clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")
-CLOSED_TAIL_COLUMNS = ("closed_p99_us", "closed_p99_9_us", "closed_p99_99_us", "closed_qd")
+#: A closed point whose IOPS lie within this ratio of an open point's ran at a like load: their p99s compare (S9-bare
+#: M-5: randwrite u70 was set against QD64 at 1.37x its rate while QD16 ran within 0.2 % of it).
+LIKE_LOAD = 1.1
+CLOSED_TAIL_COLUMNS = ("closed_p99_us", "closed_p99_9_us", "closed_p99_99_us", "closed_qd", "closed_iops")
 #: The generator's own columns the curve carries (ioarrive: service and lag times, its process's CPU in % of one
 #: CPU, its sleeps' wake-up delay, its cap on I/Os in flight, the machine's pauses before the run, the disk's
 #: request queue, the most in flight and its submit calls' blocked seconds; empty for fio's points and where not
@@ -155,21 +159,24 @@ def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
 
 def _closed_p99(closed: pd.DataFrame, bs: float, iops: float) -> dict:
     """{closed_p99_us, closed_p99_9_us, closed_p99_99_us (completion latency, µs; None where not recorded),
-    closed_qd ('QD4'), closed_ioengine} of the closed sweep's lightest configuration (by outstanding I/O) whose IOPS reach
+    closed_qd ('QD4'), closed_iops (its IOPS), closed_ioengine} of the closed sweep's configuration nearest in IOPS
+    to `iops` within LIKE_LOAD of it (a like load), else of its lightest (by outstanding I/O) whose IOPS reach
     `iops` — a measured point, not interpolated (percentiles do not interpolate); all None where none reaches it
     or the sweep has no p99."""
     none = dict.fromkeys((*CLOSED_TAIL_COLUMNS, "closed_ioengine"))
     c = closed[closed["bs_bytes"] == bs] if len(closed) else closed
     if c.empty or "clat_p99_us" not in c or not np.isfinite(iops):
         return none
-    reach = c[c["iops"] >= iops]
+    load = np.abs(np.log(c["iops"].to_numpy(float) / iops))
+    like = c[load <= math.log(LIKE_LOAD)]
+    reach = like.iloc[[int(np.argmin(load[load <= math.log(LIKE_LOAD)]))]] if len(like) else c[c["iops"] >= iops]
     if reach.empty or not np.isfinite(reach["clat_p99_us"].iloc[0]):
         return none
     r = reach.iloc[0]
     qd = f"QD{int(r['iodepth'])}" + (f"x{int(r['numjobs'])}" if r["numjobs"] > 1 else "")
     tail = {f"closed_{c.removeprefix('clat_')}": (float(r[c]) if c in r and np.isfinite(r[c]) else None)
             for c in CLOSED_TAIL}
-    return {**tail, "closed_qd": qd, "closed_ioengine": r.get("ioengine")}
+    return {**tail, "closed_qd": qd, "closed_iops": float(r["iops"]), "closed_ioengine": r.get("ioengine")}
 
 
 def _windows(seconds: pd.DataFrame | None) -> dict[tuple[str, str, str], int]:

@@ -24,6 +24,7 @@ from memstor.analysis import (
     memory,
     memory_figures,
     mixed_load,
+    openloop_families,
     pts_demand,
     pts_recovery,
     queueing,
@@ -546,14 +547,15 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs, ds.metas)
     drives = drive_table(ds)
     ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives, **(dram or {}))
+    mixed = mixed_tables(ds, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us)
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table,
-                           ceilings=ceil, qd=qd, metas=ds.metas)
-    # no finding without its preconditions: the results whose checks failed are emptied, with the reason
-    slo, models = gate.gate_open_loop(
-        load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio),
-        load_latency.models(ds, curves_ol), valid)
+                           ceilings=ceil, qd=qd, metas=ds.metas, mixed=mixed["mixed"])
+    # no finding without its preconditions (nor an SLO answer the mixed map's held cells contradict): emptied, why
+    slo, models = gate.gate_open_loop(openloop_families.cross_slo(
+        load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio), curves_ol,
+        mixed["mixed"]), load_latency.models(ds, curves_ol), valid)
     steady, knees = gate.gate_steady(steady, valid), gate.gate_knees(knees, valid)
     w_table = gate.gate_wsat(w_table, valid)
     storage, sfits = gate.gate_open_curves(storage, sfits, valid, OPEN_CURVE)
@@ -561,8 +563,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     return Synthesis(
         dataset=ds, sheets=sheets, points=pts, headline=headline,
         spec=spec_comparison(ds, sheets, ceilings.within_ceiling(pts, ceil), steady, w_table), qd=qd,
-        little=littles_law(ds),
-        knees=knees, knee_fits=kfits,
+        little=littles_law(ds), knees=knees, knee_fits=kfits,
         curves=curves, mem=mem, mem_fits=mfits, steady=steady,
         drive=drives, interface=interface_check(ds, sheets), load=gate.gate_open_curve_table(curves_ol, valid),
         slo=slo, load_models=models, unloaded=load_latency.unloaded(curves_ol),
@@ -574,12 +575,11 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         ceilings=ceilings.ceiling_use(ceil, headline, pts, mem, valid), above_ceiling=ceilings.above_ceiling(sweep_points(pts), ceil),
         working_set=hierarchy.working_set_table(ds.mlc),
         cache_levels=hierarchy.cache_levels(ds.mlc, {h.name: (h.sysinfo or {}).get("caches") for h in ds.hosts}),
-        mlp=hierarchy.mlp_table(ds.mlc),
-        **read_ratio.family_tables(curves, mem, reference_curves.load_mess_curves()),
+        mlp=hierarchy.mlp_table(ds.mlc), **read_ratio.family_tables(curves, mem, reference_curves.load_mess_curves()),
         hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
         xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
         **demand_tables(ds),
-        **mixed_tables(ds, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us),
+        **mixed,
     )
 
 

@@ -95,6 +95,7 @@ from memstor.analysis.validity.intervals import interval_rows
 from memstor.analysis.validity.invariants import below_closed_rows, ceiling_rows, little_rows
 from memstor.analysis.validity.memory import buffer_llc_rows, hierarchy_rows, memory_rows
 from memstor.analysis.validity.openloop import cpu_rows, open_loop_rows
+from memstor.analysis.validity.openloop_repeat import repeat_rows
 from memstor.analysis.validity.pts import pts_rows
 from memstor.analysis.validity.regions import region_rows
 from memstor.analysis.validity.rows import CHECKS, COLUMNS, FAIL, PASS, SECTIONS, STATUSES, WARN, frame
@@ -113,17 +114,19 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
                    storage_fits: dict | None = None, mem_fits: dict | None = None,
                    sysinfo: dict | None = None, wsat: pd.DataFrame | None = None,
                    ceilings: pd.DataFrame | None = None, qd: pd.DataFrame | None = None,
-                   metas: list | None = None) -> pd.DataFrame:
+                   metas: list | None = None, mixed: pd.DataFrame | None = None) -> pd.DataFrame:
     """The validity table (COLUMNS) from the synthesis tables: fio / mlc (the tidy rows, ``ds.fio``,
     ``ds.mlc``), points (fio_summary), knees, load (open-loop curve), steady (verdicts), headline (long),
     storage / mem (curve tables) with storage_fits {(host, kind, rw): CurveFit} and mem_fits {(host, curve):
     CurveFit}, curves (memory curve points), sysinfo {host: its sysinfo.json dict} (the core count), ceilings
     (memstor.analysis.ceilings.ceilings_table), qd (the closed queue-depth points,
     memstor.analysis.points.qd_points: knee_plateau), metas (the points' meta sidecars, each with its device as
-    ``host``: jobs_disjoint, the times of steady_vs_fresh's evidence). Any may be None: its checks are skipped.
+    ``host``: jobs_disjoint, the times of steady_vs_fresh's evidence), mixed (the mixed-load map's done rows:
+    open_loop_repeat with load). Any may be None: its checks are skipped.
     Sorted by host, section, check, subject."""
     rows = [
         *open_loop_rows(load),
+        *repeat_rows(load, mixed),
         *cpu_rows(fio, sysinfo),
         *ioarrive_cpu_rows(fio, sysinfo),
         *knee_rows(knees, qd, points),

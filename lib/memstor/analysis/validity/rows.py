@@ -29,6 +29,8 @@ SECTIONS = ("open_loop", "queue_depth", "curves", "steady_state", "write_saturat
 #: Check id -> the precondition it checks (one line each). Ids are stable: the report looks rows up by them.
 CHECKS = {
     "open_loop_held": "every offered-rate point kept open-loop (Poisson, not completion-gated) arrivals",
+    "open_loop_repeat": "one open-loop rate run by fio-load-latency and again by a one-direction mixed-load-map cell "
+                        "gives the same mean and p99 latency within 1.25x",
     "open_loop_rate": "every offered-rate point achieved within ±5 % of the rate offered to it (neither gated nor overshot)",
     "load_generator_cpu": "the load generator's own CPU use (fio's usr + sys, ioarrive's process) left the cores free: "
                           "the device, not the generator, set the pace",

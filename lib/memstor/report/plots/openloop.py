@@ -128,6 +128,14 @@ def _compared(g: pd.DataFrame) -> bool:
     return not all(v is False or str(v) == "False" for v in g["valid"])
 
 
+def closed_drawn(load: pd.DataFrame | None, qd: pd.DataFrame | None) -> bool:
+    """Whether latency_throughput_figure draws a closed queue-depth curve beside some workload (one whose open loop
+    the gate did not withhold whole, :func:`_compared`, with closed points): the caption says so only then."""
+    if load is None or len(load) == 0 or "achieved_iops" not in load.columns:
+        return False
+    return any(_compared(g) and len(_closed(qd, host, rw)) for host, rw, g in _groups(load))
+
+
 def _closed(qd: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:
     """The closed-loop configurations of `host` and `rw` (its own direction) with an IOPS, by IOPS."""
     if qd is None or len(qd) == 0 or not {"host", "rw", "iops"} <= set(qd.columns):
@@ -291,6 +299,8 @@ def latency_throughput_figure(load: pd.DataFrame, qd: pd.DataFrame | None = None
         for ax, (ocol, ccol, _, _) in zip(axes, panels):
             _open_series(ax, g, ocol, colour, marker, name, key, seen)
             _closed_series(ax, closed, ccol, colour, name, key)
+    if not closed_drawn(load, qd):  # no closed curve: the title promises none (fifth read S9-bare C-9, R-def p9)
+        panels = (panels[0], (*panels[1][:3], f"p99 ({open_kind})"))
     for ax, (_, _, ylabel, title) in zip(axes, panels):
         ax.set_xlabel(IOPS_LABEL)
         ax.set_ylabel(ylabel)

@@ -439,7 +439,7 @@ def _not_open_rows(S, host: str) -> pd.DataFrame:
 
 
 def _not_open_workloads(S, host: str) -> list[str]:
-    """'randread (ioarrive): held at 0 of 8 rates, 0-101 % of offered achieved' per workload
+    """'randread (ioarrive): held at 0 of 8 rates, every rate 99.0-100.5 % of offered achieved' per workload
     whose open loop did not hold, from the rows; [] without them."""
     rows = _not_open_rows(S, host)
     out = []
@@ -448,7 +448,8 @@ def _not_open_workloads(S, host: str) -> list[str]:
         held = held_points(g.assign(valid=True))
         pct = pd.to_numeric(g["achieved_pct"], errors="coerce").dropna() if "achieved_pct" in g.columns \
             else pd.Series(dtype=float)
-        got = f", {fmt_number(pct.min())}–{fmt_number(pct.max())} % of offered achieved" if len(pct) else ""
+        span = f"{pct.min():.1f}" + (f"–{pct.max():.1f}" if f"{pct.min():.1f}" != f"{pct.max():.1f}" else "")
+        got = f", every rate {span} % of offered achieved" if len(pct) else ""  # all rates, held or not (S9 C-1)
         names = _open_loop_failed(S.validity, host, str(rw))
         if names:
             out.append(f"{rw} ({gens}): held at {int(held.sum())} of {len(g)} rates{got} (failed: {', '.join(names)})")

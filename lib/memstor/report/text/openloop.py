@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.load_latency import NOT_MONOTONE, answered_from_held, lowest_held
+from memstor.analysis.openloop_families import FAMILIES_DISAGREE
 from memstor.analysis.spread import points_said, sweep_beaten
 from memstor.analysis.validity.gate import not_valid_reasons
 from memstor.core.fmt import fmt_number, md_escape
@@ -174,6 +175,8 @@ def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, point
     some = f"{int(h)} of {int(m)} rates that held" if h == h and m == m and h < m else ""
     if censored_by == NOT_MONOTONE:
         return "none: the held rates meet it, miss it and meet it again (not monotone)"
+    if censored_by == FAMILIES_DISAGREE:
+        return "withheld: the held rates of fio-load-latency and the mixed-load map disagree (below)"
     if v != v and h == 0:  # no rate held: nothing to answer from (not 'the lowest held rate misses it')
         return f"no answer: none of the {int(m) if m == m else ''} rates held".replace("the  rates", "the rates")
     if v != v:
@@ -221,6 +224,9 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
         share = f" ({100 * v / x_max:.0f} % of {X_REF} = {fmt_number(x_max)} IOPS)" if v == v and x_max > 0 else ""
         if r.get("censored_by") == NOT_MONOTONE:
             out.append(f"p99 ≤ {t} µs has no single answer: the rates that held meet it, miss it and meet it again.")
+        elif r.get("censored_by") == FAMILIES_DISAGREE:
+            out.append(f"p99 ≤ {t} µs is not answered: the held points of the two open-loop experiments disagree "
+                       f"({r.get('families')}), so no measured rate is this target's limit.")
         elif v != v:
             where = ""
             if low is not None:
@@ -241,6 +247,9 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
             basis = "held rate" if _ol_float(r.get("held_points")) < _ol_float(r.get("points")) else "rate"
             out.append(f"The highest rate that keeps p99 ≤ {t} µs is about **{fmt_number(v)} IOPS**{share}, "
                        f"interpolated between the last {basis} that met it and the first that missed it.")
+        fam = r.get("families")  # what the mixed-load map's held one-direction cells say of it (openloop_families)
+        if isinstance(fam, str) and fam and r.get("censored_by") != FAMILIES_DISAGREE:
+            out[-1] = out[-1][:-1] + f"; {fam}."
         if v == v:
             out += _fio_target_sentence(r, t, v)
     return out
