@@ -36,7 +36,8 @@ def test_no_dirth_role_on_a_point_whose_rerun_failed():
     assert "min:" not in cell and "7,770" not in cell
     assert "T1 Q1 0.732×" in cell and "no role is stated on a point whose rerun failed" in cell
     roles = text.gated_roles(dirth, valid).set_index(["threads", "qd"])["role"]
-    assert roles[(1, 1)] == "" and roles[(4, 4)] == "max IOPS"  # optimal: dirth_optimal failed
+    # optimal: dirth_optimal failed; max IOPS: 45,070 is 1.30x the next, within the 0.732x rerun (fifth read R-def p6)
+    assert roles[(1, 1)] == "" and roles[(4, 4)] == ""
 
 
 def test_a_role_whose_rerun_repeats_stands():

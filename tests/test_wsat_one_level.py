@@ -94,7 +94,7 @@ def test_burst_and_sustained_of_one_window_are_not_compared():
     # too short to tell a cliff from noise: no cliff count (third read R-loop 5.1: 'cliffs 0' of runs that could
     # not tell), burst '–'; the same row with a series long enough (no caveat) reads one window, 0 cliffs
     assert shown["burst (MB/s)"] == "–" and shown["cliffs"] == "not determined" and shown["sustained / burst"] == "–"
-    assert shown["sustained (MB/s)"] == "280 (mean; too short for a level)"  # R-bare C-11: no '[275, 285]'
+    assert shown["sustained (MB/s)"] == "no level (too short); mean 280"  # R-bare C-11: no '[275, 285]'
     told = text.wsat_display(w[w["point"] == RUN4K].assign(caveat="")).iloc[0]
     assert told["burst (MB/s)"] == "– (no cliff: one window)" and told["cliffs"] == "0"
     gone = text.wsat_display(w[w["point"] == RUN4K].assign(sustained_MBps=float("nan"))).iloc[0]
@@ -109,7 +109,12 @@ def test_cliffs_not_found_only_where_a_run_could_tell():
     level stands and that was long enough says 'none found'."""
     w, _ = _gated("vm2-loop-fio328")
     words = text.cliffs_empty(w)
-    assert "no cliff found" not in words and "cliffs not determined for 4 KiB random write" in words
+    assert "no cliff found" not in words and words.startswith("not determined: no run could show one (4 KiB random")
+    from memstor.report.export import Table  # fifth read R-loop: no 'none — ' before it
+
+    empty = Table(pd.DataFrame(), caption="Cliffs", empty=words)._empty_text()
+    assert empty.startswith("Cliffs: not determined: no run") and "none" not in empty.split(":")[1]
+    assert Table(pd.DataFrame(), caption="Cliffs", empty="x")._empty_text() == "Cliffs: none — x."
     one = w.copy()
     one["sustained_MBps"], one["caveat"] = 200.0, ""
     assert text.cliffs_empty(one) == "no cliff found in any run"

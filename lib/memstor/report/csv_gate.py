@@ -8,6 +8,12 @@ gates. Pure: a table (and the checks) in, the gated copy out.
 - knee: no X_fit and fitted N* where the measured bound lies above the fit's whole N* interval (the PDF: 'not a
   finding: below the bound'), and ``saturated`` empty where the sweep's levelling off is not shown (knee_plateau
   did not pass) or the fit is no finding.
+- dirth, dirth_histograms: only the roles the PDF states (fifth read R-def, S9-bare C-5: 'max IOPS, optimal' where
+  dirth_optimal failed, 'min' where pts_repeat failed); ``not_valid`` names the check.
+- steady_state: a window the PDF calls 'not shown' is not 'achieved' (R-def: ss_status achieved, valid True).
+- wsat: no burst or sustained level for a run too short to tell one (R-1cpu M4).
+- summary: the open-loop points say whether their loop held (R-def: 157,878 IOPS at u98, above the closed maximum,
+  with no flag).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import pandas as pd
 
 from memstor.core.schema import missing
 from memstor.report.text.first_page import headline_evidence  # the page's own rule, not a copy of it
+from memstor.report.text.pts import gated_histograms, gated_roles, withheld_roles
 
 #: knee columns of the fitted ceiling and N* that a fit below the measured bound does not state.
 KNEE_BELOW_COLUMNS = ("X_max_fit_iops", "X_max_fit_se_iops", "N_star_fit", "N_star_fit_ci_low", "N_star_fit_ci_high")
@@ -102,6 +109,74 @@ def _not_passed(validity: pd.DataFrame | None, check: str) -> set[tuple[str, str
     return {(str(h), str(s)) for h, s in zip(rows["host"], rows["subject"])}
 
 
+def gate_dirth(dirth: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
+    """dirth.csv with the PDF's roles (memstor.report.text.pts.gated_roles) and ``not_valid`` naming the failed
+    check behind each role removed."""
+    if dirth is None or dirth.empty or "role" not in dirth.columns:
+        return dirth
+    out = gated_roles(dirth, validity)
+    out["not_valid"] = withheld_roles(dirth, validity)
+    return out
+
+
+def gate_steady_csv(steady: pd.DataFrame | None) -> pd.DataFrame | None:
+    """steady_state.csv where the PDF says 'not shown' (``steady_shown`` False) or 'not valid': ``ss_achieved``
+    False, ``ss_status`` 'not shown (window rule met)', ``valid`` False and ``not_valid`` the verdict's reason."""
+    if steady is None or steady.empty or "steady_shown" not in steady.columns:
+        return steady
+    out = steady.copy()
+    met = out["ss_achieved"].fillna(False).astype(bool) if "ss_achieved" in out.columns else False
+    unshown = met & ~out["steady_shown"].fillna(False).astype(bool)
+    out["not_valid"] = out["not_valid"].astype(object).fillna("") if "not_valid" in out.columns else ""
+    out["ss_status"] = out["ss_status"].astype(object)
+    out.loc[unshown, "ss_status"] = "not shown (window rule met)"
+    out.loc[unshown, "ss_achieved"] = False
+    out.loc[unshown, "not_valid"] = [_reason(o, f"not a steady-state figure: {v}")
+                                     for o, v in zip(out.loc[unshown, "not_valid"], out.loc[unshown, "verdict"])]
+    out.loc[unshown, "valid"] = False
+    return out
+
+
+def gate_summary(points: pd.DataFrame | None, load: pd.DataFrame | None) -> pd.DataFrame | None:
+    """summary.csv with ``open_loop_held`` on each fio-load-latency row (its offered rate's ``open_loop`` in the
+    load table, matched by device, rw and the 'u<percent>' of its configuration; empty on other rows) and
+    ``not_valid`` on a rate that did not hold: its IOPS and latency are not an open loop's."""
+    if points is None or points.empty or load is None or load.empty or "config" not in points.columns:
+        return points
+    out = points.copy()
+    held = {(str(h), str(rw), float(u)): bool(o) for h, rw, u, o in
+            zip(load["host"], load["rw"], load["utilisation_pct"], load["open_loop"]) if not missing(o)}
+    util = out["config"].astype(str).str.extract(r"-u(\d+(?:\.\d+)?)-")[0].astype(float)
+    is_ol = out["experiment"] == "fio-load-latency"
+    out["open_loop_held"] = [held.get((str(h), str(rw), u)) if ol else None
+                             for h, rw, u, ol in zip(out["host"], out["rw"], util, is_ol)]
+    out["not_valid"] = ["not valid: the open loop did not hold at this offered rate (load_latency.csv says why)"
+                        if h is False else "" for h in out["open_loop_held"]]
+    return out
+
+
+#: wsat columns that state a level: empty for a run whose series is too short to tell one (``caveat``).
+WSAT_LEVEL_COLUMNS = ("burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high", "sustained_MBps",
+                      "sustained_MBps_ci_low", "sustained_MBps_ci_high", "sustained_iops", "sustained_over_burst")
+
+
+def gate_wsat_csv(wsat: pd.DataFrame | None) -> pd.DataFrame | None:
+    """wsat.csv with no burst or sustained level where the series was too short to tell a cliff from noise
+    (``caveat``, wsat_series warned; the PDF: 'no level (too short)'): those columns empty, ``valid`` False,
+    ``not_valid`` 'no level: <caveat>'; the seconds' mean stays in ``series_MBps`` (R-1cpu M4: sustained_MBps =
+    burst_MBps = 228.9, valid True, for 18 whole seconds)."""
+    if wsat is None or wsat.empty or "caveat" not in wsat.columns:
+        return wsat
+    out = wsat.copy()
+    out["not_valid"] = out["not_valid"].astype(object).fillna("") if "not_valid" in out.columns else ""
+    short = out["caveat"].fillna("").astype(str).ne("") & out["sustained_MBps"].notna()
+    out.loc[short, "not_valid"] = [_reason(o, f"no level: {c}") for o, c in
+                                   zip(out.loc[short, "not_valid"], out.loc[short, "caveat"])]
+    out.loc[short, [c for c in WSAT_LEVEL_COLUMNS if c in out.columns]] = np.nan
+    out.loc[short, "valid"] = False
+    return out
+
+
 def gate_tables(tables: dict[str, pd.DataFrame], synthesis) -> dict[str, pd.DataFrame]:
     """{name: table} of memstor.report.tables.report_tables with headline, spec_comparison and knee gated as the
     PDF states them (the synthesis' ``validity`` and ``points``)."""
@@ -113,4 +188,14 @@ def gate_tables(tables: dict[str, pd.DataFrame], synthesis) -> dict[str, pd.Data
         out["spec_comparison"] = gate_spec(out["spec_comparison"])
     if "knee" in out:
         out["knee"] = gate_knee(out["knee"], validity)
+    if "dirth_histograms" in out:
+        out["dirth_histograms"] = gated_histograms(out["dirth_histograms"], validity, out.get("dirth"))
+    if "dirth" in out:
+        out["dirth"] = gate_dirth(out["dirth"], validity)
+    if "wsat" in out:
+        out["wsat"] = gate_wsat_csv(out["wsat"])
+    if "steady_state" in out:
+        out["steady_state"] = gate_steady_csv(out["steady_state"])
+    if "summary" in out:
+        out["summary"] = gate_summary(out["summary"], out.get("load_latency"))
     return out

@@ -172,8 +172,10 @@ class Table:
         return self.df is None or len(self.df) == 0 or len(self.df.columns) == 0
 
     def _empty_text(self) -> str:
-        """'Caption: none — why' for a table without rows."""
-        return f"{self.caption + ': ' if self.caption else ''}none — {self.empty}."
+        """'Caption: none — why' for a table without rows; 'Caption: not determined ...' where the why says its rows
+        could not be found (R-loop p5: 'none — no run could show one' read as 'no cliffs')."""
+        lead = "" if self.empty.startswith("not determined") else "none — "
+        return f"{self.caption + ': ' if self.caption else ''}{lead}{self.empty}."
 
     def _repr_html_(self) -> str:
         if self._is_empty:

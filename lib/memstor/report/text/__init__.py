@@ -58,11 +58,13 @@ from memstor.report.text.openloop_models import (
 )
 from memstor.report.text.pts import (
     cbw_display,
+    demand_caption,
     departures,
     dirth_display,
     gated_histograms,
     gated_roles,
     hir_display,
+    histograms_caption,
     pts_summary,
     summary_caption,
     xsr_display,
@@ -94,7 +96,7 @@ __all__ = [
     "wsat_display", "wsat_sentences", "cliffs_display", "cliffs_empty", "ceilings_display", "cache_levels_display",
     "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display", "pts_summary",
     "xsr_display", "cbw_display",
-    "dirth_display", "summary_caption", "gated_roles", "gated_histograms",
+    "dirth_display", "summary_caption", "gated_roles", "gated_histograms", "demand_caption", "histograms_caption",
     "SYSTEM_FIELDS", "systems_table", "commands", "command_sentence",
     "spec_table", "spec_note",
     "little_display", "little_sentences", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",

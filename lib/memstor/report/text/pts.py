@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
-from memstor.analysis.pts_demand import MID, OPTIMAL, ROLES
+from memstor.analysis.pts_demand import MAX_IOPS, MID, MIN, OPTIMAL, ROLES
 from memstor.core.fmt import fmt_interval, fmt_number
 from memstor.core.schema import missing
 
@@ -131,15 +132,43 @@ def _unrepeated(validity: pd.DataFrame | None, host) -> set[tuple[str, str]]:
     return out
 
 
+def _rerun_spread(validity: pd.DataFrame | None, host) -> float | None:
+    """The reruns' spread on ``host``: the largest of max(r, 1/r) over the DIRTH pts_repeat ratios r (rerun /
+    matrix IOPS; defects: 1.53, 0.739, 0.866 -> 1.53); None without a rerun."""
+    rows = _checks(validity, host, "pts_repeat", ("pass", "warn", "fail"))
+    r = pd.to_numeric(rows["value"], errors="coerce").dropna() if "value" in rows else pd.Series([], dtype=float)
+    r = r[r > 0]
+    return float(np.maximum(r, 1 / r).max()) if len(r) else None
+
+
+def max_within_spread(g: pd.DataFrame, validity: pd.DataFrame | None) -> str:
+    """'' where the highest-IOPS point of one device's DIRTH matrix ``g`` is above the next by more than the reruns'
+    spread (:func:`_rerun_spread`), else why it is no maximum: 'no maximum located: 45,546 IOPS at T4 Q4 and 45,028
+    at T2 Q4 are 1.01x apart, within the reruns' 0.739-1.53x' (fifth read R-def p6)."""
+    spread = _rerun_spread(validity, g["host"].iloc[0]) if len(g) > 1 else None
+    top = g.sort_values("iops", ascending=False).head(2)
+    if spread is None or top["iops"].isna().any() or top["iops"].iloc[0] / top["iops"].iloc[1] > spread:
+        return ""
+    r = pd.to_numeric(_checks(validity, g["host"].iloc[0], "pts_repeat", ("pass", "warn", "fail"))["value"],
+                      errors="coerce").dropna()
+    a, b = top.iloc[0], top.iloc[1]
+    return (f"no maximum located: {fmt_number(a['iops'])} IOPS at T{_int(a['threads'])} Q{_int(a['qd'])} and "
+            f"{fmt_number(b['iops'])} at T{_int(b['threads'])} Q{_int(b['qd'])} are {a['iops'] / b['iops']:.2f}x "
+            f"apart, within the reruns' {fmt_number(r.min())}-{fmt_number(r.max())}x")
+
+
 def gated_roles(dirth: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFrame:
     """``dirth`` with the roles its checks do not support removed, per device: none where pts_demand or
     pts_steady_state failed (:func:`_no_roles`: no demand-intensity result), no 'optimal' or 'mid' where
-    dirth_optimal failed (no point reached the ceiling: the 'optimal' point is the grid's corner), and none on a
-    point whose rerun failed pts_repeat (:func:`_unrepeated`)."""
+    dirth_optimal failed (no point reached the ceiling: the 'optimal' point is the grid's corner), none on a
+    point whose rerun failed pts_repeat (:func:`_unrepeated`), and no 'max IOPS' on a highest point within the
+    reruns' spread of the next (:func:`max_within_spread`)."""
     out = dirth.copy()
     for host in out["host"].unique():
         drop = set(ROLES) if _no_roles(validity, host) else \
             {OPTIMAL, MID} if len(_checks(validity, host, "dirth_optimal")) else set()
+        if max_within_spread(out[out["host"] == host], validity):
+            drop |= {MAX_IOPS}
         bad = _unrepeated(validity, host)
         mine = out["host"] == host
         out.loc[mine, "role"] = [
@@ -149,12 +178,40 @@ def gated_roles(dirth: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFr
     return out
 
 
-def gated_histograms(hist: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
+def _why_withheld(dirth: pd.DataFrame, validity: pd.DataFrame | None, row: pd.Series, gone: list[str]) -> str:
+    """The failed check (or the spread) that removed the roles ``gone`` from DIRTH point ``row``."""
+    host = row["host"]
+    if _no_roles(validity, host):
+        return "pts_demand or pts_steady_state failed (DIRTH)"
+    if (_int(row["threads"]), _int(row["qd"])) in _unrepeated(validity, host):
+        return "its rerun failed pts_repeat"
+    why = ["dirth_optimal failed"] if {OPTIMAL, MID} & set(gone) else []
+    return "; ".join(why + ([max_within_spread(dirth[dirth["host"] == host], validity)] if MAX_IOPS in gone else []))
+
+
+def withheld_roles(dirth: pd.DataFrame, validity: pd.DataFrame | None) -> list[str]:
+    """Per row of ``dirth``, the roles :func:`gated_roles` removes and the failed check that removes them ('role
+    optimal not stated: dirth_optimal failed'), '' where none is (the CSV says what the PDF withholds)."""
+    gated = gated_roles(dirth, validity)
+    out = []
+    for (_, row), kept in zip(dirth.iterrows(), gated["role"]):
+        gone = [r for r in ("" if missing(row["role"]) else str(row["role"])).split(", ")
+                if r and r not in ("" if missing(kept) else str(kept)).split(", ")]
+        out.append(f"role {', '.join(gone)} not stated: {_why_withheld(dirth, validity, row, gone)}" if gone else "")
+    return out
+
+
+def gated_histograms(hist: pd.DataFrame | None, validity: pd.DataFrame | None,
+                     dirth: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """The DIRTH histogram rows (memstor.analysis.pts_demand.dirth_histograms) of the roles :func:`gated_roles`
     keeps: none where pts_demand failed, no 'optimal' or 'mid' where dirth_optimal failed, none of a point whose
-    rerun failed pts_repeat."""
+    rerun failed pts_repeat; given the matrix ``dirth``, no 'max IOPS' within the reruns' spread
+    (:func:`max_within_spread`)."""
     if hist is None or hist.empty or "role" not in hist.columns:
         return hist
+    if dirth is not None and len(dirth):
+        unsure = {h for h in dirth["host"].unique() if max_within_spread(dirth[dirth["host"] == h], validity)}
+        hist = hist[~(hist["host"].isin(unsure) & (hist["role"] == MAX_IOPS))]
     keep = []
     t = hist["threads"] if "threads" in hist.columns else pd.Series(None, index=hist.index)
     q = hist["qd"] if "qd" in hist.columns else pd.Series(None, index=hist.index)
@@ -164,6 +221,23 @@ def gated_histograms(hist: pd.DataFrame | None, validity: pd.DataFrame | None) -
         else:
             keep.append(not (role in (OPTIMAL, MID) and len(_checks(validity, host, "dirth_optimal"))))
     return hist[keep]
+
+
+def demand_caption(gated: pd.DataFrame | None) -> str:
+    """The caption of the DIRTH demand-intensity figure drawn from :func:`gated_roles`: 'the optimal point ringed'
+    only where a point keeps that role (fifth read R-def 24: the caption promised a ring the gating removed)."""
+    has = gated is not None and "role" in gated and gated["role"].fillna("").str.contains(OPTIMAL).any()
+    return ("DIRTH demand intensity: mean response time (µs) against IOPS, one line per thread count; the ceiling "
+            "dashed, " + ("the optimal point ringed." if has else "no optimal point ringed (its checks did not "
+                          "support one: the PTS table says why)."))
+
+
+def histograms_caption(hist: pd.DataFrame | None) -> str:
+    """The caption of the DIRTH histograms drawn from :func:`gated_histograms`: the roles it holds, by name."""
+    names = {MIN: "minimum", MID: "mid", OPTIMAL: "optimal", MAX_IOPS: "maximum-IOPS"}
+    held = [n for r, n in names.items() if hist is not None and "role" in hist and (hist["role"] == r).any()]
+    return ("DIRTH response-time histograms (share of I/Os, %, against µs) at the " + ", ".join(held) + " points."
+            if held else "DIRTH response-time histograms: none drawn (no role's point is supported by its checks).")
 
 
 def _test_checks(validity: pd.DataFrame | None, host, check: str, test: str) -> pd.DataFrame:
@@ -308,6 +382,7 @@ def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
     g = gated_roles(g, validity)
     roles = g[g["role"].fillna("").astype(str) != ""]
     parts = [f"{r['role']}: {_point(r)}" for _, r in roles.iterrows() if r["role"] != "mid"]
+    parts += [m for m in [max_within_spread(g, validity)] if m]
     ceiling = g["ceiling_us"].dropna()
     unplaced = _checks(validity, host, "dirth_optimal")
     tail = (f"; optimal point not located: {unplaced['evidence'].iloc[0]} (the grid stops before the ceiling)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstor.analysis.validity.wsat import MATCH_PCT
 from memstor.core.fmt import fmt_interval, fmt_number
 from memstor.core.schema import missing
 
@@ -48,7 +49,7 @@ def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
         "burst (MB/s)": [fmt_interval(v, lo, hi) if c else "–" if not told else "– (no cliff: one window)" for
                          v, lo, hi, c, told in zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"],
                                                    cliffs, _told(w))],
-        "sustained (MB/s)": [f"{fmt_number(v)} (mean; too short for a level)" if short else fmt_interval(v, lo, hi)
+        "sustained (MB/s)": [f"no level (too short); mean {fmt_number(v)}" if short else fmt_interval(v, lo, hi)
                              for v, lo, hi, short in zip(w["sustained_MBps"], w["sustained_MBps_ci_low"],
                                                          w["sustained_MBps_ci_high"], _short(w))],
         "sustained / burst": ["–" if missing(r) else f"{float(r):.2f}" for r in w["sustained_over_burst"]],
@@ -85,6 +86,22 @@ def _halves(r) -> str:
             f"Mann-Whitney p = {float(r['level_p']):.2g})")
 
 
+def series_vs_fio(r) -> str:
+    """' fio's whole-run figure for this run is 1,508 MB/s, the mean of its whole seconds 1,369 (-9.2 %: the
+    per-second log and fio's count differ beyond series_matches_whole's +-2 %, so neither is checked against the
+    other).' where they differ by more than MATCH_PCT (S9-bare M-3: the same run given as 1,508 on p.3 and 1,369
+    on p.5), else ''."""
+    run, mean = r.get("run_MBps"), r.get("series_MBps")
+    if missing(run) or missing(mean) or not float(run):
+        return ""
+    pct = (float(mean) / float(run) - 1) * 100
+    if abs(pct) <= MATCH_PCT:
+        return ""
+    return (f" fio's whole-run figure for this run is {fmt_number(run)} MB/s, the mean of its whole seconds "
+            f"{fmt_number(mean)} ({pct:+.1f} %: the per-second log and fio's count differ beyond series_matches_whole's "
+            f"±{MATCH_PCT:g} %, so neither is checked against the other).")
+
+
 def no_cliff_text(r) -> str:
     """What a run without a cliff shows (a wsat_table row, gated): 'no cliff — one level of L [lo, hi] MB/s from
     start to end' only where the series was long enough to tell a cliff from noise (no ``caveat``: wsat_series
@@ -96,9 +113,18 @@ def no_cliff_text(r) -> str:
     if str(r.get("caveat") or ""):
         return (f"no cliff found, but {secs}whole seconds are too short to tell a cliff from noise (wsat_series): "
                 f"the mean of those seconds is {fmt_number(r['sustained_MBps'])} MB/s, one level at most, not shown "
-                "(so no interval is given for it).")
+                "(so no interval is given for it)." + series_vs_fio(r))
     how = "mean, 95 % interval" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
-    return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) from start to end."
+    return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) from start to end." + series_vs_fio(r)
+
+
+def _held(r) -> str:
+    """', held over its last 13 whole seconds of a 22.6-s run (how long it lasts beyond them is not shown)': what
+    the level after a cliff measured (S9-bare M-2: 'a sustained 130 MB/s ... what long writes get; the spec
+    comparison uses it', for a level of 13 s that no spec row used)."""
+    secs = "" if missing(r.get("level_seconds")) else f" over its last {int(r['level_seconds'])} whole seconds"
+    run = "" if missing(r.get("runtime_s")) else f" of a {fmt_number(r['runtime_s'])}-s run"
+    return f", held{secs}{run} (how long it lasts beyond them is not shown)" if secs or run else ""
 
 
 def _from_state(state) -> str:
@@ -140,7 +166,8 @@ def stalls_text(r, seconds: pd.DataFrame | None) -> str:
 
 
 def cliffs_empty(w: pd.DataFrame | None) -> str:
-    """What the cliffs table says when it has no row (after 'none — '): 'no cliff found' only for runs whose series
+    """What the cliffs table says when it has no row (after 'none — ', or alone where it begins 'not determined':
+    memstor.report.export.Table): 'no cliff found' only for runs whose series
     could tell a cliff from none (:func:`_told`), 'not determined' for the others (R-loop p5: 'none — no cliff found' below a table
     reading 'not determined' for both runs)."""
     if w is None or w.empty:
@@ -154,7 +181,7 @@ def cliffs_empty(w: pd.DataFrame | None) -> str:
     why = "(a series that could not tell a cliff from none: the table and sentences above)"
     if yes:
         return f"no cliff found in {', '.join(yes)}; not determined for {', '.join(no)} {why}"
-    return f"no run could show one: cliffs not determined for {', '.join(no)} {why}"
+    return f"not determined: no run could show one ({', '.join(no)}) {why}"
 
 
 def wsat_sentences(w: pd.DataFrame | None, cliffs: pd.DataFrame | None,
@@ -195,8 +222,7 @@ def _paragraphs(w: pd.DataFrame, cliffs: pd.DataFrame | None) -> list[str]:
             heat = (" The drive's temperature says it is thermal throttling: " + str(first["thermal_evidence"]) + "."
                     if first["kind"] == "thermal" else f" Heat: {verdict}." if verdict else "")
         out.append(head + f": {fmt_number(r['burst_MBps'])} MB/s at first, then a cliff at "
-                   f"{_gb(r['first_cliff_GB'])} GB ({fmt_number(r['first_cliff_s'])} s) down to a sustained "
+                   f"{_gb(r['first_cliff_GB'])} GB ({fmt_number(r['first_cliff_s'])} s) down to "
                    f"{fmt_interval(r['sustained_MBps'], r['sustained_MBps_ci_low'], r['sustained_MBps_ci_high'])} MB/s "
-                   f"({float(r['sustained_over_burst']):.2f} of the burst). The sustained level is what long writes "
-                   "get; the spec comparison uses it for a sustained-write figure." + heat)
+                   f"({float(r['sustained_over_burst']):.2f} of the burst){_held(r)}." + series_vs_fio(r) + heat)
     return out
