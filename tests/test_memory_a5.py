@@ -64,32 +64,42 @@ def _level(levels: pd.DataFrame, name: str) -> pd.Series:
 
 
 def test_a_kernel_cache_the_curve_steps_near_is_not_said_to_have_no_step():
-    """R-loop p9: 'L2 (the kernel's 2 MiB): no step near 2,048 KiB' ('agrees: no') while the curve rises 8.7 -> 18.6
-    -> 35.8 -> 40.1 ns at 1.4-4 MiB (no level after it: the 40-48 ns stretch climbs 14 % per doubling). Now the step
-    is named and the cache's end 'not shown' (agrees unknown); the 480 MiB L3 beyond the 64 MiB sweep is 'not
-    reached', not 'no'. A kernel cache where the curve is flat keeps 'no step near' (agrees False)."""
+    """R-loop p9: 'L2 (the kernel's 2 MiB): no step near 2,048 KiB' while the curve rises 8.7 -> 18.6 -> 35.8 -> 40.1
+    ns at 1.4-4 MiB. Fifth read (R-loop 10.1): the level search now finds L2 (4.53 ns, 64-724 KiB, 1 MiB left out)
+    ending between 724 and 1,448 KiB, within a factor 2 of the kernel's 2 MiB, and the 40-48 ns shoulder (L3,
+    2.9-11.3 MiB, a factor 30 from the kernel's 480 MiB). A kernel cache no level is matched to still reads 'the curve
+    steps near it' where it does (not 'no step'), and 'no step near' where the curve is flat (agrees False)."""
     mlc, caches = _loop_hierarchy()
     levels = h.cache_levels(mlc, caches)
     l2, l3 = _level(levels, "L2"), _level(levels, "L3")
-    assert l2["note"].startswith("the curve steps near it (8.7 ns at 1,448 KiB to 40.1 ns at 4,096 KiB)")
-    assert "no step near" not in l2["note"] and pd.isna(l2["agrees"])
-    assert l3["note"].startswith("not reached: the sweep ended at 64.0 MiB") and pd.isna(l3["agrees"])
-    said = hier_text.hierarchy_sentences(levels, None)[0]
-    assert "L2 (the kernel's 2 MiB): the curve steps near it" in said and "no step near" not in said
-    flat = h.cache_levels(mlc, {**caches, "L2_bytes": 256 * 1024})  # 4.53-5.07 ns over 128-512 KiB
-    l2 = _level(flat, "L2")
-    assert l2["note"].startswith("no level of the curve matched to it: no step near 256 KiB") and l2["agrees"] is False
+    assert l2["note"].startswith("ends at 1,024 KiB: on it 64 KiB-724 KiB (8 sizes), off it by 1,448 KiB (8.7 ns)")
+    assert l2["agrees"] is True and l3["agrees"] is False and "a factor 30.0 from the kernel's 480" in l3["note"]
+    ws = h.working_set_table(mlc)
+    curve = h.choose_curve(ws)[1]
+    curve = curve[h.cpu_held(curve["cpu_share"])]
+    sizes, lat = curve["buffer_bytes"].to_numpy(dtype=float), curve["lat_p50_ns"].to_numpy(dtype=float)
+    note, agrees = h._unmatched(sizes, lat, 2 << 20)
+    assert note.startswith("the curve steps near it (8.7 ns at 1,448 KiB to 40.1 ns at 4,096 KiB)") and agrees is None
+    note, agrees = h._unmatched(sizes, lat, 256 << 10)  # 4.53-5.07 ns over 128-512 KiB
+    assert note.startswith("no level of the curve matched to it: no step near 256 KiB") and agrees is False
 
 
 def test_the_buffer_check_names_a_curve_that_reaches_dram_like_latency_below_the_kernels_cache():
-    """R-loop p9: memory_buffer_llc withheld every DRAM figure on the kernel's 480 MiB alone while the working-set
-    curve reaches 167 ns by 64 MiB (MLP: 177.5 ns at 256 MiB): the withholding now says both. A curve that ends on
-    its level (the sweep cut at 44 KiB, L1 only) adds nothing."""
+    """R-loop p9, 10.1: memory_buffer_llc withheld every DRAM figure on the kernel's 480 MiB alone while the working-set
+    curve levels off at 140-167 ns over 22.6-64 MiB (MLP: 177.5 ns at 256 MiB). That plateau is now a level, so the
+    check judges the 256 MiB buffer against the curve's last step (13.5 MiB: 19x, pass) and names the kernel's 480
+    MiB beside it. The other side: the same curve cut at 22.6 MiB rises past its last level with no level found,
+    and the check keeps the kernel's figure (fail), saying both; a curve that ends on its level (cut at 44 KiB) adds
+    nothing."""
     mlc, caches = _loop_hierarchy()
     idle = pd.DataFrame({"host": "vm2-loop-fio328", "test": ["idle_latency"], "buffer_kib": [262144.0]})
     both = pd.concat([mlc, idle], ignore_index=True)
     (r,) = buffer_llc_rows(both, {"vm2-loop-fio328": {"caches": caches}})
-    assert r["status"] == "fail" and "it rises past its last level to 167 ns at 64.0 MiB" in r["evidence"]
+    assert r["status"] == "pass" and "19.0x the working-set curve's last cache step at 13.5 MiB (beyond it the " \
+        "curve's last level, 159 ns" in r["evidence"] and "the kernel reports a 480 MiB" in r["evidence"]
+    cut = mlc[(mlc["test"] != "working_set") | (pd.to_numeric(mlc["buffer_bytes"]) <= 23 << 20)]
+    (r,) = buffer_llc_rows(pd.concat([cut, idle], ignore_index=True), {"vm2-loop-fio328": {"caches": caches}})
+    assert r["status"] == "fail" and "it rises past its last level to 140 ns at 22.6 MiB" in r["evidence"]
     assert r["evidence"].endswith("a DRAM-like latency: which holds, that or the kernel's cache, is not shown")
     assert r["consequence"].startswith("256 MiB buffer, within the 480 MiB last-level cache the kernel reports: not "
                                        "shown to be DRAM")

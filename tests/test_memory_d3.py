@@ -12,10 +12,11 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from memstor.analysis import hierarchy as h
 from memstor.analysis import memory_figures as mf
 from memstor.analysis import synthesis as syn
 from memstor.analysis.dataset import load_dataset
-from memstor.analysis.hierarchy import _clock, find_levels
+from memstor.analysis.hierarchy import _clock, find_levels, level_ends
 from memstor.analysis.memory_curves import curve_table
 from memstor.analysis.memory_fit import memory_fit_table
 from memstor.analysis.read_ratio import read_ratio_table
@@ -148,21 +149,47 @@ def test_the_page_walk_sentence_does_not_call_the_huge_page_latency_dram():
     assert "page-walk cost" in said and "DRAM latency" not in said and "memory_buffer_llc" in said
 
 
-def test_a_run_of_sizes_that_still_climbs_is_not_a_level():
-    """R-loop 10.3: 'level 5 159 ns' was read from 140 -> 154 -> 163 -> 167 ns (batch medians, 2 MiB pages,
-    22.6-64 MiB): 0.117 ln(ns) per octave, under the old flat bound 0.3. A level now climbs < 10 % per doubling
-    over its core: loop's and bare's climbing tails are no level; the L1 and L3 plateaus (4-16 MiB, cores 0.09 and
-    0.08 per octave with the first point of the next rise left out) stay; a flat tail stays a level."""
+def test_every_plateau_is_a_level_and_a_rising_tail_is_none():
+    """S9-bare M-8, R-loop 10.1 (fifth read): the change-point search missed bare's 35-39 ns plateau at 4-11.3 MiB
+    (L2 then 'ended' at 2.6 MiB, where the curve crossed the geometric mean of 4.53 and 151 ns, the wrong
+    neighbour) and read 'level 3 151 ns' from the two sizes 148 and 154 ns of a tail still rising (101 ns at 32
+    MiB); on loop it missed the 40-48 ns shoulder at 2.9-11.6 MiB and the 140-167 ns plateau at 22.6-64 MiB. Now
+    every run of >= 3 sizes over an octave within 1.25x is a level, and a level ends where the curve leaves it."""
     ws = pd.read_csv(DATA / "working-set-2m.csv")
-    for run in ("loop328", "bare"):
+
+    def found(run):
         c = ws[ws["run"] == run]
         sizes, lat = c["buffer_bytes"].to_numpy(), c["lat_ns"].to_numpy()
         levels = find_levels(sizes, lat)
-        assert all(lv.latency_ns < 100 for lv in levels), levels         # no level read from the climbing tail
-        assert round(levels[0].latency_ns, 1) in (1.3, 1.4) and 34 < levels[-1].latency_ns < 43
-        flat = lat.copy()
-        flat[sizes >= 22 << 20] = 160.0                                    # the same sizes, levelled off
-        assert round(find_levels(sizes, flat)[-1].latency_ns) == 160
+        ends = level_ends(sizes, lat, levels)
+        return [(sizes[lv.first] / 2**20, sizes[lv.last] / 2**20, round(lv.latency_ns, 1)) for lv in levels], ends
+
+    bare, ends = found("s9bare")
+    assert [lv[2] for lv in bare] == [1.4, 4.5, 36.4]                     # no level from 148-154 ns
+    assert bare[1][1] == 1.0 and 1.0 < ends[1] / 2**20 < 1.45            # L2: on it to 1 MiB, off by 1.45 MiB (10.1 ns)
+    assert bare[2][:2] == (4.0, 16.0) and 16 < ends[2] / 2**20 < 22.7
+    loop, ends = found("loop328")
+    assert [lv[2] for lv in loop][:2] == [1.4, 4.5] and 40 < loop[2][2] < 48 and loop[2][0] > 2.8
+    assert 150 < loop[3][2] < 167 and loop[3][1] == 64 and ends[3] is None  # the curve ends on it: end not reached
+    c = ws[ws["run"] == "s9bare"]
+    flat = c["lat_ns"].to_numpy().copy()
+    flat[c["buffer_bytes"].to_numpy() >= 32 << 20] = 160.0               # the other side: a tail that levels off
+    assert round(find_levels(c["buffer_bytes"].to_numpy(), flat)[-1].latency_ns) == 160
+
+
+def test_a_curve_rising_past_its_last_level_names_the_next_level_not_reached():
+    """S9-bare M-8: 'level 3 151 ns ... the curve ends on this level' from a tail still rising; now the table has
+    the 36.4 ns level ending where the curve leaves it and a row 'rising past the last level' (154 ns at 64 MiB,
+    'the next level not reached'); no row says the curve ends on a level."""
+    c = pd.read_csv(DATA / "working-set-2m.csv").query("run == 's9bare'")
+    ws = c.assign(pattern="random", n=1, latency_ns=c["lat_ns"], lat_p50_ns=c["lat_ns"], lat_p90_ns=None,
+                  lat_p99_ns=None, clocks=None, batch_accesses=256, llc_bytes=None, cpu_share=1.0)
+    t = h.cache_levels(ws, {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}).set_index("level")
+    assert not any("the curve ends on this level" in str(n) for n in t["note"])
+    rise = t.loc[h.RISE_LEVEL]
+    assert round(rise["latency_ns"]) == 154 and "the next level not reached" in rise["note"]
+    assert round(t.loc["L3", "latency_ns"], 1) == 36.4 and t.loc["L3", "agrees"] is False
+    assert "off it by 22.6 MiB (79.1 ns)" in t.loc["L3", "note"] and "a factor 21.2" in t.loc["L3", "note"]
 
 
 def test_every_bandwidth_measurement_is_in_the_table_named_with_its_traffic_and_threads(loop, bare):

@@ -13,36 +13,29 @@ steps of its own; else the one with 4 KiB pages. A size whose run's measuring th
 read without it and a :data:`LEFT_OUT_LEVEL` row names it; an MLP row keeps its ``cpu_share`` (the worst of its
 repetitions) and the report states no figure from one outside the band.
 
-**Levels** (:func:`find_levels`; numbers below are the defaults):
+**Levels** (:func:`find_levels`; numbers below are the defaults; issue 38 fifth read, S9-bare M-8, R-loop 10.1:
+the change-point search it replaces missed the 35-39 ns plateau at 4-8 MiB and read 'level 3 151 ns' from two
+sizes of a tail still rising):
 
-1. y = ln(latency) against the sizes in order (evenly spaced in log2(size)), median-filtered over 3 points
-   for the segmentation only (one odd size does not make a segment; levels use the unfiltered values).
-2. Change points: PELT with the l2 cost (``ruptures.KernelCPD(kernel="linear")``), ``min_size`` 2, penalty
-   :data:`PENALTY` = 0.2 (ln ns)^2. Splitting a run into parts of n1 and n2 points whose levels differ by
-   d = ln(ratio) lowers the cost by d^2 n1 n2 / (n1 + n2), so a step is found when that exceeds 0.2: a
-   factor 2 with 2 points on each side, a factor 1.5 with 3, 25 % with 8 (the noise of the batch medians is
-   ~3 %: sigma^2 ~ 0.001, far below). A gradual rise (a set-associative cache filling with random lines
-   misses more and more from about half its size on) becomes several short segments.
-3. Plateaus: segments whose Theil-Sen slope of ln(latency) (unfiltered; the median of the pairwise slopes
-   shrugs off an odd size) per octave of size is at most
-   :data:`FLAT_SLOPE` = ln 1.1 = 0.095 (latency up by < 10 % per doubling, the report's resolution), taken over
-   the segment's core: its points within :data:`MERGE_RATIO` of its median, when 3 or more (a segment keeps the
-   first point of the next rise; the core leaves it out). On this repository's 2-vCPU VMs the L3 cores climb
-   0.05-0.09 per octave (4-16 MiB) and the pieces of the gradual rise 0.4-1.3; a run that climbs all along its
-   sizes (R-loop 10.3: 140 -> 154 -> 163 -> 167 ns over 22.6-64 MiB, 0.117; bare 140 -> 155 ns, 0.100) is no
-   level (was 0.3: 'level 5 159 ns'); the other segments are the transitions between them. Adjacent plateaus
-   within :data:`MERGE_RATIO` = 1.25 of each other are one level.
-4. A level's latency: the median of its plateau's values (ns; clocks = ns x the core GHz the rows give,
-   None when loadlat did not know it). Where a level ends: the size at which the curve crosses the
-   GEOMETRIC MEAN of this level's and the next level's latency (log-log interpolation between the two
-   sizes around it). For a sharp step that is the step; for a gradual rise its middle, where about two
-   thirds of the loads still hit - close to the cache's capacity, where the last point of the plateau
-   would be far below it.
-5. The last plateau is ``memory`` when the sweep went beyond the largest cache the kernel reports.
+1. A plateau is a run of :data:`LEVEL_POINTS` = 3 or more consecutive sizes over :data:`LEVEL_OCTAVES` = 1
+   doubling or more (on a fine grid three sizes are no plateau) whose latencies (the batch medians)
+   lie within a factor :data:`MERGE_RATIO` = 1.25 of each other (the report's resolution: a step between two
+   levels is a factor 2-10; a cache filling with random lines climbs 10-20 % along its plateau). From each size
+   the longest such run is a candidate; the longest are kept first (ties: the narrower), each where it shares no
+   size with one kept before, then extended to the right while the next size lies within that factor of the
+   plateau's values over the octave below it (memory climbing slowly past the TLB's reach stays one level).
+   Every plateau so found is a level; a size on none lies on a step between levels.
+2. A level's latency: the median of its plateau's values (ns; clocks = ns x the core GHz the rows give, None when
+   loadlat did not know it). Where it ends: where the curve leaves it, between its largest size and the next size
+   measured (``ends_at_bytes`` their geometric middle; the note gives both). A level the curve ends on has no end:
+   it lies beyond the sweep (not reached). A curve that rises :data:`MERGE_RATIO` or more past its last level to
+   the sweep's end with no plateau there gives a :data:`RISE_LEVEL` row: the next level is not reached.
+3. The last level is ``memory`` when the curve ends on it and the sweep went beyond the largest cache the kernel
+   reports.
 
 **Against the kernel** (:func:`cache_levels`): the levels are matched in order to the kernel's L1d, L2, L3
-(fewest octaves of difference); a level agrees when it ends within a factor :data:`AGREE_FACTOR` = 2 of the
-size (one octave either way). Why 2: the end is interpolated on a grid of a few sizes per octave; random
+(fewest octaves of difference); a level agrees when the sizes it ends between lie within a factor
+:data:`AGREE_FACTOR` = 2 of the kernel's size (one octave either way). Why 2: the end is interpolated on a grid of a few sizes per octave; random
 lines in a set-associative cache miss before it is full; on exclusive (victim) hierarchies a level holds
 more than its own size; a shared L3 holds other cores' (and on a VM other guests') data. More than an octave
 off is not this cache's size (e.g. an L3 partitioned by the host).
@@ -73,7 +66,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import ruptures as rpt
 
 from memstor.core.schema import missing
 
@@ -87,9 +79,9 @@ CLOCK_SPREAD = 1.05
 MLP_COLUMNS = ["host", "threads", "chains", "latency_ns", "bandwidth_MBps", "littles_MBps", "residual_pct",
                "saturated", "cpu_share"]
 
-PENALTY = 0.2            # PELT penalty, (ln ns)^2 (module docstring, step 2)
-FLAT_SLOPE = math.log(1.1)  # a plateau's |slope| over its core, ln(ns) per octave of size: < 10 % per doubling
-MERGE_RATIO = 1.25       # adjacent plateaus closer than this are one level
+LEVEL_POINTS = 3         # a plateau is at least this many consecutive sizes
+LEVEL_OCTAVES = 1.0      # ... spanning at least this many doublings of size
+MERGE_RATIO = 1.25       # a plateau's latencies lie within this factor of each other
 AGREE_FACTOR = 2.0       # a level agrees with the kernel's cache when it ends within this factor of its size
 TLB_MIN_PCT = 10.0       # 4 KiB pages slower than 2 MiB pages by more than this: beyond the TLB's reach
 SATURATION_GAIN_PCT = 10.0  # bandwidth growth per doubling of chains below this: saturated
@@ -214,12 +206,10 @@ class Level:
     latency_ns: float
 
 
-def _median3(y: np.ndarray) -> np.ndarray:
-    """Running median over 3 points (the ends kept)."""
-    if len(y) < 3:
-        return y.copy()
-    mid = np.median(np.vstack([y[:-2], y[1:-1], y[2:]]), axis=0)
-    return np.concatenate([y[:1], mid, y[-1:]])
+def theil_sen(x: np.ndarray, y: np.ndarray) -> float:
+    """The median of the pairwise slopes (0 for fewer than 2 points)."""
+    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i, j in itertools.combinations(range(len(x)), 2) if x[j] != x[i]]
+    return float(np.median(slopes)) if slopes else 0.0
 
 
 def _window3(y: np.ndarray) -> np.ndarray:
@@ -230,69 +220,58 @@ def _window3(y: np.ndarray) -> np.ndarray:
     return np.array([np.median(y[i:i + 3]) for i in lo])
 
 
-def theil_sen(x: np.ndarray, y: np.ndarray) -> float:
-    """The median of the pairwise slopes (0 for fewer than 2 points)."""
-    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i, j in itertools.combinations(range(len(x)), 2) if x[j] != x[i]]
-    return float(np.median(slopes)) if slopes else 0.0
+def _runs(x: np.ndarray, y: np.ndarray, band: float, least: int) -> list[tuple[int, int]]:
+    """(first, last) of the longest run from each point of y = ln(ns) whose values lie within a factor ``band`` of
+    each other and whose Theil-Sen slope per octave of x = log2(bytes) is below ln(band) (a ramp through a gradual
+    step, sampled finely, is no plateau), where it has at least ``least`` points over LEVEL_OCTAVES or more."""
+    out = []
+    for a in range(len(y)):
+        b = a
+        while b + 1 < len(y) and np.ptp(y[a:b + 2]) <= math.log(band):
+            b += 1
+        while b - a + 1 >= least and theil_sen(x[a:b + 1], y[a:b + 1]) >= math.log(band):
+            b -= 1
+        if b - a + 1 >= least and x[b] - x[a] >= LEVEL_OCTAVES - 1e-9:
+            out.append((a, b))
+    return out
 
 
-def _segments(y: np.ndarray, penalty: float) -> list[tuple[int, int]]:
-    """(first, last) index of each PELT segment of y (l2 cost, min_size 2)."""
-    if len(y) < 4:
-        return [(0, len(y) - 1)]
-    ends = rpt.KernelCPD(kernel="linear", min_size=2, jump=1).fit(y.reshape(-1, 1)).predict(pen=penalty)
-    starts = [0, *ends[:-1]]
-    return [(s, e - 1) for s, e in zip(starts, ends)]
+def _extend(x: np.ndarray, y: np.ndarray, a: int, b: int, limit: int, band: float) -> int:
+    """The last index of a plateau a..b extended to the right (up to ``limit``) while the next size lies within a
+    factor ``band`` of the median of the plateau's values over the octave below it (a level that drifts up slowly,
+    as memory past the TLB's reach does, is one level: the curve leaves it at a step)."""
+    while b < limit:
+        near = [y[j] for j in range(a, b + 1) if x[j] >= x[b + 1] - 1] or [y[b]]
+        if abs(y[b + 1] - float(np.median(near))) > math.log(band):
+            break
+        b += 1
+    return b
 
 
-def _core_slope(x: np.ndarray, y: np.ndarray, merge: float) -> float:
-    """Theil-Sen slope of y = ln(ns) per octave over the points within ``merge`` of the segment's median (its core,
-    when 3 or more; else every point)."""
-    core = np.abs(y - np.median(y)) <= math.log(merge)
-    return theil_sen(x[core], y[core]) if core.sum() >= 3 else theil_sen(x, y)
-
-
-def find_levels(sizes: Sequence[float], latency_ns: Sequence[float], penalty: float = PENALTY,
-                flat: float = FLAT_SLOPE, merge: float = MERGE_RATIO) -> list[Level]:
+def find_levels(sizes: Sequence[float], latency_ns: Sequence[float], band: float = MERGE_RATIO,
+                least: int = LEVEL_POINTS) -> list[Level]:
     """The plateaus of a latency-vs-size curve (sizes ascending, bytes; latency ns, > 0), in order (module
-    docstring, steps 1-3)."""
-    x = np.log2(np.asarray(sizes, dtype=float))
-    raw = np.log(np.asarray(latency_ns, dtype=float))
-    if len(x) == 0:
-        return []
-    smooth = _median3(raw)
-    plateaus = [(a, b) for a, b in _segments(smooth, penalty) if b > a and abs(_core_slope(x[a:b + 1], raw[a:b + 1],
-                                                                                           merge)) <= flat]
-    levels: list[Level] = []
-    for a, b in plateaus:
-        value = float(np.exp(np.median(raw[a:b + 1])))
-        prev = levels[-1] if levels else None
-        if prev is not None and max(value, prev.latency_ns) / min(value, prev.latency_ns) < merge:
-            levels[-1] = Level(prev.first, b, float(np.exp(np.median(raw[prev.first:b + 1]))))
-        else:
-            levels.append(Level(a, b, value))
-    return levels
-
-
-def crossing(sizes: Sequence[float], latency_ns: Sequence[float], lo: int, hi: int, target: float) -> float | None:
-    """The size (bytes) at which the curve first rises through ``target`` ns between indexes lo and hi
-    (log2 size interpolated linearly in ln latency); None when it does not."""
-    x = np.log2(np.asarray(sizes, dtype=float))
-    y = np.log(np.asarray(latency_ns, dtype=float))
-    t = math.log(target)
-    for j in range(lo, hi):
-        if y[j] < t <= y[j + 1]:
-            return float(2 ** (x[j] + (t - y[j]) / (y[j + 1] - y[j]) * (x[j + 1] - x[j])))
-    return None
+    docstring, Levels): the runs of :func:`_runs`, the longest first (ties: the narrower, then the smaller sizes),
+    each kept where it shares no size with one kept before, then extended (:func:`_extend`); a level's latency is
+    its plateau's median (ns)."""
+    x, y = np.log2(np.asarray(sizes, dtype=float)), np.log(np.asarray(latency_ns, dtype=float))
+    runs = sorted(_runs(x, y, band, least), key=lambda r: (r[0] - r[1], float(np.ptp(y[r[0]:r[1] + 1])), r[0]))
+    kept: list[tuple[int, int]] = []
+    for a, b in runs:
+        if all(b < c or a > d for c, d in kept):
+            kept.append((a, b))
+    kept.sort()
+    limits = [c - 1 for c, _ in kept[1:]] + [len(y) - 1]
+    kept = [(a, _extend(x, y, a, b, lim, band)) for (a, b), lim in zip(kept, limits)]
+    return [Level(a, b, float(np.exp(np.median(y[a:b + 1])))) for a, b in kept]
 
 
 def level_ends(sizes: Sequence[float], latency_ns: Sequence[float], levels: Sequence[Level]) -> list[float | None]:
-    """Where each level but the last ends: the crossing of the geometric mean of it and the next (bytes)."""
-    out: list[float | None] = []
-    for a, b in zip(levels, levels[1:]):
-        target = math.sqrt(a.latency_ns * b.latency_ns)
-        out.append(crossing(sizes, latency_ns, a.last, b.first, target))
-    return out
+    """Where the curve leaves each level (bytes): the geometric middle of the level's largest size and the next
+    size measured (the curve is on the level at the one and off it at the other); None for a level the curve
+    ends on (its end lies beyond the sweep: not reached)."""
+    s = np.asarray(sizes, dtype=float)
+    return [float(math.sqrt(s[lv.last] * s[lv.last + 1])) if lv.last + 1 < len(s) else None for lv in levels]
 
 
 # ------------------------------------------------------------------------------------ against the kernel
@@ -325,10 +304,17 @@ def _clocks_per_ns(t: pd.DataFrame) -> float | None:
     return float(ratio.median()) if len(ratio) else None
 
 
-def _level_row(host, name, lat, ghz, ends, kernel, note) -> dict:
+def off_by(kb: float, lo: float, hi: float) -> float:
+    """How far (a factor >= 1) the size kb lies from [lo, hi] (bytes): 1 within it."""
+    return max(1.0, lo / kb, kb / hi)
+
+
+def _level_row(host, name, lat, ghz, ends, kernel, note, span=None) -> dict:
+    """One cache_levels row; ``agrees`` where the level's end (``span``: the sizes it lies between, else ``ends``)
+    is within AGREE_FACTOR of the kernel's size."""
     agrees = None
     if ends is not None and kernel is not None:
-        agrees = abs(math.log2(ends / kernel)) <= math.log2(AGREE_FACTOR)
+        agrees = bool(off_by(kernel, *(span or (ends, ends))) <= AGREE_FACTOR)
     return {"host": host, "level": name, "latency_ns": lat, "clocks": lat * ghz if ghz and lat is not None else None,
             "ends_at_bytes": ends, "kernel_bytes": kernel, "agrees": agrees, "note": note}
 
@@ -352,28 +338,25 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
     llc = max((b for _, b in kernel), default=None)
     if llc is None:  # the kernel's sizes not given: the LLC loadlat read, if it did
         llc = pd.to_numeric(curve["llc_bytes"], errors="coerce").max()
-    beyond = not missing(llc) and sizes[-1] > float(llc)
-    cache_ends = ends if beyond or not levels else [*ends, None]
-    match = _match(cache_ends, kernel)
+    memory = bool(levels) and ends[-1] is None and not missing(llc) and sizes[-1] > float(llc)
+    match = _match(ends[:-1] if memory else ends, kernel)
     (ghz, clock_note), src = _clock(curve, ws), f"random chain, {pages}"
     rows = []
-    rise = _rise(sizes, lat, levels)
     for i, lv in enumerate(levels):
-        end = cache_ends[i] if i < len(cache_ends) else None
-        if rise and i == len(levels) - 1 and end is None:
-            rows.append(_level_row(host, f"level {i + 1}" if match.get(i) is None else kernel[match[i]][0],
-                                   lv.latency_ns, ghz, None, None if match.get(i) is None else kernel[match[i]][1],
-                                   f"the curve rises past this level: {rise} ({src})"))
-            rows.append(_level_row(host, RISE_LEVEL, float(lat[-1]), ghz, float(sizes[-1]), None,
-                                   f"{rise}; no level found there: the sweep ended first ({src})"))
-            continue
-        if beyond and i == len(levels) - 1:
+        if memory and i == len(levels) - 1:
             rows.append(_level_row(host, "memory", lv.latency_ns, ghz, None, None,
                                    f"the last plateau, to the largest size {_kib(sizes[-1])} ({src})"))
             continue
         j = match.get(i)
         name, kb = (kernel[j][0], kernel[j][1]) if j is not None else (f"level {i + 1}", None)
-        rows.append(_level_row(host, name, lv.latency_ns, ghz, end, kb, _level_note(lv, levels, i, end, kb, src)))
+        span = (sizes[lv.last], sizes[lv.last + 1]) if ends[i] is not None else None
+        rows.append(_level_row(host, name, lv.latency_ns, ghz, ends[i], kb,
+                               _level_note(lv, sizes, lat, ends[i], kb, src), span))
+    rise = _rise(sizes, lat, levels)
+    if rise:  # R-loop 10.1, S9-bare M-8: the next level is not reached; none is read from a rising tail
+        rows.append(_level_row(host, RISE_LEVEL, float(lat[-1]), ghz, float(sizes[-1]), None,
+                               f"{rise}; no level found there: the sweep ended first, the next level not reached "
+                               f"({src})"))
     for j, (name, kb) in enumerate(kernel):
         if j not in match.values():
             note, agrees = _unmatched(sizes, lat, kb)
@@ -423,15 +406,16 @@ def _rise(sizes: np.ndarray, lat: np.ndarray, levels: list[Level]) -> str:
     return f"{last:.3g} ns to {lat[-1]:.3g} ns at {_kib(sizes[-1])}, {lat[-1] / last:.1f}x"
 
 
-def _level_note(lv: Level, levels: list[Level], i: int, end, kb, src: str) -> str:
+def _level_note(lv: Level, sizes: np.ndarray, lat: np.ndarray, end, kb, src: str) -> str:
+    """Where the level lies and where the curve leaves it ('on it from 4,096 KiB to 16.0 MiB; off it by 22.6 MiB
+    (79.1 ns): ends at 19.0 MiB'), or that the curve ends on it; beside the kernel's cache of its rank."""
+    on = f"on it {_kib(sizes[lv.first])}-{_kib(sizes[lv.last])} ({lv.last - lv.first + 1} sizes)"
     if end is None:
-        return f"the curve ends on this level ({src})"
-    nxt = levels[i + 1].latency_ns
-    text = (f"ends at {_kib(end)}, where the curve crosses {math.sqrt(lv.latency_ns * nxt):.3g} ns (geometric mean "
-            f"of {lv.latency_ns:.3g} and {nxt:.3g} ns)")
+        return f"the curve ends on this level, {on}: its end is beyond the sweep, not reached ({src})"
+    text = f"ends at {_kib(end)}: {on}, off it by {_kib(sizes[lv.last + 1])} ({lat[lv.last + 1]:.3g} ns)"
     if kb is None:
         return f"{text}; no cache of the kernel's matched ({src})"
-    factor = max(end, kb) / min(end, kb)
+    factor = off_by(kb, sizes[lv.last], sizes[lv.last + 1])
     verdict = (f"within a factor {AGREE_FACTOR:g} of the kernel's {_kib(kb)}" if factor <= AGREE_FACTOR else
                f"a factor {factor:.1f} from the kernel's {_kib(kb)} (> {AGREE_FACTOR:g}: the step is not this "
                "cache's size; a shared or partitioned cache, e.g. on a VM, holds less)")

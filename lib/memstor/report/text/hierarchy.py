@@ -99,12 +99,14 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str) -> str:
 
 def _level_part(r: pd.Series) -> str:
     """'L2 4.54 ns up to 1.8 MiB' of a level row; 'then 170 ns at 64 MiB (no level found there before the sweep
-    ended)' of the row of a curve that rises past its last level (hierarchy.RISE_LEVEL)."""
+    ended)' of the row of a curve that rises past its last level (hierarchy.RISE_LEVEL); 'level 4 167 ns to the
+    sweep's end (its end not reached)' of a level the curve ends on."""
     if r["level"] == RISE_LEVEL:
-        return (f"then {fmt_number(r['latency_ns'])} ns at {_size(r['ends_at_bytes'])} (no level "
-                "found there before the sweep ended)")
-    return f"{r['level']} {fmt_number(r['latency_ns'])} ns" + (
-        f" up to {_size(r['ends_at_bytes'])}" if not missing(r["ends_at_bytes"]) else "")
+        return (f"then {fmt_number(r['latency_ns'])} ns at {_size(r['ends_at_bytes'])} (still rising, no level "
+                "found there: the next level not reached)")
+    end = (f" up to {_size(r['ends_at_bytes'])}" if not missing(r["ends_at_bytes"]) else
+           "" if r["level"] == "memory" else " to the sweep's end (its end not reached)")
+    return f"{r['level']} {fmt_number(r['latency_ns'])} ns{end}"
 
 
 def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
@@ -125,7 +127,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a)) | unmatched]
         for _, r in bad.iterrows():
             note = str(r["note"] or "the curve and the kernel disagree")
-            note = note.removeprefix(f"ends at {_size(r['ends_at_bytes'])}, ")  # said just before
+            note = note.removeprefix(f"ends at {_size(r['ends_at_bytes'])}: ")  # said just before
             text += (f" {r['level']} ends at {_size(r['ends_at_bytes'])}, not at the kernel's {_size(r['kernel_bytes'])}: "
                      f"{note}." if not missing(r["ends_at_bytes"]) else
                      f" {r['level']} (the kernel's {_size(r['kernel_bytes'])}): {note}.")
