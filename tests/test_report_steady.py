@@ -99,11 +99,13 @@ def test_the_verdict_text_and_figure_of_a_failed_steady_state_do_not_say_steady(
     assert "is not a steady-state figure; the spec table withholds it" in said
     rounds = ss.rounds_of(S.dataset.fio, LOOP)
     fig = ssfigs.convergence_figure(rounds, S.steady)
-    words = [t.get_text() for t in fig.axes[0].texts] + [fig.axes[0].get_title()]
-    assert any("window rule met at round 7" in w for w in words)
+    words = fig.axes[0].get_legend_handles_labels()[1] + [fig.axes[0].get_title()]   # ringed, named in the legend
+    assert any("window rule met at round 7" in w for w in words) and not fig.axes[0].texts  # nothing on the line
     assert not any("steady at round" in w or w.startswith("steady state at") for w in words)
+    assert any(w.startswith("window average 102,881 IOPS (not steady state)") for w in words)   # S9-bare C-2
     ungated = ssfigs.convergence_figure(rounds)  # the rule's own verdict, where no check is known
-    assert any("steady at round 7" in t.get_text() for t in ungated.axes[0].texts)
+    said = ungated.axes[0].get_legend_handles_labels()[1]
+    assert "steady at round 7" in said and "window average 102,881 IOPS" in said
 
 
 def test_numpy_false_of_the_gate_is_not_taken_for_valid():

@@ -133,7 +133,8 @@ def test_convergence_of_a_steady_run(tmp_path):
     xs = x_extent(span)
     assert min(xs) == pytest.approx(5 - 0.4) and max(xs) == pytest.approx(9 + 0.4)
     note = one(fig, "steady:dev")
-    assert note.get_text() == "steady at round 9" and note.xy == (9, STEADY[8])
+    assert note.get_label() == "steady at round 9"                   # a ring named in the legend, not a note on the line
+    assert list(note.get_xdata()) == [9] and list(note.get_ydata()) == [STEADY[8]]
     ax = fig.axes[0]
     assert ax.get_title() == "steady state at round 9 (window rounds 5-9)"
     assert "IOPS" in ax.get_ylabel() and "round" in ax.get_xlabel()

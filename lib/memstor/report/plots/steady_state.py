@@ -129,6 +129,9 @@ def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = Non
         colour, who = f"C{i}", (f"{host}: " if multi else "")
         ax.plot(g["round"], g["iops"], marker=MARKERS[i % len(MARKERS)], color=colour,
                 label=host if multi else "tracking IOPS per round", gid=f"iops:{host}")
+        v = ss.verdict_row(host, g)
+        rnd = v["ss_round"]
+        verdict, shown = _gated(verdicts, host, v)
         w = ss.window_of(g)
         if not w.empty:
             first, last = int(w["round"].iloc[0]), int(w["round"].iloc[-1])
@@ -136,16 +139,13 @@ def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = Non
                        label=f"{who}measurement window (rounds {first}-{last})")
             avg = float(np.mean(w["iops"].to_numpy(float)))
             ax.hlines(avg, first - 0.4, last + 0.4, colors=colour, linestyles="--", linewidth=1.2,
-                      label=f"{who}window average {avg:,.0f} IOPS")
-        v = ss.verdict_row(host, g)
-        rnd = v["ss_round"]
-        verdict, shown = _gated(verdicts, host, v)
+                      label=f"{who}window average {avg:,.0f} IOPS" + ("" if shown else " (not steady state)"))
         if v["ss_achieved"] and (g["round"] == int(rnd)).any():
+            # ringed and named in the legend, not annotated on the panel (fifth reads: the text crossed the line)
             y = float(g.loc[g["round"] == int(rnd), "iops"].iloc[0])
             said = f"steady at round {int(rnd)}" if shown else f"window rule met at round {int(rnd)}"
-            ax.annotate(f"{who}{said}", (int(rnd), y), textcoords="offset points",
-                        xytext=(-12, -34 - 14 * i), ha="right", fontsize="small", color=colour,
-                        arrowprops={"arrowstyle": "->", "color": colour}, gid=f"steady:{host}")
+            ax.plot([int(rnd)], [y], marker="o", markersize=14, markerfacecolor="none", markeredgewidth=1.5,
+                    linestyle="none", color=colour, label=f"{who}{said}", gid=f"steady:{host}")
         titles.append(f"{who}{verdict}")
     _round_axis(ax)
     ax.set_ylabel(IOPS_LABEL)
