@@ -87,19 +87,17 @@ def _halves(r) -> str:
 
 
 def series_vs_fio(r) -> str:
-    """' fio's whole-run figure for this run is 1,508 MB/s, the mean of its whole seconds 1,369 (-9.2 %: the
-    per-second log and fio's count differ beyond series_matches_whole's +-2 %, so neither is checked against the
-    other).' where they differ by more than MATCH_PCT (S9-bare M-3: the same run given as 1,508 on p.3 and 1,369
-    on p.5), else ''."""
+    """' fio's whole-run figure: 1,508 MB/s (-9.2 % apart, beyond series_matches_whole's ±2 %).' beside the mean of
+    the whole seconds where they differ by more than MATCH_PCT (S9-bare M-3: the same run given as 1,508 on p.3 and
+    1,369 on p.5), else ''."""
     run, mean = r.get("run_MBps"), r.get("series_MBps")
     if missing(run) or missing(mean) or not float(run):
         return ""
     pct = (float(mean) / float(run) - 1) * 100
     if abs(pct) <= MATCH_PCT:
         return ""
-    return (f" fio's whole-run figure for this run is {fmt_number(run)} MB/s, the mean of its whole seconds "
-            f"{fmt_number(mean)} ({pct:+.1f} %: the per-second log and fio's count differ beyond series_matches_whole's "
-            f"±{MATCH_PCT:g} %, so neither is checked against the other).")
+    return (f" fio's whole-run figure: {fmt_number(run)} MB/s ({pct:+.1f} % apart, beyond series_matches_whole's "
+            f"±{MATCH_PCT:g} %).")
 
 
 def no_cliff_text(r) -> str:
@@ -119,12 +117,12 @@ def no_cliff_text(r) -> str:
 
 
 def _held(r) -> str:
-    """', held over its last 13 whole seconds of a 22.6-s run (how long it lasts beyond them is not shown)': what
+    """', held its last 13 whole seconds of 22.6 s (not shown to last longer)': what
     the level after a cliff measured (S9-bare M-2: 'a sustained 130 MB/s ... what long writes get; the spec
     comparison uses it', for a level of 13 s that no spec row used)."""
-    secs = "" if missing(r.get("level_seconds")) else f" over its last {int(r['level_seconds'])} whole seconds"
-    run = "" if missing(r.get("runtime_s")) else f" of a {fmt_number(r['runtime_s'])}-s run"
-    return f", held{secs}{run} (how long it lasts beyond them is not shown)" if secs or run else ""
+    secs = "" if missing(r.get("level_seconds")) else f" its last {int(r['level_seconds'])} whole seconds"
+    run = "" if missing(r.get("runtime_s")) else f" of {fmt_number(r['runtime_s'])} s"
+    return f", held{secs}{run} (not shown to last longer)" if secs or run else ""
 
 
 def _from_state(state) -> str:
