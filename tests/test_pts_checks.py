@@ -107,6 +107,8 @@ def test_reruns_within_ten_percent_pass_and_beyond_warn():
 def test_summary_caption_promises_intervals_only_where_there_are_some():
     hir = pd.DataFrame({"recovery_ratio_ci_low": [None, None]})
     assert "no result here has a 95 % interval" in text.summary_caption(hir, None)
+    assert "HIR: the segments after an idle, not each wait's first" in text.summary_caption(hir, None)  # R-loop 6.1
+    assert "HIR:" not in text.summary_caption(None, None)
     assert "95 % intervals in brackets" in text.summary_caption(hir.assign(recovery_ratio_ci_low=[0.9, None]), None)
 
 

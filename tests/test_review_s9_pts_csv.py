@@ -109,3 +109,11 @@ def test_wsat_csv_states_no_level_for_a_run_too_short_to_tell_one():
     assert out.loc[0, "not_valid"].startswith("no level: 18 whole seconds of 19") and out.loc[0, "series_MBps"] > 228
     bare = csv_gate.gate_wsat_csv(_t("wsat", "bare")).set_index("workload")   # the other side: a level stands
     assert round(bare.loc["4 KiB random write", "sustained_MBps"]) == 130
+
+
+def test_page_one_says_how_long_the_level_after_a_cliff_held():
+    from memstor.report.text.first_page import _wsat_bullet
+
+    row = _t("wsat", "bare").iloc[0]                                 # 4 KiB: cliff at 2.4 GB, 130 MB/s after it
+    assert _wsat_bullet(row).endswith("then 130 MB/s over its last 13 whole seconds")
+    assert _wsat_bullet(row.drop("level_seconds")).endswith("then 130 MB/s")

@@ -405,10 +405,12 @@ def _wsat_bullet(r) -> str:
     ``caveat``), else the mean of the few seconds it had, said as such (MB/s, GB)."""
     if int(r["cliffs"]):
         return (f"Sustained writes, {r['workload']}: {fmt_number(r['burst_MBps'])} MB/s at first, a cliff at "
-                f"{fmt_number(r['first_cliff_GB'])} GB, then {fmt_number(r['sustained_MBps'])} MB/s")
+                f"{fmt_number(r['first_cliff_GB'])} GB, then {fmt_number(r['sustained_MBps'])} MB/s"
+                + ("" if missing(r.get("level_seconds")) else f" over its last {int(r['level_seconds'])} whole seconds"))
     head, gb = f"Write saturation, {r['workload']}: ", fmt_number(r["tgbw_GB"])
     if str(r.get("caveat") or ""):
-        secs = "" if missing(r.get("whole_seconds")) else f" in {int(r['whole_seconds'])} whole seconds"
+        secs = "" if missing(r.get("whole_seconds")) else f" in {fmt_number(r.get('runtime_s'))} s " \
+            f"({int(r['whole_seconds'])} whole seconds)"
         return (head + f"{gb} GB written{secs}, too short to tell a cliff from noise: "
                 f"{fmt_number(r['sustained_MBps'])} MB/s on average, no cliff or level shown")
     return (head + f"no cliff in {gb} GB written, one level of {fmt_number(r['sustained_MBps'])} MB/s (a write "

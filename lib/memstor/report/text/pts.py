@@ -393,11 +393,14 @@ def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
 
 def summary_caption(hir: pd.DataFrame | None, xsr: pd.DataFrame | None) -> str:
     """The caption of :func:`pts_summary`'s table: it promises 95 % intervals only where a HIR or XSR result has
-    one (CBW and DIRTH results are single runs and never do)."""
+    one (CBW and DIRTH results are single runs and never do); with HIR, which segments its IOPS average (R-loop
+    6.1: s001 left out unsaid; memstor.analysis.pts_recovery: each wait state's first follows continuous writes)."""
     cols = {"recovery_ratio_ci_low": hir, "from_level_MBps_ci_low": xsr, "to_level_MBps_ci_low": xsr}
     has = any(t is not None and c in t.columns and t[c].notna().any() for c, t in cols.items())
+    segs = "; HIR: the segments after an idle, not each wait's first, which follows writes" \
+        if hir is not None and len(hir) else ""
     return ("The other SNIA PTS tests: the result of each (" + ("95 % intervals in brackets where a result has one"
-            if has else "single short runs: no result here has a 95 % interval") + "; T threads, Q queue depth)")
+            if has else "single short runs: no result here has a 95 % interval") + f"; T threads, Q queue depth{segs})")
 
 
 def pts_summary(hir: pd.DataFrame | None, xsr: pd.DataFrame | None, cbw: pd.DataFrame | None,
