@@ -88,7 +88,7 @@ import pandas as pd
 
 from memstor.analysis.validity.agreement import agreement_rows
 from memstor.analysis.validity.batches import batch_rows
-from memstor.analysis.validity.fits import holdout_rows, knee_rows
+from memstor.analysis.validity.fits import gate_failed_points, holdout_rows, knee_rows
 from memstor.analysis.validity.generator_cpu import ioarrive_cpu_rows
 from memstor.analysis.validity.headline import headline_rows
 from memstor.analysis.validity.intervals import interval_rows
@@ -131,7 +131,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *ioarrive_cpu_rows(fio, sysinfo),
         *knee_rows(knees, qd, points),
         *holdout_rows(storage_fits, "curves", lambda k: (k[0], f"{k[1]} {k[2]}")),
-        *holdout_rows(mem_fits, "memory", lambda k: (k[0], str(k[1]))),
+        *holdout_rows(mem_fits, "memory", lambda k: (k[0], str(k[1])), gate_failed_points(mem)),
         *steady_rows(steady, fio, points, metas),
         *agreement_rows(points),
         *region_rows(metas),

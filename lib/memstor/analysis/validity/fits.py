@@ -368,17 +368,36 @@ def _beyond(k: pd.Series, past: pd.DataFrame, spread: Spread, points: pd.DataFra
 # ------------------------------------------------------------------------------------ held-out check
 
 
-def holdout_rows(fits: dict | None, section: str, label) -> list[dict]:
-    """curve_holdout per fitted curve of `fits` ({key: CurveFit}); label(key) -> (host, subject)."""
+def holdout_rows(fits: dict | None, section: str, label, failed: dict | None = None) -> list[dict]:
+    """curve_holdout per fitted curve of `fits` ({key: CurveFit}); label(key) -> (host, subject); failed: {key:
+    (points that failed their quality gate, points)}: a curve more than half of whose points failed is not checked
+    (R-def 26: a check over failed points passes nothing: 2.82 % and 0.43 % 'passed' on curves of 6 of 6 failed
+    points; bare 0.75 % on 5 of 6)."""
     rows = []
     for key, cf in sorted((fits or {}).items(), key=lambda kv: str(kv[0])):
         if not cf.model.fitted:
             continue
         host, subject = label(key)
+        bad, pts = (failed or {}).get(key, (0, 0))
+        if pts and 2 * bad > pts:
+            rows.append(unchecked(host, "curve_holdout", subject, f"{bad} of the curve's {pts} points failed the "
+                                  "memory gate: a model fitted to them predicts nothing checked", section, "% error",
+                                  consequence="the model's curve describes failed points only", low=0.0,
+                                  high=HOLDOUT_MAX_PCT))
+            continue
         rows.append(_holdout(host, subject, num(cf.holdout_error_pct), int(cf.holdout_points),
                              cf.holdout_note or f"the model fitted below {HOLDOUT_SHARE:.0%} predicting the points "
                              "above", section))
     return rows
+
+
+def gate_failed_points(mem: pd.DataFrame | None) -> dict:
+    """{(host, curve): (points that failed the memory gate, points)} of the memory_fit table."""
+    need = {"host", "curve", "gate_failed_points", "points"}
+    if mem is None or not need <= set(mem.columns):
+        return {}
+    return {(r["host"], r["curve"]): (int(num(r["gate_failed_points"]) or 0), int(num(r["points"]) or 0))
+            for _, r in mem.iterrows()}
 
 
 def _holdout(host, subject: str, err: float | None, pts: int, how: str, section: str) -> dict:
