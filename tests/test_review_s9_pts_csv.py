@@ -117,3 +117,9 @@ def test_page_one_says_how_long_the_level_after_a_cliff_held():
     row = _t("wsat", "bare").iloc[0]                                 # 4 KiB: cliff at 2.4 GB, 130 MB/s after it
     assert _wsat_bullet(row).endswith("then 130 MB/s over its last 13 whole seconds")
     assert _wsat_bullet(row.drop("level_seconds")).endswith("then 130 MB/s")
+
+
+def test_a_small_volume_written_is_not_rounded_up():
+    from memstor.report.text.wsat import _gb
+
+    assert _gb(0.067108864) == "0.067" and _gb(4.294967296) == "4.3"  # R-def p5: 64 MiB was '0.1 (target reached)'

@@ -11,7 +11,8 @@ from memstor.core.schema import missing
 
 
 def _gb(v) -> str:
-    return "–" if missing(v) else f"{float(v):,.1f}"
+    """GB (10^9 B) to 0.1, or to 2 significant digits below 1 GB (R-def p5: 0.0671 GB printed '0.1')."""
+    return "–" if missing(v) else f"{float(v):,.1f}" if abs(float(v)) >= 1 else f"{float(v):.2g}"
 
 
 def _short(w: pd.DataFrame) -> list[bool]:
