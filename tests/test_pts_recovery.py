@@ -491,7 +491,7 @@ def test_a_series_at_its_level_from_the_first_second_is_said_so_not_settled_in_0
                         "settle_s": [0.0, 3.0], "settle_rule": "r", "departure": "quick", "note": ""})
     assert text.xsr_display(xsr)["settles in (s)"].tolist() == ["from the first second", "3.00"]
     said = text.pts_summary(None, xsr, None, None)["result"].iloc[0]
-    assert "settles in 0 s" not in said and "at its new level from the first second" in said
+    assert "settles in 0 s" not in said and "at its new level (±10 %) from the first second" in said  # R-1cpu C3
     assert "settles in 3.00 s" in said
     seconds, table = _xsr_seconds()
     settled = pr.xsr_table(seconds, table).assign(settle_s=[0.0, 2.0])

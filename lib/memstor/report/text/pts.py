@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.pts_demand import MAX_IOPS, MID, MIN, OPTIMAL, ROLES
+from memstor.analysis.pts_recovery import SETTLE_BAND_PCT
 from memstor.core.fmt import fmt_interval, fmt_number
 from memstor.core.schema import missing
 
@@ -62,12 +63,14 @@ def _shown_cell(v) -> str:
 
 def settle_text(settle_s, with_unit: bool = True) -> str:
     """An XSR settle time as the report says it: 'not settled' (missing), 'from the first second' (0: the series
-    is at its new level from the first second after the transition, nothing to settle — never 'settles in 0 s'),
+    is at its new level, within the settle rule's band of its smoothed seconds, from the first second after the
+    transition, nothing to settle — never 'settles in 0 s'; R-1cpu C3: it read as flat where the seconds drift 12 %),
     else 'settles in N s' ('N' without the unit and verb, for the table's 'settles in (s)' column)."""
     if missing(settle_s):
         return "not settled"
     if float(settle_s) <= 0:
-        return "at its new level from the first second" if with_unit else "from the first second"
+        return f"at its new level (±{SETTLE_BAND_PCT:g} %) from the first second" if with_unit else \
+            "from the first second"
     return f"settles in {fmt_number(settle_s)} s" if with_unit else fmt_number(settle_s)
 
 
