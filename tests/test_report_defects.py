@@ -84,7 +84,7 @@ def test_a_run_without_a_whole_second_is_drawn_as_fios_figure_not_as_a_series(S)
     for fig in (plots.wsat_time_figure(S.wsat_seconds), plots.wsat_tgbw_figure(S.wsat_seconds)):
         (line,) = fig.axes[0].get_lines()
         assert list(line.get_ydata()) == pytest.approx([450.395])    # not the 64.26 MB/s partial second
-        assert "fio's whole-run figure (0.149 s run: no whole second" in line.get_label()
+        assert "fio's whole-run figure\n(0.149-s run, no whole second" in line.get_label()
     time_x = plots.wsat_time_figure(S.wsat_seconds).axes[0].get_lines()[0].get_xdata()
     assert list(time_x) == pytest.approx([0.149])
     whole = S.wsat_seconds.assign(whole_second=True)                 # the other side: a whole second is drawn

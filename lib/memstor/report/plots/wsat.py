@@ -87,8 +87,7 @@ def _whole_run(ax, gr: pd.DataFrame, x: str, label: str, gid: str) -> None:
     at = _num(gr, "runtime_s").max() if x == "t_s" else _num(gr, "gb_written").max()
     runtime = _num(gr, "runtime_s").max()
     ax.plot([at], [float(run.iloc[0])], marker="D", linestyle="none", markersize=6, gid=gid,
-            label=f"{label}: fio's whole-run figure ({runtime:g} s run: no whole second, no series; "
-                  "wsat_series failed)")
+            label=f"{label}: fio's whole-run figure\n({runtime:g}-s run, no whole second:\nno series; wsat_series failed)")
 
 
 def _draw(seconds: pd.DataFrame | None, x: str, xlabel: str, title: str):
