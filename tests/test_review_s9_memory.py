@@ -8,7 +8,9 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from memstor.analysis import hierarchy as h
 from memstor.analysis.validity.fits import gate_failed_points, holdout_rows
+from memstor.report.text import hierarchy as hier_text
 
 DATA = Path(__file__).parent / "data" / "review-s9a"
 
@@ -36,3 +38,44 @@ def test_a_held_out_check_over_failed_points_is_not_checked_both_sides():
     assert got[("xeon-defects", "read-only")] == "pass" and got[("vm", "1:1")] == "pass"
     assert got[("xeon-defects", "write-only-nt")] == "unchecked"  # no held-out error: unchecked as before
     assert holdout_rows(_fits(mem), "memory", lambda k: (k[0], str(k[1])))[0]["status"] == "pass"  # no gate given
+
+
+def test_the_coverage_sentence_names_the_curves_last_step_not_only_the_kernels_cache():
+    """R-loop 10.1: 'below the kernel's 480 MiB last-level cache: ... its last level is not shown to be DRAM' while
+    the curve leaves its 40.6 ns level at 13.5 MiB for a 159 ns level it ends on (177.5 ns at 256 MiB) and
+    memory_buffer_llc judges the buffer against that step. The other side: cut at 22.6 MiB the curve still rises
+    and the sentence keeps 'not shown to be DRAM'. Real rows: tests/data/memory-d3/loop328-hierarchy."""
+    df = pd.read_csv(Path(__file__).parent / "data" / "memory-d3" / "loop328-hierarchy" / "mem-hierarchy.csv")
+    caches = {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}
+
+    def said(rows):
+        return hier_text.hierarchy_sentences(h.cache_levels(rows, caches), None, h.working_set_table(rows))[0]
+
+    whole = said(df)
+    assert ("The sweep covered 4 KiB to 64 MiB, below the kernel's 480 MiB last-level cache, which the curve does not "
+            "show: it leaves its last cache level at 13.5 MiB for a 159 ns level it ends on") in whole
+    assert "not shown to be DRAM" not in whole
+    cut = df[(df["test"] != "working_set") | (pd.to_numeric(df["buffer_bytes"]) <= 23 << 20)]
+    assert "so its last level is not shown to be DRAM" in said(cut)
+
+
+def test_the_hierarchy_says_which_run_it_left_out_and_page_one_says_so_too():
+    """S9-bare M-7: page 1 listed hierarchy_cpu_share (mem-hierarchy working_set) failed, 'their findings are not
+    stated' and 'the levels and bandwidths from them are not shown to be the memory's', while §4.5 stated the levels
+    and TLB cost and never said a run was dropped (4 KiB pages at 724 KiB, 84.4 %: not on the 2 MiB curve the
+    levels come from, so no LEFT_OUT row). Now §4.5 names it and the consequence says the run is left out. The other
+    side: with that run's share in the band nothing is named and the check passes."""
+    from memstor.analysis.validity.memory import hierarchy_rows
+
+    df = pd.read_csv(DATA / "mem-hierarchy-bare.csv")
+    caches = {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}
+    said = hier_text.hierarchy_sentences(h.cache_levels(df, caches), None, h.working_set_table(df))[0]
+    assert ("The levels and TLB cost are read from the runs within hierarchy_cpu_share's band only; left out: random "
+            "chain on 4K pages: 1 size left out (0.7 MiB), its run's measuring thread on a CPU 84 % of the time") in said
+    (ws,) = [r for r in hierarchy_rows(df) if r["check"] == "hierarchy_cpu_share" and r["subject"].endswith("set")]
+    assert ws["status"] == "fail" and "those runs are left out, and §4.5 states only what the runs within the band " \
+        "give" in ws["consequence"]
+    ok = df.assign(cpu_share=df["cpu_share"].clip(lower=0.95))
+    said = hier_text.hierarchy_sentences(h.cache_levels(ok, caches), None, h.working_set_table(ok))[0]
+    assert "left out" not in said
+    assert {r["status"] for r in hierarchy_rows(ok) if r["check"] == "hierarchy_cpu_share"} == {"pass"}

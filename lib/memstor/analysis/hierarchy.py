@@ -151,15 +151,21 @@ def cpu_held(share: pd.Series) -> pd.Series:
 
 
 def left_out_words(ws: pd.DataFrame) -> str:
-    """'4 sizes left out (22.6-64.0 MiB), their runs' measuring thread on a CPU 52-56 % of the time, outside 90-101 %
-    (hierarchy_cpu_share)' of one curve's rows that :func:`cpu_held` rejects; '' when none."""
+    """'2 sizes left out (1.0 and 8.0 MiB), their runs' measuring thread on a CPU 78-87 % of the time, outside
+    90-101 % (hierarchy_cpu_share)' of one curve's rows that :func:`cpu_held` rejects (the sizes listed, up to 4;
+    R-loop 10.2: '1.0-8.0 MiB' read as a range); '' when none."""
     bad = ws[~cpu_held(ws["cpu_share"])] if "cpu_share" in ws else ws.iloc[:0]
     if bad.empty:
         return ""
     sizes, share = bad["buffer_bytes"].astype(float) / 2**20, 100 * bad["cpu_share"].astype(float)
-    return (f"{len(bad)} size{'s' if len(bad) > 1 else ''} left out ({sizes.min():.1f}-{sizes.max():.1f} MiB), "
-            f"their runs' measuring thread on a CPU {share.min():.0f}-{share.max():.0f} % of the time, outside "
-            f"{100 * CPU_LOW:.0f}-{100 * CPU_HIGH:.0f} % (hierarchy_cpu_share)")
+    listed = [f"{v:.1f}" for v in sorted(sizes)]
+    where = (" and ".join([", ".join(listed[:-1]), listed[-1]]) if 1 < len(listed) <= 4 else listed[0]
+             if len(listed) == 1 else f"{sizes.min():.1f}-{sizes.max():.1f}")
+    lo, hi = f"{share.min():.0f}", f"{share.max():.0f}"
+    whose = "their runs'" if len(bad) > 1 else "its run's"
+    return (f"{len(bad)} size{'s' if len(bad) > 1 else ''} left out ({where} MiB), {whose} measuring thread on a "
+            f"CPU {lo if lo == hi else f'{lo}-{hi}'} % of the time, outside {100 * CPU_LOW:.0f}-{100 * CPU_HIGH:.0f} % "
+            "(hierarchy_cpu_share)")
 
 
 def _curve_value(t: pd.DataFrame) -> np.ndarray:

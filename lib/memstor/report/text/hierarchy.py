@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstor.analysis.hierarchy import CPU_HIGH, CPU_LOW, LEFT_OUT_LEVEL, RISE_LEVEL, cpu_held
+from memstor.analysis.hierarchy import (
+    CPU_HIGH,
+    CPU_LOW,
+    LEFT_OUT_LEVEL,
+    RISE_LEVEL,
+    cpu_held,
+    last_step,
+    left_out_words,
+)
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import size_text
@@ -70,11 +78,30 @@ def mlp_display(mlp: pd.DataFrame | None) -> pd.DataFrame:
     return out if mlp["host"].nunique() > 1 else out.drop(columns="device")
 
 
-def coverage_sentence(working_set: pd.DataFrame | None, host: str) -> str:
+def left_out_sentence(working_set: pd.DataFrame | None, host: str, levels: pd.DataFrame) -> str:
+    """'The levels and TLB cost are read from the runs within hierarchy_cpu_share's band only; left out: 4K random
+    chain, 1 size left out (0.7 MiB), ...' naming every working-set run of `host` outside the band, of any pages
+    and pattern (S9-bare M-7: page 1 listed the failed check, §4.5 never said a run was dropped: 4 KiB pages at
+    724 KiB, 84 %); without the runs' table, the levels' own LEFT_OUT_LEVEL row; '' when none was left out."""
+    parts = []
+    if working_set is not None and {"host", "pages", "pattern", "cpu_share"} <= set(working_set.columns):
+        w = working_set[working_set["host"].astype(str) == str(host)]
+        for (pages, pattern), c in w.groupby(["pages", "pattern"], sort=True):
+            words = left_out_words(c)
+            parts += [f"{pattern} chain on {pages} pages: {words}"] if words else []
+    else:
+        parts = [str(n) for n in levels.loc[levels["level"] == LEFT_OUT_LEVEL, "note"]]
+    return ("The levels and TLB cost are read from the runs within hierarchy_cpu_share's band only; left out: "
+            + "; ".join(parts) + ".") if parts else ""
+
+
+def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[float, float] | None = None) -> str:
     """What the working-set sweep of `host` covered beside the last-level cache the kernel reports (the table's
     ``llc_bytes``, memstor.analysis.hierarchy.WORKING_SET_COLUMNS): 'The sweep covered 4 KiB to 64 MiB, below the
     kernel's 480 MiB last-level cache: ...' or '..., 4.2× the kernel's 480 MiB last-level cache.'; '' without
-    the sizes. A sweep that stops below the LLC never reads as going beyond it."""
+    the sizes. A sweep that stops below the LLC never reads as going beyond it; where the curve steps onto a last
+    level it ends on (``step``: memstor.analysis.hierarchy.last_step, bytes and ns) that level is named as the one
+    memory_buffer_llc judges against (R-loop 10.1: 'not shown to be DRAM' rested on the kernel's 480 MiB alone)."""
     if working_set is None or working_set.empty or not {"host", "buffer_bytes"} <= set(working_set.columns):
         return ""
     w = working_set[working_set["host"].astype(str) == str(host)]
@@ -87,6 +114,10 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str) -> str:
     if llc.empty:
         return covered + " (the kernel reported no last-level cache size)."
     llc_b = int(llc.max())
+    if hi < llc_b and step:
+        return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache, which the curve does not show: "
+                f"it leaves its last cache level at {size_text(step[0])} for a {fmt_number(step[1])} ns level it ends on, "
+                "the step memory_buffer_llc judges the buffers against.")
     if hi < llc_b:
         return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: it did not pass that "
                 "cache's size, so its last level is not shown to be DRAM (the profile's `max_size` sets how "
@@ -137,10 +168,9 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
                      "access in the working-set sweep's batch medians (not the idle means).")
         elif len(tlb) and str(tlb["note"].iloc[0]).startswith("not shown"):
             text += f" Page walks (4 KiB against 2 MiB pages): {tlb['note'].iloc[0]}."
-        left = g[g["level"] == LEFT_OUT_LEVEL]
-        if len(left):  # issue 38, M-4: levels only from the runs whose measuring thread had its CPU
-            text += f" Read from the runs that passed hierarchy_cpu_share only: {left['note'].iloc[0]}."
-        covered = coverage_sentence(working_set, host)
+        left = left_out_sentence(working_set, host, g)
+        text += f" {left}" if left else ""
+        covered = coverage_sentence(working_set, host, last_step(levels, host))
         clock = [str(c) for c in g.get("clock_note", pd.Series([], dtype=str)).dropna() if str(c).startswith("not")]
         out.append(text + (f" {covered}" if covered else "") + (f" Clocks {clock[0]}." if clock else ""))
     if mlp is not None and len(mlp):
