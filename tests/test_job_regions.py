@@ -94,3 +94,17 @@ def test_the_notebook_names_the_overlapped_run_as_the_report_does():
     assert sorted(set(named.values())) == ["128 KiB write, jobs overlapped (not sequential)", "4 KiB random write"]
     before = wsat.wsat_table(runs, seconds, cliffs)                    # what the notebook computed
     assert dict(zip(before["point"], before["workload"]))[WRITE] == "128 KiB sequential write"
+
+
+def test_jobs_that_move_less_than_their_size_say_which_part_they_rewrote():
+    """R-def p5 (fifth read): the defects run's 128 KiB write (fio-3.42, build/defects-342, its meta's argv) ran
+    --size=64m --io_size=16777216 --numjobs=4: each job rewrote the first 16 MiB, not 'the same 64 MiB'."""
+    argv = ["fio", "--name=write-bs128k-qd32x4-x1-max60-io_uring-d1-f64m-rep1", "--rw=write", "--bs=128k",
+            "--iodepth=32", "--numjobs=4", "--ioengine=io_uring", "--direct=1", "--size=64m", "--io_size=16777216"]
+    meta = {"host": "xeon-defects", "experiment": "fio-write-saturation", "point": "w", "command": argv}
+    (r,) = region_rows([meta])
+    assert r["status"] == "fail" and r["evidence"] == (
+        "4 jobs of rw=write over the first 16 MiB of the same 64 MiB from offset 0 (fio's size=64m each, "
+        "io_size=16777216, no offset_increment): the jobs overlapped")
+    (whole,) = region_rows([{**meta, "command": argv[:-1]}])          # without io_size: the whole span
+    assert whole["evidence"].startswith("4 jobs of rw=write over the same 64 MiB from offset 0 (fio's size=64m each, no")

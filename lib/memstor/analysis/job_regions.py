@@ -20,7 +20,8 @@ from memstor.core.units import parse_size
 SEQUENTIAL = ("read", "write", "rw", "readwrite", "trim")
 #: Columns of :func:`regions_table`: what each job works on (fio's --size as written, in bytes) and its offset step
 #: (bytes, 0: none).
-COLUMNS = ["host", "experiment", "point", "rw", "bs", "numjobs", "size", "size_bytes", "offset_increment_bytes", "overlap"]
+COLUMNS = ["host", "experiment", "point", "rw", "bs", "numjobs", "size", "size_bytes", "offset_increment_bytes", "overlap",
+           "io_size_bytes"]
 
 
 def _options(command) -> dict[str, str]:
@@ -39,7 +40,8 @@ def _bytes(text: str | None) -> int:
 
 def regions_table(metas: list[dict]) -> pd.DataFrame:
     """One row per point whose fio command is sequential with numjobs > 1 (:data:`COLUMNS`): ``overlap`` True
-    where the jobs shared one region (no or a zero ``--offset_increment``), False where each had its own."""
+    where the jobs shared one region (no or a zero ``--offset_increment``), False where each had its own;
+    ``io_size_bytes`` fio's --io_size (bytes each job moves; 0: none, the whole --size)."""
     rows = []
     for m in metas or []:
         o = _options(m.get("command"))
@@ -50,5 +52,5 @@ def regions_table(metas: list[dict]) -> pd.DataFrame:
         rows.append({"host": m.get("host"), "experiment": m.get("experiment"), "point": m.get("point"),
                      "rw": o["rw"], "bs": o.get("bs"), "numjobs": int(jobs), "size": o.get("size"),
                      "size_bytes": _bytes(o.get("size")),
-                     "offset_increment_bytes": step, "overlap": step == 0})
+                     "offset_increment_bytes": step, "overlap": step == 0, "io_size_bytes": _bytes(o.get("io_size"))})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -35,8 +35,11 @@ def _row(r: pd.Series) -> dict:
         return row(r["host"], "jobs_disjoint", subject, PASS, 1, 1, _UNIT,
                    f"{jobs} jobs of rw={r['rw']}, each through its own {size} region (offset_increment {step})",
                    "", _SECTION, low=1, high=1)
-    evidence = (f"{jobs} jobs of rw={r['rw']} over the same {size} from offset 0 (fio's size={r['size']} each, no "
-                "offset_increment): the jobs overlapped")
+    io = int(r.get("io_size_bytes") or 0)
+    less = 0 < io < int(r["size_bytes"] or 0)  # each job moved only its first io_size bytes (R-def p5)
+    part = f"first {size_text(io)} of the same {size}" if less else f"same {size}"
+    evidence = (f"{jobs} jobs of rw={r['rw']} over the {part} from offset 0 (fio's size={r['size']} each"
+                + (f", io_size={io}" if less else "") + ", no offset_increment): the jobs overlapped")
     consequence = (f"not a sequential workload: {jobs} streams over the same blocks, which a write-back cache can "
                    "merge; its figures are not a sequential write's or read's and are not stated as one")
     return row(r["host"], "jobs_disjoint", subject, FAIL, jobs, 1, _UNIT, evidence, consequence, _SECTION,
