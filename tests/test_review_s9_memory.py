@@ -79,3 +79,24 @@ def test_the_hierarchy_says_which_run_it_left_out_and_page_one_says_so_too():
     said = hier_text.hierarchy_sentences(h.cache_levels(ok, caches), None, h.working_set_table(ok))[0]
     assert "left out" not in said
     assert {r["status"] for r in hierarchy_rows(ok) if r["check"] == "hierarchy_cpu_share"} == {"pass"}
+
+
+def test_every_row_of_a_buffer_not_shown_to_be_drams_says_so_and_a_withheld_headline_is_not_the_headline():
+    """R-def 17, R-loop 8.1: the §4.3 table marked only the two headline rows withheld while 220 [218, 222] ns,
+    11,344 [11,275, 11,413] and 19,368 MB/s of the same 256 MiB buffer (memory_buffer_llc failed) showed gate
+    'passed' with nothing in 'used as'. S9-bare C-7: the withheld 213 ns (its run failed latency_unstable) read
+    'used as: the headline'. Both sides: the bare buffer passed, so its other rows say nothing and its headline
+    bandwidth (not judged) stays 'the headline'."""
+    from memstor.report.text.headline import memory_figures_display
+
+    figs = pd.read_csv(DATA / "memory_figures.csv")
+    validity = pd.read_csv(DATA / "validity-buffer.csv")
+    shown = memory_figures_display(figs, validity)
+    defects = shown[shown["device"] == "xeon-defects"]
+    assert set(defects["used as"]) == {"withheld: memory_buffer_llc failed (not shown to be DRAM)",
+                                       "not shown to be DRAM (memory_buffer_llc failed)"}
+    row = defects[defects["value [95 % interval]"].str.startswith("11,344")].iloc[0]
+    assert row["gate"] == "passed" and row["used as"] == "not shown to be DRAM (memory_buffer_llc failed)"
+    bare = shown[shown["device"] == "vm"].set_index("value [95 % interval]")["used as"]
+    assert bare["213"] == "withheld: its run failed the memory gate" and bare["29,041"] == "the headline"
+    assert (bare.drop(["213", "29,041"]) == "").all()

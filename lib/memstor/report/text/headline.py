@@ -62,12 +62,18 @@ def no_memory_figures_sentence(cache_levels: pd.DataFrame | None) -> str:
             "mlc-loaded-latency`)" + ("; the memory hierarchy's working-set sweep is in §4.5." if swept else "."))
 
 
-def _used_as(role, host, validity: pd.DataFrame | None) -> str:
-    """'the headline', or 'withheld: memory_buffer_llc failed' for the headline's value of a host whose
-    buffer is not shown to be DRAM (page 1 withholds it: S8-bare B-1), '' for the others."""
+def _used_as(role, host, validity: pd.DataFrame | None, gate="") -> str:
+    """What page 1 makes of a row: one rule for every row of the host's buffer where memory_buffer_llc failed
+    ('withheld: ...' on the headline's, 'not shown to be DRAM (memory_buffer_llc failed)' on the others: R-loop
+    8.1, R-def 17: only the two headline rows were marked, 11,868 [11,804, 11,933] MB/s showed 'passed'); the
+    headline's value whose run failed the memory gate 'withheld: its run failed the memory gate' (S9-bare C-7:
+    the withheld 213 ns read 'the headline'); 'the headline'; '' for the others."""
+    if dram_words(validity, host):
+        return ("withheld: memory_buffer_llc failed (not shown to be DRAM)" if role == "headline" else
+                "not shown to be DRAM (memory_buffer_llc failed)")
     if role != "headline":
         return ""
-    return "withheld: memory_buffer_llc failed (not shown to be DRAM)" if dram_words(validity, host) else "the headline"
+    return "withheld: its run failed the memory gate" if str(gate).startswith("failed") else "the headline"
 
 
 def memory_figures_display(figs: pd.DataFrame | None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -86,7 +92,8 @@ def memory_figures_display(figs: pd.DataFrame | None, validity: pd.DataFrame | N
                                   zip(figs["value"], figs["ci_low"], figs["ci_high"])],
         "n": [("–" if missing(k) else str(int(k))) for k in figs["n"]],
         "gate": figs["gate"].fillna("") if "gate" in figs else "",  # S6-bare C-11: a failed one was unmarked
-        "used as": [_used_as(r, h, validity) for r, h in zip(figs["role"], figs["host"])],
+        "used as": [_used_as(r, h, validity, g) for r, h, g in
+                    zip(figs["role"], figs["host"], figs["gate"] if "gate" in figs else [""] * len(figs))],
     })
     return out if figs["host"].nunique() > 1 else out.drop(columns="device")
 
