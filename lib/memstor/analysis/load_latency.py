@@ -47,6 +47,7 @@ CURVE_COLUMNS = [
     "closed_iops",  # that configuration's own IOPS: the load the p99 was measured at (S9-bare M-5: up to 1.77x)
     "closed_p99_9_us", "closed_p99_99_us",  # that configuration's own p99.9 and p99.99 (µs): its tail
     "ioengine", "closed_ioengine",  # the open loop's I/O engine and the closed sweep's (S7-bare M-7: libaio, io_uring)
+    "submit_mode",  # fio's rate mode: inline or offload (empty for ioarrive; R-def p8: the report never said which)
 ]
 #: The closed sweep's completion-latency percentiles the open loop is set beside, and the curve columns they fill.
 CLOSED_TAIL = ("clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")
@@ -203,6 +204,8 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
                "ioengine": g["ioengine"].dropna().iloc[0] if "ioengine" in g and g["ioengine"].notna().any() else None,
                "generator": g["generator"].dropna().iloc[0] if "generator" in g and g["generator"].notna().any()
                else "fio",
+               "submit_mode": g["submit_mode"].dropna().iloc[0] if "submit_mode" in g and g["submit_mode"].notna().any()
+               else None,
                "generator_checks": ";".join(dict.fromkeys(
                    c for v in g.get("generator_checks", pd.Series(dtype=object)).dropna().astype(str)
                    for c in v.split(";") if c and c != "ok")) or ("ok" if "generator_checks" in g
@@ -228,11 +231,13 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Da
 #: Columns slo() adds after openloop.SLO_COLUMNS: fio's own latency_target search at the same p99 target
 #: (IOPS, the queue depth it ended at, the run's own whole-run p99 in µs; the IOPS empty where that p99 misses
 #: the target: fio's window search does not bound the whole run) and ratio_to_fio = max_iops / fio's IOPS.
-#: fio_latency_cut_off_s: the run's seconds where fio's search was still doubling when it ended (cut_off_search).
+#: fio_latency_cut_off_s: the run's seconds where fio's search was still doubling when it ended (cut_off_search);
+#: fio_latency_settled_windows: where the search spent under half its windows at its final depth, how many (its
+#: IOPS then averages the depths searched: emptied, settled_windows).
 #: ioengine, fio_latency_ioengine: the open loop's I/O engine and fio's search's (the ratio crosses engines where
 #: they differ: S7-bare M-7).
 SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latency_target_p99_us", "ratio_to_fio",
-                     "fio_latency_cut_off_s", "ioengine", "fio_latency_ioengine"]
+                     "fio_latency_cut_off_s", "fio_latency_settled_windows", "ioengine", "fio_latency_ioengine"]
 
 
 #: Columns slo() adds for the points the answer rests on: the offered rates whose open loop held (its flag
@@ -330,6 +335,26 @@ def cut_off_search(depth: pd.Series, iodepth: pd.Series, p99_us: pd.Series, targ
     return power & (d < pd.to_numeric(iodepth, errors="coerce")) & under
 
 
+#: fio-load-latency sets fio's latency_window to a quarter of the runtime, at least 0.5 s (its experiment): a
+#: latency_target run has at most this many windows.
+SEARCH_WINDOWS = 4
+SEARCH_WINDOW_MIN_S = 0.5
+
+
+def settled_windows(depth: pd.Series, runtime_s: pd.Series) -> pd.Series:
+    """Windows (of SEARCH_WINDOWS, latency_window = max(0.5 s, runtime / 4)) the run can have spent at fio's final
+    depth: the search starts at QD 1 and doubles after each window that meets the target, so reaching d takes
+    log2 d windows (d a power of two) or ceil(log2 d) + 1 (a miss above d, then the bisection); the rest of the
+    windows are at d (fifth read R-def p8: 'QD 3' in a 2-s run: windows at QD 1, 2 and 4 before it, at most one of
+    four at QD 3, while 55 % of its I/Os ran at depth >= 4)."""
+    d = pd.to_numeric(depth, errors="coerce")
+    t = pd.to_numeric(runtime_s, errors="coerce")
+    windows = np.floor(np.minimum(SEARCH_WINDOWS, t / SEARCH_WINDOW_MIN_S))
+    lg = np.log2(d.where(d >= 1))
+    before = np.where(np.isclose(lg % 1, 0), lg, np.ceil(lg) + 1)
+    return pd.Series(windows - before, index=d.index)
+
+
 def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd.DataFrame:
     """``report/tables/slo.csv``: per device x workload x p99 target, the highest achieved IOPS that meets
     it from the points whose open loop held (:func:`held_slo` over memstor.analysis.openloop.slo_table:
@@ -362,6 +387,11 @@ def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd
                          found["target_p99_us"])
     found.loc[cut, "fio_latency_target_iops"] = np.nan
     found["fio_latency_cut_off_s"] = found["runtime_s"].where(cut)
+    # nor the IOPS of a search that spent under half its windows at its final depth: an average over its depths
+    at = settled_windows(found["fio_latency_depth"], found["runtime_s"])
+    unsettled = ~cut & (at < np.floor(np.minimum(SEARCH_WINDOWS, found["runtime_s"] / SEARCH_WINDOW_MIN_S)) / 2)
+    found.loc[unsettled, "fio_latency_target_iops"] = np.nan
+    found["fio_latency_settled_windows"] = at.clip(lower=0).where(unsettled)
     found = found.drop(columns=["latency_target_us", "iodepth", "runtime_s"])
     out = out.merge(found, on=["host", "rw", "target_p99_us"], how="left")
     out["ratio_to_fio"] = out["max_iops"] / out["fio_latency_target_iops"]

@@ -37,13 +37,17 @@ from memstor.analysis.validity.gate import valid_rows
 from memstor.core.schema import missing, truthy
 from memstor.report.plots import MARKERS, new_figure, plain_log, printing, thousands
 from memstor.report.plots.storage import RW_LABEL, RW_ORDER
-from memstor.report.text.loadgen import IOARRIVE, X_REF, failed_points, generators, held_points
+from memstor.report.text.loadgen import IOARRIVE, X_REF, failed_points, generators, held_points, split_reason
 
 IOPS_LABEL = "achieved IOPS (I/O per s; k = 1,000)"
 OVERLOADED_LABEL = "hollow: overloaded (achieved < 95 % of offered)"
 CEILING_LABEL = "×: a job's queue at its ceiling"
 #: The legend of points whose loop did not hold (dashed, faded): offered, but not an open loop.
 NOT_HELD = "offered, loop not held"
+#: Checks whose failure says the points' IOPS are not what the device delivered at the offered rate (open_loop_rate
+#: where a point overshot it), or break a physical invariant: such points are drawn unjoined, the checks named (fifth read R-def p9: offload points at
+#: 108-175 % of offered, 583 in flight where 448 could be, 161 % of the closed maximum, drawn as a curve).
+INVARIANTS = ("open_loop_rate", "littles_law", "below_closed_max")
 #: ... of points whose loop is not known to have held (no arrival record; the gate withholds their findings).
 NOT_SHOWN = "offered, loop not shown to hold"
 #: ... of points whose own checks passed in a workload the gate withheld (ringed: held there, not read as the
@@ -157,7 +161,8 @@ def _legend(fig, axes, n_entries: int) -> None:
                 handles.append(h)
                 labels.append(lab)
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncols=2 if n_entries <= 6 else 3,
+        wide = max(len(lab) for lab in labels) > 50  # a label naming failed checks: one column, or the panels shrink
+        fig.legend(handles, labels, loc="outside lower center", ncols=1 if wide else 2 if n_entries <= 6 else 3,
                    fontsize="small")
 
 
@@ -195,7 +200,11 @@ def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: 
         hx, hy, marks = _path(x, y, held, lambda i: held[i] and held[i + 1], held & ~over)
         ax.plot(hx, hy, color=colour, marker=marker, markevery=marks, label=f"{name}: open loop (Poisson)",
                 gid=f"open:{key}")
-    if not held.all():  # dashed and faded wherever a point did not hold, its own legend entry
+    broken = _invariants_failed(g)
+    if not held.all() and broken:  # not the device's curve: its points unjoined, the failed invariants named
+        ax.plot(x[~held], y[~held], color=colour, marker=marker, linestyle="none", alpha=0.45,
+                label=f"{name}: no curve ({', '.join(broken)} failed)", gid=f"invalid:{key}")
+    elif not held.all():  # dashed and faded wherever a point did not hold, its own legend entry
         failed = bool(failed_points(g)[keep][~held].any())
         nx, ny, marks = _path(x, y, ~held, lambda i: not (held[i] and held[i + 1]), ~held & ~over)
         ax.plot(nx, ny, color=colour, marker=marker, linestyle="--", alpha=0.55, markevery=marks,
@@ -218,6 +227,14 @@ def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: 
     for xi, yi, u in zip(x, y, utils):
         ax.annotate(_util(u), (xi, yi), textcoords="offset points", xytext=(5, -11), fontsize="x-small",
                     color=colour, gid=f"util:{key}")
+
+
+def _invariants_failed(g: pd.DataFrame) -> list[str]:
+    """The :data:`INVARIANTS` the gate's reason (column ``not_valid``) names for this workload; [] without one."""
+    reasons = g["not_valid"].dropna().astype(str) if "not_valid" in g.columns else pd.Series(dtype=str)
+    named = [c for r in reasons if r for c, _ in split_reason(r)[1]]
+    over = bool((_num(g, "achieved_pct") > 105.0).any())  # a rate not met is the device's; one overshot is not
+    return [c for c in INVARIANTS if c in named and (c != "open_loop_rate" or over)]
 
 
 def _path(x: np.ndarray, y: np.ndarray, points: np.ndarray, segment, marked: np.ndarray) -> tuple:

@@ -148,7 +148,7 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     return out[LOAD_DISPLAY_COLUMNS]
 
 
-def _fio_target_cell(iops, depth, p99, target, cut_s=None) -> str:
+def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None) -> str:
     """fio's latency_target search (a closed loop: not the open loop's answer, beside it for comparison): 'IOPS (QD
     d; p99 X µs from fio's submission)', d per job; 'missed: its own p99 X µs' when its run missed the target; 'no
     answer: cut off ...' when the run (cut_s seconds) ended while the search still doubled; '–' without a run."""
@@ -157,6 +157,9 @@ def _fio_target_cell(iops, depth, p99, target, cut_s=None) -> str:
     if _ol_float(cut_s) == _ol_float(cut_s):
         return (f"no answer: cut off by its {_ol_float(cut_s):.0f}-s run at QD {int(_ol_float(depth))}, still "
                 "doubling (no window had missed the target)")
+    if _ol_float(settled) == _ol_float(settled) and _ol_float(depth) == _ol_float(depth):
+        return (f"no answer: its run averaged fio's depth search (at most {int(_ol_float(settled))} of its windows "
+                f"at the final QD {int(_ol_float(depth))})")
     if _ol_float(iops) != _ol_float(iops):
         return "–"
     qd = "?" if _ol_float(depth) != _ol_float(depth) else int(_ol_float(depth))
@@ -209,7 +212,7 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
                                                             col("censored_by"), col("held_points"), col("points"))],
         "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(*a) for a in zip(
             col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
-            s["target_p99_us"], col("fio_latency_cut_off_s"))],
+            s["target_p99_us"], col("fio_latency_cut_off_s"), col("fio_latency_settled_windows"))],
         "ratio": [ratio_cell(*a) for a in zip(col("ratio_to_fio"), col("ioengine"), col("fio_latency_ioengine"))],
     })[cols]
 
