@@ -70,8 +70,8 @@ def test_the_hierarchy_says_which_run_it_left_out_and_page_one_says_so_too():
     df = pd.read_csv(DATA / "mem-hierarchy-bare.csv")
     caches = {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}
     said = hier_text.hierarchy_sentences(h.cache_levels(df, caches), None, h.working_set_table(df))[0]
-    assert ("The levels and TLB cost are read from the runs within hierarchy_cpu_share's band only; left out: random "
-            "chain on 4K pages: 1 size left out (0.7 MiB), its run's measuring thread on a CPU 84 % of the time") in said
+    assert ("Left out (hierarchy_cpu_share: a measuring thread on a CPU outside 90-101 % of the time): random chain, "
+            "4K pages, 0.7 MiB (84 %); the levels and TLB cost come from the other runs.") in said
     (ws,) = [r for r in hierarchy_rows(df) if r["check"] == "hierarchy_cpu_share" and r["subject"].endswith("set")]
     assert ws["status"] == "fail" and "those runs are left out, and §4.5 states only what the runs within the band " \
         "give" in ws["consequence"]

@@ -419,12 +419,18 @@ def _level_note(lv: Level, sizes: np.ndarray, lat: np.ndarray, end, kb, src: str
     if end is None:
         return f"the curve ends on this level, {on}: its end is beyond the sweep, not reached ({src})"
     text = f"ends at {_kib(end)}: {on}, off it by {_kib(sizes[lv.last + 1])} ({lat[lv.last + 1]:.3g} ns)"
+    short = f"{_kib(sizes[lv.first])}-{_kib(sizes[lv.last])}"
     if kb is None:
         return f"{text}; no cache of the kernel's matched ({src})"
     factor = off_by(kb, sizes[lv.last], sizes[lv.last + 1])
     verdict = (f"within a factor {AGREE_FACTOR:g} of the kernel's {_kib(kb)}" if factor <= AGREE_FACTOR else
                f"a factor {factor:.1f} from the kernel's {_kib(kb)} (> {AGREE_FACTOR:g}: the step is not this "
                "cache's size; a shared or partitioned cache, e.g. on a VM, holds less)")
+    if factor > AGREE_FACTOR:  # the report's sentence names the kernel's size: the note says the rest once
+        text = (f"ends at {_kib(end)} (on it {short}, off it by {_kib(sizes[lv.last + 1])}, "
+                f"{lat[lv.last + 1]:.3g} ns), a factor {factor:.1f} from the kernel's {_kib(kb)}: a shared or "
+                "partitioned cache (e.g. on a VM) holds less")
+        return f"{text} ({src})"
     return f"{text}: {verdict} ({src})"
 
 

@@ -12,7 +12,6 @@ from memstor.analysis.hierarchy import (
     RISE_LEVEL,
     cpu_held,
     last_step,
-    left_out_words,
 )
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
@@ -79,20 +78,34 @@ def mlp_display(mlp: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def left_out_sentence(working_set: pd.DataFrame | None, host: str, levels: pd.DataFrame) -> str:
-    """'The levels and TLB cost are read from the runs within hierarchy_cpu_share's band only; left out: 4K random
-    chain, 1 size left out (0.7 MiB), ...' naming every working-set run of `host` outside the band, of any pages
-    and pattern (S9-bare M-7: page 1 listed the failed check, §4.5 never said a run was dropped: 4 KiB pages at
-    724 KiB, 84 %); without the runs' table, the levels' own LEFT_OUT_LEVEL row; '' when none was left out."""
+    """'Left out (hierarchy_cpu_share: a measuring thread on a CPU outside 90-101 % of the time): random chain, 4K
+    pages, 0.7 MiB (84 %); the levels and TLB cost come from the other runs.' naming every working-set run of
+    `host` outside the band, of any pages and pattern (S9-bare M-7: page 1 listed the failed check, §4.5 never said
+    a run was dropped); without the runs' table, the levels' own LEFT_OUT_LEVEL row; '' when none was left out."""
     parts = []
     if working_set is not None and {"host", "pages", "pattern", "cpu_share"} <= set(working_set.columns):
         w = working_set[working_set["host"].astype(str) == str(host)]
         for (pages, pattern), c in w.groupby(["pages", "pattern"], sort=True):
-            words = left_out_words(c)
-            parts += [f"{pattern} chain on {pages} pages: {words}"] if words else []
+            bad = c[~cpu_held(c["cpu_share"])]
+            if len(bad):
+                share = 100 * bad["cpu_share"].astype(float)
+                lo, hi = f"{share.min():.0f}", f"{share.max():.0f}"
+                parts.append(f"{pattern} chain, {pages} pages, {_mib_list(bad['buffer_bytes'])} "
+                             f"({lo if lo == hi else f'{lo}-{hi}'} %)")
     else:
         parts = [str(n) for n in levels.loc[levels["level"] == LEFT_OUT_LEVEL, "note"]]
-    return ("The levels and TLB cost are read from the runs within hierarchy_cpu_share's band only; left out: "
-            + "; ".join(parts) + ".") if parts else ""
+    return (f"Left out (hierarchy_cpu_share: a measuring thread on a CPU outside {100 * CPU_LOW:.0f}-"
+            f"{100 * CPU_HIGH:.0f} % of the time): " + "; ".join(parts) + "; the levels and TLB cost come from the "
+            "other runs.") if parts else ""
+
+
+def _mib_list(sizes: pd.Series) -> str:
+    """'0.7 MiB', '1.0 and 8.0 MiB', or '20 sizes, 0.0-64.0 MiB' (more than 4)."""
+    v = sorted(float(x) / 2**20 for x in sizes)
+    if len(v) > 4:
+        return f"{len(v)} sizes, {v[0]:.1f}-{v[-1]:.1f} MiB"
+    listed = [f"{x:.1f}" for x in v]
+    return (" and ".join([", ".join(listed[:-1]), listed[-1]]) if len(listed) > 1 else listed[0]) + " MiB"
 
 
 def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[float, float] | None = None) -> str:
@@ -133,8 +146,8 @@ def _level_part(r: pd.Series) -> str:
     ended)' of the row of a curve that rises past its last level (hierarchy.RISE_LEVEL); 'level 4 167 ns to the
     sweep's end (its end not reached)' of a level the curve ends on."""
     if r["level"] == RISE_LEVEL:
-        return (f"then {fmt_number(r['latency_ns'])} ns at {_size(r['ends_at_bytes'])} (still rising, no level "
-                "found there: the next level not reached)")
+        return (f"then {fmt_number(r['latency_ns'])} ns at {_size(r['ends_at_bytes'])} (still rising: the next "
+                "level not reached)")
     end = (f" up to {_size(r['ends_at_bytes'])}" if not missing(r["ends_at_bytes"]) else
            "" if r["level"] == "memory" else " to the sweep's end (its end not reached)")
     return f"{r['level']} {fmt_number(r['latency_ns'])} ns{end}"
@@ -158,6 +171,9 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a)) | unmatched]
         for _, r in bad.iterrows():
             note = str(r["note"] or "the curve and the kernel disagree")
+            if note.startswith("ends at") and "from the kernel's" in note:  # the note names both sizes
+                text += f" {r['level']} {note.split(' (random chain')[0]}."
+                continue
             note = note.removeprefix(f"ends at {_size(r['ends_at_bytes'])}: ")  # said just before
             text += (f" {r['level']} ends at {_size(r['ends_at_bytes'])}, not at the kernel's {_size(r['kernel_bytes'])}: "
                      f"{note}." if not missing(r["ends_at_bytes"]) else
