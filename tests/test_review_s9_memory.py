@@ -100,3 +100,23 @@ def test_every_row_of_a_buffer_not_shown_to_be_drams_says_so_and_a_withheld_head
     bare = shown[shown["device"] == "vm"].set_index("value [95 % interval]")["used as"]
     assert bare["213"] == "withheld: its run failed the memory gate" and bare["29,041"] == "the headline"
     assert (bare.drop(["213", "29,041"]) == "").all()
+
+
+def test_a_memory_headline_says_its_load_threads_took_every_cpu_and_what_its_section_did_not_check():
+    """S9-bare M-1: 'Peak memory bandwidth 29,041' (the matrix, 2 load threads on the 2-vCPU guest) was the one
+    memory figure no gate looked at ('memory_gate not checked for its section') and the condition was unsaid. Now
+    'measured as' ends '2 load threads on 2 usable CPUs: every CPU loaded' and the trust says what was not checked.
+    The other side: the same row on a 4-CPU host, and a 1-thread figure, say nothing more."""
+    from memstor.report.text.first_page import headline_evidence
+    from memstor.report.text.headline_trust import on_cpus
+
+    head = pd.read_csv(DATA / "headline-bare.csv")
+    detail = head.set_index("key").loc["peak_bw_MBps", "detail"]
+    assert on_cpus(detail, 2) == f"{detail} on 2 usable CPUs: every CPU loaded"
+    assert on_cpus(detail, 4) == detail and on_cpus("peak injection, read-only, 1 load thread", 2).endswith("thread")
+    shown = headline_evidence(head, pd.DataFrame(columns=["host", "check", "subject", "status", "evidence",
+                                                          "consequence", "section", "value", "limit"]),
+                              cpus={"vm": 2.0})
+    row = shown[shown["quantity"].str.startswith("Peak memory bandwidth")].iloc[0]
+    assert row["measured as"].endswith("2 load threads on 2 usable CPUs: every CPU loaded")
+    assert "memory_gate not checked for its section: no CPU share or stability" in row["trust"]

@@ -221,7 +221,7 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                 trust = gate_trust if not trust.startswith("not valid (") else gate_trust.replace(
                     ")", ", " + trust.removeprefix("not valid ("), 1)  # and the other failed checks
             elif r.get("gate") == "not judged":  # e.g. the bandwidth matrix: the gate does not judge its section
-                trust = _caveat(trust, "memory_gate not checked for its section")
+                trust = _caveat(trust, "memory_gate not checked for its section: no CPU share or stability")
             if key in ("idle_latency_ns", "peak_bw_MBps") and (words := dram_words(validity, host)):
                 label, trust = _not_dram(label, trust, words)  # R-loop 1.1: a buffer within the LLC
             if key in BEST_OF_RUNS:

@@ -55,8 +55,13 @@ def usable_cpus(dataset) -> dict[str, float]:
 
 def on_cpus(detail: str, cpus: float | None) -> str:
     """detail + ', 4 jobs on 1 usable CPU' where its QDdxj point ran more jobs than the run's usable CPUs (fourth
-    read R-1cpu M8: a 1-CPU run's best IOPS is the submission side's as much as the device's)."""
+    read R-1cpu M8: a 1-CPU run's best IOPS is the submission side's as much as the device's); a memory figure's
+    '2 load threads' + ' on 2 usable CPUs: every CPU loaded' where its load threads are as many as the CPUs or
+    more (S9-bare M-1: the peak bandwidth 29,041 MB/s, its section not judged by the memory gate)."""
     jobs = re.search(r"QD\d+x(\d+)", detail)
+    threads = re.search(r"(\d+) load threads?", detail)  # S9-bare M-1: 2 load threads on a 2-vCPU guest, unsaid
+    if threads and cpus and int(threads.group(1)) >= cpus:
+        return f"{detail} on {cpus:g} usable CPU{'s' if cpus != 1 else ''}: every CPU loaded"
     if not jobs or not cpus or int(jobs.group(1)) <= cpus:
         return detail
     return f"{detail}, {jobs.group(1)} jobs on {cpus:g} usable CPU{'s' if cpus != 1 else ''}"
