@@ -29,9 +29,9 @@ def test_a_held_out_check_over_failed_points_is_not_checked_both_sides():
     mem = pd.read_csv(DATA / "memory_fit.csv")
     rows = holdout_rows(_fits(mem), "memory", lambda k: (k[0], str(k[1])), gate_failed_points(mem))
     assert len(rows) == 6 and {r["status"] for r in rows} == {"unchecked"}
-    ro = next(r for r in rows if r["host"] == "xeon-defects" and r["subject"].startswith("read-only"))
-    assert ro["evidence"] == ("not checked: 6 of the curve's 6 points failed the memory gate: a model fitted to them "
-                              "predicts nothing checked")
+    ro = next(r for r in rows if r["host"] == "xeon-defects" and r["subject"] == "memory curve read-only")
+    assert ro["evidence"].startswith("not checked: 6 of the curve read-only, 64 B, loadlat") and ro["evidence"].endswith(
+        "'s 6 points failed the memory gate: a model fitted to them predicts nothing checked")
     half = mem.assign(gate_failed_points=3)
     rows = holdout_rows(_fits(half), "memory", lambda k: (k[0], str(k[1])), gate_failed_points(half))
     got = {(r["host"], r["subject"].split(",")[0]): r["status"] for r in rows}

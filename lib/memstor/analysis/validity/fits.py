@@ -380,7 +380,8 @@ def holdout_rows(fits: dict | None, section: str, label, failed: dict | None = N
         host, subject = label(key)
         bad, pts = (failed or {}).get(key, (0, 0))
         if pts and 2 * bad > pts:
-            rows.append(unchecked(host, "curve_holdout", subject, f"{bad} of the curve's {pts} points failed the "
+            rows.append(unchecked(host, "curve_holdout", f"memory curve {subject.split(',')[0]}", f"{bad} of the "
+                                  f"curve {subject}'s {pts} points failed the "
                                   "memory gate: a model fitted to them predicts nothing checked", section, "% error",
                                   consequence="the model's curve describes failed points only", low=0.0,
                                   high=HOLDOUT_MAX_PCT))
