@@ -305,3 +305,18 @@ def test_what_to_run_next_names_the_buffer_when_it_sat_within_the_cache(bare):
                             dataset=bare)
         said = " ".join(fp.next_steps(S, "vm", "standard"))
         assert ("a memory buffer of 4x the last-level cache or more" in said) == named
+
+
+def test_a_memory_figure_of_failed_points_says_so_and_shows_every_point(loop, bare):
+    """R-def p8, S9-bare C-8: Figure 14 drew only gate-failed points (loop: all 18) with a caption that said
+    nothing of it, and the highest point (write-only-nt 323 ns on bare) sat cut at the top of the frame. Now the
+    caption says every point failed and no finding is read from them, and the latency axis reaches above the
+    highest point. The other side: bare, 15 of 18 failed, says nothing more."""
+    for ds, every in ((loop, True), (bare, False)):
+        curves = curve_table(ds.mlc)
+        _, fits = memory_fit_table(curves)
+        panel = figs.memory_panels(curves)[0]
+        said = "every point drawn failed memstor's quality gate: no finding is read from them"
+        assert (said in figs.memory_caption(curves, fits, panel)) is every
+        ax = figs.memory_figure(curves, fits, panel).axes[0]
+        assert ax.get_ylim()[1] >= 1.08 * curves["latency_ns"].max() - 1e-9

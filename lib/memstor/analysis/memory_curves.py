@@ -424,3 +424,17 @@ def each_curve(curves: pd.DataFrame):
     hosts = curves["host"].map(lambda v: str(v) if not missing(v) else UNKNOWN)
     for (host, curve), g in curves.groupby([hosts, curves["curve"]], sort=False):
         yield host, curve, g.sort_values("inject_delay")
+
+
+def all_failed_words(curves: pd.DataFrame | None, panel: tuple[str, float]) -> str:
+    """'every point drawn failed memstor's quality gate: no finding is read from them' where every point of the
+    (host, access bytes; -1 unknown) panel of a curve table failed its gate (R-def p8: a figure of 18 points, all
+    failed, and a caption that said neither), else ''."""
+    if curves is None or curves.empty or "gate_failed" not in curves.columns:
+        return ""
+    key = [(("?" if missing(h) else str(h)), (-1.0 if missing(a) else float(a)))
+           for h, a in zip(curves["host"], curves["access_bytes"])]
+    p = curves[[k == panel for k in key]]
+    bad = pd.to_numeric(p["gate_failed"], errors="coerce").fillna(0) > 0
+    return "every point drawn failed memstor's quality gate: no finding is read from them" if len(p) and bad.all() \
+        else ""

@@ -20,7 +20,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from memstor.analysis import queueing
 from memstor.analysis.adaptive_grid import is_knee_point
 from memstor.analysis.curves import HOOK, PLATEAU
-from memstor.analysis.memory_curves import legend_labels
+from memstor.analysis.memory_curves import all_failed_words, legend_labels
 from memstor.analysis.spread import DISAGREE_RATIO, disagreeing
 from memstor.analysis.storage_fit import CLOSED
 from memstor.core.schema import missing
@@ -302,7 +302,8 @@ def memory_caption(curves: pd.DataFrame | None, fits: dict, panel: tuple[str, fl
     names = [{"fit": "model"}.get(k, k) for k in absent]
     none = ("; no " + " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
             + " in these curves") if absent else ""
-    return (": " + ", ".join(said) if said else "") + none + "."
+    every = all_failed_words(curves, panel)
+    return (": " + ", ".join(said) if said else "") + none + (f"; {every}" if every else "") + "."
 
 
 def memory_panels(curves: pd.DataFrame | None) -> list[tuple[str, float]]:
@@ -374,7 +375,8 @@ def memory_figure(curves: pd.DataFrame, fits: dict, panel: tuple[str, float] | N
         size = f"{int(acc)} B accesses" if acc >= 0 else "? B accesses"
         ax.set_title(host if per_host[host] == 1 else f"{host}, {size}")
         ax.set_xlim(0, float(p["bandwidth_MBps"].max()) * 1.08 / 1e3)   # the data's range, nothing beyond
-        ax.set_ylim(bottom=0)
+        high = pd.concat([p["latency_ns"], p.get("latency_ns_ci_high", p["latency_ns"])]).max()
+        ax.set_ylim(0, max(ax.get_ylim()[1], float(high) * 1.08))  # S9-bare C-8: the 323 ns point was cut off
     return compact(fig)  # its legend beside the panel: one panel prints in the compact box
 
 
