@@ -96,9 +96,9 @@ def test_open_closed_p99_only_at_like_loads():
     assert picked[70.0]["closed_qd"] == "QD16" and picked[70.0]["closed_iops"] == pytest.approx(46536.231884)
     assert picked[80.0]["closed_qd"] == "QD64" and picked[90.0]["closed_qd"] == "QD64"
     said = {u: _beside(pd.Series({**at.loc[u].to_dict(), **picked[u], "utilisation_pct": u})) for u in picked}
-    assert "against QD16's 594 µs at 46,536 IOPS (1.2×)" in said[70.0]
-    assert "QD64's 1,286 µs was at 63,634 IOPS, 1.20× that rate: no ratio (unlike loads)" in said[80.0]
-    assert "against QD64's 1,286 µs at 63,634 IOPS (0.6×)" in said[90.0]
+    assert "u70: 698 µs at 46,598 IOPS, QD16 594 µs at 46,536: 1.2×" in said[70.0]
+    assert "QD64 1,286 µs at 63,634 (1.20× the rate: no ratio)" in said[80.0]
+    assert "QD64 1,286 µs at 63,634: 0.6×" in said[90.0]
 
 
 def test_request_queue_named_alone_only_where_blocked_well_beyond_the_late_one_percent():

@@ -114,9 +114,9 @@ def _conflicts(load: pd.DataFrame, cells: pd.DataFrame, target: float, answer: f
                     else (lmeet & (load["achieved_iops"] >= c["achieved_iops"]))]
         other = "; ".join(f"u{p['utilisation_pct']:.0f} ({_point(p['achieved_iops'], p['lat_p99_us'])})"
                           for _, p in side.iterrows())
-        said.append(f"the mixed-load map's held {c['rw'].removeprefix('rand')}-only cell {c['cell']} "
-                    f"({_point(c['achieved_iops'], c['lat_p99_us'])}) {'meets' if meets else 'misses'} it"
-                    + (f", fio-load-latency's held {other} {'misses' if meets else 'meets'} it" if other else ""))
+        said.append(f"mixed-load cell {c['cell']} ({_point(c['achieved_iops'], c['lat_p99_us'])}) "
+                    f"{'meets' if meets else 'misses'} it" + (f", {other} {'misses' if meets else 'meets'} it"
+                                                               if other else ""))
     return "; ".join(said)
 
 

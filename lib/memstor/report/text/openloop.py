@@ -228,8 +228,8 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
         if r.get("censored_by") == NOT_MONOTONE:
             out.append(f"p99 ≤ {t} µs has no single answer: the rates that held meet it, miss it and meet it again.")
         elif r.get("censored_by") == FAMILIES_DISAGREE:
-            out.append(f"p99 ≤ {t} µs is not answered: the held points of the two open-loop experiments disagree "
-                       f"({r.get('families')}), so no measured rate is this target's limit.")
+            out.append(f"p99 ≤ {t} µs: no answer, the two open-loop experiments' held points disagree "
+                       f"({r.get('families')}).")
         elif v != v:
             where = ""
             if low is not None:

@@ -77,18 +77,20 @@ def in_service(g: pd.DataFrame) -> np.ndarray:
 
 
 def _beside(r: pd.Series) -> str:
-    """'u90: 829 µs at 59,784 IOPS against QD64's 1,286 µs at 63,634 IOPS (0.6×)'; at a closed point beyond LIKE_LOAD
-    of the open rate, its numbers without a ratio (closed_iops not recorded: the ratio, as older tables read) (fifth read S9-bare M-5: randwrite u70
+    """'u90: 829 µs at 59,784 IOPS, QD64 1,286 µs at 63,634: 0.6×'; at a closed point beyond LIKE_LOAD of the open
+    rate, its numbers without a ratio (closed_iops not recorded: the ratio, as older tables read) (fifth read S9-bare M-5: randwrite u70
     against QD64 at 1.37× its rate read as '0.5×')."""
     at = float(r.get("closed_iops", math.nan))
     head = (f"{u_label(r['utilisation_pct'])}: {fmt_number(r['lat_p99_us'])} µs at {fmt_number(r['achieved_iops'])}"
             f" IOPS")
     load = at / float(r["achieved_iops"]) if at == at and r["achieved_iops"] > 0 else math.nan
     if load == load and max(load, 1 / load) > LIKE_LOAD:
-        return (f"{head}; {r['closed_qd']}'s {fmt_number(r['closed_p99_us'])} µs was at {fmt_number(at)} IOPS, "
-                f"{load:.2f}× that rate: no ratio (unlike loads)")
-    at_said = f" at {fmt_number(at)} IOPS" if load == load else ""  # tables before closed_iops: as they read
-    return (f"{head} against {r['closed_qd']}'s {fmt_number(r['closed_p99_us'])} µs{at_said} "
+        return (f"{head}, {r['closed_qd']} {fmt_number(r['closed_p99_us'])} µs at {fmt_number(at)} ({load:.2f}× "
+                "the rate: no ratio)")
+    if load == load:
+        return (f"{head}, {r['closed_qd']} {fmt_number(r['closed_p99_us'])} µs at {fmt_number(at)}: "
+                f"{r['lat_p99_us'] / r['closed_p99_us']:.1f}×")
+    return (f"{head} against {r['closed_qd']}'s {fmt_number(r['closed_p99_us'])} µs "  # tables before closed_iops
             f"({r['lat_p99_us'] / r['closed_p99_us']:.1f}×)")
 
 
@@ -112,9 +114,8 @@ def held_beside_closed(g: pd.DataFrame, held_mask: np.ndarray) -> str:
     opened, closing, same = engines(rows)
     each = "; ".join(_beside(r) for _, r in rows.iterrows())
     said = (f"Where ioarrive's own checks passed ({_us(rows)}), the open loop's p99 response ({opened}) stood "
-            f"beside the closed loop's p99 completion latency ({closing}) at its depth nearest that throughput "
-            f"(else the lightest reaching it), a ratio only where that depth ran within {LIKE_LOAD:.1f}× of its "
-            f"rate (a percentile does not interpolate): {each}" + ("" if same else " — ratios across two I/O engines as well as two clocks, not "
+            f"beside the closed loop's p99 completion latency ({closing}) at the sweep's depth nearest its "
+            f"throughput, a ratio only within {LIKE_LOAD:.1f}× of its rate: {each}" + ("" if same else " — ratios across two I/O engines as well as two clocks, not "
                                        "the cost of open arrivals alone"))
     cpu = _range(_num(rows, "generator_cpu_pct"), "% of one CPU")
     said += f"; ioarrive used {cpu} there" if cpu else ""
