@@ -82,11 +82,11 @@ def test_levels_and_mlp_come_only_from_runs_that_passed_hierarchy_cpu_share():
     caches = {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}
     loop = h.cache_levels(_hier("loop328-hierarchy"), caches).set_index("level")
     assert "42.4 ns" not in " ".join(loop["note"].astype(str)) and h.LEFT_OUT_LEVEL in loop.index
-    assert loop.loc["L3", "note"].startswith("ends at 13.5 MiB (on it 2,896 KiB-11.3 MiB, off it by 16.0 MiB")  # 8 MiB left out
+    assert loop.loc["L3", "note"].startswith("ends at 13.5 MiB (on it 2,896 KiB-11.3 MiB, off by 16.0 MiB")  # 8 MiB left out
     assert loop.loc[h.LEFT_OUT_LEVEL, "note"].startswith("2 sizes left out (1.0 and 8.0 MiB), their runs' measuring "
                                                          "thread on a CPU 78-87 % of the time, outside 90-101 %")
     said = hier_text.hierarchy_sentences(loop.reset_index(), h.mlp_table(_hier("loop328-hierarchy")))
-    assert "Left out (hierarchy_cpu_share: a measuring thread on a CPU outside 90-101 % of the time): 2 sizes left out (1.0 and 8.0 MiB)" in said[0]
+    assert "Left out (hierarchy_cpu_share: on a CPU outside 90-101 % of the time): 2 sizes left out (1.0 and 8.0 MiB)" in said[0]
     assert "42.4 ns" not in said[0] and not any("6,202" in s for s in said)
     assert "2 thread(s): not stated: their measuring threads were on a CPU 49-64 % of the time" in said[-1]
     one = h.cache_levels(_hier("1cpu"), caches).set_index("level")

@@ -56,7 +56,7 @@ def test_the_coverage_sentence_names_the_curves_last_step_not_only_the_kernels_c
             "show: it leaves its last cache level at 13.5 MiB for a 159 ns level it ends on") in whole
     assert "not shown to be DRAM" not in whole
     cut = df[(df["test"] != "working_set") | (pd.to_numeric(df["buffer_bytes"]) <= 23 << 20)]
-    assert "so its last level is not shown to be DRAM" in said(cut)
+    assert "its last level is not shown to be DRAM" in said(cut)
 
 
 def test_the_hierarchy_says_which_run_it_left_out_and_page_one_says_so_too():
@@ -70,7 +70,7 @@ def test_the_hierarchy_says_which_run_it_left_out_and_page_one_says_so_too():
     df = pd.read_csv(DATA / "mem-hierarchy-bare.csv")
     caches = {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}
     said = hier_text.hierarchy_sentences(h.cache_levels(df, caches), None, h.working_set_table(df))[0]
-    assert ("Left out (hierarchy_cpu_share: a measuring thread on a CPU outside 90-101 % of the time): random chain, "
+    assert ("Left out (hierarchy_cpu_share: on a CPU outside 90-101 % of the time): random chain, "
             "4K pages, 0.7 MiB (84 %); the levels and TLB cost come from the other runs.") in said
     (ws,) = [r for r in hierarchy_rows(df) if r["check"] == "hierarchy_cpu_share" and r["subject"].endswith("set")]
     assert ws["status"] == "fail" and "those runs are left out, and §4.5 states only what the runs within the band " \

@@ -94,9 +94,8 @@ def left_out_sentence(working_set: pd.DataFrame | None, host: str, levels: pd.Da
                              f"({lo if lo == hi else f'{lo}-{hi}'} %)")
     else:
         parts = [str(n) for n in levels.loc[levels["level"] == LEFT_OUT_LEVEL, "note"]]
-    return (f"Left out (hierarchy_cpu_share: a measuring thread on a CPU outside {100 * CPU_LOW:.0f}-"
-            f"{100 * CPU_HIGH:.0f} % of the time): " + "; ".join(parts) + "; the levels and TLB cost come from the "
-            "other runs.") if parts else ""
+    return (f"Left out (hierarchy_cpu_share: on a CPU outside {100 * CPU_LOW:.0f}-{100 * CPU_HIGH:.0f} % of the "
+            "time): " + "; ".join(parts) + "; the levels and TLB cost come from the other runs.") if parts else ""
 
 
 def _mib_list(sizes: pd.Series) -> str:
@@ -132,9 +131,8 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[f
                 f"it leaves its last cache level at {size_text(step[0])} for a {fmt_number(step[1])} ns level it ends on, "
                 "the step memory_buffer_llc judges the buffers against.")
     if hi < llc_b:
-        return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: it did not pass that "
-                "cache's size, so its last level is not shown to be DRAM (the profile's `max_size` sets how "
-                "far it goes).")
+        return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: its last level is not shown "
+                "to be DRAM.")
     if hi < 2 * llc_b:
         return (f"{covered}, only {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache: too little "
                 "beyond it for the last level to be shown to be DRAM.")
