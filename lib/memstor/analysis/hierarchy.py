@@ -429,7 +429,7 @@ def _level_note(lv: Level, sizes: np.ndarray, lat: np.ndarray, end, kb, src: str
     if factor > AGREE_FACTOR:  # the report's sentence names the kernel's size: the note says the rest once
         text = (f"ends at {_kib(end)} (on it {short}, off by {_kib(sizes[lv.last + 1])}, "
                 f"{lat[lv.last + 1]:.3g} ns), a factor {factor:.1f} from the kernel's {_kib(kb)}: a shared or "
-                "partitioned cache (e.g. on a VM) holds less")
+                "partitioned cache holds less (e.g. on a VM)")
         return f"{text} ({src})"
     return f"{text}: {verdict} ({src})"
 

@@ -170,7 +170,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         for _, r in bad.iterrows():
             note = str(r["note"] or "the curve and the kernel disagree")
             if note.startswith("ends at") and "from the kernel's" in note:  # the note names both sizes
-                text += f" {r['level']} {note.split(' (random chain')[0]}."
+                text += f" {r['level']} {note.split(' (random chain')[0].split(' (e.g.')[0]}."
                 continue
             note = note.removeprefix(f"ends at {_size(r['ends_at_bytes'])}: ")  # said just before
             text += (f" {r['level']} ends at {_size(r['ends_at_bytes'])}, not at the kernel's {_size(r['kernel_bytes'])}: "
