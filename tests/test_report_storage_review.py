@@ -283,22 +283,26 @@ def test_a_row_whose_mb_s_and_iops_disagree_says_which_counter_it_gives():
 def test_the_queue_depth_figure_labels_an_axis_with_one_power_of_ten_in_view():
     """S6-bare C-10: bare's IOPS axes (13,398-150,645, more than a decade but only 100,000 among its powers of ten)
     carried a single labelled tick; now 1, 2, 5 per decade, the throughput axis in thousands (50k), unrotated. The other side: an axis over two powers of
-    ten keeps the decade ticks alone."""
+    ten keeps the decade ticks alone. S9-bare C-6: the latency axes too (randwrite 118-1,300 µs read '1,000' alone)."""
     import matplotlib.pyplot as plt
 
     from memstor.report.plots import printing
     from memstor.report.plots.synthesis import _log_thousands, queue_depth_figure
-    fig = printing.fit_for_print(queue_depth_figure(qd("bare"), {}))
-    fig.canvas.draw()
 
     def labels(axis):
         lo, hi = axis.get_view_interval()
         return [t for t, v in zip(axis.get_ticklabels(), axis.get_ticklocs()) if t.get_text() and lo <= v <= hi]
-    for top, bottom in ((fig.axes[0], fig.axes[2]), (fig.axes[1], fig.axes[3])):
-        assert len(labels(top.yaxis)) >= 2 and len(labels(bottom.xaxis)) >= 2
-        assert all(t.get_rotation() == 0 and t.get_text().endswith("k") for t in labels(bottom.xaxis))
-    assert printing.print_problems(fig, "queue depth") == []
-    plt.close("all")
+    s9 = pd.read_csv(Path(__file__).parent / "data" / "review-s9a" / "summary-qd-bare.csv")
+    s9["in_sweep"] = ~s9["spec_point"].astype(bool)
+    for rows in (qd("bare"), s9):
+        fig = printing.fit_for_print(queue_depth_figure(rows, {}))
+        fig.canvas.draw()
+        for top, bottom in ((fig.axes[0], fig.axes[2]), (fig.axes[1], fig.axes[3])):
+            assert len(labels(top.yaxis)) >= 2 and len(labels(bottom.xaxis)) >= 2
+            assert len(labels(bottom.yaxis)) >= 2, [t.get_text() for t in labels(bottom.yaxis)]  # S9-bare C-6
+            assert all(t.get_rotation() == 0 and t.get_text().endswith("k") for t in labels(bottom.xaxis))
+        assert printing.print_problems(fig, "queue depth") == []
+        plt.close("all")
     wide = plt.figure().add_subplot()
     wide.set_yscale("log")
     wide.plot([1, 2], [900, 120_000])
