@@ -347,3 +347,24 @@ def test_the_knee_section_says_its_sweep_is_in_doubt_where_the_same_job_beat_it_
                             "fio-block-size, 102,782 IOPS at QD32 in fio-rw-ratio (2.32× the sweep's most, beyond "
                             "the run-to-run spread measured here, 1.18×): the sweep's most is not shown to be the target's.")
     assert "in doubt" not in said[0] and "in doubt" not in q.knee_sentences(knees("loop328"))[1]
+
+
+def test_page_one_gives_the_measured_bound_instead_of_a_failed_fit_only_where_the_knee_table_has_one():
+    """R-def p2 (fifth read): Findings said 'the measured bound is given instead' for the defects run's randread knee
+    (knee_ceiling failed) while §4.2 and the knee table said the bound does not apply (bound_void: the latency fell
+    from 99.3 µs at N = 1 to 78.0 µs at N = 4) and gave none. The other side: a knee row with a bound gives it."""
+    from types import SimpleNamespace
+
+    s9 = Path(__file__).parent / "data" / "review-s9a"
+    knees = pd.read_csv(s9 / "knee-defects.csv")
+    validity = pd.read_csv(s9 / "validity-knee-defects.csv")
+    host = str(knees["host"].iloc[0])
+
+    def said(k):
+        S = SimpleNamespace(qd=pd.DataFrame(), headline=pd.DataFrame(columns=["host", "key", "value"]),
+                            validity=validity, knees=k, wsat=None, cache_levels=None)
+        return next(f for f in fp.findings(S, host) if f.startswith("The knee fit contradicts"))
+    assert "the measured bound does not apply either" in said(knees)
+    bounded = knees.copy()
+    bounded.loc[bounded["rw"] == "randread", "N_star_bound"] = 14.3
+    assert "the measured bound is given instead" in said(bounded)

@@ -22,7 +22,7 @@ from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_trust import lasting_caveat, on_cpus, spread_caveat
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
-from memstor.report.text.queueing import name_ceilings
+from memstor.report.text.queueing import knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 
 #: The storage checks that bear on every fio headline value (their subject: the experiment).
@@ -366,9 +366,11 @@ def findings(S, host: str) -> list[str]:
         out.append(f"The open loop {verb} ({why}): the latency-under-load section {gives} "
                    f"({SECTION_REF['open_loop']}).")
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
-    if bad_fit:
-        out.append("The knee fit contradicts its own data (" + name_ceilings(bad_fit[0]) + "); the measured bound is "
-                   f"given instead ({SECTION_REF['queue_depth']}).")
+    if bad_fit:  # the bound is 'given instead' only where the knee table has one (R-def p2: bound_void)
+        k = knee_rows(getattr(S, "knees", None), host, {b.split(":")[0] for b in bad_fit})
+        out.append("The knee fit contradicts its own data (" + name_ceilings(bad_fit[0]) + "); the measured bound "
+                   + ("does not apply either" if len(k) and k["N_star_bound"].isna().all() else "is given instead")
+                   + f" ({SECTION_REF['queue_depth']}).")
     machine_gate = _rows(S.validity, host, ("memory",))
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():

@@ -239,3 +239,11 @@ def little_sentences(little: pd.DataFrame, most: int = 3) -> list[str]:
             text += f"; flagged: {named}{more}"
         out.append(text + ".")
     return out
+
+
+def knee_rows(knees: pd.DataFrame | None, host: str, rws: set) -> pd.DataFrame:
+    """The knee table's rows (memstor.analysis.points: N_star_bound in I/Os, NaN where bound_void says the
+    measured bound does not apply) of `host` for the workloads `rws`; empty where there is no table."""
+    if knees is None or len(knees) == 0 or not {"host", "rw", "N_star_bound"} <= set(knees.columns):
+        return pd.DataFrame(columns=["N_star_bound"])
+    return knees[(knees["host"].astype(str) == host) & knees["rw"].isin(rws)]
