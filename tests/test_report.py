@@ -76,8 +76,8 @@ def test_pdf_copy_leaves_out_the_appendix_with_one_line_per_run_of_headings():
                 nbformat.v4.new_markdown_cell("## Third", metadata=tag)]
     md = [c.source for c in report.without_appendix(nb, "r.html").cells if c.cell_type == "markdown"]
     assert md[0] == "# Shown" and md[2] == "Shown too"
-    assert "*First (table); Second: in the appendix of the HTML report (r.html).*" in md[1]
-    assert "*Third: in the appendix of the HTML report (r.html).*" in md[3] and len(md) == 4
+    assert "*First (table); Second: in the HTML report (r.html).*" in md[1]
+    assert "*Third: in the HTML report (r.html).*" in md[3] and len(md) == 4
 
 
 def test_report_metadata_from_papermill_parameters():
@@ -201,7 +201,7 @@ def test_pdf_report_from_the_executed_notebook(executed, exported):
     m = S.mem.iloc[0]
     assert f"a plateau at {m['b_sat_MBps']:,.0f} MB/s over {int(m['plateau_points'])} of 19 points" in html_text
     assert f"R0 = {m['r0_ns']:,.1f} ns [{m['r0_ns_ci_low']:,.1f}, {m['r0_ns_ci_high']:,.1f}]" in html_text
-    assert ("Every latency–throughput curve: the model and its intervals: in the appendix of the HTML report "
+    assert ("Every latency–throughput curve: the model and its intervals: in the HTML report "
             "(report.html)") in pdf_text
     assert "Every latency–throughput curve: the model and its intervals" in html_text
     # no raw markdown or LaTeX leaked into the PDF, no raw missing values or carets

@@ -393,7 +393,7 @@ def test_the_pdf_names_an_appendix_heading_a_code_cell_shows_only_when_it_shows_
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_markdown_cell("# Shown"), cell, nbformat.v4.new_markdown_cell("After")]
         md = " ".join(c.source for c in export.without_appendix(nb, "r.html").cells if c.cell_type == "markdown")
-        assert ("*Write saturation (figures): in the appendix of the HTML report (r.html).*" in md) is said
+        assert ("*Write saturation (figures): in the HTML report (r.html).*" in md) is said
 
 
 @pytest.mark.slow

@@ -56,7 +56,7 @@ def test_the_coverage_sentence_names_the_curves_last_step_not_only_the_kernels_c
             "show: it leaves its last cache level at 13.5 MiB for a 159 ns level it ends on") in whole
     assert "not shown to be DRAM" not in whole
     cut = df[(df["test"] != "working_set") | (pd.to_numeric(df["buffer_bytes"]) <= 23 << 20)]
-    assert "its last level is not shown to be DRAM" in said(cut)
+    assert "last-level cache: not shown to be DRAM" in said(cut)
 
 
 def test_the_hierarchy_says_which_run_it_left_out_and_page_one_says_so_too():

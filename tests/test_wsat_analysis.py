@@ -105,7 +105,7 @@ def test_report_text_says_burst_cliff_and_sustained_with_intervals():
     c = text.cliffs_display(cliffs)
     assert len(c) == 1 and c["kind"].iloc[0] == "cliff" and c["before"].iloc[0].endswith("MB/s")
     words = text.wsat_sentences(table, cliffs)
-    assert "then a cliff at" in words[0] and "sustained" in words[0] and "no cliff" in words[1]
+    assert "then a cliff at" in words[0] and "held its last 58 whole seconds (not shown to last longer)" in words[0] and "no cliff" in words[1]
     assert text.wsat_display(None).empty and text.wsat_sentences(None, None) == []
 
 

@@ -534,7 +534,7 @@ def without_appendix(nb, html_name: str):
     def flush():
         if pending:  # consecutive appendix headings: one line (a line each took a tenth of a page)
             cells.append(nbformat.v4.new_markdown_cell(  # in small type (LaTeX: the PDF only)
-                f"\\small\n\n*{'; '.join(pending)}: in the appendix of the HTML report ({html_name}).*\n\n\\normalsize"))
+                f"\\small\n\n*{'; '.join(pending)}: in the HTML report ({html_name}).*\n\n\\normalsize"))
             pending.clear()
 
     for cell in nb.cells:

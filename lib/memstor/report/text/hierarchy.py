@@ -131,8 +131,7 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[f
                 f"it leaves its last cache level at {size_text(step[0])} for a {fmt_number(step[1])} ns level it ends on, "
                 "the step memory_buffer_llc judges the buffers against.")
     if hi < llc_b:
-        return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: its last level is not shown "
-                "to be DRAM.")
+        return f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: not shown to be DRAM."
     if hi < 2 * llc_b:
         return (f"{covered}, only {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache: too little "
                 "beyond it for the last level to be shown to be DRAM.")
@@ -201,8 +200,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
             top = g.loc[g["bandwidth_MBps"].idxmax()]
             where = (f"stops growing from {int(sat['chains'].min())} chains" if len(sat) else
                      "still grows at the most chains measured")
-            law = "" if host in said else (" (derived, not measured apart: memory-level parallelism turns "
-                                           "latency into bandwidth, X = N × 64 B / R)")
+            law = "" if host in said else " (derived, not measured apart: X = N × 64 B / R)"
             said.add(host)
             words = dram_words(validity, str(host))
             out.append(f"**{host}**, {int(threads)} thread(s): {fmt_number(top['bandwidth_MBps'])} MB/s at "

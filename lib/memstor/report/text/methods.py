@@ -208,9 +208,8 @@ cost or an MLP figure: a thread that waited for a CPU timed the wait too; the si
 named."""),
     "read_ratio": Method(
         summary="""Mess (Esmaili-Dokht et al., MICRO 2024) publishes latency–bandwidth curves per DRAM read share; memstor's
-read/write mixes form such a family (a plain store also reads its line for ownership). The published
-platforms drawn are the nearest to this machine's read-only curve: whole sockets, so compare latency and
-shape, not bandwidth.""",
+read/write mixes form such a family (a plain store also reads its line for ownership), drawn beside the published
+platforms nearest to this machine's read-only curve (whole sockets: compare latency and shape, not bandwidth).""",
         details="""Mess (Esmaili-Dokht et al., MICRO 2024) publishes, per platform, one latency–bandwidth curve per **read share
 of the DRAM traffic**. A plain store also reads its line for ownership, so r reads and w plain writes make
 (r + w) / (r + 2w) DRAM reads, non-temporal writes r / (r + w): memstor's mixes (MLC `-W`, loadlat
