@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.report.text import first_page as fp
-from memstor.report.text.headline_trust import on_cpus
+from memstor.report.text.headline_trust import elsewhere_caveat, on_cpus
 from test_knee_spread import DATA, checks, table
 
 
@@ -48,3 +48,18 @@ def test_a_headline_of_more_jobs_than_usable_cpus_says_so():
     assert not four.str.contains("usable CPU").any()
     assert on_cpus("QD32x4, io_uring", 2.0) == "QD32x4, io_uring, 4 jobs on 2 usable CPUs"
     assert on_cpus("QD32x4, io_uring", None) == "QD32x4, io_uring"
+
+
+def test_a_sweep_best_names_a_higher_figure_other_runs_measured():
+    """S9-bare B-1: 'Best 4K random write 66,699 IOPS ... the most measured' while the steady-state rounds measured
+    up to 121,968 IOPS and fio-pts-hir 87,461 on the same file. Now its trust names the highest; the best read
+    (122,622, the most of every run) and the sequential read stay as they were; a rate-limited open loop or a
+    write-saturation run is never a higher best."""
+    rows = pd.read_csv(DATA / "review-s9a" / "summary-best-bare.csv")
+    said = elsewhere_caveat("sound (its checks pass)", rows, "vm", "best_randwrite_iops", 66_698.95)
+    assert said == ("with caveats (the sweeps' most; other runs (other drive states or mixes) measured up to "
+                    "121,968 IOPS (fio-steady-state))")
+    assert elsewhere_caveat("sound (its checks pass)", rows, "vm", "best_randread_iops", 122_622.19).startswith("sound")
+    assert elsewhere_caveat("sound (its checks pass)", rows, "vm", "seq_read_MBps", 1_003.70).startswith("sound")
+    assert elsewhere_caveat("with caveats (x warned)", rows, "vm", "seq_write_MBps", 1_412.78) == "with caveats (x warned)"
+    assert elsewhere_caveat("not valid (x)", rows, "vm", "best_randwrite_iops", 1.0) == "not valid (x)"

@@ -20,7 +20,7 @@ from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, ST
 from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
-from memstor.report.text.headline_trust import lasting_caveat, on_cpus, spread_caveat
+from memstor.report.text.headline_trust import elsewhere_caveat, lasting_caveat, on_cpus, spread_caveat
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -228,6 +228,7 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                 trust = spread_caveat(trust, points, host, key)
             if key == "seq_write_MBps":
                 trust = lasting_caveat(trust, points, host, float(r["value"]))
+            trust = elsewhere_caveat(trust, points, host, key, float(r["value"]))
             if key == "ss_randwrite_iops" and _rows(validity, host, statuses=("warn",))["check"].isin(
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL
