@@ -52,7 +52,14 @@ import math
 import pandas as pd
 
 from memstor.analysis.curves import HOLDOUT_SHARE
-from memstor.analysis.spread import Spread, one_job_elsewhere, points_said, run_spread, sweep_beaten
+from memstor.analysis.spread import (
+    Spread,
+    disagreeing,
+    one_job_elsewhere,
+    points_said,
+    run_spread,
+    sweep_beaten,
+)
 from memstor.analysis.validity.agreement import AGREE_RATIO
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
 
@@ -355,11 +362,17 @@ def _beyond(k: pd.Series, past: pd.DataFrame, spread: Spread, points: pd.DataFra
     if others:
         one = one_job_elsewhere(points, str(host), str(rw))
         one = one[one["iops"] > limit]
+        torn = one[[not disagreeing(points, str(host), r).empty for _, r in one.iterrows()]]
+        one = one.drop(index=torn.index)  # R-1cpu B1 (fifth read): a run its own twin disagrees with is no evidence
         where = ("only a point with another job count, outside the one-job sweep the fit saw, is above the fit's "
                  "ceiling" if one.empty else f"a point with another job count is above the fit's ceiling, and so is "
                  f"the same one-job job measured elsewhere ({points_said(one)}, "
                  f"{float(one['iops'].max()) / fit:.2f}x X_fit): the job count does not explain it; the one-job "
                  "sweep's plateau is not shown to be the target's")
+        if one.empty and not torn.empty:
+            where = ("a point with another job count is above the fit's ceiling; the same one-job job measured "
+                     f"above it elsewhere ({points_said(torn)}) disagrees with its own other run (config_agreement "
+                     "failed), so whether the job count explains it is not shown")
     return row(host, "knee_plateau", rw, WARN, float(over["_low"].max()), limit, "IOPS", f"{where} ({said}): {above}",
                "N* = X_fit x R_min is low by as much (stated with these numbers; the closed-system bound uses the "
                "measured X_best)", _KNEE, low=low, high=high)
