@@ -11,6 +11,7 @@ import pandas as pd
 from memstor.analysis.spread import run_spread
 from memstor.analysis.validity import validity_table
 from memstor.analysis.validity.gate import gate_knees
+from memstor.report.text.queueing import knee_display, knee_sentences
 
 DATA = Path(__file__).parent / "data"
 
@@ -192,3 +193,19 @@ def test_the_level_off_size_is_placed_between_the_sizes_measured_and_a_fall_afte
     less = bare.copy()
     less.loc[big, "bw_MBps"] = 1250.0
     assert "at 1 MiB it is 1,250 MB/s (-4.4 %, within the 10 % assumed" in block_size_sentences(less, "vm")[0]
+
+
+def test_a_fit_whose_ceiling_is_below_what_the_sweep_measured_is_no_finding():
+    """S9 R-1cpu M1 / R-def p6: randwrite N* = 7.11 [5.06, 10.0] printed in bold while the sweep measured 79,964
+    IOPS at QD32x4, above X_fit 60,732 + 1.96 SE (67,408). Now 'not a finding' in the sentence and the table. The
+    other side: with a standard error wide enough to reach X_best the fit stands (bold), as bare's 111,525 ± 7,550
+    does beside 121,806."""
+    k = pd.read_csv(DATA / "review-s9a" / "knee-1cpu.csv")
+    write = k[k["rw"] == "randwrite"]
+    said = knee_sentences(write)[0]
+    assert "not a finding: the sweep measured 79,964 IOPS at QD32x4, above the fitted ceiling's 95 % band " \
+           "(67,408 IOPS)" in said and "**" not in said.split(":", 1)[1]
+    assert knee_display(write)["N* fit (I/Os, 95 % CI)"].iloc[0] == "– (not a finding: below X_best)"
+    wide = write.assign(X_max_fit_se_iops=10_000.0)
+    assert "**7.11 [5.06, 10.0] I/Os in flight**" in knee_sentences(wide)[0]
+    assert knee_display(wide)["N* fit (I/Os, 95 % CI)"].iloc[0] == "7.11 [5.06, 10.0]"

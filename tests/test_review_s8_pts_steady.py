@@ -108,7 +108,7 @@ def test_knee_csv_withholds_a_fit_below_the_bound_and_an_unshown_plateau():
     out = csv_gate.gate_knee(k, v)
     assert not out["valid"].any() and out["X_max_fit_iops"].isna().all() and out["saturated"].isna().all()
     assert out["not_valid"].str.startswith("not a finding: the measured bound").all()
-    above = k.assign(N_star_bound=5.0)
+    above = k.assign(N_star_bound=5.0, X_max_fit_se_iops=50_000.0)  # and a band that reaches X_best (fifth read)
     passed = v.assign(status=[("pass" if c == "knee_plateau" else s) for c, s in zip(v["check"], v["status"])])
     kept = csv_gate.gate_knee(above, passed)
     assert kept["valid"].all() and kept["X_max_fit_iops"].notna().all() and kept["saturated"].all()

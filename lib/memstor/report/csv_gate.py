@@ -24,6 +24,7 @@ import pandas as pd
 from memstor.core.schema import missing
 from memstor.report.text.first_page import headline_evidence  # the page's own rule, not a copy of it
 from memstor.report.text.pts import gated_histograms, gated_roles, withheld_roles
+from memstor.report.text.queueing import measured_above_fit
 
 #: knee columns of the fitted ceiling and N* that a fit below the measured bound does not state.
 KNEE_BELOW_COLUMNS = ("X_max_fit_iops", "X_max_fit_se_iops", "N_star_fit", "N_star_fit_ci_low", "N_star_fit_ci_high")
@@ -76,7 +77,7 @@ def gate_spec(spec: pd.DataFrame | None) -> pd.DataFrame | None:
 def gate_knee(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
     """knee.csv as the PDF says it (memstor.report.text.queueing.knee_display): the fitted ceiling and N* empty,
     ``valid`` False and ``not_valid`` why where the measured bound N* ≥ X_best R(N_min) lies above the fit's whole
-    95 % interval; ``saturated`` empty there and where knee_plateau did not pass (whether the sweep levels off is
+    95 % interval or X_best lies above the fitted ceiling's 95 % band; ``saturated`` empty there and where knee_plateau did not pass (whether the sweep levels off is
     not shown)."""
     if knees is None or knees.empty or "N_star_bound" not in knees.columns:
         return knees
@@ -90,6 +91,10 @@ def gate_knee(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.D
         _reason(o, f"not a finding: the measured bound N* >= {b:.1f} lies above the fit's whole 95 % interval "
                    f"(top {t:.1f}): the fitted ceiling is below what the sweep measured")
         for o, b, t in zip(out.loc[below, "not_valid"], bound[below], top[below])]
+    over = out.apply(measured_above_fit, axis=1).astype(bool) & ~below & out["valid"].fillna(True).astype(bool)
+    out.loc[over, "not_valid"] = [_reason(o, "not a finding: the sweep measured X_best above the fitted ceiling's "
+                                             "95 % band (X_fit + 1.96 SE)") for o in out.loc[over, "not_valid"]]
+    below = below | over
     out.loc[below, [c for c in KNEE_BELOW_COLUMNS if c in out.columns]] = np.nan
     out.loc[below, "valid"] = False
     plateau = _not_passed(validity, "knee_plateau")

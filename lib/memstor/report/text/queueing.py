@@ -69,6 +69,8 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
     below = (pd.to_numeric(k["N_star_bound"], errors="coerce") > pd.to_numeric(k["N_star_fit_ci_high"],
                                                                             errors="coerce")) & ~gated
     out.loc[below.to_numpy(), ["X_fit (IOPS)", "N* fit (I/Os, 95 % CI)"]] = "– (not a finding: below the bound)"
+    over = k.apply(measured_above_fit, axis=1).astype(bool) & ~gated & ~below
+    out.loc[over.to_numpy(), ["X_fit (IOPS)", "N* fit (I/Os, 95 % CI)"]] = "– (not a finding: below X_best)"
     return out
 
 
@@ -148,6 +150,16 @@ def _measured(k: pd.Series) -> str:
     return f"X_best = {fmt_number(best)} IOPS{at}, mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N"
 
 
+def measured_above_fit(k: pd.Series) -> bool:
+    """The sweep measured X_best (IOPS, any job count) above the fitted ceiling's 95 % band, X_fit + 1.96 SE (fifth
+    reads R-1cpu M1, R-def p6: N* 7.11 and 6.27 printed as findings beside 79,964 and 63,736 IOPS above their fits'
+    67,408 and 62,171): the fitted ceiling is then below what the sweep measured, as where N* is below the bound."""
+    fit, se = (float(pd.to_numeric(pd.Series([k.get(c)]), errors="coerce").iloc[0])
+               for c in ("X_max_fit_iops", "X_max_fit_se_iops"))
+    best = float(pd.to_numeric(pd.Series([_best(k)[0]]), errors="coerce").iloc[0])
+    return bool(np.isfinite(best) and np.isfinite(fit) and best > fit + 1.96 * (se if np.isfinite(se) else 0.0))
+
+
 def _apart(a: float, b: float) -> int:
     """The fewest decimals (1-4) at which a and b print differently (R-1cpu C7: N* ≥ 10.04 above an interval's top
     10.005 printed '10.0' beside '10.0')."""
@@ -200,6 +212,11 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
                  f"finding: {_bound(k, False, d := _apart(float(k['N_star_bound']), float(high)))}, above the "
                  f"whole interval (its top {float(high):.{d}f}), so the fitted ceiling is below what "
                  f"the sweep measured; read the measured bound.")
+        elif measured_above_fit(k):
+            s = (f"{who}: {fit}{shown} ({fit_of}; the interval is from the fit's standard errors only) — not a "
+                 f"finding: the sweep measured {fmt_number(_best(k)[0])} IOPS{_best(k)[1]}, above the fitted "
+                 f"ceiling's 95 % band ({fmt_number(k['X_max_fit_iops'] + 1.96 * k['X_max_fit_se_iops'])} IOPS), so "
+                 f"the fitted ceiling is below what the sweep measured; {_bound(k, False)}.")
         else:
             s = f"{who}: {fit}**{shown} I/Os in flight** (95 % interval; {fit_of}); {_bound(k, False)}."
         if k.get("note"):
