@@ -390,10 +390,15 @@ def test_real_xsr_run_on_a_test_file(quick_run):
     check_seconds(table, seconds)
     out = pr.xsr_table(seconds, table)
     assert list(out["transition"]) == ["SEQ 1024KiB → RND 8KiB", "RND 8KiB → SEQ 1024KiB"]
-    assert (out["from_level_MBps"] > 0).all() and (out["to_level_MBps"] > 0).all()
+    # a level, or none with why: a 6-s phase still moving at its end on a shared VM has no level (2adfb25; a
+    # bare-clone run's RND phase did)
+    for side in ("from", "to"):
+        level, why = out[f"{side}_level_MBps"], out[f"{side}_level_note"].fillna("").astype(str)
+        assert ((level > 0) | (level.isna() & why.str.startswith("no level: its last"))).all(), (level, why)
     assert list(out["t_transition_s"]) == pytest.approx(list(table["t_start_s"].iloc[1:]))
-    for _, row in out.iterrows():  # settled within the group, or said not to be
-        assert (0 <= row["settle_s"] < 6) if pd.notna(row["settle_s"]) else "not settled" in row["note"]
+    for _, row in out.iterrows():  # settled within the group, or said not to be, or no level to settle to
+        assert (0 <= row["settle_s"] < 6) if pd.notna(row["settle_s"]) else (
+            "not settled" in row["note"] or pd.isna(row["to_level_MBps"]))
 
 
 @needs_fio

@@ -423,7 +423,10 @@ def test_spec_comparison_uses_the_steady_state_window_with_its_state(tmp_path, s
     paths = write_tables(S, tmp_path / "tables")
     table = pd.read_csv(tmp_path / "tables" / "steady_state.csv")
     assert tmp_path / "tables" / "steady_state.csv" in paths and len(table) == 1
-    assert table["ss_achieved"].iloc[0] == achieved and table["verdict"].iloc[0] == v["verdict"]
+    # the CSV says what the PDF says (csv_gate, fifth read): a window rule met whose steady state is not shown is
+    # no steady state there either
+    shown = achieved and state.startswith("steady state (")
+    assert table["ss_achieved"].iloc[0] == shown and table["verdict"].iloc[0] == v["verdict"]
 
 
 @needs_fio
