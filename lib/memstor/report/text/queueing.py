@@ -9,6 +9,7 @@ import pandas as pd
 
 from memstor.analysis.adaptive_grid import knee_of
 from memstor.analysis.validity.gate import WAY_OUT
+from memstor.analysis.validity.rows import num
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
 from memstor.core.schema import missing
 from memstor.core.units import size_text
@@ -154,10 +155,8 @@ def measured_above_fit(k: pd.Series) -> bool:
     """The sweep measured X_best (IOPS, any job count) above the fitted ceiling's 95 % band, X_fit + 1.96 SE (fifth
     reads R-1cpu M1, R-def p6: N* 7.11 and 6.27 printed as findings beside 79,964 and 63,736 IOPS above their fits'
     67,408 and 62,171): the fitted ceiling is then below what the sweep measured, as where N* is below the bound."""
-    fit, se = (float(pd.to_numeric(pd.Series([k.get(c)]), errors="coerce").iloc[0])
-               for c in ("X_max_fit_iops", "X_max_fit_se_iops"))
-    best = float(pd.to_numeric(pd.Series([_best(k)[0]]), errors="coerce").iloc[0])
-    return bool(np.isfinite(best) and np.isfinite(fit) and best > fit + 1.96 * (se if np.isfinite(se) else 0.0))
+    best, fit, se = num(_best(k)[0]), num(k.get("X_max_fit_iops")), num(k.get("X_max_fit_se_iops"))
+    return best is not None and fit is not None and best > fit + 1.96 * (se or 0.0)
 
 
 def _apart(a: float, b: float) -> int:
