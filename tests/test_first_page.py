@@ -12,6 +12,7 @@ from memstor.analysis.dataset import HostData
 from memstor.analysis.validity import validity_table
 from memstor.analysis.validity.rows import FAIL, frame, row, unchecked
 from memstor.report.text import first_page as fp
+from memstor.report.text import headline_table as ht
 from test_validity import H, knee_frame, load_frame, mlc_frame, points_frame, steady_fio, tables
 
 WARNINGS = ("did not hold", "contradicts", "different numbers", "Memory:", "not valid", "with caveats")
@@ -48,7 +49,7 @@ def synthesis(**over) -> SimpleNamespace:
 
 def page(S, profile: str = "standard") -> str:
     parts = [*fp.machine_sentences(S.dataset), fp.profile_sentence(profile), fp.check_counts(S.validity),
-             fp.headline_evidence(S.headline, S.validity).to_string(), *fp.findings(S, H),
+             ht.headline_evidence(S.headline, S.validity).to_string(), *fp.findings(S, H),
              *fp.next_steps(S, H, profile)]
     return "\n".join(parts)
 
@@ -58,7 +59,7 @@ def test_all_preconditions_hold_gives_a_page_without_warnings():
     text = page(S)
     assert not [w for w in WARNINGS if w in text], text
     assert "0 warn, 0 fail" in fp.check_counts(S.validity)
-    shown = fp.headline_evidence(S.headline, S.validity)
+    shown = ht.headline_evidence(S.headline, S.validity)
     assert set(shown.loc[shown["quantity"] != "not measured", "trust"]) == {"sound (its checks pass)"}
     assert fp.next_steps(S, H, "standard") == ["Nothing to add: every check passed."]
     assert fp.findings(S, H)[0].startswith("4 KiB random reads along the queue-depth sweep: 20,000 IOPS with 1 I/O "
@@ -84,7 +85,7 @@ def test_each_failed_precondition_is_flagged_on_page_one():
         assert not fp.validity_display(S.validity).empty, name
     disagree = page(synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)))
     assert "81,279" in disagree and "29,082" in disagree
-    best = fp.headline_evidence(synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).headline,
+    best = ht.headline_evidence(synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).headline,
                                 synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).validity)
     assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "trust"] == "not valid (config_agreement)"
     assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "value"].startswith(
@@ -93,7 +94,7 @@ def test_each_failed_precondition_is_flagged_on_page_one():
 
 
 def test_values_without_an_interval_say_why_and_unmeasured_ones_fold_into_one_line():
-    table = fp.headline_evidence(headline(), None).set_index("quantity")
+    table = ht.headline_evidence(headline(), None).set_index("quantity")
     assert table.loc["Idle memory mean latency (ns)", "value"].startswith("95.0 — no interval (n = 1")
     assert table.loc["Best 4K random read (IOPS)", "value"] == "98,000 ± 1,000 (95 %, batch-means)"
     assert "sequential read" in table.loc["not measured", "value"]
@@ -171,8 +172,8 @@ def test_a_memory_value_without_interval_gives_the_reason_its_run_had_not_n():
     from pathlib import Path
     head = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "headline-loop328.csv")
     note = "correlated (lag-1 bandwidth 0.53 at 10 batches of 1 sub-windows)"   # headline_long on build/run-loop328
-    shown = fp.headline_evidence(head.assign(ci_note=head["key"].map({"peak_bw_MBps": note})), None)
+    shown = ht.headline_evidence(head.assign(ci_note=head["key"].map({"peak_bw_MBps": note})), None)
     value = shown.set_index("quantity").loc["Peak memory bandwidth (MB/s)", "value"]
     assert value.endswith(f"no interval (one run; its sub-windows: {note})") and "n = 1" not in value
-    bare = fp.headline_evidence(head, None).set_index("quantity").loc["Peak memory bandwidth (MB/s)", "value"]
+    bare = ht.headline_evidence(head, None).set_index("quantity").loc["Peak memory bandwidth (MB/s)", "value"]
     assert "n = 1; memory summaries get one from repetitions" in bare

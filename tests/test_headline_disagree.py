@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstor.report.text import first_page as fp
+from memstor.report.text import headline_table as ht
 from memstor.report.text.headline_trust import elsewhere_caveat, on_cpus
 from test_knee_spread import DATA, checks, table
 
@@ -14,7 +14,7 @@ from test_knee_spread import DATA, checks, table
 def test_the_qd1_latency_names_the_failed_check_of_its_sweep():
     """R-loop p2: the QD1 random-write latency 52.6 µs comes from the randwrite sweep whose knee_sweep_agrees
     failed (2.32x), and its trust did not say so. The other side: the randread sweep passed it."""
-    trust = fp.headline_evidence(table("headline", "loop328"), checks("loop328"),
+    trust = ht.headline_evidence(table("headline", "loop328"), checks("loop328"),
                                  table("summary", "loop328")).set_index("quantity")["trust"]
     assert trust["4K QD1 random write mean latency (µs)"].startswith(
         "with caveats (knee_sweep_agrees failed: its sweep is not shown to be the target's;")
@@ -26,7 +26,7 @@ def test_a_short_write_headline_says_the_same_job_ran_slower_for_longer():
     ran 10 s in fio-pts-xsr at 1,038-1,112 MB/s: the trust cell says it. The other side: the read, and a value
     the other runs are within 10 % of, keep their trust."""
     s5 = DATA / "review-s5"
-    trust = fp.headline_evidence(pd.read_csv(s5 / "headline-1cpu.csv"), pd.read_csv(s5 / "validity-1cpu.csv"),
+    trust = ht.headline_evidence(pd.read_csv(s5 / "headline-1cpu.csv"), pd.read_csv(s5 / "validity-1cpu.csv"),
                                  pd.read_csv(s5 / "summary-1cpu.csv")).set_index("quantity")["trust"]
     assert trust["Sequential write (MB/s)"].startswith(
         "with caveats (not shown to last: the same job ran at 1,038-1,112 MB/s in fio-pts-xsr; interval_exists")
@@ -40,11 +40,11 @@ def test_a_headline_of_more_jobs_than_usable_cpus_says_so():
     """R-1cpu M8: 'Best 4K random read 136,314 IOPS, QD32x4' of a run that could use one CPU did not say that its
     four jobs shared it. Now its 'measured as' does; the QD1x1 rows and a run with CPUs enough stay as they were."""
     headline, validity = table("headline", "1cpu"), table("validity", "1cpu")
-    one = fp.headline_evidence(headline, validity, cpus={"vm-1cpu": 1.0}).set_index("quantity")["measured as"]
+    one = ht.headline_evidence(headline, validity, cpus={"vm-1cpu": 1.0}).set_index("quantity")["measured as"]
     assert one["Best 4K random read (IOPS)"].endswith("QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=1, "
                                                      "4 jobs on 1 usable CPU"), one["Best 4K random read (IOPS)"]
     assert "usable CPU" not in one["4K QD1 random read mean latency (µs)"]
-    four = fp.headline_evidence(headline, validity, cpus={"vm-1cpu": 4.0}).set_index("quantity")["measured as"]
+    four = ht.headline_evidence(headline, validity, cpus={"vm-1cpu": 4.0}).set_index("quantity")["measured as"]
     assert not four.str.contains("usable CPU").any()
     assert on_cpus("QD32x4, io_uring", 2.0) == "QD32x4, io_uring, 4 jobs on 2 usable CPUs"
     assert on_cpus("QD32x4, io_uring", None) == "QD32x4, io_uring"

@@ -3,7 +3,7 @@ trust names the failure. Tables: tests/data/review-s5 (SOURCES.md)."""
 
 from __future__ import annotations
 
-from test_report_storage_review import fp, shown, table
+from test_report_storage_review import fp, ht, shown, table
 
 
 def test_a_best_iops_from_a_sweep_still_rising_names_the_failed_knee_plateau_and_stands():
@@ -20,7 +20,7 @@ def test_a_best_iops_from_a_sweep_still_rising_names_the_failed_knee_plateau_and
     assert "knee_plateau" in one and "knee_plateau failed" not in one
     v = table("validity", "bare")
     v.loc[v["check"] == "knee_plateau", "status"] = "pass"
-    passed = fp.headline_evidence(table("headline", "bare"), v).set_index("quantity")
+    passed = ht.headline_evidence(table("headline", "bare"), v).set_index("quantity")
     assert "knee_plateau" not in passed.loc["Best 4K random read (IOPS)", "trust"]
 
 
@@ -53,20 +53,20 @@ def test_a_best_of_single_runs_names_the_run_to_run_spread_measured_or_assumed()
 
     from test_report_storage_review import DATA
 
-    loop = fp.headline_evidence(table("headline", "loop328"), table("validity", "loop328"),
+    loop = ht.headline_evidence(table("headline", "loop328"), table("validity", "loop328"),
                                 table("summary", "loop328")).set_index("quantity")["trust"]
     assert loop["Best 4K random read (IOPS)"].endswith(
         "; the most of single runs: may be high by the run-to-run spread measured here, 1.32×)")
     assert loop["Best 4K random write (IOPS)"] == "not valid (headline_definition)"
     assert "single runs" not in loop["4K QD1 random read mean latency (µs)"]
     s7 = DATA.parent / "review-s7"
-    bare = fp.headline_evidence(pd.read_csv(s7 / "headline-bare.csv"), None,
+    bare = ht.headline_evidence(pd.read_csv(s7 / "headline-bare.csv"), None,
                                 pd.read_csv(s7 / "summary-bare.csv")).set_index("quantity")["trust"]
     assert bare["Best 4K random write (IOPS)"] == ("with caveats (the most of single runs: may be high by the 10 % "
                                                    "assumed for single runs, not measured; other runs measured more: "
                                                    "up to 88,491 IOPS (fio-rw-ratio: randwrite 4 KiB))")  # S9 B-1
     assert bare["Sequential read (MB/s)"] == "sound (its checks pass)"
-    without = fp.headline_evidence(table("headline", "loop328"), table("validity", "loop328")).set_index("quantity")
+    without = ht.headline_evidence(table("headline", "loop328"), table("validity", "loop328")).set_index("quantity")
     assert "single runs" not in without.loc["Best 4K random read (IOPS)", "trust"]
 
 

@@ -25,8 +25,8 @@ from memstor.analysis.validity.memory import buffer_llc_rows
 from memstor.report.memory_text import page_walk_text
 from memstor.report.plots import synthesis as figs
 from memstor.report.text import first_page as fp
-from memstor.report.text.first_page import headline_evidence
 from memstor.report.text.headline import ceilings_display, memory_figures_display, no_memory_figures_sentence
+from memstor.report.text.headline_table import headline_evidence
 from memstor.report.text.hierarchy import cache_levels_display, hierarchy_sentences
 from memstor.report.text.read_ratio import read_ratio_display, read_ratio_sentences
 

@@ -13,8 +13,8 @@ from memstor.analysis import memory_figures as mf
 from memstor.analysis.memory_curves import sub_window_ci_columns
 from memstor.analysis.validity.memory import buffer_llc_rows, memory_rows
 from memstor.report.text import hierarchy as hier_text
-from memstor.report.text.first_page import headline_evidence
 from memstor.report.text.headline import ceilings_display
+from memstor.report.text.headline_table import headline_evidence
 
 DATA = Path(__file__).parent / "data"
 BARE = DATA / "memory-m4" / "bare"

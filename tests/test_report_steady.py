@@ -21,6 +21,7 @@ from memstor.analysis.validity import gate
 from memstor.report import text
 from memstor.report.plots import steady_state as ssfigs
 from memstor.report.text import first_page as fp
+from memstor.report.text import headline_table as ht
 from memstor.report.text import steady_state as steady_mod
 from report_helpers import synthesise_copy
 
@@ -146,9 +147,9 @@ def test_a_window_drifting_in_two_second_rounds_is_not_stated_as_steady_state(S)
     assert "124,524 IOPS (fio-queue-depth, 1 point, 256 MiB file)" in said
     assert "68,307 IOPS (fio-write-saturation, 1 point, 1 GiB file)" in said
     assert "100,307–116,240 IOPS (fio-pts-hir" in said
-    head = fp.headline_evidence(S.headline, S.validity)
+    head = ht.headline_evidence(S.headline, S.validity)
     row = head[(head["device"] == BARE) & head["quantity"].str.startswith("4K random write after")].iloc[0]
-    assert row["quantity"] == f"{fp.NOT_SHOWN_LABEL} (IOPS)"
+    assert row["quantity"] == f"{ht.NOT_SHOWN_LABEL} (IOPS)"
     assert "steady_window_trend" in row["trust"] and "steady_round_length" in row["trust"]
     assert "steady state at" not in row["measured as"]
 
@@ -164,7 +165,7 @@ def test_the_same_window_with_its_checks_passing_is_stated_as_steady_state(S):
     assert syn._steady_state(v) == "steady_state"
     assert text.steady_sentences(pd.DataFrame([v]))[0].startswith("**vm**: 4 KiB randwrite, QD32x4 reached steady "
                                                                  "state at round 5")
-    head = fp.headline_evidence(S.headline, passed)
+    head = ht.headline_evidence(S.headline, passed)
     assert (head["quantity"] == "Steady-state 4K random write (IOPS)").any()
 
 
@@ -180,7 +181,7 @@ def test_a_window_of_rounds_is_one_run_and_its_p99_is_named_a_mean_of_the_rounds
     shown = text.spec_table(S.spec, compact=True)
     assert "124,035 (1 run)" in set(shown["measured"]) and not shown["measured"].str.contains("n=5").any()
     assert shown["measured at"].str.contains("[steady-state window, 1 run]", regex=False).any()
-    head = fp.headline_evidence(S.headline, S.validity)
+    head = ht.headline_evidence(S.headline, S.validity)
     value = head[(head["device"] == BARE) & head["quantity"].str.startswith("4K random write after")].iloc[0]["value"]
     assert "n = 5" not in value and "one run" in value
     display = text.steady_display(S.steady)
@@ -219,7 +220,7 @@ def test_the_sequential_rows_name_the_spec_conditions_the_sweeps_did_not_measure
 
 
 def test_trust_words_name_the_unchecked_checks_that_bear_on_a_value(S):
-    head = fp.headline_evidence(S.headline, S.validity)
+    head = ht.headline_evidence(S.headline, S.validity)
     seq = head[(head["device"] == LOOP) & (head["quantity"] == "Sequential read (MB/s)")].iloc[0]
     assert "physical_ceiling not checked" in seq["trust"]
     steady = head[(head["device"] == BARE) & head["quantity"].str.startswith("4K random write after")].iloc[0]
@@ -227,7 +228,7 @@ def test_trust_words_name_the_unchecked_checks_that_bear_on_a_value(S):
     # the other side: the ceiling checked and passed, the word names it no more
     passed = S.validity.copy()
     passed.loc[passed["check"] == "physical_ceiling", "status"] = "pass"
-    again = fp.headline_evidence(S.headline, passed)
+    again = ht.headline_evidence(S.headline, passed)
     assert "physical_ceiling" not in again[again["quantity"] == "Sequential read (MB/s)"].iloc[0]["trust"]
 
 
@@ -244,9 +245,9 @@ def test_peak_memory_bandwidth_is_not_sound_while_its_dram_ceiling_is_unchecked(
                               "value": 21822.8, "detail": "loadlat: peak injection", "value_ci_low": None,
                               "value_ci_high": None, "n": 1, "ci_method": ""}])
     unchecked = _memory_rows("unchecked", "not checked: no DRAM peak ceiling known")
-    assert fp.headline_evidence(headline, unchecked).iloc[0]["trust"] == \
+    assert ht.headline_evidence(headline, unchecked).iloc[0]["trust"] == \
         "with caveats (physical_ceiling not checked)"
-    assert fp.headline_evidence(headline, _memory_rows("pass", "")).iloc[0]["trust"] == "sound (its checks pass)"
+    assert ht.headline_evidence(headline, _memory_rows("pass", "")).iloc[0]["trust"] == "sound (its checks pass)"
 
 
 def test_page_one_names_the_values_that_failed_their_quality_gate():
@@ -276,25 +277,25 @@ def test_page_one_names_the_values_that_failed_their_quality_gate():
 def test_the_headline_gives_an_asymmetric_interval_as_its_ends_and_the_real_reason_for_none(S):
     """Loop device (R-loop 2.4, 2.5; R-bare C-4): the idle latency 243.6 [226.5, 266.0] read '244 ± 19.7'; the peak
     bandwidth had 10 sub-windows but correlated ones, and the page said it lacked sub-windows."""
-    head = fp.headline_evidence(S.headline, S.validity)
+    head = ht.headline_evidence(S.headline, S.validity)
     loop = head[head["device"] == LOOP]
     idle, peak = (loop[loop["quantity"].str.startswith(q)].iloc[0] for q in ("Idle", "Peak"))
     # its run failed the memory gate (R-loop 2.3): withheld; the interval's form on the same numbers below
     assert idle["value"].startswith("withheld: its run failed the memory gate")
     asymmetric = pd.Series({"key": "idle_latency_ns", "value": 243.6, "value_ci_low": 226.549, "value_ci_high": 265.988,
                             "ci_method": "batch-means", "n": 1})
-    assert fp._interval(asymmetric) == "244 [227, 266] (95 %, batch-means)"
+    assert ht._interval(asymmetric) == "244 [227, 266] (95 %, batch-means)"
     # memory_buffer_llc failed on loop (S7-bare M-10): withheld; the reason for no interval on its own row below
     assert peak["value"].startswith("withheld: memory_buffer_llc failed")
     row = S.headline[(S.headline["host"] == LOOP) & (S.headline["key"] == "peak_bw_MBps")].iloc[0]
-    assert fp._interval(row) == (
+    assert ht._interval(row) == (
         "20,655 — no interval (one run; its sub-windows: correlated (lag-1 bandwidth 0.53 at 10 batches of 1 "
         "sub-windows))")
     symmetric = pd.Series({"key": "idle_latency_ns", "value": 100.0, "value_ci_low": 95.0, "value_ci_high": 105.0,
                            "ci_method": "batch-means", "n": 1})
-    assert fp._interval(symmetric) == "100 ± 5.00 (95 %, batch-means)"
+    assert ht._interval(symmetric) == "100 ± 5.00 (95 %, batch-means)"
     none = symmetric.drop(["value_ci_low", "value_ci_high"])
-    assert "memory summaries get one from repetitions" in fp._interval(none)
+    assert "memory summaries get one from repetitions" in ht._interval(none)
 
 
 def test_page_one_gives_the_memory_to_a_tenth_of_a_gib(S):

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from memstor.report.text import first_page as fp
+from memstor.report.text import headline_table as ht
 
 DATA = Path(__file__).parent / "data" / "review-s5"
 
@@ -18,7 +19,7 @@ def table(name: str, run: str) -> pd.DataFrame:
 
 
 def shown(run: str) -> pd.DataFrame:
-    return fp.headline_evidence(table("headline", run), table("validity", run)).set_index("quantity")
+    return ht.headline_evidence(table("headline", run), table("validity", run)).set_index("quantity")
 
 
 def test_a_disagreement_at_one_configuration_withholds_only_that_configurations_values():
@@ -31,7 +32,7 @@ def test_a_disagreement_at_one_configuration_withholds_only_that_configurations_
     # the other side: the same value had it been measured at the disagreeing configuration (QD32x1) is withheld
     h = table("headline", "1cpu")
     h.loc[h["key"] == "best_randwrite_iops", "detail"] = "QD32x1, io_uring, O_DIRECT, fio-block-size, n=1"
-    at = fp.headline_evidence(h, table("validity", "1cpu")).set_index("quantity").loc["Best 4K random write (IOPS)"]
+    at = ht.headline_evidence(h, table("validity", "1cpu")).set_index("quantity").loc["Best 4K random write (IOPS)"]
     assert at["value"].startswith("withheld: config_agreement failed")
 
 

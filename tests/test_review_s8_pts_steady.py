@@ -21,7 +21,7 @@ import pytest  # noqa: E402
 
 from memstor.report import csv_gate, text  # noqa: E402
 from memstor.report.plots import synthesis as figs  # noqa: E402
-from memstor.report.text import first_page as fp  # noqa: E402
+from memstor.report.text import headline_table as ht
 
 DATA = Path(__file__).parent / "data" / "review-s8c"
 
@@ -61,10 +61,10 @@ def test_the_steady_headline_names_no_bound_on_its_spread_between_runs():
     checks measured a 1.62x spread between runs: the rounds bound nothing between runs. Other values keep theirs."""
     h = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "headline-1cpu.csv")
     r = h[h["key"] == "ss_randwrite_iops"].iloc[0].copy()
-    said = fp._interval(r)
+    said = ht._interval(r)
     assert "78,019" in said and "bound its spread" not in said and "bound no spread between runs" in said
     q = h[h["key"] == "qd1_randread_lat_us"].iloc[0].copy()
-    assert "bound no spread" not in fp._interval(q)
+    assert "bound no spread" not in ht._interval(q)
 
 
 # ------------------------------------- R-1cpu M7, R-loop X.1: the CSV tables and the figure withhold what the PDF does

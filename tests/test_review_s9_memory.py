@@ -107,7 +107,7 @@ def test_a_memory_headline_says_its_load_threads_took_every_cpu_and_what_its_sec
     memory figure no gate looked at ('memory_gate not checked for its section') and the condition was unsaid. Now
     'measured as' ends '2 load threads on 2 usable CPUs: every CPU loaded' and the trust says what was not checked.
     The other side: the same row on a 4-CPU host, and a 1-thread figure, say nothing more."""
-    from memstor.report.text.first_page import headline_evidence
+    from memstor.report.text.headline_table import headline_evidence
     from memstor.report.text.headline_trust import on_cpus
 
     head = pd.read_csv(DATA / "headline-bare.csv")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.analysis.spread import run_spread
-from memstor.report.text import first_page as fp
+from memstor.report.text import headline_table as ht
 
 DATA = Path(__file__).parent / "data"
 S8_BARE = DATA / "review-s8" / "summary-bare.csv"
@@ -37,7 +37,7 @@ def test_a_best_of_runs_headline_names_its_own_directions_spread():
     not the writes' 1.62x (47,150 against 76,512, a failed agreement); the write headline by the 10 % assumed, the
     disagreement named."""
     s5 = DATA / "review-s5"
-    trust = fp.headline_evidence(pd.read_csv(s5 / "headline-1cpu.csv"), pd.read_csv(s5 / "validity-1cpu.csv"),
+    trust = ht.headline_evidence(pd.read_csv(s5 / "headline-1cpu.csv"), pd.read_csv(s5 / "validity-1cpu.csv"),
                                  pd.read_csv(s5 / "summary-1cpu.csv")).set_index("quantity")["trust"]
     assert trust["Best 4K random read (IOPS)"].endswith("may be high by the run-to-run spread measured here, 1.16×)")
     assert trust["Best 4K random write (IOPS)"].endswith(

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.core.schema import missing
-from memstor.report.text.first_page import headline_evidence  # the page's own rule, not a copy of it
+from memstor.report.text.headline_table import headline_evidence  # the page's own rule, not a copy of it
 from memstor.report.text.pts import gated_histograms, gated_roles, withheld_roles
 from memstor.report.text.queueing import measured_above_fit
 
@@ -38,7 +38,7 @@ def _reason(old, new: str) -> str:
 
 def gate_headline(headline: pd.DataFrame | None, validity: pd.DataFrame | None,
                   points: pd.DataFrame | None = None) -> pd.DataFrame | None:
-    """headline.csv as page 1 says it (memstor.report.text.first_page.headline_evidence, row by row): a withheld
+    """headline.csv as page 1 says it (memstor.report.text.headline_table.headline_evidence, row by row): a withheld
     value and its interval empty, ``not_valid`` the page's words; the metric named as the page names it."""
     if headline is None or headline.empty or "key" not in headline.columns:
         return headline

@@ -33,7 +33,6 @@ from memstor.report.text.curves import (
     storage_sentences,
 )
 from memstor.report.text.drive import drive_display
-from memstor.report.text.first_page import headline_evidence
 from memstor.report.text.headline import (
     ceilings_display,
     memory_figures_display,
@@ -41,6 +40,7 @@ from memstor.report.text.headline import (
     page_walk_sentence,
     precision_sentence,
 )
+from memstor.report.text.headline_table import headline_evidence
 from memstor.report.text.hierarchy import cache_levels_display, hierarchy_sentences, mlp_display
 from memstor.report.text.openloop import (
     LOAD_DISPLAY_COLUMNS,

@@ -1,6 +1,6 @@
 """Report text, the first page: what this run can and cannot tell — the machine as it is, the profile and its
-limits, the headline numbers each with its interval or the reason it has none and a trust word from the
-validity checks, the findings (each pointing to its section) and what to run next; and the conclusion.
+limits, the headline table (memstor.report.text.headline_table), the findings (each pointing to its section)
+and what to run next; and the conclusion.
 
 Pure: the synthesis tables in (memstor.analysis.synthesis.Synthesis: headline, validity, qd, steady,
 dataset), markdown / DataFrames out. Every sentence is built from a table row; nothing is said that a check
@@ -15,45 +15,15 @@ import pandas as pd
 
 from memstor.analysis.hierarchy import RISE_LEVEL
 from memstor.analysis.load_latency import answered_from_held
-from memstor.analysis.synthesis import HEADLINE_METRICS
-from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS, STEADY_SHOWN_CHECKS
-from memstor.core.fmt import fmt_ci, fmt_interval, fmt_number, md_escape
+from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS
+from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
-from memstor.report.text.headline_trust import elsewhere_caveat, lasting_caveat, on_cpus, spread_caveat
+from memstor.report.text.headline_table import SECTION_REF, host_checks
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 
-#: The storage checks that bear on every fio headline value (their subject: the experiment).
-_FIO = (("load_generator_cpu", ""), ("interval_exists", ""), ("interval_holds_value", ""))
-#: Headline metric -> the validity checks bearing on it: (check id, a text its subject must contain).
-HEADLINE_CHECKS = {
-    "idle_latency_ns": (("memory_gate", "idle_latency"), ("headline_definition", "idle memory latency"),
-                        ("memory_buffer_llc", "")),  # S7-bare M-10: a failed check's finding is not stated
-    "peak_bw_MBps": (("memory_gate", "peak_injection"), ("headline_definition", "peak memory bandwidth"),
-                     ("physical_ceiling", "DRAM"), ("memory_buffer_llc", "")),
-    "qd1_randread_lat_us": (*_FIO, ("config_agreement", "randread"), ("knee_sweep_agrees", "randread")),
-    "qd1_randwrite_lat_us": (*_FIO, ("config_agreement", "randwrite"), ("knee_sweep_agrees", "randwrite")),
-    "best_randread_iops": (*_FIO, ("config_agreement", "randread"), ("headline_definition", "randread"),
-                           ("knee_plateau", "randread")),
-    "best_randwrite_iops": (*_FIO, ("config_agreement", "randwrite"), ("headline_definition", "randwrite"),
-                            ("knee_plateau", "randwrite")),
-    "ss_randwrite_iops": (("steady_trace_jump", ""), ("steady_window_trend", ""), ("steady_round_length", ""),
-                          ("steady_vs_fresh", ""), ("load_generator_cpu", "fio-steady-state"),
-                          ("interval_exists", "fio-steady-state"), ("interval_holds_value", "fio-steady-state")),
-    "seq_read_MBps": (*_FIO, ("config_agreement", " read "), ("physical_ceiling", "storage")),
-    "seq_write_MBps": (*_FIO, ("config_agreement", " write "), ("physical_ceiling", "storage")),
-}
-#: Checks whose failure bears on what a headline value means, not on its number: the value stands and its trust
-#: names the failure (S6-bare M-3: a 'best' IOPS from a sweep still rising is the most measured, not a maximum).
-MEANING_CHECKS = {"knee_plateau": "failed: the sweep still rose, so the most measured, not the device's maximum",
-                  "knee_sweep_agrees": "failed: its sweep is not shown to be the target's"}  # R-loop p2
-#: Headlines that are the most of several single runs, which their run-to-run spread lifts (R-loop 1.1).
-BEST_OF_RUNS = ("best_randread_iops", "best_randwrite_iops")
-#: The steady-state headline's label where the window rule was met but a check leaves the steady state not shown
-#: (memstor.analysis.validity.gate.STEADY_SHOWN_CHECKS warn): the value is a window average, not a steady state.
-NOT_SHOWN_LABEL = "4K random write after preconditioning, steady state not shown"
 #: Profile -> what its runs cannot show (the profile files' own repetitions and run lengths).
 PROFILE_LIMITS = {
     "quick": "one short run per point (n = 1, a few seconds): most points have too few log windows for a 95 % "
@@ -63,24 +33,10 @@ PROFILE_LIMITS = {
                 "is not in them",
     "full": "60 s per point and 3 repetitions: intervals between runs",
 }
-#: Where each section of the report is (headings of notebooks/90-synthesis.ipynb).
-SECTION_REF = {"memory": "§4.3", "queue_depth": "§4.2", "curves": "§4.3", "open_loop": "§4.4",
-               "steady_state": "§3 (steady state)", "write_saturation": "§3 (write saturation)", "hierarchy": "§4.5",
-               "storage_points": "§2", "headline": "§1"}
-
-
 #: What a loop-device target measures (said on page 1 beside the machine).
 LOOP_CAVEAT = ("the target is a loop device: its I/O goes to a file on another filesystem, through that file's page "
                "cache unless the loop device was set up with direct I/O, so the storage numbers describe the loop "
                "driver and memory, not a drive")
-
-
-def _rows(validity: pd.DataFrame | None, host: str, sections: tuple = (),
-          statuses=("unchecked", "warn", "fail")) -> pd.DataFrame:
-    if validity is None or validity.empty:
-        return pd.DataFrame(columns=["check", "subject", "status", "evidence", "consequence", "section"])
-    sel = validity[(validity["host"].astype(str) == str(host)) & validity["status"].isin(statuses)]
-    return sel[sel["section"].isin(sections)] if sections else sel
 
 
 def machine_sentences(dataset) -> list[str]:
@@ -126,143 +82,6 @@ def profile_sentence(profile: str) -> str:
         return "Profile: not recorded (pass `-p profile NAME`); the n and interval columns say what each value rests on."
     return f"Profile **{md_escape(profile)}**: " + (limit or "a profile of your own; n and the intervals say what "
                                                     "each value rests on") + "."
-
-
-def _interval(r: pd.Series) -> str:
-    """'value ± CI (method)' or 'value — no interval: reason'."""
-    if missing(r["value"]):
-        return "not measured"
-    shown = _ci_text(r["value"], r.get("value_ci_low"), r.get("value_ci_high"))
-    if "±" in shown or "[" in shown:
-        return f"{shown} (95 %, {r.get('ci_method') or 'interval'})"
-    n = r.get("n")
-    why = f"n = {int(n)}" if not missing(n) else "a single measurement"
-    if r["key"] in ("idle_latency_ns", "peak_bw_MBps"):
-        note = r.get("ci_note")  # the reason the run's own sub-windows gave none (R-loop 2.5: correlated, not n)
-        return f"{shown} — no interval (" + (f"one run; its sub-windows: {note}" if isinstance(note, str) and note
-                                             else f"{why}; memory summaries get one from repetitions or ≥ 10 "
-                                             "sub-windows") + ")"
-    if r["key"] == "ss_randwrite_iops":
-        return (f"{shown} — no interval (one run: the average of its window's rounds, not repetitions; their excursions "
-                "(§3) are within that run and bound no spread between runs, which §3's other experiments show)")
-    return f"{shown} — no interval ({why} and too few log windows: repeat the point or run it longer)"
-
-
-def _ci_text(v, lo, hi) -> str:
-    """'value ± half-width' of a symmetric 95 % interval, 'value [low, high]' of one whose sides differ by more
-    than a tenth of the half-width (a '±' would misstate one side), the value alone without one."""
-    if missing(lo) or missing(hi):
-        return fmt_ci(v, lo, hi)
-    below, above = float(v) - float(lo), float(hi) - float(v)
-    return fmt_ci(v, lo, hi) if abs(above - below) <= 0.1 * (above + below) / 2 else fmt_interval(v, lo, hi)
-
-
-#: The queue depth x jobs of a configuration ('QD32x1') in a headline's detail and a config_agreement subject.
-_QD_JOBS = re.compile(r"\bQD\d+x\d+\b")
-
-
-def _bears_on(r: pd.Series, check: str, text: str, detail: str) -> bool:
-    """Whether validity row r is the check (check, subject text) of a headline value measured as detail: a
-    config_agreement bears only on a value of its own configuration (the same QDaxb: a disagreement at QD32x1
-    says nothing about the QD1x1 latency); the others as HEADLINE_CHECKS names them."""
-    if r["check"] != check or text not in str(r["subject"]):
-        return False
-    if check != "config_agreement":
-        return True
-    mine, theirs = _QD_JOBS.search(detail or ""), _QD_JOBS.search(str(r["subject"]))
-    return not mine or not theirs or mine.group(0) == theirs.group(0)
-
-
-def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "") -> str:
-    """A word from the checks bearing on one headline value (measured as detail, the headline's 'QD1x1, ...'):
-    'sound', 'with caveats (...)', 'not valid (...)'."""
-    rows = _rows(validity, host)
-    keep = [any(_bears_on(r, check, text, detail) for check, text in HEADLINE_CHECKS.get(key, ()))
-            for _, r in rows.iterrows()]
-    rows = rows[keep] if len(rows) else rows
-    if key != "ss_randwrite_iops":  # the fio values come from the closed-loop sweeps, not the steady state
-        rows = rows[~rows["subject"].isin(["fio-steady-state", "fio-load-latency"])]
-    fails, warns = rows[rows["status"] == "fail"], rows[rows["status"] == "warn"]
-    unchecked = rows[rows["status"] == "unchecked"]
-    meaning, fails = fails[fails["check"].isin(MEANING_CHECKS)], fails[~fails["check"].isin(MEANING_CHECKS)]
-    if not fails.empty:
-        return "not valid (" + ", ".join(dict.fromkeys(fails["check"])) + ")"
-    if not warns.empty or not unchecked.empty or not meaning.empty:
-        said = [*(f"{c} {MEANING_CHECKS[c]}" for c in dict.fromkeys(meaning["check"])),
-                *(f"{', '.join(dict.fromkeys(g['check']))} {word}" for g, word in ((warns, "warned"),
-                                                                                  (unchecked, "not checked")) if len(g))]
-        return "with caveats (" + "; ".join(said) + ")"  # one group per status (R-loop 1.3)
-    return "sound (its checks pass)"
-
-
-def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
-                      points: pd.DataFrame | None = None, cpus: dict | None = None) -> pd.DataFrame:
-    """The first page's table: device, quantity (unit), value with its 95 % interval or why it has none, where
-    it comes from, and a trust word from the validity checks (validity.csv names them). A value a failed check
-    bears on is withheld (the report states no finding whose preconditions failed; the numbers stay in the
-    tables and the checks' evidence). A best-of-runs value (BEST_OF_RUNS) names the run-to-run spread of ``points``
-    (memstor.analysis.points.fio_summary) where given; ``cpus`` (usable_cpus) names more jobs than usable CPUs.
-    Unmeasured rows are folded into one line per device."""
-    out = []
-    for host in dict.fromkeys(headline["host"].astype(str)):
-        h = headline[headline["host"].astype(str) == host].set_index("key")
-        absent = []
-        for key, label, unit in HEADLINE_METRICS:
-            if key not in h.index or missing(h.loc[key, "value"]):
-                absent.append(label.lower())
-                continue
-            r = h.loc[key].copy()
-            r["key"] = key
-            trust = _trust(validity, host, key, str(r.get("detail") or ""))
-            value = (f"withheld: {trust.removeprefix('not valid (').rstrip(')')} failed (numbers in the checks "
-                     "that did not pass)") if trust.startswith("not valid") else _interval(r)
-            if str(r.get("gate") or "").startswith("failed"):  # its own run failed the memory gate (R-loop 2.3)
-                gate_trust, value = _gate_failed(r)
-                trust = gate_trust if not trust.startswith("not valid (") else gate_trust.replace(
-                    ")", ", " + trust.removeprefix("not valid ("), 1)  # and the other failed checks
-            elif r.get("gate") == "not judged":  # e.g. the bandwidth matrix: the gate does not judge its section
-                trust = _caveat(trust, "memory_gate not checked for its section: no CPU share or stability")
-            if key in ("idle_latency_ns", "peak_bw_MBps") and (words := dram_words(validity, host)):
-                label, trust = _not_dram(label, trust, words)  # R-loop 1.1: a buffer within the LLC
-            if key in BEST_OF_RUNS:
-                trust = spread_caveat(trust, points, host, key)
-            if key == "seq_write_MBps":
-                trust = lasting_caveat(trust, points, host, float(r["value"]))
-            trust = elsewhere_caveat(trust, points, host, key, float(r["value"]))
-            if key == "ss_randwrite_iops" and _rows(validity, host, statuses=("warn",))["check"].isin(
-                    STEADY_SHOWN_CHECKS).any():
-                label = NOT_SHOWN_LABEL
-            out.append({"device": host, "quantity": f"{label} ({unit})", "value": value,
-                        "measured as": on_cpus(str(r.get("detail") or ""), (cpus or {}).get(host)),
-                        "trust": trust})
-        if absent:
-            out.append({"device": host, "quantity": "not measured", "value": ", ".join(absent), "measured as": "",
-                        "trust": ""})
-    return pd.DataFrame(out, columns=["device", "quantity", "value", "measured as", "trust"])
-
-
-def _not_dram(label: str, trust: str, words: str) -> tuple[str, str]:
-    """(label, trust) of a memory headline whose buffer the last-level cache may hold (memory_buffer_llc failed):
-    'Idle mean latency (256 MiB buffer, within ...: not shown to be DRAM)', the check named in the trust."""
-    return f"{label.replace('memory ', '')} ({words})", _caveat(trust, "memory_buffer_llc failed: not shown to be DRAM")
-
-
-def _caveat(trust: str, said: str) -> str:
-    """A trust word with one more caveat first ('sound' becomes 'with caveats (said)'; 'not valid' stays)."""
-    if trust.startswith("not valid"):
-        return trust
-    return f"with caveats ({said})" if trust.startswith("sound") else trust.replace("with caveats (",
-                                                                                    f"with caveats ({said}, ", 1)
-
-
-def _gate_failed(r: pd.Series) -> tuple[str, str]:
-    """(trust, value) of a memory headline whose own run failed memstor's quality gate (a headline row with
-    ``gate`` 'failed: <codes>' and ``gate_detail``): withheld, as a value a failed check bears on is."""
-    codes = str(r["gate"]).removeprefix("failed:").strip()
-    detail = str(r.get("gate_detail") or "") if not missing(r.get("gate_detail")) else ""
-    return (f"not valid (memory_gate: {codes})",
-            f"withheld: its run failed the memory gate ({detail or codes}); every measurement in "
-            f"{SECTION_REF['memory']}")
 
 
 #: A value cell's reason for having no interval ('99.3 — no interval (n = 1 and ...)').
@@ -326,7 +145,7 @@ def _shared_tail(items: list[str]) -> tuple[list[str], str]:
 
 def _check_sentences(validity: pd.DataFrame | None, host: str, checks: tuple, statuses=("fail",),
                      sections: tuple = ()) -> list[str]:
-    rows = _rows(validity, host, sections, statuses=statuses)
+    rows = host_checks(validity, host, sections, statuses=statuses)
     rows = rows[rows["check"].isin(checks)]
     return [f"{r['subject']}: {r['evidence']}" for _, r in rows.iterrows()]
 
@@ -372,7 +191,7 @@ def findings(S, host: str) -> list[str]:
         out.append("The knee fit contradicts its own data (" + name_ceilings(bad_fit[0]) + "); the measured bound "
                    + ("does not apply either" if len(k) and k["N_star_bound"].isna().all() else "is given instead")
                    + f" ({SECTION_REF['queue_depth']}).")
-    machine_gate = _rows(S.validity, host, ("memory",))
+    machine_gate = host_checks(S.validity, host, ("memory",))
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():
         out.append(f"Memory: {r['evidence']} ({SECTION_REF['memory']}).")
@@ -466,7 +285,7 @@ def _not_open_workloads(S, host: str) -> list[str]:
 def _open_loop_failed(validity, host: str, rw: str) -> list[str]:
     """The open-loop checks (OPEN_LOOP_CHECKS) that failed for this workload: subject ``rw``, or
     '<experiment> rw' for littles_law; [] where none failed (the loop is then only not checked)."""
-    rows = _rows(validity, host, ("open_loop",), statuses=("fail",))
+    rows = host_checks(validity, host, ("open_loop",), statuses=("fail",))
     rows = rows[rows["check"].isin(OPEN_LOOP_CHECKS)]
     hit = rows["subject"].astype(str).isin([rw, f"{OPEN_EXPERIMENT} {rw}"])
     return list(dict.fromkeys(rows.loc[hit, "check"]))
@@ -477,7 +296,7 @@ def next_steps(S, host: str, profile: str) -> list[str]:
     out = []
     if profile == "quick":
         out.append("Rerun with the standard profile (`make all`) for intervals on every storage point.")
-    if not _rows(S.validity, host, statuses=("warn",)).query("check == 'interval_exists'").empty:
+    if not host_checks(S.validity, host, statuses=("warn",)).query("check == 'interval_exists'").empty:
         out.append("Repeat the points (`repetitions: 3`, or `make all PROFILE=full`) for intervals between runs.")
     info = next((h.sysinfo or {} for h in S.dataset.hosts if h.name == host), {})
     machine = info.get("machine") or {}
@@ -491,7 +310,7 @@ def next_steps(S, host: str, profile: str) -> list[str]:
     if (machine.get("storage_path") or {}).get("layer") and machine.get("wsl"):
         out.append("Put `TARGET` on a Linux filesystem (inside WSL's own disk), not a Windows drive under /mnt.")
     if _check_sentences(S.validity, host, ("load_generator_cpu",)):
-        cpu = _rows(S.validity, host, statuses=("fail",))
+        cpu = host_checks(S.validity, host, statuses=("fail",))
         cpu = cpu[cpu["check"] == "load_generator_cpu"]
         thread = bool(cpu["unit"].astype(str).str.contains("thread").all()) if "unit" in cpu else False
         ioarrive = bool(len(cpu)) and bool(cpu["subject"].astype(str).str.endswith("(ioarrive)").all())
@@ -505,7 +324,7 @@ def next_steps(S, host: str, profile: str) -> list[str]:
     if words := dram_words(S.validity, host):  # memory_buffer_llc failed: R-loop 1.1
         out.append(f"For DRAM figures: a memory buffer of 4x the last-level cache or more (mlc-loaded-latency's "
                    f"`buffer_kib: auto` sizes it so; now a {words}).")
-    if not _rows(S.validity, host, ("memory",)).query("subject.str.endswith('(machine)')", engine="python").empty:
+    if not host_checks(S.validity, host, ("memory",)).query("subject.str.endswith('(machine)')", engine="python").empty:
         out.append("For memory numbers that pass the quality gate: a quiet machine, bare metal if possible.")
     return out or ["Nothing to add: every check passed."]
 
