@@ -82,13 +82,3 @@ double hist_pct32(const uint32_t *c, uint64_t n, double p)
     }
     return h_mid(H_N - 1);
 }
-
-/* How many values were at least v (ns), counted by whole buckets from v's bucket on (v a bucket's lower edge is
- * exact; else the count may include values up to one bucket width, <= 0.8 %, below v). */
-uint64_t hist_count_above(const struct hist *h, uint64_t v)
-{
-    uint64_t n = 0;
-    for (int i = h_index(v); i < H_N; i++)
-        n += h->c[i];
-    return n;
-}

@@ -164,7 +164,6 @@ uint64_t h_upper(int i);                  /* exclusive */
 void hist_add(struct hist *h, int64_t v);
 double hist_pct(const struct hist *h, double p);
 double hist_pct32(const uint32_t *c, uint64_t n, double p);
-uint64_t hist_count_above(const struct hist *h, uint64_t v);   /* values >= v (ns), by whole buckets */
 
 /* ------------------------------------------------------------------ record.c */
 struct io_slot {
@@ -228,7 +227,9 @@ struct run_facts {
     double measured_s;
     double submit_call_ns;      /* the engine's submit calls: their summed duration and count (real time) */
     uint64_t submit_calls;
-    double blocked_ns;          /* the submit calls of >= SUBMIT_BLOCKED_NS: their summed duration (ns) */
+    double blocked_ns;          /* the submit calls of >= SUBMIT_BLOCKED_NS made in the measured window [t0, t1):
+                                 * their summed duration (ns), a share of runtime_s */
+    uint64_t blocked_calls;     /* their number */
 };
 /* A submit call this long (ns) blocked: a usual one takes 2-40 us on a VM (p50, p99 of libaio at 68-110k IOPS on
  * the 2-vCPU VM, 2026-11-28); one of 100 us or more waited for a request of the block layer's full queue (the

@@ -276,8 +276,8 @@ static void wake_delay(FILE *f, const struct ctx *c)
     fputc('}', f);
 }
 
-/* How long the engine's submit calls took (us), those of >= SUBMIT_BLOCKED_NS (blocked: the request queue full,
- * or the CPU taken), the most I/Os in flight after one and the request queue's size (the disk under the target,
+/* How long the engine's submit calls took (us), those of >= SUBMIT_BLOCKED_NS made in the measured window (blocked:
+ * the request queue full, or the CPU taken), the most I/Os in flight after one and the request queue's size (the disk under the target,
  * or the simulator's queue=); null in virtual time. */
 static void submit_calls(FILE *f, const struct ctx *c)
 {
@@ -286,7 +286,7 @@ static void submit_calls(FILE *f, const struct ctx *c)
     fprintf(f, "{\"calls\": %llu", (unsigned long long)h->n);
     p50_p99_max(f, h);
     fprintf(f, ", \"blocked_min_us\": %lld, \"blocked_calls\": %llu, \"blocked_s\": ", SUBMIT_BLOCKED_NS / 1000,
-            (unsigned long long)hist_count_above(h, SUBMIT_BLOCKED_NS));
+            (unsigned long long)c->facts.blocked_calls);
     jnum(f, c->facts.blocked_ns / 1e9);
     fprintf(f, ", \"peak_outstanding\": %u, \"queue_requests\": ", c->peak_outstanding);
     unsigned queue = c->j->sim.on ? (unsigned)c->j->sim.queue : c->tgt.queue_requests;
