@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from memstor.analysis.load_latency import NOT_MONOTONE, answered_from_held, lowest_held
+from memstor.analysis.load_latency import NOT_MONOTONE, answered_from_held, held_mask, lowest_held
 from memstor.analysis.openloop_families import FAMILIES_DISAGREE
 from memstor.analysis.spread import points_said, sweep_beaten
 from memstor.analysis.validity.gate import not_valid_reasons
@@ -217,6 +217,21 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     })[cols]
 
 
+def _lowest_words(g: pd.DataFrame) -> tuple[str, str]:
+    """(noun, aside) of the lowest rate an SLO nobody met was missed at: 'offered rate' where every rate held (or
+    none was flagged), else 'rate that held' (S10-bare 2: 'the lowest offered rate (u90 ...)' where u90 was the
+    only rate of eight that held) with an aside on the rates that did not hold and their p99 (µs)."""
+    held = held_mask(g)
+    if held is None or held.all() or not held.any():
+        return "offered rate", ""
+    only = "the only one; " if held.sum() == 1 else ""
+    p99 = pd.to_numeric(g.loc[~held, "lat_p99_us"], errors="coerce").dropna()
+    if p99.empty:
+        return "rate that held", f"; {only}{int((~held).sum())} did not hold"
+    span = _ol_fmt(p99.min()) + ("" if p99.min() == p99.max() else f"–{_ol_fmt(p99.max())}")
+    return "rate that held", f"; {only}the {len(p99)} that did not hold had p99 {span} µs"
+
+
 def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
     """The SLO answer of one device x workload, one sentence per p99 target."""
     out = []
@@ -231,11 +246,13 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
             out.append(f"p99 ≤ {t} µs: no answer, the two open-loop experiments' held points disagree "
                        f"({r.get('families')}).")
         elif v != v:
+            noun, aside = _lowest_words(g)
             where = ""
             if low is not None:
                 where = (f" ({_ol_u(low['utilisation_pct'])}: {_ol_fmt(low['achieved_iops'])} IOPS, p99 "
-                         f"{_ol_fmt(low['lat_p99_us'])} µs)")
-            out.append(f"p99 ≤ {t} µs is missed even at the lowest offered rate{where}: no measured rate meets it.")
+                         f"{_ol_fmt(low['lat_p99_us'])} µs{aside})")
+            out.append(f"p99 ≤ {t} µs is missed even at the lowest {noun}{where}: no measured "
+                       "rate meets it.")
         elif truthy(r["censored"]) and r.get("censored_by") == "the next rate did not hold":
             out.append(f"p99 ≤ {t} µs held up to **≥ {fmt_number(v)} IOPS**{share}, the highest rate whose open "
                        "loop held and met it; the next rate's loop did not hold, so the limit is not measured "

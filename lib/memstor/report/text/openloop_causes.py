@@ -302,7 +302,25 @@ def way_out(causes: set, g: pd.DataFrame) -> str:
         if "generator_checks" in g else pd.Series(dtype=bool)
     level = fmt_number(float(np.nanmax(in_service(g.loc[on[on].index])))) if on.any() else "?"
     ways = [WAY_OUT[c].format(level=level) for c in ("request_queue", "queue", "wake", "pause") if c in causes]
+    if "request_queue" in causes and (lowest := _lowest_queue_full(g)):
+        ways[0] = f"a deeper request queue on the disk (its nr_requests); lower offered rates are not shown to help: {lowest}"
     return "For an open loop: " + "; or ".join(ways) + "; until then read the queue-depth sweep's closed-loop curve."
+
+
+def _lowest_queue_full(g: pd.DataFrame) -> str:
+    """'the lowest, u10 (5,038 IOPS), already had 365 I/Os in flight against the queue of 256' where the lowest
+    offered rate of g was late with the request queue full (:func:`_queue_full`), else '' (S10-bare 10: 'lower
+    offered rates' advised where the lowest rate, 10 % of X_ref, already filled the queue)."""
+    if g.empty or "utilisation_pct" not in g or "generator_checks" not in g:
+        return ""
+    low = g.sort_values("utilisation_pct").iloc[[0]]
+    late = "lag" in str(low["generator_checks"].iloc[0]).split(";")
+    if not late or not bool(_queue_full(low).iloc[0]):
+        return ""
+    r = low.iloc[0]
+    return (f"the lowest, u{float(r['utilisation_pct']):g} ({fmt_number(float(r['offered_iops']))} IOPS), "
+            f"already had {fmt_number(float(r['peak_outstanding']))} I/Os in flight against the queue of "
+            f"{fmt_number(float(r['queue_requests']))}")
 
 
 def cause_sentences(g: pd.DataFrame, held_mask: np.ndarray, host_rows: pd.DataFrame | None = None
