@@ -117,13 +117,16 @@ def test_the_machine_and_the_profile_are_named():
 
 def test_page_one_names_the_failed_and_the_unchecked_checks():
     assert fp.check_names(synthesis().validity) == []          # every check passed: nothing to name
-    rws = ("randread", "randwrite", "read", "write", *(f"w{i}" for i in range(fp.NAMED_SUBJECTS - 3)))
+    rws = ("randread", "randwrite", "read", "write", *(f"w{i}" for i in range(fp.NAMED_SUBJECTS - 2)))
     rows = [row(H, "open_loop_rate", rw, FAIL, 174.0, 105.0, "% of offered", "achieved 174 %", "gated", "open_loop",
                 low=95.0, high=105.0) for rw in rws]
     rows.append(unchecked(H, "littles_law", "fio-load-latency", "no latency recorded", "open_loop"))
     names = fp.check_names(frame(rows))
     assert len(names) == 2 and names[0].startswith(f"**{H}** — Failed checks")
-    assert "`open_loop_rate` (randread; randwrite; read; write; w0" in names[0] and "and 1 more)" in names[0]
+    assert "`open_loop_rate` (randread; randwrite; read; write; w0" in names[0] and "and 2 more)" in names[0]
+    # S10-bare 15: one subject beyond the list is named, not 'and 1 more' (the words would take its place)
+    one_more = fp.check_names(frame(rows[:fp.NAMED_SUBJECTS + 1]))[0]
+    assert "more)" not in one_more and f"w{fp.NAMED_SUBJECTS - 4})" in one_more, one_more
     assert names[1].startswith(f"**{H}** — Not checked") and "`littles_law` (fio-load-latency)" in names[1]
     counts = fp.check_counts(frame(rows))
     assert f"{len(rws)} fail, 1 not checked" in counts

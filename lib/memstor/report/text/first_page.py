@@ -393,8 +393,9 @@ def check_names(validity: pd.DataFrame | None) -> list[str]:
             for check, g in sel.groupby("check", sort=True):
                 said = [_POINT_ID.sub("", x) for x in g["subject"].astype(str)]  # the point ids: in the table
                 subjects = [f"{x} ×{said.count(x)}" if said.count(x) > 1 else x for x in dict.fromkeys(said)]
-                more = f" and {len(subjects) - NAMED_SUBJECTS} more" if len(subjects) > NAMED_SUBJECTS else ""
-                named.append(f"`{check}` ({'; '.join(md_escape(x) for x in subjects[:NAMED_SUBJECTS])}{more})")
+                keep = NAMED_SUBJECTS if len(subjects) > NAMED_SUBJECTS + 1 else len(subjects)  # 'and 1 more' saves
+                more = f" and {len(subjects) - keep} more" if len(subjects) > keep else ""  # nothing (S10-bare 15)
+                named.append(f"`{check}` ({'; '.join(md_escape(x) for x in subjects[:keep])}{more})")
             out.append(f"**{md_escape(host)}** — {head}: " + ", ".join(named) + ".")
         gated = gate_failures(v)
         if gated:
