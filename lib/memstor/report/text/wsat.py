@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstor.analysis.validity.wsat import MATCH_PCT
+from memstor.analysis.validity.wsat import LEVEL_ALPHA, LEVEL_BAND, MATCH_PCT
 from memstor.core.fmt import fmt_interval, fmt_number
 from memstor.core.schema import missing
 
@@ -83,8 +83,12 @@ def _halves(r) -> str:
     """'its halves' medians 280 and 282 MB/s, Mann-Whitney p = 0.8' (memstor.analysis.wsat.level_shift), or ''."""
     if missing(r.get("level_p")) or missing(r.get("first_half_MBps")):
         return ""
-    return (f" (its halves' medians {fmt_number(r['first_half_MBps'])} and {fmt_number(r['second_half_MBps'])} MB/s, "
-            f"Mann-Whitney p = {float(r['level_p']):.2g})")
+    first, second, p = float(r["first_half_MBps"]), float(r["second_half_MBps"]), float(r["level_p"])
+    said = (f" (its halves' medians {fmt_number(first)} and {fmt_number(second)} MB/s, Mann-Whitney p = {p:.2g}")
+    if p < LEVEL_ALPHA and first:  # apart, yet within the band: one level by the check's rule, not a flat line
+        said += (f": the {'second' if second > first else 'first'} half {abs(second / first - 1) * 100:.1f} % "
+                 f"faster, within the ±{LEVEL_BAND * 100:g} % wsat_one_level takes as one level (S10-bare 4)")
+    return said + ")"
 
 
 def series_vs_fio(r) -> str:
@@ -114,7 +118,13 @@ def no_cliff_text(r) -> str:
                 f"the mean of those seconds is {fmt_number(r['sustained_MBps'])} MB/s, one level at most, not shown "
                 "(so no interval is given for it)." + series_vs_fio(r))
     how = "mean, 95 % interval" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
-    return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) from start to end." + series_vs_fio(r)
+    span = "within its band" if _apart(r) else "from start to end"
+    return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) {span}." + series_vs_fio(r)
+
+
+def _apart(r) -> bool:
+    """The halves differ by Mann-Whitney (p < LEVEL_ALPHA), though wsat_one_level's band holds them one level."""
+    return not missing(r.get("level_p")) and float(r["level_p"]) < LEVEL_ALPHA
 
 
 def _held(r) -> str:
