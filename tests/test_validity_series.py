@@ -196,8 +196,10 @@ def test_steady_far_below_or_above_fresh():
     assert low["status"] == "warn" and low["limit"] == 0.1
     high = one(with_steady([s * 2.5 for s in GOOD_SERIES]), "steady_vs_fresh")
     assert high["status"] == "fail" and high["limit"] == 1.25 and "faster than the fresh" in high["consequence"]
-    a_bit = one(with_steady([s * 1.15 for s in GOOD_SERIES]), "steady_vs_fresh")      # within run-to-run spread
-    assert a_bit["status"] == "warn" and "with care" in a_bit["consequence"]
+    a_bit = one(with_steady([s * 1.15 for s in GOOD_SERIES]), "steady_vs_fresh")
+    assert a_bit["status"] == "warn" and "with care" in a_bit["consequence"] and "1.10-1.25x" in a_bit["consequence"]
+    # S10-bare 6: 'within what repeated runs differ by' beside 1.20x where the spread measured was 1.16x: no claim
+    assert "repeated runs" not in a_bit["consequence"]
     assert (high["low"], high["high"]) == (0.1, 1.1)
     pts = points_frame()
     pts.loc[2, "iops"] = math.nan  # the fresh point failed

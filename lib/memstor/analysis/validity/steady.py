@@ -321,8 +321,9 @@ def fresh_row(v: pd.Series, points: pd.DataFrame | None, metas: list | None = No
     consequence = "" if status == PASS else (
         ("the 'steady' state is faster than the fresh drive: the rounds did not measure the drive's worn-in state "
          "(caching, a small span); the steady IOPS is not a steady-state finding" if status == FAIL else
-         "the 'steady' state is a little faster than the fresh drive: within what repeated runs differ by, but "
-         "the worn-in state is not shown; read the steady IOPS with care") if above else
+         f"the 'steady' state is a little faster than the fresh drive ({n(ABOVE_FRESH_RATIO)}-{n(ABOVE_FRESH_FAIL)}x: "
+         "more than a worn-in drive gives, too little to call caching): the worn-in state is not shown; read the "
+         "steady IOPS with care") if above else
         "the steady state is far below the fresh drive: a different state (another span, throttling) or a broken "
         "run; the steady IOPS is shown only with the trace" + ("" if status == WARN else
                                                                 ", and not as the drive's steady state"))
