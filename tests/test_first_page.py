@@ -180,3 +180,16 @@ def test_a_memory_value_without_interval_gives_the_reason_its_run_had_not_n():
     assert value.endswith(f"no interval (one run; its sub-windows: {note})") and "n = 1" not in value
     bare = ht.headline_evidence(head, None).set_index("quantity").loc["Peak memory bandwidth (MB/s)", "value"]
     assert "n = 1; memory summaries get one from repetitions" in bare
+
+
+def test_the_conclusion_says_past_the_knee_only_where_a_knee_plateau_passed():
+    """S10-bare 7: 'past the knee every extra request adds waiting, not throughput' was said where both sweeps'
+    knee_plateau failed (+17 % and +44 % at their deepest step); now only where one passed."""
+    def plateau(status):
+        return frame([row(H, "knee_plateau", rw, status, 50_376.0, 49_769.0, "IOPS", "rose", "", "queue_depth",
+                          low=41_131.0, high=49_769.0) for rw in ("randread", "randwrite")])
+    failed = fp._knee_words(plateau(FAIL), H)
+    assert "no knee was shown here" in failed and "past the knee" not in failed
+    assert "past the knee every extra request adds waiting" in fp._knee_words(plateau("pass"), H)
+    none = fp._knee_words(None, H)
+    assert "knee" not in none and none.startswith("Throughput is bought")

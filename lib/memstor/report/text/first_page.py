@@ -341,8 +341,21 @@ def conclusion(S, host: str) -> str:
                      "in flight")
     if not parts:
         return f"**{md_escape(host)}**: too little was measured for a conclusion."
-    return (f"**{md_escape(host)}**: " + "; ".join(parts) + ". Throughput is bought with outstanding requests, and "
-            "past the knee every extra request adds waiting, not throughput (Little's law: N = X · R).")
+    return f"**{md_escape(host)}**: " + "; ".join(parts) + ". " + _knee_words(S.validity, host)
+
+
+def _knee_words(validity: pd.DataFrame | None, host: str) -> str:
+    """The conclusion's last sentence: past the knee only where a sweep's knee_plateau passed (S10-bare 7: 'past the
+    knee every extra request adds waiting' where both sweeps still rose +17 % and +44 % at their deepest)."""
+    v = validity[(validity["host"].astype(str) == host) & (validity["check"] == "knee_plateau")] \
+        if validity is not None and len(validity) else pd.DataFrame(columns=["status"])
+    if (v["status"] == "pass").any():
+        return ("Throughput is bought with outstanding requests, and past the knee every extra request adds waiting, "
+                "not throughput (Little's law: N = X · R).")
+    if (v["status"] == "fail").any():
+        return ("Throughput is bought with outstanding requests (Little's law: N = X · R); no knee was shown here: "
+                "the sweeps still rose at their deepest (knee_plateau), so more depth may still add throughput.")
+    return "Throughput is bought with outstanding requests (Little's law: N = X · R)."
 
 
 def validity_display(validity: pd.DataFrame | None) -> pd.DataFrame:
