@@ -54,6 +54,9 @@ def test_steady_state_not_reached_fails_and_is_said_with_the_result():
     assert _status(valid_bare, "pts_steady_state", "CBW preconditioning")["status"] == "pass"
     cbw_text = text.pts_summary(None, None, cbw_b, None, valid_bare)["result"].iloc[0]
     assert cbw_text.startswith("most 76,038 IOPS at T4 Q4")
+    # S10-bare 12: its times are fio's total latency (PTS's response time), which the result says once
+    assert cbw_text.count("times are response times (fio's total latency, submission included") == 1, cbw_text
+    assert "response times" not in " ".join(summary)  # no point stated: nothing to say it of
 
 
 def _steady(valid: pd.DataFrame) -> pd.DataFrame:

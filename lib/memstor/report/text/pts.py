@@ -322,6 +322,12 @@ def _xsr_result(g: pd.DataFrame) -> str:
     return "; ".join(_xsr_one(r) for _, r in g.iterrows())
 
 
+#: What CBW's and DIRTH's times are, said once per result (S10-bare 12: DIRTH's 'p99 766 µs' is fio's total latency,
+#: 1.9x the completion-latency p99 of its own directions that every other section prints).
+RESPONSE_TIME = ("; times are response times (fio's total latency, submission included, as PTS), not the completion "
+                 "latency of the other sections")
+
+
 def _point(r) -> str:
     return (f"{fmt_number(r['iops'])} IOPS at T{_int(r['threads'])} Q{_int(r['qd'])} (mean {fmt_number(r['lat_mean_us'])} µs, "
             f"p99 {fmt_number(r['p99_us'])} µs)")
@@ -357,7 +363,7 @@ def _cbw_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
         return unsteady
     falls = _test_checks(validity, host, "pts_demand", "CBW")
     return (f"most {_point(best)}; least {_point(least)}"
-            + (f"; IOPS fall as demand rises ({falls['evidence'].iloc[0]})" if len(falls) else ""))
+            + (f"; IOPS fall as demand rises ({falls['evidence'].iloc[0]})" if len(falls) else "") + RESPONSE_TIME)
 
 
 def _reruns(host, validity: pd.DataFrame | None) -> str:
@@ -391,7 +397,7 @@ def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
     tail = (f"; optimal point not located: {unplaced['evidence'].iloc[0]} (the grid stops before the ceiling)"
             if len(unplaced) else f" (ceiling {fmt_number(ceiling.iloc[0])} µs mean response time)" if len(ceiling)
             else "")
-    return head + "; ".join(parts) + tail + _reruns(host, validity)
+    return head + "; ".join(parts) + tail + (RESPONSE_TIME if parts else "") + _reruns(host, validity)
 
 
 def summary_caption(hir: pd.DataFrame | None, xsr: pd.DataFrame | None) -> str:
