@@ -21,7 +21,7 @@ from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, host_checks
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
-from memstor.report.text.queueing import knee_rows, name_ceilings
+from memstor.report.text.queueing import fewer_in_flight, knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 
 #: Profile -> what its runs cannot show (the profile files' own repetitions and run lengths).
@@ -106,14 +106,27 @@ def factor_reasons(table: pd.DataFrame, column: str = "value") -> tuple[pd.DataF
     return out, " ".join(f"Note {mark[r]}: {r}." for r in shared)
 
 
+def _sweep_rows(qd: pd.DataFrame, host: str, rw: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every measured point of rw on host, the one-job sweep's points) of the queue-depth table."""
+    every = qd[(qd["host"].astype(str) == host) & (qd["rw"] == rw) & qd["iops"].notna() & qd["lat_mean_us"].notna()]
+    return every, every[every["in_sweep"].fillna(True).astype(bool)] if "in_sweep" in every.columns else every
+
+
+def _sweep_best(qd: pd.DataFrame | None, host: str, rw: str) -> pd.Series | None:
+    """The one-job sweep's point of most IOPS (None without points)."""
+    if qd is None or qd.empty:
+        return None
+    g = _sweep_rows(qd, host, rw)[1]
+    return None if g.empty else g.loc[g["iops"].idxmax()]
+
+
 def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
     """'4K random reads: X IOPS at 1 I/O in flight (R µs); the most along the one-job sweep, Y IOPS at N, at R' µs
     (k×)' from the closed queue-depth sweep, and the sweep's own point outside it (another job count: QD32x4) where
     that measured more — 'the most' is never below a point of the same experiment; None without two depths."""
     if qd is None or qd.empty:
         return None
-    every = qd[(qd["host"].astype(str) == host) & (qd["rw"] == rw) & qd["iops"].notna() & qd["lat_mean_us"].notna()]
-    g = every[every["in_sweep"].fillna(True).astype(bool)] if "in_sweep" in every.columns else every
+    every, g = _sweep_rows(qd, host, rw)
     if g["outstanding_io"].nunique() < 2:
         return None
     low, best = g.loc[g["outstanding_io"].idxmin()], g.loc[g["iops"].idxmax()]
@@ -162,8 +175,10 @@ def _answered_from_held(slo: pd.DataFrame | None, host: str) -> list[str]:
 def findings(S, host: str) -> list[str]:
     """Three to six findings of one device in plain sentences, each pointing to its section (markdown); only
     what the checks let stand."""
-    out = [f"{t}{sweep_contradicted(getattr(S, 'points', None), host, rw)} ({SECTION_REF['queue_depth']})."
-           for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw))]
+    pts = getattr(S, "points", None)
+    out = [f"{t}{sweep_contradicted(pts, host, rw)}{fewer_in_flight(pts, host, rw, best)} "
+           f"({SECTION_REF['queue_depth']})." for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw))
+           and (best := _sweep_best(S.qd, host, rw)) is not None]
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
     seq = {k: h.loc[k, "value"] for k in ("seq_read_MBps", "seq_write_MBps") if k in h.index and not missing(h.loc[k, "value"])}
     if len(seq) == 2:

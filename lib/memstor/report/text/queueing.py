@@ -263,3 +263,34 @@ def knee_rows(knees: pd.DataFrame | None, host: str, rws: set) -> pd.DataFrame:
     if knees is None or len(knees) == 0 or not {"host", "rw", "N_star_bound"} <= set(knees.columns):
         return pd.DataFrame(columns=["N_star_bound"])
     return knees[(knees["host"].astype(str) == host) & knees["rw"].isin(rws)]
+
+
+#: Another closed run within this share of the sweep's most IOPS, at most this share of its I/Os in flight, says
+#: the sweep's latency at its most came with its depth, not with the throughput (S10-bare 9).
+NEAR_IOPS, FEWER_IN_FLIGHT = 0.9, 0.5
+
+
+def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Series) -> str:
+    """'; fio-load-latency's closed run (QD32x4, fio latency_target) measured 30,023 IOPS (96 % of it) at a mean
+    of 398 µs, about 12 in flight by Little's law: the sweep's latency at its most came with its depth, not with
+    its throughput' where another closed, 4 KiB random run of rw on host measured >= NEAR_IOPS of the sweep point
+    ``best`` (iops, outstanding_io) with at most FEWER_IN_FLIGHT of its I/Os in flight (N = X · R); '' otherwise
+    (S10-bare 9: 31,235 IOPS with 64 in flight at 2,048 µs, 13.6x the latency, beside 30,023 at 398 µs)."""
+    need = {"host", "experiment", "rw", "bs_bytes", "pattern", "iops", "lat_mean_us", "iodepth", "numjobs", "point"}
+    if points is None or points.empty or not need <= set(points.columns):
+        return ""
+    p = points[(points["host"].astype(str) == host) & (points["rw"] == rw) & (points["bs_bytes"] == 4096)
+               & (points["experiment"] != "fio-queue-depth") & (points["pattern"] == "random")]
+    if "open_loop_held" in p:
+        p = p[p["open_loop_held"].isna()]  # closed loops only: an open loop's in flight is not its depth
+    iops, lat = pd.to_numeric(p["iops"], errors="coerce"), pd.to_numeric(p["lat_mean_us"], errors="coerce")
+    n = iops * lat / 1e6
+    hit = p[(iops >= NEAR_IOPS * float(best["iops"])) & (n <= FEWER_IN_FLIGHT * float(best["outstanding_io"]))]
+    if hit.empty:
+        return ""
+    r = hit.loc[n[hit.index].idxmin()]
+    how = ", fio latency_target" if str(r["point"]).startswith("lt-") else ""
+    return (f"; {r['experiment']}'s closed run (QD{int(r['iodepth'])}x{int(r['numjobs'])}{how}) measured "
+            f"{fmt_number(r['iops'])} IOPS ({100 * float(r['iops']) / float(best['iops']):.0f} % of it) at a mean of "
+            f"{fmt_number(r['lat_mean_us'])} µs, about {float(n[r.name]):.0f} in flight by Little's law: the sweep's "
+            "latency at its most came with its depth, not with its throughput")

@@ -1,0 +1,42 @@
+"""Sixth independent read, bare quick run (baf2a79): the price of write throughput along the one-job sweep beside
+another closed run that reached it with far fewer I/Os in flight (tests/data/review-s10/summary-bare.csv)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.report.text.queueing import fewer_in_flight
+
+POINTS = pd.read_csv(Path(__file__).parent / "data" / "review-s10" / "summary-bare.csv")
+
+
+def _best(rw: str) -> pd.Series:
+    qd = POINTS[(POINTS["experiment"] == "fio-queue-depth") & (POINTS["rw"] == rw) & (POINTS["numjobs"] == 1)]
+    return qd.loc[qd["iops"].idxmax()]
+
+
+def test_a_closed_run_near_the_sweeps_most_with_fewer_in_flight_is_said():
+    """S10-bare 9: 31,235 IOPS with 64 in flight at 2,048 µs (13.6x the QD1 latency) printed as the price of the
+    throughput, while fio's latency_target run (4 jobs) measured 30,023 IOPS at 398 µs, about 12 in flight."""
+    best = _best("randwrite")
+    assert int(best["outstanding_io"]) == 64 and round(best["iops"]) == 31_235
+    said = fewer_in_flight(POINTS, "vm", "randwrite", best)
+    assert said.startswith("; fio-load-latency's closed run (QD32x4, fio latency_target) measured 30,023 IOPS "
+                           "(96 % of it) at a mean of 398 µs, about 12 in flight by Little's law"), said
+
+
+def test_no_such_run_says_nothing():
+    """The other sides: without the latency_target rows nothing is said (the open-loop ioarrive rows of the same
+    experiment are no closed runs: their in flight is not a depth); a sweep whose most is beyond 1 / 0.9 of the
+    closed run (here 40,000 against 30,023: 75 %) is not matched by it; one that already ran with as few in flight
+    (16) is not either."""
+    best = _best("randwrite")
+    closed = POINTS[~POINTS["point"].astype(str).str.startswith("lt-")]
+    assert fewer_in_flight(closed, "vm", "randwrite", best) == ""
+    assert fewer_in_flight(POINTS, "vm", "randwrite", pd.concat([best.drop("iops"), pd.Series({"iops": 40_000.0})])) == ""
+    assert fewer_in_flight(POINTS, "vm", "randwrite",
+                           pd.concat([best.drop("outstanding_io"), pd.Series({"outstanding_io": 16})])) == ""
+    assert "45,360 IOPS (93 % of it) at a mean of 302 µs, about 14 in flight" in fewer_in_flight(
+        POINTS, "vm", "randread", _best("randread"))
