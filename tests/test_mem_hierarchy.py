@@ -32,6 +32,7 @@ from memstor.core.schema import MLC_COLUMNS
 from memstor.experiments import mem_hierarchy as fam
 from memstor.measure import mlc
 from memstor.parse import loadlat_hierarchy as lh
+from memstor.report.text import hierarchy as hier_text
 from test_loadlat_arm64 import _qemu, arm64  # noqa: F401  (the arm64 cross build, a module fixture)
 
 DATA = ROOT / "tests" / "data" / "loadlat"
@@ -229,6 +230,19 @@ def test_mlp_table_littles_law_and_saturation():
     assert t[t["threads"] == 2]["residual_pct"].iloc[0] == pytest.approx(5.0)
     assert h.saturation_chains([1, 2, 4], [100, 190, 370]) is None
     assert h.growth_per_doubling(1, 100, 4, 400) == pytest.approx(100.0)
+
+
+def test_a_last_plateau_within_an_octave_beyond_the_llc_is_not_called_memory():
+    """S10-bare 5: 'memory 120 ns' where the sweep went only 1.3x beyond the kernel's 48 MiB L3, beside the
+    coverage sentence 'too little beyond it for the last level to be shown to be DRAM'. The recorded curves with
+    the kernel's L3 said to be 40 MiB (64 MiB: 1.6x beyond it) give the same plateau as the last level, not shown to
+    be DRAM; at 32 MiB (2x) it is memory."""
+    df = recorded_table().drop(columns="cpu_share")
+    near = h.cache_levels(df, {**CACHES, "L3_bytes": 40 << 20})
+    assert h.LAST_LEVEL in set(near["level"]) and "memory" not in set(near["level"])
+    assert "memory" in set(h.cache_levels(df, CACHES)["level"])
+    (said,) = [s for s in hier_text.hierarchy_sentences(near, None) if h.LAST_LEVEL in s]
+    assert f"{h.LAST_LEVEL} " in said and "to the sweep's end" not in said.split(h.LAST_LEVEL)[1][:40], said
 
 
 def test_analysis_of_the_recorded_run():

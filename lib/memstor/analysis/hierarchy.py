@@ -30,8 +30,8 @@ sizes of a tail still rising):
    measured (``ends_at_bytes`` their geometric middle; the note gives both). A level the curve ends on has no end:
    it lies beyond the sweep (not reached). A curve that rises :data:`MERGE_RATIO` or more past its last level to
    the sweep's end with no plateau there gives a :data:`RISE_LEVEL` row: the next level is not reached.
-3. The last level is ``memory`` when the curve ends on it and the sweep went beyond the largest cache the kernel
-   reports.
+3. The last level is ``memory`` when the curve ends on it and the sweep went at least an octave beyond the largest
+   cache the kernel reports; :data:`LAST_LEVEL` when it went beyond that cache by less.
 
 **Against the kernel** (:func:`cache_levels`): the levels are matched in order to the kernel's L1d, L2, L3
 (fewest octaves of difference); a level agrees when the sizes it ends between lie within a factor
@@ -96,6 +96,10 @@ CPU_LOW, CPU_HIGH = 0.90, 1.01
 #: The row of a curve that rises past its last level to the largest size without a level there (the sweep ended
 #: first): its latency is the largest size's, ends_at_bytes that size.
 RISE_LEVEL = "rising past the last level"
+#: The label of a last plateau the curve ends on beyond the last-level cache that is not shown to be DRAM: the sweep
+#: ended within an octave beyond that cache (S10-bare 5: 'memory 120 ns' from 2.8 MiB to 64 MiB beside a 48 MiB L3,
+#: next to a coverage sentence saying the last level cannot be shown to be DRAM).
+LAST_LEVEL = "last level, not shown to be DRAM"
 #: The row naming the sizes whose runs failed hierarchy_cpu_share (:func:`left_out_words`; no latency): the levels
 #: are read without them.
 LEFT_OUT_LEVEL = "left out (CPU share)"
@@ -350,8 +354,10 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
     rows = []
     for i, lv in enumerate(levels):
         if memory and i == len(levels) - 1:
-            rows.append(_level_row(host, "memory", lv.latency_ns, ghz, None, None,
-                                   f"the last plateau, to the largest size {_kib(sizes[-1])} ({src})"))
+            dram = sizes[-1] >= 2 * float(llc)  # the coverage sentence's rule (report.text.hierarchy)
+            rows.append(_level_row(host, "memory" if dram else LAST_LEVEL, lv.latency_ns, ghz, None, None,
+                                   f"the last plateau, from {_kib(sizes[lv.first])} to the largest size "
+                                   f"{_kib(sizes[-1])} ({src})"))
             continue
         j = match.get(i)
         name, kb = (kernel[j][0], kernel[j][1]) if j is not None else (f"level {i + 1}", None)

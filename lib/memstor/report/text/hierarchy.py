@@ -8,6 +8,7 @@ import pandas as pd
 from memstor.analysis.hierarchy import (
     CPU_HIGH,
     CPU_LOW,
+    LAST_LEVEL,
     LEFT_OUT_LEVEL,
     RISE_LEVEL,
     cpu_held,
@@ -146,7 +147,7 @@ def _level_part(r: pd.Series) -> str:
         return (f"then {fmt_number(r['latency_ns'])} ns at {_size(r['ends_at_bytes'])} (still rising: the next "
                 "level not reached)")
     end = (f" up to {_size(r['ends_at_bytes'])}" if not missing(r["ends_at_bytes"]) else
-           "" if r["level"] == "memory" else " to the sweep's end (its end not reached)")
+           "" if r["level"] in ("memory", LAST_LEVEL) else " to the sweep's end (its end not reached)")
     return f"{r['level']} {fmt_number(r['latency_ns'])} ns{end}"
 
 
