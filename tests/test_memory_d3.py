@@ -73,7 +73,7 @@ def test_b_max_read_at_a_run_that_failed_its_gate_is_not_stated(loop, bare):
     for ds, figures in ((loop, ("3,880", "5,844")), (bare, ("15,549", "25,206"))):
         mem, rr = _read_ratio(ds)
         said = read_ratio_sentences(rr, None)[0]
-        assert "is not stated: the run B_max is read at failed the memory gate (read-only, write-only-nt" in said
+        assert "is not stated: the runs B_max is read from (read-only, write-only-nt) failed the memory gate" in said
         assert not any(f in said for f in figures)
         shown = read_ratio_display(rr)["B_max (MB/s)"].tolist()
         assert f"{figures[0]} (gate failed)" in shown and f"{figures[1]} (gate failed)" in shown

@@ -65,8 +65,10 @@ def read_ratio_sentences(table: pd.DataFrame | None, reference: pd.DataFrame | N
         bad = [str(r["traffic"]) for r in (hi, lo) if _gate_failed(r)]
         if bad:  # R-loop 11.1, R-bare M-15: a maximum from a run that failed its gate is no finding
             out.append(f"**{host}** ({int(hi['access_bytes'])} B, {_threads(hi['load_threads'])}): how B_max moves "
-                       "from the most- to the least-read curve is not stated: the run B_max is read at failed the "
-                       f"memory gate ({', '.join(bad)}; memory_gate in the checks); {len(fam)} read shares.")
+                       f"from the most- to the least-read curve is not stated: the {'runs' if len(bad) > 1 else 'run'} B_max "
+                       "is read from "
+                       f"({', '.join(bad)}) failed the memory gate (memory_gate in the checks); {len(fam)} read "
+                       "shares.")
             continue
         words = dram_words(validity, str(host))  # R-loop 11.1, R-bare M-12: 'DRAM reads' of a buffer the LLC holds
         out.append(f"**{host}** ({int(hi['access_bytes'])} B, {_threads(hi['load_threads'])}): B_max "
