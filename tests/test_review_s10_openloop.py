@@ -50,3 +50,11 @@ def test_lower_rates_are_not_advised_where_the_lowest_already_filled_the_queue(t
     assert ("a deeper request queue on the disk (its nr_requests); lower offered rates are not shown to help: the "
             "lowest, u10 (5,038 IOPS), already had 365 I/Os in flight against the queue of 256") in read, read
     assert "For an open loop: lower offered rates, or a deeper request queue" in write, write
+
+
+def test_the_closed_point_beside_a_held_rate_is_named_the_one_job_sweeps(tables):
+    """S10-bare 11: 'at the sweep's depth nearest its throughput' while the QD32x4 point of the same sweep (30,439
+    IOPS, 1.09x u90's rate) was nearer: only the one-job sweep is searched (a spec point is another curve), and the
+    words now say so."""
+    p = _paragraph(tables, "randwrite")
+    assert "at the one-job sweep's depth nearest its throughput" in p and "QD64 8,225 µs at 31,235" in p, p

@@ -114,7 +114,7 @@ def held_beside_closed(g: pd.DataFrame, held_mask: np.ndarray) -> str:
     opened, closing, same = engines(rows)
     each = "; ".join(_beside(r) for _, r in rows.iterrows())
     said = (f"Where ioarrive's own checks passed ({_us(rows)}), the open loop's p99 response ({opened}) stood "
-            f"beside the closed loop's p99 completion latency ({closing}) at the sweep's depth nearest its "
+            f"beside the closed loop's p99 completion latency ({closing}) at the one-job sweep's depth nearest its "
             f"throughput, a ratio only within {LIKE_LOAD:.1f}× of its rate: {each}" + ("" if same else " — ratios across two I/O engines as well as two clocks, not "
                                        "the cost of open arrivals alone"))
     cpu = _range(_num(rows, "generator_cpu_pct"), "% of one CPU")
