@@ -24,7 +24,7 @@ def test_a_closed_run_near_the_sweeps_most_with_fewer_in_flight_is_said():
     assert int(best["outstanding_io"]) == 64 and round(best["iops"]) == 31_235
     said = fewer_in_flight(POINTS, "vm", "randwrite", best)
     assert said.startswith("; fio-load-latency's closed run (QD32x4, fio latency_target) measured 30,023 IOPS "
-                           "(96 % of it) at a mean of 398 µs, about 12 in flight by Little's law"), said
+                           "(96 % of 31,235) at a mean of 398 µs, about 12 in flight by Little's law"), said
 
 
 def test_no_such_run_says_nothing():
@@ -38,5 +38,5 @@ def test_no_such_run_says_nothing():
     assert fewer_in_flight(POINTS, "vm", "randwrite", pd.concat([best.drop("iops"), pd.Series({"iops": 40_000.0})])) == ""
     assert fewer_in_flight(POINTS, "vm", "randwrite",
                            pd.concat([best.drop("outstanding_io"), pd.Series({"outstanding_io": 16})])) == ""
-    assert "45,360 IOPS (93 % of it) at a mean of 302 µs, about 14 in flight" in fewer_in_flight(
+    assert "45,360 IOPS (93 % of 49,012) at a mean of 302 µs, about 14 in flight" in fewer_in_flight(
         POINTS, "vm", "randread", _best("randread"))

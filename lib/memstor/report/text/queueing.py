@@ -271,8 +271,8 @@ NEAR_IOPS, FEWER_IN_FLIGHT = 0.9, 0.5
 
 
 def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Series) -> str:
-    """'; fio-load-latency's closed run (QD32x4, fio latency_target) measured 30,023 IOPS (96 % of it) at a mean
-    of 398 µs, about 12 in flight by Little's law: the sweep's latency at its most came with its depth, not with
+    """'; fio-load-latency's closed run (QD32x4, fio latency_target) measured 30,023 IOPS (96 % of 31,235) at a
+    mean of 398 µs, about 12 in flight by Little's law: the sweep's latency at its most came with its depth, not with
     its throughput' where another closed, 4 KiB random run of rw on host measured >= NEAR_IOPS of the sweep point
     ``best`` (iops, outstanding_io) with at most FEWER_IN_FLIGHT of its I/Os in flight (N = X · R); '' otherwise
     (S10-bare 9: 31,235 IOPS with 64 in flight at 2,048 µs, 13.6x the latency, beside 30,023 at 398 µs)."""
@@ -291,6 +291,7 @@ def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Se
     r = hit.loc[n[hit.index].idxmin()]
     how = ", fio latency_target" if str(r["point"]).startswith("lt-") else ""
     return (f"; {r['experiment']}'s closed run (QD{int(r['iodepth'])}x{int(r['numjobs'])}{how}) measured "
-            f"{fmt_number(r['iops'])} IOPS ({100 * float(r['iops']) / float(best['iops']):.0f} % of it) at a mean of "
+            f"{fmt_number(r['iops'])} IOPS ({100 * float(r['iops']) / float(best['iops']):.0f} % of {fmt_number(best['iops'])}) at a "
+            "mean of "
             f"{fmt_number(r['lat_mean_us'])} µs, about {float(n[r.name]):.0f} in flight by Little's law: the sweep's "
             "latency at its most came with its depth, not with its throughput")

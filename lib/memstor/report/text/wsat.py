@@ -87,7 +87,7 @@ def _halves(r) -> str:
     said = (f" (its halves' medians {fmt_number(first)} and {fmt_number(second)} MB/s, Mann-Whitney p = {p:.2g}")
     if p < LEVEL_ALPHA and first:  # apart, yet within the band: one level by the check's rule, not a flat line
         said += (f": the {'second' if second > first else 'first'} half {abs(second / first - 1) * 100:.1f} % "
-                 f"faster, within the ±{LEVEL_BAND * 100:g} % wsat_one_level takes as one level (S10-bare 4)")
+                 f"faster, within the ±{LEVEL_BAND * 100:g} % wsat_one_level takes as one level")  # S10-bare 4
     return said + ")"
 
 
