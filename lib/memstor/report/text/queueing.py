@@ -291,7 +291,11 @@ def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Se
     r = hit.loc[n[hit.index].idxmin()]
     how = ", fio latency_target" if str(r["point"]).startswith("lt-") else ""
     return (f"; {r['experiment']}'s closed run (QD{int(r['iodepth'])}x{int(r['numjobs'])}{how}) measured "
-            f"{fmt_number(r['iops'])} IOPS ({100 * float(r['iops']) / float(best['iops']):.0f} % of {fmt_number(best['iops'])}) at a "
-            "mean of "
+            f"{fmt_number(r['iops'])} IOPS ({_share(float(r['iops']), float(best['iops']))}) at a mean of "
             f"{fmt_number(r['lat_mean_us'])} µs, about {float(n[r.name]):.0f} in flight by Little's law: the sweep's "
             "latency at its most came with its depth, not with its throughput")
+
+
+def _share(iops: float, best: float) -> str:
+    """'96 % of 31,235' below the sweep's most; 'more than the sweep's 41,446' at or above it (IOPS)."""
+    return f"{100 * iops / best:.0f} % of {fmt_number(best)}" if iops < best else f"more than the sweep's {fmt_number(best)}"
