@@ -351,7 +351,7 @@ def _probe(exe: Path, cpu: int, **kw) -> dict:
 def test_the_pause_probe_sees_a_competitor_for_its_cpu_and_not_without_one(exe):
     """--pause-probe spins one thread per CPU of the affinity with no I/O: pinned to one CPU beside a spinning
     competitor the scheduler shares it (about half the time paused, in slices: many pauses); alone there it
-    loses far less (both sides, in one run each, on the same CPU). Virtual time and no --pause-probe: null."""
+    loses far less (both sides, on the same CPU). Virtual time and no --pause-probe: null."""
     cpu = min(os.sched_getaffinity(0))
     alone = _probe(exe, cpu, pause_probe_s=1.0)["pause_probe"]
     hog = subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
@@ -362,7 +362,13 @@ def test_the_pause_probe_sees_a_competitor_for_its_cpu_and_not_without_one(exe):
         hog.wait()
     assert alone["cpus"] == shared["cpus"] == 1 and alone["seconds"] == 1 and alone["min_us"] == 50
     assert 25 <= shared["paused_pct"] <= 90 and shared["per_cpu_s"] >= 50, shared
-    assert alone["paused_pct"] < shared["paused_pct"] / 2, (alone, shared)
+    # The competitor's share on top of the machine's own pauses: on a contended host the probe alone saw the vCPU
+    # paused 50 % of a second (2026-11-28, the VM's pauses up to 32 ms that day) and 75 % beside the competitor, so
+    # 'alone < half of shared' failed a correct probe; the competitor adds >= 15 points in either case, and a probe
+    # that did not see it (shared = alone) fails. The quieter of two probes alone, before and after.
+    again = _probe(exe, cpu, pause_probe_s=1.0)["pause_probe"]
+    alone = min(alone, again, key=lambda p: p["paused_pct"])
+    assert shared["paused_pct"] - alone["paused_pct"] >= 15, (alone, shared)
     assert shared["max_us"] >= 50 and shared["pauses"] >= shared["over_1ms"]
     (row,) = run(exe, IoarriveJob(sim="servers=1,service=det:10", rate_iops=200, runtime_s=0.2,
                                   pause_probe_s=0.2)).rows
