@@ -17,6 +17,7 @@ import itertools
 from typing import Any
 
 import numpy as np
+from matplotlib.collections import PathCollection
 from matplotlib.text import Annotation, Text
 from matplotlib.ticker import NullFormatter
 
@@ -103,8 +104,9 @@ def report_box(fig) -> tuple[float, float]:
 def fit_for_print(fig, box: tuple[float, float] | None = None, rounds: int = 4):
     """The figure as the PDF should print it: sized to fit the print box at 1:1 (the PDF then shrinks it no
     further), every text scaled with it but never under MIN_PRINT_PT, and tick labels that would overlap
-    rotated or thinned (:func:`declutter_ticks`); returns the figure. A figure that fits `box` (inches, within
-    the print box; by default :func:`report_box`) keeps its size."""
+    rotated or thinned (:func:`declutter_ticks`), no marker cut by its panel's frame (:func:`keep_markers_inside`);
+    returns the figure. A figure that fits `box` (inches, within the print box; by default :func:`report_box`)
+    keeps its size."""
     if box is None:
         box = report_box(fig)
     for _attempt in range(2):  # decluttering (rotated labels) can grow the figure: fit it once more
@@ -119,6 +121,7 @@ def fit_for_print(fig, box: tuple[float, float] | None = None, rounds: int = 4):
         for t in fig.findobj(Text):  # a figure that fits may still carry text set too small
             if t.get_fontsize() < _FLOOR_PT:
                 t.set_fontsize(_FLOOR_PT)
+        keep_markers_inside(fig)
         declutter_ticks(fig)
     declutter_labels(fig)
     return fig
@@ -206,6 +209,53 @@ def _markers(ax, fig) -> list[tuple[float, float, float]]:
         half = line.get_markersize() * fig.dpi / 72.0 / 2.0
         out += [(float(xy[i][0]), float(xy[i][1]), half) for i in idx if i < len(xy) and np.isfinite(xy[i]).all()]
     return out
+
+
+def _scatter_markers(ax, fig) -> list[tuple[float, float, float]]:
+    """(x, y, half-size) in display pixels of every point a scatter of the panel draws (its PathCollections with
+    offsets; sizes are areas in points²; NaN left out)."""
+    out = []
+    for coll in ax.collections:
+        if not coll.get_visible() or not isinstance(coll, PathCollection):
+            continue
+        offsets, sizes = np.asarray(coll.get_offsets(), float), np.asarray(coll.get_sizes(), float)
+        if not len(offsets) or not len(sizes):
+            continue
+        xy = coll.get_offset_transform().transform(offsets)
+        half = np.sqrt(np.resize(sizes, len(xy))) * fig.dpi / 72.0 / 2.0
+        out += [(float(p[0]), float(p[1]), float(h)) for p, h in zip(xy, half) if np.isfinite(p).all()]
+    return out
+
+
+def _edge_overhang(ax, fig, which: str) -> tuple[float, float]:
+    """(below, above) in display pixels at the last drawn layout: how far the markers whose centres lie in the
+    panel's view reach past its lower (left) and upper (right) edge on one axis (`which`: "x" or "y"); 0 where none
+    is cut. A marker whose centre lies outside the view was left out on purpose and is not counted."""
+    lo, hi = (ax.bbox.x0, ax.bbox.x1) if which == "x" else (ax.bbox.y0, ax.bbox.y1)
+    below = above = 0.0
+    for x, y, h in _markers(ax, fig) + _scatter_markers(ax, fig):
+        c = x if which == "x" else y
+        if lo - 1.0 <= c <= hi + 1.0:
+            below, above = max(below, lo - (c - h)), max(above, c + h - hi)
+    return below, above
+
+
+def keep_markers_inside(fig, rounds: int = 3) -> None:
+    """Widen a panel's limits where its frame would cut a marker whose centre lies in the view (S10-bare 18: the
+    queue-depth figure's open markers at N = 128, 2,538 and 4,199 µs, were cut at their centres by the top edge),
+    by the overhang plus 2 pixels, on a linear or a log axis alike (the limits are moved in display space)."""
+    fig.canvas.draw()  # one layout; a wider view moves the markers a little within it: measured again per round
+    for ax in _panels(fig):
+        for which, k in (("x", 0), ("y", 1)):
+            for _ in range(rounds):
+                below, above = _edge_overhang(ax, fig, which)
+                if below <= 0.5 and above <= 0.5:
+                    break
+                ends = np.array([[ax.bbox.x0, ax.bbox.y0], [ax.bbox.x1, ax.bbox.y1]], float)
+                ends[0, k] -= below + 2.0 if below > 0.5 else 0.0
+                ends[1, k] += above + 2.0 if above > 0.5 else 0.0
+                lo, hi = ax.transData.inverted().transform(ends)[:, k]
+                (ax.set_xlim if which == "x" else ax.set_ylim)(lo, hi)
 
 
 def _covers(box, markers, own) -> bool:
