@@ -300,10 +300,12 @@ def test_best_times_of_real_processes_and_a_failing_command():
     busy_wall, busy_cpu = fig_startup.best_times([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], 2)
     assert 0 < wall < busy_wall and 0 < cpu < busy_cpu  # the child's own work, in both clocks
     slept, slept_cpu = fig_startup.best_times([sys.executable, "-c", "import time; time.sleep(0.3)"], 3)
-    # A sleep lengthens the wall time, not the CPU time. Judged against the same start-up without it (best of 3
-    # each): under a loaded bare-clone `make test` the sleeper's start-up alone took 0.31 s of CPU, so an absolute
-    # 0.3 s bound failed a correct clock; its CPU grows by well under half the sleep, its wall by the sleep.
-    assert slept >= 0.3 and slept - wall >= 0.25 and slept_cpu - cpu < 0.15, (wall, cpu, slept, slept_cpu)
+    # A sleep lengthens the wall time, not the CPU time. The wall time holds the whole sleep whatever the load; the
+    # CPU time is judged against the same start-up without the sleep (best of 3 each): under a loaded bare-clone
+    # `make test` the sleeper's start-up alone took 0.31 s of CPU, so an absolute 0.3 s bound failed a correct
+    # clock; its CPU grows by well under half the sleep. (Wall minus the quiet start-up is not judged: on a busy
+    # host the start-up's best of 3 measured 0.31 s beside the sleeper's 0.52 s, 2026-11-29.)
+    assert slept >= 0.3 and slept_cpu - cpu < 0.15, (wall, cpu, slept, slept_cpu)
     assert fig_startup.best_times([sys.executable, "-c", "raise SystemExit(2)"], 1, ok=(2,))[0] > 0
     with pytest.raises(common.NotMeasured, match="exited 3: boom"):
         fig_startup.best_times([sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"], 1)

@@ -225,32 +225,37 @@ def test_seeds_parse_cleanly_before_fuzzing(fuzz_dir):
 
 @settings(max_examples=500, **FUZZ_SETTINGS)
 @given(FUZZ_INPUTS)
-def test_fuzz_500_inputs_no_traceback_no_hang(fuzz_dir, seed_and_ops):
-    """~500 fuzzed inputs (deterministic): no traceback, no hang, clean rows, one-line errors."""
+def _fuzz_500(fuzz_dir, seed_and_ops):
     _fuzz(seed_and_ops, fuzz_dir)
 
 
-@pytest.mark.soak
 @settings(max_examples=10_000, **dict(FUZZ_SETTINGS, derandomize=False))
 @given(FUZZ_INPUTS)
-def test_soak_fuzz_10000_inputs(fuzz_dir, seed_and_ops):
-    """The acceptance run: 10,000 fuzzed inputs (random each soak run) with 0 tracebacks, 0 hangs."""
+def _fuzz_10000(fuzz_dir, seed_and_ops):
     _fuzz(seed_and_ops, fuzz_dir)
 
 
+def _fuzz_and_count(search, fuzz_dir: Path, least: int) -> None:
+    """Runs one hypothesis search and judges its own totals in the same test (the totals of a module-level counter
+    read in another test are empty where pytest-xdist ran that test in another worker: CI, 2026-11-28)."""
+    before = dict(TOTALS)
+    search(fuzz_dir)
+    done = {k: TOTALS[k] - before[k] for k in ("inputs", "tracebacks", "hangs", "rows", "errors")}
+    print(f"\nfuzz totals: {done}, slowest parse {TOTALS['max_s']:.3f} s")
+    assert done["tracebacks"] == 0 and done["hangs"] == 0
+    assert done["inputs"] >= least, f"only {done['inputs']} fuzzed inputs went through the parsers"
+
+
+def test_fuzz_500_inputs_no_traceback_no_hang(fuzz_dir):
+    """~500 fuzzed inputs (deterministic): no traceback, no hang, clean rows, one-line errors; at least 450 of them
+    went through all three parsers (hypothesis may stop short of max_examples)."""
+    _fuzz_and_count(_fuzz_500, fuzz_dir, 450)
+
+
 @pytest.mark.soak
-def test_soak_fuzz_totals(fuzz_dir):
-    """After the soak fuzz: at least 10,000 inputs went through all three parsers, 0 tracebacks, 0 hangs."""
-    print(f"\nsoak fuzz totals: {TOTALS}")
-    assert TOTALS["inputs"] >= 10_000
-    assert TOTALS["tracebacks"] == 0 and TOTALS["hangs"] == 0
-
-
-def test_fuzz_totals_report(fuzz_dir):
-    """Runs after the fuzz tests of this module: prints the totals (see -s / the closing note)."""
-    print(f"\nfuzz totals: {TOTALS}")
-    assert TOTALS["tracebacks"] == 0 and TOTALS["hangs"] == 0
-    assert TOTALS["inputs"] >= len(SEEDS)
+def test_soak_fuzz_10000_inputs(fuzz_dir):
+    """The acceptance run: 10,000 fuzzed inputs (random each soak run) with 0 tracebacks, 0 hangs."""
+    _fuzz_and_count(_fuzz_10000, fuzz_dir, 10_000)
 
 
 # ------------------------------------------------------------------------------ targeted hostile cases

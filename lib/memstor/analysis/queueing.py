@@ -65,6 +65,12 @@ def knee_outstanding(r_min_us: float, x_max_iops: float) -> float:
     return x_max_iops * r_min_us * 1e-6
 
 
+#: The knee table's columns (memstor.analysis.synthesis.knee_fits, knee.csv), in order.
+KNEE_COLUMNS = ("host", "rw", "points", "N_range", "R_min_fit_us", "X_max_fit_iops", "N_star_fit", "r2", "R_min_meas_us",
+                "X_max_meas_iops", "N_star_bound", "saturated", "note", "R_min_fit_se_us", "X_max_fit_se_iops",
+                "N_star_fit_ci_low", "N_star_fit_ci_high")
+
+
 @dataclass
 class KneeFit:
     """Two-asymptote fit X(N) = min(N / R_min, X_max) of a queue-depth sweep, and its knee N*.

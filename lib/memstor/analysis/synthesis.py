@@ -412,11 +412,11 @@ def littles_law(ds: Dataset) -> pd.DataFrame:
 def knee_fits(qd: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Fit X(N) <= min(N / R_min, X_max) and N* = X_max R_min per host x workload (the sweep points).
 
-    Returns (table, fits) where fits maps (host, rw) -> queueing.KneeFit. Table columns: host, rw, points,
-    N_range, the two-asymptote fit (R_min_fit_us ± R_min_fit_se_us, X_max_fit_iops ± X_max_fit_se_iops,
-    N_star_fit with its 95 % interval N_star_fit_ci_low/high, r2) and the closed-system bound from the
-    measured inputs (R_min_meas_us: latency at the smallest N, X_max_meas_iops: highest IOPS,
-    N_star_bound = their product), saturated, note. One row per device x workload (knee.csv)."""
+    Returns (table, fits) where fits maps (host, rw) -> queueing.KneeFit. Table columns (queueing.KNEE_COLUMNS, all
+    on every row, NaN where a sweep could not be fitted: its note says why): host, rw, points, N_range, the
+    two-asymptote fit (R_min_fit_us ± R_min_fit_se_us, X_max_fit_iops ± X_max_fit_se_iops, N_star_fit with its 95 %
+    interval N_star_fit_ci_low/high, r2) and the closed-system bound from the measured inputs (R_min_meas_us:
+    latency at the smallest N, X_max_meas_iops: highest IOPS, N_star_bound = their product), saturated, note."""
     rows, fits = [], {}
     for (host, rw), g in qd[qd["in_sweep"].astype(bool)].groupby(["host", "rw"], sort=True):
         base = {"host": host, "rw": rw, "points": int(len(g)),
@@ -435,7 +435,7 @@ def knee_fits(qd: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                      "N_star_bound": f.n_star_measured, "saturated": f.saturated, "note": note,
                      "R_min_fit_se_us": f.r_min_se_us, "X_max_fit_se_iops": f.x_max_se_iops,
                      "N_star_fit_ci_low": f.n_star_ci_low, "N_star_fit_ci_high": f.n_star_ci_high})
-    return pd.DataFrame(rows), fits
+    return pd.DataFrame(rows, columns=queueing.KNEE_COLUMNS), fits
 
 
 def memory_curves(mlc: pd.DataFrame) -> pd.DataFrame:

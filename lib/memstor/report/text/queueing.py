@@ -187,6 +187,13 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
     out = []
     for _, k in knees.iterrows():
         who = f"**{md_escape(str(k['host']))}, 4K {k['rw']}**"
+        if missing(k.get("N_star_fit")) and missing(k.get("R_min_meas_us")):
+            # nothing was fitted or bounded (CI 2026-11-28: a 2-point sweep the gate also marked not valid read
+            # the absent measured inputs): the note says why; the gate's reason follows
+            why = _text(k.get("not_valid"))
+            out.append(f"{who}: no fit — {_text(k.get('note')) or 'too few points'}" + (f"; {why}" if why else "")
+                       + "." + _doubt(points, k))
+            continue
         if isinstance(k.get("not_valid"), str) and WAY_OUT["knee_sweep_agrees"] in k["not_valid"]:
             out.append(f"{who}: no knee is stated — the sweep itself is in doubt: "
                        f"{k['not_valid'].removeprefix('not valid: ')}. Its measured points stay ({_measured(k)}); no "
@@ -199,7 +206,7 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
                        f"{_bound(k, 'keeps rising' in k['not_valid'])}." + _doubt(points, k))
             continue
         if missing(k.get("N_star_fit")):
-            out.append(f"{who}: no fit — {k.get('note') or 'too few points'}.")
+            out.append(f"{who}: no fit — {_text(k.get('note')) or 'too few points'}.")
             continue
         fit = (f"the two-asymptote fit gives N* = X_fit × R_min = {fmt_number(k['X_max_fit_iops'])} IOPS × "
                f"{fmt_number(k['R_min_fit_us'])} µs = ")
@@ -218,10 +225,15 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
                  f"the fitted ceiling is below what the sweep measured; {_bound(k, False)}.")
         else:
             s = f"{who}: {fit}**{shown} I/Os in flight** (95 % interval; {fit_of}); {_bound(k, False)}."
-        if k.get("note"):
+        if _text(k.get("note")):
             s += f" Note: {k['note']}."
         out.append(s + _doubt(points, k))
     return out
+
+
+def _text(v) -> str:
+    """A table cell as text: '' for NaN, None or a non-string."""
+    return v if isinstance(v, str) else ""
 
 
 def _doubt(points: pd.DataFrame | None, k: pd.Series) -> str:
