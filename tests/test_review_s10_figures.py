@@ -1,4 +1,4 @@
-"""Figures of the sixth independent reads (issue 38, S10-bare 18): built from the reviewed bare run's tables
+"""Figures of the sixth independent reads (issue 38, S10-bare 18, 19): built from the reviewed bare run's tables
 (tests/data/review-s10, SOURCES.md). Figure 13's open 'spec / extra point' markers at N = 128 (randread 2,538 µs,
 randwrite 4,199 µs) were cut at their centres by the top edge of the latency panels."""
 from __future__ import annotations
@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import matplotlib.transforms
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from memstor.report.plots import openloop as ol
 from memstor.report.plots import printing
 from memstor.report.plots import synthesis as figs
 
@@ -84,3 +86,58 @@ def test_a_marker_on_the_frame_widens_the_view_and_no_other_does():
     assert ax.get_ylim()[1] > 1000.0 and cut_markers(log_edge) == []
     for f in (on_edge, inside, outside, missing, log_edge):
         plt.close(f)
+
+
+# ------------------------------------------------------------------------- S10-bare 19: labels by proximity
+
+
+def load_figure():
+    """Figure 16 of the bare run: the open-loop points of load_latency-bare.csv beside the closed sweep."""
+    load = pd.read_csv(DATA / "load_latency-bare.csv")
+    load["valid"] = load["valid"].astype(object).map(lambda v: str(v) == "True")
+    return printing.fit_for_print(ol.latency_throughput_figure(load, queue_depth_points()))
+
+
+def ambiguous(fig) -> list[str]:
+    """Shown labels whose box lies less than NEARER_BY times as far from another marker centre as from its own
+    point (own check: every line marker of the panel, display pixels)."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        pts = [ax.transData.transform(xy) for line in ax.get_lines() if line.get_marker() not in (None, "", "None")
+               for xy in np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float) if np.isfinite(xy).all()]
+        for t in ax.texts:
+            if not t.get_visible() or not t.get_text():
+                continue
+            box, own = t.get_window_extent(r), ax.transData.transform(t.xy)
+            mine = printing._gap(box, *own)
+            out += [f"{ax.get_title()}: {t.get_text()}" for x, y in pts if abs(x - own[0]) + abs(y - own[1]) > 1
+                    and printing._gap(box, x, y) < printing.NEARER_BY * mine]
+    return out
+
+
+def test_figure_16_puts_no_label_about_as_near_another_point_as_its_own():
+    """S10-bare 19: randread u90 (46,282 IOPS, 7,599 µs) and u95 (47,992, 7,096 µs) lie 1.7k IOPS apart; 'u95' sat
+    below-left of the u90 point and 'u90' right of u95's: read by proximity, swapped."""
+    fig = load_figure()
+    mean = fig.axes[0]
+    xy = {t.get_text(): t.xy for t in mean.texts if t.get_color() == mean.get_lines()[0].get_color()}
+    assert round(xy["u90"][0]) == 46282 and round(xy["u95"][1]) == 7096      # the reviewed rows
+    assert ambiguous(fig) == [] and printing.print_problems(fig) == []
+    shown = [t.get_text() for t in mean.texts if t.get_visible()]
+    assert len(shown) >= 12                                          # most points keep their label
+    plt.close(fig)
+
+
+def test_a_label_is_judged_against_its_own_point_and_the_nearest_other():
+    box = matplotlib.transforms.Bbox([[10.0, 0.0], [30.0, 10.0]])      # a label 10 px right of its point at (0, 5)
+    own = np.array([0.0, 5.0])
+    assert not printing._nearer_other(box, [(60.0, 5.0, 4.0)], own)  # the other 30 px off: 3x as far, clear
+    assert printing._nearer_other(box, [(35.0, 5.0, 4.0)], own)      # the other 5 px off: nearer than its own
+    assert printing.NEARER_BY == 1.2
+    assert printing._nearer_other(box, [(41.0, 5.0, 4.0)], own)      # 11 px: less than 1.2x as far, ambiguous
+    assert not printing._nearer_other(box, [(43.0, 5.0, 4.0)], own)  # 13 px: more than 1.2x as far, clear
+    assert not printing._nearer_other(box, [(0.5, 5.0, 4.0)], own)   # its own point's marker (another series)
+    assert not printing._nearer_other(box, [(35.0, 5.0, 4.0)], np.array([np.nan, np.nan]))  # no point of its own
+    assert not printing._nearer_other(box, [], own)                  # nothing else drawn
