@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
-import matplotlib.transforms
 import matplotlib.pyplot as plt
+import matplotlib.transforms
 import numpy as np
 import pandas as pd
 
