@@ -35,7 +35,10 @@ from memstor.analysis.histograms import empty_bins, job_percentiles, read_bins
 from memstor.core.batchmeans import correlated_metrics
 
 #: Metrics summarised over repetitions (units in the names): mean, ``_ci_low``, ``_ci_high``.
-SUMMARY_METRICS = ("iops", "bw_MBps", "lat_mean_us", "clat_p50_us", "clat_p90_us", "clat_p99_us",
+#: ``lat_p99_us`` is the p99 of the latency lat_mean_us averages where the row has it (ioarrive's response time from
+#: the intended arrival, beside its service-time clat_*; empty for fio, whose JSON has no total-latency percentiles
+#: by default): S10-bare 8, summary.csv set an open-loop response mean of 166,908 µs beside a service p99 of 47,841.
+SUMMARY_METRICS = ("iops", "bw_MBps", "lat_mean_us", "lat_p99_us", "clat_p50_us", "clat_p90_us", "clat_p99_us",
                    "clat_p99_9_us", "clat_p99_99_us")
 #: The identity of a configuration in summaries (DESIGN.md summary.csv), in this order.
 IDENTITY = ["host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "ioengine", "direct"]
@@ -45,6 +48,8 @@ SUMMARY_KEYS = [*IDENTITY, "config", "direction", "n", "n_failed"]
 CARRIED = ("outstanding_io", "spec_point", "pattern", "file_size_bytes", "clones", "point", "precision_pct")
 _PCT = {"clat_p50_us": 50.0, "clat_p90_us": 90.0, "clat_p99_us": 99.0, "clat_p99_9_us": 99.9,
         "clat_p99_99_us": 99.99}
+#: Percentiles a row carries of its own that cannot be combined across clones or directions (no bins of theirs).
+_OWN_PCT = ("lat_p99_us",)
 _JOB_KEY = ["source", "groupid", "jobname", "direction"]
 
 
@@ -101,7 +106,7 @@ def _prepared(fio: pd.DataFrame) -> pd.DataFrame:
     """fio rows with numeric metrics, ``ok``, ``experiment``, ``config`` and job-key columns filled."""
     df = fio.copy()
     for col in ("iops", "bw_MBps", "total_ios", "lat_mean_us", "lat_stddev_us", "lat_min_us", "lat_max_us",
-                "runtime_s", "bs_bytes", "iodepth", "numjobs", "rwmixread", "direct", *_PCT):
+                "runtime_s", "bs_bytes", "iodepth", "numjobs", "rwmixread", "direct", *_PCT, *_OWN_PCT):
         if col in df.columns:
             df[col] = pd.to_numeric(df[col], errors="coerce")
         else:
@@ -153,7 +158,7 @@ def observations(fio: pd.DataFrame, data_dir: Path | str | None = None) -> pd.Da
         if len(good) < len(g):  # a failed clone fails the observation: its sum would be wrong
             row["ok"] = False
             for col in ("iops", "bw_MBps", "total_ios", "lat_mean_us", "lat_stddev_us", "lat_min_us",
-                        "lat_max_us", *_PCT):
+                        "lat_max_us", *_PCT, *_OWN_PCT):
                 row[col] = math.nan
             rows.append(row)
             continue
@@ -165,6 +170,7 @@ def observations(fio: pd.DataFrame, data_dir: Path | str | None = None) -> pd.Da
         row["lat_mean_us"] = float((n * g["lat_mean_us"]).sum() / n.sum()) if weighted else math.nan
         row["lat_min_us"], row["lat_max_us"] = g["lat_min_us"].min(), g["lat_max_us"].max()
         row["lat_stddev_us"] = _pooled_stddev(g)
+        row.update(dict.fromkeys(_OWN_PCT, math.nan))  # no bins of theirs to merge
         row["runtime_s"] = g["runtime_s"].max()
         pct = job_percentiles(bins, row.get("source"), row.get("jobname"), row.get("groupid"),
                               str(row.get("direction")), _PCT)
@@ -197,13 +203,14 @@ def with_totals(obs: pd.DataFrame) -> pd.DataFrame:
         active = g[g["total_ios"].fillna(0) > 0]
         if row["ok"] and len(active) == 1:
             row.update({c: active.iloc[0][c] for c in ("iops", "bw_MBps", "total_ios", "lat_mean_us",
-                                                       "lat_stddev_us", "lat_min_us", "lat_max_us", *_PCT)})
+                                                       "lat_stddev_us", "lat_min_us", "lat_max_us", *_PCT,
+                                                       *_OWN_PCT)})
             own = [c for m in WITHIN_RUN_METRICS for c in (f"{m}_ci_low", f"{m}_ci_high")] + ["ci_method"]
             row.update({c: active.iloc[0][c] for c in own if c in active.columns})  # the one direction's own
             row["iops"], row["bw_MBps"] = g["iops"].sum(), g["bw_MBps"].sum()
             totals.append(row)
             continue
-        for col in ("lat_stddev_us", "lat_min_us", "lat_max_us", *_PCT):
+        for col in ("lat_stddev_us", "lat_min_us", "lat_max_us", *_PCT, *_OWN_PCT):
             row[col] = math.nan
         n, lat = g["total_ios"], g["lat_mean_us"]
         mask = (n > 0) & lat.notna()
