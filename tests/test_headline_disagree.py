@@ -57,11 +57,11 @@ def test_a_sweep_best_names_a_higher_figure_other_runs_measured():
     higher best."""
     rows = pd.read_csv(DATA / "review-s9a" / "summary-best-bare.csv")
     said = elsewhere_caveat("sound (its checks pass)", rows, "vm", "best_randwrite_iops", 66_698.95)
-    assert said == "with caveats (other runs measured more: up to 121,968 IOPS (fio-steady-state: randwrite 4 KiB))"
+    assert said == "with caveats (other runs measured more: up to 121,968 IOPS as a whole-run mean (fio-steady-state: randwrite 4 KiB))"
     assert elsewhere_caveat("sound (its checks pass)", rows, "vm", "best_randread_iops", 122_622.19).startswith("sound")
     # R-loop 2.4: a sequential read headline below random reads of a large block says so (bare: 64 KiB, 1,251 MB/s)
     assert elsewhere_caveat("sound (its checks pass)", rows, "vm", "seq_read_MBps", 1_003.70) == \
-        "with caveats (other runs measured more: up to 1,251 MB/s (fio-block-size: randread 64 KiB))"
+        "with caveats (other runs measured more: up to 1,251 MB/s as a whole-run mean (fio-block-size: randread 64 KiB))"
     assert elsewhere_caveat("sound (its checks pass)", rows, "vm", "seq_read_MBps", 1_300.0).startswith("sound")
     assert elsewhere_caveat("with caveats (x warned)", rows, "vm", "seq_write_MBps", 1_412.78) == "with caveats (x warned)"
     assert elsewhere_caveat("not valid (x)", rows, "vm", "best_randwrite_iops", 1.0) == "not valid (x)"

@@ -63,11 +63,12 @@ ABOVE = 1.005
 
 
 def elsewhere_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, value: float) -> str:
-    """A sweep headline's trust with 'other runs measured more: up to 121,968 IOPS (fio-steady-state: randwrite
-    4 KiB)' last where a closed-loop run outside the headline's candidates measured its workload (rw,
+    """A sweep headline's trust with 'other runs measured more: up to 121,968 IOPS as a whole-run mean
+    (fio-steady-state: randwrite 4 KiB)' last where a closed-loop run outside the headline's candidates measured its workload (rw,
     4 KiB for IOPS; for MB/s any block, random too: R-loop 2.4's 1 MiB random reads at 6,365 MB/s) above value (fifth read S9-bare B-1: 'the most measured' while
     fio-pts-hir measured 87,461 and the steady-state rounds 121,968 IOPS on the same file; R-def: fio-rw-ratio's
-    write-only mix 72,383 against 63,736); else unchanged."""
+    write-only mix 72,383 against 63,736); else unchanged. 'A whole-run mean', fio's figure like the headline's (S10-bare
+    3: 'up to 1,528 MB/s' from fio-pts-xsr, whose last 3 s averaged 1,626)."""
     if key not in SWEEP_BEST or points is None or points.empty or trust.startswith("not valid"):
         return trust
     rws, col, bs, unit = SWEEP_BEST[key]
@@ -79,8 +80,8 @@ def elsewhere_caveat(trust: str, points: pd.DataFrame | None, host: str, key: st
     if p.empty:
         return trust
     top = p.loc[pd.to_numeric(p[col], errors="coerce").idxmax()]
-    said = (f"other runs measured more: up to {fmt_number(top[col])} {unit} ({top['experiment']}: {top['rw']} "
-            f"{size_text(int(top['bs_bytes']))})")
+    said = (f"other runs measured more: up to {fmt_number(top[col])} {unit} as a whole-run mean ({top['experiment']}: "
+            f"{top['rw']} {size_text(int(top['bs_bytes']))})")
     return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
 
 
