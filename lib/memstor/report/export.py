@@ -31,6 +31,7 @@ from pathlib import Path
 from memstor.core.errors import MemstorError, UsageError, first_line
 from memstor.core.files import atomic_write
 from memstor.core.fmt import fmt_number
+from memstor.report.figure_numbers import renumber
 
 PDF_TOOLS = ("xelatex", "pandoc")
 PDF_INSTALL = ("sudo apt-get install texlive-xetex texlive-fonts-recommended texlive-plain-generic pandoc "
@@ -524,7 +525,8 @@ def _markdown_of(cell) -> str:
 def without_appendix(nb, html_name: str):
     """A copy of nb for the PDF: the cells tagged ``appendix`` left out, their headings (a markdown cell's, or
     the first heading a code cell displayed: one shown only where its data is present) replaced by one line
-    naming them (consecutive ones together) and the HTML file that holds them."""
+    naming them (consecutive ones together) and the HTML file that holds them; its figures numbered 1, 2, 3 ...
+    (memstor.report.figure_numbers.renumber)."""
     import nbformat  # as in _read_notebook: nbformat only when a notebook is exported (memstor --help stays fast)
 
     nb = copy.deepcopy(nb)
@@ -550,6 +552,7 @@ def without_appendix(nb, html_name: str):
             pending.append(heads[0])
     flush()
     nb.cells = cells
+    renumber(nb, html_name)
     return nb
 
 

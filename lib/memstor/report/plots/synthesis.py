@@ -24,6 +24,7 @@ from memstor.analysis.memory_curves import all_failed_words, legend_labels
 from memstor.analysis.spread import DISAGREE_RATIO, disagreeing
 from memstor.analysis.storage_fit import CLOSED
 from memstor.core.schema import missing
+from memstor.report.figure_numbers import CAPTION_KEY
 from memstor.report.plots import MARKERS, new_figure, size_label, style
 from memstor.report.plots.printing import compact, fit_for_print
 from memstor.report.plots.storage import KNEE_LABEL, KNEE_MARK, labelled_ticks
@@ -34,9 +35,6 @@ SCALE = 0.72
 REPORT_DPI = 150
 
 
-#: Output metadata of a report figure (its caption, markdown) and of that caption's own output (true): the PDF
-#: template (memstor.tex.j2) sets the figure and its caption as one unit and skips the caption's output.
-CAPTION_KEY = "memstor_caption"
 #: The report's figure numbers, in the order the notebook shows them (one notebook run, one sequence).
 _FIGURE_NUMBERS = itertools.count(1)
 
