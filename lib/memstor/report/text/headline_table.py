@@ -93,6 +93,8 @@ def _ci_text(v, lo, hi) -> str:
     return fmt_ci(v, lo, hi) if abs(above - below) <= 0.1 * (above + below) / 2 else fmt_interval(v, lo, hi)
 
 
+#: The experiment a headline's detail names ('QD1x1, io_uring, O_DIRECT, fio-queue-depth, n=1').
+_EXPERIMENT = re.compile(r"\b(?:fio-[a-z0-9-]+|mixed-load-map)\b")
 #: The queue depth x jobs of a configuration ('QD32x1') in a headline's detail and a config_agreement subject.
 _QD_JOBS = re.compile(r"\bQD\d+x\d+\b")
 
@@ -100,9 +102,13 @@ _QD_JOBS = re.compile(r"\bQD\d+x\d+\b")
 def _bears_on(r: pd.Series, check: str, text: str, detail: str) -> bool:
     """Whether validity row r is the check (check, subject text) of a headline value measured as detail: a
     config_agreement bears only on a value of its own configuration (the same QDaxb: a disagreement at QD32x1
-    says nothing about the QD1x1 latency); the others as HEADLINE_CHECKS names them."""
+    says nothing about the QD1x1 latency); a check of every fio experiment (_FIO) only on the experiment the
+    detail names (S11-1cpu 1: ioarrive's load_generator_cpu warned at 79 % and every fio headline, measured in
+    fio-queue-depth at 42 % and fio-block-size at 35 %, named it); the others as HEADLINE_CHECKS names them."""
     if r["check"] != check or text not in str(r["subject"]):
         return False
+    if (check, text) in _FIO and (exp := _EXPERIMENT.search(detail or "")):
+        return str(r["subject"]).split(" (")[0] == exp.group(0)  # its own experiment's (S11-1cpu 1)
     if check != "config_agreement":
         return True
     mine, theirs = _QD_JOBS.search(detail or ""), _QD_JOBS.search(str(r["subject"]))
