@@ -99,6 +99,11 @@ class Dataset:
         """Host folder names, sorted."""
         return [h.name for h in self.hosts]
 
+    def usable_cpus(self) -> dict[str, float]:
+        """{host: the CPUs its run could use} (sysinfo ``shape.usable_cpus``; hosts that did not record it left
+        out)."""
+        return {h.name: float(u) for h in self.hosts if (u := ((h.sysinfo or {}).get("shape") or {}).get("usable_cpus"))}
+
     def host(self, name: str) -> HostData:
         """The HostData called `name`."""
         for h in self.hosts:

@@ -48,6 +48,7 @@ CURVE_COLUMNS = [
     "closed_p99_9_us", "closed_p99_99_us",  # that configuration's own p99.9 and p99.99 (µs): its tail
     "ioengine", "closed_ioengine",  # the open loop's I/O engine and the closed sweep's (S7-bare M-7: libaio, io_uring)
     "submit_mode",  # fio's rate mode: inline or offload (empty for ioarrive; R-def p8: the report never said which)
+    "usable_cpus",  # the CPUs the host's run could use (sysinfo; empty: not recorded): generator_cpu_pct's scale
 ]
 #: The closed sweep's completion-latency percentiles the open loop is set beside, and the curve columns they fill.
 CLOSED_TAIL = ("clat_p99_us", "clat_p99_9_us", "clat_p99_99_us")
@@ -189,16 +190,17 @@ def _windows(seconds: pd.DataFrame | None) -> dict[tuple[str, str, str], int]:
     return {(str(h), str(p), str(d)): int(k) for (h, p, d), k in n.items()}
 
 
-def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.DataFrame:
+def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None, cpus: dict | None = None) -> pd.DataFrame:
     """The open-loop curves (CURVE_COLUMNS), sorted by host, rw and utilisation; ``seconds`` (the per-second
-    side table, :data:`SECONDS`) gives ``windows_1s``."""
+    side table, :data:`SECONDS`) gives ``windows_1s``; ``cpus`` ({host: usable CPUs}, Dataset.usable_cpus)
+    ``usable_cpus``."""
     rows = []
     rates = rate_rows(fio)
     if rates.empty:
         return pd.DataFrame(columns=CURVE_COLUMNS)
     windows = _windows(seconds)
     for (host, rw, _config), g in rates.groupby(["host", "rw", "config"], sort=False):
-        row = {"host": host, "rw": rw, "direction": g["direction"].iloc[0],
+        row = {"host": host, "rw": rw, "direction": g["direction"].iloc[0], "usable_cpus": (cpus or {}).get(str(host)),
                "utilisation_pct": float(g["utilisation_pct"].iloc[0]), "n": len(g),
                "x_max_source": g["x_max_source"].iloc[0],
                "ioengine": g["ioengine"].dropna().iloc[0] if "ioengine" in g and g["ioengine"].notna().any() else None,
@@ -497,6 +499,6 @@ def device_view(data_dir: Path | str, device: str, targets_us, ds=None) -> Devic
     ds = load_dataset(data_dir) if ds is None else ds
     ds = dataclasses.replace(ds, hosts=[ds.host(device)], fio=ds.fio[ds.fio["host"] == device],
                              mlc=ds.mlc[ds.mlc["host"] == device])
-    curves = curve_table(ds.fio, ds.side_table(SECONDS))
+    curves = curve_table(ds.fio, ds.side_table(SECONDS), ds.usable_cpus())
     return DeviceView(device=device, curves=curves, closed=qd_points(ds, sweep_points(fio_summary(ds))),
                       slo=slo(curves, targets_us, ds.fio), models=models(ds, curves), unloaded=unloaded(curves))

@@ -538,7 +538,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     curves = memory_curves(ds.mlc)
     mem, mfits = memory_fits(curves)
     curves = annotate_points(curves, mfits)
-    curves_ol = load_latency.curve_table(ds.fio, ds.side_table(load_latency.SECONDS))
+    curves_ol = load_latency.curve_table(ds.fio, ds.side_table(load_latency.SECONDS), ds.usable_cpus())
     storage, sfits = storage_fits(qd, curves_ol)
     headline, steady = headline_long(ds, pts), steady_state.verdict_table(ds.fio)
     w_runs, w_seconds, w_thermal = ds.fio[ds.fio["table"] == wsat.EXPERIMENT], ds.side_table(wsat.SECONDS), \

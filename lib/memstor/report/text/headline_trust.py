@@ -86,8 +86,8 @@ def elsewhere_caveat(trust: str, points: pd.DataFrame | None, host: str, key: st
 
 
 def usable_cpus(dataset) -> dict[str, float]:
-    """{host: the CPUs its run could use} (sysinfo ``shape.usable_cpus``; hosts that did not record it left out)."""
-    return {h.name: float(u) for h in dataset.hosts if (u := ((h.sysinfo or {}).get("shape") or {}).get("usable_cpus"))}
+    """{host: the CPUs its run could use} (memstor.analysis.dataset.Dataset.usable_cpus)."""
+    return dataset.usable_cpus()
 
 
 def on_cpus(detail: str, cpus: float | None) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.load_latency import LIKE_LOAD
+from memstor.analysis.validity.openloop import CPU_WARN_PCT
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing, truthy
 
@@ -192,12 +193,20 @@ def closed_tail(rows: pd.DataFrame) -> str:
 
 def _at(rows: pd.DataFrame, what: str, queue: str, marginal: bool = False) -> str:
     """'at u80, u90 <what>, with <the generator's columns>: the submissions waited for <queue>, not for a CPU' (or,
-    where ioarrive used BUSY_CPU_PCT of a CPU or more, 'and perhaps for a CPU as well'; `marginal`, the queue only
+    where ioarrive used :func:`busy_pct` of a CPU or more, 'and perhaps for a CPU as well'; `marginal`, the queue only
     just enough: 'for <queue> or for a CPU: these columns do not tell which')."""
-    busy = bool((_num(rows, "generator_cpu_pct") >= BUSY_CPU_PCT).any())
+    busy = bool((_num(rows, "generator_cpu_pct") >= busy_pct(rows)).any())
     tail = (" or for a CPU: these columns do not tell which" if marginal else " and perhaps for a CPU as well") \
         if busy else ", not for a CPU"
     return f"at {_us(rows)} {what}, with {_facts(rows)}: the submissions waited for {queue}" + tail
+
+
+def busy_pct(rows: pd.DataFrame) -> np.ndarray:
+    """Per row, the share of one CPU (%) from which ioarrive may have waited for a CPU: BUSY_CPU_PCT, or the
+    load_generator_cpu check's warning share of the usable CPUs where that is lower (CPU_WARN_PCT x usable_cpus;
+    S11-1cpu 2: ioarrive at 79 % of the one usable CPU, the check warned, and the text said 'not for a CPU')."""
+    usable = _num(rows, "usable_cpus")
+    return np.where(np.isfinite(usable), np.minimum(BUSY_CPU_PCT, CPU_WARN_PCT * usable), BUSY_CPU_PCT)
 
 
 def _blocked_share(rows: pd.DataFrame) -> np.ndarray:
@@ -233,7 +242,9 @@ def _facts(rows: pd.DataFrame) -> str:
     (each said only where recorded; late_causes says once when no pause was recorded)."""
     cpu, woke = _range(_num(rows, "generator_cpu_pct"), "% of one CPU"), _range(_num(rows, "wake_delay_p99_us"), "µs")
     lag, pauses = _range(_num(rows, "lag_p99_us"), "µs"), _range(_num(rows, "pause_max_us"), "µs")
-    said = [f"ioarrive at {cpu}" if cpu else "ioarrive's CPU not recorded",
+    usable = _num(rows, "usable_cpus")
+    of = f" ({usable[0]:g} usable CPU{'' if usable[0] == 1 else 's'})" if cpu and np.isfinite(usable).any() else ""
+    said = [f"ioarrive at {cpu}{of}" if cpu else "ioarrive's CPU not recorded",
             (f"its sleeps waking {woke} late (p99)" if woke else "") + (f" against p99 lags of {lag}" if lag else ""),
             f"the machine's longest pause before them {pauses}" if pauses else ""]
     return ", ".join(s.strip() for s in said if s.strip())
