@@ -115,9 +115,11 @@ def _level_text(g: pd.DataFrame, level: pd.Series, points: pd.DataFrame, host: s
     fall = float(best["bw_MBps"] / large["bw_MBps"])
     if large["bs_bytes"] > best["bs_bytes"] and fall > 1:
         spread = run_spread(points, host, str(g["rw"].iloc[0]))
+        beyond = fall > spread.limit and not spread.within_disagreement(fall)
+        within = spread.disagreement() if fall > spread.limit else spread.short()
         text += (f"; at {size_text(int(large['bs_bytes']))} it is {fmt_number(large['bw_MBps'])} MB/s "
-                 f"({100 * (1 / fall - 1):+.1f} %, {'beyond' if fall > spread.limit else 'within'} {spread.short()}"
-                 f"{spread.beyond() if fall > spread.limit else ''})")
+                 f"({100 * (1 / fall - 1):+.1f} %, {'beyond' if beyond else 'within'} "
+                 f"{spread.short() if beyond else within}{spread.beyond() if beyond else ''})")
     return text
 
 
@@ -131,6 +133,9 @@ def _last_step(g: pd.DataFrame, points: pd.DataFrame, host: str) -> str:
     spread = run_spread(points, host, str(g["rw"].iloc[0]))
     moved = (f"{fmt_number(prev['bw_MBps'])} → {fmt_number(large['bw_MBps'])} MB/s from "
              f"{size_text(int(prev['bs_bytes']))} to {size_text(int(large['bs_bytes']))}, {100 * (step - 1):+.1f} %")
+    if step > spread.limit and spread.within_disagreement(step):
+        return (f"is highest at the largest block measured, but its last step ({moved}) is within "
+                f"{spread.disagreement()}: whether it still grows is not shown")
     if step > spread.limit:
         return (f"still grew up to the largest block measured ({moved}, more than {spread.short()}{spread.beyond()}); "
                 "larger blocks were not measured")
