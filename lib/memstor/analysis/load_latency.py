@@ -144,6 +144,21 @@ def _closed_curve(fio: pd.DataFrame, host: str, rw: str) -> pd.DataFrame:
     return c.assign(outstanding_io=c["iodepth"] * c["numjobs"]).sort_values("outstanding_io").reset_index()
 
 
+def closed_meeting(fio: pd.DataFrame, host: str, rw: str, target_us: float) -> dict:
+    """SLO_CLOSED_COLUMNS: the closed sweep's (:func:`_closed_curve`) highest IOPS whose own p99 (µs) is at or under
+    target_us, its QD ('QD4', 'QD8x2') and that p99; None each where no depth met it or the sweep has no p99."""
+    c = _closed_curve(fio, host, rw) if {"host", "experiment", "rw", "direction", "ok"} <= set(fio.columns) \
+        else pd.DataFrame()
+    if c.empty or "clat_p99_us" not in c:
+        return dict.fromkeys(SLO_CLOSED_COLUMNS)
+    met = c[pd.to_numeric(c["clat_p99_us"], errors="coerce") <= float(target_us)]
+    if met.empty:
+        return dict.fromkeys(SLO_CLOSED_COLUMNS)
+    r = met.loc[met["iops"].idxmax()]
+    qd = f"QD{int(r['iodepth'])}" + (f"x{int(r['numjobs'])}" if r["numjobs"] > 1 else "")
+    return {"closed_sweep_iops": float(r["iops"]), "closed_sweep_qd": qd, "closed_sweep_p99_us": float(r["clat_p99_us"])}
+
+
 def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
     """The closed loop's mean latency (µs) at `iops`: interpolated linearly on the first segment, in order of
     outstanding I/O, whose two points' IOPS enclose it — the lightest load at which the closed loop delivers
@@ -247,6 +262,10 @@ SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latenc
 #: ``censored_by`` why max_iops is a lower bound ('every point met it', 'every held point met it', 'the next rate did not hold';
 #: '' when it is not one), or 'not monotone' where held rates meet, miss and meet the target again (no answer).
 SLO_HELD_COLUMNS = ["held_points", "points", "censored_by"]
+#: Columns slo() adds from the closed queue-depth sweep (a closed loop, beside the open loop's answer, never it): its
+#: highest IOPS whose own p99 (completion latency, µs) meets the target, that point's QD and p99; empty where no
+#: depth met it (S11-1cpu 12: the SLO table said only 'missed' beside a sweep that met 1 ms up to 30,953 IOPS at QD4).
+SLO_CLOSED_COLUMNS = ["closed_sweep_iops", "closed_sweep_qd", "closed_sweep_p99_us"]
 NOT_MONOTONE = "not monotone"
 
 
@@ -363,10 +382,13 @@ def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd
     interpolated, censored when every held point meets it or the next rate did not hold), and, where
     `fio` holds the experiment's ``lt`` point at that target, fio's latency_target result beside it
     (SLO_CROSS_COLUMNS; empty elsewhere)."""
-    cols = [*openloop.SLO_COLUMNS, *SLO_HELD_COLUMNS, *SLO_CROSS_COLUMNS]
+    cols = [*openloop.SLO_COLUMNS, *SLO_HELD_COLUMNS, *SLO_CROSS_COLUMNS, *SLO_CLOSED_COLUMNS]
     if curves.empty:
         return pd.DataFrame(columns=cols)
     out = held_slo(curves, openloop.slo_table(curves, targets_us))
+    if fio is not None and len(out):
+        out = out.join(pd.DataFrame([closed_meeting(fio, r.host, r.rw, r.target_p99_us) for r in out.itertuples()],
+                                    index=out.index))
     if "ioengine" in curves.columns:
         engine = curves.dropna(subset=["ioengine"]).groupby(["host", "rw"], as_index=False)["ioengine"].first()
         out = out.merge(engine, on=["host", "rw"], how="left")

@@ -167,6 +167,14 @@ def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None) -> str:
     return f"{_ol_fmt(iops)} (QD {qd}{own})"
 
 
+def _sweep_met(fio_iops, iops, qd, p99) -> str:
+    """'; the closed QD sweep met it up to 30,953 IOPS (QD4, p99 420 µs)' where fio's search gave no IOPS and a
+    depth of the sweep met the target (S11-1cpu 12), else ''."""
+    if _ol_float(fio_iops) == _ol_float(fio_iops) or _ol_float(iops) != _ol_float(iops):
+        return ""
+    return f"; the closed QD sweep met it up to {_ol_fmt(iops)} IOPS ({qd}, p99 {_ol_fmt(p99)} µs)"
+
+
 def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, points=None) -> str:
     """The SLO answer of one target: the rate, '≥ rate (censored: why)', 'none ...' or 'not valid ...'; from
     the held points alone ('; from the 3 of 8 rates that held') when some did not hold."""
@@ -205,14 +213,16 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     def col(name):
         return s[name] if name in s.columns else pd.Series([None] * len(s))
 
+    sweep = [_sweep_met(*a) for a in zip(col("fio_latency_target_iops"), col("closed_sweep_iops"),
+                                         col("closed_sweep_qd"), col("closed_sweep_p99_us"))]
     return pd.DataFrame({
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
         "max IOPS meeting it": [_slo_cell(*a) for a in zip(s["max_iops"], s["censored"], col("not_valid"),
                                                             col("censored_by"), col("held_points"), col("points"))],
-        "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(*a) for a in zip(
+        "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(*a) + swept for *a, swept in zip(
             col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
-            s["target_p99_us"], col("fio_latency_cut_off_s"), col("fio_latency_settled_windows"))],
+            s["target_p99_us"], col("fio_latency_cut_off_s"), col("fio_latency_settled_windows"), sweep)],
         "ratio": [ratio_cell(*a) for a in zip(col("ratio_to_fio"), col("ioengine"), col("fio_latency_ioengine"))],
     })[cols]
 

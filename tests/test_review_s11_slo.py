@@ -1,0 +1,42 @@
+"""The SLO table of the seventh independent read, 1-CPU run (issue 38, S11-1cpu 12): 'missed: its own p99 9,241 µs'
+(fio's latency_target search, QD32x4 on one CPU) was the table's only closed-loop entry, while the closed
+queue-depth sweep met p99 <= 1 ms up to 30,953 IOPS at QD4 (reads) and 9,496 at QD1 (writes).
+Data: tests/data/review-s11/slo/SOURCES.md."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.analysis.load_latency import SLO_CLOSED_COLUMNS, closed_meeting
+from memstor.report.text.openloop import slo_display
+
+DATA = Path(__file__).resolve().parent / "data" / "review-s11" / "slo"
+FIO_COLUMN = "fio latency_target, closed loop (IOPS, depth per job, its p99)"
+
+
+def sweep() -> pd.DataFrame:
+    return pd.read_csv(DATA / "fio-queue-depth-1cpu.csv").assign(host="vm", ok=True)
+
+
+def with_sweep(slo: pd.DataFrame, fio: pd.DataFrame) -> pd.DataFrame:
+    return slo.join(pd.DataFrame([closed_meeting(fio, r.host, r.rw, r.target_p99_us) for r in slo.itertuples()],
+                                 index=slo.index))
+
+
+def test_the_slo_table_names_the_sweeps_highest_rate_that_met_the_target():
+    shown = slo_display(with_sweep(pd.read_csv(DATA / "slo-1cpu.csv"), sweep()))[FIO_COLUMN].tolist()
+    assert shown == ["missed: its own p99 9,241 µs; the closed QD sweep met it up to 30,953 IOPS (QD4, p99 420 µs)",
+                     "missed: its own p99 10,551 µs; the closed QD sweep met it up to 9,496 IOPS (QD1, p99 243 µs)"]
+
+
+def test_no_depth_met_it_no_sweep_or_fios_own_answer_say_nothing_more():
+    assert closed_meeting(sweep(), "vm", "randread", 150.0) == dict.fromkeys(SLO_CLOSED_COLUMNS)  # QD1 p99 200 µs
+    assert closed_meeting(sweep().iloc[0:0], "vm", "randread", 1000.0) == dict.fromkeys(SLO_CLOSED_COLUMNS)
+    assert closed_meeting(sweep().drop(columns="clat_p99_us"), "vm", "randread", 1e3) == dict.fromkeys(
+        SLO_CLOSED_COLUMNS)
+    answered = pd.read_csv(DATA / "slo-1cpu.csv").assign(fio_latency_target_iops=20408.0, fio_latency_target_p99_us=900.0,
+                                                          fio_latency_settled_windows=float("nan"),
+                                                          fio_latency_depth=8)
+    cells = slo_display(with_sweep(answered, sweep()))[FIO_COLUMN].tolist()
+    assert cells[0].startswith("20,408 (QD 8") and "sweep" not in cells[0]
