@@ -360,17 +360,20 @@ def conclusion(S, host: str) -> str:
 
 
 def _knee_words(validity: pd.DataFrame | None, host: str) -> str:
-    """The conclusion's last sentence: past the knee only where a sweep's knee_plateau passed (S10-bare 7: 'past the
-    knee every extra request adds waiting' where both sweeps still rose +17 % and +44 % at their deepest)."""
+    """The conclusion's last sentence, per workload: past the knee only where its knee_plateau passed (S10-bare 7),
+    'no knee was shown' only where it failed, naming the workloads (S11-1cpu H1: 'the sweeps still rose' where
+    randwrite's levelled, its check warned)."""
     v = validity[(validity["host"].astype(str) == host) & (validity["check"] == "knee_plateau")] \
-        if validity is not None and len(validity) else pd.DataFrame(columns=["status"])
-    if (v["status"] == "pass").any():
-        return ("Throughput is bought with outstanding requests, and past the knee every extra request adds waiting, "
-                "not throughput (Little's law: N = X · R).")
-    if (v["status"] == "fail").any():
-        return ("Throughput is bought with outstanding requests (Little's law: N = X · R); no knee was shown here: "
-                "the sweeps still rose at their deepest (knee_plateau), so more depth may still add throughput.")
-    return "Throughput is bought with outstanding requests (Little's law: N = X · R)."
+        if validity is not None and len(validity) else pd.DataFrame(columns=["status", "subject"])
+    said = "Throughput is bought with outstanding requests"
+    passed, failed = (list(dict.fromkeys(v.loc[v["status"] == s, "subject"].astype(str))) for s in ("pass", "fail"))
+    parts = [f"past the knee of {' and '.join(passed)} every extra request adds waiting, not throughput"] \
+        if passed else []
+    if failed:
+        whose = "its sweep" if len(failed) == 1 else "their sweeps"
+        parts.append(f"no knee was shown for {' and '.join(failed)}: {whose} still rose at the deepest "
+                     "(knee_plateau), so more depth may still add throughput")
+    return f"{said} (Little's law: N = X · R)" + "".join(f"; {p}" for p in parts) + "."
 
 
 def validity_display(validity: pd.DataFrame | None) -> pd.DataFrame:
