@@ -412,7 +412,11 @@ def test_real_run_on_a_file_through_runner_and_parser(exe, testfile):
     sub = {c["name"]: c for c in doc["checks"] if c["source"] == "submitted" and c["direction"] == "read"}
     lag99_us = doc["directions"]["read"]["lag_ns"]["p99"] / 1e3
     if lag99_us > tol_us:  # the submissions moved more than the gaps' tolerance: tested by counts (both ways)
-        assert "exp_gaps" not in sub and f"20 x {lag99_us:.4g} us" in sub["dispersion"]["detail"]
+        # windows 20 x the p99 lag wide; a long pause (a contended host: 2 s over windows of 20 x 20 ms) leaves
+        # fewer than 20 of them, and the run says it could not test (make test in a bare clone, 2026-11-29)
+        counted = sub.get("dispersion") or sub["arrivals"]
+        assert "exp_gaps" not in sub and f"20 x {lag99_us:.4g} us" in counted["detail"]
+        assert "dispersion" in sub or "too few to test" in counted["detail"]
     else:
         ks_tol_us = float(sub["exp_gaps"]["detail"].split("(gaps +-")[1].split(" us")[0])
         assert ks_tol_us == pytest.approx(tol_us, rel=0.01) and "dispersion" not in sub
