@@ -267,6 +267,9 @@ SLO_HELD_COLUMNS = ["held_points", "points", "censored_by"]
 #: depth met it (S11-1cpu 12: the SLO table said only 'missed' beside a sweep that met 1 ms up to 30,953 IOPS at QD4).
 SLO_CLOSED_COLUMNS = ["closed_sweep_iops", "closed_sweep_qd", "closed_sweep_p99_us"]
 NOT_MONOTONE = "not monotone"
+#: censored_by where no held rate met the target and lower offered rates did not hold: no answer either way (seventh
+#: read S11-bare 1: 'none: even the lowest held rate misses it' from u90, the only rate of 8 that held).
+BELOW_NOT_HELD = "lower rates did not hold"
 
 
 def held_mask(g: pd.DataFrame) -> pd.Series | None:
@@ -291,9 +294,9 @@ def _held_answer(g: pd.DataFrame, target: float, held: pd.Series) -> tuple[float
         v, censored = openloop.slo_max_iops(h["achieved_iops"], h["lat_p99_us"], target, h["overloaded"])
     except ValueError:
         return math.nan, False, ""
-    if v is None:
-        return math.nan, False, ""
     offered = pd.to_numeric(g["offered_iops"], errors="coerce")
+    if v is None:  # no held rate meets it: below the lowest held rate, only rates that held could say
+        return math.nan, False, BELOW_NOT_HELD if (~held & (offered < offered[held].min())).any() else ""
     h = h.assign(_at=pd.to_numeric(h["offered_iops"], errors="coerce")).sort_values("_at")
     miss = (pd.to_numeric(h["lat_p99_us"], errors="coerce") > target) | h["overloaded"].map(truthy)
     first_miss = h.loc[miss, "_at"].min() if miss.any() else math.inf   # slo_max_iops looks no further

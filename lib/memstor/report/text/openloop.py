@@ -16,7 +16,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from memstor.analysis.load_latency import NOT_MONOTONE, answered_from_held, held_mask, lowest_held
+from memstor.analysis.load_latency import (
+    BELOW_NOT_HELD,
+    NOT_MONOTONE,
+    answered_from_held,
+    held_mask,
+    lowest_held,
+)
 from memstor.analysis.openloop_families import FAMILIES_DISAGREE
 from memstor.analysis.spread import points_said, sweep_beaten
 from memstor.analysis.validity.gate import not_valid_reasons
@@ -186,6 +192,8 @@ def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, point
     some = f"{int(h)} of {int(m)} rates that held" if h == h and m == m and h < m else ""
     if censored_by == NOT_MONOTONE:
         return "none: the held rates meet it, miss it and meet it again (not monotone)"
+    if censored_by == BELOW_NOT_HELD:
+        return f"not determined: the lowest rate that held misses it, the lower ones did not hold (from the {some})"
     if censored_by == FAMILIES_DISAGREE:
         return "withheld: the held rates of fio-load-latency and the mixed-load map disagree (below)"
     if v != v and h == 0:  # no rate held: nothing to answer from (not 'the lowest held rate misses it')
@@ -261,8 +269,9 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
             if low is not None:
                 where = (f" ({_ol_u(low['utilisation_pct'])}: {_ol_fmt(low['achieved_iops'])} IOPS, p99 "
                          f"{_ol_fmt(low['lat_p99_us'])} µs{aside})")
-            out.append(f"p99 ≤ {t} µs is missed even at the lowest {noun}{where}: no measured "
-                       "rate meets it.")
+            out.append(f"p99 ≤ {t} µs is missed even at the lowest {noun}{where}: " + (
+                "the rates below it did not hold, so whether a lower rate meets it is not determined."
+                if r.get("censored_by") == BELOW_NOT_HELD else "no measured rate meets it."))
         elif truthy(r["censored"]) and r.get("censored_by") == "the next rate did not hold":
             out.append(f"p99 ≤ {t} µs held up to **≥ {fmt_number(v)} IOPS**{share}, the highest rate whose open "
                        "loop held and met it; the next rate's loop did not hold, so the limit is not measured "

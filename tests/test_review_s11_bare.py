@@ -1,0 +1,42 @@
+"""The seventh independent read of the bare run (issue 38, S11-bare), built from the same run's tables as the sixth
+(tests/data/review-s10, SOURCES.md): the report rebuilt at e41b329 and read again."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.analysis.load_latency import BELOW_NOT_HELD, slo
+from memstor.report.text.openloop import _slo_sentences, slo_display
+
+DATA = Path(__file__).resolve().parent / "data" / "review-s10"
+
+
+def writes(**assign) -> pd.DataFrame:
+    g = pd.read_csv(DATA / "load_latency-bare.csv")
+    return g[g["rw"] == "randwrite"].assign(**assign)
+
+
+def test_no_answer_where_the_rates_below_the_lowest_held_did_not_hold():
+    """S11-bare 1: 'none: even the lowest held rate misses it' and 'no measured rate meets it' from u90 (27,913 IOPS,
+    p99 3,744 µs), the only one of 8 randwrite rates that held, the 6 below it did not: nothing below u90 is known."""
+    g = writes()
+    s = slo(g, [1000.0])
+    assert s["censored_by"].tolist() == [BELOW_NOT_HELD]
+    assert slo_display(s)["max IOPS meeting it"].tolist() == [
+        "not determined: the lowest rate that held misses it, the lower ones did not hold (from the 1 of 8 rates "
+        "that held)"]
+    (said,) = _slo_sentences(s, g, 31235.0)
+    assert said.endswith("the rates below it did not hold, so whether a lower rate meets it is not determined.")
+    assert "no measured rate meets it" not in said
+
+
+def test_where_the_lowest_rate_held_a_miss_there_is_the_answer():
+    g = writes(open_loop=True, achieved_pct=100.0)                        # every rate held
+    s = slo(g, [100.0])                                                  # u10's p99 misses 100 µs
+    assert s["censored_by"].tolist() == [""]
+    (said,) = _slo_sentences(s, g, 31235.0)
+    assert said.endswith("no measured rate meets it.") and slo_display(s)["max IOPS meeting it"].iloc[0].startswith(
+        "none: even the lowest rate misses it")
+    above = g.assign(open_loop=g["utilisation_pct"] <= 50)               # the lowest held, some above did not
+    assert slo(above, [100.0])["censored_by"].tolist() == [""]
