@@ -40,3 +40,17 @@ def test_where_the_lowest_rate_held_a_miss_there_is_the_answer():
         "none: even the lowest rate misses it")
     above = g.assign(open_loop=g["utilisation_pct"] <= 50)               # the lowest held, some above did not
     assert slo(above, [100.0])["censored_by"].tolist() == [""]
+
+
+def test_the_sweeps_rate_is_not_set_beside_a_cut_off_search_whose_own_run_met_the_target():
+    """S11-bare 12: 'no answer: cut off by its 2-s run at QD 16 ...; the closed QD sweep met it up to 9,184 IOPS
+    (QD1, p99 537 µs)' beside fio's own 4-job run at 45,360 IOPS, p99 840 µs: the one-job sweep understated it."""
+    cut = pd.DataFrame({"host": ["vm"], "rw": ["randread"], "target_p99_us": [1000.0], "max_iops": [float("nan")],
+                        "censored": [False], "fio_latency_target_iops": [float("nan")], "fio_latency_depth": [16],
+                        "fio_latency_target_p99_us": [839.68], "fio_latency_cut_off_s": [2.001],
+                        "closed_sweep_iops": [9184.0], "closed_sweep_qd": ["QD1"], "closed_sweep_p99_us": [537.0]})
+    column = "fio latency_target, closed loop (IOPS, depth per job, its p99)"
+    (cell,) = slo_display(cut)[column].tolist()
+    assert cell.startswith("no answer: cut off by its 2-s run at QD 16") and "sweep" not in cell
+    (missed,) = slo_display(cut.assign(fio_latency_target_p99_us=1200.0))[column].tolist()
+    assert missed.endswith("; the closed QD sweep met it up to 9,184 IOPS (QD1, p99 537 µs)")
