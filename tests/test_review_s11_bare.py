@@ -54,3 +54,21 @@ def test_the_sweeps_rate_is_not_set_beside_a_cut_off_search_whose_own_run_met_th
     assert cell.startswith("no answer: cut off by its 2-s run at QD 16") and "sweep" not in cell
     (missed,) = slo_display(cut.assign(fio_latency_target_p99_us=1200.0))[column].tolist()
     assert missed.endswith("; the closed QD sweep met it up to 9,184 IOPS (QD1, p99 537 µs)")
+
+
+def test_page_one_lists_a_check_that_leaves_out_single_runs_apart_from_those_whose_findings_go():
+    """S11-bare 2: page 1 put hierarchy_cpu_share under 'Failed checks (their findings are not stated)' while §4.5
+    stated the levels of the runs within the band, as the check's consequence says. (The 1-CPU run's validity.)"""
+    from memstor.report.text.first_page import check_names
+
+    v = pd.read_csv(DATA.parent / "review-s11" / "headline" / "validity.csv")
+    lines = check_names(v)
+    (whole,) = [ln for ln in lines if "Failed checks (their findings are not stated)" in ln]
+    (runs,) = [ln for ln in lines if "Failed checks of single runs (those runs are left out" in ln]
+    assert "hierarchy\\_cpu\\_share" not in whole and "`hierarchy_cpu_share` (mem-hierarchy mlp; mem-hierarchy " \
+        "working\\_set)" in runs
+    assert "`open_loop_held` (randread; randwrite)" in whole
+    failed = set(v.loc[v["status"] == "fail", "check"])
+    assert all(f"`{c}`" in whole + runs for c in failed)                 # every failed check still named
+    none = check_names(v.assign(consequence=""))
+    assert not any("single runs" in ln for ln in none)
