@@ -72,3 +72,19 @@ def test_page_one_lists_a_check_that_leaves_out_single_runs_apart_from_those_who
     assert all(f"`{c}`" in whole + runs for c in failed)                 # every failed check still named
     none = check_names(v.assign(consequence=""))
     assert not any("single runs" in ln for ln in none)
+
+
+def test_lower_rates_are_advised_only_where_the_lowest_rate_was_not_late():
+    """S11-bare 5: randwrite's way out 'lower offered rates, or a deeper request queue' while its lowest rates, u10
+    and u30, were late too (p99 lag 8,110 µs against a bound of 1,517 µs at u10). The other side: a lowest rate that
+    held keeps the advice; causes that never advise lower rates say nothing of them."""
+    from memstor.report.text.openloop_causes import way_out
+
+    g = writes()
+    said = way_out({"request_queue"}, g)
+    assert said == ("For an open loop: a deeper request queue on the disk (its nr_requests); lower offered rates are "
+                    "not shown to help: the lowest, u10 (3,123 IOPS), was late too (p99 lag 8,110 µs against its bound "
+                    "of 1,517 µs); until then read the queue-depth sweep's closed-loop curve.")
+    held = g.assign(generator_checks=g["generator_checks"].where(g["utilisation_pct"] != 10, "ok"))
+    assert "lower offered rates, or a deeper request queue" in way_out({"request_queue"}, held)
+    assert "lower offered rates" not in way_out({"wake", "pause"}, g)

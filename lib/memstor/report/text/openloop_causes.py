@@ -312,26 +312,36 @@ def way_out(causes: set, g: pd.DataFrame) -> str:
     on = _levelled(g[g["generator_checks"].map(lambda v: not missing(v) and "lag" in str(v).split(";"))]) \
         if "generator_checks" in g else pd.Series(dtype=bool)
     level = fmt_number(float(np.nanmax(in_service(g.loc[on[on].index])))) if on.any() else "?"
-    ways = [WAY_OUT[c].format(level=level) for c in ("request_queue", "queue", "wake", "pause") if c in causes]
-    if "request_queue" in causes and (lowest := _lowest_queue_full(g)):
-        ways[0] = f"a deeper request queue on the disk (its nr_requests); lower offered rates are not shown to help: {lowest}"
-    return "For an open loop: " + "; or ".join(ways) + "; until then read the queue-depth sweep's closed-loop curve."
+    lowest = _lowest_late(g) if causes & {"request_queue", "queue"} else ""
+    ways = [WAY_OUT[c].format(level=level) for c in ("request_queue", "queue", "wake", "pause")
+            if c in causes and not (lowest and c == "queue")]
+    if lowest:
+        ways = [w.replace("lower offered rates, or ", "") for w in ways]
+    said = "; or ".join(ways)
+    if lowest:  # S10-bare 10, S11-bare 5: no lower rate where the lowest was late too
+        said += ("; " if said else "") + f"lower offered rates are not shown to help: {lowest}"
+    return f"For an open loop: {said}; until then read the queue-depth sweep's closed-loop curve."
 
 
-def _lowest_queue_full(g: pd.DataFrame) -> str:
-    """'the lowest, u10 (5,038 IOPS), already had 365 I/Os in flight against the queue of 256' where the lowest
-    offered rate of g was late with the request queue full (:func:`_queue_full`), else '' (S10-bare 10: 'lower
-    offered rates' advised where the lowest rate, 10 % of X_ref, already filled the queue)."""
+def _lowest_late(g: pd.DataFrame) -> str:
+    """Why lower offered rates are not shown to help, where the lowest offered rate of g was late too (its lag check
+    failed), else '': 'the lowest, u10 (5,038 IOPS), already had 365 I/Os in flight against the queue of 256' with
+    the request queue full (:func:`_queue_full`; S10-bare 10), else 'the lowest, u10 (3,123 IOPS), was late too
+    (p99 lag 8,110 µs against its bound of 1,517 µs)' (S11-bare 5: 'lower offered rates' advised for randwrite,
+    whose u10 and u30 were late on the submitter's sleeps)."""
     if g.empty or "utilisation_pct" not in g or "generator_checks" not in g:
         return ""
     low = g.sort_values("utilisation_pct").iloc[[0]]
-    late = "lag" in str(low["generator_checks"].iloc[0]).split(";")
-    if not late or not bool(_queue_full(low).iloc[0]):
+    if "lag" not in str(low["generator_checks"].iloc[0]).split(";"):
         return ""
     r = low.iloc[0]
-    return (f"the lowest, u{float(r['utilisation_pct']):g} ({fmt_number(float(r['offered_iops']))} IOPS), "
-            f"already had {fmt_number(float(r['peak_outstanding']))} I/Os in flight against the queue of "
-            f"{fmt_number(float(r['queue_requests']))}")
+    said = f"the lowest, u{float(r['utilisation_pct']):g} ({fmt_number(float(r['offered_iops']))} IOPS), "
+    if bool(_queue_full(low).iloc[0]):
+        return (said + f"already had {fmt_number(float(r['peak_outstanding']))} I/Os in flight against the queue of "
+                f"{fmt_number(float(r['queue_requests']))}")
+    lag, bound = _num(low, "lag_p99_us")[0], _num(low, "lag_bound_us")[0]
+    return said + "was late too" + (f" (p99 lag {fmt_number(lag)} µs against its bound of {fmt_number(bound)} µs)"
+                                    if np.isfinite(lag) and np.isfinite(bound) else "")
 
 
 def cause_sentences(g: pd.DataFrame, held_mask: np.ndarray, host_rows: pd.DataFrame | None = None
