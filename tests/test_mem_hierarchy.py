@@ -557,7 +557,7 @@ def test_report_text_of_the_recorded_hierarchy():
     assert shown["agrees"].tolist()[:3] == ["yes", "yes", "no"]
     assert "median latency (ns)" in shown.columns and "mean latency (ns)" not in shown.columns  # R-loop 10.3
     words = text.hierarchy_sentences(levels, hierarchy.mlp_table(df))
-    assert "L3 ends at" in words[0] and "Page walks" in words[0]
+    assert "L3 ends between" in words[0] and "Page walks" in words[0]
     assert "ns per access in the working-set sweep's batch medians" in words[0]            # R-loop 9.1, 10.3
     assert any("independent chains per thread" in w for w in words[1:])
     shown = text.mlp_display(hierarchy.mlp_table(df))                  # R-loop 11.2: X = N x 64 B / R by construction

@@ -189,7 +189,7 @@ def test_a_curve_rising_past_its_last_level_names_the_next_level_not_reached():
     rise = t.loc[h.RISE_LEVEL]
     assert round(rise["latency_ns"]) == 154 and "the next level not reached" in rise["note"]
     assert round(t.loc["L3", "latency_ns"], 1) == 36.4 and t.loc["L3", "agrees"] is False
-    assert "off by 22.6 MiB, 79.1 ns" in t.loc["L3", "note"] and "a factor 21.2" in t.loc["L3", "note"]
+    assert "off it by 22.6 MiB (79.1 ns)" in t.loc["L3", "note"] and "a factor 21.2" in t.loc["L3", "note"]
 
 
 def test_every_bandwidth_measurement_is_in_the_table_named_with_its_traffic_and_threads(loop, bare):

@@ -26,8 +26,9 @@ sizes of a tail still rising):
    plateau's values over the octave below it (memory climbing slowly past the TLB's reach stays one level).
    Every plateau so found is a level; a size on none lies on a step between levels.
 2. A level's latency: the median of its plateau's values (ns; clocks = ns x the core GHz the rows give, None when
-   loadlat did not know it). Where it ends: where the curve leaves it, between its largest size and the next size
-   measured (``ends_at_bytes`` their geometric middle; the note gives both). A level the curve ends on has no end:
+   loadlat did not know it). Where it ends (memstor.analysis.level_edge): between the last size it still held (under
+   10 % of the way to the next level's latency: nine loads in ten hit it) and the next size measured (``held_bytes``,
+   ``off_bytes``; ``ends_at_bytes`` their geometric middle). A level the curve ends on has no end:
    it lies beyond the sweep (not reached). A curve that rises :data:`MERGE_RATIO` or more past its last level to
    the sweep's end with no plateau there gives a :data:`RISE_LEVEL` row: the next level is not reached.
 3. The last level is ``memory`` when the curve ends on it and the sweep went at least an octave beyond the largest
@@ -67,12 +68,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.level_edge import Edge, edge_words, level_edge
 from memstor.core.schema import missing
 
 WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency_ns", "lat_p50_ns", "lat_p90_ns",
                        "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes", "cpu_share"]
-CACHE_LEVEL_COLUMNS = ["host", "level", "latency_ns", "clocks", "ends_at_bytes", "kernel_bytes", "agrees", "note",
-                       "clock_note"]
+CACHE_LEVEL_COLUMNS = ["host", "level", "latency_ns", "clocks", "ends_at_bytes", "held_bytes", "off_bytes",
+                       "kernel_bytes", "agrees", "note", "clock_note"]
 #: loadlat's core-clock calibrations (GHz) of one host's working-set runs further apart than this ratio give no
 #: clocks: a level's clocks would depend on which run's calibration is taken (S6-bare C-14: 3.57-3.99 GHz).
 CLOCK_SPREAD = 1.05
@@ -276,12 +278,18 @@ def find_levels(sizes: Sequence[float], latency_ns: Sequence[float], band: float
     return [Level(a, b, float(np.exp(np.median(y[a:b + 1])))) for a, b in kept]
 
 
+def level_edges(latency_ns: Sequence[float], levels: Sequence[Level]) -> list[Edge | None]:
+    """Per level, where it ends (memstor.analysis.level_edge.level_edge: the last size it held and the next size
+    measured, against the next level's latency where one follows); None for a level the curve ends on."""
+    nxt = [(b.first, b.latency_ns) for b in levels[1:]] + [(None, None)]
+    return [level_edge(np.asarray(latency_ns, dtype=float), lv.last, lv.latency_ns, *n) for lv, n in zip(levels, nxt)]
+
+
 def level_ends(sizes: Sequence[float], latency_ns: Sequence[float], levels: Sequence[Level]) -> list[float | None]:
-    """Where the curve leaves each level (bytes): the geometric middle of the level's largest size and the next
-    size measured (the curve is on the level at the one and off it at the other); None for a level the curve
-    ends on (its end lies beyond the sweep: not reached)."""
+    """Where each level ends (bytes): the geometric middle of the last size it held and the next size measured
+    (:func:`level_edges`); None for a level the curve ends on (its end lies beyond the sweep: not reached)."""
     s = np.asarray(sizes, dtype=float)
-    return [float(math.sqrt(s[lv.last] * s[lv.last + 1])) if lv.last + 1 < len(s) else None for lv in levels]
+    return [float(math.sqrt(s[e.held] * s[e.off])) if e else None for e in level_edges(latency_ns, levels)]
 
 
 # ------------------------------------------------------------------------------------ against the kernel
@@ -320,13 +328,14 @@ def off_by(kb: float, lo: float, hi: float) -> float:
 
 
 def _level_row(host, name, lat, ghz, ends, kernel, note, span=None) -> dict:
-    """One cache_levels row; ``agrees`` where the level's end (``span``: the sizes it lies between, else ``ends``)
-    is within AGREE_FACTOR of the kernel's size."""
+    """One cache_levels row; ``agrees`` where the level's end (``span``: the sizes it lies between, held_bytes and
+    off_bytes, else ``ends``) is within AGREE_FACTOR of the kernel's size."""
     agrees = None
     if ends is not None and kernel is not None:
         agrees = bool(off_by(kernel, *(span or (ends, ends))) <= AGREE_FACTOR)
     return {"host": host, "level": name, "latency_ns": lat, "clocks": lat * ghz if ghz and lat is not None else None,
-            "ends_at_bytes": ends, "kernel_bytes": kernel, "agrees": agrees, "note": note}
+            "ends_at_bytes": ends, "held_bytes": span[0] if span else None, "off_bytes": span[1] if span else None,
+            "kernel_bytes": kernel, "agrees": agrees, "note": note}
 
 
 def _kib(n: float) -> str:
@@ -343,7 +352,7 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
     ok = np.isfinite(lat) & (lat > 0)
     sizes, lat = sizes[ok], lat[ok]
     levels = find_levels(sizes, lat)
-    ends = level_ends(sizes, lat, levels)
+    ends, edges = level_ends(sizes, lat, levels), level_edges(lat, levels)
     kernel = kernel_levels(caches)
     llc = max((b for _, b in kernel), default=None)
     if llc is None:  # the kernel's sizes not given: the LLC loadlat read, if it did
@@ -361,9 +370,9 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
             continue
         j = match.get(i)
         name, kb = (kernel[j][0], kernel[j][1]) if j is not None else (f"level {i + 1}", None)
-        span = (sizes[lv.last], sizes[lv.last + 1]) if ends[i] is not None else None
-        rows.append(_level_row(host, name, lv.latency_ns, ghz, ends[i], kb,
-                               _level_note(lv, sizes, lat, ends[i], kb, src), span))
+        e = edges[i]
+        span = (float(sizes[e.held]), float(sizes[e.off])) if e else None
+        rows.append(_level_row(host, name, lv.latency_ns, ghz, ends[i], kb, _level_note(lv, sizes, lat, e, kb, src), span))
     rise = _rise(sizes, lat, levels)
     if rise:  # R-loop 10.1, S9-bare M-8: the next level is not reached; none is read from a rising tail
         rows.append(_level_row(host, RISE_LEVEL, float(lat[-1]), ghz, float(sizes[-1]), None,
@@ -418,25 +427,24 @@ def _rise(sizes: np.ndarray, lat: np.ndarray, levels: list[Level]) -> str:
     return f"{last:.3g} ns to {lat[-1]:.3g} ns at {_kib(sizes[-1])}, {lat[-1] / last:.1f}x"
 
 
-def _level_note(lv: Level, sizes: np.ndarray, lat: np.ndarray, end, kb, src: str) -> str:
-    """Where the level lies and where the curve leaves it ('on it from 4,096 KiB to 16.0 MiB; off it by 22.6 MiB
-    (79.1 ns): ends at 19.0 MiB'), or that the curve ends on it; beside the kernel's cache of its rank."""
+def _level_note(lv: Level, sizes: np.ndarray, lat: np.ndarray, edge: Edge | None, kb, src: str) -> str:
+    """Where the level lies and where it ends ('ends between 724 KiB and 1,024 KiB: on it 64 KiB-256 KiB (5 sizes),
+    held at 724 KiB (6.92 ns, 2 % of the way to the next level's 123 ns), not at ...': level_edge.edge_words), or
+    that the curve ends on it; beside the kernel's cache of its rank, judged on the sizes it ends between."""
     on = f"on it {_kib(sizes[lv.first])}-{_kib(sizes[lv.last])} ({lv.last - lv.first + 1} sizes)"
-    if end is None:
+    if edge is None:
         return f"the curve ends on this level, {on}: its end is beyond the sweep, not reached ({src})"
-    text = f"ends at {_kib(end)}: {on}, off it by {_kib(sizes[lv.last + 1])} ({lat[lv.last + 1]:.3g} ns)"
-    short = f"{_kib(sizes[lv.first])}-{_kib(sizes[lv.last])}"
+    head, detail = edge_words(edge, sizes, lat, _kib).split(": ", 1)
+    text = f"{head}: {on}, {detail}"
     if kb is None:
         return f"{text}; no cache of the kernel's matched ({src})"
-    factor = off_by(kb, sizes[lv.last], sizes[lv.last + 1])
+    factor = off_by(kb, sizes[edge.held], sizes[edge.off])
     verdict = (f"within a factor {AGREE_FACTOR:g} of the kernel's {_kib(kb)}" if factor <= AGREE_FACTOR else
                f"a factor {factor:.1f} from the kernel's {_kib(kb)} (> {AGREE_FACTOR:g}: the step is not this "
                "cache's size; a shared or partitioned cache, e.g. on a VM, holds less)")
     if factor > AGREE_FACTOR:  # the report's sentence names the kernel's size: the note says the rest once
-        text = (f"ends at {_kib(end)} (on it {short}, off by {_kib(sizes[lv.last + 1])}, "
-                f"{lat[lv.last + 1]:.3g} ns), a factor {factor:.1f} from the kernel's {_kib(kb)}: a shared or "
-                "partitioned cache holds less (e.g. on a VM)")
-        return f"{text} ({src})"
+        return (f"{head} (on it {_kib(sizes[lv.first])}-{_kib(sizes[lv.last])}, {detail}), a factor {factor:.1f} "
+                f"from the kernel's {_kib(kb)}: a shared or partitioned cache holds less (e.g. on a VM) ({src})")
     return f"{text}: {verdict} ({src})"
 
 

@@ -46,7 +46,7 @@ def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
         "clocks": [("–" if missing(r["latency_ns"]) else "unknown" if missing(r["clocks"]) else fmt_number(r["clocks"]))
                    for _, r in levels.iterrows()],  # clock_note: the GHz; no latency, nothing to convert
         "ends at": [(f"from {_size(r['ends_at_bytes'])}" if str(r["level"]).startswith("TLB") and  # R-loop 9.5: where
-                     not missing(r["ends_at_bytes"]) else _size(r["ends_at_bytes"]))    # the page-walk cost starts
+                     not missing(r["ends_at_bytes"]) else _ends(r))    # the page-walk cost starts
                     for _, r in levels.iterrows()],
         "kernel's size": levels["kernel_bytes"].map(_size),
         "agrees": [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
@@ -57,6 +57,13 @@ def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
     elif len(notes) and notes.iloc[0]:
         out = out.rename(columns={"clocks": f"clocks ({notes.iloc[0]})"})
     return out if levels["host"].nunique() > 1 else out.drop(columns="device")
+
+
+def _ends(r: pd.Series) -> str:
+    """Where a level ends: '724.1 KiB-1 MiB', the last size it held and the next size measured (S11-1cpu 4: not the
+    single '861 KiB' between them), else its ``ends_at_bytes``; '–' without one."""
+    held, off = r.get("held_bytes"), r.get("off_bytes")
+    return _size(r["ends_at_bytes"]) if missing(held) or missing(off) else f"{_size(held)}-{_size(off)}"
 
 
 def mlp_display(mlp: pd.DataFrame | None) -> pd.DataFrame:
@@ -140,13 +147,16 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[f
 
 
 def _level_part(r: pd.Series) -> str:
-    """'L2 4.54 ns up to 1.8 MiB' of a level row; 'then 170 ns at 64 MiB (no level found there before the sweep
+    """'L2 4.86 ns ending between 724.1 KiB and 1 MiB' of a level row (the last size it held and the next size; 'up
+    to 1.8 MiB' where a table gives only ends_at_bytes); 'then 170 ns at 64 MiB (no level found there before the sweep
     ended)' of the row of a curve that rises past its last level (hierarchy.RISE_LEVEL); 'level 4 167 ns to the
     sweep's end (its end not reached)' of a level the curve ends on."""
     if r["level"] == RISE_LEVEL:
         return (f"then {fmt_number(r['latency_ns'])} ns at {_size(r['ends_at_bytes'])} (still rising: the next "
                 "level not reached)")
-    end = (f" up to {_size(r['ends_at_bytes'])}" if not missing(r["ends_at_bytes"]) else
+    held, off = r.get("held_bytes"), r.get("off_bytes")
+    end = (f" ending between {_size(held)} and {_size(off)}" if not missing(held) and not missing(off) else
+           f" up to {_size(r['ends_at_bytes'])}" if not missing(r["ends_at_bytes"]) else
            "" if r["level"] in ("memory", LAST_LEVEL) else " to the sweep's end (its end not reached)")
     return f"{r['level']} {fmt_number(r['latency_ns'])} ns{end}"
 
@@ -169,7 +179,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         bad = g[g["agrees"].map(lambda a: not missing(a) and not bool(a)) | unmatched]
         for _, r in bad.iterrows():
             note = str(r["note"] or "the curve and the kernel disagree")
-            if note.startswith("ends at") and "from the kernel's" in note:  # the note names both sizes
+            if note.startswith("ends ") and "from the kernel's" in note:  # the note names both sizes
                 text += f" {r['level']} {note.split(' (random chain')[0].split(' (e.g.')[0]}."
                 continue
             note = note.removeprefix(f"ends at {_size(r['ends_at_bytes'])}: ")  # said just before

@@ -1,0 +1,84 @@
+"""Issue 38, seventh independent read of the 1-CPU run (S11-1cpu), §4.5 the memory hierarchy: where L2 ends (item
+4). Fixtures: tests/data/review-s11/memory/ (SOURCES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from memstor.analysis import hierarchy as h
+from memstor.analysis.level_edge import MISS_BOUND, edge_words, level_edge
+from memstor.report.text import hierarchy as text
+
+DATA = Path(__file__).parent / "data" / "review-s11" / "memory"
+CACHES = {"L1d_bytes": 49152, "L2_bytes": 1310720, "L3_bytes": 50331648}  # the run's sysinfo.json
+KIB = 1024
+
+
+def _ws() -> pd.DataFrame:
+    return pd.read_csv(DATA / "working_set.csv")
+
+
+def _row(levels: pd.DataFrame, name: str) -> pd.Series:
+    return levels[levels["level"] == name].iloc[0]
+
+
+# ------------------------------------------------------------------ item 4: where a level ends
+
+
+def test_l2_ends_between_724_kib_and_1_mib_where_the_kernel_says_not_at_362_kib():
+    """'L2 ends at 362 KiB ... a factor 2.5 from the kernel's 1,280 KiB' where the 2M chain was 4.91 ns at 256 KiB,
+    6.17 at 512 KiB, 6.92 at 724 KiB (2 % of the way to the next level's 123 ns), then 28.1 ns at 1 MiB (20 %): the
+    level still held 724 KiB; it ends between 724 KiB and 1 MiB, within a factor 2 of the kernel's 1,280 KiB."""
+    levels = h.cache_levels(_ws(), CACHES)
+    l2 = _row(levels, "L2")
+    assert (l2["held_bytes"], l2["off_bytes"]) == (741440, 1048576) and l2["agrees"] is True
+    assert 724 * KIB < l2["ends_at_bytes"] < 1024 * KIB
+    assert l2["note"].startswith("ends between 724 KiB and 1,024 KiB: on it 64 KiB-256 KiB (5 sizes), held at 724 "
+                                 "KiB (6.92 ns, 2 % of the way to the next level's 123 ns), not at 1,024 KiB (28.1 ns, "
+                                 "20 %")
+    l1 = _row(levels, "L1")  # 32 KiB 1.80 ns (4 %), 45 KiB 2.98 ns (41 % of the way to 4.86 ns)
+    assert (l1["held_bytes"], l1["off_bytes"]) == (32768, 46336) and l1["agrees"] is True
+    said = text.hierarchy_sentences(levels, None)[0]
+    assert "L2 4.86 ns ending between 724.1 KiB and 1 MiB" in said
+    assert "362" not in said and "factor 2.5" not in said and "holds less" not in said
+    shown = text.cache_levels_display(levels).set_index("level")
+    assert shown.loc["L2", "ends at"] == "724.1 KiB-1 MiB" and shown.loc["L2", "agrees"] == "yes"
+
+
+def test_a_level_that_ends_far_below_the_kernel_size_still_says_so():
+    """The other side: the same curve stepping at 512 KiB (28 ns, 20 % of the way) ends between 256 and 512 KiB, a
+    factor 2.5 below the kernel's 1,280 KiB: agrees no, and the sentence names both sizes."""
+    ws = _ws()
+    at = (ws["pages"] != "4K") & ws["buffer_bytes"].isin([524288, 741440])
+    ws.loc[at, "lat_p50_ns"] = [28.0, 60.0]
+    levels = h.cache_levels(ws, CACHES)
+    l2 = _row(levels, "L2")
+    assert (l2["held_bytes"], l2["off_bytes"]) == (262144, 524288) and l2["agrees"] is False
+    assert "a factor 2.5 from the kernel's 1,280 KiB" in l2["note"]
+    said = text.hierarchy_sentences(levels, None)[0]
+    assert "L2 ends between 256 KiB and 512 KiB (on it 64 KiB-256 KiB, held at 256 KiB" in said
+    assert "a factor 2.5 from the kernel's 1,280 KiB: a shared or partitioned cache holds less" in said
+
+
+def test_the_miss_bound_and_a_level_with_no_next_level_or_a_missing_size():
+    """The rule itself: a size is held under MISS_BOUND (10 %) of the way to the next level; a size with no latency
+    is skipped, never judged; without a next level (or its latency unknown) the level ends where it leaves its
+    plateau; a level the curve ends on has no end."""
+    sizes = np.array([256, 362, 512, 724, 1024, 1448, 2048], dtype=float) * KIB
+    lat = np.array([4.91, 5.0, 6.17, 6.92, 28.1, 119.7, 121.0])
+    e = level_edge(lat, 1, 4.86, 5, 123.0)
+    assert (e.held, e.off) == (3, 4) and e.held_miss < MISS_BOUND <= e.off_miss
+    missing = lat.copy()
+    missing[3] = np.nan  # 724 KiB not measured: the edge lies between 512 KiB and 1 MiB
+    e = level_edge(missing, 1, 4.86, 5, 123.0)
+    assert (e.held, e.off) == (2, 4)
+    for nxt in [(None, None), (5, float("nan"))]:  # no next level, or its latency unknown: the plateau's own edge
+        e = level_edge(lat, 1, 4.86, *nxt)
+        assert (e.held, e.off, e.off_miss) == (1, 2, None)
+        assert edge_words(e, sizes, lat, lambda b: f"{b / KIB:,.0f} KiB") == ("ends between 362 KiB and 512 KiB: off "
+                                                                              "it by 512 KiB (6.17 ns)")
+    assert level_edge(lat, 6, 121.0) is None
+    assert h.level_ends(sizes, lat[:4], [h.Level(0, 3, 5.0)]) == [None]
