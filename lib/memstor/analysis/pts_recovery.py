@@ -38,6 +38,12 @@ SEQ 1024KiB -> RND 8KiB):
   % of their mean) within the PTS steady-state rule's DATA_EXCURSION_PCT (20 %). The loop run's RND phase ended
   883, 606, 237 MB/s (113 %): its "575 MB/s, settles in 8 s" was a collapse still under way when the phase
   ended; that level is empty now (``from_level_note`` / ``to_level_note`` say why) and no settle time is given.
+- whether such a phase was **still moving** is a test of its own (:func:`phase_trend`): the least-squares slope
+  of all its seconds (MB/s per s) with its 95 % Student-t interval (n - 2 degrees of freedom); "still moving"
+  only where that interval excludes 0, else "scattering lo-hi MB/s from its first second, with no trend"; fewer
+  than MIN_TREND_S seconds: not tested. (The 1-CPU run's RND phase, 401, 316, 372, 345, 375, 370, 351, 389,
+  310 MB/s, failed the 20 % rule on its last 3 s with a slope of -2.68 MB/s per s, interval -12.5 to 7.1: scatter
+  from its first second, not movement; the report had said "still moving".)
 """
 
 from __future__ import annotations
@@ -73,6 +79,8 @@ XSR_COLUMNS = ["host", "transition", "t_transition_s", "from_level_MBps", "from_
 #: The settle band, % of the new phase's final level, and the centred rolling-median window (s).
 SETTLE_BAND_PCT = 10.0
 SETTLE_SMOOTH_S = 5
+#: Fewest seconds of a phase for its trend test (:func:`phase_trend`; 4 degrees of freedom for the slope).
+MIN_TREND_S = 6
 #: Share of a phase's seconds (its last part) that make its final level.
 FINAL_SHARE = 1.0 / 3.0
 SETTLE_RULE = (f"first second after the transition from which the {SETTLE_SMOOTH_S}-s centred rolling median of "
@@ -255,7 +263,28 @@ def phase_level(values: Sequence[float], share: float = FINAL_SHARE) -> tuple[Le
         return level, ""
     return None, (f"no level: its last {len(last)} s ran {', '.join(fmt_number(v) for v in last)} MB/s, a data "
                   f"excursion of {fmt_number(excursion)} % of their mean {fmt_number(mean)} (PTS: at most "
-                  f"{ss.DATA_EXCURSION_PCT:g} %): still moving when the phase ended")
+                  f"{ss.DATA_EXCURSION_PCT:g} %): {phase_trend(y)}")
+
+
+def phase_trend(values: Sequence[float]) -> str:
+    """Whether a phase's per-second MB/s (in order, every second of the phase) were still moving: the
+    least-squares slope (MB/s per s) and its 95 % Student-t interval; 'still moving' where the interval excludes
+    0, 'scattering lo-hi MB/s from its first second, with no trend' where it holds 0; fewer than
+    :data:`MIN_TREND_S` seconds: not tested, with why."""
+    y = np.asarray([v for v in values if _finite(v) is not None], dtype=np.float64)
+    if y.size < MIN_TREND_S:
+        return f"whether it was still moving is not tested ({y.size} s, fewer than {MIN_TREND_S})"
+    from scipy import stats  # slow first import: only when a phase has no level
+
+    fit = stats.linregress(np.arange(y.size, dtype=np.float64), y)
+    half = float(stats.t.ppf(0.975, y.size - 2)) * float(fit.stderr)  # 0 on a straight line: its slope stands
+    lo, hi = float(fit.slope) - half, float(fit.slope) + half
+    said = (f"least-squares slope {fmt_number(fit.slope)} MB/s per s over its {y.size} s, 95 % interval "
+            f"{fmt_number(lo)} to {fmt_number(hi)}")
+    if lo > 0 or hi < 0:
+        return f"still moving when the phase ended ({said})"
+    return (f"scattering {fmt_number(y.min())}-{fmt_number(y.max())} MB/s from its first second, with no trend "
+            f"({said})")
 
 
 def settle_time(values: Sequence[float], level: float, band_pct: float = SETTLE_BAND_PCT,
