@@ -1,5 +1,6 @@
 """Issue 38, seventh independent read of the 1-CPU run (S11-1cpu), §4.5 the memory hierarchy: where L2 ends (item
-4). Fixtures: tests/data/review-s11/memory/ (SOURCES.md)."""
+4), the memory-level-parallelism sentence beside a partly failed hierarchy_cpu_share (item 3). Fixtures:
+tests/data/review-s11/memory/ (SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -82,3 +83,37 @@ def test_the_miss_bound_and_a_level_with_no_next_level_or_a_missing_size():
                                                                               "it by 512 KiB (6.17 ns)")
     assert level_edge(lat, 6, 121.0) is None
     assert h.level_ends(sizes, lat[:4], [h.Level(0, 3, 5.0)]) == [None]
+
+
+# ------------------------------------------------------------------ item 3: MLP beside a partly failed check
+
+
+def test_mlp_states_the_runs_within_the_band_and_names_the_two_left_out():
+    """'1 thread(s): not stated: their measuring threads were on a CPU 73-99 % of the time' while 3 of the 5 runs
+    (1, 2, 4 chains: 96-99 %) were inside 90-101 %; hierarchy_cpu_share's consequence: 'those runs are left out, and
+    §4.5 states only what the runs within the band give'. Now: 2 of 5 left out, 1,686 MB/s at 4 chains."""
+    mlp = pd.read_csv(DATA / "mlp.csv")
+    validity = pd.read_csv(DATA / "validity.csv")
+    check = validity[validity["subject"] == "mem-hierarchy mlp"].iloc[0]
+    assert "2 outside 90.0-101 %" in check["evidence"] and "states only what the runs within the band give" in \
+        check["consequence"]
+    said = text.hierarchy_sentences(None, mlp, None, validity)[-1]
+    assert said.startswith("**vm**, 1 thread(s): 2 of 5 runs left out (8 and 16 chains, their measuring threads on a "
+                           "CPU 80 and 73 % of the time, outside 90-101 %: hierarchy_cpu_share failed); from the "
+                           "other 3: 1,686 MB/s at 4 independent chains per thread; bandwidth still grows at 4 chains, "
+                           "the most kept")
+    assert "not stated" not in said and "2,589" not in said and "2,914" not in said
+
+
+def test_mlp_all_inside_all_outside_and_no_share_recorded():
+    """The other sides: all 5 inside states the most (2,914 MB/s at 16 chains, 'the most chains measured'); all
+    outside says 'not stated' with 'all 5 runs'; no share recorded is not judged here (stated as measured)."""
+    mlp = pd.read_csv(DATA / "mlp.csv")
+    inside = text.hierarchy_sentences(None, mlp.assign(cpu_share=0.99))[-1]
+    assert "2,914 MB/s at 16 independent chains" in inside and "left out" not in inside
+    assert "still grows at the most chains measured" in inside
+    out = text.hierarchy_sentences(None, mlp.assign(cpu_share=0.7))[-1]
+    assert "0.7" not in out
+    assert "1 thread(s): not stated: their measuring threads were on a CPU 70 % of the time (all 5 runs)" in out
+    unjudged = text.hierarchy_sentences(None, mlp.assign(cpu_share=np.nan))[-1]
+    assert "2,914 MB/s at 16 independent chains" in unjudged and "left out" not in unjudged

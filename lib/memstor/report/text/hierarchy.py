@@ -13,6 +13,7 @@ from memstor.analysis.hierarchy import (
     RISE_LEVEL,
     cpu_held,
     last_step,
+    saturation_chains,
 )
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
@@ -161,6 +162,46 @@ def _level_part(r: pd.Series) -> str:
     return f"{r['level']} {fmt_number(r['latency_ns'])} ns{end}"
 
 
+def _left_out_runs(g: pd.DataFrame, bad: pd.Series) -> str:
+    """'2 of 5 runs left out (8 and 16 chains, their measuring threads on a CPU 80 and 73 % of the time, outside
+    90-101 %: hierarchy_cpu_share failed)' of one threads group's rows (``bad``: outside the band)."""
+    out = g[bad].sort_values("chains")
+    chains = [str(int(c)) for c in out["chains"]]
+    shares = [f"{100 * float(v):.0f}" for v in out["cpu_share"]]
+    def both(v: list[str]) -> str:
+        return " and ".join([", ".join(v[:-1]), v[-1]]) if len(v) > 1 else v[0]
+    return (f"{len(out)} of {len(g)} runs left out ({both(chains)} chain{'s' if len(chains) > 1 else ''}, "
+            f"{'their' if len(out) > 1 else 'its'} measuring thread{'s' if len(out) > 1 else ''} on a CPU "
+            f"{both(shares)} % of the time, outside {100 * CPU_LOW:.0f}-{100 * CPU_HIGH:.0f} %: hierarchy_cpu_share "
+            "failed)")
+
+
+def mlp_sentence(host: str, threads: int, g: pd.DataFrame, said: set[str], dram_failed: bool) -> str:
+    """One threads group's MLP sentence from the runs within hierarchy_cpu_share's band (its consequence: 'those runs
+    are left out, and §4.5 states only what the runs within the band give'): the most MB/s and the chain count, and
+    where bandwidth stops growing among those runs (memstor.analysis.hierarchy.saturation_chains); the runs left out
+    named first (S11-1cpu 3: 'not stated: their measuring threads were on a CPU 73-99 %' where 3 of 5 runs, 96-99 %,
+    were inside); 'not stated' only where none is inside. ``said``: the hosts whose law was already given."""
+    held = cpu_held(g["cpu_share"] if "cpu_share" in g else pd.Series(index=g.index, dtype=float))
+    if not held.any():
+        share = 100 * pd.to_numeric(g["cpu_share"], errors="coerce")
+        lo, hi = f"{share.min():.0f}", f"{share.max():.0f}"
+        return (f"**{host}**, {threads} thread(s): not stated: their measuring threads were on a CPU "
+                f"{lo if lo == hi else f'{lo}-{hi}'} % of the time (all {len(g)} runs), outside {100 * CPU_LOW:.0f}-"
+                f"{100 * CPU_HIGH:.0f} % (hierarchy_cpu_share failed): their latencies include waits for a CPU.")
+    kept = g[held].sort_values("chains")
+    left = f"{_left_out_runs(g, ~held)}; from the other {len(kept)}: " if not held.all() else ""
+    n_sat = saturation_chains(kept["chains"].tolist(), kept["bandwidth_MBps"].tolist())
+    top = kept.loc[kept["bandwidth_MBps"].idxmax()]
+    most = "the most chains measured" if held.all() else f"{int(kept['chains'].max())} chains, the most kept"
+    where = f"stops growing from {int(n_sat)} chains" if n_sat is not None else f"still grows at {most}"
+    law = "" if host in said else " (derived, not measured apart: X = N × 64 B / R)"
+    said.add(host)
+    return (f"**{host}**, {threads} thread(s): {left}{fmt_number(top['bandwidth_MBps'])} MB/s at {int(top['chains'])} "
+            f"independent chains per thread; bandwidth {where}{law}"
+            + ("; not shown to be DRAM's (memory_buffer_llc failed)." if dram_failed else "."))
+
+
 def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
                         working_set: pd.DataFrame | None = None, validity: pd.DataFrame | None = None) -> list[str]:
     """Per device: the levels in one sentence (latency and where each ends, a disagreement with the kernel's
@@ -198,24 +239,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         clock = [str(c) for c in g.get("clock_note", pd.Series([], dtype=str)).dropna() if str(c).startswith("not")]
         out.append(text + (f" {covered}" if covered else "") + (f" Clocks {clock[0]}." if clock else ""))
     if mlp is not None and len(mlp):
-        said = set()  # the law once per device, not once per thread count
+        said: set[str] = set()  # the law once per device, not once per thread count
         for (host, threads), g in mlp.groupby(["host", "threads"], sort=True):
-            if not cpu_held(g["cpu_share"] if "cpu_share" in g else pd.Series(dtype=float)).all():
-                share = 100 * pd.to_numeric(g["cpu_share"], errors="coerce")
-                out.append(f"**{host}**, {int(threads)} thread(s): not stated: their measuring threads were on a CPU "
-                           f"{share.min():.0f}-{share.max():.0f} % of the time, outside {100 * CPU_LOW:.0f}-"
-                           f"{100 * CPU_HIGH:.0f} % (hierarchy_cpu_share failed): their latencies include waits "
-                           "for a CPU.")
-                continue
-            sat = g[g["saturated"].map(lambda s: not missing(s) and bool(s))]
-            top = g.loc[g["bandwidth_MBps"].idxmax()]
-            where = (f"stops growing from {int(sat['chains'].min())} chains" if len(sat) else
-                     "still grows at the most chains measured")
-            law = "" if host in said else " (derived, not measured apart: X = N × 64 B / R)"
-            said.add(host)
-            words = dram_words(validity, str(host))
-            out.append(f"**{host}**, {int(threads)} thread(s): {fmt_number(top['bandwidth_MBps'])} MB/s at "
-                       f"{int(top['chains'])} independent chains per thread; bandwidth {where}{law}"
-                       + ("; not shown to be DRAM's (memory_buffer_llc failed)."
-                          if words else "."))
+            out.append(mlp_sentence(str(host), int(threads), g, said, bool(dram_words(validity, str(host)))))
     return out
