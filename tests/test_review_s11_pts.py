@@ -8,9 +8,17 @@ from pathlib import Path
 import pandas as pd
 
 from memstor.analysis import pts_recovery as pr
+from memstor.analysis.validity import intervals
+from memstor.analysis.validity.rows import COLUMNS
+from memstor.report.text import first_page as fp
 from memstor.report.text import pts as pts_text
 
 DATA = Path(__file__).parent / "data" / "review-s11" / "pts"
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    """A validity table of rows (its columns even when empty)."""
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def _xsr() -> pd.DataFrame:
@@ -48,3 +56,48 @@ def test_xsr_phase_too_short_for_a_trend_is_not_tested():
     assert level is None and why.endswith("whether it was still moving is not tested (5 s, fewer than 6)")
     assert pr.phase_trend([1.0, float("nan"), 2.0, 3.0, 4.0, 5.0]).endswith("(5 s, fewer than 6)")
     assert pr.phase_trend([]).endswith("(0 s, fewer than 6)")
+
+
+def _points(cis: list[tuple[float | None, float | None]]) -> pd.DataFrame:
+    """fio summary points of one experiment, IOPS 1000 each, with the given (low, high) intervals."""
+    return pd.DataFrame([{"host": "vm", "experiment": "fio-queue-depth", "config": f"c{i}", "direction": "read",
+                          "n": 1, "iops": 1000.0, "iops_ci_low": lo, "iops_ci_high": hi}
+                         for i, (lo, hi) in enumerate(cis)])
+
+
+def _fio_notes(k: int) -> pd.DataFrame:
+    return pd.DataFrame([{"host": "vm", "experiment": "fio-queue-depth", "config": f"c{i}",
+                          "ci_note": "too few batches (7 intervals < 10)"} for i in range(k)])
+
+
+def test_profile_sentence_counts_the_reviewed_points_without_an_interval():
+    # item 11: page 1 said "most points have too few log windows for a 95 % interval"; validity.csv's
+    # interval_exists rows: none of the 112 storage points has one, for three reasons
+    v = pd.read_csv(DATA / "validity-interval-exists.csv")
+    assert intervals.exists_counts(v) == (112, 112, [
+        "too few log windows", "a PTS-recovery or write-saturation trajectory, not a stationary run",
+        "ioarrive's 1-s series"])
+    said = fp.profile_sentence("quick", v)
+    assert "most points" not in said
+    assert ("no storage point (of 112) has a 95 % interval (too few log windows; a PTS-recovery or write-saturation "
+            "trajectory, not a stationary run; ioarrive's 1-s series), so differences between single values may be "
+            "noise") in said
+
+
+def test_profile_sentence_counts_points_some_with_an_interval():
+    some = frame(intervals.interval_rows(_points([(None, None), (900.0, 1100.0), (None, None)]), _fio_notes(3)))
+    assert intervals.exists_counts(some) == (2, 3, ["too few log windows"])
+    assert "2 of 3 storage points have no 95 % interval (too few log windows), so" in fp.interval_clause(some)
+    every = frame(intervals.interval_rows(_points([(900.0, 1100.0)] * 2), None))
+    assert fp.interval_clause(every) == "each of the 2 storage points has a 95 % interval"
+    flat = frame(intervals.interval_rows(_points([(1000.0, 1000.0), (900.0, 1100.0)]), None))  # zero width only
+    assert intervals.exists_counts(flat) == (1, 2, ["an interval of zero width"])
+
+
+def test_profile_sentence_without_judged_interval_rows_counts_nothing():
+    empty = frame(intervals.interval_rows(_points([(None, None)]).assign(iops=float("nan")), None))
+    assert set(empty["status"]) == {"unchecked"} and intervals.exists_counts(empty) is None
+    assert fp.interval_clause(empty).startswith("whether the storage points have a 95 % interval was not checked")
+    assert intervals.exists_counts(frame([])) is None and intervals.exists_counts(None) is None
+    assert "interval columns say which values" in fp.profile_sentence("quick") and "most" not in \
+        fp.profile_sentence("quick")

@@ -11,9 +11,14 @@ directions are checked. Both judge every metric of :data:`METRICS` that has a va
 - ``interval_holds_value``: every value lies inside its own interval. Value: values outside (band [0, 0]),
   below the low bound and above the high bound counted apart; any: fail. No value with an interval:
   unchecked (nothing to compare).
+
+:func:`exists_counts` reads the interval_exists rows back for page 1: points without a quotable interval, points
+in all, and the reasons that occur (:data:`REASONS`: the tidy rows' ci_note causes and the width flaws, in words).
 """
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 
@@ -31,6 +36,13 @@ ZERO_WIDTH_SHARE = 1e-6
 WIDE_SHARE = 1.0
 
 _SECTION = "storage_points"
+#: Why a point lacks an interval: (what interval_exists' evidence holds, the words page 1 uses), in the order said.
+REASONS = (("too few batches", "too few log windows"), ("no interval logs", "no interval logs"),
+           ("trajectory", "a PTS-recovery or write-saturation trajectory, not a stationary run"),
+           ("ioarrive's 1-s series", "ioarrive's 1-s series"), ("correlated", "correlated log windows"),
+           ("zero width", "an interval of zero width"), ("wider than the value", "an interval wider than its value"))
+#: The counts interval_exists' evidence opens with (warn: 'k of n points ...', pass: 'all n points ...').
+_COUNTED = re.compile(r"^(?:(?P<k>\d+) of (?P<n>\d+)|all (?P<all>\d+)) points ")
 
 
 def interval_rows(points: pd.DataFrame | None, fio: pd.DataFrame | None) -> list[dict]:
@@ -106,7 +118,7 @@ def _exists(host, exp, g: pd.DataFrame, notes: dict, section: str) -> dict:
         return row(host, "interval_exists", exp, PASS, 0, 0, unit,
                    f"all {len(g)} points have a 95 % interval, none of zero width or wider than its value", "",
                    section, low=0, high=0)
-    parts = []
+    parts = [] if len(lacking) else [f"{k} of {len(g)} points have an interval one cannot quote"]
     if len(lacking):
         reasons = lacking.apply(lambda r: _why(r, notes), axis=1).value_counts()
         why = "; ".join(f"{c}: {reason}" for reason, c in reasons.items())
@@ -144,3 +156,24 @@ def _holds(host, exp, g: pd.DataFrame, section: str) -> dict:
                f"{outside - below} above), e.g. {example}: the interval describes other windows than the value "
                "(the run's mean keeps the ramp window the batch-means interval leaves out)",
                "these intervals are not shown beside their values", section, low=0, high=0)
+
+
+def exists_counts(validity: pd.DataFrame | None) -> tuple[int, int, list[str]] | None:
+    """(points without a quotable 95 % interval, points in all, the reasons that occur in words (:data:`REASONS`,
+    'other (validity.csv)' for a reason not among them)) over every interval_exists row that was judged, all hosts
+    and experiments; None where none was (no row, or only unchecked ones)."""
+    if validity is None or validity.empty or not {"check", "status", "evidence"} <= set(validity.columns):
+        return None
+    rows = validity[(validity["check"] == "interval_exists") & validity["status"].isin([PASS, WARN])]
+    without = total = 0
+    found: set[str] = set()
+    for ev in rows["evidence"].astype(str):
+        m = _COUNTED.match(ev)
+        if not m:
+            return None
+        without, total = without + int(m["k"] or 0), total + int(m["n"] or m["all"])
+        hit = {words for key, words in REASONS if key in ev}
+        found |= hit or ({"other (validity.csv, interval_exists)"} if m["k"] else set())
+    if rows.empty:
+        return None
+    return without, total, [w for _, w in REASONS if w in found] + sorted(found - {w for _, w in REASONS})

@@ -16,6 +16,7 @@ import pandas as pd
 from memstor.analysis.hierarchy import RISE_LEVEL
 from memstor.analysis.load_latency import answered_from_held
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS
+from memstor.analysis.validity.intervals import exists_counts
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
@@ -26,8 +27,7 @@ from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 
 #: Profile -> what its runs cannot show (the profile files' own repetitions and run lengths).
 PROFILE_LIMITS = {
-    "quick": "one short run per point (n = 1, a few seconds): most points have too few log windows for a 95 % "
-             "interval, so differences between single values may be noise; a first look, not a result to quote",
+    "quick": "one short run per point (n = 1, a few seconds): {intervals}; a first look, not a result to quote",
     "standard": "one run per point (n = 1): intervals come from each run's own log windows (batch means), not "
                 "from repetitions, so run-to-run drift (another job on the disk, the drive's background work) "
                 "is not in them",
@@ -75,9 +75,29 @@ def _usable(info: dict) -> str:
     return f", of which this run could use {float(usable):g}" + (f" ({why})" if why else "")
 
 
-def profile_sentence(profile: str) -> str:
-    """What the profile cannot show (markdown); unknown profiles say so."""
+def interval_clause(validity: pd.DataFrame | None) -> str:
+    """How many storage points have no 95 % interval and why, from validity's interval_exists rows
+    (memstor.analysis.validity.intervals.exists_counts): 'no storage point (of N) has ...' / 'k of N storage
+    points have no ...' with the reasons that occur; 'not checked' without judged rows; no validity table given:
+    a pointer to the interval columns (no count)."""
+    if validity is None:
+        return "the n and interval columns say which values have a 95 % interval"
+    counts = exists_counts(validity)
+    if counts is None:
+        return "whether the storage points have a 95 % interval was not checked (no interval_exists row)"
+    k, n, why = counts
+    if not k:
+        return f"each of the {n} storage points has a 95 % interval"
+    head = f"no storage point (of {n}) has a" if k == n else f"{k} of {n} storage points have no"
+    return f"{head} 95 % interval" + (f" ({'; '.join(why)})" if why else "") + (
+        ", so differences between single values may be noise")
+
+
+def profile_sentence(profile: str, validity: pd.DataFrame | None = None) -> str:
+    """What the profile cannot show (markdown), the quick profile's intervals counted from ``validity``
+    (:func:`interval_clause`); unknown profiles say so."""
     limit = PROFILE_LIMITS.get(profile or "")
+    limit = limit.replace("{intervals}", interval_clause(validity)) if limit else limit
     if not profile:
         return "Profile: not recorded (pass `-p profile NAME`); the n and interval columns say what each value rests on."
     return f"Profile **{md_escape(profile)}**: " + (limit or "a profile of your own; n and the intervals say what "
