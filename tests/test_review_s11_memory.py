@@ -1,6 +1,6 @@
 """Issue 38, seventh independent read of the 1-CPU run (S11-1cpu), §4.5 the memory hierarchy: where L2 ends (item
-4), the memory-level-parallelism sentence beside a partly failed hierarchy_cpu_share (item 3). Fixtures:
-tests/data/review-s11/memory/ (SOURCES.md)."""
+4), the memory-level-parallelism sentence beside a partly failed hierarchy_cpu_share (item 3), the page-walk
+sentence's 'at every size' (item 6). Fixtures: tests/data/review-s11/memory/ (SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -117,3 +117,32 @@ def test_mlp_all_inside_all_outside_and_no_share_recorded():
     assert "1 thread(s): not stated: their measuring threads were on a CPU 70 % of the time (all 5 runs)" in out
     unjudged = text.hierarchy_sentences(None, mlp.assign(cpu_share=np.nan))[-1]
     assert "2,914 MB/s at 16 independent chains" in unjudged and "left out" not in unjudged
+
+
+# ------------------------------------------------------------------ item 6: the page-walk sentence
+
+
+def test_page_walks_name_the_single_size_scatter_not_at_every_size():
+    """'4 KiB pages within 10 % of 2 MiB pages at the largest size (32.0 MiB: 1.04×, the median of the 3 largest)
+    and at every size' while single sizes (in-band runs) gave 13.62 / 28.11 = 0.49× at 1 MiB, 26.57 / 119.69 =
+    0.22× at 1.41 MiB and 144.04 / 123.12 = 1.17× at 22.6 MiB: 'at every size' held only of a 3-size median."""
+    note = _row(h.cache_levels(_ws(), CACHES), h.TLB_LEVEL)["note"]
+    assert note.startswith("not shown: 4 KiB pages within 10 % of 2 MiB pages at the largest size (32.0 MiB: 1.04×, "
+                           "the median of the 3 largest), and no median of 3 neighbouring sizes more than 10 % slower")
+    assert "single sizes, one run each, scatter 0.22× (1,448 KiB: 4 KiB pages faster) to 1.17× (22.6 MiB)" in note
+    assert "at every size" not in note and "TLB's reach" not in note
+
+
+def test_page_walks_at_every_size_where_single_sizes_agree_and_nothing_to_compare():
+    """The other sides: 4 KiB pages within 10 % of 2 MiB pages at every single size keep 'at every size'; no
+    latency with 4 KiB pages says no size was measured with both."""
+    ws = _ws()
+    small = ws["pages"] == "4K"
+    big = ws[~small].set_index("buffer_bytes")["lat_p50_ns"]
+    same = ws.copy()
+    same.loc[small, "lat_p50_ns"] = 1.05 * same.loc[small, "buffer_bytes"].map(big).to_numpy()
+    note = _row(h.cache_levels(same, CACHES), h.TLB_LEVEL)["note"]
+    assert "and at every size: the sweep stayed within the TLB's reach" in note and "scatter" not in note
+    none = ws.copy()
+    none.loc[small, ["lat_p50_ns", "latency_ns"]] = np.nan
+    assert h.tlb_cost(none)["note"] == "not shown: no buffer size measured with both page sizes"
