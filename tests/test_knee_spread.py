@@ -54,7 +54,7 @@ def test_the_spread_is_the_measured_one_where_measured_and_said_assumed_where_no
     assert one.words().startswith("the run-to-run spread measured here, 1.16× (4 KiB randread QD32×1: 102,862 IOPS")
     bare = run_spread(table("summary", "s7-bare"), "vm")
     assert not bare.shown and bare.limit == 1.10 and round(bare.measured, 3) == 1.026
-    assert bare.short() == "the 10 % assumed for single runs, not measured"
+    assert bare.short() == "the 10 % assumed for single runs (the one pair measured twice agreed within 1.03×)"  # S11-bare 7
     assert "one pair is no spread" in bare.words()
 
 
@@ -65,7 +65,7 @@ def test_a_block_size_step_beyond_only_the_assumed_spread_is_qualified():
     from memstor.report.text.workloads import block_size_sentences, rw_mix_sentences
     bare = table("summary", "s7-bare")
     writes = block_size_sentences(bare, "vm")[1]
-    assert ("+25.1 %, more than the 10 % assumed for single runs, not measured: a difference between single runs "
+    assert ("+25.1 %, more than the 10 % assumed for single runs (the one pair measured twice agreed within 1.03×): a difference between single runs "
             "beyond an assumed spread only); larger blocks were not measured") in writes
     assert "the run-to-run spread, 1.10×" not in writes
     mix = rw_mix_sentences(bare, "vm")[0]
@@ -188,7 +188,8 @@ def test_the_level_off_size_is_placed_between_the_sizes_measured_and_a_fall_afte
     reads = block_size_sentences(bare, "vm")[0]
     assert ("first reaches 90 % of its best (1,307 MB/s at 64 KiB) between 4 KiB and 64 KiB (no size measured "
             "between)") in reads
-    assert "at 1 MiB it is 1,159 MB/s (-11.4 %, beyond the 10 % assumed for single runs, not measured" in reads
+    assert "at 1 MiB it is 1,159 MB/s (-11.4 %, beyond the 10 % assumed for single runs (the one pair measured twice " \
+        "agreed within 1.02×)" in reads
     big = (bare["experiment"] == "fio-block-size") & (bare["rw"] == "randread") & (bare["bs_bytes"] == 2**20)
     less = bare.copy()
     less.loc[big, "bw_MBps"] = 1250.0
