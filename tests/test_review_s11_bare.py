@@ -106,3 +106,19 @@ def test_a_one_job_point_below_the_sweeps_most_is_not_said_within_the_spread():
         above.loc[at, "iops"] = iops
     said = _sweep_agrees(pd.Series({"host": "vm", "rw": "randwrite"}), above)["evidence"]
     assert "1.06x it, within the 10 % assumed" in said, said
+
+
+def test_the_mixed_load_maps_rows_carry_their_response_p99_and_achieved_mbps():
+    """S11-bare 10: summary.csv's mixed-load-map rows had lat_p99_us empty (the table keeps ioarrive's response p99
+    as resp_p99_us: 815,792 µs at w30-r50) and bw_MBps from the I/Os whose arrival fell in the window (103.5 MB/s
+    beside 19,028 achieved IOPS = 77.9 MB/s). The p99 now fills from resp_p99_us; new runs write the achieved MB/s."""
+    from memstor.analysis.summary import summary_table
+    from memstor.experiments._load_ioarrive import _achieved_MBps
+
+    m = pd.read_csv(DATA.parent / "review-s11" / "bare" / "mixed-load-map-processed.csv")
+    s = summary_table(m.assign(host="vm", experiment="mixed-load-map"))
+    cell = s[s["config"].str.contains("-w30-r50-") & (s["direction"] == "read")].iloc[0]
+    assert round(cell["lat_p99_us"]) == 815_792 and round(cell["lat_mean_us"]) == 624_917
+    assert s.loc[s["direction"] != "total", "lat_p99_us"].notna().all()
+    assert _achieved_MBps(19_027.5, {"bs_bytes": 4096}) == 19_027.5 * 4096 / 1e6
+    assert _achieved_MBps(None, {"bs_bytes": 4096}) is None and _achieved_MBps(100.0, {}) is None

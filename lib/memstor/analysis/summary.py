@@ -111,6 +111,8 @@ def _prepared(fio: pd.DataFrame) -> pd.DataFrame:
             df[col] = pd.to_numeric(df[col], errors="coerce")
         else:
             df[col] = np.nan
+    if "resp_p99_us" in df.columns:  # the mixed-load map's rows keep ioarrive's response p99 under its own name
+        df["lat_p99_us"] = df["lat_p99_us"].fillna(pd.to_numeric(df["resp_p99_us"], errors="coerce"))
     df["ok"] = _ok(df)
     if "experiment" not in df.columns:
         df["experiment"] = df["table"] if "table" in df.columns else np.nan
