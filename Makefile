@@ -45,8 +45,9 @@ ARM64_CC  ?= aarch64-linux-gnu-gcc
 DATA_ABS  := $(abspath $(DATA))
 # memstor run's target options: --hosts FILE for a fleet, else --target/--host
 RUN_WHERE = $(if $(HOSTS),--hosts $(abspath $(HOSTS)),$(if $(TARGET),--target $(TARGET)) $(if $(HOST),--host $(HOST)))
-# fio sections only: a raw device (named twice) instead of the test file
-DEVICE_SET = $(if $(filter fio-%,$(1)),$(if $(DEVICE)$(CONFIRM_DEVICE),--set device=$(DEVICE) --set confirm_device=$(CONFIRM_DEVICE)))
+# storage sections only (fio-*, mixed-load-map: S11-loop 2, the map ran on the scratch file beside a raw device): a
+# raw device (named twice) instead of the test file
+DEVICE_SET = $(if $(filter fio-% mixed-load-map,$(1)),$(if $(DEVICE)$(CONFIRM_DEVICE),--set device=$(DEVICE) --set confirm_device=$(CONFIRM_DEVICE)))
 LIB_SRC   := $(shell find lib/memstor -name '*.py' 2>/dev/null)
 # Experiment notebooks NN-<experiment>.ipynb (10-89), one per family registered in lib/memstor/experiments/.
 # A profile leaves a family out with a one-line section `<experiment>: {skip: "why"}` (e.g. the SNIA PTS tests in

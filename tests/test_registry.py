@@ -73,6 +73,22 @@ def test_every_family_has_its_notebook_and_a_section_in_every_profile():
             m.validate(dict(doc[m.EXPERIMENT]))  # every section passes its family's validation
 
 
+def test_make_names_the_raw_device_to_every_storage_family_and_no_other():
+    """S11-loop 2: `make all DEVICE=... CONFIRM_DEVICE=...` set the device for the fio-* sections only, so the
+    mixed-load map (a storage family) measured the scratch file beside a raw device, and its sysinfo.json named the
+    scratch folder's disk as the run's target."""
+    said = {}
+    for m in experiments.families():
+        out = subprocess.run(["make", "-s", "--no-print-directory", "--eval",
+                              'devset-%: ; @echo "$(call DEVICE_SET,$*)"', f"devset-{m.EXPERIMENT}",
+                              "DEVICE=/dev/loop9", "CONFIRM_DEVICE=/dev/loop9"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        said[m.EXPERIMENT] = (m.KIND, out.stdout.strip())
+    assert said["mixed-load-map"][1] == "--set device=/dev/loop9 --set confirm_device=/dev/loop9"
+    assert all((kind == "fio") == (opts != "") for kind, opts in said.values()), said
+
+
 def test_unknown_experiment_names_the_registered_ones():
     with pytest.raises(UsageError, match="unknown experiment 'nope'; choose one of: fio-block-size"):
         experiments.family("nope")
