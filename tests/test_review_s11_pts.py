@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from memstor.analysis import pts_recovery as pr
 from memstor.analysis.validity import intervals
 from memstor.analysis.validity.rows import COLUMNS
+from memstor.report import export
+from memstor.report.export import Table
 from memstor.report.text import first_page as fp
 from memstor.report.text import pts as pts_text
 
@@ -101,3 +107,62 @@ def test_profile_sentence_without_judged_interval_rows_counts_nothing():
     assert intervals.exists_counts(frame([])) is None and intervals.exists_counts(None) is None
     assert "interval columns say which values" in fp.profile_sentence("quick") and "most" not in \
         fp.profile_sentence("quick")
+
+
+
+#: The PTS summary table's caption as the 1-CPU run's report printed it (p.6)
+PTS_CAPTION = ("The other SNIA PTS tests: the result of each (single short runs: no result here has a 95 % interval; "
+               "T threads, Q queue depth; HIR: the segments after an idle, not each wait's first, which follows writes)")
+
+
+def _pts_table(**kw) -> str:
+    """The LaTeX of the 1-CPU run's PTS summary table (its four rows, as notebook 90 sets it)."""
+    return Table(pd.read_csv(DATA / "pts-summary.csv"), caption=PTS_CAPTION, font="scriptsize", **kw)._repr_latex_()
+
+
+def test_a_long_tables_start_is_measured_with_its_caption_header_and_first_rows():
+    # item 9: the PTS table's caption kept by \needspace{11 lines}, an estimate: its caption (2 lines), header and
+    # first 2 rows (9 lines, no break among them) did not fit, TeX broke before the caption with longtable's output
+    # routine on, and page 6 opened with a lone header above the caption
+    tex = _pts_table(widths={"result": 0.62})
+    assert r"\needspace" not in tex and r"\begin{longtable}" in tex
+    start = tex.index(r"\memstorstart{%")
+    measured = tex[start:tex.index(r"\memstorlongtable{")]
+    assert measured.count(r"\textbf{The other SNIA PTS tests") == 2 and measured.count("HIR (host idle") == 1
+    assert measured.count("XSR (cross-stimulus") == 1 and "CBW" not in measured
+    assert measured.index(r"\begin{tabular}{@{}lp{0.620\linewidth}@{}}") < measured.index("HIR (host idle")
+    assert "\\end{tabular}\n}\n\\smallskip" in measured and r"}\par}\nopagebreak" in measured  # then the caption
+    flex = _pts_table()  # wrapped columns: xltabular, its start measured as a tabularx
+    assert r"\memstorstart{%" in flex and r"\begin{tabularx}{\linewidth}" in flex.split(r"\memstorwrapped")[0]
+    bare = Table(pd.read_csv(DATA / "pts-summary.csv"), font="scriptsize")._repr_latex_()  # no caption
+    assert r"\memstorstart{%" in bare and r"\textbf{The other" not in bare
+
+
+def _document(tables: list[str], fills: range) -> str:
+    """A document with memstor.tex.j2's preamble: for each fill height (pt) a page of that much, then each table."""
+    j2 = (Path(export.__file__).parent / "templates" / "memstor.tex.j2").read_text()
+    packages = j2.split("((* block packages *))")[1].split("((* endblock packages *))")[0].replace("((( super() )))", "")
+    pages = "\n".join(r"\clearpage\noindent\rule{1pt}{" + str(h) + "pt}\\par\nText.\\par\n" + t
+                      for h in fills for t in tables)
+    return ("\\documentclass[10pt]{article}\\usepackage{geometry}\\usepackage{graphicx}\\usepackage{booktabs}"
+            "\\usepackage{longtable}\\usepackage{array}\\usepackage{calc}\\usepackage{titling}\n" + packages
+            + "\\geometry{tmargin=0.75in,bmargin=0.75in,lmargin=0.75in,rmargin=0.75in}\n\\begin{document}\n" + pages
+            + "\n\\end{document}\n")
+
+
+@pytest.mark.notebook
+def test_no_lone_header_above_the_caption_at_any_fill_of_the_page(tmp_path):
+    # item 9, set by xelatex: the PTS table below 26 fills of its page (380-630 pt of 684); with \needspace{11
+    # lines} 6 of them (the caption's block 11-20 lines below the fill) opened a page with the header alone
+    if not (shutil.which("xelatex") and shutil.which("pdftotext")):
+        pytest.skip("xelatex or pdftotext missing: the PDF toolchain is not installed")
+    (tmp_path / "t.tex").write_text(_document([_pts_table(widths={"result": 0.62}), _pts_table()], range(380, 640, 10)))
+    subprocess.run(["xelatex", "-interaction=nonstopmode", "t.tex"], cwd=tmp_path, capture_output=True, timeout=300)
+    text = subprocess.run(["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    captions = [i for i, ln in enumerate(lines) if ln.startswith("The other SNIA PTS tests")]
+    assert len(captions) == 52
+    for i in captions:  # each caption: its header right below it, never a header right above it
+        assert re.fullmatch(r"test\s+result", lines[i + 2]) and not re.fullmatch(r"test\s+result", lines[i - 1]), \
+            lines[i - 2:i + 3]

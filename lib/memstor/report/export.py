@@ -139,11 +139,9 @@ class Table:
     #: box too (memstor.tex.j2, \\memstorfits: a longtable beside a float overfills the page).
     LONG_ROWS = 8
     KEEP_ROWS = 2
-    #: A long table's caption starts a new page unless this many lines of the table (and 5 for the caption, the
-    #: header and the rules) still fit below it (LaTeX needspace; normal lines). 6, not 14: the table breaks
-    #: across pages with its header repeated, and 19 lines asked for left a third of a page empty above the
-    #: spec table and the PTS table (the quick bare report: 12 pages, 11 with 6)
-    NEED_LINES = 6
+    #: A long table's caption starts a new page unless the caption, the header and the first KEEP_ROWS rows (where
+    #: no break may fall) fit below what the page holds, as set (:meth:`_long_start`; not more: asking for more
+    #: left a third of a page empty above the spec table and the PTS table of the quick bare report)
     BREAK_MIN_ROWS = 2 * KEEP_ROWS
 
     def __init__(self, df, caption: str = "", widths: dict | None = None, font: str = "footnotesize",
@@ -262,6 +260,21 @@ class Table:
             total += lines
         return total
 
+    def _long_start(self, head: str, body: list[str], cols: str, flex: bool) -> list[str]:
+        r"""A long table's caption (a paragraph, not a one-line header cell: a long caption wraps), after
+        memstor.tex.j2's \memstorstart: the caption, the header and the first KEEP_ROWS rows (rows ended by \\*: no
+        break among them) set as one box and measured; where the box does not fit below what the page holds, a new
+        page, so the first break falls inside the table or after it. (A caption kept by needspace with an estimate in
+        normal lines let TeX break BEFORE the caption while longtable's output routine was on, which puts its
+        header on the new page: the 1-CPU run's PTS table, p.6, opened with a lone header above its caption,
+        seventh read S11-1cpu item 9.)"""
+        cap = [r"\smallskip\noindent{\normalsize\interlinepenalty=10000\textbf{" + latex_escape(self.caption)
+               + r"}\par}"] if self.caption else []
+        env, width = ("tabularx", r"{\linewidth}") if flex else ("tabular", "")
+        first = [r"\begin{" + env + "}" + width + "{" + cols + "}", r"\toprule", head, r"\midrule",
+                 *body[:self.KEEP_ROWS], r"\end{" + env + "}"]
+        return [r"\par\memstorstart{%", *cap, *first, "}", *(c + r"\nopagebreak" for c in cap)]
+
     def _repr_latex_(self) -> str:
         if self._is_empty:
             return "\n\\emph{" + latex_escape(self._empty_text()) + "}\n"
@@ -312,12 +325,7 @@ class Table:
                 name = re.sub(r"[^A-Za-z0-9 ,.:()=*/+-]", "", self.caption or " ".join(header))[:60]
                 lines += [r"\memstortable{" + name + "}{%", *table[:-1], table[-1] + r"}\par\medskip"]
         else:
-            if self.caption:  # a paragraph, not a one-line header cell: a long caption wraps; never alone at the foot
-                # of a page: with less room left than it, the header and the first rows (in normal lines, ample: the
-                # longtable started its own page with 9 lines of room and 2 rows of 2-3 lines to set), the next
-                need = 5 + min(self._est_lines(rows, specs), self.NEED_LINES)
-                lines.append(r"\par\needspace{" + str(need) + r"\normalbaselineskip}\smallskip\noindent{\normalsize"
-                             r"\interlinepenalty=10000\textbf{" + latex_escape(self.caption) + r"}\par}\nopagebreak")
+            lines += self._long_start(head, body, cols, flex)
             longtable = [r"\begin{" + env + "}" + width + "{" + cols + "}", r"\toprule", head, r"\midrule",
                          r"\endfirsthead", r"\toprule", head, r"\midrule", r"\endhead", r"\bottomrule",
                          r"\endlastfoot", *broken, r"\end{" + env + "}"]
