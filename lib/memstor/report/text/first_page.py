@@ -20,7 +20,7 @@ from memstor.analysis.validity.intervals import exists_counts
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
-from memstor.report.text.headline_table import SECTION_REF, host_checks
+from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import fewer_in_flight, knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -165,6 +165,22 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str) -> str | None:
                    f"{fmt_number(top['iops'])} IOPS at a mean of {fmt_number(top['lat_mean_us'])} µs")
 
 
+def _cpu_bound(validity: pd.DataFrame | None, host: str, rw: str, best: pd.Series) -> str:
+    """' (load_generator_cpu failed at that point, fio at 90.7 % of one CPU (busiest thread): its IOPS are fio's on
+    this machine as much as the device's)' where the queue-depth sweep's load_generator_cpu failed at its
+    most (S11-loop 1: page 2 stated 133,731 IOPS at QD64x1, the point the check failed), else ''."""
+    rows = host_checks(validity, host, statuses=("fail",))
+    rows = rows[(rows["check"] == "load_generator_cpu") & (rows["subject"] == "fio-queue-depth")]
+    if rows.empty or missing(best.get("iodepth")) or missing(best.get("numjobs")):
+        return ""
+    own = (rw, f"QD{int(best['iodepth'])}x{int(best['numjobs'])}")
+    for _, r in rows.iterrows():
+        if cpu_bound_point(r) == own:
+            return (f" (load_generator_cpu failed at that point, fio at {float(r['value']):.1f} {r['unit']}: its "
+                    "IOPS are fio's on this machine as much as the device's)")
+    return ""
+
+
 def _shared_tail(items: list[str]) -> tuple[list[str], str]:
     """(items, tail): a closing '(...)' that every item ends with said once after them ('' when they do not share
     one, or there is one item)."""
@@ -196,9 +212,9 @@ def findings(S, host: str) -> list[str]:
     """Three to six findings of one device in plain sentences, each pointing to its section (markdown); only
     what the checks let stand."""
     pts = getattr(S, "points", None)
-    out = [f"{t}{sweep_contradicted(pts, host, rw)}{fewer_in_flight(pts, host, rw, best)} "
-           f"({SECTION_REF['queue_depth']})." for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw))
-           and (best := _sweep_best(S.qd, host, rw)) is not None]
+    out = [f"{t}{_cpu_bound(S.validity, host, rw, best)}{sweep_contradicted(pts, host, rw)}"
+           f"{fewer_in_flight(pts, host, rw, best)} ({SECTION_REF['queue_depth']})." for rw in ("randread", "randwrite")
+           if (t := _tradeoff(S.qd, host, rw)) and (best := _sweep_best(S.qd, host, rw)) is not None]
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
     seq = {k: h.loc[k, "value"] for k in ("seq_read_MBps", "seq_write_MBps") if k in h.index and not missing(h.loc[k, "value"])}
     if len(seq) == 2:

@@ -115,6 +115,24 @@ def _bears_on(r: pd.Series, check: str, text: str, detail: str) -> bool:
     return not mine or not theirs or mine.group(0) == theirs.group(0)
 
 
+#: The point a load_generator_cpu row's evidence names ('... point randread-bs4k-qd64-nj1-io_uring-...-rep1)').
+_CPU_POINT = re.compile(r"point (?:spec-)?([a-z]+)-bs\w+-qd(\d+)-(?:nj|x)(\d+)")
+
+
+def cpu_bound_point(r: pd.Series) -> tuple[str, str] | None:
+    """(rw, 'QD64x1') of the busiest point a load_generator_cpu row names, None where it names none (S11-loop 1:
+    the check judges the experiment by its busiest point; its consequence is about 'its busiest points')."""
+    m = _CPU_POINT.search(str(r.get("evidence") or ""))
+    return (m.group(1), f"QD{m.group(2)}x{m.group(3)}") if m else None
+
+
+def _own_point(key: str, detail: str) -> tuple[str, str] | None:
+    """(rw, 'QD1x1') of a fio headline from its key and detail; None where the detail names no QDaxb."""
+    rw = next((w for w in ("randread", "randwrite") if w in key), "read" if "_read" in key else "write")
+    qd = _QD_JOBS.search(detail or "")
+    return (rw, qd.group(0)) if qd else None
+
+
 def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "") -> str:
     """A word from the checks bearing on one headline value (measured as detail, the headline's 'QD1x1, ...'):
     'sound', 'with caveats (...)', 'not valid (...)'."""
@@ -124,13 +142,18 @@ def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "")
     rows = rows[keep] if len(rows) else rows
     if key != "ss_randwrite_iops":  # the fio values come from the closed-loop sweeps, not the steady state
         rows = rows[~rows["subject"].isin(["fio-steady-state", "fio-load-latency"])]
+    elsewhere = [f"load_generator_cpu failed at another point ({p[0]} {p[1]}), not this one"
+                 for _, r in rows.iterrows() if r["check"] == "load_generator_cpu" and r["status"] == "fail"
+                 and (p := cpu_bound_point(r)) is not None and p != _own_point(key, detail)]
+    if elsewhere:  # S11-loop 1: its busiest point failed it, this point is another
+        rows = rows[~((rows["check"] == "load_generator_cpu") & (rows["status"] == "fail"))]
     fails, warns = rows[rows["status"] == "fail"], rows[rows["status"] == "warn"]
     unchecked = rows[rows["status"] == "unchecked"]
     meaning, fails = fails[fails["check"].isin(MEANING_CHECKS)], fails[~fails["check"].isin(MEANING_CHECKS)]
     if not fails.empty:
         return "not valid (" + ", ".join(dict.fromkeys(fails["check"])) + ")"
-    if not warns.empty or not unchecked.empty or not meaning.empty:
-        said = [*(f"{c} {MEANING_CHECKS[c]}" for c in dict.fromkeys(meaning["check"])),
+    if not warns.empty or not unchecked.empty or not meaning.empty or elsewhere:
+        said = [*(f"{c} {MEANING_CHECKS[c]}" for c in dict.fromkeys(meaning["check"])), *elsewhere,
                 *(f"{', '.join(dict.fromkeys(g['check']))} {word}" for g, word in ((warns, "warned"),
                                                                                   (unchecked, "not checked")) if len(g))]
         return "with caveats (" + "; ".join(said) + ")"  # one group per status (R-loop 1.3)

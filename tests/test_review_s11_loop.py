@@ -1,0 +1,58 @@
+"""The seventh independent read of the loop-device run (issue 38, S11-loop): built from its tables
+(tests/data/review-s11/loop/SOURCES.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.report.text import headline_table as ht
+
+DATA = Path(__file__).resolve().parent / "data" / "review-s11" / "loop"
+#: The four fio headline values page 1 withheld (fio-queue-depth's points in summary.csv).
+MEASURED = {"qd1_randread_lat_us": 117.15, "qd1_randwrite_lat_us": 72.18, "best_randread_iops": 162_154.8,
+            "best_randwrite_iops": 162_685.8}
+
+
+def headline() -> pd.DataFrame:
+    h = pd.read_csv(DATA / "headline.csv")
+    return h.assign(value=h["key"].map(MEASURED).fillna(h["value"]))
+
+
+def test_a_failed_cpu_check_withholds_only_the_headline_of_its_busiest_point():
+    """S11-loop 1: load_generator_cpu failed on fio-queue-depth at its busiest point, randread QD64x1 (90.7 % of one
+    CPU), and page 1 withheld all four fio headlines (QD1 latencies at 22 % and 37 % of one CPU, the QD32x4 bests)
+    while page 2's findings stated them."""
+    v = pd.read_csv(DATA / "validity.csv")
+    (row,) = v[(v["check"] == "load_generator_cpu") & (v["subject"] == "fio-queue-depth")].to_dict("records")
+    assert row["status"] == "fail" and ht.cpu_bound_point(pd.Series(row)) == ("randread", "QD64x1")
+    t = ht.headline_evidence(headline(), v).set_index("quantity")
+    assert t.loc["4K QD1 random read mean latency (µs)", "value"].startswith("117")
+    for q in ("4K QD1 random read mean latency (µs)", "Best 4K random write (IOPS)"):
+        assert "load_generator_cpu failed at another point (randread QD64x1), not this one" in t.loc[q, "trust"]
+    busiest = headline().assign(detail=lambda d: d["detail"].where(d["key"] != "best_randread_iops",
+                                                                   "QD64x1, io_uring, O_DIRECT, fio-queue-depth, n=1"))
+    shown = ht.headline_evidence(busiest, v).set_index("quantity")
+    assert shown.loc["Best 4K random read (IOPS)", "value"].startswith("withheld: load_generator_cpu failed")
+
+
+def test_a_cpu_check_without_a_named_point_withholds_as_before():
+    v = pd.read_csv(DATA / "validity.csv")
+    v["evidence"] = v["evidence"].where(v["check"] != "load_generator_cpu", "fio's busiest point used 45 %")
+    t = ht.headline_evidence(headline(), v).set_index("quantity")
+    assert t.loc["4K QD1 random read mean latency (µs)", "value"].startswith("withheld: load_generator_cpu failed")
+
+
+def test_the_findings_say_where_the_sweeps_most_is_the_point_the_cpu_check_failed():
+    """S11-loop 1, the other half: page 2 stated 'the most along its one-job sweep, 133,731 IOPS' at QD64x1, the
+    very point load_generator_cpu failed; it now says so there, and nothing at another point."""
+    from memstor.report.text.first_page import _cpu_bound
+
+    v = pd.read_csv(DATA / "validity.csv")
+    at = pd.Series({"iodepth": 64, "numjobs": 1})
+    assert _cpu_bound(v, "vm-loop328", "randread", at) == (
+        " (load_generator_cpu failed at that point, fio at 90.7 % of one CPU (busiest thread): its IOPS are fio's on "
+        "this machine as much as the device's)")
+    assert _cpu_bound(v, "vm-loop328", "randwrite", at) == ""
+    assert _cpu_bound(v, "vm-loop328", "randread", pd.Series({"iodepth": 16, "numjobs": 1})) == ""
+    assert _cpu_bound(None, "vm-loop328", "randread", at) == ""
