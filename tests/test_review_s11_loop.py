@@ -56,3 +56,16 @@ def test_the_findings_say_where_the_sweeps_most_is_the_point_the_cpu_check_faile
     assert _cpu_bound(v, "vm-loop328", "randwrite", at) == ""
     assert _cpu_bound(v, "vm-loop328", "randread", pd.Series({"iodepth": 16, "numjobs": 1})) == ""
     assert _cpu_bound(None, "vm-loop328", "randread", at) == ""
+
+
+def test_more_submitted_than_the_request_queue_holds_is_said():
+    """S11-loop 3: '(4.54–167 in service on average) against the disk's request queue of 128' - achieved x mean
+    service time above the queue at randwrite u70-u98 and randread u95, printed without comment."""
+    from memstor.report.text.openloop_causes import late_causes
+
+    load = pd.read_csv(DATA / "load_latency.csv")
+    said, _ = late_causes(load[load["rw"] == "randwrite"], load)
+    assert "submitted and not completed on average (achieved × mean service time; more than the queue holds at " \
+        "u70" in said and "those waited in the block layer before it)" in said and "in service on average" not in said
+    low = load[(load["rw"] == "randwrite")].assign(service_mean_us=1.0)  # far under the queue: nothing said of it
+    assert "more than the queue holds" not in late_causes(low, load)[0]

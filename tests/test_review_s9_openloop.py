@@ -111,7 +111,7 @@ def test_request_queue_named_alone_only_where_blocked_well_beyond_the_late_one_p
     load = pd.read_csv(DATA / "load_latency-bare.csv")
     w, r = load[load["rw"] == "randwrite"], load[load["rw"] == "randread"]
     said, causes = late_causes(w, load)
-    assert "(1.29 % of the run)" in said and "12.1 in service on average" in said
+    assert "(1.29 % of the run)" in said and "12.1 submitted and not completed on average" in said
     assert ("full request queue (blocked only about as long as the late 1 % needs) or for a CPU: these columns do "
             "not tell which") in said and "request_queue" in causes
     said, _ = late_causes(r, load)
