@@ -69,3 +69,17 @@ def test_more_submitted_than_the_request_queue_holds_is_said():
         "u70" in said and "those waited in the block layer before it)" in said and "in service on average" not in said
     low = load[(load["rw"] == "randwrite")].assign(service_mean_us=1.0)  # far under the queue: nothing said of it
     assert "more than the queue holds" not in late_causes(low, load)[0]
+
+
+def test_a_cut_off_search_whose_run_met_the_target_gives_a_lower_bound():
+    """S11-loop 4: 'no answer: cut off by its 2-s run at QD 8, still doubling' beside fio's own latency_target runs
+    that met p99 <= 1 ms over the whole run at 93,519 (read, p99 987 µs) and 107,526 IOPS (write, p99 561 µs)."""
+    from memstor.report.text.openloop import slo_display
+
+    slo = pd.read_csv(DATA / "slo.csv").assign(fio_latency_run_iops=[93_518.7, 107_525.7])
+    cells = slo_display(slo)["fio latency_target, closed loop (IOPS, depth per job, its p99)"].tolist()
+    assert cells[0] == ("≥ 93,519 (its run's p99 987 µs; a lower bound: cut off by its 2-s run at QD 8, still "
+                        "doubling (no window had missed the target))")
+    assert cells[1].startswith("≥ 107,526 (its run's p99 561 µs; a lower bound") and "sweep" not in cells[1]
+    old = slo_display(pd.read_csv(DATA / "slo.csv"))["fio latency_target, closed loop (IOPS, depth per job, its p99)"]
+    assert old.iloc[0].startswith("no answer: cut off by its 2-s run")    # a table without the run's IOPS

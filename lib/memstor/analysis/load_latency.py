@@ -254,7 +254,8 @@ def curve_table(fio: pd.DataFrame, seconds: pd.DataFrame | None = None, cpus: di
 #: ioengine, fio_latency_ioengine: the open loop's I/O engine and fio's search's (the ratio crosses engines where
 #: they differ: S7-bare M-7).
 SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latency_target_p99_us", "ratio_to_fio",
-                     "fio_latency_cut_off_s", "fio_latency_settled_windows", "ioengine", "fio_latency_ioengine"]
+                     "fio_latency_cut_off_s", "fio_latency_settled_windows", "ioengine", "fio_latency_ioengine",
+                     "fio_latency_run_iops"]  # the run's own IOPS, kept where its search gives no answer (S11-loop 4)
 
 
 #: Columns slo() adds for the points the answer rests on: the offered rates whose open loop held (its flag
@@ -406,6 +407,7 @@ def slo(curves: pd.DataFrame, targets_us, fio: pd.DataFrame | None = None) -> pd
         fio_latency_target_p99_us=(p99, "max"), iodepth=("iodepth", "max"), runtime_s=("runtime_s", "max"),
         fio_latency_ioengine=("ioengine", "first"))
     found["target_p99_us"] = found["latency_target_us"].astype(float)
+    found["fio_latency_run_iops"] = found["fio_latency_target_iops"]
     # fio's search ends where it ends: a run whose own whole-run p99 misses the target is no answer to it
     missed = pd.to_numeric(found["fio_latency_target_p99_us"], errors="coerce") > found["target_p99_us"]
     found.loc[missed, "fio_latency_target_iops"] = np.nan

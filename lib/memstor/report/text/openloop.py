@@ -154,15 +154,18 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     return out[LOAD_DISPLAY_COLUMNS]
 
 
-def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None) -> str:
+def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None, run_iops=None) -> str:
     """fio's latency_target search (a closed loop: not the open loop's answer, beside it for comparison): 'IOPS (QD
     d; p99 X µs from fio's submission)', d per job; 'missed: its own p99 X µs' when its run missed the target; 'no
     answer: cut off ...' when the run (cut_s seconds) ended while the search still doubled; '–' without a run."""
     if _ol_float(p99) == _ol_float(p99) and _ol_float(p99) > _ol_float(target):
         return f"missed: its own p99 {_ol_fmt(p99)} µs"
     if _ol_float(cut_s) == _ol_float(cut_s):
-        return (f"no answer: cut off by its {_ol_float(cut_s):.0f}-s run at QD {int(_ol_float(depth))}, still "
-                "doubling (no window had missed the target)")
+        cut = (f"cut off by its {_ol_float(cut_s):.0f}-s run at QD {int(_ol_float(depth))}, still doubling (no "
+               "window had missed the target)")
+        if _ol_float(run_iops) == _ol_float(run_iops) and _ol_float(p99) == _ol_float(p99):  # S11-loop 4
+            return f"≥ {_ol_fmt(run_iops)} (its run's p99 {_ol_fmt(p99)} µs; a lower bound: {cut})"
+        return f"no answer: {cut}"
     if _ol_float(settled) == _ol_float(settled) and _ol_float(depth) == _ol_float(depth):
         return (f"no answer: its run averaged fio's depth search (at most {int(_ol_float(settled))} of its windows "
                 f"at the final QD {int(_ol_float(depth))})")
@@ -234,7 +237,8 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
                                                             col("censored_by"), col("held_points"), col("points"))],
         "fio latency_target, closed loop (IOPS, depth per job, its p99)": [_fio_target_cell(*a) + swept for *a, swept in zip(
             col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
-            s["target_p99_us"], col("fio_latency_cut_off_s"), col("fio_latency_settled_windows"), sweep)],
+            s["target_p99_us"], col("fio_latency_cut_off_s"), col("fio_latency_settled_windows"),
+            col("fio_latency_run_iops"), sweep)],
         "ratio": [ratio_cell(*a) for a in zip(col("ratio_to_fio"), col("ioengine"), col("fio_latency_ioengine"))],
     })[cols]
 
