@@ -155,8 +155,13 @@ def closed_meeting(fio: pd.DataFrame, host: str, rw: str, target_us: float) -> d
     if met.empty:
         return dict.fromkeys(SLO_CLOSED_COLUMNS)
     r = met.loc[met["iops"].idxmax()]
-    qd = f"QD{int(r['iodepth'])}" + (f"x{int(r['numjobs'])}" if r["numjobs"] > 1 else "")
-    return {"closed_sweep_iops": float(r["iops"]), "closed_sweep_qd": qd, "closed_sweep_p99_us": float(r["clat_p99_us"])}
+    return {"closed_sweep_iops": float(r["iops"]), "closed_sweep_qd": _qd_label(r),
+            "closed_sweep_p99_us": float(r["clat_p99_us"])}
+
+
+def _qd_label(r: pd.Series) -> str:
+    """'QD4' for one job, 'QD8x2' for more: a closed sweep point's depth as the open-loop tables name it."""
+    return f"QD{int(r['iodepth'])}" + (f"x{int(r['numjobs'])}" if r["numjobs"] > 1 else "")
 
 
 def _closed_at(closed: pd.DataFrame, bs: float, iops: float) -> float | None:
@@ -190,7 +195,7 @@ def _closed_p99(closed: pd.DataFrame, bs: float, iops: float) -> dict:
     if reach.empty or not np.isfinite(reach["clat_p99_us"].iloc[0]):
         return none
     r = reach.iloc[0]
-    qd = f"QD{int(r['iodepth'])}" + (f"x{int(r['numjobs'])}" if r["numjobs"] > 1 else "")
+    qd = _qd_label(r)
     tail = {f"closed_{c.removeprefix('clat_')}": (float(r[c]) if c in r and np.isfinite(r[c]) else None)
             for c in CLOSED_TAIL}
     return {**tail, "closed_qd": qd, "closed_iops": float(r["iops"]), "closed_ioengine": r.get("ioengine")}
