@@ -306,6 +306,18 @@ def test_default_run_json_has_every_section(default_run):
     assert len(sec["loaded_latency"]["points"]) == 19 and sec["peak_injection_bandwidth"]["points_planned"] == 5
 
 
+def run_while_cpus_busy(exe: Path, args: list[str], env: dict, seconds=(0.05, 0.5, 2.0)):
+    """Run loadlat for each time in `seconds` until a c2c pair's two threads ran together: on a loaded 2-CPU
+    machine (a parallel test run) the pair pinned to CPUs 0 and 1 can measure 0 rounds in 50 ms, and loadlat
+    then fails that cell ('the two threads hardly ran: CPUs busy?'), which is right of it. Skips when even the
+    longest run could not measure; any other failure is returned as it is."""
+    for t in seconds:
+        res = run(exe, *args, f"-t{t}", env=env)
+        if "hardly ran" not in res.stderr:
+            return res
+    pytest.skip(f"the CPUs were too busy for a c2c pair to run together in {seconds[-1]} s: {res.stderr.strip()}")
+
+
 @pytest.mark.loadlat
 def test_fake_two_node_matrices_match_the_real_two_socket_runs(exe, fake_two_nodes, tmp_path):
     """With LOADLAT_NODE_DIR giving two nodes, the latency matrix, bandwidth matrix and c2c (local lines and
@@ -315,7 +327,7 @@ def test_fake_two_node_matrices_match_the_real_two_socket_runs(exe, fake_two_nod
     texts, docs = {}, {}
     for mode, args in (("latency_matrix", ["-b8m"]), ("bandwidth_matrix", ["-b8m"]), ("c2c_latency", [])):
         js = tmp_path / f"{mode}.json"
-        res = run(exe, f"--{mode}", *args, "-t0.05", f"--json={js}", env=env)
+        res = run_while_cpus_busy(exe, [f"--{mode}", *args, f"--json={js}"], env=env)
         assert res.returncode == 0, res.stderr
         texts[mode], docs[mode] = res.stdout, json.loads(js.read_text())
         assert parse_mlc(res.stdout, f"{mode}.txt").errors == []
