@@ -335,7 +335,7 @@ def test_writes_faster_than_reads_names_the_same_write_that_ran_longer_below_the
     from memstor.report.text.workloads import write_elsewhere
 
     said = write_elsewhere(table("summary", "1cpu"), "vm-1cpu", 1420.4)
-    assert "ran in fio-pts-xsr at 1,038-1,112 MB/s, not above the read" in said
+    assert "the same 1 MiB write at QD32x1 ran at 1,038-1,112 MB/s in fio-pts-xsr, not above the read" in said
     assert write_elsewhere(table("summary", "1cpu"), "vm-1cpu", 1000.0) == ""
 
 

@@ -83,3 +83,37 @@ def test_a_cut_off_search_whose_run_met_the_target_gives_a_lower_bound():
     assert cells[1].startswith("≥ 107,526 (its run's p99 561 µs; a lower bound") and "sweep" not in cells[1]
     old = slo_display(pd.read_csv(DATA / "slo.csv"))["fio latency_target, closed loop (IOPS, depth per job, its p99)"]
     assert old.iloc[0].startswith("no answer: cut off by its 2-s run")    # a table without the run's IOPS
+
+
+def test_the_sequential_write_caveat_names_the_other_span_of_the_xsr_runs():
+    """S11-loop 5: 'not shown to last: the same job ran at 1,070-1,323 MB/s in fio-pts-xsr' while XSR's phases
+    wrote the whole 6 GiB device and the headline's fio-block-size run 256 MiB of it: another region, so not 'the
+    same job'. The other side: the 1-CPU run's XSR on the headline's own 256 MiB file keeps 'the same job'."""
+    from memstor.report.text.headline_trust import lasting_caveat
+    from memstor.report.text.workloads import write_elsewhere
+
+    points = pd.read_csv(DATA / "summary-seqwrite-qd.csv")
+    said = lasting_caveat("sound (its checks pass)", points, "vm-loop328", 2_356.4)
+    assert said == ("with caveats (not shown to last: the same 1 MiB QD32x1 write ran at 1,070-1,323 MB/s "
+                    "(whole-run means) over 6 GiB (the block-size sweep's: 256 MiB) in fio-pts-xsr)")
+    assert "over 6 GiB (the block-size sweep's: 256 MiB)" in write_elsewhere(points, "vm-loop328", 1_400.0)
+    same = pd.read_csv(DATA.parent.parent / "review-s5" / "summary-1cpu.csv")
+    assert lasting_caveat("sound (its checks pass)", same, "vm-1cpu", 2_368.4) == (
+        "with caveats (not shown to last: the same job ran at 1,038-1,112 MB/s in fio-pts-xsr)")
+
+
+def test_steady_vs_fresh_is_not_checked_against_a_fresh_point_on_another_span():
+    """S11-loop 7: steady_vs_fresh passed at 1.08x comparing the rounds over the whole 6 GiB device (176,450 IOPS)
+    with the fresh QD32x4 point over 256 MiB of it (162,686): another region, no reference. Now not checked, with
+    both spans; the other side: the same rounds on the fresh point's span are judged (1.08x, pass)."""
+    from memstor.analysis.validity import steady
+
+    points = pd.read_csv(DATA / "summary-seqwrite-qd.csv")
+    v = pd.read_csv(DATA / "steady_state.csv").iloc[0]
+    row = steady.fresh_row(v, points)
+    assert row["status"] == "unchecked" and "wrote 256 MiB, the rounds 6 GiB" in row["evidence"]
+    assert "steady 176,450 IOPS not compared" in row["evidence"] and row["value"] is None
+    same_span = v.copy()
+    same_span["span_bytes"] = 2**28
+    judged = steady.fresh_row(same_span, points)
+    assert judged["status"] == "pass" and abs(judged["value"] - 176_450 / 162_686) < 0.01

@@ -25,7 +25,8 @@ fresh queue-depth sweep). Each check judges both sides; a check without a number
   no row (the queue-depth sweep did not run it); a fresh point without IOPS or no steady window: unchecked. A
   fresh point the run itself contradicts (:func:`fresh_doubt`: a fresh measurement of the same rw and block size
   with no more I/Os in flight above it beyond the run-to-run spread) is no reference: unchecked, with the points
-  that contradict it (S7-bare M-1: 41,612 IOPS at 128 in flight against 86,257-88,491 at 32 minutes earlier).
+  that contradict it (S7-bare M-1: 41,612 IOPS at 128 in flight against 86,257-88,491 at 32 minutes earlier). A
+  fresh point on another span than the rounds' (:func:`other_span`) is no reference either: unchecked.
 """
 
 from __future__ import annotations
@@ -290,6 +291,21 @@ def _when(metas: list | None, host, ref: pd.Series, above: pd.DataFrame) -> str:
     return f"; the reference's run ended {mine} UTC, those above it {', '.join(theirs)}" if mine and theirs else ""
 
 
+#: Spans (bytes) further apart than this factor are different regions of the drive: a fresh point on another
+#: span is no reference for the rounds' state (seventh read S11-loop 7: the rounds wrote the whole 6 GiB device,
+#: the fresh point 256 MiB of it, 24x smaller).
+SAME_SPAN_RATIO = 1.01
+
+
+def other_span(v: pd.Series, f: pd.Series) -> str:
+    """'wrote 256 MiB, the rounds 6 GiB' where the fresh point's span (file_size_bytes) and the rounds' span
+    (span_bytes) are both known and differ beyond SAME_SPAN_RATIO; '' otherwise."""
+    rounds, fresh = num(v.get("span_bytes")), num(f.get("file_size_bytes"))
+    if not rounds or not fresh or max(rounds, fresh) / min(rounds, fresh) <= SAME_SPAN_RATIO:
+        return ""
+    return f"wrote {size_text(fresh)}, the rounds {size_text(rounds)}"
+
+
 def fresh_row(v: pd.Series, points: pd.DataFrame | None, metas: list | None = None) -> dict | None:
     """steady_vs_fresh against the queue-depth sweep's point (:func:`_fresh_point`); None without one; not checked
     where the run contradicts that point (:func:`fresh_doubt`), with the runs' end times from ``metas``."""
@@ -301,6 +317,13 @@ def fresh_row(v: pd.Series, points: pd.DataFrame | None, metas: list | None = No
         why = "no steady window average (not evaluable)" if steady is None else "the fresh point has no IOPS (failed)"
         return unchecked(v["host"], "steady_vs_fresh", v["workload"], why, _SECTION, unit, low=BELOW_FRESH_WARN,
                          high=ABOVE_FRESH_RATIO)
+    if other := other_span(v, f):
+        return unchecked(v["host"], "steady_vs_fresh", v["workload"],
+                         f"the fresh point, {n(fresh)} IOPS (fio-queue-depth, QD{int(f['iodepth'])}x"
+                         f"{int(f['numjobs'])}), {other}: another region of the drive, no fresh point on the rounds' "
+                         f"span (steady {n(steady)} IOPS not compared)", _SECTION, unit, low=BELOW_FRESH_WARN,
+                         high=ABOVE_FRESH_RATIO, consequence="the steady IOPS is not compared with the fresh drive: "
+                         "whether the rounds measured a worn-in state is not shown")
     above, spread = fresh_doubt(points, v["host"], v["rw"], v["bs_bytes"], v["outstanding_io"], fresh,
                                 apart_from="fio-queue-depth")
     if len(above):

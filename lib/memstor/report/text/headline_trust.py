@@ -29,22 +29,59 @@ def spread_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str =
     return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
 
 
+#: The block-size sweep's sequential write job (rw, block size in bytes, iodepth, numjobs).
+SEQ_WRITE_JOB = ("write", 2**20, 32, 1)
+
+
+def seq_write_elsewhere(points: pd.DataFrame | None, host: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of host's sequential write job (SEQ_WRITE_JOB): (fio-block-size's own, other experiments'); two
+    empty frames where points lack the columns."""
+    need = {"host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "bw_MBps"}
+    if points is None or points.empty or not need <= set(points.columns):
+        return pd.DataFrame(), pd.DataFrame()
+    rw, bs, qd, nj = SEQ_WRITE_JOB
+    p = points[(points["host"].astype(str) == host) & (points["rw"] == rw) & (points["bs_bytes"] == bs)
+               & (points["iodepth"] == qd) & (points["numjobs"] == nj)]
+    own = p["experiment"] == "fio-block-size"
+    return p[own], p[~own]
+
+
+def other_span(own: pd.DataFrame, other: pd.DataFrame) -> str:
+    """' over 6 GiB (the block-size sweep's: 256 MiB)' where the other rows' spans (file_size_bytes) are not the
+    block-size sweep's: another region of the drive, not the same job (seventh read S11-loop 5: XSR wrote the whole
+    6 GiB loop device, the headline 256 MiB of it); '' where they are the same or a span is unknown."""
+    if "file_size_bytes" not in own.columns or "file_size_bytes" not in other.columns:
+        return ""
+    mine = set(pd.to_numeric(own["file_size_bytes"], errors="coerce").dropna())
+    theirs = sorted(set(pd.to_numeric(other["file_size_bytes"], errors="coerce").dropna()))
+    if len(mine) != 1 or not theirs or set(theirs) == mine:
+        return ""
+    return f" over {', '.join(size_text(b) for b in theirs)} (the block-size sweep's: {size_text(mine.pop())})"
+
+
+def seq_write_said(slow: pd.DataFrame, own: pd.DataFrame) -> str:
+    """'the same job ran at 1,038-1,112 MB/s in fio-pts-xsr', or where its span differs 'the same 1 MiB QD32x1
+    write ran at 1,070-1,323 MB/s (whole-run means) over 6 GiB (the block-size sweep's: 256 MiB) in fio-pts-xsr'."""
+    lo, hi = slow["bw_MBps"].min(), slow["bw_MBps"].max()
+    rate = fmt_number(lo) if lo == hi else f"{fmt_number(lo)}-{fmt_number(hi)}"
+    where = ", ".join(dict.fromkeys(slow["experiment"].astype(str)))
+    if not (span := other_span(own, slow)):
+        return f"the same job ran at {rate} MB/s in {where}"
+    return f"the same 1 MiB QD32x1 write ran at {rate} MB/s (whole-run means){span} in {where}"
+
+
 def lasting_caveat(trust: str, points: pd.DataFrame | None, host: str, value: float) -> str:
     """The sequential write headline's trust with 'not shown to last: the same job ran at 1,038-1,112 MB/s in
     fio-pts-xsr' first where another experiment measured its job (write, 1 MiB, QD32x1) below value / ASSUMED_RATIO
-    (MB/s; fourth read R-1cpu M1: the 2-s 2,368 MB/s headline beside the same job's 10-s XSR runs); else unchanged."""
-    need = {"host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "bw_MBps"}
-    if points is None or points.empty or not need <= set(points.columns) or trust.startswith("not valid"):
+    (MB/s; fourth read R-1cpu M1: the 2-s 2,368 MB/s headline beside the same job's 10-s XSR runs), naming the
+    other span where it differs (seq_write_said); else unchanged."""
+    own, p = seq_write_elsewhere(points, host)
+    if p.empty or trust.startswith("not valid"):
         return trust
-    p = points[(points["host"].astype(str) == host) & (points["rw"] == "write") & (points["bs_bytes"] == 2**20)
-               & (points["iodepth"] == 32) & (points["numjobs"] == 1) & (points["experiment"] != "fio-block-size")]
     slow = p[pd.to_numeric(p["bw_MBps"], errors="coerce") < value / ASSUMED_RATIO]
     if slow.empty:
         return trust
-    lo, hi = slow["bw_MBps"].min(), slow["bw_MBps"].max()
-    span = fmt_number(lo) if lo == hi else f"{fmt_number(lo)}-{fmt_number(hi)}"
-    said = (f"not shown to last: the same job ran at {span} MB/s in "
-            f"{', '.join(dict.fromkeys(slow['experiment'].astype(str)))}")
+    said = f"not shown to last: {seq_write_said(slow, own)}"
     return f"with caveats ({said})" if trust.startswith("sound") else trust.replace("with caveats (",
                                                                                     f"with caveats ({said}; ", 1)
 

@@ -25,6 +25,7 @@ from memstor.analysis.spread import (
 )
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.units import size_text
+from memstor.report.text.headline_trust import seq_write_elsewhere, seq_write_said
 
 #: Share of the best MB/s at which the bandwidth is said to level off.
 LEVEL_OFF = 0.9
@@ -251,16 +252,10 @@ def write_elsewhere(points: pd.DataFrame | None, host: str, read_MBps: float) ->
     write is fio-block-size's short run' where another experiment measured the block-size sweep's sequential write
     (write, 1 MiB, QD32, one job) at or below `read_MBps` (MB/s); '' otherwise (third read R-1cpu M2: 'writes faster
     than reads' from a 2-s write at 2,368 MB/s while the same job ran 10 s in XSR at 1,038-1,112 MB/s)."""
-    need = {"host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "bw_MBps"}
-    if points is None or points.empty or not need <= set(points.columns):
-        return ""
-    p = points[(points["host"].astype(str) == host) & (points["rw"] == "write") & (points["bs_bytes"] == 2**20)
-               & (points["iodepth"] == 32) & (points["numjobs"] == 1) & (points["experiment"] != "fio-block-size")]
-    slow = p[pd.to_numeric(p["bw_MBps"], errors="coerce") <= read_MBps]
+    own, p = seq_write_elsewhere(points, host)
+    slow = p[pd.to_numeric(p["bw_MBps"], errors="coerce") <= read_MBps] if not p.empty else p
     if slow.empty:
         return ""
-    where = ", ".join(dict.fromkeys(slow["experiment"].astype(str)))
-    lo, hi = slow["bw_MBps"].min(), slow["bw_MBps"].max()
-    span = fmt_number(lo) if lo == hi else f"{fmt_number(lo)}-{fmt_number(hi)}"
-    return (f"; yet the same 1 MiB write at QD32x1 ran in {where} at {span} MB/s, not above the read: the faster "
+    said = seq_write_said(slow, own).replace("the same job ran", "the same 1 MiB write at QD32x1 ran", 1)
+    return (f"; yet {said}, not above the read: the faster "
             "write is the block-size sweep's short run, not shown to last")
