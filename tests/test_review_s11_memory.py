@@ -142,7 +142,10 @@ def test_page_walks_at_every_size_where_single_sizes_agree_and_nothing_to_compar
     same = ws.copy()
     same.loc[small, "lat_p50_ns"] = 1.05 * same.loc[small, "buffer_bytes"].map(big).to_numpy()
     note = _row(h.cache_levels(same, CACHES), h.TLB_LEVEL)["note"]
-    assert "and at every size: the sweep stayed within the TLB's reach" in note and "scatter" not in note
+    assert "and at every size: the largest buffer's 8,192 4 KiB pages are beyond a second-level TLB's reach" in note
+    assert "page-table entries (64 KiB) stayed in the caches" in note and "scatter" not in note
+    small_sweep = same[same["buffer_bytes"] <= 16 * 2**20]  # S11-loop 9's other side: 4,096 pages at most
+    assert "the sweep may have stayed within the TLB's reach (4,096 4 KiB pages at most)" in h.tlb_cost(small_sweep)["note"]
     none = ws.copy()
     none.loc[small, ["lat_p50_ns", "latency_ns"]] = np.nan
     assert h.tlb_cost(none)["note"] == "not shown: no buffer size measured with both page sizes"

@@ -70,6 +70,7 @@ import pandas as pd
 
 from memstor.analysis.level_edge import Edge, edge_words, level_edge
 from memstor.core.schema import missing
+from memstor.core.units import size_text
 
 WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency_ns", "lat_p50_ns", "lat_p90_ns",
                        "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes", "cpu_share"]
@@ -525,6 +526,28 @@ def tlb_cost(ws: pd.DataFrame) -> dict:
     return out
 
 
+#: The most entries of a second-level TLB for 4 KiB pages on the cores memstor meets (Intel 1,536-2,048, AMD
+#: Zen 4 3,072, Arm Neoverse V2 2,048), with room: a buffer of more 4 KiB pages is beyond any of their reach.
+STLB_MAX_ENTRIES = 4096
+#: Bytes of last-level page-table entries per 4 KiB page (x86-64 and arm64 4 KiB granule: 8-byte entries).
+PTE_BYTES = 8
+
+
+def _why_no_walk_cost(largest: float) -> str:
+    """Why 4 KiB pages cost no more than 2 MiB pages up to ``largest`` (bytes): within a second-level TLB's reach
+    only where its 4 KiB pages are at most STLB_MAX_ENTRIES; beyond it (seventh read S11-loop 9: 64 MiB is 16,384
+    pages, 'stayed within the TLB's reach' was not possible) the walks were cheap, their page-table entries
+    (pages x 8 B) small enough to stay in the caches; or the huge pages gave no relief."""
+    pages = largest / 4096
+    relief = "or the huge pages gave no TLB relief (e.g. a VM whose host backs them with 4 KiB pages)"
+    if pages <= STLB_MAX_ENTRIES:
+        return f"the sweep may have stayed within the TLB's reach ({pages:,.0f} 4 KiB pages at most), {relief}"
+    return (f"the largest buffer's {pages:,.0f} 4 KiB pages are beyond a second-level TLB's reach (at most about "
+            f"{STLB_MAX_ENTRIES:,} entries): its walks were cheap, likely because their page-table entries "
+            f"({size_text(pages * PTE_BYTES)}) stayed in the caches, a walk under {TLB_MIN_PCT:g} % of an access "
+            f"to memory; {relief}; a sweep several times past the last-level cache shows what a walk to memory costs")
+
+
 def _no_tlb_cost(sizes: list, ratio: np.ndarray, slower: np.ndarray) -> str:
     """Why no TLB cost is stated (4K / 2M latency ``ratio`` per buffer size in bytes; ``slower``: beyond TLB_MIN_PCT,
     smoothed): 'not shown: ...'. Where 4 KiB pages were slower at smaller sizes but not at the largest, that is said
@@ -541,8 +564,7 @@ def _no_tlb_cost(sizes: list, ratio: np.ndarray, slower: np.ndarray) -> str:
                 "that does not hold to the sweep's end is not one the curves show")
     lo, hi = int(np.nanargmin(ratio)), int(np.nanargmax(ratio))
     if ratio[hi] <= 1 + TLB_MIN_PCT / 100 and ratio[lo] >= 1 - TLB_MIN_PCT / 100:
-        return (f"{said} and at every size: the sweep stayed within the TLB's reach, or the huge pages gave no TLB "
-                "relief (e.g. a VM whose host backs them with 4 KiB pages)")
+        return f"{said} and at every size: {_why_no_walk_cost(sizes[-1])}"
     return (f"{said}, and no median of 3 neighbouring sizes more than {TLB_MIN_PCT:g} % slower; single sizes, one run "
             f"each, scatter {ratio[lo]:.2f}× ({_kib(sizes[lo])}{': 4 KiB pages faster' if ratio[lo] < 1 else ''}) to "
             f"{ratio[hi]:.2f}× ({_kib(sizes[hi])}): no page-walk cost the curves can support")
