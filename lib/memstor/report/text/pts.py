@@ -324,8 +324,10 @@ def _xsr_result(g: pd.DataFrame) -> str:
 
 #: What CBW's and DIRTH's times are, said once per result (S10-bare 12: DIRTH's 'p99 766 µs' is fio's total latency,
 #: 1.9x the completion-latency p99 of its own directions that every other section prints).
-RESPONSE_TIME = ("; times are response times (fio's total latency, submission included, as PTS), not the completion "
-                 "latency of the other sections")
+#: The means are total latency in every section (S11-bare 4): only the p99s differ in kind.
+RESPONSE_TIME = ("; times are response times (fio's total latency, submission included, as PTS): its p99 is a "
+                 "total-latency p99, the other sections' p99s are completion p99s (their means are total latency, "
+                 "as here)")
 
 
 def _point(r) -> str:
