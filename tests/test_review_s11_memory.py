@@ -103,6 +103,9 @@ def test_mlp_states_the_runs_within_the_band_and_names_the_two_left_out():
                            "other 3: 1,686 MB/s at 4 independent chains per thread; bandwidth still grows at 4 chains, "
                            "the most kept")
     assert "not stated" not in said and "2,589" not in said and "2,914" not in said
+    used = text.mlp_display(mlp)["used"].tolist()  # the HTML table marks the same two runs (both sides)
+    assert used == ["yes", "yes", "yes", "no: on a CPU 80 % of the time", "no: on a CPU 73 % of the time"]
+    assert set(text.mlp_display(mlp.assign(cpu_share=np.nan))["used"]) == {"yes"}
 
 
 def test_mlp_all_inside_all_outside_and_no_share_recorded():

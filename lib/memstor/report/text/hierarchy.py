@@ -72,16 +72,20 @@ def mlp_display(mlp: pd.DataFrame | None) -> pd.DataFrame:
     growing. The bandwidth is derived from the same clock as the latency (loadlat: chains x 64 B x loads /
     elapsed, i.e. X = N x 64 B / R), not measured apart from it, so the column says so and Little's law is not
     shown as a check: its residual is 0 by construction (R-loop 11.2: 16 x 64 B / 208.1 ns = 4,920 MB/s,
-    residual ~1e-8 %)."""
+    residual ~1e-8 %). ``used``: 'no: on a CPU 85 % of the time' for a run hierarchy_cpu_share leaves out, as the
+    sentences do (S11: the HTML table listed the left-out runs beside '2 of 5 runs left out'); 'yes' otherwise."""
     bw = "bandwidth (MB/s, = N × 64 B / R)"
-    cols = ["device", "threads", "chains", "mean latency (ns)", bw, "saturated"]
+    cols = ["device", "threads", "chains", "mean latency (ns)", bw, "saturated", "used"]
     if mlp is None or mlp.empty:
         return pd.DataFrame(columns=cols)
+    share = mlp["cpu_share"] if "cpu_share" in mlp else pd.Series(index=mlp.index, dtype=float)
     out = pd.DataFrame({
         "device": mlp["host"], "threads": mlp["threads"].map(lambda v: str(int(v))),
         "chains": mlp["chains"].map(lambda v: str(int(v))), "mean latency (ns)": mlp["latency_ns"].map(fmt_number),
         bw: mlp["bandwidth_MBps"].map(fmt_number),
         "saturated": [("yes" if not missing(s) and bool(s) else "") for s in mlp["saturated"]],
+        "used": ["yes" if ok else f"no: on a CPU {100 * float(c):.0f} % of the time"
+                 for ok, c in zip(cpu_held(share), share, strict=True)],
     })
     return out if mlp["host"].nunique() > 1 else out.drop(columns="device")
 
