@@ -47,6 +47,9 @@ The checks, one module per family (thresholds are named constants there, each wi
   within 1.1x without intervals; intervals that miss warn; beyond 1.5x fail, with both numbers);
 - ``regions``: jobs_disjoint (a sequential point with numjobs > 1 whose jobs all started at offset 0 over the
   same span, no offset_increment: fail, not a sequential workload; each job its own region: pass);
+- ``targets``: one_target (per storage experiment the share of its points on the device's target, the one most of
+  its storage points measured: below 1 fail, its points left out of the report; sysinfo.json naming another target
+  fail; no target recorded: unchecked);
 - ``intervals``: interval_exists (points without a quotable 95 % interval — none, zero width, or wider
   than the value — and why), interval_holds_value (a value below or above its own interval: fail);
 - ``memory``: memory_gate (a gate reason >= 80 % of the values share: one machine-level warn row with the
@@ -100,6 +103,7 @@ from memstor.analysis.validity.pts import pts_rows
 from memstor.analysis.validity.regions import region_rows
 from memstor.analysis.validity.rows import CHECKS, COLUMNS, FAIL, PASS, SECTIONS, STATUSES, WARN, frame
 from memstor.analysis.validity.steady import steady_rows
+from memstor.analysis.validity.targets import target_rows
 from memstor.analysis.validity.wsat import wsat_rows
 
 __all__ = ["CHECKS", "COLUMNS", "FAIL", "PASS", "SECTIONS", "STATUSES", "WARN", "holds", "status",
@@ -135,6 +139,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *steady_rows(steady, fio, points, metas),
         *agreement_rows(points),
         *region_rows(metas),
+        *target_rows(metas, sysinfo),
         *interval_rows(points, fio),
         *batch_rows(fio, mlc),
         *memory_rows(mlc),

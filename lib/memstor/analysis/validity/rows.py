@@ -47,6 +47,8 @@ CHECKS = {
     "steady_window_trend": "the measurement window holds no monotone trend of 5 % or more that the slope rule let pass",
     "steady_round_length": "rounds last at least 10 s and the window overwrites the span at least once",
     "steady_vs_fresh": "the steady-state IOPS is not above the fresh (queue-depth sweep) IOPS at the same outstanding I/O",
+    "one_target": "every storage experiment of a device measured the one target its points mostly measured, the "
+                  "one sysinfo.json (and page 1) names",
     "jobs_disjoint": "a sequential point's fio jobs each streamed through their own region of the file "
                      "(offset_increment), not all over the same blocks from offset 0",
     "config_agreement": "one configuration measured in two experiments agrees within the intervals (or 10 %)",
