@@ -88,8 +88,8 @@ def test_each_failed_precondition_is_flagged_on_page_one():
     best = ht.headline_evidence(synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).headline,
                                 synthesis(points=points_frame(bs_iops=81_279.0, qd_iops=29_082.0)).validity)
     assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "trust"] == "not valid (config_agreement)"
-    assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "value"].startswith(
-        "withheld: config_agreement failed")                        # not stated where its precondition failed
+    assert best.set_index("quantity").loc["Best 4K random read (IOPS)", "value"] == (
+        "withheld: config_agreement failed (numbers: report.html's 'Checks that did not pass')")  # S11-loop 13
     assert not best.set_index("quantity").loc["Idle memory mean latency (ns)", "value"].startswith("withheld")
 
 

@@ -138,7 +138,7 @@ def test_hir_names_the_measured_idle_and_says_a_ratio_inside_its_windows_shows_n
     result = text.pts_summary(hir, None, None, None, valid)["result"].iloc[0]
     assert ("after 1.12 s idle (0.5 s planned) 102,820 IOPS — no recovery ratio: " in result and "0.976" not in result
             and "neither a change nor its absence is shown" in result)  # third read R-1cpu M4: no ratio printed
-    assert "2.00-s segments against 1.00-s rounds; 2 segments; inside the rounds' spread" in result
+    assert "2.00-s segments against 1.00-s rounds; 2 segments; the segments' range overlaps the rounds'" in result
     assert "after 0.5 s idle" not in result
     assert list(text.hir_display(hir)["shown"]) == ["no", "no"]
 

@@ -24,7 +24,7 @@ def test_a_highest_dirth_point_within_the_reruns_spread_is_no_maximum():
     said = text.pts_summary(None, None, None, dirth, v).iloc[0]["result"]
     assert "max IOPS:" not in said                                    # was 'max IOPS: 45,546 IOPS at T4 Q4'
     assert "no maximum located: 45,546 IOPS at T4 Q4 and 45,028 at T2 Q4 are 1.01x apart, within the reruns' " \
-           "0.739-1.53x" in said
+           "spread of up to 1.53x (reruns at 0.739-1.53x of their matrix points)" in said
     assert not text.gated_roles(dirth, v)["role"].fillna("").str.contains("max IOPS").any()
 
 
@@ -34,8 +34,8 @@ def test_a_maximum_beyond_the_reruns_spread_stands():
     assert text.gated_roles(dirth, v)["role"].fillna("").str.contains("max IOPS").any()
     assert "max IOPS: 58,229 IOPS at T4 Q4" in text.pts_summary(None, None, None, dirth, v).iloc[0]["result"]
     s8 = pd.read_csv(S8C / "dirth-bare.csv")                         # s8: 45,070 vs 34,540 (1.30x), a rerun 0.732x
-    assert pts.max_within_spread(s8, pd.read_csv(S8C / "validity-pts-bare.csv")).endswith("within the reruns' "
-                                                                                         "0.732-1.06x")
+    assert pts.max_within_spread(s8, pd.read_csv(S8C / "validity-pts-bare.csv")).endswith(
+        "within the reruns' spread of up to 1.37x (reruns at 0.732-1.06x of their matrix points)")
 
 
 def test_dirth_csv_names_only_the_roles_the_pdf_states_and_why():

@@ -202,7 +202,7 @@ def recovery_shown(rounds: Sequence[float], round_s: float | None, segments: Seq
     if len(segments) < MIN_SEGMENTS_CI:
         why.append(f"{len(segments)} segment(s), fewer than {MIN_SEGMENTS_CI}")
     if not (a > hi or b < lo):
-        why.append("inside the rounds' range")
+        why.append("the segments' range overlaps the rounds'")  # S11-loop 11: not 'inside' (a mean above them)
     if why:
         return False, f"not shown: {'; '.join(why)} ({said})"
     return True, f"every segment {'above' if a > hi else 'below'} the baseline rounds ({said})"

@@ -179,8 +179,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
             r = h.loc[key].copy()
             r["key"] = key
             trust = _trust(validity, host, key, str(r.get("detail") or ""))
-            value = (f"withheld: {trust.removeprefix('not valid (').rstrip(')')} failed (numbers in the checks "
-                     "that did not pass)") if trust.startswith("not valid") else _interval(r)
+            value = (f"withheld: {trust.removeprefix('not valid (').rstrip(')')} failed (numbers: report.html's "
+                     "'Checks that did not pass')") if trust.startswith("not valid") else _interval(r)
             if str(r.get("gate") or "").startswith("failed"):  # its own run failed the memory gate (R-loop 2.3)
                 gate_trust, value = _gate_failed(r)
                 trust = gate_trust if not trust.startswith("not valid (") else gate_trust.replace(

@@ -147,7 +147,8 @@ def _rerun_spread(validity: pd.DataFrame | None, host) -> float | None:
 def max_within_spread(g: pd.DataFrame, validity: pd.DataFrame | None) -> str:
     """'' where the highest-IOPS point of one device's DIRTH matrix ``g`` is above the next by more than the reruns'
     spread (:func:`_rerun_spread`), else why it is no maximum: 'no maximum located: 45,546 IOPS at T4 Q4 and 45,028
-    at T2 Q4 are 1.01x apart, within the reruns' 0.739-1.53x' (fifth read R-def p6)."""
+    at T2 Q4 are 1.01x apart, within the reruns' spread of up to 1.53x (reruns at 0.739-1.53x of their matrix points)'
+    (fifth read R-def p6; S11-loop 10: '1.24x apart, within the reruns' 0.777-1.09x' read as a contradiction)."""
     spread = _rerun_spread(validity, g["host"].iloc[0]) if len(g) > 1 else None
     top = g.sort_values("iops", ascending=False).head(2)
     if spread is None or top["iops"].isna().any() or top["iops"].iloc[0] / top["iops"].iloc[1] > spread:
@@ -157,7 +158,8 @@ def max_within_spread(g: pd.DataFrame, validity: pd.DataFrame | None) -> str:
     a, b = top.iloc[0], top.iloc[1]
     return (f"no maximum located: {fmt_number(a['iops'])} IOPS at T{_int(a['threads'])} Q{_int(a['qd'])} and "
             f"{fmt_number(b['iops'])} at T{_int(b['threads'])} Q{_int(b['qd'])} are {a['iops'] / b['iops']:.2f}x "
-            f"apart, within the reruns' {fmt_number(r.min())}-{fmt_number(r.max())}x")
+            f"apart, within the reruns' spread of up to {spread:.2f}x (reruns at {fmt_number(r.min())}-"
+            f"{fmt_number(r.max())}x of their matrix points)")
 
 
 def gated_roles(dirth: pd.DataFrame, validity: pd.DataFrame | None) -> pd.DataFrame:
@@ -284,8 +286,8 @@ def _not_shown(r) -> str:
         why.append(f"{fmt_number(r['segment_s'])}-s segments against {fmt_number(r['baseline_round_s'])}-s rounds")
     if not missing(r.get("segments")) and "fewer than" in note:
         why.append(f"{_int(r['segments'])} segments")
-    if "inside the rounds' range" in note:
-        why.append("inside the rounds' spread")
+    if "overlaps the rounds'" in note or "inside the rounds' range" in note:  # the latter: tables before S11
+        why.append("the segments' range overlaps the rounds'")
     return (" — no recovery ratio: " + ("; ".join(why) if why else "its windows cannot tell")
             + "; neither a change nor its absence is shown")
 
