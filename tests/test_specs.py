@@ -113,5 +113,10 @@ def test_compare_row_ratio_conditions_and_flag():
     same = Conditions(iodepth=32, numjobs=4, bs_bytes=4096, span="full_device", state="steady_state",
                       target="raw_device")
     assert specs.compare(sv, 1.0, same)["flag"] == "matched"
+    region = Conditions(iodepth=32, numjobs=4, bs_bytes=4096, span="region", span_bytes=256 * 2**20, state="fresh",
+                        target="raw_device")  # S11-loop 14: a raw device's --size=256m, once 'span ?'
+    row = specs.compare(sv, 65_000.0, region)
+    assert row["flag"] == "differs: span, state" and "256 MiB of the device, fresh, raw device" in row["measured_conditions"]
+    assert specs.state_text(region) == "fresh (256 MiB of the device)"
     none = specs.compare(sv, None, None)
     assert none["flag"] == "not measured" and none["ratio"] is None

@@ -21,7 +21,7 @@ from memstor.core.validate import Section
 SCHEMA = "memstor-spec/1"
 METRICS = {"iops": "IOPS", "bw_MBps": "MB/s"}
 RW_VALUES = ("read", "write", "randread", "randwrite")
-SPAN_VALUES = ("full_device", "file", "unknown")
+SPAN_VALUES = ("full_device", "file", "region", "unknown")  # region: the first span_bytes of a raw device
 STATE_VALUES = ("steady_state", "fresh", "unknown")
 #: Measured side only: preconditioned rounds that did not meet the steady-state rule.
 NOT_STEADY = "not_steady"
@@ -46,8 +46,8 @@ class Conditions:
     """Test conditions of one value (spec side or measured side). None / 'unknown' = not stated.
 
     iodepth, numjobs: fio-style queue depth and worker count (outstanding I/O = product);
-    bs_bytes: transfer size in bytes; span: full_device | file | unknown; span_bytes: bytes touched
-    (measured side: the test file size); state: steady_state | fresh | unknown;
+    bs_bytes: transfer size in bytes; span: full_device | file | region | unknown; span_bytes: bytes touched
+    (measured side: the test file size, or a raw device's region, fio's --size); state: steady_state | fresh | unknown;
     target: raw_device | filesystem_file | unknown; mb: decimal | binary; note: free text.
     """
 
@@ -76,10 +76,7 @@ class Conditions:
         else:
             parts.append("QD ?")
         parts.append(size_text(self.bs_bytes) if self.bs_bytes else "bs ?")
-        if self.span == "file" and self.span_bytes:
-            parts.append(f"{size_text(self.span_bytes)} file span")
-        else:
-            parts.append(SPAN_TEXT.get(self.span, "span ?"))
+        parts.append(span_text(self))
         parts.append(STATE_TEXT.get(self.state, "state ?"))
         parts.append({"raw_device": "raw device", "filesystem_file": "file on a filesystem"}.get(
             self.target, "target ?"))
@@ -90,13 +87,24 @@ class Conditions:
 STATE_TEXT = {"steady_state": "steady state", "fresh": "fresh", NOT_STEADY: "steady state not achieved",
               NOT_SHOWN: "steady state not shown",
               SUSTAINED: "sustained (after the write cliff)"}
-SPAN_TEXT = {"full_device": "full device", "file": "file span"}
+SPAN_TEXT = {"full_device": "full device", "file": "file span", "region": "device region"}
+
+
+def span_text(c: Conditions) -> str:
+    """'256 MiB file span', '256 MiB of the device' (a raw device's region, S11-loop 14: was 'span ?' though the
+    run's --size was known), 'full device', 'span ?'."""
+    if c.span == "file" and c.span_bytes:
+        return f"{size_text(c.span_bytes)} file span"
+    if c.span == "region" and c.span_bytes:
+        return f"{size_text(c.span_bytes)} of the device"
+    return SPAN_TEXT.get(c.span, "span ?")
 
 
 def state_text(c: Conditions) -> str:
-    """The state column of a comparison: 'steady state (file span)', 'fresh (file span)', 'steady state
-    not achieved (full device)', 'state ? (span ?)'."""
-    return f"{STATE_TEXT.get(c.state, 'state ?')} ({SPAN_TEXT.get(c.span, 'span ?')})"
+    """The state column of a comparison: 'steady state (file span)', 'fresh (file span)', 'fresh (256 MiB of the
+    device)', 'steady state not achieved (full device)', 'state ? (span ?)'."""
+    span = span_text(c) if c.span == "region" else SPAN_TEXT.get(c.span, "span ?")
+    return f"{STATE_TEXT.get(c.state, 'state ?')} ({span})"
 
 
 @dataclass

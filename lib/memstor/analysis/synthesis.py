@@ -192,8 +192,9 @@ def measured_conditions(point: pd.Series, host: HostData) -> specs.Conditions:
                 size = parse_size(str(params["file_size"]))
             except ValueError:
                 size = None
-        if str(filename).startswith("/dev/"):
-            c.target, c.span = "raw_device", "unknown"
+        if str(filename).startswith("/dev/"):  # its --size: the first bytes of the device (S11-loop 14)
+            c.target, c.span = "raw_device", "unknown" if missing(size) or not size else "region"
+            c.span_bytes = None if c.span == "unknown" else int(size)
         else:
             c.target, c.span = "filesystem_file", "file"
             c.span_bytes = None if missing(size) or not size else int(size)
