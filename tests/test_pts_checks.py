@@ -43,6 +43,9 @@ def test_steady_state_not_reached_fails_and_is_said_with_the_result():
     valid, cbw, dirth = _run(LOOP)
     row = _status(valid, "pts_steady_state", "DIRTH preconditioning")
     assert row["status"] == "fail" and row["section"] == "pts" and "15,030-87,045 IOPS" in row["evidence"]
+    for r in (row, _run(BARE)[0].pipe(_status, "pts_steady_state", "CBW preconditioning")):  # S11-loop 17
+        assert (r["value"] > r["limit"]) == (r["status"] == "fail"), r.to_dict()  # the value is what decided
+        assert r["unit"] in ("% (data excursion)", "% (slope excursion)") and r["high"] == r["limit"]
     summary = text.pts_summary(None, None, cbw, dirth, valid).set_index("test")["result"]
     # no result stated where the state still moved (third read R-1cpu M5: page 1 promises failed preconditions'
     # findings are not stated); its points stay in the appendix's table
