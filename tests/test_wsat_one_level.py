@@ -135,3 +135,18 @@ def test_stalls_of_the_series_are_said_level_or_not():
     assert "Stalls" not in text.wsat_sentences(w, None)[0]
     bare, _ = _gated("vm")
     assert "Stalls" not in text.wsat_sentences(bare, None, secs)[0]
+
+
+def test_a_shift_outside_the_band_that_the_test_cannot_tell_passes_on_its_p():
+    """S11-loop 17: a pass by the Mann-Whitney arm printed value 1.109 beside limit 1.1. Now its value is p against
+    LEVEL_ALPHA (value >= limit where it passes), the halves' ratio in the unit and evidence; the loop run's real
+    rise (p = 0.0016) still fails on its ratio."""
+    from memstor.analysis.validity import wsat as vw
+
+    r = pd.Series({"host": "vm", "first_half_MBps": 1000.0, "second_half_MBps": 1109.0, "level_p": 0.86,
+                   "level_seconds": 20, "cliffs": 0})
+    row = vw._one_level(r, "write 128 KiB")
+    assert (row["status"], row["value"], row["limit"], row["low"]) == ("pass", 0.86, vw.LEVEL_ALPHA, vw.LEVEL_ALPHA)
+    assert row["unit"] == "Mann-Whitney p (halves 1.11x)" and "not shown apart" in row["evidence"]
+    apart = vw._one_level(r.copy().replace({0.86: 0.01}), "write 128 KiB")
+    assert (apart["status"], apart["unit"]) == ("fail", "x first half") and apart["value"] > apart["limit"]
