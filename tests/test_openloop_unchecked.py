@@ -36,7 +36,19 @@ def test_the_slo_table_withholds_the_unchecked_answer_without_calling_it_failed(
     cells = slo_display(pd.read_csv(DATA / "slo-loop328.csv")).set_index("workload")["max IOPS meeting it"]
     assert cells["randwrite"].startswith("withheld: the open loop was not checked")
     assert "did not hold" not in cells["randwrite"]
-    assert cells["randread"] == "not valid: the open loop did not hold (no answer)"
+    assert cells["randread"] == ("no answer: the open loop did not hold (0 of 8 offered-rate points kept open-loop "
+                                 "arrivals (share 0 %))")  # S11-loop 12: one wording, with its reason
+
+
+def test_the_slo_table_says_no_answer_one_way_with_the_reason():
+    """S11-loop 12: 'no answer: none of the 8 rates held' beside 'not valid: the open loop did not hold (no answer)'
+    for two workloads that both held at 0 of 8; the second also failed open_loop_rate. Now both begin 'no answer'
+    and the second names its failed rate."""
+    cells = slo_display(pd.read_csv(DATA.parent / "review-s11" / "loop" / "slo.csv")).set_index("workload")[
+        "max IOPS meeting it"]
+    assert cells["randread"] == "no answer: none of the 8 rates held"
+    assert cells["randwrite"] == ("no answer: the open loop did not hold (achieved / offered 48.4-99.7 % over 8 "
+                                  "offered-rate points)")
 
 
 def test_a_latency_target_search_the_run_cut_off_gives_no_closed_loop_answer():

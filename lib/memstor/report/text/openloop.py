@@ -193,7 +193,8 @@ def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, point
     if isinstance(not_valid, str) and not_valid:
         if not_valid.startswith("not valid: not checked"):  # open_loop_held unchecked, nothing failed
             return "withheld: the open loop was not checked (no arrival times recorded; no answer)"
-        return "not valid: the open loop did not hold (no answer)"
+        first = not_valid.removeprefix("not valid: ").split(";")[0].strip()  # S11-loop 12: one wording, the reason
+        return f"no answer: the open loop did not hold ({first})" if first else "no answer: the open loop did not hold"
     v, h, m = _ol_float(max_iops), _ol_float(held), _ol_float(points)
     some = f"{int(h)} of {int(m)} rates that held" if h == h and m == m and h < m else ""
     if censored_by == NOT_MONOTONE:
