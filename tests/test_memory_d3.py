@@ -127,11 +127,11 @@ def test_a_failed_buffer_check_is_on_page_one_and_the_words_follow_it(loop, bare
     assert "DRAM reads" not in said and "not shown to be DRAM" in said
     use = pd.DataFrame([{"host": "vm", "what": "DRAM peak", "ceiling": None, "how": "", "reason": "unknown",
                          "measured": 21822.8, "measured_as": "peak injection, stream-triad", "pct_of_ceiling": None}])
-    assert "not shown to be DRAM" in ceilings_display(use, v)["best measured (MB/s)"].iloc[0]
+    assert "not shown to be DRAM" in ceilings_display(use, v)["best measured (MB/s, whole-run mean)"].iloc[0]  # S11-bare 9: the header says what kind of figure
     ok = validity_table(mlc=bare.mlc.assign(buffer_kib=2 << 20), sysinfo={h.name: h.sysinfo for h in bare.hosts})
     assert headline_evidence(syn.headline_long(bare), ok)["quantity"].iloc[0] == "Idle memory mean latency (ns)"
     assert "DRAM reads" in read_ratio_sentences(rr.assign(b_max_gate_failed=False), None, ok)[0]
-    assert "not shown" not in ceilings_display(use, ok)["best measured (MB/s)"].iloc[0]
+    assert "not shown" not in ceilings_display(use, ok)["best measured (MB/s, whole-run mean)"].iloc[0]
 
 
 def test_no_idle_or_bandwidth_runs_point_to_the_hierarchy_that_ran():

@@ -114,13 +114,13 @@ def test_memory_headlines_and_the_dram_row_are_withheld_where_the_buffer_check_f
     assert idle["value"].startswith("withheld") and idle["trust"] == "not valid (memory_gate: latency_unstable, " \
         "memory_buffer_llc)"
     dram = ceilings_display(use, v).iloc[0]
-    assert dram["best measured (MB/s)"].startswith("withheld: memory_buffer_llc failed (256 MiB buffer, within the "
+    assert dram["best measured (MB/s, whole-run mean)"].startswith("withheld: memory_buffer_llc failed (256 MiB buffer, within the "
                                                    "480 MiB last-level cache") and "28,778" not in dram.to_string()
     mlc, info = _bare_memory(cpu_floor=0.95)
     passed = pd.concat([v[v["check"] != "memory_buffer_llc"], pd.DataFrame(buffer_llc_rows(mlc, info))])
     table = headline_evidence(head, passed).set_index("quantity")
     assert table.loc["Peak memory bandwidth (MB/s)", "value"].startswith("28,778")
-    assert ceilings_display(use, passed).iloc[0]["best measured (MB/s)"].startswith("28,778 (loadlat v0.5: matrix")
+    assert ceilings_display(use, passed).iloc[0]["best measured (MB/s, whole-run mean)"].startswith("28,778 (loadlat v0.5: matrix")
 
 
 def test_the_stream_triad_peak_names_its_byte_accounting():

@@ -114,14 +114,14 @@ def ceilings_display(use: pd.DataFrame | None, validity: pd.DataFrame | None = N
     and arithmetic or why it is unknown, the best number measured against it and its % of the ceiling; beside a
     DRAM ceiling, a memory figure whose buffer the last-level cache may hold is withheld with the reason
     (:func:`dram_words`)."""
-    cols = ["device", "ceiling", "MB/s", "from", "best measured (MB/s)", "% of ceiling"]
+    cols = ["device", "ceiling", "MB/s", "from", "best measured (MB/s, whole-run mean)", "% of ceiling"]
     if use is None or use.empty:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
         "device": use["host"], "ceiling": use["what"],
         "MB/s": [("–" if missing(c) else fmt_interval(c, None, None)) for c in use["ceiling"]],
         "from": [h if not missing(c) else (r or "unknown") for c, h, r in zip(use["ceiling"], use["how"], use["reason"])],
-        "best measured (MB/s)": [("–" if missing(v) else _withheld(w) if (w := _not_dram(validity, h, c)) else
+        "best measured (MB/s, whole-run mean)": [("–" if missing(v) else _withheld(w) if (w := _not_dram(validity, h, c)) else
                                   f"{fmt_interval(v, None, None)} ({a})")
                                  for v, a, h, c in zip(use["measured"], use["measured_as"], use["host"],
                                                        use["what"])],
