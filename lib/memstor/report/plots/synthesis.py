@@ -303,6 +303,20 @@ def memory_caption(curves: pd.DataFrame | None, fits: dict, panel: tuple[str, fl
     return (": " + ", ".join(said) if said else "") + none + (f"; {every}" if every else "") + "."
 
 
+def memory_figure_caption(curves: pd.DataFrame | None, fits: dict, panel: tuple[str, float]) -> str:
+    """One memory panel's whole caption: 'Memory loaded latency (ns) against bandwidth (GB/s)', its access size
+    where the report draws several panels, and :func:`memory_caption`."""
+    several = len(memory_panels(curves)) > 1 and panel[1] >= 0
+    return ("Memory loaded latency (ns) against bandwidth (GB/s)" + (f", {int(panel[1])} B accesses" if several else "")
+            + memory_caption(curves, fits, panel))
+
+
+def panel_all_failed(curves: pd.DataFrame | None, panel: tuple[str, float]) -> bool:
+    """Whether every point of the memory panel failed its quality gate: a figure no finding is read from (the
+    PDF names it and leaves it to the HTML)."""
+    return bool(all_failed_words(curves, panel))
+
+
 def memory_panels(curves: pd.DataFrame | None) -> list[tuple[str, float]]:
     """The memory figure's panels, (host, access bytes; -1 unknown), in its order: the report shows one figure per
     panel (two panels, their legends beside them, printed 0.54 in wide in the print box)."""
