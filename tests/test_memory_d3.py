@@ -318,5 +318,8 @@ def test_a_memory_figure_of_failed_points_says_so_and_shows_every_point(loop, ba
         panel = figs.memory_panels(curves)[0]
         said = "every point drawn failed memstor's quality gate: no finding is read from them"
         assert (said in figs.memory_caption(curves, fits, panel)) is every
+        assert figs.panel_all_failed(curves, panel) is every  # the PDF names such a figure and leaves it to the HTML
+        caption = figs.memory_figure_caption(curves, fits, panel)
+        assert caption.startswith("Memory loaded latency (ns) against bandwidth (GB/s)") and (said in caption) is every
         ax = figs.memory_figure(curves, fits, panel).axes[0]
         assert ax.get_ylim()[1] >= 1.08 * curves["latency_ns"].max() - 1e-9
