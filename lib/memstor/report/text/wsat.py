@@ -47,9 +47,10 @@ def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
                   if not missing(b) else "test file") for s, b in zip(w["span"], w["span_bytes"])],
         "written (GB)": [f"{_gb(g)} ({'stopped by the time cap' if s == 'time' else 'target reached'})"
                          if s in ("time", "bytes") else _gb(g) for g, s in zip(w["tgbw_GB"], w["stopped_by"])],
-        "burst (MB/s)": [fmt_interval(v, lo, hi) if c else "–" if not told else "– (no cliff: one window)" for
-                         v, lo, hi, c, told in zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"],
-                                                   cliffs, _told(w))],
+        "burst (MB/s)": [fmt_interval(v, lo, hi) if c else f"{fmt_interval(v, lo, hi)} (before a rise)" if rose
+                         else "–" if not told else "– (no cliff: one window)" for v, lo, hi, c, told, rose in
+                         zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"], cliffs, _told(w),
+                             [_rose(r) for _, r in w.iterrows()])],
         "sustained (MB/s)": [f"no level (too short); mean {fmt_number(v)}" if short else fmt_interval(v, lo, hi)
                              for v, lo, hi, short in zip(w["sustained_MBps"], w["sustained_MBps_ci_low"],
                                                          w["sustained_MBps_ci_high"], _short(w))],
@@ -118,8 +119,21 @@ def no_cliff_text(r) -> str:
                 f"the mean of those seconds is {fmt_number(r['sustained_MBps'])} MB/s, one level at most, not shown "
                 "(so no interval is given for it)." + series_vs_fio(r))
     how = "mean, 95 % interval" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
+    if _rose(r):  # S11-bare 2: a change point that rose (171 -> 225 MB/s at 10 s) is no 'start to end'
+        return (f"no cliff, but a rise: {fmt_number(r['burst_MBps'])} MB/s before it (the cliffs table says where), "
+                f"then one level{_halves(r)} of {level} MB/s ({how}) over its last {int(r['level_seconds'])} of "
+                f"{secs}whole seconds{' (within its band)' if _apart(r) else ''}; the whole run's mean is no one "
+                "level." + series_vs_fio(r))
     span = "within its band" if _apart(r) else "from start to end"
     return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) {span}." + series_vs_fio(r)
+
+
+def _rose(r) -> bool:
+    """A run with change points but no fall (``cliffs`` 0 where a level before the first change point was read,
+    ``burst_MBps``): its level is the one after the last change point, not the whole run's."""
+    cliffs = 0 if missing(r.get("cliffs")) else int(r["cliffs"])
+    return cliffs == 0 and not missing(r.get("burst_MBps")) and not missing(r.get("sustained_over_burst")) \
+        and not missing(r.get("level_seconds"))
 
 
 def _apart(r) -> bool:

@@ -1,0 +1,33 @@
+"""The eighth independent read of the bare quick run (issue 38, S12-bare), built from its tables
+(tests/data/review-s12/SOURCES.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.report.text import wsat as wtext
+
+DATA = Path(__file__).resolve().parent / "data" / "review-s12"
+
+
+def test_a_run_that_rose_is_not_one_level_from_start_to_end():
+    """S12-bare 2: the 4 KiB random write rose at 10 s (171 -> 225 MB/s, a 'recovery' change point), found no
+    fall (cliffs 0), and the report said 'no cliff — one level ... of 225 [213, 237] MB/s from start to end' with
+    burst '– (no cliff: one window)' beside sustained / burst 1.32. Now the level is the one after the rise, over
+    its last 12 of 22 whole seconds, and the burst cell gives the level before it. The other side: the 128 KiB
+    write, too short to tell, keeps its own wording."""
+    w = pd.read_csv(DATA / "wsat-bare.csv", keep_default_na=False, na_values=[""]).fillna({"caveat": ""})
+    rose = w[w["workload"] == "4 KiB random write"].iloc[0]
+    said = wtext.no_cliff_text(rose)
+    assert "from start to end" not in said and said.startswith("no cliff, but a rise: 171 MB/s before it")
+    assert "one level (its halves' medians" in said and "of 225 [213, 237] MB/s" in said
+    assert "over its last 12 of 22 whole seconds" in said
+    shown = wtext.wsat_display(w).set_index("workload")
+    assert shown.loc["4 KiB random write", "burst (MB/s)"] == "171 (before a rise)"
+    assert shown.loc["4 KiB random write", "sustained / burst"] == "1.32"
+    assert "rise" not in wtext.no_cliff_text(w[w["workload"] != "4 KiB random write"].iloc[0])
+    one = rose.copy()
+    one[["burst_MBps", "sustained_over_burst"]] = float("nan")  # no change point at all: one window
+    one["level_seconds"] = one["whole_seconds"]
+    assert "from start to end" in wtext.no_cliff_text(one) and "rise" not in wtext.no_cliff_text(one)
