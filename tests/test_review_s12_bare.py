@@ -31,3 +31,25 @@ def test_a_run_that_rose_is_not_one_level_from_start_to_end():
     one[["burst_MBps", "sustained_over_burst"]] = float("nan")  # no change point at all: one window
     one["level_seconds"] = one["whole_seconds"]
     assert "from start to end" in wtext.no_cliff_text(one) and "rise" not in wtext.no_cliff_text(one)
+
+
+def test_the_best_iops_headline_is_held_against_the_sweeps_best_at_any_job_count():
+    """S12-bare 3: headline_definition failed both best-IOPS headlines (0.558x, 0.467x) against the one-job sweep's
+    highest, 24,406 / 28,944 IOPS, named 'queue-depth sweep's highest (knee table)', while the knee table prints
+    X_best 43,748 / 60,490 (any job count). Now X_best is the two-sided figure and the one-job curve only bounds
+    from above: both pass. The other sides: X_best 2x above the headline fails, and 2x below it."""
+    from memstor.analysis.validity.headline import headline_rows
+
+    knees, storage = pd.read_csv(DATA / "knee-bare.csv"), pd.read_csv(DATA / "storage_fit-bare.csv")
+
+    def judged(read, write):
+        head = pd.DataFrame({"host": "vm", "key": ["best_randread_iops", "best_randwrite_iops"], "value": [read, write]})
+        return {r["subject"]: r for r in headline_rows(head, knees, None, storage, None, None)}
+
+    ok = judged(61_929.0, 43_748.0)
+    assert ok["best 4K randread IOPS"]["status"] == "pass" and ok["best 4K randwrite IOPS"]["status"] == "pass"
+    assert "queue-depth sweep's highest at any job count (knee table's X_best) 43,748" in \
+        ok["best 4K randwrite IOPS"]["evidence"]
+    other = judged(30_000.0, 87_500.0)
+    assert other["best 4K randread IOPS"]["status"] == "fail" and other["best 4K randread IOPS"]["value"] > 2  # above
+    assert other["best 4K randwrite IOPS"]["status"] == "fail" and other["best 4K randwrite IOPS"]["value"] < 0.51
