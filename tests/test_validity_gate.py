@@ -53,7 +53,7 @@ def test_a_gated_open_loop_gets_no_slo_answer_and_no_model():
     assert models.loc[models["rw"] == "randwrite", "mm1_us"].notna().all()
 
     shown = slo_display(slo).set_index("workload")["max IOPS meeting it"]
-    assert shown["randread"].startswith("not valid") and shown["randwrite"] == "47,930"
+    assert shown["randread"].startswith("no answer: the open loop did not hold (") and shown["randwrite"] == "47,930"
     assert set(models_display(models)["workload"]) == {"randwrite"}
     text = " ".join(load_sentences(load, slo, models, pd.DataFrame()))
     read_part = next(s for s in load_sentences(load, slo, models, pd.DataFrame()) if ", randread" in s)
