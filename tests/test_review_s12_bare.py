@@ -72,3 +72,34 @@ def test_the_sweeps_p99_in_the_slo_table_is_named_a_completion_p99():
     assert cells["randread"].endswith("met it up to 14,465 IOPS (QD1, completion p99 52.0 µs; below its mean total "
                                       "latency, 67.9 µs: the submission time is not in it)")
     assert cells["randwrite"].endswith("met it up to 11,735 IOPS (QD1, completion p99 175 µs)")
+
+
+def test_a_last_step_within_a_measured_disagreement_is_not_called_still_rising():
+    """S12-bare 6: p. 7's knee_plateau said the randwrite sweep's last step (QD16 19,445 -> QD64 24,406 IOPS,
+    +25.5 %) 'still gained more than the 10 % assumed for single runs' while p. 3 called a +21.7 % step within the
+    1.54x by which one configuration measured twice disagreed 'not shown'. One rule now: that step does not make
+    the sweep 'still rising' (fail) nor levelled off: above the fit's ceiling, whether it levels off not shown (warn;
+    the knee is withheld by knee_located anyway). The other side: a last step of 2x is still rising (fail)."""
+    from memstor.analysis.validity import validity_table
+
+    summary = pd.read_csv(DATA / "summary-bare.csv")
+    knees = pd.read_csv(DATA / "knee-bare.csv").drop(columns=["valid", "not_valid", "note"]).iloc[[1]]
+    knees["N_star_fit"] = knees["X_max_fit_iops"] * knees["R_min_fit_us"] * 1e-6
+
+    def plateau(s):
+        q = s[(s["experiment"] == "fio-queue-depth") & (s["bs_bytes"] == 4096)].copy()
+        q["in_sweep"] = ~q["spec_point"].astype(bool)
+        v = validity_table(knees=knees, qd=q, points=s)
+        return v[(v["check"] == "knee_plateau") & (v["subject"] == "randwrite")].iloc[0]
+
+    row = plateau(summary)
+    assert row["status"] == "warn" and "still gained" not in row["evidence"]
+    assert "whether it levels off is not shown (its last step, 19,445 IOPS at N = 16 (QD16x1) to 24,406 IOPS at N = " \
+           "64 (QD64x1) (+25.5 %), within the 1.54× by which one configuration measured twice disagreed" in row["evidence"]
+    assert "and by more than the 1.54×" in row["evidence"]  # QD32x4, 2.42x X_fit
+    steep = summary.copy()
+    at = (steep["experiment"] == "fio-queue-depth") & (steep["rw"] == "randwrite") & (steep["iodepth"] == 64) & \
+        (steep["numjobs"] == 1) & (steep["bs_bytes"] == 4096)
+    assert at.sum() == 1
+    steep.loc[at, "iops"] = 2 * 19_445.0
+    assert plateau(steep)["status"] == "fail" and "still gained more than" in plateau(steep)["evidence"]
