@@ -103,3 +103,36 @@ def test_a_last_step_within_a_measured_disagreement_is_not_called_still_rising()
     assert at.sum() == 1
     steep.loc[at, "iops"] = 2 * 19_445.0
     assert plateau(steep)["status"] == "fail" and "still gained more than" in plateau(steep)["evidence"]
+
+
+CACHES = {"L1d_bytes": 49152, "L2_bytes": 1310720, "L3_bytes": 50331648}
+
+
+def test_cache_levels_are_matched_by_size_not_by_rank():
+    """S12-bare 4 / S12-1cpu 2: three plateaus ending at 45-64 KiB, 256-362 KiB and 1-1.4 MiB were named L1, L2, L3
+    by rank: 'L2 ... a factor 3.5 from the kernel's 1,280 KiB', 'L3 ... a factor 33.9 from 48 MiB'. Now the level
+    ending at 1-1.4 MiB is L2 (agrees with 1,280 KiB), the step at 256-362 KiB is 'level 2' (no kernel cache), and
+    the kernel's L3 says no step of the curve lies near 48 MiB. The other side (a VM's share of a large cache, the
+    1-CPU loop run of test_memory_m4: 13.5 MiB beside 480 MiB) stays matched: tested there."""
+    from memstor.analysis import hierarchy as h
+
+    for run in ("bare", "1cpu"):
+        c = h.cache_levels(pd.read_csv(DATA / f"mem-hierarchy-{run}.csv"), CACHES).set_index("level")
+        assert c.loc["L2", "agrees"] and "ends between 1,024 KiB and 1,448 KiB" in c.loc["L2", "note"], run
+        assert "level 2" in c.index and c.loc["level 2", "note"].endswith(
+            "no cache of the kernel's matched (random chain, 2M (THP, 100 %))"), run
+        assert c.loc["L3", "note"].startswith("no level of the curve matched to it: no step near 48.0 MiB"), run
+        assert "a factor 33.9" not in " ".join(c["note"].astype(str))
+
+
+def test_a_level_ends_at_the_last_size_it_held_not_at_its_bands_last():
+    """S12-1cpu 2: 'held at 362 KiB (5.24 ns, 55 % of the way to the next level's 5.91 ns)' beside the rule 'held:
+    under 10 % of the way': the plateau's band took 362 KiB in. Now the level ends after the last size under 10 %
+    (181 KiB, 1 %), before 256 KiB (20 %). The other side: bare's level 2 held to its band's last size, 256 KiB."""
+    from memstor.analysis import hierarchy as h
+
+    one = h.cache_levels(pd.read_csv(DATA / "mem-hierarchy-1cpu.csv"), CACHES).set_index("level")
+    assert one.loc["level 2", "note"].startswith("ends between 181 KiB and 256 KiB: on it 64 KiB-362 KiB (6 sizes), "
+                                                 "held at 181 KiB (4.4 ns, 1 % of the way")
+    bare = h.cache_levels(pd.read_csv(DATA / "mem-hierarchy-bare.csv"), CACHES).set_index("level")
+    assert "held at 256 KiB (4.44 ns, 0 % of the way" in bare.loc["level 2", "note"]

@@ -86,6 +86,11 @@ LEVEL_POINTS = 3         # a plateau is at least this many consecutive sizes
 LEVEL_OCTAVES = 1.0      # ... spanning at least this many doublings of size
 MERGE_RATIO = 1.25       # a plateau's latencies lie within this factor of each other
 AGREE_FACTOR = 2.0       # a level agrees with the kernel's cache when it ends within this factor of its size
+#: A level or kernel cache left unmatched costs this many octaves in :func:`_match`: a match by rank that puts levels
+#: beside the wrong caches costs more than leaving two out (S12-bare 4: 1-1.4 MiB beside 48 MiB while the kernel's
+#: L2 is 1.25 MiB), while a VM's partitioned share of a large cache (13.5 MiB of the host's 480 MiB, 5.2 octaves,
+#: under 2 x 3) stays matched to it.
+UNMATCHED_OCTAVES = 3.0
 TLB_MIN_PCT = 10.0       # 4 KiB pages slower than 2 MiB pages by more than this: beyond the TLB's reach
 SATURATION_GAIN_PCT = 10.0  # bandwidth growth per doubling of chains below this: saturated
 HUGE_MIN_SHARE = 0.5     # a "2M" curve counts as huge pages when at least this share was on them
@@ -304,15 +309,20 @@ def kernel_levels(caches: Mapping | None) -> list[tuple[str, int]]:
 
 
 def _match(ends: list[float | None], kernel: list[tuple[str, int]]) -> dict[int, int]:
-    """{level index: kernel index}: an order-keeping match with the fewest octaves of difference in total."""
+    """{level index: kernel index}: the order-keeping match with the fewest octaves of difference in total, each
+    level or kernel cache left unmatched costing UNMATCHED_OCTAVES (eighth read S12-bare 4: matched by rank, a level
+    ending at 1-1.4 MiB was called 'L3, a factor 33.9 from the kernel's 48 MiB' beside the kernel's 1.25 MiB L2,
+    and a step at 256-362 KiB 'L2, a factor 3.5 from 1,280 KiB'): a pair further apart than twice that is left
+    unmatched on both sides."""
     known = [i for i, e in enumerate(ends) if e is not None]
-    k = min(len(known), len(kernel))
     best: tuple[float, dict[int, int]] = (math.inf, {})
-    for lv in itertools.combinations(known, k):
-        for kn in itertools.combinations(range(len(kernel)), k):
-            cost = sum(abs(math.log2(float(ends[i] or 1) / kernel[j][1])) for i, j in zip(lv, kn))
-            if cost < best[0]:
-                best = (cost, dict(zip(lv, kn)))
+    for k in range(min(len(known), len(kernel)), -1, -1):
+        for lv in itertools.combinations(known, k):
+            for kn in itertools.combinations(range(len(kernel)), k):
+                cost = sum(abs(math.log2(float(ends[i] or 1) / kernel[j][1])) for i, j in zip(lv, kn)) + \
+                    UNMATCHED_OCTAVES * (len(known) + len(kernel) - 2 * k)
+                if cost < best[0] - 1e-9:
+                    best = (cost, dict(zip(lv, kn)))
     return best[1]
 
 

@@ -14,6 +14,8 @@ the sweep's grid (sqrt 2 = 1.41x a step) and well within memstor.analysis.hierar
 with random lines misses a few per cent before it is full (set conflicts: 1-2 % at 512-724 KiB above), which the
 bound leaves held. Walking up from the plateau's largest size, the level ends between the last size held and the next size
 measured (the first with m >= 10 %); sizes without a latency are not measured and are skipped, never judged. A
+plateau's own largest sizes a tenth or more of the way up (its latency band takes them in) are not held either: the
+walk starts at the largest size under the bound (eighth read S12-1cpu: 'held at 362 KiB (55 % of the way)'). A
 level with no next level (the curve rises past it to the sweep's end: no L_next) ends where the curve leaves its
 plateau, between the plateau's largest size and the next size; a level the curve ends on has no end.
 """
@@ -58,12 +60,24 @@ def level_edge(lat: np.ndarray, last: int, level_ns: float, next_first: int | No
     if next_first is None or next_ns is None or not np.isfinite(next_ns) or not next_ns > level_ns:
         return Edge(last, after[0])
     m = miss_share(lat, level_ns, next_ns)
-    held = last
+    held = _last_held(m, last)
+    if held < last:  # the plateau's band kept a size the level no longer held (S12-1cpu: 362 KiB at 55 %)
+        off = next(i for i in range(held + 1, len(lat)) if np.isfinite(lat[i]))
+        return Edge(held, off, float(m[held]), float(m[off]), float(next_ns))
     for i in after:
         if i >= next_first or m[i] >= MISS_BOUND:
             return Edge(held, i, float(m[held]), float(m[i]), float(next_ns))
         held = i
     return Edge(held, after[-1], float(m[held]), float(m[after[-1]]), float(next_ns))
+
+
+def _last_held(m: np.ndarray, last: int) -> int:
+    """The plateau's largest index at or below ``last`` whose miss share is under MISS_BOUND (walking down over sizes
+    the plateau's latency band took in though a tenth or more of their loads missed); ``last`` where none is."""
+    for i in range(last, -1, -1):
+        if np.isfinite(m[i]) and m[i] < MISS_BOUND:
+            return i
+    return last
 
 
 def edge_words(edge: Edge, sizes: np.ndarray, lat: np.ndarray, kib: Callable[[float], str]) -> str:
