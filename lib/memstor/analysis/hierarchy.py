@@ -68,6 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.kernel_caches import KERNEL_LEVELS, kernel_levels, match_levels, off_by
 from memstor.analysis.level_edge import Edge, edge_words, level_edge
 from memstor.core.schema import missing
 from memstor.core.units import size_text
@@ -86,15 +87,9 @@ LEVEL_POINTS = 3         # a plateau is at least this many consecutive sizes
 LEVEL_OCTAVES = 1.0      # ... spanning at least this many doublings of size
 MERGE_RATIO = 1.25       # a plateau's latencies lie within this factor of each other
 AGREE_FACTOR = 2.0       # a level agrees with the kernel's cache when it ends within this factor of its size
-#: A level or kernel cache left unmatched costs this many octaves in :func:`_match`: a match by rank that puts levels
-#: beside the wrong caches costs more than leaving two out (S12-bare 4: 1-1.4 MiB beside 48 MiB while the kernel's
-#: L2 is 1.25 MiB), while a VM's partitioned share of a large cache (13.5 MiB of the host's 480 MiB, 5.2 octaves,
-#: under 2 x 3) stays matched to it.
-UNMATCHED_OCTAVES = 3.0
 TLB_MIN_PCT = 10.0       # 4 KiB pages slower than 2 MiB pages by more than this: beyond the TLB's reach
 SATURATION_GAIN_PCT = 10.0  # bandwidth growth per doubling of chains below this: saturated
 HUGE_MIN_SHARE = 0.5     # a "2M" curve counts as huge pages when at least this share was on them
-KERNEL_LEVELS = (("L1", "L1d_bytes"), ("L2", "L2_bytes"), ("L3", "L3_bytes"))
 TLB_LEVEL = "TLB (4K - 2M pages)"
 #: A run whose measuring threads ran less of the time than this (fraction, loadlat's cpu_share: CPU time / wall
 #: time of the measuring thread) timed waits for a CPU as well as memory (the memory gate's cpu_share rule); above
@@ -301,31 +296,6 @@ def level_ends(sizes: Sequence[float], latency_ns: Sequence[float], levels: Sequ
 # ------------------------------------------------------------------------------------ against the kernel
 
 
-def kernel_levels(caches: Mapping | None) -> list[tuple[str, int]]:
-    """[(name, bytes)] of the data caches the kernel reports (sysinfo's ``caches``: L1d_bytes, L2_bytes,
-    L3_bytes), in order, the missing ones left out."""
-    caches = caches or {}
-    return [(name, int(caches[key])) for name, key in KERNEL_LEVELS if not missing(caches.get(key))]
-
-
-def _match(ends: list[float | None], kernel: list[tuple[str, int]]) -> dict[int, int]:
-    """{level index: kernel index}: the order-keeping match with the fewest octaves of difference in total, each
-    level or kernel cache left unmatched costing UNMATCHED_OCTAVES (eighth read S12-bare 4: matched by rank, a level
-    ending at 1-1.4 MiB was called 'L3, a factor 33.9 from the kernel's 48 MiB' beside the kernel's 1.25 MiB L2,
-    and a step at 256-362 KiB 'L2, a factor 3.5 from 1,280 KiB'): a pair further apart than twice that is left
-    unmatched on both sides."""
-    known = [i for i, e in enumerate(ends) if e is not None]
-    best: tuple[float, dict[int, int]] = (math.inf, {})
-    for k in range(min(len(known), len(kernel)), -1, -1):
-        for lv in itertools.combinations(known, k):
-            for kn in itertools.combinations(range(len(kernel)), k):
-                cost = sum(abs(math.log2(float(ends[i] or 1) / kernel[j][1])) for i, j in zip(lv, kn)) + \
-                    UNMATCHED_OCTAVES * (len(known) + len(kernel) - 2 * k)
-                if cost < best[0] - 1e-9:
-                    best = (cost, dict(zip(lv, kn)))
-    return best[1]
-
-
 def _clocks_per_ns(t: pd.DataFrame) -> float | None:
     """Core GHz the rows imply (clocks / latency_ns, median), None when loadlat gave no clocks."""
     ratio = pd.to_numeric(t["clocks"], errors="coerce") / pd.to_numeric(t["latency_ns"], errors="coerce")
@@ -333,9 +303,7 @@ def _clocks_per_ns(t: pd.DataFrame) -> float | None:
     return float(ratio.median()) if len(ratio) else None
 
 
-def off_by(kb: float, lo: float, hi: float) -> float:
-    """How far (a factor >= 1) the size kb lies from [lo, hi] (bytes): 1 within it."""
-    return max(1.0, lo / kb, kb / hi)
+
 
 
 def _level_row(host, name, lat, ghz, ends, kernel, note, span=None) -> dict:
@@ -369,7 +337,7 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
     if llc is None:  # the kernel's sizes not given: the LLC loadlat read, if it did
         llc = pd.to_numeric(curve["llc_bytes"], errors="coerce").max()
     memory = bool(levels) and ends[-1] is None and not missing(llc) and sizes[-1] > float(llc)
-    match = _match(ends[:-1] if memory else ends, kernel)
+    match = match_levels(ends[:-1] if memory else ends, kernel)
     (ghz, clock_note), src = _clock(curve, ws), f"random chain, {pages}"
     rows = []
     for i, lv in enumerate(levels):

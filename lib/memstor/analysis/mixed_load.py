@@ -293,3 +293,11 @@ def sentence(row: Mapping, subject: str = "this drive") -> str:
         return f"{where} {held}: no read capacity for {goal}{measured}"
     return (f"{where} {subject} keeps {goal} up to {_rounded_iops(cap)} IOPS "
             f"(between {fmt_number(lo)} and {fmt_number(hi)})")
+
+
+def map_tables(fio: pd.DataFrame, targets_us: list[float]) -> dict:
+    """{'mixed': the mixed-load map's cells (the done rows of the tidy fio table ``fio``, its ``table``
+    mixed-load-map), 'capacity': their read capacity per device (:func:`capacity_curve`)}."""
+    cells = fio[(fio["table"] == "mixed-load-map") & (fio["status"].astype(str) == "done")]
+    return {"mixed": cells, "capacity": capacity_curve(cells, targets_us, by=("host",)) if len(cells)
+            else pd.DataFrame(columns=["host", *CAPACITY_COLUMNS])}

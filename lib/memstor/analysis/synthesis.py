@@ -10,7 +10,7 @@ Failed points (status failed or fio error set) never enter a number; they are co
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +54,7 @@ from memstor.analysis.storage import littles_law_table
 from memstor.analysis.storage_fit import OPEN as OPEN_CURVE
 from memstor.analysis.storage_fit import storage_fit_table
 from memstor.analysis.validity import gate, validity_table
-from memstor.analysis.validity.targets import off_target
+from memstor.analysis.validity.targets import on_target
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import parse_size, size_text
@@ -549,7 +549,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs, ds.metas)
     drives = drive_table(ds)
     ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives, **(dram or {}))
-    mixed = mixed_tables(ds, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us)
+    mixed = mixed_load.map_tables(ds.fio, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us)
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table,
@@ -583,24 +583,6 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         **demand_tables(ds),
         **mixed,
     )
-
-
-def on_target(ds: Dataset) -> Dataset:
-    """The dataset without the fio rows of an experiment whose points measured another target than its device's
-    (one_target failed: memstor.analysis.validity.targets; seventh read S11-loop 2: the mixed-load map on ext4 on vda
-    beside nine experiments on /dev/loop0); the validity table names them, the raw data stays."""
-    off = off_target(ds.metas, {h.name: h.sysinfo for h in ds.hosts})
-    if not off or ds.fio.empty:
-        return ds
-    keep = [(str(h), str(t)) not in off for h, t in zip(ds.fio["host"], ds.fio["table"], strict=True)]
-    return replace(ds, fio=ds.fio[keep].reset_index(drop=True))
-
-
-def mixed_tables(ds: Dataset, targets_us: list[float]) -> dict:
-    """The mixed-load map's cells (its table's done rows) and their read capacity per device (mixed_load)."""
-    cells = ds.fio[(ds.fio["table"] == MIXED) & (ds.fio["status"].astype(str) == "done")]
-    return {"mixed": cells, "capacity": mixed_load.capacity_curve(cells, targets_us, by=("host",)) if len(cells)
-            else pd.DataFrame(columns=["host", *mixed_load.CAPACITY_COLUMNS])}
 
 
 def demand_tables(ds: Dataset) -> dict:

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
-from memstor.analysis.hierarchy import host_caches, kernel_levels
+from memstor.analysis.hierarchy import host_caches
+from memstor.analysis.kernel_caches import kernel_levels
 from memstor.report.plots import DASHES, MARKERS, new_figure, per_host, plain_log, size_label
 
 LAT_LABEL = "latency per load (ns, log scale)"
