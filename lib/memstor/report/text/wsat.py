@@ -119,7 +119,7 @@ def no_cliff_text(r) -> str:
                 f"the mean of those seconds is {fmt_number(r['sustained_MBps'])} MB/s, one level at most, not shown "
                 "(so no interval is given for it)." + series_vs_fio(r))
     how = "mean, 95 % interval" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
-    if _rose(r):  # S11-bare 2: a change point that rose (171 -> 225 MB/s at 10 s) is no 'start to end'
+    if _rose(r):  # S12-bare 2: a change point that rose (171 -> 225 MB/s at 10 s) is no 'start to end'
         return (f"no cliff, but a rise: {fmt_number(r['burst_MBps'])} MB/s before it (the cliffs table says where), "
                 f"then one level{_halves(r)} of {level} MB/s ({how}) over its last {int(r['level_seconds'])} of "
                 f"{secs}whole seconds{' (within its band)' if _apart(r) else ''}; the whole run's mean is no one "
