@@ -472,7 +472,23 @@ def test_raw_device_named_twice_is_preconditioned_whole_and_compared_as_full_dev
     meta = meta_of(raw(tmp_path / "data"))
     pc = next(m for n, m in meta.items() if n.startswith("pc1"))
     assert f"--filename={loop}" in pc["command"] and f"--size={24 << 20}" in pc["command"]
+    rounds = [m for n, m in meta.items() if n.startswith("r0")]  # S12-loop 1: the rounds too, not file_size's 8m
+    assert rounds and all(f"--size={24 << 20}" in m["command"] for m in rounds)
     S = synthesise(tmp_path / "data", Path(__file__).resolve().parents[1] / "data" / "specs")
     row = S.spec[(S.spec["host"] == HOST) & (S.spec["id"] == "randwrite_4k_course")].iloc[0]
     assert row["state"].endswith("(full device)")
     assert "span" not in row["flag"] and "target" not in row["flag"]
+
+
+def test_rounds_write_over_the_whole_device_only_on_a_raw_device():
+    """S12-loop 1: on a 6 GiB loop device named twice the preconditioning covered the whole device but every round
+    ran --size=256m (the profile's file size) and was reported as 'the whole raw device'. The rounds' file_size is
+    now the span on a raw device; on a test file it stays the profile's (the file is the span), and the run id
+    tells the two apart."""
+    sp = fss.steady_state_params(params(file_size="256m"))
+    span = 6 << 30
+    raw = [p for p in fss.make_points(sp, "io_uring", span, {}, "/dev/loop0", raw=True) if p.params["phase"] == "round"]
+    assert raw and {p.params["file_size"] for p in raw} == {str(span)}
+    file = [p for p in fss.make_points(sp, "io_uring", 256 << 20, {}, "f.dat") if p.params["phase"] == "round"]
+    assert {p.params["file_size"] for p in file} == {"256m"}
+    assert fss.run_id(sp, "io_uring", span, {}, raw=True) != fss.run_id(sp, "io_uring", span, {})

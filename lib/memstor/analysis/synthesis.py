@@ -290,11 +290,12 @@ def steady_conditions(v: pd.Series) -> specs.Conditions:
     """Measured conditions of a steady-state verdict (memstor.analysis.steady_state.verdict_table row):
     its outstanding I/O and block size, the span (test file or whole raw device) and the state: steady
     state only when the window rule was met and the trace is valid (memstor.analysis.validity.gate)."""
-    full = v["span"] == "full_device"
+    full, region = v["span"] == "full_device", v["span"] == "region"  # region: part of a raw device (S12-loop 1)
     return specs.Conditions(
         iodepth=int(v["iodepth"]), numjobs=int(v["numjobs"]), bs_bytes=int(v["bs_bytes"]),
-        span="full_device" if full else "file", span_bytes=None if full else int(v["span_bytes"]),
-        state=_steady_state(v), target="raw_device" if full else "filesystem_file", mb="decimal")
+        span="full_device" if full else "region" if region else "file",
+        span_bytes=None if full else int(v["span_bytes"]), state=_steady_state(v),
+        target="raw_device" if full or region else "filesystem_file", mb="decimal")
 
 
 def _steady_state(v: pd.Series) -> str:

@@ -28,6 +28,7 @@ Tables, ``<data>/processed/<device>/``:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -145,10 +146,14 @@ def _matrix_rw(mix: int) -> tuple[str, int | None]:
     return ("randread", None) if mix == 100 else (TRACKING_RW, None) if mix == 0 else ("randrw", mix)
 
 
-def round_configs(sp: SteadyStateParams, engine: str) -> list[dict]:
+def round_configs(sp: SteadyStateParams, engine: str, span_bytes: int | None = None, raw: bool = False) -> list[dict]:
     """The point parameters of one round (round number not set), in run order: the matrix (read % outer,
-    block size inner), the tracking point last unless the matrix holds it (bs, 0 % reads)."""
+    block size inner), the tracking point last unless the matrix holds it (bs, 0 % reads). On a raw device
+    (``raw``) every round writes over the whole span preconditioned, ``span_bytes`` (eighth read S12-loop 1: the
+    rounds ran --size=256m, the profile's file size, on a 6 GiB device called 'the whole raw device')."""
     c = sp.common
+    if raw and span_bytes:
+        c = dataclasses.replace(c, file_size=str(span_bytes))
     out = []
     for mix in sp.matrix_rwmixread:
         for bs in sp.matrix_bs:
@@ -177,9 +182,9 @@ def precondition_limit_s(span_bytes: int) -> float:
     return float(math.ceil(span_bytes / PRECONDITION_FLOOR_BPS + PRECONDITION_MARGIN_S))
 
 
-def run_id(sp: SteadyStateParams, engine: str, span_bytes: int, medium: dict) -> str:
+def run_id(sp: SteadyStateParams, engine: str, span_bytes: int, medium: dict, raw: bool = False) -> str:
     """8 hex digits identifying the run: everything that shapes the trajectory (not max_rounds)."""
-    shape = {"rounds": round_configs(sp, engine), "passes": sp.precondition_passes,
+    shape = {"rounds": round_configs(sp, engine, span_bytes, raw), "passes": sp.precondition_passes,
              "precondition": precondition_config(sp, engine, span_bytes, 0), "span_bytes": span_bytes,
              "medium": medium}
     return hashlib.sha1(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:8]
@@ -191,10 +196,11 @@ def _round_name(cfg: dict, rnd: int, rid: str) -> str:
     return f"r{rnd:02d}-{cfg['rw']}{mix}-bs{cfg['bs']}-qd{cfg['iodepth']}x{cfg['numjobs']}-{rid}"
 
 
-def make_points(sp: SteadyStateParams, engine: str, span_bytes: int, medium: dict, test_file: str) -> list:
+def make_points(sp: SteadyStateParams, engine: str, span_bytes: int, medium: dict, test_file: str,
+                raw: bool = False) -> list:
     """Every point the run may need, in order: the passes, then max_rounds rounds (the sweep stops early
     when steady). Params carry the run id, the medium and the test file (incidental)."""
-    rid = run_id(sp, engine, span_bytes, medium)
+    rid = run_id(sp, engine, span_bytes, medium, raw)
     common = {"run_id": rid, "medium": medium, "test_file": test_file}
     points = []
     for n in range(1, sp.precondition_passes + 1):
@@ -203,7 +209,7 @@ def make_points(sp: SteadyStateParams, engine: str, span_bytes: int, medium: dic
                             params={**cfg, **common, "rep": 1},
                             est_s=span_bytes / PRECONDITION_ETA_BPS + _fio_points.OVERHEAD_S,
                             incidental=_fio_points.INCIDENTAL))
-    per_round = round_configs(sp, engine)
+    per_round = round_configs(sp, engine, span_bytes, raw)
     for rnd in range(1, sp.max_rounds + 1):
         for cfg in per_round:
             est = float(cfg["runtime_s"]) + float(cfg["ramp_s"]) + _fio_points.OVERHEAD_S + 0.1 * cfg["numjobs"]
@@ -339,7 +345,7 @@ def run_steady_state(params: dict, *, data_root: Path, target_dir: Path | None, 
 
     def body(t):
         span = _fio_target.span_bytes(t)
-        points = make_points(sp, t.engine, span, t.medium, str(t.tf.path))
+        points = make_points(sp, t.engine, span, t.medium, str(t.tf.path), raw=t.raw)
         rid = points[0].params["run_id"]
         runner = FioRunner({p.name: fio_job(p, str(t.tf.path)) for p in points})
         rule = StopRule(sp, points, host, t.note, data_root)

@@ -21,6 +21,10 @@ STEADY_CAPTION = ("Steady state: verdict, window averages and excursions (limits
                   "the preconditioning")
 
 
+#: The span column's words after its size: a raw device, part of one (region: S12-loop 1), else a test file.
+SPAN_WORDS = {"full_device": "raw device", "region": "of a raw device"}
+
+
 def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
     """The steady-state verdicts (memstor.analysis.steady_state.verdict_table) for the report: workload,
     span, preconditioning, rounds, verdict, the window averages and both excursions against their limits (the
@@ -39,7 +43,7 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({
         "device": steady["host"],
         "workload": steady["workload"],
-        "span": [f"{size_text(int(b))} {'raw device' if s == 'full_device' else 'test file'}" if not missing(b) and b
+        "span": [f"{size_text(int(b))} {SPAN_WORDS.get(s, 'test file')}" if not missing(b) and b
                  else "?" for s, b in zip(steady["span"], steady["span_bytes"])],
         "preconditioning": [f"{int(n)} × sequential writes ({gb(b)} GB)" if not missing(n) and n else "–"
                             for n, b in zip(steady["precondition_passes"], steady["precondition_bytes"])],
@@ -68,7 +72,8 @@ def steady_sentences(steady: pd.DataFrame, points: pd.DataFrame | None = None,
     ``validity``, one whose series is no level (:data:`NO_LEVEL`) is given without a ratio."""
     out = []
     for _, v in steady.iterrows():
-        where = "the whole raw device" if v["span"] == "full_device" else "the test file's span"
+        where = ("the whole raw device" if v["span"] == "full_device" else
+                 f"{size_text(v['span_bytes'])} of the raw device" if v["span"] == "region" else "the test file's span")
         head = f"**{v['host']}**: {v['workload']}"
         if missing(v["window_avg_iops"]):
             out.append(f"{head}: {v['verdict']} (a window needs 5 rounds).")

@@ -1,4 +1,4 @@
-"""The eighth independent read of the bare quick run (issue 38, S12-bare), built from its tables
+"""The eighth independent reads (issue 38: S12-bare, S12-1cpu, S12-loop), built from the runs' tables
 (tests/data/review-s12/SOURCES.md)."""
 from __future__ import annotations
 
@@ -153,3 +153,22 @@ def test_fios_closed_latency_target_run_is_a_candidate_for_a_higher_best():
     no_lt.loc[u98, "iops"] = 70_000.0  # an offered rate above the best is never a higher best
     assert u98.sum() == 1 and elsewhere_caveat("sound (its checks pass)", no_lt, "vm", "best_randread_iops",
                                                59_753.5) == "sound (its checks pass)"
+
+
+def test_steady_rounds_on_part_of_a_raw_device_are_not_the_whole_device():
+    """S12-loop 1: the loop run's steady-state rounds wrote 256 MiB of the 6 GiB device (--size=256m) while the run
+    was labelled full_device, and the report said 'on the whole raw device', 'full device' in the spec table. The
+    verdict now reads span 'region', 256 MiB, said as '256 MiB of the raw device'; a run whose rounds covered its
+    span keeps its label."""
+    from memstor.analysis import steady_state as ss
+    from memstor.analysis.synthesis import steady_conditions
+    from memstor.report.text import steady_state as stext
+
+    rows = pd.read_csv(DATA / "fio-steady-state-loop.csv").assign(table="fio-steady-state")
+    v = ss.verdict_table(rows).iloc[0]
+    assert (v["span"], v["span_bytes"]) == ("region", 268435456)
+    assert stext.steady_display(ss.verdict_table(rows))["span"].iloc[0] == "256 MiB of a raw device"
+    c = steady_conditions(v.fillna({"valid": True, "steady_shown": False}))
+    assert (c.span, c.span_bytes, c.target) == ("region", 268435456, "raw_device")
+    whole = rows.assign(file_size_bytes=rows["span_bytes"])
+    assert tuple(ss.verdict_table(whole).iloc[0][["span", "span_bytes"]]) == ("full_device", 6442450944)
