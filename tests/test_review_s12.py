@@ -172,3 +172,20 @@ def test_steady_rounds_on_part_of_a_raw_device_are_not_the_whole_device():
     assert (c.span, c.span_bytes, c.target) == ("region", 268435456, "raw_device")
     whole = rows.assign(file_size_bytes=rows["span_bytes"])
     assert tuple(ss.verdict_table(whole).iloc[0][["span", "span_bytes"]]) == ("full_device", 6442450944)
+
+
+def test_a_rate_that_completed_nothing_is_named_not_counted_as_zero_percent():
+    """S12-loop 4: 'every rate 0.0-100.6 % of offered achieved' where randread u98 hit ioarrive's cap of 4,096
+    outstanding I/Os during its ramp and completed nothing. Now the range is of the rates that completed I/O and
+    u98 is named; randwrite, whose every rate completed I/O, reads as before."""
+    from types import SimpleNamespace
+
+    from memstor.report.text.first_page import _not_open_workloads
+
+    load = pd.read_csv(DATA / "load_latency-loop.csv").assign(valid=False)
+    S = SimpleNamespace(load=load, validity=pd.DataFrame(columns=["host", "check", "subject", "status"]))
+    said = dict(zip(("randread", "randwrite"), _not_open_workloads(S, "vm-loop328")))
+    assert "every rate 30.5–100.6 % of offered achieved; u98 completed nothing in its window (overloaded: its cap " \
+           "of outstanding I/Os reached)" in said["randread"]
+    assert "0.0" not in said["randread"] and "completed nothing" not in said["randwrite"]
+    assert "every rate 35.5–99.3 % of offered achieved" in said["randwrite"]

@@ -313,6 +313,17 @@ def _not_open_rows(S, host: str) -> pd.DataFrame:
     return load[(load["host"].astype(str) == str(host)) & load["valid"].eq(False)]
 
 
+def _measured_nothing(rows: pd.DataFrame) -> str:
+    """'; u98 completed nothing in its window (overloaded: its cap of outstanding I/Os reached)' for open-loop rows
+    whose achieved rate is 0 (no completion counted, not a rate of 0 %); '' without them."""
+    if rows.empty:
+        return ""
+    names = ", ".join(f"u{float(u):g}" for u in rows.get("utilisation_pct", pd.Series(dtype=float)))
+    over = "overloaded" in rows.columns and rows["overloaded"].fillna(False).astype(bool).all()
+    return f"; {names or 'a rate'} completed nothing in its window" + (
+        " (overloaded: its cap of outstanding I/Os reached)" if over else "")
+
+
 def _not_open_workloads(S, host: str) -> list[str]:
     """'randread (ioarrive): held at 0 of 8 rates, every rate 99.0-100.5 % of offered achieved' per workload
     whose open loop did not hold, from the rows; [] without them."""
@@ -321,10 +332,12 @@ def _not_open_workloads(S, host: str) -> list[str]:
     for rw, g in (rows.groupby("rw", sort=True) if len(rows) else ()):
         gens = " and ".join(dict.fromkeys(generators(g)))
         held = held_points(g.assign(valid=True))
-        pct = pd.to_numeric(g["achieved_pct"], errors="coerce").dropna() if "achieved_pct" in g.columns \
+        pct = pd.to_numeric(g["achieved_pct"], errors="coerce") if "achieved_pct" in g.columns \
             else pd.Series(dtype=float)
+        none = g[pct <= 0] if len(pct) else g.iloc[0:0]  # S12-loop 4: a rate that completed nothing is no 0 %
+        pct = pct[pct > 0]
         span = f"{pct.min():.1f}" + (f"–{pct.max():.1f}" if f"{pct.min():.1f}" != f"{pct.max():.1f}" else "")
-        got = f", every rate {span} % of offered achieved" if len(pct) else ""  # all rates, held or not (S9 C-1)
+        got = (f", every rate {span} % of offered achieved" if len(pct) else "") + _measured_nothing(none)
         names = _open_loop_failed(S.validity, host, str(rw))
         if names:
             out.append(f"{rw} ({gens}): held at {int(held.sum())} of {len(g)} rates{got} (failed: {', '.join(names)})")
