@@ -189,3 +189,20 @@ def test_a_rate_that_completed_nothing_is_named_not_counted_as_zero_percent():
            "of outstanding I/Os reached)" in said["randread"]
     assert "0.0" not in said["randread"] and "completed nothing" not in said["randwrite"]
     assert "every rate 35.5–99.3 % of offered achieved" in said["randwrite"]
+
+
+def test_the_queue_depth_figure_draws_only_the_knees_the_page_states():
+    """S12-loop 2: Figure 3 drew the randread fit with 'N* = 1.8' while the table and text called that knee 'not a
+    finding': the sweep measured X_best 271,713 IOPS above the fit's band, X_fit 170,581 + 1.96 SE = 198,264 (the
+    loop run's knee row before the report emptied it; numbers from its knee table and review). The figure's fits now
+    follow the page's rule; a knee whose X_best lies within the band keeps its fit."""
+    from memstor.report.csv_gate import shown_knee_fits
+
+    knees = pd.DataFrame({"host": "vm-loop328", "rw": ["randread", "randwrite"], "X_max_fit_iops": [170_581.0, 150_000.0],
+                          "X_max_fit_se_iops": [(198_264.0 - 170_581.0) / 1.96, 10_000.0],
+                          "X_best_iops": [271_713.0, 160_000.0], "X_max_meas_iops": [271_713.0, 160_000.0],
+                          "N_star_fit": [1.81, 20.0], "N_star_fit_ci_high": [3.0, 40.0], "N_star_bound": [1.5, 10.0],
+                          "valid": True, "not_valid": ""})
+    fits = {("vm-loop328", "randread"): "read fit", ("vm-loop328", "randwrite"): "write fit"}
+    assert shown_knee_fits(knees, fits, None) == {("vm-loop328", "randwrite"): "write fit"}
+    assert shown_knee_fits(knees.assign(X_best_iops=[180_000.0, 160_000.0]), fits, None) == fits

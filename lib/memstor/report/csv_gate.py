@@ -74,6 +74,17 @@ def gate_spec(spec: pd.DataFrame | None) -> pd.DataFrame | None:
     return out
 
 
+def shown_knee_fits(knees: pd.DataFrame | None, fits: dict, validity: pd.DataFrame | None) -> dict:
+    """The knee fits {(host, rw): fit} the queue-depth figure draws: those whose knee the page states, by
+    :func:`gate_knee`'s rule (eighth read S12-loop 2: Figure 3 drew 'N* = 1.8' with its fit where the text and table
+    called that knee 'not a finding', X_best 271,713 IOPS above the fit's band)."""
+    shown = gate_knee(knees, validity)
+    if shown is None or shown.empty or "valid" not in shown.columns:
+        return dict(fits)
+    ok = {(str(h), str(r)) for h, r, v in zip(shown["host"], shown["rw"], shown["valid"]) if missing(v) or bool(v)}
+    return {key: fit for key, fit in fits.items() if (str(key[0]), str(key[1])) in ok}
+
+
 def gate_knee(knees: pd.DataFrame | None, validity: pd.DataFrame | None) -> pd.DataFrame | None:
     """knee.csv as the PDF says it (memstor.report.text.queueing.knee_display): the fitted ceiling and N* empty,
     ``valid`` False and ``not_valid`` why where the measured bound N* ≥ X_best R(N_min) lies above the fit's whole
