@@ -206,3 +206,13 @@ def test_the_queue_depth_figure_draws_only_the_knees_the_page_states():
     fits = {("vm-loop328", "randread"): "read fit", ("vm-loop328", "randwrite"): "write fit"}
     assert shown_knee_fits(knees, fits, None) == {("vm-loop328", "randwrite"): "write fit"}
     assert shown_knee_fits(knees.assign(X_best_iops=[180_000.0, 160_000.0]), fits, None) == fits
+
+
+def test_the_knee_checks_measured_figure_is_the_one_job_sweeps_not_x_best():
+    """S12-loop 3: 'X_best (highest measured) 149,970 IOPS' (knee_ceiling's figure, the one-job sweep's highest,
+    QD64x1) beside 'X_best = 169,769 IOPS at QD32x4' in one paragraph. X_best names one number now."""
+    from memstor.report.text.queueing import name_ceilings
+
+    said = name_ceilings("fitted X_max 131,740 ± 9,249 IOPS (SE); highest measured 149,970 IOPS, 13.8 % above the fit")
+    assert said == ("X_fit (fitted ceiling) 131,740 ± 9,249 IOPS (SE); the one-job sweep's highest 149,970 IOPS, "
+                    "13.8 % above the fit") and "X_best" not in said

@@ -129,10 +129,12 @@ def grid_sentences(grid: pd.DataFrame) -> list:
 
 def name_ceilings(evidence: str) -> str:
     """A knee check's evidence (memstor.analysis.validity) with its ceilings named as the report names them:
-    'fitted X_max' -> 'X_fit (fitted ceiling)' and 'highest measured' -> 'X_best (highest measured)', so that
-    X_max never stands for three numbers (the fit's ceiling, the sweep's best, the open loop's reference)."""
+    'fitted X_max' -> 'X_fit (fitted ceiling)' and 'highest measured' -> "the one-job sweep's highest" (the checks'
+    measured figure, X_max_meas_iops: S12-loop 3, 'X_best (highest measured) 149,970' beside 'X_best = 169,769 at
+    QD32x4', the sweep's most at any job count), so that X_max never stands for three numbers (the fit's ceiling, the
+    sweep's best, the open loop's reference) and X_best for two."""
     return (evidence.replace("fitted X_max", "X_fit (fitted ceiling)")
-            .replace("highest measured", "X_best (highest measured)"))
+            .replace("highest measured", "the one-job sweep's highest"))
 
 
 def _best(k: pd.Series) -> tuple[float, str]:
