@@ -216,3 +216,14 @@ def test_the_knee_checks_measured_figure_is_the_one_job_sweeps_not_x_best():
     said = name_ceilings("fitted X_max 131,740 ± 9,249 IOPS (SE); highest measured 149,970 IOPS, 13.8 % above the fit")
     assert said == ("X_fit (fitted ceiling) 131,740 ± 9,249 IOPS (SE); the one-job sweep's highest 149,970 IOPS, "
                     "13.8 % above the fit") and "X_best" not in said
+
+
+def test_larger_blocks_trade_operations_only_where_the_numbers_show_it():
+    """S12-loop 6: 'Random reads (QD32x1): 2,949 IOPS at 4 KiB ..., 3,710 IOPS at 1 MiB: larger blocks trade
+    operations for bytes' though the IOPS rose. The other side: the bare run's reads (61,929 -> 1,187 IOPS) trade."""
+    from memstor.report.text.workloads import block_size_sentences
+
+    loop = " ".join(block_size_sentences(pd.read_csv(DATA / "summary-loop.csv"), "vm-loop328"))
+    assert "2,949 IOPS" in loop and "the largest blocks completed as many operations or more" in loop
+    bare = block_size_sentences(pd.read_csv(DATA / "summary-bare.csv"), "vm")[0]
+    assert "larger blocks trade operations for bytes" in bare
