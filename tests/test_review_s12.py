@@ -162,6 +162,7 @@ def test_steady_rounds_on_part_of_a_raw_device_are_not_the_whole_device():
     span keeps its label."""
     from memstor.analysis import steady_state as ss
     from memstor.analysis.synthesis import steady_conditions
+    from memstor.analysis.validity import steady
     from memstor.report.text import steady_state as stext
 
     rows = pd.read_csv(DATA / "fio-steady-state-loop.csv").assign(table="fio-steady-state")
@@ -172,8 +173,7 @@ def test_steady_rounds_on_part_of_a_raw_device_are_not_the_whole_device():
     assert (c.span, c.span_bytes, c.target) == ("region", 268435456, "raw_device")
     whole = rows.assign(file_size_bytes=rows["span_bytes"])
     assert tuple(ss.verdict_table(whole).iloc[0][["span", "span_bytes"]]) == ("full_device", 6442450944)
-    from memstor.analysis.validity import steady  # like spans now: 240,839 against the fresh 169,769 IOPS fails
-    fresh = steady.fresh_row(v, pd.read_csv(DATA / "summary-loop.csv"))
+    fresh = steady.fresh_row(v, pd.read_csv(DATA / "summary-loop.csv"))  # like spans: 240,839 against 169,769
     assert fresh["status"] == "fail" and round(fresh["value"], 2) == 1.42
 
 
