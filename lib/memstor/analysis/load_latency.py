@@ -25,6 +25,8 @@ from memstor.analysis.points import fio_summary, qd_points, sweep_points
 from memstor.core.schema import OPEN_LOOP_RATE_TOLERANCE_PCT, truthy
 
 EXPERIMENT = "fio-load-latency"
+#: The point names of fio latency_target's closed runs in EXPERIMENT (phase "lt"): a closed loop, not an offered rate.
+LT_POINT_PREFIX = "lt-"
 QUEUE_DEPTH = "fio-queue-depth"
 
 #: Columns of curve_table() (``report/tables/load_latency.csv``): one row per device x workload x offered

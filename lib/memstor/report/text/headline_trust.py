@@ -11,6 +11,8 @@ import re
 
 import pandas as pd
 
+from memstor.analysis.load_latency import EXPERIMENT as LOAD_LATENCY
+from memstor.analysis.load_latency import LT_POINT_PREFIX
 from memstor.analysis.spread import ASSUMED_RATIO, pure_iops, run_spread
 from memstor.core.fmt import fmt_number
 from memstor.core.units import size_text
@@ -104,7 +106,7 @@ def closed_target_run(points: pd.DataFrame) -> pd.Series:
     measured, not offered: a candidate for a higher best (eighth read S12-1cpu 1: its 65,752 IOPS at QD32x4 beside
     'Best 4K random read 59,753', the same job, with no caveat)."""
     name = points["point"] if "point" in points.columns else points.get("config", pd.Series("", index=points.index))
-    return (points["experiment"] == "fio-load-latency") & name.astype(str).str.startswith("lt-")
+    return (points["experiment"] == LOAD_LATENCY) & name.astype(str).str.startswith(LT_POINT_PREFIX)
 
 
 def elsewhere_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, value: float) -> str:

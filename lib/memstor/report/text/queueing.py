@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis.adaptive_grid import knee_of
+from memstor.analysis.load_latency import LT_POINT_PREFIX
 from memstor.analysis.validity.gate import WAY_OUT
 from memstor.analysis.validity.rows import num
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
@@ -303,7 +304,7 @@ def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Se
     if hit.empty:
         return ""
     r = hit.loc[n[hit.index].idxmin()]
-    how = ", fio latency_target" if str(r["point"]).startswith("lt-") else ""
+    how = ", fio latency_target" if str(r["point"]).startswith(LT_POINT_PREFIX) else ""
     return (f"; {r['experiment']}'s closed run (QD{int(r['iodepth'])}x{int(r['numjobs'])}{how}) measured "
             f"{fmt_number(r['iops'])} IOPS ({_share(float(r['iops']), float(best['iops']))}) at a mean of "
             f"{fmt_number(r['lat_mean_us'])} µs, about {float(n[r.name]):.0f} in flight by Little's law: the sweep's "
