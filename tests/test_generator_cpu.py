@@ -15,9 +15,12 @@ DATA = Path(__file__).parent / "data" / "review-s5"
 TWO = {"vm": {"shape": {"usable_cpus": 2}}}
 
 
-def bare() -> pd.DataFrame:
-    """bare's 16 ioarrive points as the tidy table carries them (one row per point, its own direction)."""
+def bare(flags: bool = False) -> pd.DataFrame:
+    """bare's 16 ioarrive points as the tidy table carries them (one row per point, its own direction); without
+    ``flags`` the open-loop flags are dropped (every point judged: a run that did not record them)."""
     c = pd.read_csv(DATA / "load_curve-bare.csv")
+    if not flags:
+        c = c.drop(columns="open_loop")
     return c.assign(experiment="fio-load-latency", ok=True,
                     point=[f"{rw}-u{u:g}" for rw, u in zip(c["rw"], c["utilisation_pct"])])
 
@@ -31,7 +34,7 @@ def one(rows: list[dict]) -> dict:
 def test_ioarrive_is_judged_on_its_share_of_the_usable_cpus_both_ways():
     r = one(ioarrive_cpu_rows(bare(), TWO))
     assert r["status"] == "pass" and round(r["value"], 1) == 54.6
-    assert "ioarrive's busiest point used 54.6 % of the 2 usable CPUs (its process 109 % of one CPU, u50)" in \
+    assert "ioarrive's busiest point used 54.6 % of the 2 usable CPUs (its process 109 % of one CPU, randread u50)" in \
         r["evidence"] and "16 points, 20.2-109 % of one CPU" in r["evidence"]
     r = one(ioarrive_cpu_rows(bare(), {"vm": {"shape": {"usable_cpus": 1}}}))   # the same points on one CPU
     assert r["status"] == "fail" and r["limit"] == 90.0 and "not the device" in r["consequence"]
@@ -66,3 +69,28 @@ def test_page_one_names_the_generator_whose_cpu_failed():
     assert "ioarrive took most of the CPUs" in steps({"vm": {"shape": {"usable_cpus": 1}}})
     assert "fio was CPU-bound" not in steps({"vm": {"shape": {"usable_cpus": 1}}})
     assert "ioarrive took most" not in steps(TWO)
+
+
+def test_judged_at_the_points_whose_loop_held_where_some_did():
+    """S12-1cpu 9: on one CPU the row failed at randread u98 (92.6 %) while the SLO answer was read from randwrite
+    u10, the one rate that held, at 28.6 % (tests/data/review-s12/load_latency-1cpu.csv)."""
+    c = pd.read_csv(DATA.parent / "review-s12" / "load_latency-1cpu.csv")
+    c = c.assign(experiment="fio-load-latency", ok=True, point=[f"{rw}-u{u:g}" for rw, u in
+                                                                zip(c["rw"], c["utilisation_pct"])])
+    one_cpu = {"vm": {"shape": {"usable_cpus": 1}}}
+    r = one(ioarrive_cpu_rows(c, one_cpu))
+    assert r["status"] == "pass" and round(r["value"], 1) == 28.6, r["evidence"]
+    assert "judged at the 1 points whose loop held" in r["evidence"]
+    assert "the 15 that did not reached 92.6 % of one CPU, randread u98" in r["evidence"]
+    # the other side: the held point itself at 92 % of the one CPU fails
+    hot = c.assign(generator_cpu_pct=c["generator_cpu_pct"].where(~((c["rw"] == "randwrite")
+                                                                     & (c["utilisation_pct"] == 10)), 92.0))
+    assert one(ioarrive_cpu_rows(hot, one_cpu))["status"] == "fail"
+    # no point held: every point is judged, as before
+    none_held = c.assign(open_loop=False)
+    r = one(ioarrive_cpu_rows(none_held, one_cpu))
+    assert r["status"] == "fail" and round(r["value"], 1) == 92.6 and "judged at the" not in r["evidence"]
+    # bare (2 CPUs): 3 held points, the busiest 108.9 % of one CPU (randread u30), u50's 109.2 % left out
+    r = one(ioarrive_cpu_rows(bare(flags=True), TWO))
+    assert round(r["value"], 1) == 54.4 and "the 13 that did not reached 109 % of one CPU, randread u50" in \
+        r["evidence"]

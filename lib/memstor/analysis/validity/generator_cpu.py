@@ -8,6 +8,10 @@ judged alike): ioarrive's process (submitter and reaper, ``generator_cpu_pct``, 
 took less than CPU_WARN_PCT of the usable CPUs (warn from it, fail from CPU_FAIL_PCT: the I/O completion work then
 waits for a CPU, and the point measures the generator on this machine). Its submitter spins before each arrival
 by design, so its CPU is what it takes from the machine, not a sign that it fell behind (its lag check says that).
+Judged where the findings come from (S12-1cpu 9: the row failed at u98, 92.6 % of the one CPU, while the SLO answer
+was read from u10, the one rate that held, at 28.6 %): where the open-loop flags are recorded and some point's loop
+held (load_latency.held_mask), only the held points are judged, and the evidence names the busiest point that did not
+hold; with no held point, or no flags, every point is.
 Low side: a point whose recorded CPU is under MIN_CPU_NS_PER_IO per I/O is not a real measurement (not judged;
 none left: ``unchecked``). The column missing or empty, or no core count: ``unchecked`` ("not recorded").
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstor.analysis.load_latency import held_mask
 from memstor.analysis.validity.openloop import CPU_FAIL_PCT, CPU_WARN_PCT, MIN_CPU_NS_PER_IO, cores, ns_per_io
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, row, unchecked
 
@@ -48,16 +53,49 @@ def ioarrive_cpu_rows(fio: pd.DataFrame | None, sysinfo: dict | None) -> list[di
 def points(g: pd.DataFrame) -> pd.DataFrame:
     """Per point (``point``, else per row): busy (ioarrive's process CPU, % of one CPU: its directions share one
     process, so once), iops (achieved, summed over the directions), u (the offered load, % of X_ref, when
-    recorded)."""
+    recorded), rw, held (every row of the point held its open loop: load_latency.held_mask; NA where no row
+    recorded the flag)."""
     busy = pd.to_numeric(g["generator_cpu_pct"], errors="coerce") if "generator_cpu_pct" in g else \
         pd.Series(float("nan"), index=g.index)
     rate = "achieved_iops" if "achieved_iops" in g else "iops"
+    mask = held_mask(g)
     d = g.assign(busy=busy, iops=pd.to_numeric(g[rate], errors="coerce") if rate in g else float("nan"),
-                 u=pd.to_numeric(g["utilisation_pct"], errors="coerce") if "utilisation_pct" in g else float("nan"))
+                 u=pd.to_numeric(g["utilisation_pct"], errors="coerce") if "utilisation_pct" in g else float("nan"),
+                 rw=g["rw"].astype(str) if "rw" in g else "",
+                 held=mask.astype(object) if mask is not None else pd.NA)
     key = "point" if "point" in d else None
     if key is None:
-        return d[["busy", "iops", "u"]].reset_index(drop=True)
-    return d.groupby(key, sort=False).agg(busy=("busy", "first"), iops=("iops", "sum"), u=("u", "first")).reset_index()
+        return d[["busy", "iops", "u", "rw", "held"]].reset_index(drop=True)
+    return d.groupby(key, sort=False).agg(busy=("busy", "first"), iops=("iops", "sum"), u=("u", "first"),
+                                          rw=("rw", "first"), held=("held", _all_held)).reset_index()
+
+
+def _all_held(v: pd.Series) -> object:
+    """True where every row of a point held its loop, NA where none recorded it."""
+    return pd.NA if v.isna().all() else bool(v.fillna(False).astype(bool).all())
+
+
+def _at(p: pd.Series) -> str:
+    """', randwrite u98' (or ', point <id>') of one point, '' where neither is recorded."""
+    rw = f" {p['rw']}" if p.get("rw") else ""
+    if p["u"] == p["u"]:
+        return f",{rw} u{float(p['u']):g}"
+    return f", point {p['point']}" if "point" in p else ""
+
+
+def _held_scope(p: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The points judged (the held ones where some held) and a clause naming the busiest point left out."""
+    held = p["held"]
+    if held.isna().all() or not held.fillna(False).astype(bool).any():
+        return p, ""
+    keep = p[held.fillna(False).astype(bool)]
+    rest = p[~held.fillna(False).astype(bool)]
+    if rest.empty:
+        return keep, "; every point held its loop"
+    top = rest.loc[rest["busy"].idxmax()]
+    return keep, (f"; judged at the {len(keep)} points whose loop held (the ones findings are read from): the "
+                  f"{len(rest)} that did not reached {n(top['busy'])} % of one CPU{_at(top)}, and no finding is "
+                  "read from them")
 
 
 def _row(host: str, exp: str, g: pd.DataFrame, ncpu: float | None) -> dict:
@@ -74,17 +112,16 @@ def _row(host: str, exp: str, g: pd.DataFrame, ncpu: float | None) -> dict:
     bad = pd.Series([v is not None and v < MIN_CPU_NS_PER_IO for v in per], index=p.index)
     lost = (f"; {int(bad.sum())} of {len(p)} points recorded less than {n(MIN_CPU_NS_PER_IO)} ns of CPU per I/O: "
             "not a real measurement, not judged") if bad.any() else ""
-    judged = p[~bad]
+    judged, scope = _held_scope(p[~bad])
     if judged.empty:
         return unchecked(host, "load_generator_cpu", subject, lost.lstrip("; "), section, _UNIT, low=0.0,
                          high=CPU_WARN_PCT, consequence="whether ioarrive took the CPUs the I/O needed is unknown")
     top = judged.loc[judged["busy"].idxmax()]
     share = float(top["busy"]) / ncpu
     status, limit = band(share, None, CPU_FAIL_PCT, warn_high=CPU_WARN_PCT)
-    at = f", u{float(top['u']):g}" if top["u"] == top["u"] else (f", point {top['point']}" if "point" in top else "")
     evidence = (f"ioarrive's busiest point used {n(share)} % of the {int(ncpu)} usable CPUs (its process "
-                f"{n(top['busy'])} % of one CPU{at}); {len(judged)} points, {n(judged['busy'].min())}-"
-                f"{n(judged['busy'].max())} % of one CPU{lost}")
+                f"{n(top['busy'])} % of one CPU{_at(top)}); {len(judged)} points, {n(judged['busy'].min())}-"
+                f"{n(judged['busy'].max())} % of one CPU{lost}{scope}")
     return row(host, "load_generator_cpu", subject, status, share, limit, _UNIT, evidence, _CONSEQUENCE[status],
                section, low=0.0, high=CPU_WARN_PCT)
 
