@@ -230,3 +230,31 @@ def test_larger_blocks_trade_operations_only_where_the_numbers_show_it():
     assert "2,949 IOPS" in loop and "the largest blocks completed as many operations or more" in loop
     bare = block_size_sentences(pd.read_csv(DATA / "summary-bare.csv"), "vm")[0]
     assert "larger blocks trade operations for bytes" in bare
+
+
+def test_a_phase_back_at_its_level_before_the_stimulus_is_said_so_before_its_settle_time():
+    """S12-1cpu 4: 'RND 8KiB → SEQ 1024KiB: 419 MB/s → 2,050 MB/s, settles in 6.00 s' read as 6 s to recover, while the
+    SEQ phase ran 1,832 MB/s in its first second, above the 1,604 MB/s the same access held before the stimulus (the
+    6 s were a later step to 2,050). Now the row says when it was back, and the settle time as the final level's.
+    The other sides: a phase that stays below 90 % of its earlier level is 'not within the phase'; one that gets
+    there later gives the second; the first transition (no earlier phase of RND) has no back clause."""
+    from memstor.analysis import pts_recovery as pr
+    from memstor.report import text
+    from memstor.report.text import pts
+
+    sec = pd.read_csv(DATA / "fio-pts-xsr-seconds-1cpu.csv")
+    x = pr.xsr_table(sec, pd.read_csv(DATA / "fio-pts-xsr-1cpu.csv"))
+    back = x.iloc[1]
+    assert round(back["earlier_level_MBps"]) == 1604 and back["back_s"] == 0.0 and back["settle_s"] == 6.0
+    said = pts._xsr_result(x)
+    assert ("419 MB/s → 2,050 MB/s, back at ≥ 90 % of its level before the stimulus (1,604 MB/s) from the first "
+            "second; within ±10 % of its final level from 6.00 s") in said
+    assert "settles in 6" not in said and said.startswith("SEQ 1024KiB → RND 8KiB: 1,604 MB/s → 419 MB/s, at its new")
+    shown = text.xsr_display(x)
+    assert shown["back at ≥ 90 % of before (s)"].tolist() == ["–", "from the first second"]
+    seq = sec["phase"] == sec["phase"].max()
+    slow = sec.assign(bw_MBps=sec["bw_MBps"].where(~seq, sec["bw_MBps"] * 0.5))       # never back: 1,025 at most
+    assert pd.isna(pr.xsr_table(slow, pd.read_csv(DATA / "fio-pts-xsr-1cpu.csv")).iloc[1]["back_s"])
+    assert "not within the phase" in pts._xsr_result(pr.xsr_table(slow, pd.read_csv(DATA / "fio-pts-xsr-1cpu.csv")))
+    assert pr.back_time([300, 300, 300, 1500, 1600, 1700, 1650, 1620], 1604) == 3.0
+    assert pr.back_time([1500], float("nan")) is None and pr.back_time([], 1604) is None

@@ -34,6 +34,11 @@ SEQ 1024KiB -> RND 8KiB):
   steady-state data excursion (max - min within 20 % of the average). None when the last smoothed second is
   outside the band ("not settled"). Resolution: 1 s; a step change is found within ± (1 s + half the median
   window) of where it settles.
+- **back before it settles** (:func:`back_time`; S12-1cpu 4: "RND 8KiB → SEQ 1024KiB ... settles in 6.00 s" where
+  the SEQ phase ran 1,832 MB/s in its first second, above the 1,604 MB/s the same SEQ access held before the
+  stimulus; the 6 s were a later step to 2,050 MB/s): where the new phase's access ran in an earlier phase, ``back_s``
+  is the first second from which the smoothed series stays at or above (100 - SETTLE_BAND_PCT) % of that earlier
+  phase's final level (recovered from the stimulus; above it counts), by the settle rule's smoothing.
 - a final level is a level only where its seconds are one (:func:`phase_level`): their data excursion (max - min,
   % of their mean) within the PTS steady-state rule's DATA_EXCURSION_PCT (20 %). The loop run's RND phase ended
   883, 606, 237 MB/s (113 %): its "575 MB/s, settles in 8 s" was a collapse still under way when the phase
@@ -72,10 +77,13 @@ HIR_COLUMNS = ["host", "wait_s", "idle_s_mean", "segments", "iops_mean", "iops_c
 WINDOW_MATCH = 0.1
 #: Columns of :func:`xsr_table` (report/tables/xsr.csv): one row per device x transition. t_transition_s: the new
 #: phase's first I/O, s since the test's; *_level_MBps: the phases' final levels (MB/s = 10^6 B/s) with their
-#: 95 % intervals; settle_s: s after the transition (empty: not settled); settle_rule: the rule in words.
+#: 95 % intervals; settle_s: s after the transition (empty: not settled); settle_rule: the rule in words;
+#: earlier_level_MBps: the final level of the same access in an earlier phase (before the stimulus; empty where the new
+#: phase's access ran first here), back_s: s after the transition until the new phase is back at it (:func:`back_time`).
 XSR_COLUMNS = ["host", "transition", "t_transition_s", "from_level_MBps", "from_level_MBps_ci_low",
                "from_level_MBps_ci_high", "to_level_MBps", "to_level_MBps_ci_low", "to_level_MBps_ci_high",
-               "settle_s", "settle_rule", "departure", "note", "from_level_note", "to_level_note"]
+               "settle_s", "settle_rule", "departure", "note", "from_level_note", "to_level_note",
+               "earlier_level_MBps", "back_s"]
 #: The settle band, % of the new phase's final level, and the centred rolling-median window (s).
 SETTLE_BAND_PCT = 10.0
 SETTLE_SMOOTH_S = 5
@@ -292,11 +300,30 @@ def settle_time(values: Sequence[float], level: float, band_pct: float = SETTLE_
     """Seconds after the transition until the phase settles (module docstring): ``values`` are the new phase's
     per-second MB/s, second 1 first (the second i covers [i - 1, i) s after the transition); ``level`` its
     final level. 0: within the band from the first second; None: outside it at the end (not settled)."""
-    y = pd.Series([float(v) for v in values], dtype=float)
-    if y.empty or not math.isfinite(level):
+    if not math.isfinite(level):
         return None
-    smooth = y.rolling(int(smooth_s), center=True, min_periods=1).median()
-    outside = np.flatnonzero(~(np.abs(smooth.to_numpy() - level) <= band_pct / 100.0 * abs(level)))
+    return _stays_from(values, smooth_s, lambda m: np.abs(m - level) <= band_pct / 100.0 * abs(level))
+
+
+def back_time(values: Sequence[float], earlier: float, band_pct: float = SETTLE_BAND_PCT,
+              smooth_s: int = SETTLE_SMOOTH_S) -> float | None:
+    """Seconds after the transition until the new phase is back at the level its access held before the stimulus
+    (``earlier``, MB/s): the first second from which the smoothed series (as :func:`settle_time`) stays at or above
+    (100 - ``band_pct``) % of it. 0: from the first second; None: below it at the end (not back)."""
+    if not math.isfinite(earlier) or earlier <= 0:
+        return None
+    return _stays_from(values, smooth_s, lambda m: m >= (1.0 - band_pct / 100.0) * earlier)
+
+
+def _stays_from(values: Sequence[float], smooth_s: int, inside) -> float | None:
+    """The start (s after the transition) of the first second from which the per-second ``values``, smoothed by a
+    centred rolling median of ``smooth_s`` s, stay ``inside`` (a test on the smoothed array) to the end; 0: from
+    the first second; None: without values, or outside at the last second."""
+    y = pd.Series([float(v) for v in values], dtype=float)
+    if y.empty:
+        return None
+    smooth = y.rolling(int(smooth_s), center=True, min_periods=1).median().to_numpy()
+    outside = np.flatnonzero(~inside(smooth))
     if outside.size == 0:
         return 0.0
     last = int(outside[-1])
@@ -312,15 +339,17 @@ def _phase_values(sec: pd.DataFrame, phase) -> tuple[list[float], float | None]:
 
 
 def _transition_row(host: str, label: str, t_start, before: Level | None, after: Level | None,
-                    settle: float | None, departure, notes: list[str], why: tuple[str, str] = ("", "")) -> dict:
-    """One xsr_table row; ``why``: the (from, to) levels' notes of :func:`phase_level`."""
+                    settle: float | None, departure, notes: list[str], why: tuple[str, str] = ("", ""),
+                    back: tuple[float | None, float | None] = (None, None)) -> dict:
+    """One xsr_table row; ``why``: the (from, to) levels' notes of :func:`phase_level`; ``back``: (the access's
+    earlier level, MB/s, and :func:`back_time`)."""
     notes = notes + [f"{side}: {lv.note}" for side, lv in (("from", before), ("to", after)) if lv and lv.note]
     return {"host": host, "transition": label, "t_transition_s": _finite(t_start),
             "from_level_MBps": before.mean if before else None, "from_level_MBps_ci_low": before.lo if before else None,
             "from_level_MBps_ci_high": before.hi if before else None, "to_level_MBps": after.mean if after else None,
             "to_level_MBps_ci_low": after.lo if after else None, "to_level_MBps_ci_high": after.hi if after else None,
             "settle_s": settle, "settle_rule": SETTLE_RULE, "departure": departure, "note": "; ".join(notes),
-            "from_level_note": why[0], "to_level_note": why[1]}
+            "from_level_note": why[0], "to_level_note": why[1], "earlier_level_MBps": back[0], "back_s": back[1]}
 
 
 def xsr_table(seconds: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
@@ -335,16 +364,20 @@ def xsr_table(seconds: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         phases = g.drop_duplicates("phase").sort_values("phase")
         sec = seconds[seconds["host"] == host] if len(seconds) else seconds
         departure = _first(g, "departure")
+        seen: dict[str, Level | None] = {}  # stimulus -> the final level of its first phase
         for (_, a), (_, b) in zip(phases.iterrows(), phases.iloc[1:].iterrows()):
             label = f"{a['stimulus']} → {b['stimulus']}"
             va, _ = _phase_values(sec, a["phase"]) if len(sec) else ([], None)
             vb, start_b = _phase_values(sec, b["phase"]) if len(sec) else ([], None)
             (before, why_a), (after, why_b) = phase_level(va), phase_level(vb)
+            seen.setdefault(str(a["stimulus"]), before)
+            earlier = seen.get(str(b["stimulus"]))
+            back = (earlier.mean, back_time(vb, earlier.mean)) if earlier else (None, None)
             notes = [] if vb else [f"phase {b['phase']}: no per-second throughput"]
             t_start = b.get("t_start_s") if _finite(b.get("t_start_s")) is not None else start_b
             settle = settle_time(vb, after.mean) if after else None
             if after and settle is None:
                 notes.append(f"not settled within the phase's {len(vb)} s")
             out.append(_transition_row(str(host), label, t_start, before, after, settle, departure, notes,
-                                       (why_a, why_b)))
+                                       (why_a, why_b), back))
     return pd.DataFrame(out, columns=XSR_COLUMNS)

@@ -90,6 +90,10 @@ def xsr_display(xsr: pd.DataFrame | None) -> pd.DataFrame:
         "settles in (s)": [settle_text(v, with_unit=False) if not missing(lv) else "– (no level)"
                            for v, lv in zip(xsr["settle_s"], xsr["to_level_MBps"])],
     })
+    if "earlier_level_MBps" in xsr and xsr["earlier_level_MBps"].notna().any():  # S12-1cpu 4
+        out[f"back at ≥ {100 - SETTLE_BAND_PCT:g} % of before (s)"] = [
+            "–" if missing(e) else _back_when(b).removeprefix("in ").removesuffix(" s")
+            for e, b in zip(xsr["earlier_level_MBps"], xsr["back_s"])]
     return _one(xsr, out)
 
 
@@ -317,7 +321,30 @@ def _xsr_one(r) -> str:
     if missing(r["to_level_MBps"]):
         return f"{r['transition']}: {a} → no level" + (f" ({why.removeprefix('no level: ')}; no settle time)"
                                                       if why else "")
-    return f"{r['transition']}: {a} → {fmt_number(r['to_level_MBps'])} MB/s, {settle_text(r['settle_s'])}"
+    head = f"{r['transition']}: {a} → {fmt_number(r['to_level_MBps'])} MB/s"
+    back = _back(r)
+    return f"{head}, {settle_text(r['settle_s'])}" if not back else f"{head}{back}"
+
+
+def _back(r) -> str:
+    """', back at ≥ 90 % of its level before the stimulus (1,604 MB/s) from the first second; within ±10 % of its
+    final level from 6.00 s' where the new phase's access ran before the stimulus (S12-1cpu 4: 'settles in 6.00 s'
+    read as 6 s to recover, while the SEQ phase ran above its pre-stimulus level from its first second), else ''."""
+    earlier = r.get("earlier_level_MBps")
+    if missing(earlier):
+        return ""
+    settle = r.get("settle_s")
+    final = ("never (not settled)" if missing(settle) else
+             "from the first second" if float(settle) <= 0 else f"from {fmt_number(settle)} s")
+    return (f", back at ≥ {100 - SETTLE_BAND_PCT:g} % of its level before the stimulus ({fmt_number(earlier)} MB/s) "
+            f"{_back_when(r.get('back_s'))}; within ±{SETTLE_BAND_PCT:g} % of its final level {final}")
+
+
+def _back_when(back_s) -> str:
+    """'from the first second' / 'in 3.00 s' / 'not within the phase' of a back_s (s; missing: never back)."""
+    if missing(back_s):
+        return "not within the phase"
+    return "from the first second" if float(back_s) <= 0 else f"in {fmt_number(back_s)} s"
 
 
 def _xsr_result(g: pd.DataFrame) -> str:
