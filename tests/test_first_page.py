@@ -109,6 +109,8 @@ def test_the_machine_and_the_profile_are_named():
     assert any("hypervisor's virtual disk" in s for s in fp.next_steps(S, H, "quick"))
     assert "n = 1, a few seconds" in fp.profile_sentence("quick")
     assert fp.next_steps(S, H, "quick")[0].startswith("Rerun with the standard profile")
+    assert "intervals on every stationary storage point (a PTS-recovery or write-saturation trajectory has none" in \
+        fp.next_steps(S, H, "quick")[0]  # S12-1cpu 8: standard gives them no interval either
     # R-loop 2.2: a loop device in a VM is the loop driver and its file, as page 1 says, not the hypervisor's disk
     S.dataset.hosts[0].sysinfo.setdefault("drive", {})["disk_label"] = "loop0"
     loop = " ".join(fp.next_steps(S, H, "quick"))

@@ -87,7 +87,9 @@ def test_profile_sentence_counts_the_reviewed_points_without_an_interval():
     assert "most points" not in said
     assert ("no storage point (of 112) has a 95 % interval (too few log windows; a PTS-recovery or write-saturation "
             "trajectory, not a stationary run; ioarrive's 1-s series), so differences between single values may be "
-            "noise") in said
+            "noise (a write-saturation level's interval is over its one run's one-second values, not between runs)") \
+        in said  # S12-1cpu 7: the WSAT table prints a level's interval over one run's seconds
+    assert "write-saturation level" not in fp.interval_clause(v[~v["evidence"].str.contains("trajectory")])
 
 
 def test_profile_sentence_counts_points_some_with_an_interval():

@@ -89,8 +89,11 @@ def interval_clause(validity: pd.DataFrame | None) -> str:
     if not k:
         return f"each of the {n} storage points has a 95 % interval"
     head = f"no storage point (of {n}) has a" if k == n else f"{k} of {n} storage points have no"
+    # S12-1cpu 7: beside 'no storage point has a 95 % interval' the WSAT table printed one, over one run's seconds
+    level = (" (a write-saturation level's interval is over its one run's one-second values, not between runs)"
+             if any("write-saturation" in w for w in why) else "")
     return f"{head} 95 % interval" + (f" ({'; '.join(why)})" if why else "") + (
-        ", so differences between single values may be noise")
+        ", so differences between single values may be noise") + level
 
 
 def profile_sentence(profile: str, validity: pd.DataFrame | None = None) -> str:
@@ -359,7 +362,8 @@ def next_steps(S, host: str, profile: str) -> list[str]:
     """What to run next for a better answer, from the profile, the machine and the failed checks."""
     out = []
     if profile == "quick":
-        out.append("Rerun with the standard profile (`make all`) for intervals on every storage point.")
+        out.append("Rerun with the standard profile (`make all`) for intervals on every stationary storage point "
+                   "(a PTS-recovery or write-saturation trajectory has none under any profile).")
     if not host_checks(S.validity, host, statuses=("warn",)).query("check == 'interval_exists'").empty:
         out.append("Repeat the points (`repetitions: 3`, or `make all PROFILE=full`) for intervals between runs.")
     info = next((h.sysinfo or {} for h in S.dataset.hosts if h.name == host), {})

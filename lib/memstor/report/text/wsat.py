@@ -118,7 +118,7 @@ def no_cliff_text(r) -> str:
         return (f"no cliff found, but {secs}whole seconds are too short to tell a cliff from noise (wsat_series): "
                 f"the mean of those seconds is {fmt_number(r['sustained_MBps'])} MB/s, one level at most, not shown "
                 "(so no interval is given for it)." + series_vs_fio(r))
-    how = "mean, 95 % interval" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
+    how = "mean, 95 % interval of this run's one-second values" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
     if _rose(r):  # S12-bare 2: a change point that rose (171 -> 225 MB/s at 10 s) is no 'start to end'
         return (f"no cliff, but a rise: {fmt_number(r['burst_MBps'])} MB/s before it (the cliffs table says where), "
                 f"then one level{_halves(r)} of {level} MB/s ({how}) over its last {int(r['level_seconds'])} of "
