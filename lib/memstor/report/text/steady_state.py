@@ -133,7 +133,8 @@ def _elsewhere(points: pd.DataFrame | None, v: pd.Series, validity: pd.DataFrame
     experiments' IOPS of the verdict's rw, block size and outstanding I/O, each as a ratio to the window average.
     Not called the same configuration: run length and state differ, and a point on another file span than the
     window's (v's span_bytes) is said apart, with what follows (S6-bare M-2: 68,307 IOPS on a 1 GiB file, 0.55× the
-    256 MiB window's 124,035)."""
+    256 MiB window's 124,035), never that the window's figure 'holds' on its own span (S12-1cpu 10: the same span's
+    other runs measured 0.63-0.97x of it)."""
     same = ss.same_configuration(points, v)
     if same.empty:
         return ""
@@ -154,7 +155,7 @@ def _elsewhere(points: pd.DataFrame | None, v: pd.Series, validity: pd.DataFrame
            f"(other run lengths and states): " + "; ".join(said) + ".") if said else ""
     if other:
         out += (f" On another file span than the window's {size_text(span)}: " + "; ".join(other)
-                + f": the window's figure holds for its {size_text(span)} file; whether the span, the run "
+                + f": the window measured its {size_text(span)} file only; whether the span, the run "
                 "length, the file's state or the machine's makes the difference is not shown.")
     return out
 
