@@ -281,3 +281,28 @@ def test_the_sequential_write_caveat_names_the_same_job_that_measured_more():
     fast = points.assign(bw_MBps=points["bw_MBps"].where(~xsr, 2500.0))
     assert elsewhere_caveat("sound (its checks pass)", fast, "vm", "seq_write_MBps", 1327.087762) == (
         "with caveats (other runs measured more: the same job ran at 2,500 MB/s (whole-run means) in fio-pts-xsr)")
+
+
+def test_the_queue_depth_sweep_sides_with_one_of_two_disagreeing_runs():
+    """S12-1cpu 5: '58,281 IOPS ... (here; 10,647 IOPS in fio-rw-ratio, 5.47× apart: config_agreement failed, neither
+    alone is this configuration's value)' while the queue-depth sweep measured 42,917 at QD16x1 and 55,471 at QD64x1.
+    Now the bracket is printed and sides with 58,281. The other sides: a sweep point between the two sides with
+    neither; no sweep around the depth keeps 'neither alone'."""
+    from memstor.analysis.spread import sweep_bracket
+    from memstor.report.text import workloads as w
+
+    points = pd.read_csv(DATA / "summary-1cpu.csv")
+    said = w.block_size_sentences(points, "vm")[0]
+    assert ("5.47× apart: config_agreement failed, the queue-depth sweep's 42,917 IOPS at QD16×1 and 55,471 at QD64×1 "
+            "side with 58,281 (here): 10,647 (fio-rw-ratio) is the one out of line") in said
+    r = points[(points["experiment"] == "fio-block-size") & (points["rw"] == "randread")
+               & (points["bs_bytes"] == 4096)].iloc[0]
+    assert sweep_bracket(points, "vm", r)["iodepth"].tolist() == [16, 64]
+    qd16 = (points["experiment"] == "fio-queue-depth") & (points["rw"] == "randread") & (points["iodepth"] == 16) \
+        & (points["bs_bytes"] == 4096) & (points["numjobs"] == 1)
+    wide = points.assign(iops=points["iops"].where(~qd16, 10_000.0))   # 10,000 .. 55,471 holds both
+    assert "side with neither: neither alone is this configuration's value" in w.block_size_sentences(wide, "vm")[0]
+    no_sweep = points[points["experiment"] != "fio-queue-depth"]
+    said = w.block_size_sentences(no_sweep, "vm")[0]
+    assert "config_agreement failed, neither alone is this configuration's value" in said and "sweep" not in \
+        said.split("config_agreement")[1].split(")")[0]

@@ -108,6 +108,27 @@ def disagreeing(points: pd.DataFrame | None, host: str, r: pd.Series) -> pd.Data
     return same[(same["iops"] / float(r["iops"])).map(lambda x: max(x, 1 / x)) > DISAGREE_RATIO]
 
 
+def sweep_bracket(points: pd.DataFrame | None, host: str, r: pd.Series) -> pd.DataFrame:
+    """The queue-depth sweep's points of r's workload (rw, block size, jobs) at the nearest depth below r's and the
+    nearest above it (two rows, depth order; empty where the sweep has no depth on either side, or measured r's depth
+    itself): a bracket that sides with one of two disagreeing measurements of r's configuration (eighth read
+    S12-1cpu 5: 58,281 IOPS at QD32x1 against fio-rw-ratio's 10,647, with QD16x1 at 42,917 and QD64x1 at 55,471)."""
+    p = pure_iops(points, host)
+    g = p[(p["experiment"] == "fio-queue-depth") & (p["rw"] == r["rw"]) & (p["bs_bytes"] == r["bs_bytes"])
+          & (p["numjobs"] == r["numjobs"])].drop_duplicates("iodepth").sort_values("iodepth")
+    depth = float(r["iodepth"])
+    below, above = g[g["iodepth"] < depth], g[g["iodepth"] > depth]
+    if below.empty or above.empty or (g["iodepth"] == depth).any():
+        return g.iloc[0:0]
+    return pd.concat([below.iloc[[-1]], above.iloc[[0]]])
+
+
+def in_bracket(iops: float, bracket: pd.DataFrame) -> bool:
+    """True where ``iops`` lies within the bracket's two IOPS widened by the single-run ASSUMED_RATIO each way."""
+    lo, hi = sorted(float(v) for v in bracket["iops"])
+    return lo / ASSUMED_RATIO <= float(iops) <= hi * ASSUMED_RATIO
+
+
 def pure_iops(points: pd.DataFrame | None, host: str) -> pd.DataFrame:
     """The host's single-direction measurements (experiment, rw, direction, bs_bytes, iodepth, numjobs, iops):
     fio-rw-ratio's read-only and write-only mixes named as the random reads and writes they are."""

@@ -18,10 +18,12 @@ from memstor.analysis.spread import (
     FRESH,
     Spread,
     disagreeing,
+    in_bracket,
     points_said,
     pure_iops,
     run_spread,
     sweep_beaten,
+    sweep_bracket,
 )
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.units import size_text
@@ -92,8 +94,26 @@ def disagreed(points: pd.DataFrame, host: str, r: pd.Series) -> str:
         return ""
     ratio = max(max(x, 1 / x) for x in apart["iops"] / float(r["iops"]))
     other = "; ".join(f"{fmt_number(o.iops)} IOPS in {o.experiment}" for o in apart.itertuples())
-    return (f" (here; {other}, {ratio:.2f}× apart: config_agreement failed, neither alone is this configuration's "
-            "value)")
+    return f" (here; {other}, {ratio:.2f}× apart: config_agreement failed, {_sided(points, host, r, apart)})"
+
+
+def _sided(points: pd.DataFrame, host: str, r: pd.Series, apart: pd.DataFrame) -> str:
+    """Which of two disagreeing measurements the queue-depth sweep's neighbouring depths side with (spread.
+    sweep_bracket, within the 10 % assumed for single runs: S12-1cpu 5), or 'neither alone is this configuration's
+    value' where the sweep has no bracket or it holds both or neither."""
+    bracket = sweep_bracket(points, host, r)
+    if bracket.empty:
+        return "neither alone is this configuration's value"
+    values = [("here", float(r["iops"]))] + [(str(o.experiment), float(o.iops)) for o in apart.itertuples()]
+    inside = [v for v in values if in_bracket(v[1], bracket)]
+    (lo, hi), jobs = bracket.itertuples(), int(r["numjobs"])
+    sweep = (f"the queue-depth sweep's {fmt_number(lo.iops)} IOPS at QD{int(lo.iodepth)}×{jobs} and "
+             f"{fmt_number(hi.iops)} at QD{int(hi.iodepth)}×{jobs}")
+    if len(inside) != 1:
+        return f"{sweep} side with neither: neither alone is this configuration's value"
+    out = [f"{fmt_number(v)} ({w})" for w, v in values if (w, v) not in inside]
+    return (f"{sweep} side with {fmt_number(inside[0][1])} ({inside[0][0]}): {', '.join(out)} is the one out of line (a run "
+            "in another state of the machine or the file; which, is not shown)")
 
 
 #: Largest gap between fio's bandwidth counter and IOPS x block size left unsaid (fraction).
