@@ -6,7 +6,10 @@ to be assumed, not measured. A decision uses the larger of the two (a measured p
 not a spread below it). A difference within the limit is not shown; one beyond only the assumed limit is qualified
 as such. A pair further apart than DISAGREE_RATIO (config_agreement fails it: something changed between them) is
 a disagreement, named, not a spread to divide by (fourth read S8-bare M-1: randwrite 2.19x, which failed, was the
-'spread' of reads, whose pair differed 1.35x; R-1cpu M5: 1.62x against the reads' 1.16x).
+'spread' of reads, whose pair differed 1.35x; R-1cpu M5: 1.62x against the reads' 1.16x). A disagreement the
+queue-depth sweep settles (:func:`sweep_bracket`: its neighbouring depths side with one of the two) is one run out
+of line, not a limit on other differences (eighth read S12-loop 6: a 4 KiB read at 2,949 IOPS against 184,245, with
+the sweep at 186,505 and 184,083 around it, voided a +87 % block-size step as 'within the 62.47x').
 
 Also the queue-depth sweep against the same one-job job measured by the other fresh experiments
 (:func:`sweep_beaten`): a sweep that job beat beyond the spread is not the target's (third read R-loop 2.1).
@@ -47,6 +50,7 @@ class Spread:
     how: str = ""
     disagreed: str = ""
     disagreed_ratio: float | None = None  # that pair's high / low
+    outlier: str = ""  # the largest disagreement the queue-depth sweep settled, in words ('' where none)
 
     def within_disagreement(self, ratio: float) -> bool:
         """Whether two single values `ratio` apart (high / low) differ by no more than the pair measured twice
@@ -79,7 +83,13 @@ class Spread:
         # S11-bare 7: 'not measured' where one pair measured 1.09x, inside the assumed 10 %
         one = f" (the one pair measured twice agreed within {self.measured:.2f}×)" if self.measured else ", not measured"
         return (f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single runs{one}"
-                + (f" (the pair measured twice disagreed, {apart}: not counted as spread)" if apart else ""))
+                + (f" (the pair measured twice disagreed, {apart}: not counted as spread)" if apart else "")
+                + (f" (the pair measured twice that disagreed, {self.outlier_ratio():.2f}×, had one run out of line by the "
+                   "queue-depth sweep: not counted as spread)" if self.outlier and not apart else ""))
+
+    def outlier_ratio(self) -> float:
+        """The settled disagreement's high / low (its words carry it: '... (5.47× apart; ...)')."""
+        return float(self.outlier.rsplit(" (", 1)[1].split("×", 1)[0]) if self.outlier else 1.0
 
     def beyond(self) -> str:
         """'' where the spread is measured, else ': a difference between single runs beyond an assumed spread only'
@@ -93,9 +103,11 @@ class Spread:
             return f"the run-to-run spread measured here, {self.limit:.2f}× ({self.how})"
         why = (f"the one configuration measured twice agreed within {self.measured:.3f}×: {self.how}; one pair is "
                "no spread" if self.measured is not None else "no configuration was measured twice in agreement"
-               if self.disagreed else "no configuration was measured twice")
+               if self.disagreed or self.outlier else "no configuration was measured twice")
         if self.disagreed:
             why += f"; {self.disagreed}: a disagreement (something changed between them), not a spread"
+        if self.outlier:
+            why += f"; {self.outlier}: not a spread"
         return f"{100 * (ASSUMED_RATIO - 1):.0f} %, the spread assumed for single runs, not measured ({why})"
 
 
@@ -157,18 +169,38 @@ def run_spread(points: pd.DataFrame | None, host: str, rw: str | None = None) ->
     if rw is not None:
         p = p[p["rw"].map(is_read) == is_read(rw)]
     ratios: list[tuple[float, str]] = []
+    settled: list[tuple[float, str]] = []
     for (kind, bs, qd, jobs), g in p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"]):
         each = g.drop_duplicates("experiment")
         if len(each) >= 2:
-            ratios.append((float(each["iops"].max() / each["iops"].min()),
-                           f"{size_text(int(bs))} {kind} QD{int(qd)}×{int(jobs)}: " + ", ".join(
-                               f"{fmt_number(r.iops)} IOPS in {r.experiment}" for r in each.itertuples())))
+            ratio = float(each["iops"].max() / each["iops"].min())
+            how = f"{size_text(int(bs))} {kind} QD{int(qd)}×{int(jobs)}: " + ", ".join(
+                f"{fmt_number(r.iops)} IOPS in {r.experiment}" for r in each.itertuples())
+            odd = _settled(points, host, each) if ratio > DISAGREE_RATIO else ""
+            (settled if odd else ratios).append((ratio, f"{how} ({ratio:.2f}× apart; {odd})" if odd else how))
     agree = [r for r in ratios if r[0] <= DISAGREE_RATIO]
     apart = [r for r in ratios if r[0] > DISAGREE_RATIO]
     worst = f"{max(apart)[1]} ({max(apart)[0]:.2f}× apart)" if apart else ""
     ratio = max(apart)[0] if apart else None
-    return Spread(*max(agree), disagreed=worst, disagreed_ratio=ratio) if agree else \
-        Spread(disagreed=worst, disagreed_ratio=ratio)
+    odd = max(settled)[1] if settled else ""
+    return Spread(*max(agree), disagreed=worst, disagreed_ratio=ratio, outlier=odd) if agree else \
+        Spread(disagreed=worst, disagreed_ratio=ratio, outlier=odd)
+
+
+def _settled(points: pd.DataFrame | None, host: str, each: pd.DataFrame) -> str:
+    """'the queue-depth sweep's 186,505 IOPS at QD16×1 and 184,083 at QD64×1 side with 184,245: the other run is out
+    of line' where the sweep's neighbouring depths (:func:`sweep_bracket`, within ASSUMED_RATIO) hold exactly one of
+    a disagreeing configuration's measurements (``each``: one row per experiment), else ''."""
+    bracket = sweep_bracket(points, host, each.iloc[0])
+    if bracket.empty:
+        return ""
+    inside = [float(v) for v in each["iops"] if in_bracket(float(v), bracket)]
+    if len(inside) != 1:
+        return ""
+    (lo, hi), jobs = bracket.itertuples(), int(each["numjobs"].iloc[0])
+    return (f"the queue-depth sweep's {fmt_number(lo.iops)} IOPS at QD{int(lo.iodepth)}×{jobs} and "
+            f"{fmt_number(hi.iops)} at QD{int(hi.iodepth)}×{jobs} side with {fmt_number(inside[0])}: the other run is "
+            "out of line")
 
 
 def one_job_elsewhere(points: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:

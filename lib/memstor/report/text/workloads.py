@@ -113,7 +113,7 @@ def _sided(points: pd.DataFrame, host: str, r: pd.Series, apart: pd.DataFrame) -
         return f"{sweep} side with neither: neither alone is this configuration's value"
     out = [f"{fmt_number(v)} ({w})" for w, v in values if (w, v) not in inside]
     return (f"{sweep} side with {fmt_number(inside[0][1])} ({inside[0][0]}): {', '.join(out)} is the one out of line (a run "
-            "in another state of the machine or the file; which, is not shown)")
+            "in another state of the machine or the file, not shown which)")
 
 
 #: Largest gap between fio's bandwidth counter and IOPS x block size left unsaid (fraction).
