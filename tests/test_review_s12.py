@@ -317,3 +317,43 @@ def test_the_queue_depth_sweep_sides_with_one_of_two_disagreeing_runs():
     said = w.block_size_sentences(no_sweep, "vm")[0]
     assert "config_agreement failed, neither alone is this configuration's value" in said and "sweep" not in \
         said.split("config_agreement")[1].split(")")[0]
+
+
+def test_the_peak_memory_bandwidth_names_an_mlp_run_that_measured_more():
+    """S12-loop 5: 'Peak memory bandwidth 6,632 MB/s' while the MLP table has 8,209 MB/s (2 threads x 16 chains), a run
+    left out by hierarchy_cpu_share (88.6 %). Now the headline's trust names it. The other sides: an MLP table below
+    the headline adds nothing; a run within the CPU-share band is named without 'left out'."""
+    from memstor.report.text.headline_table import headline_evidence
+
+    head, mlp = pd.read_csv(DATA / "headline-loop.csv"), pd.read_csv(DATA / "mlp-loop.csv")
+    host = str(head["host"].iloc[0])
+    trust = headline_evidence(head, None, None, None, mlp).set_index("quantity")["trust"]
+    said = trust["Peak memory bandwidth (MB/s)"]
+    assert ("other runs measured more: 8,209 MB/s (mem-hierarchy's MLP run, 2 threads × 16 chains, its bandwidth by "
+            "Little's law; left out of its curve by hierarchy_cpu_share: its threads on a CPU 88.6 % of the time)") \
+        in said, said
+    low = mlp.assign(bandwidth_MBps=mlp["bandwidth_MBps"].clip(upper=6000.0))
+    assert "MLP" not in headline_evidence(head, None, None, None, low).set_index("quantity")["trust"][
+        "Peak memory bandwidth (MB/s)"]
+    held = mlp.assign(cpu_share=0.99)
+    said = headline_evidence(head, None, None, None, held).set_index("quantity")["trust"]["Peak memory bandwidth (MB/s)"]
+    assert "16 chains, its bandwidth by Little's law)" in said and "left out" not in said and host
+
+
+def test_the_conclusion_does_not_call_the_peak_bandwidth_a_most():
+    """S12-loop 5, page 2's conclusion: 'moves at most 6,632 MB/s when many are in flight' beside an MLP run of
+    8,209 MB/s. Now it says what the headline measured and names the run above it; without one, no caveat."""
+    from types import SimpleNamespace
+
+    from memstor.report.text import first_page as fp
+
+    head, mlp = pd.read_csv(DATA / "headline-loop.csv"), pd.read_csv(DATA / "mlp-loop.csv")
+    idle = head["key"] == "idle_latency_ns"
+    head.loc[idle, ["value", "gate"]] = [95.0, "passed"]   # a run that passed its gate, to reach the sentence
+    host = str(head["host"].iloc[0])
+    none = pd.DataFrame(columns=["host", "check", "status", "subject", "evidence", "section"])
+    said = fp.conclusion(SimpleNamespace(qd=pd.DataFrame(), headline=head, validity=none, mlp=mlp), host)
+    assert "at most" not in said and "moved 6,632 MB/s with many in flight (the peak-bandwidth headline; other " \
+        "runs measured more: 8,209 MB/s (mem-hierarchy's MLP run" in said, said
+    plain = fp.conclusion(SimpleNamespace(qd=pd.DataFrame(), headline=head, validity=none, mlp=None), host)
+    assert "moved 6,632 MB/s with many in flight (the peak-bandwidth headline)" in plain

@@ -21,6 +21,7 @@ from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
+from memstor.report.text.headline_trust import memory_elsewhere_caveat
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import fewer_in_flight, knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -404,9 +405,12 @@ def conclusion(S, host: str) -> str:
     if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]) and not any(
             str(h.loc[k].get("gate") or "").startswith("failed") for k in ("idle_latency_ns", "peak_bw_MBps")
             if k in h.index) and not dram_words(S.validity, host):  # no memory sentence from a failed check's run
+        peak = float(h.loc["peak_bw_MBps", "value"])
+        more = memory_elsewhere_caveat("sound", getattr(S, "mlp", None), host, peak)  # S12-loop 5: no 'at most'
+        more = "" if more == "sound" else "; " + more.removeprefix("with caveats (").removesuffix(")")
         parts.append(f"memory answers a lone access in {fmt_number(h.loc['idle_latency_ns', 'value'])} ns on "
-                     f"average and moves at most {fmt_number(h.loc['peak_bw_MBps', 'value'])} MB/s when many are "
-                     "in flight")
+                     f"average and moved {fmt_number(peak)} MB/s with many in flight (the peak-bandwidth headline"
+                     f"{more})")
     if not parts:
         return f"**{md_escape(host)}**: too little was measured for a conclusion."
     return f"**{md_escape(host)}**: " + "; ".join(parts) + ". " + _knee_words(S.validity, host)

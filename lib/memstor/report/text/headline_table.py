@@ -17,7 +17,13 @@ from memstor.analysis.validity.gate import STEADY_SHOWN_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_interval
 from memstor.core.schema import missing
 from memstor.report.text.headline import dram_words
-from memstor.report.text.headline_trust import elsewhere_caveat, lasting_caveat, on_cpus, spread_caveat
+from memstor.report.text.headline_trust import (
+    elsewhere_caveat,
+    lasting_caveat,
+    memory_elsewhere_caveat,
+    on_cpus,
+    spread_caveat,
+)
 
 #: The storage checks that bear on every fio headline value (their subject: the experiment).
 _FIO = (("load_generator_cpu", ""), ("interval_exists", ""), ("interval_holds_value", ""))
@@ -161,12 +167,14 @@ def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "")
 
 
 def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
-                      points: pd.DataFrame | None = None, cpus: dict | None = None) -> pd.DataFrame:
+                      points: pd.DataFrame | None = None, cpus: dict | None = None,
+                      mlp: pd.DataFrame | None = None) -> pd.DataFrame:
     """The first page's table: device, quantity (unit), value with its 95 % interval or why it has none, where
     it comes from, and a trust word from the validity checks (validity.csv names them). A value a failed check
     bears on is withheld (the report states no finding whose preconditions failed; the numbers stay in the
     tables and the checks' evidence). A best-of-runs value (BEST_OF_RUNS) names the run-to-run spread of ``points``
-    (memstor.analysis.points.fio_summary) where given; ``cpus`` (usable_cpus) names more jobs than usable CPUs.
+    (memstor.analysis.points.fio_summary) where given; ``cpus`` (usable_cpus) names more jobs than usable CPUs;
+    ``mlp`` (hierarchy.mlp_table) names an MLP run above the peak memory bandwidth.
     Unmeasured rows are folded into one line per device."""
     out = []
     for host in dict.fromkeys(headline["host"].astype(str)):
@@ -194,6 +202,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
             if key == "seq_write_MBps":
                 trust = lasting_caveat(trust, points, host, float(r["value"]))
             trust = elsewhere_caveat(trust, points, host, key, float(r["value"]))
+            if key == "peak_bw_MBps":
+                trust = memory_elsewhere_caveat(trust, mlp, host, float(r["value"]))
             if key == "ss_randwrite_iops" and host_checks(validity, host, statuses=("warn",))["check"].isin(
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL

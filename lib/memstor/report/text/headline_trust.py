@@ -11,6 +11,7 @@ import re
 
 import pandas as pd
 
+from memstor.analysis.hierarchy import cpu_held
 from memstor.analysis.load_latency import EXPERIMENT as LOAD_LATENCY
 from memstor.analysis.load_latency import LT_POINT_PREFIX
 from memstor.analysis.spread import ASSUMED_RATIO, pure_iops, run_spread
@@ -150,6 +151,27 @@ def _same_job_above(points: pd.DataFrame, host: str, key: str, value: float, top
     if above.empty:
         return "", False
     return seq_write_said(above, own, means=True), bool(top.name in above.index)
+
+
+def memory_elsewhere_caveat(trust: str, mlp: pd.DataFrame | None, host: str, value: float) -> str:
+    """The peak memory bandwidth headline's trust with 'other runs measured more: 8,209 MB/s (mem-hierarchy's MLP
+    run, 2 threads × 16 chains, its bandwidth by Little's law; left out of its curve by hierarchy_cpu_share: its
+    threads on a CPU 88.6 % of the time)' last where an MLP run (hierarchy.mlp_table: per host x threads x chains,
+    bandwidth_MBps, cpu_share) measured more than ``value`` (MB/s; eighth read S12-loop 5: 'Peak memory bandwidth
+    6,632' beside the MLP table's 8,209 with no caveat); else unchanged."""
+    need = {"host", "threads", "chains", "bandwidth_MBps"}
+    if mlp is None or mlp.empty or not need <= set(mlp.columns) or trust.startswith("not valid"):
+        return trust
+    m = mlp[(mlp["host"].astype(str) == host) & (pd.to_numeric(mlp["bandwidth_MBps"], errors="coerce") > value * ABOVE)]
+    if m.empty:
+        return trust
+    top = m.loc[pd.to_numeric(m["bandwidth_MBps"], errors="coerce").idxmax()]
+    share = top.get("cpu_share")
+    out = "" if bool(cpu_held(pd.Series([share])).iloc[0]) else (
+        f"; left out of its curve by hierarchy_cpu_share: its threads on a CPU {100 * float(share):.1f} % of the time")
+    said = (f"other runs measured more: {fmt_number(top['bandwidth_MBps'])} MB/s (mem-hierarchy's MLP run, "
+            f"{int(top['threads'])} threads × {int(top['chains'])} chains, its bandwidth by Little's law{out})")
+    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
 
 
 def usable_cpus(dataset) -> dict[str, float]:
