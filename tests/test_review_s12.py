@@ -357,3 +357,17 @@ def test_the_conclusion_does_not_call_the_peak_bandwidth_a_most():
         "runs measured more: 8,209 MB/s (mem-hierarchy's MLP run" in said, said
     plain = fp.conclusion(SimpleNamespace(qd=pd.DataFrame(), headline=head, validity=none, mlp=None), host)
     assert "moved 6,632 MB/s with many in flight (the peak-bandwidth headline)" in plain
+
+
+def test_left_out_buffers_are_given_in_their_own_unit():
+    """S12-loop 8: 'Left out (hierarchy_cpu_share ...): random chain, 4K pages, 0.0 MiB (81 %)' for an 11.3 KiB
+    buffer. Now each size in its own unit; more than four are a range."""
+    from memstor.report.text.hierarchy import left_out_sentence
+
+    ws = pd.DataFrame({"host": "vm", "pages": "4K", "pattern": "random", "cpu_share": [0.81, 0.84, 0.99],
+                       "buffer_bytes": [11_585, 741_376, 2**20]})
+    said = left_out_sentence(ws, "vm", pd.DataFrame({"level": [], "note": []}))
+    assert "random chain, 4K pages, 11.3 KiB and 724 KiB (81-84 %)" in said and "0.0 MiB" not in said
+    many = pd.DataFrame({"host": "vm", "pages": "4K", "pattern": "random", "cpu_share": 0.5,
+                         "buffer_bytes": [4096 * 2**k for k in range(6)]})
+    assert "6 sizes, 4 KiB-128 KiB (50 %)" in left_out_sentence(many, "vm", pd.DataFrame({"level": [], "note": []}))

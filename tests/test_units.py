@@ -82,3 +82,14 @@ def test_parse_duration_s(text, seconds: float) -> None:
 def test_parse_duration_rejects(bad: str) -> None:
     with pytest.raises(ValueError, match="fio time"):
         parse_duration_s(bad)
+
+
+def test_size_text_gives_an_exact_quarter_its_two_decimals() -> None:
+    """S12-loop 9: the kernel's 1,310,720-byte L2 printed '1.2 MiB' beside a level ending at '1 MiB-1.4 MiB'. Two
+    decimals where they are exact and one would misstate; one decimal otherwise; whole numbers bare."""
+    from memstor.core.units import size_text
+
+    assert size_text(1_310_720) == "1.25 MiB" and size_text(int(2.75 * 2**20)) == "2.75 MiB"
+    assert size_text(int(1.5 * 2**30)) == "1.5 GiB" and size_text(4096) == "4 KiB" and size_text(100) == "100 B"
+    assert size_text(11_585) == "11.3 KiB" and size_text(int(13.5 * 2**20)) == "13.5 MiB"
+    assert size_text(370_771) == "362.1 KiB"  # not exact in two decimals: one

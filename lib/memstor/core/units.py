@@ -71,12 +71,16 @@ _IEC_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 <<
 
 def size_text(n_bytes: float) -> str:
     """Bytes for people (messages, captions) in the largest binary unit reached: 4096 -> ``4 KiB``,
-    2**30 -> ``1 GiB``, 1.5 * 2**30 -> ``1.5 GiB`` (one decimal unless whole), 100 -> ``100 B``."""
+    2**30 -> ``1 GiB``, 1.5 * 2**30 -> ``1.5 GiB`` (one decimal unless whole; two where they are exact and one would
+    misstate it, as a cache of 1.25 MiB, eighth read S12-loop 9: '1.2 MiB'), 100 -> ``100 B``."""
     n = float(n_bytes)
     for unit, scale in _IEC_UNITS:
         if abs(n) >= scale:
             q = n / scale
-            return f"{q:.0f} {unit}" if q.is_integer() else f"{q:.1f} {unit}"
+            if q.is_integer():
+                return f"{q:.0f} {unit}"
+            return f"{q:.2f} {unit}" if (100 * q).is_integer() and f"{q:.1f}" != f"{q:.2f}".rstrip("0") else \
+                f"{q:.1f} {unit}"
     return f"{n:.0f} B"
 
 

@@ -112,12 +112,12 @@ def left_out_sentence(working_set: pd.DataFrame | None, host: str, levels: pd.Da
 
 
 def _mib_list(sizes: pd.Series) -> str:
-    """'0.7 MiB', '1.0 and 8.0 MiB', or '20 sizes, 0.0-64.0 MiB' (more than 4)."""
-    v = sorted(float(x) / 2**20 for x in sizes)
+    """'724 KiB', '1 MiB and 8 MiB', or '20 sizes, 4 KiB-64 MiB' (more than 4); each in its own unit (S12-loop 8: an
+    11.3 KiB buffer printed '0.0 MiB')."""
+    v = [size_text(x) for x in sorted(float(x) for x in sizes)]
     if len(v) > 4:
-        return f"{len(v)} sizes, {v[0]:.1f}-{v[-1]:.1f} MiB"
-    listed = [f"{x:.1f}" for x in v]
-    return (" and ".join([", ".join(listed[:-1]), listed[-1]]) if len(listed) > 1 else listed[0]) + " MiB"
+        return f"{len(v)} sizes, {v[0]}-{v[-1]}"
+    return " and ".join([", ".join(v[:-1]), v[-1]]) if len(v) > 1 else v[0]
 
 
 def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[float, float] | None = None) -> str:
