@@ -86,9 +86,11 @@ def _halves(r) -> str:
         return ""
     first, second, p = float(r["first_half_MBps"]), float(r["second_half_MBps"]), float(r["level_p"])
     said = (f" (its halves' medians {fmt_number(first)} and {fmt_number(second)} MB/s, Mann-Whitney p = {p:.2g}")
-    if p < LEVEL_ALPHA and first:  # apart, yet within the band: one level by the check's rule, not a flat line
-        said += (f": the {'second' if second > first else 'first'} half {abs(second / first - 1) * 100:.1f} % "
-                 f"faster, within the ±{LEVEL_BAND * 100:g} % wsat_one_level takes as one level")  # S10-bare 4
+    if p < LEVEL_ALPHA and first and second:  # apart, yet within the band: one level by the rule, not a flat line
+        fast, slow = ("second", "first") if second > first else ("first", "second")
+        hi, lo = max(first, second), min(first, second)  # S12-loop 7: each share on its own base
+        said += (f": the {fast} half {(hi / lo - 1) * 100:.1f} % faster (the {slow} {(1 - lo / hi) * 100:.1f} % "
+                 f"slower), within the ±{LEVEL_BAND * 100:g} % wsat_one_level takes as one level")  # S10-bare 4
     return said + ")"
 
 
