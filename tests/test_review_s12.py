@@ -371,3 +371,18 @@ def test_left_out_buffers_are_given_in_their_own_unit():
     many = pd.DataFrame({"host": "vm", "pages": "4K", "pattern": "random", "cpu_share": 0.5,
                          "buffer_bytes": [4096 * 2**k for k in range(6)]})
     assert "6 sizes, 4 KiB-128 KiB (50 %)" in left_out_sentence(many, "vm", pd.DataFrame({"level": [], "note": []}))
+
+
+def test_an_xsr_transition_between_two_phases_without_a_level_gives_both_reasons():
+    """S12-loop 10: 'SEQ 1024KiB → RND 8KiB: no level → no level (its last 3 s ran 454, 408, 333 MB/s ...)' gave only
+    the RND phase's reason, so it read as the SEQ phase's. Now the first transition gives its old phase's reason after
+    its own 'no level'; the second transition (whose old phase is the first's new one) does not repeat it."""
+    from memstor.analysis import pts_recovery as pr
+    from memstor.report.text import pts
+
+    x = pr.xsr_table(pd.read_csv(DATA / "fio-pts-xsr-seconds-loop.csv"), pd.read_csv(DATA / "fio-pts-xsr-loop.csv"))
+    said = pts._xsr_result(x)
+    first, second = said.split("; RND 8KiB → SEQ")
+    assert first.startswith("SEQ 1024KiB → RND 8KiB: no level (its last 3 s ran 722, 1,085, 1,315 MB/s"), said
+    assert "→ no level (its last 3 s ran 454, 408, 333 MB/s" in first
+    assert "722" not in second and "454" not in second

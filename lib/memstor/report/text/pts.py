@@ -312,11 +312,15 @@ def _hir_result(g: pd.DataFrame) -> str:
     return f"baseline {fmt_number(g['baseline_iops'].iloc[0])} IOPS; {waits}"
 
 
-def _xsr_one(r) -> str:
+def _xsr_one(r, first: bool = False) -> str:
     """One transition: 'A → B MB/s, settles in N s'; a phase whose last third is no level (memstor.analysis.
     pts_recovery.phase_level) reads 'no level', and without the new phase's level no settle time is given, the
-    reason (its last seconds) said instead."""
+    reason (its last seconds) said instead; the ``first`` transition gives its old phase's reason too (the later
+    ones' old phase is the transition before's new one; S12-loop 10: 'no level → no level (its last 3 s ran 454,
+    408, 333 MB/s ...)' read as the SEQ phase's reason, which was not printed)."""
     a = "no level" if missing(r["from_level_MBps"]) else f"{fmt_number(r['from_level_MBps'])} MB/s"
+    was = str(r.get("from_level_note") or "") if first and missing(r["from_level_MBps"]) else ""
+    a += f" ({was.removeprefix('no level: ')})" if was else ""
     why = str(r.get("to_level_note") or "")
     if missing(r["to_level_MBps"]):
         return f"{r['transition']}: {a} → no level" + (f" ({why.removeprefix('no level: ')}; no settle time)"
@@ -348,7 +352,7 @@ def _back_when(back_s) -> str:
 
 
 def _xsr_result(g: pd.DataFrame) -> str:
-    return "; ".join(_xsr_one(r) for _, r in g.iterrows())
+    return "; ".join(_xsr_one(r, first=i == 0) for i, (_, r) in enumerate(g.iterrows()))
 
 
 #: What CBW's and DIRTH's times are, said once per result (S10-bare 12: DIRTH's 'p99 766 µs' is fio's total latency,
