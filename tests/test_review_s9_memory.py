@@ -71,7 +71,7 @@ def test_the_hierarchy_says_which_run_it_left_out_and_page_one_says_so_too():
     caches = {"L1d_bytes": 49152, "L2_bytes": 2097152, "L3_bytes": 503316480}
     said = hier_text.hierarchy_sentences(h.cache_levels(df, caches), None, h.working_set_table(df))[0]
     assert ("Left out (hierarchy_cpu_share: on a CPU outside 90-101 % of the time): random chain, "
-            "4K pages, 0.7 MiB (84 %); the levels and TLB cost come from the other runs.") in said
+            "4K pages, 724.1 KiB (84 %); the levels and TLB cost come from the other runs.") in said  # S12-loop 8: in its own unit (0.7 MiB)
     (ws,) = [r for r in hierarchy_rows(df) if r["check"] == "hierarchy_cpu_share" and r["subject"].endswith("set")]
     assert ws["status"] == "fail" and "those runs are left out, and §4.5 states only what the runs within the band " \
         "give" in ws["consequence"]

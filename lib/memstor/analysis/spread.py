@@ -219,7 +219,8 @@ def sweep_beaten(points: pd.DataFrame | None, host: str, rw: str) -> tuple[float
     """(the highest one_job_elsewhere IOPS over the sweep's highest, or None where nothing to compare; the points
     above the sweep's highest by more than the spread's limit, save a depth whose own measurements elsewhere
     disagree and one of them is within it (the configuration's value is then neither, S8-bare M-1: 1-CPU's 76,512
-    and 47,150 IOPS at QD32 bracket the sweep's 61,151); the Spread in rw's direction)."""
+    and 47,150 IOPS at QD32 bracket the sweep's 61,151), with times_sweep (each over the sweep's highest) and
+    sweep_top (IOPS); the Spread in rw's direction)."""
     spread = run_spread(points, host, rw)
     p = pure_iops(points, host)
     sweep = p[(p["experiment"] == SWEEP) & (p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1)]
@@ -228,7 +229,8 @@ def sweep_beaten(points: pd.DataFrame | None, host: str, rw: str) -> tuple[float
         return None, other, spread
     top = float(sweep["iops"].max())
     lowest = other.groupby("iodepth")["iops"].transform("min")
-    return float(other["iops"].max()) / top, other[lowest > spread.limit * top], spread
+    above = other[lowest > spread.limit * top]
+    return float(other["iops"].max()) / top, above.assign(times_sweep=above["iops"] / top, sweep_top=top), spread
 
 
 def points_said(p: pd.DataFrame) -> str:

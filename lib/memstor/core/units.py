@@ -79,8 +79,8 @@ def size_text(n_bytes: float) -> str:
             q = n / scale
             if q.is_integer():
                 return f"{q:.0f} {unit}"
-            return f"{q:.2f} {unit}" if (100 * q).is_integer() and f"{q:.1f}" != f"{q:.2f}".rstrip("0") else \
-                f"{q:.1f} {unit}"
+            exact = (100 * q).is_integer() and abs(float(f"{q:.1f}") - q) > 0.01 * q  # off by more than 1 %
+            return f"{q:.2f} {unit}" if exact else f"{q:.1f} {unit}"
     return f"{n:.0f} B"
 
 
