@@ -386,3 +386,17 @@ def test_an_xsr_transition_between_two_phases_without_a_level_gives_both_reasons
     assert first.startswith("SEQ 1024KiB → RND 8KiB: no level (its last 3 s ran 722, 1,085, 1,315 MB/s"), said
     assert "→ no level (its last 3 s ran 454, 408, 333 MB/s" in first
     assert "722" not in second and "454" not in second
+
+
+def test_a_withheld_fit_below_the_measured_bound_is_said_to_be_rejected():
+    """S12-bare 7: the randwrite knee's withheld fit 'N* 1.54 with 95 % interval [0.282, 8.43]' was printed in the
+    gate's reason beside 'N* ≥ 3.7' with nothing said. Now the bound says it rejects that fit. The other side: a
+    fit above the bound gets no such clause."""
+    from memstor.report.text import queueing as q
+
+    k = pd.read_csv(DATA / "knee-bare.csv")
+    said = q.knee_sentences(k)[1]
+    assert said.endswith("N* ≥ 3.7 (the sweep had not levelled off, so the data set no upper bound), above the "
+                         "withheld fit's N* 1.54: the bound rejects that fit too."), said
+    low = k.assign(N_star_bound=1.2)
+    assert "rejects" not in q.knee_sentences(low)[1]

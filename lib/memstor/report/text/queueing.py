@@ -4,6 +4,8 @@ closed-system bound), the adaptive grid and the fleet's cluster rows as display 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -206,7 +208,7 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
             # the gate's way out 'read the measured bound (...)' left out: the sentence gives that bound next
             why = name_ceilings(k["not_valid"].removeprefix("not valid: ")).replace(f"{KNEE_BOUND_ADVICE}; ", "")
             out.append(f"{who}: the fitted knee is not a finding here — {why}. Instead, "
-                       f"{_bound(k, 'keeps rising' in k['not_valid'])}." + _doubt(points, k))
+                       f"{_bound(k, 'keeps rising' in k['not_valid'])}{_fit_below(k, why)}." + _doubt(points, k))
             continue
         if missing(k.get("N_star_fit")):
             out.append(f"{who}: no fit — {_text(k.get('note')) or 'too few points'}.")
@@ -232,6 +234,19 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
             s += f" Note: {k['note']}."
         out.append(s + _doubt(points, k))
     return out
+
+
+#: The fitted N* a withheld knee's gate text names ('N* 1.54 with 95 % interval [0.282, 8.43] covers ...').
+_GATE_FIT = re.compile(r"\bN\* ([0-9][0-9,]*(?:\.[0-9]+)?) with 95 % interval")
+
+
+def _fit_below(k: pd.Series, why: str) -> str:
+    """', above the withheld fit's N* 1.54: the bound rejects that fit too' where the gate's text names a fitted N*
+    below the measured bound (S12-bare 7: the fit's N* 1.54 printed beside N* ≥ 3.7 with nothing said), else ''."""
+    m, bound = _GATE_FIT.search(why), num(k.get("N_star_bound"))
+    if not m or bound is None or float(m.group(1).replace(",", "")) >= bound:
+        return ""
+    return f", above the withheld fit's N* {m.group(1)}: the bound rejects that fit too"
 
 
 def _text(v) -> str:
