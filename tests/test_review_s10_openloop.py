@@ -61,3 +61,4 @@ def test_the_closed_point_beside_a_held_rate_is_named_the_one_job_sweeps(tables)
     words now say so."""
     p = _paragraph(tables, "randwrite")
     assert "at the one-job sweep's depth nearest its throughput" in p and "QD64 8,225 µs at 31,235" in p, p
+    assert "else at the lightest depth whose IOPS reach it" in p  # S12-1cpu 11: the rule's second half

@@ -116,8 +116,10 @@ def held_beside_closed(g: pd.DataFrame, held_mask: np.ndarray) -> str:
     each = "; ".join(_beside(r) for _, r in rows.iterrows())
     said = (f"Where ioarrive's own checks passed ({_us(rows)}), the open loop's p99 response ({opened}) stood "
             f"beside the closed loop's p99 completion latency ({closing}) at the one-job sweep's depth nearest its "
-            f"throughput, a ratio only within {LIKE_LOAD:.1f}× of its rate: {each}" + ("" if same else " — ratios across two I/O engines as well as two clocks, not "
-                                       "the cost of open arrivals alone"))
+            f"throughput within {LIKE_LOAD:.1f}× of its rate, else at the lightest depth whose IOPS reach it"
+            f", a ratio only within {LIKE_LOAD:.1f}×: {each}"
+            + ("" if same else " — ratios across two I/O engines as well as two clocks, not the cost of open arrivals "
+               "alone"))
     cpu = _range(_num(rows, "generator_cpu_pct"), "% of one CPU")
     said += f"; ioarrive used {cpu} there" if cpu else ""
     pauses = _range(_num(rows, "pause_max_us"), "µs")
