@@ -400,3 +400,18 @@ def test_a_withheld_fit_below_the_measured_bound_is_said_to_be_rejected():
                          "withheld fit's N* 1.54: the bound rejects that fit too."), said
     low = k.assign(N_star_bound=1.2)
     assert "rejects" not in q.knee_sentences(low)[1]
+
+
+def test_the_tlb_row_states_clocks_only_where_its_two_runs_share_a_calibration():
+    """S12-bare 9: 'TLB 11.3 ns, 35.4 clocks' under a header 'at 3.23 GHz': 11.28 ns x 3.23 is 36.4; its 4K run was
+    calibrated at 3.14 GHz and its 2M run at 3.23 (2.9 % apart). Now no clocks for that row, the note says why; the
+    other side: runs calibrated alike give clocks at their mean."""
+    from memstor.analysis import hierarchy as h
+
+    df = pd.read_csv(DATA / "mem-hierarchy-bare.csv")
+    tlb = h.cache_levels(df, CACHES).set_index("level").loc[h.TLB_LEVEL]
+    assert pd.isna(tlb["clocks"]) and round(tlb["latency_ns"], 1) == 11.3
+    assert "clocks not stated: its two runs' core clocks were calibrated 3.14 and 3.23 GHz" in tlb["note"]
+    alike = df.assign(clocks=pd.to_numeric(df["latency_ns"], errors="coerce") * 3.2)
+    tlb = h.cache_levels(alike, CACHES).set_index("level").loc[h.TLB_LEVEL]
+    assert abs(tlb["clocks"] - tlb["latency_ns"] * 3.2) < 1e-6 and "clocks not stated" not in tlb["note"]
