@@ -55,12 +55,9 @@ def _workload_of(g: pd.DataFrame) -> str:
     return ", ".join(parts)
 
 
-def _legend(fig, ax, multi: bool, title: str | None) -> None:
-    """One device: the legend beside the panel, titled with the workload; several: below the panel."""
-    if not multi:  # beside the panel: inside it, its long entries left the panel no width in print
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, title=title,
-                  title_fontsize="small")
-        return
+def _legend(fig, ax, title: str | None) -> None:
+    """The legend below the panel, titled with the workload (beside it, its long entries left the panel a third of
+    the width in print: eighth reads S12-bare 11, S12-1cpu 13; inside it, they covered the rounds)."""
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize="small", title=title,
                title_fontsize="small")
@@ -122,7 +119,7 @@ def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = Non
         return None
     multi = len(hosts) > 1
     fig, (ax,) = new_figure(1, scale=1.25)
-    fig.set_size_inches(9.6, 4.0)  # printed at about 0.6 of this: the panel and its legend beside it
+    fig.set_size_inches(9.6, 5.0)  # printed at about 0.6 of this: the panel, its legend below it
     printing.compact(fig)
     titles = []
     for i, (host, g) in enumerate(hosts):
@@ -138,7 +135,7 @@ def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = Non
             ax.axvspan(first - 0.4, last + 0.4, color=colour, alpha=0.12, gid=f"window:{host}",
                        label=f"{who}measurement window (rounds {first}-{last})")
             avg = float(np.mean(w["iops"].to_numpy(float)))
-            ax.hlines(avg, first - 0.4, last + 0.4, colors=colour, linestyles="--", linewidth=1.2,
+            ax.hlines(avg, first - 0.4, last + 0.4, colors=colour, linestyles="--", linewidth=1.2, zorder=3,
                       label=f"{who}window average {avg:,.0f} IOPS" + ("" if shown else " (not steady state)"))
         if v["ss_achieved"] and (g["round"] == int(rnd)).any():
             # ringed and named in the legend, not annotated on the panel (fifth reads: the text crossed the line)
@@ -151,7 +148,7 @@ def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = Non
     ax.set_ylabel(IOPS_LABEL)
     ax.set_ylim(*_iops_limits(ok["iops"]))
     thousands(ax.yaxis)
-    _legend(fig, ax, multi, _workload(ok))
+    _legend(fig, ax, _workload(ok))
     ax.set_title("\n".join(textwrap.fill(t, 90) for t in titles), fontsize="medium")
     fig.suptitle("Steady-state convergence (SNIA PTS)")
     return fig
@@ -261,7 +258,7 @@ def written_figure(rounds: pd.DataFrame):
         fills = float(span) / GB
         sec = ax.secondary_xaxis("top", functions=(lambda v: v / fills, lambda v: v * fills))
         sec.set_xlabel(f"span fills (span {fills:,.2f} GB, {ss.run_value(ok, 'span') or 'file'})", fontsize="small")
-    _legend(fig, ax, multi, _workload(ok))
+    _legend(fig, ax, _workload(ok))
     ax.set_title("IOPS vs data written", fontsize="medium")
     return fig
 
