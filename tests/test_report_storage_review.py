@@ -311,6 +311,12 @@ def test_the_queue_depth_figure_labels_an_axis_with_one_power_of_ten_in_view():
     _log_thousands(wide)
     wide.figure.canvas.draw()
     assert [t.get_text() for t in labels(wide.yaxis)] == ["1,000", "10,000", "100,000"]
+    narrow = plt.figure().add_subplot()  # S12-loop 11: 64,727-169,769 IOPS showed 100,000 alone
+    narrow.set_yscale("log")
+    narrow.plot([1, 2], [64_727, 169_769])
+    _log_thousands(narrow)
+    narrow.figure.canvas.draw()
+    assert [t.get_text() for t in labels(narrow.yaxis)] == ["100,000", "150,000"]
     plt.close("all")
 
 

@@ -85,13 +85,15 @@ def _thousands(ax, axis: str = "y") -> None:
 
 
 def _log_thousands(ax, axis: str = "y") -> None:
-    """A log throughput axis whose labels can be read: where its data span less than a decade, major ticks at 1, 2,
-    3 and 5 per decade; where fewer than two powers of ten lie among them (S6-bare C-10: bare's 13,398-150,645 IOPS
+    """A log throughput axis whose labels can be read: where its data span less than a factor 4, major ticks at 3-4
+    evenly spaced values (50,000, 100,000, 150,000); less than a decade, at 1, 2, 3 and 5 per decade; where fewer than two powers of ten lie among them (S6-bare C-10: bare's 13,398-150,645 IOPS
     showed 100,000 alone), at 1, 2 and 5; thousands separators."""
     which = ax.yaxis if axis == "y" else ax.xaxis
     lo, hi = which.get_data_interval()
     decades = math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) + 1 if lo > 0 and hi > 0 else 2
-    if lo > 0 and hi / lo < 10:
+    if lo > 0 and hi / lo < 4:  # S12-loop 11: 64,727-169,769 IOPS showed 100,000 alone
+        which.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]))  # evenly spaced values
+    elif lo > 0 and hi / lo < 10:
         which.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
     elif decades < 2:
         which.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
