@@ -15,8 +15,9 @@ import pytest
 from memstor.analysis import hierarchy as h
 from memstor.analysis import memory_figures as mf
 from memstor.analysis import synthesis as syn
+from memstor.analysis.core_clock import level_clock as _clock
 from memstor.analysis.dataset import load_dataset
-from memstor.analysis.hierarchy import _clock, find_levels, level_ends
+from memstor.analysis.hierarchy import find_levels, level_ends
 from memstor.analysis.memory_curves import curve_table
 from memstor.analysis.memory_fit import memory_fit_table
 from memstor.analysis.read_ratio import read_ratio_table

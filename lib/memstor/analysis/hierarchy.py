@@ -68,6 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.core_clock import level_clock, tlb_clock
 from memstor.analysis.kernel_caches import KERNEL_LEVELS, kernel_levels, match_levels, off_by
 from memstor.analysis.level_edge import Edge, edge_words, level_edge
 from memstor.core.schema import missing
@@ -77,9 +78,6 @@ WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency
                        "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes", "cpu_share"]
 CACHE_LEVEL_COLUMNS = ["host", "level", "latency_ns", "clocks", "ends_at_bytes", "held_bytes", "off_bytes",
                        "kernel_bytes", "agrees", "note", "clock_note"]
-#: loadlat's core-clock calibrations (GHz) of one host's working-set runs further apart than this ratio give no
-#: clocks: a level's clocks would depend on which run's calibration is taken (S6-bare C-14: 3.57-3.99 GHz).
-CLOCK_SPREAD = 1.05
 MLP_COLUMNS = ["host", "threads", "chains", "latency_ns", "bandwidth_MBps", "littles_MBps", "residual_pct",
                "saturated", "cpu_share"]
 
@@ -296,11 +294,7 @@ def level_ends(sizes: Sequence[float], latency_ns: Sequence[float], levels: Sequ
 # ------------------------------------------------------------------------------------ against the kernel
 
 
-def _clocks_per_ns(t: pd.DataFrame) -> float | None:
-    """Core GHz the rows imply (clocks / latency_ns, median), None when loadlat gave no clocks."""
-    ratio = pd.to_numeric(t["clocks"], errors="coerce") / pd.to_numeric(t["latency_ns"], errors="coerce")
-    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
-    return float(ratio.median()) if len(ratio) else None
+
 
 
 
@@ -338,7 +332,7 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
         llc = pd.to_numeric(curve["llc_bytes"], errors="coerce").max()
     memory = bool(levels) and ends[-1] is None and not missing(llc) and sizes[-1] > float(llc)
     match = match_levels(ends[:-1] if memory else ends, kernel)
-    (ghz, clock_note), src = _clock(curve, ws), f"random chain, {pages}"
+    (ghz, clock_note), src = level_clock(curve, ws), f"random chain, {pages}"
     rows = []
     for i, lv in enumerate(levels):
         if memory and i == len(levels) - 1:
@@ -380,21 +374,6 @@ def _unmatched(sizes: np.ndarray, lat: np.ndarray, kb: float) -> tuple[str, bool
         return (f"the curve steps near it ({ya:.3g} ns at {_kib(a)} to {yb:.3g} ns at {_kib(b)}), but no level of "
                 "the curve follows the step: where this cache ends is not shown"), None
     return f"no level of the curve matched to it: no step near {_kib(kb)}", False
-
-
-def _clock(curve: pd.DataFrame, ws: pd.DataFrame) -> tuple[float | None, str]:
-    """(GHz, note) for the clocks column: the calibration of the levels' run (:func:`_clocks_per_ns`) and
-    'at 3.97 GHz (loadlat's calibration of its run)'; None and 'not stated: ...' when the host's working-set runs
-    (pages x pattern) were calibrated further apart than :data:`CLOCK_SPREAD`."""
-    ghz = _clocks_per_ns(curve)
-    if ghz is None:
-        return None, ""
-    runs = [g for g in (_clocks_per_ns(r) for _, r in ws.groupby(["pages", "pattern"])) if g]
-    lo, hi = min(runs, default=ghz), max(runs, default=ghz)
-    if hi / lo > CLOCK_SPREAD:
-        return None, (f"not stated: loadlat's core-clock calibration moved {lo:.2f}-{hi:.2f} GHz across this host's "
-                      f"{len(runs)} working-set runs")
-    return ghz, f"at {ghz:.2f} GHz (loadlat's calibration of its run)"
 
 
 def _rise(sizes: np.ndarray, lat: np.ndarray, levels: list[Level]) -> str:
@@ -446,28 +425,10 @@ def cache_levels(df: pd.DataFrame, caches: Mapping | None = None) -> pd.DataFram
         rows += _one_host_levels(str(host), g, host_caches(caches, str(host)))
         if (g["pattern"] == "random").any():
             tlb = tlb_cost(g[cpu_held(g["cpu_share"])] if "cpu_share" in g else g)
-            ghz, why = _tlb_clock(g)
+            ghz, why = tlb_clock(g)
             rows.append(_level_row(host, TLB_LEVEL, tlb["cost_ns"], ghz, tlb["from_bytes"], None,
                                    "; ".join(w for w in (tlb["note"], why) if w)))
     return pd.DataFrame(rows, columns=CACHE_LEVEL_COLUMNS)
-
-
-#: Largest ratio between the TLB row's two runs' core-clock calibrations for its clocks to be stated.
-TLB_CLOCK_SPREAD = 1.01
-
-
-def _tlb_clock(g: pd.DataFrame) -> tuple[float | None, str]:
-    """(GHz, '') for the TLB row's clocks: the random chain's runs' calibrations (4 KiB and huge pages; the cost is
-    their difference), their mean where within TLB_CLOCK_SPREAD; (None, 'clocks not stated: ...') where further
-    apart (S12-bare 9: 11.3 ns printed as 35.4 clocks under a 3.23 GHz header, its runs calibrated at 3.23 and
-    3.14 GHz)."""
-    runs = [c for c in (_clocks_per_ns(r) for _, r in g[g["pattern"] == "random"].groupby("pages")) if c]
-    if not runs:
-        return None, ""
-    if max(runs) / min(runs) > TLB_CLOCK_SPREAD:
-        return None, (f"clocks not stated: its two runs' core clocks were calibrated {min(runs):.2f} and "
-                      f"{max(runs):.2f} GHz")
-    return float(np.mean(runs)), ""
 
 
 def last_step(levels: pd.DataFrame | None, host: str) -> tuple[float, float] | None:

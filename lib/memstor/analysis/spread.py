@@ -173,11 +173,11 @@ def run_spread(points: pd.DataFrame | None, host: str, rw: str | None = None) ->
     for (kind, bs, qd, jobs), g in p.groupby(["rw", "bs_bytes", "iodepth", "numjobs"]):
         each = g.drop_duplicates("experiment")
         if len(each) >= 2:
-            ratio = float(each["iops"].max() / each["iops"].min())
+            pair = float(each["iops"].max() / each["iops"].min())
             how = f"{size_text(int(bs))} {kind} QD{int(qd)}×{int(jobs)}: " + ", ".join(
                 f"{fmt_number(r.iops)} IOPS in {r.experiment}" for r in each.itertuples())
-            odd = _settled(points, host, each) if ratio > DISAGREE_RATIO else ""
-            (settled if odd else ratios).append((ratio, f"{how} ({ratio:.2f}× apart; {odd})" if odd else how))
+            odd = _settled(points, host, each) if pair > DISAGREE_RATIO else ""
+            (settled if odd else ratios).append((pair, f"{how} ({pair:.2f}× apart; {odd})" if odd else how))
     agree = [r for r in ratios if r[0] <= DISAGREE_RATIO]
     apart = [r for r in ratios if r[0] > DISAGREE_RATIO]
     worst = f"{max(apart)[1]} ({max(apart)[0]:.2f}× apart)" if apart else ""
