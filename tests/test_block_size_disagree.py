@@ -17,7 +17,7 @@ def test_a_configuration_whose_agreement_failed_is_given_with_both_numbers():
     whose pairs agree within 1.5x (1.16x, 1.35x), say nothing more."""
     reads, writes = block_size_sentences(table("summary", "1cpu"), "vm-1cpu")
     assert ("47,150 IOPS (193 MB/s) at 4 KiB (here; 76,512 IOPS in fio-rw-ratio, 1.62× apart: config_agreement "
-            "failed, the queue-depth sweep's 61,151 IOPS at QD16×1 and 60,317 at QD64×1 side with neither: neither "
+            "failed, the queue-depth sweep's 61,151 IOPS at QD16×1 and 60,317 at QD64×1 settle neither: neither "
             "alone is this configuration's value)") in writes  # S12-1cpu 5: the sweep's bracket beside the pair
     assert "config_agreement" not in reads
     bare = block_size_sentences(pd.read_csv(DATA / "review-s8" / "summary-bare.csv"), "vm")

@@ -80,10 +80,11 @@ def test_a_last_step_within_a_measured_disagreement_is_not_called_still_rising()
     +25.5 %) 'still gained more than the 10 % assumed for single runs' while p. 3 called a +21.7 % step within the
     1.54x by which one configuration measured twice disagreed 'not shown'. One rule now: that step does not make
     the sweep 'still rising' (fail) nor levelled off: above the fit's ceiling, whether it levels off not shown (warn;
-    the knee is withheld by knee_located anyway). The other side: a last step of 2x is still rising (fail). And where
-    the queue-depth sweep settles the pair (as the reviewed data does: 19,445 at QD16x1 and 24,406 at QD64x1 side with
-    fio-rw-ratio's 23,126, so fio-block-size's 35,685 is one run out of line; S12-loop 6), the disagreement is no
-    limit: the step beyond the 10 % assumed fails, as p. 3's block-size step is 'still grew' by the same rule."""
+    the knee is withheld by knee_located anyway). The other side: a last step of 2x is still rising (fail). The
+    queue-depth sweep does not settle the reviewed pair (19,445 at QD16x1 and 24,406 at QD64x1 hold fio-rw-ratio's
+    23,126, but fio-block-size's 35,685 is only 1.46x above them: ninth read S12-bare9 2); where it would (35,685
+    raised to 40,000, 1.64x above: one run out of line, S12-loop 6) the disagreement is no limit and the step beyond
+    the 10 % assumed fails, as p. 3's block-size step is 'still grew' by the same rule."""
     from memstor.analysis.validity import validity_table
 
     summary = pd.read_csv(DATA / "summary-bare.csv")
@@ -96,14 +97,14 @@ def test_a_last_step_within_a_measured_disagreement_is_not_called_still_rising()
         v = validity_table(knees=knees, qd=q, points=s)
         return v[(v["check"] == "knee_plateau") & (v["subject"] == "randwrite")].iloc[0]
 
-    settled = plateau(summary)
+    four = (summary["bs_bytes"] == 4096) & (summary["iodepth"] == 32) & (summary["numjobs"] == 1)
+    mine = four & (summary["experiment"] == "fio-block-size") & (summary["rw"] == "randwrite")
+    settled = summary.copy()
+    settled.loc[mine, "iops"] = 40_000.0
+    settled = plateau(settled)
     assert settled["status"] == "fail" and "still gained more than the 10 % assumed" in settled["evidence"]
     assert "had one run out of line by the queue-depth sweep" in settled["evidence"]
-    four = (summary["bs_bytes"] == 4096) & (summary["iodepth"] == 32) & (summary["numjobs"] == 1)
-    pair = four & (((summary["experiment"] == "fio-block-size") & (summary["rw"] == "randwrite"))
-                   | ((summary["experiment"] == "fio-rw-ratio") & (summary["rwmixread"] == 0)))
-    unsettled = summary.copy()  # both of the pair below the sweep's bracket, 1.54x apart: the sweep sides with neither
-    unsettled.loc[pair, "iops"] = unsettled.loc[pair, "iops"] * (17_000.0 / 35_685.0)
+    unsettled = summary  # the reviewed data: 35,685 is 1.46x above the bracket, no more than a disagreement
     row = plateau(unsettled)
     assert row["status"] == "warn" and "still gained" not in row["evidence"]
     assert "whether it levels off is not shown (its last step, 19,445 IOPS at N = 16 (QD16x1) to 24,406 IOPS at N = " \
@@ -312,7 +313,10 @@ def test_the_queue_depth_sweep_sides_with_one_of_two_disagreeing_runs():
     qd16 = (points["experiment"] == "fio-queue-depth") & (points["rw"] == "randread") & (points["iodepth"] == 16) \
         & (points["bs_bytes"] == 4096) & (points["numjobs"] == 1)
     wide = points.assign(iops=points["iops"].where(~qd16, 10_000.0))   # 10,000 .. 55,471 holds both
-    assert "side with neither: neither alone is this configuration's value" in w.block_size_sentences(wide, "vm")[0]
+    assert "settle neither: neither alone is this configuration's value" in w.block_size_sentences(wide, "vm")[0]
+    bare = w.block_size_sentences(pd.read_csv(DATA / "summary-bare.csv"), "vm")[1]   # S12-bare9 2: 35,685 is only
+    assert "19,445 IOPS at QD16×1 and 24,406 at QD64×1 settle neither" in bare       # 1.46x above the bracket
+    assert "whether it still grows is not shown" in bare and "out of line" not in bare
     no_sweep = points[points["experiment"] != "fio-queue-depth"]
     said = w.block_size_sentences(no_sweep, "vm")[0]
     assert "config_agreement failed, neither alone is this configuration's value" in said and "sweep" not in \
@@ -415,3 +419,19 @@ def test_the_tlb_row_states_clocks_only_where_its_two_runs_share_a_calibration()
     alike = df.assign(clocks=pd.to_numeric(df["latency_ns"], errors="coerce") * 3.2)
     tlb = h.cache_levels(alike, CACHES).set_index("level").loc[h.TLB_LEVEL]
     assert abs(tlb["clocks"] - tlb["latency_ns"] * 3.2) < 1e-6 and "clocks not stated" not in tlb["note"]
+
+
+def test_config_agreement_says_what_the_text_says_where_the_sweep_settles_a_pair():
+    """Ninth read S12-bare9 2: config_agreement's consequence said 'neither number alone is this configuration's value'
+    beside text that named one run out of line. Now both say the same: settled on the loop and 1-CPU runs (2,949 and
+    10,647 IOPS out of line), not on bare (35,685 only 1.46x above the sweep's bracket)."""
+    from memstor.analysis.validity.agreement import agreement_rows
+
+    def failed(name):
+        (r,) = [r for r in agreement_rows(pd.read_csv(DATA / f"{name}.csv")) if r["status"] == "fail"]
+        return r["consequence"]
+
+    assert failed("summary-loop").startswith("the queue-depth sweep's neighbouring depths side with 184,245 IOPS: "
+                                             "2,949 IOPS is the run out of line")
+    assert "side with 58,281 IOPS: 10,647 IOPS is the run out of line" in failed("summary-1cpu")
+    assert failed("summary-bare").startswith("neither number alone is this configuration's value")

@@ -135,6 +135,14 @@ def sweep_bracket(points: pd.DataFrame | None, host: str, r: pd.Series) -> pd.Da
     return pd.concat([below.iloc[[-1]], above.iloc[[0]]])
 
 
+def _far_from(iops: float, bracket: pd.DataFrame) -> bool:
+    """True where ``iops`` lies beyond the bracket's IOPS by more than DISAGREE_RATIO (a disagreement with the sweep
+    as config_agreement counts one; ninth read S12-bare9 2: 35,685 IOPS beside a bracket of 19,445-24,406, 1.46x,
+    was called out of line while the checks said the sweep could not arbitrate)."""
+    lo, hi = sorted(float(v) for v in bracket["iops"])
+    return float(iops) * DISAGREE_RATIO < lo or float(iops) > hi * DISAGREE_RATIO
+
+
 def in_bracket(iops: float, bracket: pd.DataFrame) -> bool:
     """True where ``iops`` lies within the bracket's two IOPS widened by the single-run ASSUMED_RATIO each way."""
     lo, hi = sorted(float(v) for v in bracket["iops"])
@@ -187,20 +195,34 @@ def run_spread(points: pd.DataFrame | None, host: str, rw: str | None = None) ->
         Spread(disagreed=worst, disagreed_ratio=ratio, outlier=odd)
 
 
+def sides_with(points: pd.DataFrame | None, host: str, r: pd.Series, values: list[float]) -> tuple[pd.DataFrame, float | None]:
+    """(the queue-depth sweep's bracket around r's configuration, :func:`sweep_bracket`; the one of ``values`` (IOPS,
+    r's configuration measured in several experiments) it sides with, or None): a value sides with it where exactly
+    one lies within the bracket (:func:`in_bracket`) and every other beyond it by more than DISAGREE_RATIO
+    (:func:`_far_from`); else None, and neither alone is the configuration's value."""
+    bracket = sweep_bracket(points, host, r)
+    if bracket.empty:
+        return bracket, None
+    inside = [v for v in values if in_bracket(v, bracket)]
+    outside = [v for v in values if not in_bracket(v, bracket)]
+    return bracket, (inside[0] if len(inside) == 1 and all(_far_from(v, bracket) for v in outside) else None)
+
+
+def bracket_words(bracket: pd.DataFrame) -> str:
+    """'the queue-depth sweep's 186,505 IOPS at QD16×1 and 184,083 at QD64×1'."""
+    (lo, hi), jobs = bracket.itertuples(), int(bracket["numjobs"].iloc[0])
+    return (f"the queue-depth sweep's {fmt_number(lo.iops)} IOPS at QD{int(lo.iodepth)}×{jobs} and "
+            f"{fmt_number(hi.iops)} at QD{int(hi.iodepth)}×{jobs}")
+
+
 def _settled(points: pd.DataFrame | None, host: str, each: pd.DataFrame) -> str:
     """'the queue-depth sweep's 186,505 IOPS at QD16×1 and 184,083 at QD64×1 side with 184,245: the other run is out
-    of line' where the sweep's neighbouring depths (:func:`sweep_bracket`, within ASSUMED_RATIO) hold exactly one of
-    a disagreeing configuration's measurements (``each``: one row per experiment), else ''."""
-    bracket = sweep_bracket(points, host, each.iloc[0])
-    if bracket.empty:
+    of line' where the sweep settles a disagreeing configuration's measurements (``each``: one row per experiment;
+    :func:`sides_with`), else ''."""
+    bracket, side = sides_with(points, host, each.iloc[0], [float(v) for v in each["iops"]])
+    if side is None:
         return ""
-    inside = [float(v) for v in each["iops"] if in_bracket(float(v), bracket)]
-    if len(inside) != 1:
-        return ""
-    (lo, hi), jobs = bracket.itertuples(), int(each["numjobs"].iloc[0])
-    return (f"the queue-depth sweep's {fmt_number(lo.iops)} IOPS at QD{int(lo.iodepth)}×{jobs} and "
-            f"{fmt_number(hi.iops)} at QD{int(hi.iodepth)}×{jobs} side with {fmt_number(inside[0])}: the other run is "
-            "out of line")
+    return f"{bracket_words(bracket)} side with {fmt_number(side)}: the other run is out of line"
 
 
 def one_job_elsewhere(points: pd.DataFrame | None, host: str, rw: str) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstor.analysis.spread import DISAGREE_RATIO
+from memstor.analysis.spread import DISAGREE_RATIO, sides_with
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, has, n, num, row, unchecked
 from memstor.core.units import size_text
 
@@ -72,7 +72,7 @@ def agreement_rows(points: pd.DataFrame | None) -> list[dict]:
         per_exp = g.assign(_has=g["iops"].notna()).sort_values(["_has", "_n"], ascending=False, kind="stable") \
             .drop_duplicates("experiment")
         if len(per_exp) >= 2:
-            rows.append(_row(per_exp))
+            rows.append(_row(per_exp, points))
     return rows
 
 
@@ -127,6 +127,21 @@ def _said(r: pd.Series) -> str:
     return f"{n(r['iops'])} IOPS" + (f" [{n(ci[0])}, {n(ci[1])}]" if ci else "") + f" in {r['experiment']}{size}"
 
 
+def _disagreed(g: pd.DataFrame, points: pd.DataFrame | None, hi_r: pd.Series, lo_r: pd.Series) -> str:
+    """A failed pair's consequence: which run the queue-depth sweep's neighbouring depths side with where they settle
+    it (spread.sides_with; the report's text says the same: ninth read S12-bare9 2), else that neither number alone
+    is the configuration's value."""
+    both = f"({n(hi_r['iops'])} and {n(lo_r['iops'])} IOPS)"
+    _, side = sides_with(points, str(hi_r["host"]), hi_r, [float(v) for v in g["iops"]]) if points is not None \
+        else (None, None)
+    if side is None:
+        return (f"neither number alone is this configuration's value: the report gives both {both}: the machine, the "
+                "file or the runs changed between them")
+    other = " and ".join(n(v) for v in g["iops"] if float(v) != side)
+    return (f"the queue-depth sweep's neighbouring depths side with {n(side)} IOPS: {other} IOPS is the run out of "
+            "line (a run in another state of the machine or the file); the report says so beside both")
+
+
 def judge(ratio: float, with_ci: bool, overlap: bool, same_span: bool = True) -> str:
     """pass / warn / fail of a high / low ratio (module docstring); a different span caps it at warn."""
     if ratio > FAIL_RATIO:
@@ -136,7 +151,7 @@ def judge(ratio: float, with_ci: bool, overlap: bool, same_span: bool = True) ->
     return PASS if not with_ci and ratio <= AGREE_RATIO else WARN
 
 
-def _row(g: pd.DataFrame) -> dict:
+def _row(g: pd.DataFrame, points: pd.DataFrame | None = None) -> dict:
     first, unit = g.iloc[0], "x (high / low)"
     if g["iops"].isna().any():
         lacking = ", ".join(g.loc[g["iops"].isna(), "experiment"].astype(str))
@@ -163,8 +178,7 @@ def _row(g: pd.DataFrame) -> dict:
                                        "the span may explain part of it")
     consequence = {PASS: "", WARN: "the run-to-run spread of this configuration exceeds its single-run intervals: "
                    "differences between experiments of this size are not findings",
-                   FAIL: f"neither number alone is this configuration's value: the report gives both "
-                         f"({n(hi_r['iops'])} and {n(lo_r['iops'])} IOPS): the machine, the file or the runs changed between them"}[status]
+                   FAIL: _disagreed(g, points, hi_r, lo_r)}[status]
     limit = FAIL_RATIO if status == FAIL else OVERLAP_CAP if overlap and ratio > AGREE_RATIO else AGREE_RATIO
     return row(hi_r["host"], "config_agreement", _subject(hi_r), status, ratio, limit, unit,
                f"{values}: {how}{span} (all fresh: the file as it was, no preconditioning)", consequence, _SECTION,

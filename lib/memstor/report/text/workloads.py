@@ -17,12 +17,12 @@ import pandas as pd
 from memstor.analysis.spread import (
     FRESH,
     Spread,
+    bracket_words,
     disagreeing,
-    in_bracket,
     pure_iops,
     run_spread,
+    sides_with,
     sweep_beaten,
-    sweep_bracket,
 )
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.units import size_text
@@ -97,22 +97,19 @@ def disagreed(points: pd.DataFrame, host: str, r: pd.Series) -> str:
 
 
 def _sided(points: pd.DataFrame, host: str, r: pd.Series, apart: pd.DataFrame) -> str:
-    """Which of two disagreeing measurements the queue-depth sweep's neighbouring depths side with (spread.
-    sweep_bracket, within the 10 % assumed for single runs: S12-1cpu 5), or 'neither alone is this configuration's
-    value' where the sweep has no bracket or it holds both or neither."""
-    bracket = sweep_bracket(points, host, r)
+    """Which of two disagreeing measurements the queue-depth sweep's neighbouring depths side with (spread.sides_with:
+    S12-1cpu 5, S12-bare9 2), or 'neither alone is this configuration's value' where the sweep has no bracket or
+    does not settle them."""
+    values = [("here", float(r["iops"]))] + [(str(o.experiment), float(o.iops)) for o in apart.itertuples()]
+    bracket, side = sides_with(points, host, r, [v for _, v in values])
     if bracket.empty:
         return "neither alone is this configuration's value"
-    values = [("here", float(r["iops"]))] + [(str(o.experiment), float(o.iops)) for o in apart.itertuples()]
-    inside = [v for v in values if in_bracket(v[1], bracket)]
-    (lo, hi), jobs = bracket.itertuples(), int(r["numjobs"])
-    sweep = (f"the queue-depth sweep's {fmt_number(lo.iops)} IOPS at QD{int(lo.iodepth)}×{jobs} and "
-             f"{fmt_number(hi.iops)} at QD{int(hi.iodepth)}×{jobs}")
-    if len(inside) != 1:
-        return f"{sweep} side with neither: neither alone is this configuration's value"
-    out = [f"{fmt_number(v)} ({w})" for w, v in values if (w, v) not in inside]
-    return (f"{sweep} side with {fmt_number(inside[0][1])} ({inside[0][0]}): {', '.join(out)} is the one out of line (a run "
-            "in another state of the machine or the file, not shown which)")
+    if side is None:
+        return f"{bracket_words(bracket)} settle neither: neither alone is this configuration's value"
+    (won,) = [w for w, v in values if v == side][:1]
+    out = [f"{fmt_number(v)} ({w})" for w, v in values if v != side]
+    return (f"{bracket_words(bracket)} side with {fmt_number(side)} ({won}): {', '.join(out)} is the one out of line "
+            "(a run in another state of the machine or the file, not shown which)")
 
 
 #: Largest gap between fio's bandwidth counter and IOPS x block size left unsaid (fraction).
