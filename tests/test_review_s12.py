@@ -435,3 +435,17 @@ def test_config_agreement_says_what_the_text_says_where_the_sweep_settles_a_pair
                                              "2,949 IOPS is the run out of line")
     assert "side with 58,281 IOPS: 10,647 IOPS is the run out of line" in failed("summary-1cpu")
     assert failed("summary-bare").startswith("neither number alone is this configuration's value")
+
+
+def test_the_knee_interval_is_called_a_width_not_a_coverage():
+    """Ninth read S12-bare9 4: 'N* 1.54 with 95 % interval [0.282, 8.43] covers 81.7 % of the sweep 1-64': 81.7 % is
+    the interval's log width over the sweep's, and it overlaps the sweep only on 1-8.43. Now 'as wide as'. The rule
+    (a width of 50 % or more fails) is unchanged: a narrow interval passes."""
+    from memstor.analysis.validity.fits import _located
+
+    k = pd.Series({"host": "vm", "rw": "randwrite", "N_star_fit": 1.54, "N_star_fit_ci_low": 0.282,
+                   "N_star_fit_ci_high": 8.43, "N_range": "1-64"})
+    r = _located(k)
+    assert r["status"] == "fail" and "is 81.7 % as wide as the sweep 1-64 (log scale)" in r["evidence"], r["evidence"]
+    narrow = _located(k.copy().replace({0.282: 1.2, 8.43: 2.0}))
+    assert narrow["status"] == "pass" and "covers" not in narrow["evidence"]

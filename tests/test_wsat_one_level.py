@@ -98,7 +98,7 @@ def test_burst_and_sustained_of_one_window_are_not_compared():
     assert shown["burst (MB/s)"] == "–" and shown["cliffs"] == "not determined" and shown["sustained / burst"] == "–"
     assert shown["sustained (MB/s)"] == "no level (too short); mean 280"  # R-bare C-11: no '[275, 285]'
     told = text.wsat_display(w[w["point"] == RUN4K].assign(caveat="")).iloc[0]
-    assert told["burst (MB/s)"] == "– (no cliff: one window)" and told["cliffs"] == "0"
+    assert told["burst (MB/s)"] == "– (no cliff: one level)" and told["cliffs"] == "0"
     gone = text.wsat_display(w[w["point"] == RUN4K].assign(sustained_MBps=float("nan"))).iloc[0]
     assert gone["cliffs"] == "not determined"  # a level the gate withheld (wsat_one_level failed: loop's 4 KiB)
     words = text.wsat_sentences(w[w["point"] == RUN4K], None)[0]

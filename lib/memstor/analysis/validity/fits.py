@@ -228,8 +228,8 @@ def _located(k: pd.Series) -> dict:
                    "the knee N* is not stated as a finding", _KNEE, low=0.0, high=KNEE_CI_SPAN_MAX_PCT)
     span = 100.0 * math.log(hi / lo) / math.log(rng[1] / rng[0])
     status, limit = (FAIL if span >= KNEE_CI_SPAN_MAX_PCT else PASS), KNEE_CI_SPAN_MAX_PCT
-    evidence = (f"N* {n(star)} with 95 % interval [{n(lo)}, {n(hi)}] covers {n(span)} % of the sweep "
-                f"{k['N_range']} (log scale)")
+    evidence = (f"N* {n(star)} with 95 % interval [{n(lo)}, {n(hi)}] is {n(span)} % as wide as the sweep "
+                f"{k['N_range']} (log scale)")  # S12-bare9 4: a width, not the share of the sweep it overlaps
     consequence = "" if status == PASS else "the knee N* is not stated as a finding: its interval spans most of " \
                                             "the sweep"
     if span <= 0:
@@ -378,7 +378,7 @@ def _beyond(k: pd.Series, past: pd.DataFrame, spread: Spread, points: pd.DataFra
         torn = one[[not disagreeing(points, str(host), r).empty for _, r in one.iterrows()]]
         one = one.drop(index=torn.index)  # R-1cpu B1 (fifth read): a run its own twin disagrees with is no evidence
         where = ("only a point with another job count, outside the one-job sweep the fit saw, is above the fit's "
-                 "ceiling" if one.empty else f"a point with another job count is above the fit's ceiling, and so is "
+                 "ceiling by more than the plateau rule's margin" if one.empty else f"a point with another job count is above the fit's ceiling, and so is "
                  f"the same one-job job measured elsewhere ({points_said(one)}, "
                  f"{float(one['iops'].max()) / fit:.2f}x X_fit): the job count does not explain it; the one-job "
                  "sweep's plateau is not shown to be the target's")

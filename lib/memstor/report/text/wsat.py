@@ -33,7 +33,7 @@ def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
     """One row per write-saturation run: device (with several), workload, span, GB written (TGBW) and what
     stopped the run, burst and sustained MB/s with their 95 % intervals, sustained / burst, cliffs and the GB
     where the first one happens. Without a cliff the run is one window: its level stands under "sustained", the
-    burst reads '– (no cliff: one window)' and the ratio '–' (1.00 by construction is no measurement). A run too
+    burst reads '– (no cliff: one level)' (S12-loop9 9: not 'one window') and the ratio '–' (1.00 by construction is no measurement). A run too
     short to tell a cliff from noise (wsat_series warned) gives its mean without an interval; a run that could not
     tell (:func:`_told`: too short, or its level withheld) reads cliffs 'not determined', burst '–'."""
     cols = ["device", "workload", "span", "written (GB)", "burst (MB/s)", "sustained (MB/s)", "sustained / burst",
@@ -48,7 +48,7 @@ def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
         "written (GB)": [f"{_gb(g)} ({'stopped by the time cap' if s == 'time' else 'target reached'})"
                          if s in ("time", "bytes") else _gb(g) for g, s in zip(w["tgbw_GB"], w["stopped_by"])],
         "burst (MB/s)": [fmt_interval(v, lo, hi) if c else f"{fmt_interval(v, lo, hi)} (before a rise)" if rose
-                         else "–" if not told else "– (no cliff: one window)" for v, lo, hi, c, told, rose in
+                         else "–" if not told else "– (no cliff: one level)" for v, lo, hi, c, told, rose in
                          zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"], cliffs, _told(w),
                              [_rose(r) for _, r in w.iterrows()])],
         "sustained (MB/s)": [f"no level (too short); mean {fmt_number(v)}" if short else fmt_interval(v, lo, hi)
