@@ -31,7 +31,10 @@ def test_the_slo_table_names_the_sweeps_highest_rate_that_met_the_target():
 
 
 def test_no_depth_met_it_no_sweep_or_fios_own_answer_say_nothing_more():
-    assert closed_meeting(sweep(), "vm", "randread", 150.0) == dict.fromkeys(SLO_CLOSED_COLUMNS)  # QD1 p99 200 µs
+    none = closed_meeting(sweep(), "vm", "randread", 150.0)  # QD1 p99 200 µs: no depth met it
+    assert all(none[c] is None for c in ("closed_sweep_iops", "closed_sweep_qd", "closed_sweep_p99_us",
+                                         "closed_sweep_lat_mean_us"))
+    assert none["closed_sweep_missed_qd"] == "QD1"  # its lightest depth, named (S12-1cpu9 1)
     assert closed_meeting(sweep().iloc[0:0], "vm", "randread", 1000.0) == dict.fromkeys(SLO_CLOSED_COLUMNS)
     assert closed_meeting(sweep().drop(columns="clat_p99_us"), "vm", "randread", 1e3) == dict.fromkeys(
         SLO_CLOSED_COLUMNS)

@@ -449,3 +449,29 @@ def test_the_knee_interval_is_called_a_width_not_a_coverage():
     assert r["status"] == "fail" and "is 81.7 % as wide as the sweep 1-64 (log scale)" in r["evidence"], r["evidence"]
     narrow = _located(k.copy().replace({0.282: 1.2, 8.43: 2.0}))
     assert narrow["status"] == "pass" and "covers" not in narrow["evidence"]
+
+
+def test_a_closed_bound_the_queue_depth_sweep_contradicts_is_not_stated():
+    """Ninth read S12-1cpu9 1 (blocks trust): the SLO table's closed-loop cell said '≥ 65,752' (fio latency_target's one
+    2-s run, p99 766 µs) while the queue-depth sweep missed p99 1 ms at every depth, from QD1's 4,723 IOPS (p99
+    1,974 µs). Now the cell says the closed runs disagree and states no bound. The other sides: a sweep that met the
+    target keeps the cell; a latency_target run that missed is unchanged."""
+    from memstor.analysis.load_latency import closed_meeting
+    from memstor.report.text.openloop import slo_display
+
+    q = pd.read_csv(DATA / "fio-queue-depth-1cpu.csv").assign(ok=True)
+    slo = pd.read_csv(DATA / "slo-1cpu.csv")
+    missed = closed_meeting(q, "vm", "randread", 1000.0)
+    assert missed["closed_sweep_missed_qd"] == "QD1" and round(missed["closed_sweep_missed_iops"]) == 4723
+    rows = pd.DataFrame([{**r.to_dict(), **closed_meeting(q, "vm", r["rw"], r["target_p99_us"])}
+                         for _, r in slo.iterrows()])
+    cells = slo_display(rows).iloc[:, 4].tolist()
+    assert cells[0].startswith("the closed runs disagree: fio's latency_target run met it (≥ 65,752") and \
+        cells[0].endswith("while the queue-depth sweep missed it from its lightest depth (QD1: 4,723 IOPS, completion "
+                          "p99 1,974 µs): no closed-loop bound is stated"), cells[0]
+    assert cells[1] == "missed: its own p99 1,188 µs"
+    met = closed_meeting(q, "vm", "randread", 5000.0)   # a looser target the sweep's QD1 met
+    assert met["closed_sweep_iops"] is not None and met["closed_sweep_missed_qd"] is None
+    rows.loc[0, "target_p99_us"] = 5000.0
+    rows.loc[0, list(met)] = list(met.values())
+    assert slo_display(rows).iloc[0, 4].startswith("≥ 65,752")

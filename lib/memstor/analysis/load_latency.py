@@ -154,10 +154,13 @@ def closed_meeting(fio: pd.DataFrame, host: str, rw: str, target_us: float) -> d
     if c.empty or "clat_p99_us" not in c:
         return dict.fromkeys(SLO_CLOSED_COLUMNS)
     met = c[pd.to_numeric(c["clat_p99_us"], errors="coerce") <= float(target_us)]
-    if met.empty:
-        return dict.fromkeys(SLO_CLOSED_COLUMNS)
+    if met.empty:  # every depth missed: its lightest, which a closed bound above it contradicts (S12-1cpu9 1)
+        light = c.iloc[0]
+        return {**dict.fromkeys(SLO_CLOSED_COLUMNS), "closed_sweep_missed_qd": _qd_label(light),
+                "closed_sweep_missed_iops": float(light["iops"]),
+                "closed_sweep_missed_p99_us": float(pd.to_numeric(light["clat_p99_us"], errors="coerce"))}
     r = met.loc[met["iops"].idxmax()]
-    return {"closed_sweep_iops": float(r["iops"]), "closed_sweep_qd": _qd_label(r),
+    return {**dict.fromkeys(SLO_CLOSED_COLUMNS), "closed_sweep_iops": float(r["iops"]), "closed_sweep_qd": _qd_label(r),
             "closed_sweep_p99_us": float(r["clat_p99_us"]), "closed_sweep_lat_mean_us": float(r["lat_mean_us"])}
 
 
@@ -274,7 +277,9 @@ SLO_HELD_COLUMNS = ["held_points", "points", "censored_by"]
 #: highest IOPS whose own p99 (completion latency, µs) meets the target, that point's QD, p99 and mean total latency
 #: (µs: S12-bare 5, a completion p99 of 52 µs below the same I/Os' mean of 67.9 µs, the submission in slat); empty where no
 #: depth met it (S11-1cpu 12: the SLO table said only 'missed' beside a sweep that met 1 ms up to 30,953 IOPS at QD4).
-SLO_CLOSED_COLUMNS = ["closed_sweep_iops", "closed_sweep_qd", "closed_sweep_p99_us", "closed_sweep_lat_mean_us"]
+SLO_CLOSED_COLUMNS = ["closed_sweep_iops", "closed_sweep_qd", "closed_sweep_p99_us", "closed_sweep_lat_mean_us",
+                      "closed_sweep_missed_qd", "closed_sweep_missed_iops", "closed_sweep_missed_p99_us"]
+#: (closed_sweep_missed_*: where no depth met the target, the sweep's lightest depth, its IOPS and completion p99.)
 NOT_MONOTONE = "not monotone"
 #: censored_by where no held rate met the target and lower offered rates did not hold: no answer either way (seventh
 #: read S11-bare 1: 'none: even the lowest held rate misses it' from u90, the only rate of 8 that held).
