@@ -85,7 +85,7 @@ def test_profile_sentence_counts_the_reviewed_points_without_an_interval():
         "ioarrive's 1-s series"])
     said = fp.profile_sentence("quick", v)
     assert "most points" not in said
-    assert ("no storage point (of 112) has a 95 % interval (too few log windows; a PTS-recovery or write-saturation "
+    assert ("no storage value (of 112, a point's directions counted apart) has a 95 % interval (too few log windows; a PTS-recovery or write-saturation "
             "trajectory, not a stationary run; ioarrive's 1-s series), so differences between single values may be "
             "noise (a write-saturation level's interval is over its one run's one-second values, not between runs)") \
         in said  # S12-1cpu 7: the WSAT table prints a level's interval over one run's seconds
@@ -95,9 +95,11 @@ def test_profile_sentence_counts_the_reviewed_points_without_an_interval():
 def test_profile_sentence_counts_points_some_with_an_interval():
     some = frame(intervals.interval_rows(_points([(None, None), (900.0, 1100.0), (None, None)]), _fio_notes(3)))
     assert intervals.exists_counts(some) == (2, 3, ["too few log windows"])
-    assert "2 of 3 storage points have no 95 % interval (too few log windows), so" in fp.interval_clause(some)
+    assert "2 of 3 storage values (a point's directions counted apart) have no 95 % interval (too few log windows), " \
+        "so" in fp.interval_clause(some)  # S12-bare9 6: values, not points
     every = frame(intervals.interval_rows(_points([(900.0, 1100.0)] * 2), None))
-    assert fp.interval_clause(every) == "each of the 2 storage points has a 95 % interval"
+    assert fp.interval_clause(every) == "each of the 2 storage values (a point's directions counted apart) has a 95 % " \
+        "interval"
     flat = frame(intervals.interval_rows(_points([(1000.0, 1000.0), (900.0, 1100.0)]), None))  # zero width only
     assert intervals.exists_counts(flat) == (1, 2, ["an interval of zero width"])
 

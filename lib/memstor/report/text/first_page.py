@@ -78,8 +78,8 @@ def _usable(info: dict) -> str:
 
 def interval_clause(validity: pd.DataFrame | None) -> str:
     """How many storage points have no 95 % interval and why, from validity's interval_exists rows
-    (memstor.analysis.validity.intervals.exists_counts): 'no storage point (of N) has ...' / 'k of N storage
-    points have no ...' with the reasons that occur; 'not checked' without judged rows; no validity table given:
+    (memstor.analysis.validity.intervals.exists_counts): 'no storage value (of N, ...) has ...' / 'k of N storage
+    values (...) have no ...' with the reasons that occur; 'not checked' without judged rows; no validity table given:
     a pointer to the interval columns (no count)."""
     if validity is None:
         return "the n and interval columns say which values have a 95 % interval"
@@ -88,8 +88,10 @@ def interval_clause(validity: pd.DataFrame | None) -> str:
         return "whether the storage points have a 95 % interval was not checked (no interval_exists row)"
     k, n, why = counts
     if not k:
-        return f"each of the {n} storage points has a 95 % interval"
-    head = f"no storage point (of {n}) has a" if k == n else f"{k} of {n} storage points have no"
+        return f"each of the {n} storage values (a point's directions counted apart) has a 95 % interval"
+    # S12-bare9 6: counted per direction (129 values of 110 points), as interval_exists judges them
+    head = (f"no storage value (of {n}, a point's directions counted apart) has a" if k == n else
+            f"{k} of {n} storage values (a point's directions counted apart) have no")
     # S12-1cpu 7: beside 'no storage point has a 95 % interval' the WSAT table printed one, over one run's seconds
     level = (" (a write-saturation level's interval is over its one run's one-second values, not between runs)"
              if any("write-saturation" in w for w in why) else "")
