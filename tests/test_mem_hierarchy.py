@@ -171,7 +171,7 @@ def test_cache_levels_table_against_the_kernel():
     assert l3["agrees"] is not None and not l3["agrees"]
     assert "a factor 1" in l3["note"] and "a shared or partitioned cache" in l3["note"]
     t = h.cache_levels(ws, {"L1d_bytes": 32 << 10})  # only L1 known: 1 MiB and 8 MiB steps unmatched
-    assert list(t["level"])[:4] == ["L1", "level 2", "level 3", "memory"]
+    assert list(t["level"])[:4] == ["L1", "plateau 2 (no kernel cache)", "plateau 3 (no kernel cache)", "memory"]
 
 
 def test_the_report_says_what_the_sweep_covered_beside_the_last_level_cache():

@@ -34,7 +34,7 @@ def test_a_curve_that_rises_past_its_last_level_says_so_and_not_that_it_ends_the
     assert "L3 40.6 ns ending between 11.3 MiB and 16 MiB, then 95.1 ns at 22.6 MiB (still rising: the next " \
         "level not reached)" in said
     whole = levels("1cpu").set_index("level")
-    assert h.RISE_LEVEL not in whole.index and "level 4 167 ns to the sweep's end (its end not reached)" in \
+    assert h.RISE_LEVEL not in whole.index and "plateau 4 (no kernel cache) 167 ns to the sweep's end (its end not reached)" in \
         text.hierarchy_sentences(whole.reset_index(), None)[0]
 
 

@@ -342,7 +342,7 @@ def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> lis
                                    f"{_kib(sizes[-1])} ({src})"))
             continue
         j = match.get(i)
-        name, kb = (kernel[j][0], kernel[j][1]) if j is not None else (f"level {i + 1}", None)
+        name, kb = (kernel[j][0], kernel[j][1]) if j is not None else (f"plateau {i + 1} (no kernel cache)", None)
         e = edges[i]
         span = (float(sizes[e.held]), float(sizes[e.off])) if e else None
         rows.append(_level_row(host, name, lv.latency_ns, ghz, ends[i], kb, _level_note(lv, sizes, lat, e, kb, src), span))

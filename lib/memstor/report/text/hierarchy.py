@@ -154,7 +154,7 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[f
 def _level_part(r: pd.Series) -> str:
     """'L2 4.86 ns ending between 724.1 KiB and 1 MiB' of a level row (the last size it held and the next size; 'up
     to 1.8 MiB' where a table gives only ends_at_bytes); 'then 170 ns at 64 MiB (no level found there before the sweep
-    ended)' of the row of a curve that rises past its last level (hierarchy.RISE_LEVEL); 'level 4 167 ns to the
+    ended)' of the row of a curve that rises past its last level (hierarchy.RISE_LEVEL); 'plateau 4 (no kernel cache) 167 ns to the
     sweep's end (its end not reached)' of a level the curve ends on."""
     if r["level"] == RISE_LEVEL:
         return (f"then {fmt_number(r['latency_ns'])} ns at {_size(r['ends_at_bytes'])} (still rising: the next "
