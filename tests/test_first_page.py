@@ -130,6 +130,7 @@ def test_page_one_names_the_failed_and_the_unchecked_checks():
     one_more = fp.check_names(frame(rows[:fp.NAMED_SUBJECTS + 1]))[0]
     assert "more)" not in one_more and f"w{fp.NAMED_SUBJECTS - 4})" in one_more, one_more
     assert names[1].startswith(f"**{H}** — Not checked") and "`littles_law` (fio-load-latency)" in names[1]
+    assert "Not checked (no value to judge, or a point without one" in names[1]  # S12-loop9 8: 8 of 9 judged
     counts = fp.check_counts(frame(rows))
     assert f"{len(rws)} fail, 1 not checked" in counts
     shown = fp.validity_display(frame(rows))

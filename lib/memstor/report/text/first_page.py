@@ -480,8 +480,8 @@ def check_names(validity: pd.DataFrame | None) -> list[str]:
         for status, head, only in (("fail", "Failed checks (their findings are not stated)", ~runs),
                                    ("fail", "Failed checks of single runs (those runs are left out; the findings "
                                             "of the others stand)", runs),
-                                   ("unchecked", "Not checked (no value to judge; the findings they gate carry no "
-                                                 "check)", True)):
+                                   ("unchecked", "Not checked (no value to judge, or a point without one: the "
+                                                 "findings they gate carry no check)", True)):  # S12-loop9 8
             sel = v[(v["status"] == status) & only]
             if sel.empty:
                 continue
