@@ -479,3 +479,16 @@ def test_a_closed_bound_the_queue_depth_sweep_contradicts_is_not_stated():
     rows.loc[0, "target_p99_us"] = 5000.0
     rows.loc[0, list(met)] = list(met.values())
     assert slo_display(rows).iloc[0, 4].startswith("≥ 65,752")
+
+
+def test_a_phase_that_stepped_is_not_called_scatter():
+    """Ninth read S12-loop9 1: the loop run's first SEQ phase, 2,735, 2,551, then 1,188, 731, 938, 814, 722, 1,085,
+    1,315 MB/s, was 'scattering 722-2,735 MB/s from its first second, with no trend' (a slope test, blind to a step).
+    Now one least-squares change point names the step; the 1-CPU run's RND phase (310-401 MB/s) still scatters."""
+    from memstor.analysis import pts_recovery as pr
+
+    x = pr.xsr_table(pd.read_csv(DATA / "fio-pts-xsr-seconds-loop.csv"), pd.read_csv(DATA / "fio-pts-xsr-loop.csv"))
+    note = x.iloc[0]["from_level_note"]
+    assert "stepped after 2 s: median 2,643 MB/s before, 938 MB/s after; no linear trend" in note, note
+    assert "scattering" not in note
+    assert pr.phase_trend([401, 316, 372, 345, 375, 370, 351, 389, 310]).startswith("scattering 310-401 MB/s")

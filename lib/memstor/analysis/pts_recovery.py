@@ -45,7 +45,9 @@ SEQ 1024KiB -> RND 8KiB):
   ended; that level is empty now (``from_level_note`` / ``to_level_note`` say why) and no settle time is given.
 - whether such a phase was **still moving** is a test of its own (:func:`phase_trend`): the least-squares slope
   of all its seconds (MB/s per s) with its 95 % Student-t interval (n - 2 degrees of freedom); "still moving"
-  only where that interval excludes 0, else "scattering lo-hi MB/s from its first second, with no trend"; fewer
+  only where that interval excludes 0, else "stepped after k s: median A before, B after" where the medians either
+  side of a split differ by more than the PTS data excursion (:func:`_step`), else "scattering lo-hi MB/s from its
+  first second, with no trend"; fewer
   than MIN_TREND_S seconds: not tested. (The 1-CPU run's RND phase, 401, 316, 372, 345, 375, 370, 351, 389,
   310 MB/s, failed the 20 % rule on its last 3 s with a slope of -2.68 MB/s per s, interval -12.5 to 7.1: scatter
   from its first second, not movement; the report had said "still moving".)
@@ -291,8 +293,25 @@ def phase_trend(values: Sequence[float]) -> str:
             f"{fmt_number(lo)} to {fmt_number(hi)}")
     if lo > 0 or hi < 0:
         return f"still moving when the phase ended ({said})"
+    if step := _step(y):  # S12-loop9 1: a step (2,735, 2,551, then 1,188 ... MB/s) is no scatter
+        return f"{step}; no linear trend ({said})"
     return (f"scattering {fmt_number(y.min())}-{fmt_number(y.max())} MB/s from its first second, with no trend "
             f"({said})")
+
+
+def _step(y: np.ndarray) -> str:
+    """'stepped after 2 s: median 2,643 MB/s before, 938 MB/s after' at the split (2 s or more on each side) that
+    leaves the least squared deviation about the two sides' means (one change point, least squares), where the medians
+    either side differ by more than the PTS data-excursion share (ss.DATA_EXCURSION_PCT); '' where they do not (the
+    series scatters about one level)."""
+    splits = range(2, y.size - 1)
+    if not len(splits):
+        return ""
+    k = min(splits, key=lambda j: float(((y[:j] - y[:j].mean()) ** 2).sum() + ((y[j:] - y[j:].mean()) ** 2).sum()))
+    a, b = float(np.median(y[:k])), float(np.median(y[k:]))
+    if min(a, b) <= 0 or max(a, b) / min(a, b) <= 1 + ss.DATA_EXCURSION_PCT / 100:
+        return ""
+    return f"stepped after {k} s: median {fmt_number(a)} MB/s before, {fmt_number(b)} MB/s after"
 
 
 def settle_time(values: Sequence[float], level: float, band_pct: float = SETTLE_BAND_PCT,
