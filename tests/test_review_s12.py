@@ -492,3 +492,22 @@ def test_a_phase_that_stepped_is_not_called_scatter():
     assert "stepped after 2 s: median 2,643 MB/s before, 938 MB/s after; no linear trend" in note, note
     assert "scattering" not in note
     assert pr.phase_trend([401, 316, 372, 345, 375, 370, 351, 389, 310]).startswith("scattering 310-401 MB/s")
+
+
+def test_late_causes_name_their_threshold_and_leave_a_rate_that_issued_nothing_out():
+    """Ninth reads S12-loop9 5: u98, overloaded in its ramp with no lag measured, was among 'the late points (p99 lag
+    over its bound)' and its one 46 µs sleep named a CPU and a pause as causes; S12-1cpu9 4: 'the machine paused
+    longer than the lag bound at u30' while u95's pause (2,320 µs) was over its bound too: the rule also needs a pause
+    longer than at any rate that held (2,471 µs), now said."""
+    from memstor.report.text.openloop_causes import late_causes
+
+    loop = pd.read_csv(DATA / "load_latency-loop.csv")
+    said, causes = late_causes(loop[loop["rw"] == "randread"], loop)
+    assert "at u98 ioarrive reached its cap of 4,096 I/Os in flight before the window and issued nothing in it: no " \
+        "lag was measured there, so no cause is read from it" in said, said
+    assert not causes & {"wake", "pause"}
+    one = pd.read_csv(DATA / "load_latency-1cpu.csv")
+    said, causes = late_causes(one[one["rw"] == "randwrite"], one)
+    assert said.endswith("the machine paused longer than the lag bound and than at any rate that held (2,471 µs) at "
+                         "u30."), said
+    assert "pause" in causes

@@ -296,7 +296,13 @@ def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple
                             f"against ioarrive's cap of {fmt_number(_num(q, 'max_outstanding')[0])}",
                          "a full queue of the I/O path (the device's or the block layer's: this run does not tell which)"))
         causes.add("queue")
-    rest = late[~on & ~full]
+    idle = _num(late, "lag_p99_us")
+    empty = late[~on & ~full & ~np.isfinite(idle)]  # S12-loop9 5: u98 overloaded in its ramp, issued nothing
+    if len(empty):
+        parts.append(f"at {_us(empty)} ioarrive reached its cap of {fmt_number(_num(empty, 'max_outstanding')[0])} "
+                     "I/Os in flight before the window and issued nothing in it: no lag was measured there, so no "
+                     "cause is read from it")
+    rest = late[~on & ~full & np.isfinite(idle)]
     if len(rest):
         bound = _num(rest, "lag_bound_us")
         woke, paused = _num(rest, "wake_delay_p99_us") >= bound, _num(rest, "pause_max_us") >= bound
@@ -304,11 +310,13 @@ def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple
         every = g if host_rows is None else host_rows  # the machine paused for every workload (S8-bare M-4)
         flags = every["open_loop"] if "open_loop" in every else pd.Series(False, index=every.index)
         calm = _num(every[flags.map(lambda v: not missing(v) and bool(truthy(v)))], "pause_max_us")
+        than = ""
         if np.isfinite(calm).any():
             paused &= _num(rest, "pause_max_us") > np.nanmax(calm)
+            than = f" and than at any rate that held ({fmt_number(float(np.nanmax(calm)))} µs)"  # S12-1cpu9 4
         why = "; ".join(f"{what} at {_us(rest[hit])}" for what, hit in (
             ("the submitter's sleeps woke later than the lag bound", woke),
-            ("the machine paused longer than the lag bound", paused)) if hit.any())
+            (f"the machine paused longer than the lag bound{than}", paused)) if hit.any())
         causes |= {c for c, hit in (("wake", woke), ("pause", paused)) if hit.any()}
         busy = _range(in_service(rest))
         parts.append(f"at {_us(rest)}{f' ({busy} I/Os in service)' if busy else ''} {_facts(rest)}: "
