@@ -65,6 +65,8 @@ WAY_OUT = {
     "knee_sweep_agrees": "read the measured points; rerun the queue-depth sweep beside the experiments that measured "
                          "more (the same job, minutes apart) on a quiet machine",
     "steady_trace_jump": "rerun on a quiet machine with longer rounds (round_s) and a span the rounds overwrite",
+    "steady_vs_fresh": "rerun with longer rounds (round_s) over a span larger than the caches in front of the device "
+                       "(the whole device, or the span the fresh points used), on a quiet machine",
     "wsat": "write more (capacity_multiple, file_size) so that the run lasts whole seconds; fio's whole-run figure "
             "stays in the table",
     "wsat_one_level": "write more (capacity_multiple, file_size) until the series settles; fio's whole-run figure "
@@ -274,9 +276,13 @@ def gate_steady(steady: pd.DataFrame | None, validity: pd.DataFrame | None) -> p
     whose window rule was not met stays as it was."""
     if steady is None or steady.empty or "workload" not in steady.columns:
         return steady
-    bad = {**failed(validity, "steady_vs_fresh"), **failed(validity, "steady_trace_jump")}
-    out = _gate(steady, bad, (), "steady_trace_jump", key="workload")
+    fresh, jump = failed(validity, "steady_vs_fresh"), failed(validity, "steady_trace_jump")
+    out = _gate(steady, {**fresh, **jump}, (), "steady_trace_jump", key="workload")
     assert out is not None
+    only_fresh = [(str(h), str(w)) in fresh and (str(h), str(w)) not in jump
+                  for h, w in zip(out["host"], out["workload"])]  # S12-loop9 4: its own way out
+    out["not_valid"] = [_reason(fresh[(str(h), str(w))], "steady_vs_fresh") if o else nv
+                        for o, nv, h, w in zip(only_fresh, out["not_valid"], out["host"], out["workload"])]
     warned: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for check in STEADY_SHOWN_CHECKS:
         for key, evidence in failed(validity, check, WARN).items():
