@@ -124,7 +124,8 @@ def no_cliff_text(r) -> str:
     if _rose(r):  # S12-bare 2: a change point that rose (171 -> 225 MB/s at 10 s) is no 'start to end'
         return (f"no cliff, but a rise: {fmt_number(r['burst_MBps'])} MB/s before it (the cliffs table says where), "
                 f"then one level{_halves(r)} of {level} MB/s ({how}) over its last {int(r['level_seconds'])} of "
-                f"{secs}whole seconds{' (within its band)' if _apart(r) else ''}; the whole run's mean is no one "
+                f"{secs}whole seconds (its mean leaves the run's last second out, a segment's edge)"  # S12-bare9 3
+                f"{' (within its band)' if _apart(r) else ''}; the whole run's mean is no one "
                 "level." + series_vs_fio(r))
     span = "within its band" if _apart(r) else "from start to end"
     return f"no cliff — one level{_halves(r)} of {level} MB/s ({how}) {span}." + series_vs_fio(r)
