@@ -534,3 +534,15 @@ def test_writes_faster_than_reads_names_a_random_read_above_the_sequential_one()
                     "(0.60× it) is the doubtful point")
     assert _random_read_above(pd.read_csv(DATA / "summary-bare.csv"), "vm", 1293.0) == ""
     assert _random_read_above(None, "vm", 822.0) == ""
+
+
+def test_a_withheld_memory_headline_points_to_the_table_that_has_its_numbers():
+    """Ninth read S12-bare9 5: 'withheld: its run failed the memory gate (...); every measurement in §4.3' while the
+    PDF's §4.3 prints no bandwidth (its table is in the HTML); and the machine-wide gate row said 'the points are not
+    dropped one by one' beside that withheld headline. Both now say what the report does."""
+    from memstor.report.text.headline_table import _gate_failed
+
+    trust, value = _gate_failed(pd.Series({"gate": "failed: bandwidth_unstable",
+                                           "gate_detail": "bandwidth spread 15.2 % >= 5 %"}))
+    assert trust == "not valid (memory_gate: bandwidth_unstable)"
+    assert value.endswith("every measurement in report.html's §4.3 table")

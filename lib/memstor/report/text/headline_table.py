@@ -236,5 +236,5 @@ def _gate_failed(r: pd.Series) -> tuple[str, str]:
     codes = str(r["gate"]).removeprefix("failed:").strip()
     detail = str(r.get("gate_detail") or "") if not missing(r.get("gate_detail")) else ""
     return (f"not valid (memory_gate: {codes})",
-            f"withheld: its run failed the memory gate ({detail or codes}); every measurement in "
-            f"{SECTION_REF['memory']}")
+            f"withheld: its run failed the memory gate ({detail or codes}); every measurement in report.html's "
+            f"{SECTION_REF['memory']} table")  # S12-bare9 5: the PDF's §4.3 prints no bandwidth
