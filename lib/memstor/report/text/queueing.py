@@ -320,11 +320,16 @@ def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Se
     if hit.empty:
         return ""
     r = hit.loc[n[hit.index].idxmin()]
-    how = ", fio latency_target" if str(r["point"]).startswith(LT_POINT_PREFIX) else ""
-    return (f"; {r['experiment']}'s closed run (QD{int(r['iodepth'])}x{int(r['numjobs'])}{how}) measured "
+    lt = str(r["point"]).startswith(LT_POINT_PREFIX)  # S12-1cpu9 2: its depth is fio's search, up to iodepth per job
+    qd = (f"{int(r['numjobs'])} jobs, fio latency_target searching up to QD{int(r['iodepth'])} per job" if lt
+          else f"QD{int(r['iodepth'])}x{int(r['numjobs'])}")
+    jobs = float(r["numjobs"]) != float(best.get("numjobs", r["numjobs"]))
+    cause = (f"with its depth or its job count ({int(r['numjobs'])} jobs against the sweep point's "
+             f"{int(best['numjobs'])}: this run does not tell which)" if jobs else "with its depth")
+    return (f"; {r['experiment']}'s closed run ({qd}) measured "
             f"{fmt_number(r['iops'])} IOPS ({_share(float(r['iops']), float(best['iops']))}) at a mean of "
             f"{fmt_number(r['lat_mean_us'])} µs, about {float(n[r.name]):.0f} in flight by Little's law: the sweep's "
-            "latency at its most came with its depth, not with its throughput")
+            f"latency at its most came {cause}, not with its throughput")
 
 
 def _share(iops: float, best: float) -> str:
