@@ -546,3 +546,19 @@ def test_a_withheld_memory_headline_points_to_the_table_that_has_its_numbers():
                                            "gate_detail": "bandwidth spread 15.2 % >= 5 %"}))
     assert trust == "not valid (memory_gate: bandwidth_unstable)"
     assert value.endswith("every measurement in report.html's §4.3 table")
+
+
+def test_a_qd1_latency_headline_names_lower_means_at_one_in_flight_elsewhere():
+    """Ninth read S12-1cpu9 3: '4K QD1 random read mean latency 209' with no caveat, while other runs with one I/O in
+    flight measured 93-168 µs, and its own completion median was 70.1 µs. The other side: bare's 67.9 µs, below
+    every other run at depth 1, keeps its trust."""
+    from memstor.report.text.headline_trust import qd1_caveat
+
+    said = qd1_caveat("sound (its checks pass)", pd.read_csv(DATA / "summary-1cpu.csv"), "vm", "qd1_randread_lat_us",
+                      209.349)
+    assert said == ("with caveats (other runs with one I/O in flight measured less: 92.7-168 µs mean (fio-pts-cbw, "
+                    "fio-pts-dirth: other blocks or mixes), and its own median completion is 70.1 µs: its mean rests "
+                    "on its tail)")
+    bare = pd.read_csv(DATA / "summary-bare.csv")
+    assert qd1_caveat("sound (its checks pass)", bare, "vm", "qd1_randread_lat_us", 67.9) == "sound (its checks pass)"
+    assert qd1_caveat("not valid (x)", bare, "vm", "qd1_randread_lat_us", 500.0) == "not valid (x)"

@@ -22,6 +22,7 @@ from memstor.report.text.headline_trust import (
     lasting_caveat,
     memory_elsewhere_caveat,
     on_cpus,
+    qd1_caveat,
     spread_caveat,
 )
 
@@ -202,6 +203,7 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
             if key == "seq_write_MBps":
                 trust = lasting_caveat(trust, points, host, float(r["value"]))
             trust = elsewhere_caveat(trust, points, host, key, float(r["value"]))
+            trust = qd1_caveat(trust, points, host, key, float(r["value"]))
             if key == "peak_bw_MBps":
                 trust = memory_elsewhere_caveat(trust, mlp, host, float(r["value"]))
             if key == "ss_randwrite_iops" and host_checks(validity, host, statuses=("warn",))["check"].isin(

@@ -174,6 +174,37 @@ def memory_elsewhere_caveat(trust: str, mlp: pd.DataFrame | None, host: str, val
     return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
 
 
+#: QD1 latency headlines: key -> the direction their runs measured.
+QD1_KEYS = {"qd1_randread_lat_us": "read", "qd1_randwrite_lat_us": "write"}
+
+
+def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, value: float) -> str:
+    """A QD1 mean-latency headline's trust with 'other runs with one I/O in flight measured less: 92.7-168 µs mean
+    (fio-pts-dirth, fio-pts-cbw: other blocks or mixes), and its own median completion is 70.1 µs: its mean rests on
+    its tail' where another experiment's run of one job at depth 1 in the same direction measured a mean below value
+    by more than the 10 % assumed for single runs (ninth read S12-1cpu9 3: 209 µs beside 93-173 µs elsewhere); else
+    unchanged. µs."""
+    need = {"host", "experiment", "direction", "iodepth", "numjobs", "lat_mean_us"}
+    if key not in QD1_KEYS or points is None or points.empty or not need <= set(points.columns) or \
+            trust.startswith("not valid"):
+        return trust
+    p = points[(points["host"].astype(str) == host) & (points["direction"] == QD1_KEYS[key])
+               & (points["iodepth"] == 1) & (points["numjobs"] == 1)]
+    own = p[p["experiment"] == "fio-queue-depth"]
+    lat = pd.to_numeric(p["lat_mean_us"], errors="coerce")
+    less = p[(p["experiment"] != "fio-queue-depth") & (lat < value / ASSUMED_RATIO)]
+    if less.empty:
+        return trust
+    lo, hi = (float(pd.to_numeric(less["lat_mean_us"]).agg(f)) for f in ("min", "max"))
+    where = ", ".join(dict.fromkeys(less["experiment"].astype(str)))
+    median = pd.to_numeric(own.get("clat_p50_us"), errors="coerce").dropna() if len(own) else pd.Series([])
+    tail = (f", and its own median completion is {fmt_number(median.iloc[0])} µs: its mean rests on its tail"
+            if len(median) and float(median.iloc[0]) < value / 2 else "")
+    said = (f"other runs with one I/O in flight measured less: {fmt_number(lo)}"
+            f"{'' if lo == hi else f'-{fmt_number(hi)}'} µs mean ({where}: other blocks or mixes){tail}")
+    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
+
+
 def usable_cpus(dataset) -> dict[str, float]:
     """{host: the CPUs its run could use} (memstor.analysis.dataset.Dataset.usable_cpus)."""
     return dataset.usable_cpus()
