@@ -432,7 +432,8 @@ def test_config_agreement_says_what_the_text_says_where_the_sweep_settles_a_pair
     from memstor.analysis.validity.agreement import agreement_rows
 
     def failed(name):
-        (r,) = [r for r in agreement_rows(pd.read_csv(DATA / f"{name}.csv")) if r["status"] == "fail"]
+        (r,) = [r for r in agreement_rows(pd.read_csv(DATA / f"{name}.csv")) if r["value"] > 1.5]
+        assert r["status"] == ("fail" if name == "summary-bare" else "warn")  # S12-1cpu9 6: settled: stated, named
         return r["consequence"]
 
     assert failed("summary-loop").startswith("the queue-depth sweep's neighbouring depths side with 184,245 IOPS: "
