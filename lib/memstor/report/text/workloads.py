@@ -106,7 +106,7 @@ def _sided(points: pd.DataFrame, host: str, r: pd.Series, apart: pd.DataFrame) -
         return "neither alone is this configuration's value"
     if side is None:
         return f"{bracket_words(bracket)} settle neither: neither alone is this configuration's value"
-    (won,) = [w for w, v in values if v == side][:1]
+    won = next(w for w, v in values if v == side)
     out = [f"{fmt_number(v)} ({w})" for w, v in values if v != side]
     return (f"{bracket_words(bracket)} side with {fmt_number(side)} ({won}): {', '.join(out)} is the one out of line "
             "(a run in another state of the machine or the file, not shown which)")
