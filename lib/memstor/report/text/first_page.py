@@ -22,7 +22,7 @@ from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
-from memstor.report.text.headline_trust import SEQ_WRITE_JOB, memory_elsewhere_caveat
+from memstor.report.text.headline_trust import SEQ_WRITE_JOB, mlp_above
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import fewer_in_flight, knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -426,8 +426,8 @@ def conclusion(S, host: str) -> str:
             str(h.loc[k].get("gate") or "").startswith("failed") for k in ("idle_latency_ns", "peak_bw_MBps")
             if k in h.index) and not dram_words(S.validity, host):  # no memory sentence from a failed check's run
         peak = float(h.loc["peak_bw_MBps", "value"])
-        more = memory_elsewhere_caveat("sound", getattr(S, "mlp", None), host, peak)  # S12-loop 5: no 'at most'
-        more = "" if more == "sound" else "; " + more.removeprefix("with caveats (").removesuffix(")")
+        more = mlp_above(getattr(S, "mlp", None), host, peak)  # S12-loop 5: no 'at most'
+        more = f"; {more}" if more else ""
         parts.append(f"memory answers a lone access in {fmt_number(h.loc['idle_latency_ns', 'value'])} ns on "
                      f"average and moved {fmt_number(peak)} MB/s with many in flight (the peak-bandwidth headline"
                      f"{more})")

@@ -19,6 +19,12 @@ from memstor.core.fmt import fmt_number
 from memstor.core.units import size_text
 
 
+def caveat_last(trust: str, said: str) -> str:
+    """A trust word with one more caveat last: 'sound ...' becomes 'with caveats (said)', 'with caveats (a)' becomes
+    'with caveats (a; said)'."""
+    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
+
+
 def spread_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str = "best_randread_iops") -> str:
     """A best-of-single-runs headline's trust with the host's run-to-run spread last (memstor.analysis.spread's one
     rule, R-loop 1.1: the most of single runs is lifted by their spread): 'the most of single runs: may be high by
@@ -29,7 +35,7 @@ def spread_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str =
         return trust
     rw = "randread" if "read" in key else "randwrite"
     said = f"the most of single runs: may be high by {run_spread(points, host, rw).short()}"
-    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
+    return caveat_last(trust, said)
 
 
 #: The block-size sweep's sequential write job (rw, block size in bytes, iodepth, numjobs).
@@ -136,7 +142,7 @@ def elsewhere_caveat(trust: str, points: pd.DataFrame | None, host: str, key: st
         "" if top_is_same else f"up to {fmt_number(top[col])} {unit} as a whole-run mean ({top['experiment']}"
                                f"{how}: {top['rw']} {size_text(int(top['bs_bytes']))})")
     said = said.removesuffix("; ")
-    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
+    return caveat_last(trust, said)
 
 
 def _same_job_above(points: pd.DataFrame, host: str, key: str, value: float, top: pd.Series) -> tuple[str, bool]:
@@ -154,24 +160,29 @@ def _same_job_above(points: pd.DataFrame, host: str, key: str, value: float, top
 
 
 def memory_elsewhere_caveat(trust: str, mlp: pd.DataFrame | None, host: str, value: float) -> str:
-    """The peak memory bandwidth headline's trust with 'other runs measured more: 8,209 MB/s (mem-hierarchy's MLP
-    run, 2 threads × 16 chains, its bandwidth by Little's law; left out of its curve by hierarchy_cpu_share: its
-    threads on a CPU 88.6 % of the time)' last where an MLP run (hierarchy.mlp_table: per host x threads x chains,
-    bandwidth_MBps, cpu_share) measured more than ``value`` (MB/s; eighth read S12-loop 5: 'Peak memory bandwidth
-    6,632' beside the MLP table's 8,209 with no caveat); else unchanged."""
+    """The peak memory bandwidth headline's trust with :func:`mlp_above` last (eighth read S12-loop 5: 'Peak memory
+    bandwidth 6,632' beside the MLP table's 8,209 with no caveat); else unchanged."""
+    said = mlp_above(mlp, host, value)
+    return caveat_last(trust, said) if said and not trust.startswith("not valid") else trust
+
+
+def mlp_above(mlp: pd.DataFrame | None, host: str, value: float) -> str:
+    """'other runs measured more: 8,209 MB/s (mem-hierarchy's MLP run, 2 threads × 16 chains, its bandwidth by
+    Little's law; left out of its curve by hierarchy_cpu_share: its threads on a CPU 88.6 % of the time)' where an MLP
+    run (hierarchy.mlp_table: per host x threads x chains, bandwidth_MBps, cpu_share) measured more than ``value``
+    (MB/s); '' otherwise."""
     need = {"host", "threads", "chains", "bandwidth_MBps"}
-    if mlp is None or mlp.empty or not need <= set(mlp.columns) or trust.startswith("not valid"):
-        return trust
+    if mlp is None or mlp.empty or not need <= set(mlp.columns):
+        return ""
     m = mlp[(mlp["host"].astype(str) == host) & (pd.to_numeric(mlp["bandwidth_MBps"], errors="coerce") > value * ABOVE)]
     if m.empty:
-        return trust
+        return ""
     top = m.loc[pd.to_numeric(m["bandwidth_MBps"], errors="coerce").idxmax()]
     share = top.get("cpu_share")
     out = "" if bool(cpu_held(pd.Series([share])).iloc[0]) else (
         f"; left out of its curve by hierarchy_cpu_share: its threads on a CPU {100 * float(share):.1f} % of the time")
-    said = (f"other runs measured more: {fmt_number(top['bandwidth_MBps'])} MB/s (mem-hierarchy's MLP run, "
+    return (f"other runs measured more: {fmt_number(top['bandwidth_MBps'])} MB/s (mem-hierarchy's MLP run, "
             f"{int(top['threads'])} threads × {int(top['chains'])} chains, its bandwidth by Little's law{out})")
-    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
 
 
 #: QD1 latency headlines: key -> the direction their runs measured.
@@ -202,7 +213,7 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
             if len(median) and float(median.iloc[0]) < value / 2 else "")
     said = (f"other runs with one I/O in flight measured less: {fmt_number(lo)}"
             f"{'' if lo == hi else f'-{fmt_number(hi)}'} µs mean ({where}: other blocks or mixes){tail}")
-    return f"with caveats ({said})" if trust.startswith("sound") else f"{trust[:-1]}; {said})"
+    return caveat_last(trust, said)
 
 
 def usable_cpus(dataset) -> dict[str, float]:
