@@ -29,12 +29,16 @@ def test_a_cpu_is_not_ruled_out_where_ioarrive_used_the_checks_share_of_the_usab
 def test_two_usable_cpus_leave_79_percent_of_one_to_spare():
     l2 = load(2.0)
     said, _ = late_causes(l2[l2["rw"] == "randwrite"], l2)
+    # u50 and u70 paused beyond their lag bounds: named beside the queue, no 'not for a CPU' (S12-loop9 2)
+    assert "(2 usable CPUs)" in said and "perhaps for a CPU" not in said
+    assert "full request queue; at u50, u70 the machine also paused longer than the lag bound" in said, said
+    said, _ = late_causes(l2[l2["rw"] == "randwrite"].assign(pause_max_us=0.0), l2)
     assert "(2 usable CPUs)" in said and "full request queue, not for a CPU" in said
     assert list(busy_pct(pd.DataFrame({"usable_cpus": [1.0, 2.0, 16.0]}))) == [70.0, 90.0, 90.0]
 
 
 def test_usable_cpus_not_recorded_keep_the_one_cpu_threshold():
-    said, _ = late_causes(load()[load()["rw"] == "randwrite"], load())
+    said, _ = late_causes(load()[load()["rw"] == "randwrite"].assign(pause_max_us=0.0), load())
     assert "usable CPU" not in said and "full request queue, not for a CPU" in said
     assert list(busy_pct(pd.DataFrame({"x": [1]}))) == [90.0]
 

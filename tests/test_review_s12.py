@@ -506,7 +506,7 @@ def test_late_causes_name_their_threshold_and_leave_a_rate_that_issued_nothing_o
     said, causes = late_causes(loop[loop["rw"] == "randread"], loop)
     assert "at u98 ioarrive reached its cap of 4,096 I/Os in flight before the window and issued nothing in it: no " \
         "lag was measured there, so no cause is read from it" in said, said
-    assert not causes & {"wake", "pause"}
+    assert said.count("u98") == 1, said  # its one 46 µs sleep is no cause (u10-u70's are: see the next test)
     one = pd.read_csv(DATA / "load_latency-1cpu.csv")
     said, causes = late_causes(one[one["rw"] == "randwrite"], one)
     assert said.endswith("the machine paused longer than the lag bound and than at any rate that held (2,471 µs) at "
@@ -563,3 +563,24 @@ def test_a_qd1_latency_headline_names_lower_means_at_one_in_flight_elsewhere():
     bare = pd.read_csv(DATA / "summary-bare.csv")
     assert qd1_caveat("sound (its checks pass)", bare, "vm", "qd1_randread_lat_us", 67.9) == "sound (its checks pass)"
     assert qd1_caveat("not valid (x)", bare, "vm", "qd1_randread_lat_us", 500.0) == "not valid (x)"
+
+
+def test_a_full_request_queue_is_not_named_alone_where_the_same_points_paused_or_woke_late():
+    """Ninth read S12-loop9 2: randread u10-u95 were said to wait for the full request queue, 'not for a CPU', while
+    u10, u30 and u70 paused longer than their lag bounds (4,697 > 690 µs ...) and u30's sleeps woke 2,171 µs late
+    against 1,130: the text now names both and says the columns do not separate them; where no pause or wake-up
+    reaches the bound, the queue stands alone."""
+    from memstor.report.text.openloop_causes import late_causes, way_out
+
+    loop = pd.read_csv(DATA / "load_latency-loop.csv")
+    read = loop[loop["rw"] == "randread"]
+    said, causes = late_causes(read, loop)
+    assert ("the submissions waited for the block layer's full request queue; at u30 the submitter's sleeps also "
+            "woke later than the lag bound and at u10, u30, u70 the machine paused longer than the lag bound: these "
+            "columns do not separate the causes there") in said, said
+    assert "not for a CPU" not in said and causes == {"request_queue", "wake", "pause"}
+    assert "a quieter machine" in way_out(causes, read)
+    calm = read.assign(pause_max_us=read["lag_bound_us"] / 2, wake_delay_p99_us=read["lag_bound_us"] / 2)
+    said, causes = late_causes(calm, calm)
+    assert "the block layer's full request queue, not for a CPU;" in said and "do not separate" not in said, said
+    assert causes == {"request_queue"}

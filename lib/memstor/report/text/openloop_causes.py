@@ -193,14 +193,15 @@ def closed_tail(rows: pd.DataFrame) -> str:
     return out
 
 
-def _at(rows: pd.DataFrame, what: str, queue: str, marginal: bool = False) -> str:
+def _at(rows: pd.DataFrame, what: str, queue: str, marginal: bool = False, also: str = "") -> str:
     """'at u80, u90 <what>, with <the generator's columns>: the submissions waited for <queue>, not for a CPU' (or,
     where ioarrive used :func:`busy_pct` of a CPU or more, 'and perhaps for a CPU as well'; `marginal`, the queue only
-    just enough: 'for <queue> or for a CPU: these columns do not tell which')."""
+    just enough: 'for <queue> or for a CPU: these columns do not tell which'; `also`, the late wake-ups and pauses
+    at the same points (:func:`_also`), which replace 'not for a CPU')."""
     busy = bool((_num(rows, "generator_cpu_pct") >= busy_pct(rows)).any())
     tail = (" or for a CPU: these columns do not tell which" if marginal else " and perhaps for a CPU as well") \
-        if busy else ", not for a CPU"
-    return f"at {_us(rows)} {what}, with {_facts(rows)}: the submissions waited for {queue}" + tail
+        if busy else ("" if also else ", not for a CPU")
+    return f"at {_us(rows)} {what}, with {_facts(rows)}: the submissions waited for {queue}" + tail + also
 
 
 def busy_pct(rows: pd.DataFrame) -> np.ndarray:
@@ -263,6 +264,36 @@ def _facts(rows: pd.DataFrame) -> str:
     return ", ".join(s.strip() for s in said if s.strip())
 
 
+def _host_delays(rows: pd.DataFrame, g: pd.DataFrame, host_rows: pd.DataFrame | None
+                 ) -> tuple[np.ndarray, np.ndarray, str]:
+    """(woke, paused, than) per late row: the submitter's sleeps woke (p99) at least the lag bound late; the machine
+    paused at least as long as the lag bound and longer than at any rate of the host that held (a pause as long at a
+    rate that held does not tell the late ones apart: third read S7-bare M-4; every workload of the host counts:
+    S8-bare M-4), `than` saying that longest held pause where there is one (S12-1cpu9 4)."""
+    bound = _num(rows, "lag_bound_us")
+    woke, paused = _num(rows, "wake_delay_p99_us") >= bound, _num(rows, "pause_max_us") >= bound
+    every = g if host_rows is None else host_rows
+    flags = every["open_loop"] if "open_loop" in every else pd.Series(False, index=every.index)
+    calm = _num(every[flags.map(lambda v: not missing(v) and bool(truthy(v)))], "pause_max_us")
+    if not np.isfinite(calm).any():
+        return woke, paused, ""
+    return woke, paused & (_num(rows, "pause_max_us") > np.nanmax(calm)), \
+        f" and than at any rate that held ({fmt_number(float(np.nanmax(calm)))} µs)"
+
+
+def _also(rows: pd.DataFrame, g: pd.DataFrame, host_rows: pd.DataFrame | None, causes: set) -> str:
+    """'; at u30 the submitter's sleeps also woke later than the lag bound and at u10, u30, u70 the machine paused
+    longer than it: these columns do not separate the causes there' over points whose queue was full (ninth read
+    S12-loop9 2: the queue named alone, 'not for a CPU', where u10, u30 and u70 paused beyond the bound and u30's
+    sleeps woke 2,171 µs late against 1,130); adds 'wake' / 'pause' to `causes`; '' where neither."""
+    woke, paused, than = _host_delays(rows, g, host_rows)
+    said = [f"at {_us(rows[hit])} {what}" for what, hit in (
+        ("the submitter's sleeps also woke later than the lag bound", woke),
+        (f"the machine {'' if woke.any() else 'also '}paused longer than the lag bound{than}", paused)) if hit.any()]
+    causes |= {c for c, hit in (("wake", woke), ("pause", paused)) if hit.any()}
+    return f"; {' and '.join(said)}: these columns do not separate the causes there" if said else ""
+
+
 def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple[str, set]:
     """(sentence, causes) over the points whose lag check failed: where ioarrive's submit calls blocked with the
     disk's request queue full (:func:`_queue_full`: 'request_queue'), where their I/Os in service levelled well
@@ -287,14 +318,16 @@ def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple
                             f"{fmt_number(_num(f, 'queue_requests')[0])} and ioarrive's submit calls blocked "
                             f"{_range(_num(f, 'submit_blocked_s'), 's')}" + (f" ({pct})" if pct else ""),
                          "the block layer's full request queue" + (" (blocked only about as long as the late 1 % "
-                                                                   "needs)" if marginal else ""), marginal))
+                                                                   "needs)" if marginal else ""), marginal,
+                         _also(f, g, host_rows, causes)))
         causes.add("request_queue")
     on = _levelled(late) & ~full
     if on.any():
         q = late[on]
         parts.append(_at(q, f"the I/Os in service (achieved × mean service time) levelled at {_range(in_service(q))} "
                             f"against ioarrive's cap of {fmt_number(_num(q, 'max_outstanding')[0])}",
-                         "a full queue of the I/O path (the device's or the block layer's: this run does not tell which)"))
+                         "a full queue of the I/O path (the device's or the block layer's: this run does not tell which)",
+                         also=_also(q, g, host_rows, causes)))
         causes.add("queue")
     idle = _num(late, "lag_p99_us")
     empty = late[~on & ~full & ~np.isfinite(idle)]  # S12-loop9 5: u98 overloaded in its ramp, issued nothing
@@ -304,16 +337,7 @@ def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple
                      "cause is read from it")
     rest = late[~on & ~full & np.isfinite(idle)]
     if len(rest):
-        bound = _num(rest, "lag_bound_us")
-        woke, paused = _num(rest, "wake_delay_p99_us") >= bound, _num(rest, "pause_max_us") >= bound
-        # a pause as long at a rate that held does not tell the late ones apart (third read S7-bare M-4)
-        every = g if host_rows is None else host_rows  # the machine paused for every workload (S8-bare M-4)
-        flags = every["open_loop"] if "open_loop" in every else pd.Series(False, index=every.index)
-        calm = _num(every[flags.map(lambda v: not missing(v) and bool(truthy(v)))], "pause_max_us")
-        than = ""
-        if np.isfinite(calm).any():
-            paused &= _num(rest, "pause_max_us") > np.nanmax(calm)
-            than = f" and than at any rate that held ({fmt_number(float(np.nanmax(calm)))} µs)"  # S12-1cpu9 4
+        woke, paused, than = _host_delays(rest, g, host_rows)
         why = "; ".join(f"{what} at {_us(rest[hit])}" for what, hit in (
             ("the submitter's sleeps woke later than the lag bound", woke),
             (f"the machine paused longer than the lag bound{than}", paused)) if hit.any())
