@@ -281,7 +281,7 @@ def _host_delays(rows: pd.DataFrame, g: pd.DataFrame, host_rows: pd.DataFrame | 
         f" and than at any rate that held ({fmt_number(float(np.nanmax(calm)))} µs)"
 
 
-def _also(rows: pd.DataFrame, g: pd.DataFrame, host_rows: pd.DataFrame | None, causes: set) -> str:
+def _also(rows: pd.DataFrame, g: pd.DataFrame, host_rows: pd.DataFrame | None, causes: set[str]) -> str:
     """'; at u30 the submitter's sleeps also woke later than the lag bound and at u10, u30, u70 the machine paused
     longer than it: these columns do not separate the causes there' over points whose queue was full (ninth read
     S12-loop9 2: the queue named alone, 'not for a CPU', where u10, u30 and u70 paused beyond the bound and u30's
@@ -305,7 +305,8 @@ def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple
     if late.empty:
         return "", set()
     full = _queue_full(late)
-    parts, causes = [], set()
+    parts: list[str] = []
+    causes: set[str] = set()
     share = _blocked_share(late)
     for marginal in (False, True):  # blocked well beyond the late 1 %; then only just (CLEAR_BLOCKED_FACTOR)
         near = share < CLEAR_BLOCKED_FACTOR * BLOCKED_PCT
