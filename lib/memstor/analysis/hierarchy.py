@@ -273,8 +273,23 @@ def find_levels(sizes: Sequence[float], latency_ns: Sequence[float], band: float
             kept.append((a, b))
     kept.sort()
     limits = [c - 1 for c, _ in kept[1:]] + [len(y) - 1]
-    kept = [(a, _extend(x, y, a, b, lim, band)) for (a, b), lim in zip(kept, limits)]
+    kept = _join_gentle(x, y, [(a, _extend(x, y, a, b, lim, band)) for (a, b), lim in zip(kept, limits)], band)
     return [Level(a, b, float(np.exp(np.median(y[a:b + 1])))) for a, b in kept]
+
+
+def _join_gentle(x: np.ndarray, y: np.ndarray, kept: list[tuple[int, int]], band: float) -> list[tuple[int, int]]:
+    """Plateaus (first, last) with no step between them joined into one level: from the first's first size to the
+    second's last, no two neighbouring sizes a factor ``band`` apart and a Theil-Sen slope under ln(band) per
+    octave (ninth read S12-1cpu9 7: 4.3 ns at 64 KiB rising to 6.4 ns at 1 MiB in steps of 1.07-1.11x, then 20.9 ns
+    at 1.4 MiB, was read as a level ending at 181-256 KiB beside the kernel's L2)."""
+    out = kept[:1]
+    for a, b in kept[1:]:
+        first = out[-1][0]
+        if np.diff(y[first:b + 1]).max() < math.log(band) and theil_sen(x[first:b + 1], y[first:b + 1]) < math.log(band):
+            out[-1] = (first, b)
+        else:
+            out.append((a, b))
+    return out
 
 
 def level_edges(latency_ns: Sequence[float], levels: Sequence[Level]) -> list[Edge | None]:
@@ -292,12 +307,6 @@ def level_ends(sizes: Sequence[float], latency_ns: Sequence[float], levels: Sequ
 
 
 # ------------------------------------------------------------------------------------ against the kernel
-
-
-
-
-
-
 
 
 def _level_row(host, name, lat, ghz, ends, kernel, note, span=None) -> dict:
@@ -389,7 +398,10 @@ def _level_note(lv: Level, sizes: np.ndarray, lat: np.ndarray, edge: Edge | None
     """Where the level lies and where it ends ('ends between 724 KiB and 1,024 KiB: on it 64 KiB-256 KiB (5 sizes),
     held at 724 KiB (6.92 ns, 2 % of the way to the next level's 123 ns), not at ...': level_edge.edge_words), or
     that the curve ends on it; beside the kernel's cache of its rank, judged on the sizes it ends between."""
-    on = f"on it {_kib(sizes[lv.first])}-{_kib(sizes[lv.last])} ({lv.last - lv.first + 1} sizes)"
+    held = lat[lv.first:lv.last + 1]
+    rising = (f", rising {held.min():.2g}-{held.max():.2g} ns with no step of {MERGE_RATIO:g}x between neighbouring "
+              "sizes" if held.max() >= MERGE_RATIO * held.min() else "")
+    on = f"on it {_kib(sizes[lv.first])}-{_kib(sizes[lv.last])} ({lv.last - lv.first + 1} sizes{rising})"
     if edge is None:
         return f"the curve ends on this level, {on}: its end is beyond the sweep, not reached ({src})"
     head, detail = edge_words(edge, sizes, lat, _kib).split(": ", 1)
