@@ -602,3 +602,18 @@ def test_a_level_that_rises_gently_without_a_step_is_one_level():
     bare = h.cache_levels(pd.read_csv(DATA / "mem-hierarchy-bare.csv"), CACHES)
     assert list(bare["level"][:3]) == ["L1", "plateau 2 (no kernel cache)", "L2"]
     assert "rising" not in bare.set_index("level").loc["plateau 2 (no kernel cache)", "note"]
+
+
+def test_preconditioning_over_more_than_the_rounds_span_says_what_it_covered():
+    """Ninth read S12-loop9 3: the loop run (measured before S12-loop 1) preconditioned the whole 6 GiB device twice
+    (12.88 GB) and then wrote rounds over its first 256 MiB; the table read '2 × sequential writes (12.88 GB)' under
+    'span 256 MiB', which with the method's 'the span written twice' states a 0.54 GB preconditioning. The other
+    side: passes over the rounds' own span keep the short cell."""
+    from memstor.analysis import steady_state as ss
+    from memstor.report.text import steady_state as stext
+
+    rows = pd.read_csv(DATA / "fio-steady-state-loop.csv").assign(table="fio-steady-state")
+    cell = stext.steady_display(ss.verdict_table(rows))["preconditioning"].iloc[0]
+    assert cell == "2 × sequential writes over 6 GiB (12.88 GB, 24× the rounds' 256 MiB span)"
+    whole = rows.assign(file_size_bytes=rows["span_bytes"])
+    assert stext.steady_display(ss.verdict_table(whole))["preconditioning"].iloc[0] == "2 × sequential writes (12.88 GB)"
