@@ -154,17 +154,21 @@ def load_display(load: pd.DataFrame) -> pd.DataFrame:
     return out[LOAD_DISPLAY_COLUMNS]
 
 
-def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None, run_iops=None) -> str:
+def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None, run_iops=None,
+                     missed: tuple = (None, None, None)) -> str:
     """fio's latency_target search (a closed loop: not the open loop's answer, beside it for comparison): 'IOPS (QD
     d; p99 X µs from fio's submission)', d per job; 'missed: its own p99 X µs' when its run missed the target; 'no
-    answer: cut off ...' when the run (cut_s seconds) ended while the search still doubled; '–' without a run."""
+    answer: cut off ...' when the run (cut_s seconds) ended while the search still doubled; '–' without a run. A
+    cell that met the target is set against the queue-depth sweep where that missed it at every depth (`missed`:
+    its lightest depth, IOPS and completion p99 µs; :func:`_against_sweep`)."""
     if _ol_float(p99) == _ol_float(p99) and _ol_float(p99) > _ol_float(target):
         return f"missed: its own p99 {_ol_fmt(p99)} µs"
     if _ol_float(cut_s) == _ol_float(cut_s):
         cut = (f"cut off by its {_ol_float(cut_s):.0f}-s run at QD {int(_ol_float(depth))}, still doubling (no "
                "window had missed the target)")
         if _ol_float(run_iops) == _ol_float(run_iops) and _ol_float(p99) == _ol_float(p99):  # S11-loop 4
-            return f"≥ {_ol_fmt(run_iops)} (its run's p99 {_ol_fmt(p99)} µs; a lower bound: {cut})"
+            return _against_sweep(f"≥ {_ol_fmt(run_iops)} (its run's p99 {_ol_fmt(p99)} µs; a lower bound: {cut})",
+                                  *missed)
         return f"no answer: {cut}"
     if _ol_float(settled) == _ol_float(settled) and _ol_float(depth) == _ol_float(depth):
         return (f"no answer: its run averaged fio's depth search (at most {int(_ol_float(settled))} of its windows "
@@ -173,7 +177,7 @@ def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None, run_iop
         return "–"
     qd = "?" if _ol_float(depth) != _ol_float(depth) else int(_ol_float(depth))
     own = "" if _ol_float(p99) != _ol_float(p99) else f"; p99 {_ol_fmt(p99)} µs from fio's submission"
-    return f"{_ol_fmt(iops)} (QD {qd}{own})"
+    return _against_sweep(f"{_ol_fmt(iops)} (QD {qd}{own})", *missed)
 
 
 def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None) -> str:
@@ -192,12 +196,13 @@ def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None) -> str:
             "the submission time is not in it, so whether the total met it is not shown)")  # S12-bare9 1
 
 
-def _contradicted(cell: str, qd, iops, p99) -> str:
+def _against_sweep(cell: str, qd, iops, p99) -> str:
     """A latency_target cell that met the target, where the queue-depth sweep missed it at every depth, its lightest
-    too: 'the closed runs disagree: fio's latency_target run met it (...), while the queue-depth sweep missed it from
-    its lightest depth (QD1: 4,723 IOPS, completion p99 1,974 µs): no closed-loop bound is stated' (ninth read
-    S12-1cpu9 1: '≥ 65,752' from one 2-s run beside a sweep that missed 1 ms from 4,723 IOPS up); else the cell."""
-    if _ol_float(iops) != _ol_float(iops) or cell.startswith(("missed", "no answer", "–")):
+    (qd, iops, p99 µs) too: 'the closed runs disagree: fio's latency_target run met it (...), while the queue-depth
+    sweep missed it from its lightest depth (QD1: 4,723 IOPS, completion p99 1,974 µs): no closed-loop bound is
+    stated' (ninth read S12-1cpu9 1: '≥ 65,752' from one 2-s run beside a sweep that missed 1 ms from 4,723 IOPS up);
+    the cell itself where the sweep met it somewhere (iops NaN)."""
+    if _ol_float(iops) != _ol_float(iops):
         return cell
     return (f"the closed runs disagree: fio's latency_target run met it ({cell}), while the queue-depth sweep missed "
             f"it from its lightest depth ({qd}: {_ol_fmt(iops)} IOPS, completion p99 {_ol_fmt(p99)} µs): no "
@@ -248,12 +253,11 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     sweep = [_sweep_met(*a) for a in zip(col("fio_latency_target_iops"), col("fio_latency_target_p99_us"),
                                          s["target_p99_us"], col("closed_sweep_iops"), col("closed_sweep_qd"),
                                          col("closed_sweep_p99_us"), col("closed_sweep_lat_mean_us"))]
+    missed = zip(col("closed_sweep_missed_qd"), col("closed_sweep_missed_iops"), col("closed_sweep_missed_p99_us"))
     fio = [_fio_target_cell(*a) + swept for *a, swept in zip(
         col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
         s["target_p99_us"], col("fio_latency_cut_off_s"), col("fio_latency_settled_windows"),
-        col("fio_latency_run_iops"), sweep)]
-    fio = [_contradicted(cell, *a) for cell, *a in zip(fio, col("closed_sweep_missed_qd"),
-                                                         col("closed_sweep_missed_iops"), col("closed_sweep_missed_p99_us"))]
+        col("fio_latency_run_iops"), missed, sweep)]
     return pd.DataFrame({
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
