@@ -22,7 +22,7 @@ from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
-from memstor.report.text.headline_trust import SEQ_WRITE_JOB, mlp_above
+from memstor.report.text.headline_trust import job_split, mlp_above
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import fewer_in_flight, knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -219,10 +219,7 @@ def _random_read_above(points: pd.DataFrame | None, host: str, read_MBps: float)
     """'; yet the same-size random read measured 1,377 MB/s in fio-block-size: the sequential read (0.60x it) is the
     doubtful point' where the block-size sweep's random read of the sequential job's size (1 MiB, QD32x1) beat the
     sequential read by more than the 10 % assumed for single runs (ninth read S12-1cpu9 5); else ''. MB/s."""
-    if points is None or points.empty or not {"experiment", "rw", "bs_bytes", "bw_MBps", "host"} <= set(points.columns):
-        return ""
-    r = points[(points["host"].astype(str) == host) & (points["experiment"] == "fio-block-size")
-               & (points["rw"] == "randread") & (points["bs_bytes"] == SEQ_WRITE_JOB[1])]
+    r, _ = job_split(points, host, "randread")
     if r.empty:
         return ""
     top = float(pd.to_numeric(r["bw_MBps"], errors="coerce").max())

@@ -42,17 +42,22 @@ def spread_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str =
 SEQ_WRITE_JOB = ("write", 2**20, 32, 1)
 
 
-def seq_write_elsewhere(points: pd.DataFrame | None, host: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rows of host's sequential write job (SEQ_WRITE_JOB): (fio-block-size's own, other experiments'); two
-    empty frames where points lack the columns."""
+def job_split(points: pd.DataFrame | None, host: str, rw: str = SEQ_WRITE_JOB[0]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of host's `rw` at the sequential write job's block size, depth and jobs (SEQ_WRITE_JOB: 1 MiB,
+    QD32x1): (fio-block-size's own, other experiments'); two empty frames where points lack the columns."""
     need = {"host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "bw_MBps"}
     if points is None or points.empty or not need <= set(points.columns):
         return pd.DataFrame(), pd.DataFrame()
-    rw, bs, qd, nj = SEQ_WRITE_JOB
+    _, bs, qd, nj = SEQ_WRITE_JOB
     p = points[(points["host"].astype(str) == host) & (points["rw"] == rw) & (points["bs_bytes"] == bs)
                & (points["iodepth"] == qd) & (points["numjobs"] == nj)]
     own = p["experiment"] == "fio-block-size"
     return p[own], p[~own]
+
+
+def seq_write_elsewhere(points: pd.DataFrame | None, host: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of host's sequential write job (SEQ_WRITE_JOB): (fio-block-size's own, other experiments')."""
+    return job_split(points, host)
 
 
 def other_span(own: pd.DataFrame, other: pd.DataFrame) -> str:
