@@ -18,11 +18,13 @@ from memstor.core.fmt import fmt_ci, fmt_interval
 from memstor.core.schema import missing
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_trust import (
+    caveat_last,
     elsewhere_caveat,
     lasting_caveat,
     memory_elsewhere_caveat,
     on_cpus,
     qd1_caveat,
+    same_job_caveat,
     spread_caveat,
 )
 
@@ -198,11 +200,14 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                 trust = _caveat(trust, "memory_gate not checked for its section: no CPU share or stability")
             if key in ("idle_latency_ns", "peak_bw_MBps") and (words := dram_words(validity, host)):
                 label, trust = _not_dram(label, trust, words)  # R-loop 1.1: a buffer within the LLC
-            if key in BEST_OF_RUNS:
+            same, most = same_job_caveat(trust, points, host, key, str(r.get("detail") or ""), float(r["value"]))
+            if key in BEST_OF_RUNS and not most:  # most runs of its own job measured more: no 'may be high'
                 trust = spread_caveat(trust, points, host, key)
+            if same:  # the range names the most of its job (S13-bare 1): no 'other runs measured more' after it
+                trust = caveat_last(trust, ("a single run, not a maximum: " if most else "") + same)
             if key == "seq_write_MBps":
                 trust = lasting_caveat(trust, points, host, float(r["value"]))
-            trust = elsewhere_caveat(trust, points, host, key, float(r["value"]))
+            trust = trust if same else elsewhere_caveat(trust, points, host, key, float(r["value"]))
             trust = qd1_caveat(trust, points, host, key, float(r["value"]))
             if key == "peak_bw_MBps":
                 trust = memory_elsewhere_caveat(trust, mlp, host, float(r["value"]))

@@ -111,6 +111,8 @@ SWEEP_BEST = {"best_randread_iops": (("randread",), "iops", 4096, "IOPS"),
 #: Not candidates for a higher best: rate-limited runs (their IOPS are offered shares, an overshoot a failure) and
 #: write saturation (burst and cliff in one run: its levels have their own section).
 NOT_CANDIDATES = ("fio-load-latency", "mixed-load-map", "fio-write-saturation")
+#: Runs of a best's own job in other experiments from which their range is said (fewer: elsewhere_caveat's top).
+SAME_JOB_RUNS = 3
 #: Above the headline by more than its printed rounding (a candidate's own row, or a tie, is no higher figure).
 ABOVE = 1.005
 
@@ -148,6 +150,34 @@ def elsewhere_caveat(trust: str, points: pd.DataFrame | None, host: str, key: st
                                f"{how}: {top['rw']} {size_text(int(top['bs_bytes']))})")
     said = said.removesuffix("; ")
     return caveat_last(trust, said)
+
+
+def same_job_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, detail: str,
+                    value: float) -> tuple[str, bool]:
+    """(words, most above) for a best-IOPS headline whose own job (its rw, 4 KiB, the depth x jobs its detail names)
+    ran SAME_JOB_RUNS times or more elsewhere at fixed depth (not the rate-limited runs, not fio's latency_target
+    search, whose depth varies) where some measured more: 'the same job (QD32x4) measured 32,435-75,211 IOPS in 35
+    other runs (fio-pts-hir, fio-steady-state), 30 of them more', and whether more than half measured more by over
+    the 10 % assumed for single runs (then the value is no maximum, not 'may be high': tenth reads S13-bare 1,
+    S13-loop 2, S13-1cpu 4); ('', False) otherwise and for a withheld value."""
+    m = re.search(r"QD(\d+)x(\d+)", detail)
+    if key not in SWEEP_BEST or SWEEP_BEST[key][1] != "iops" or not m or trust.startswith("not valid"):
+        return "", False
+    p = pure_iops(points, host)
+    if p.empty:
+        return "", False
+    p = p[p["rw"].isin(SWEEP_BEST[key][0]) & (p["bs_bytes"] == 4096) & (p["iodepth"] == int(m[1]))
+          & (p["numjobs"] == int(m[2])) & ~p["experiment"].isin(NOT_CANDIDATES) & ~closed_target_run(p)]
+    iops = pd.to_numeric(p["iops"], errors="coerce")
+    others = p[~((iops - value).abs() <= 1e-9 * value) & iops.notna()]
+    other = pd.to_numeric(others["iops"], errors="coerce")
+    above = others[other > value * ABOVE]
+    if above.empty or len(others) < SAME_JOB_RUNS:
+        return "", False
+    said = (f"the same job ({m[0]}) measured {fmt_number(other.min())}–{fmt_number(other.max())} IOPS in "
+            f"{len(others)} other runs "
+            f"({', '.join(sorted(others['experiment'].astype(str).unique()))}), {len(above)} of them more")
+    return said, 2 * int((other > value * ASSUMED_RATIO).sum()) > len(others)
 
 
 def _same_job_above(points: pd.DataFrame, host: str, key: str, value: float, top: pd.Series) -> tuple[str, bool]:
