@@ -461,4 +461,10 @@ def test_no_page_walk_cost_is_stated_from_idle_runs_that_failed_their_gate():
     rows = pd.read_csv(Path(__file__).parent / "data" / "review-s5" / "mlc-idle-loop328.csv")
     failed = page_walk_text(rows)
     assert "no page-walk cost is stated" in failed and "75 % of its CPU" in failed and "shows here" not in failed
+    # tenth reads S13-bare 2, S13-loop 9: the values of runs that failed their gate are not printed either
+    assert "243.6" not in failed and "225.4" not in failed and failed.count("withheld (its run failed its gate") == 2
+    one = rows.assign(gate=["passed" if h is False or str(h) == "False" else g
+                            for h, g in zip(rows.get("huge_pages", pd.Series([None] * len(rows))), rows["gate"])])
+    half = page_walk_text(one)
+    assert "225.4 ns with 4 KiB pages" in half and "243.6" not in half and half.count("withheld") == 1, half
     assert "no page-walk cost shows here" in page_walk_text(rows.assign(gate="passed", gate_detail=""))
