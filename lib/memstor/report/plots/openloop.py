@@ -1,5 +1,5 @@
 """Figures of the fio-load-latency experiment: open-loop latency under offered load (Poisson arrivals at
-a share of X_ref, the best closed-loop IOPS of the workload), beside the closed queue-depth loop and the queueing
+a share of X_ref, the best IOPS of the workload in the queue-depth and block-size sweeps), beside the closed queue-depth loop and the queueing
 models. Points whose loop did not hold (their generator's checks failed, or the workload was gated by
 memstor.analysis.validity.gate) are labelled and drawn as such, never as an open loop.
 

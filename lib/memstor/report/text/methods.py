@@ -154,7 +154,8 @@ through one analysis
   few threads; loadlat's `--pacing=exp` draws each delay from an exponential with the same mean (Poisson-like
   arrivals). Where a device has both, the latency of each at the same bandwidth is compared."""),
     "openloop": Method(
-        summary="""`fio-load-latency` offers Poisson arrivals at 10 … 98 % of X_ref (the best closed-loop IOPS of the workload)
+        summary="""`fio-load-latency` offers Poisson arrivals at 10 … 98 % of X_ref (the best IOPS of the workload in the queue-depth and block-size sweeps; other closed runs
+may measure more: the headline table says where)
 and measures the latency each rate gets; the paragraphs below the table name the generator (memstor's ioarrive or
 fio's rate mode) and what its latency is. A rate holds where its generator's checks passed and it achieved within ±5 % of
 the offered rate; the SLO answer (the highest IOPS whose p99 meets each target) is read from the rates that held only

@@ -5,8 +5,8 @@ workload (markdown). Units: IOPS, µs, % of X_ref.
 What was measured is said per generator, from the rows (memstor.report.text.loadgen: ``ioarrive``, memstor's
 arrival-driven generator, latency = response time from the intended arrival; or ``fio``, fio's rate mode, latency
 from fio's submission; a table without the ``generator`` column is fio's).
-**X_ref** is the reference the offered rates are shares of (``x_max_iops``: the best closed-loop IOPS of the
-workload, ``x_max_source`` says where from) — named apart from the knee's fitted ceiling X_fit and the sweep's
+**X_ref** is the reference the offered rates are shares of (``x_max_iops``: the best IOPS of the workload in the
+queue-depth and block-size sweeps, ``x_max_source`` says where from) — named apart from the knee's fitted ceiling X_fit and the sweep's
 best X_best (memstor.report.text.queueing)."""
 
 from __future__ import annotations
