@@ -93,23 +93,24 @@ def disagreed(points: pd.DataFrame, host: str, r: pd.Series) -> str:
         return ""
     ratio = max(max(x, 1 / x) for x in apart["iops"] / float(r["iops"]))
     other = "; ".join(f"{fmt_number(o.iops)} IOPS in {o.experiment}" for o in apart.itertuples())
-    return f" (here; {other}, {ratio:.2f}× apart: config_agreement failed, {_sided(points, host, r, apart)})"
+    words, settled = _sided(points, host, r, apart)  # settled: the check warns (S13-1cpu 1: 'failed' beside warn)
+    return f" (here; {other}, {ratio:.2f}× apart: config_agreement {'warned' if settled else 'failed'}, {words})"
 
 
-def _sided(points: pd.DataFrame, host: str, r: pd.Series, apart: pd.DataFrame) -> str:
-    """Which of two disagreeing measurements the queue-depth sweep's neighbouring depths side with (spread.sides_with:
-    S12-1cpu 5, S12-bare9 2), or 'neither alone is this configuration's value' where the sweep has no bracket or
-    does not settle them."""
+def _sided(points: pd.DataFrame, host: str, r: pd.Series, apart: pd.DataFrame) -> tuple[str, bool]:
+    """(words, settled): which of two disagreeing measurements the queue-depth sweep's neighbouring depths side with
+    (spread.sides_with: S12-1cpu 5, S12-bare9 2), or 'neither alone is this configuration's value' where the sweep
+    has no bracket or does not settle them (config_agreement warns where it settles, fails where not)."""
     values = [("here", float(r["iops"]))] + [(str(o.experiment), float(o.iops)) for o in apart.itertuples()]
     bracket, side = sides_with(points, host, r, [v for _, v in values])
     if bracket.empty:
-        return "neither alone is this configuration's value"
+        return "neither alone is this configuration's value", False
     if side is None:
-        return f"{bracket_words(bracket)} settle neither: neither alone is this configuration's value"
+        return f"{bracket_words(bracket)} settle neither: neither alone is this configuration's value", False
     won = next(w for w, v in values if v == side)
     out = [f"{fmt_number(v)} ({w})" for w, v in values if v != side]
     return (f"{bracket_words(bracket)} side with {fmt_number(side)} ({won}): {', '.join(out)} is the one out of line "
-            "(a run in another state of the machine or the file, not shown which)")
+            "(a run in another state of the machine or the file, not shown which)"), True
 
 
 #: Largest gap between fio's bandwidth counter and IOPS x block size left unsaid (fraction).
