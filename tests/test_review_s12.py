@@ -406,10 +406,14 @@ def test_a_withheld_fit_below_the_measured_bound_is_said_to_be_rejected():
 
     k = pd.read_csv(DATA / "knee-bare.csv")
     said = q.knee_sentences(k)[1]
+    # tenth read S13-bare 4: 3.7 lies within the fit's interval [0.282, 8.43]: the fit's ceiling rejects it
     assert said.endswith("N* ≥ 3.7 (the sweep had not levelled off, so the data set no upper bound), above the "
-                         "withheld fit's N* 1.54: the bound rejects that fit too."), said
+                         "withheld fit's N* 1.54 but within its 95 % interval: the bound does not reject the fit; its "
+                         "ceiling, X_fit 18,084 IOPS, below the 43,748 the sweep measured at QD32x4, does."), said
     low = k.assign(N_star_bound=1.2)
-    assert "rejects" not in q.knee_sentences(low)[1]
+    assert "reject" not in q.knee_sentences(low)[1]
+    high = k.assign(N_star_bound=9.0)  # above the interval's top 8.43
+    assert q.knee_sentences(high)[1].endswith("above the withheld fit's N* 1.54: the bound rejects that fit too.")
 
 
 def test_the_tlb_row_states_clocks_only_where_its_two_runs_share_a_calibration():

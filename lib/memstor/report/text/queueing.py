@@ -237,17 +237,26 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
     return out
 
 
-#: The fitted N* a withheld knee's gate text names ('N* 1.54 with 95 % interval [0.282, 8.43] covers ...').
-_GATE_FIT = re.compile(r"\bN\* ([0-9][0-9,]*(?:\.[0-9]+)?) with 95 % interval")
+#: The fitted N* and its interval a withheld knee's gate text names ('N* 1.54 with 95 % interval [0.282, 8.43] ...').
+_GATE_FIT = re.compile(r"\bN\* ([0-9][0-9,]*(?:\.[0-9]+)?) with 95 % interval \[[^,\]]*, ([0-9][0-9,]*(?:\.[0-9]+)?)\]")
 
 
 def _fit_below(k: pd.Series, why: str) -> str:
     """', above the withheld fit's N* 1.54: the bound rejects that fit too' where the gate's text names a fitted N*
-    below the measured bound (S12-bare 7: the fit's N* 1.54 printed beside N* ≥ 3.7 with nothing said), else ''."""
+    whose whole 95 % interval lies below the measured bound (S12-bare 7: the fit's N* 1.54 printed beside N* ≥ 3.7
+    with nothing said); where only the point estimate is below it, that the bound lies within the interval and, where
+    the sweep measured above the fitted ceiling's band, that this is what rejects the fit (tenth read S13-bare 4: the
+    bound 3.7 inside [0.282, 8.43] was said to reject the fit); else ''."""
     m, bound = _GATE_FIT.search(why), num(k.get("N_star_bound"))
     if not m or bound is None or float(m.group(1).replace(",", "")) >= bound:
         return ""
-    return f", above the withheld fit's N* {m.group(1)}: the bound rejects that fit too"
+    if float(m.group(2).replace(",", "")) < bound:
+        return f", above the withheld fit's N* {m.group(1)}: the bound rejects that fit too"
+    said = f", above the withheld fit's N* {m.group(1)} but within its 95 % interval: the bound does not reject the fit"
+    if measured_above_fit(k):
+        said += (f"; its ceiling, X_fit {fmt_number(k['X_max_fit_iops'])} IOPS, below the {fmt_number(_best(k)[0])} "
+                 f"the sweep measured{_best(k)[1]}, does")
+    return said
 
 
 def _text(v) -> str:
