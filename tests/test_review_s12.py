@@ -480,7 +480,7 @@ def test_a_closed_bound_the_queue_depth_sweep_contradicts_is_not_stated():
     assert cells[0].startswith("the closed runs disagree: fio's latency_target run met it (≥ 65,752") and \
         cells[0].endswith("while the queue-depth sweep missed it from its lightest depth (QD1: 4,723 IOPS, completion "
                           "p99 1,974 µs): no closed-loop bound is stated"), cells[0]
-    assert cells[1] == "missed: its own p99 1,188 µs"
+    assert cells[1] == "missed: its own p99 1,188 µs (45,166 IOPS at QD 16)"  # S13-bare 7
     met = closed_meeting(q, "vm", "randread", 5000.0)   # a looser target the sweep's QD1 met
     assert met["closed_sweep_iops"] is not None and met["closed_sweep_missed_qd"] is None
     rows.loc[0, "target_p99_us"] = 5000.0
@@ -645,3 +645,22 @@ def test_a_best_most_runs_of_its_own_job_beat_is_no_maximum_not_may_be_high():
     assert not most and said.endswith("in 18 other runs (fio-pts-hir, fio-steady-state), 5 of them more")
     said, _ = same_job_caveat("sound", one, "vm", "best_randread_iops", detail, 59753.0)
     assert said == ""  # its only other run is fio's latency_target search (65,752): elsewhere_caveat names it
+
+
+def test_the_slo_table_gives_a_missed_runs_rate_and_a_sweep_that_met_more_than_fio_stated():
+    """Tenth reads S13-bare 7: 'missed: its own p99 5,079 µs' under a header promising IOPS and depth per job (the
+    table has 30,341 IOPS at depth 8); S13-loop 7: randwrite '≥ 124,502' (fio's cut-off run) while the queue-depth
+    sweep's completion p99 met 1 ms up to 129,387 IOPS. The other side: a sweep that met less than fio's stated
+    figure is not added (loop's randwrite with the sweep at 120,000)."""
+    from memstor.report.text.openloop import slo_display
+
+    col = "fio latency_target, closed loop (IOPS, depth per job, its p99)"
+    bare = slo_display(pd.read_csv(DATA / "slo-bare.csv"))[col]
+    assert bare.iloc[0].startswith("missed: its own p99 5,079 µs (30,341 IOPS at QD 8); the closed QD sweep's "), bare[0]
+    loop = pd.read_csv(DATA / "slo-loop.csv")
+    cell = slo_display(loop)[col].iloc[1]
+    assert cell.startswith("≥ 124,502 (its run's p99 594 µs; a lower bound") and cell.endswith(
+        "; the closed QD sweep's completion p99 met it up to 129,387 IOPS (QD16, 264 µs; the submission time is not in "
+        "it, so whether the total met it is not shown)"), cell
+    less = slo_display(loop.assign(closed_sweep_iops=120_000.0))[col].iloc[1]
+    assert "closed QD sweep" not in less and less.startswith("≥ 124,502")
