@@ -66,7 +66,7 @@ WAY_OUT = {
                          "more (the same job, minutes apart) on a quiet machine",
     "steady_trace_jump": "rerun on a quiet machine with longer rounds (round_s) and a span the rounds overwrite",
     "steady_vs_fresh": "rerun with longer rounds (round_s) over a span larger than the caches in front of the device "
-                       "(the whole device, or the span the fresh points used), on a quiet machine",
+                       "(the whole device), on a quiet machine, beside fresh points on that same span",
     "wsat": "write more (capacity_multiple, file_size) so that the run lasts whole seconds; fio's whole-run figure "
             "stays in the table",
     "wsat_one_level": "write more (capacity_multiple, file_size) until the series settles; fio's whole-run figure "
