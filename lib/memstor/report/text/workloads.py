@@ -176,17 +176,26 @@ def _predicted(share: float, x_r: float, x_w: float) -> float:
     return 1 / (f / x_r + (1 - f) / x_w)
 
 
-def _inputs(g: pd.DataFrame, points: pd.DataFrame, host: str, bs: int) -> tuple[list, list]:
-    """(read-only IOPS values, write-only IOPS values): the mix sweep's own, then the same configuration's in other
-    experiments (same_config) — each a measurement the prediction could rest on."""
+def _inputs(g: pd.DataFrame, points: pd.DataFrame, host: str, bs: int) -> tuple[list, list, list]:
+    """(read-only IOPS values, write-only IOPS values, those left out): the mix sweep's own, then the same configuration's in other
+    experiments (same_config) — each a measurement the prediction could rest on; the others left out where the
+    queue-depth sweep sides with the mix sweep's own (spread.sides_with; tenth read S13-loop 1: the 4 KiB mixes were
+    no finding over fio-block-size's 2,949 IOPS, which §2 names out of line against 184,245). Where it sides with
+    another, the mix sweep's own part is out of line and so may its mixes be: all values stay (no finding)."""
     by = g.set_index("rwmixread")["iops"]
     first = g.iloc[0]
     qd, jobs = first.get("iodepth"), first.get("numjobs")
-    out = []
+    out, left = [], []
     for share, (rw, _d) in sorted(_PURE.items(), reverse=True):
         other = same_config(points, host, rw, bs, qd, jobs) if not pd.isna(qd) else pd.Series(dtype=float)
-        out.append(list(dict.fromkeys([float(by[share]), *other.tolist()])))
-    return out[0], out[1]
+        values = list(dict.fromkeys([float(by[share]), *other.tolist()]))
+        if len(values) > 1:
+            r = pd.Series({"rw": rw, "bs_bytes": bs, "iodepth": qd, "numjobs": jobs})
+            _, side = sides_with(points, host, r, values)
+            left += values[1:] if side == values[0] else []  # its own out of line: its mixes are suspect too
+            values = values[:1] if side == values[0] else values
+        out.append(values)
+    return out[0], out[1], left
 
 
 def _mix_sentence(g: pd.DataFrame, bs: int, points: pd.DataFrame | None = None, host: str = "") -> str | None:
@@ -198,7 +207,7 @@ def _mix_sentence(g: pd.DataFrame, bs: int, points: pd.DataFrame | None = None, 
     if 100.0 not in by.index or 0.0 not in by.index or len(by) < 3:
         return None
     x_r, x_w = float(by[100.0]), float(by[0.0])
-    reads, writes = _inputs(g, points, host, bs) if points is not None else ([x_r], [x_w])
+    reads, writes, left = _inputs(g, points, host, bs) if points is not None else ([x_r], [x_w], [])
     spread = max(max(reads) / min(reads), max(writes) / min(writes))
     shares = sorted((s for s in by.index if 0 < s < 100), reverse=True)
     parts = [f"{share:.0f} % reads {fmt_number(by[share])} IOPS against {fmt_number(_predicted(share, x_r, x_w))} "
@@ -211,6 +220,9 @@ def _mix_sentence(g: pd.DataFrame, bs: int, points: pd.DataFrame | None = None, 
                    f"{rule}; with either value the difference runs {span}")
     else:
         verdict = _mix_verdict(diffs, run_spread(points, host), len(shares) > 1, rule, span)
+    out = ", ".join(fmt_number(v) for v in left)
+    verdict += (f" ({out} IOPS of the same configuration in another experiment left out: the queue-depth sweep sides "
+                "with the mix sweep's own, §2)") if left else ""
     return (f"**{size_text(bs)} mixes**: {fmt_number(x_r)} IOPS reads only, {fmt_number(x_w)} writes only; "
             + "; ".join(parts) + f" — {verdict}.")
 
