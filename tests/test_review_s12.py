@@ -682,3 +682,16 @@ def test_a_mix_prediction_leaves_out_a_part_the_queue_depth_sweep_shows_out_of_l
     one = pd.read_csv(DATA / "summary-1cpu.csv")
     said = rw_mix_sentences(one, "vm")[0]
     assert "not a finding: the parts measured in two experiments differ by 5.47×" in said and "left out" not in said
+
+
+def test_an_overshoot_names_the_generator_that_made_it():
+    """Tenth read S13-1cpu 6: open_loop_rate said 'fio delivered more than offered' and 'fio did not offer the rates'
+    of ioarrive's u80 (112 %). The other side: fio's rows (or a table without the generator column) keep 'fio'."""
+    from memstor.analysis.validity.openloop import open_loop_rows
+
+    one = pd.read_csv(DATA / "load_latency-1cpu.csv")
+    rate = {r["subject"]: r for r in open_loop_rows(one) if r["check"] == "open_loop_rate"}["randread"]
+    assert rate["status"] == "fail" and "ioarrive delivered more than offered" in rate["evidence"], rate["evidence"]
+    assert rate["consequence"].endswith("ioarrive did not offer the rates they are stated at")
+    fio = {r["subject"]: r for r in open_loop_rows(one.drop(columns="generator")) if r["check"] == "open_loop_rate"}
+    assert "fio delivered more than offered" in fio["randread"]["evidence"]

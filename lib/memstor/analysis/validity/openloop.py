@@ -75,7 +75,7 @@ _GATED = ("the open-loop models (M/M/1, M/D/1, M/G/1, M/G/c) and the open-agains
           "workload's rates are not shown; its SLO answer, and any comparison with the closed loop, come from the held "
           "points alone: at the others the arrivals "
           "were not open (fio: gated by completions; ioarrive: its own checks failed)")
-_OVERSHOT = ("the open-loop models and the SLO answer for this workload are not shown: fio did not offer the "
+_OVERSHOT = ("the open-loop models and the SLO answer for this workload are not shown: {gen} did not offer the "
              "rates they are stated at")
 _MISSED = ("the open-loop models and the SLO answer for this workload are not shown: the rates were not "
            "generated even far below the device's ceiling")
@@ -208,6 +208,13 @@ def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
                **_HELD_BAND)
 
 
+def _gen(rows: pd.DataFrame) -> str:
+    """The generator of rows in words ('ioarrive', 'fio', 'ioarrive and fio'); 'fio' for tables without the column
+    (tenth read S13-1cpu 6: ioarrive's overshoot was said 'fio delivered more than offered')."""
+    gens = rows["generator"].dropna().astype(str).unique().tolist() if "generator" in rows else []
+    return " and ".join(gens) or "fio"
+
+
 def _rate(host, rw, g: pd.DataFrame, pct: pd.Series) -> dict:
     """open_loop_rate: the point furthest outside (or nearest to leaving) the +-5 % band decides."""
     known = pct.dropna()
@@ -222,7 +229,7 @@ def _rate(host, rw, g: pd.DataFrame, pct: pd.Series) -> dict:
     limit: float | None
     evidence = f"achieved / offered {n(known.min())}-{n(known.max())} % over {len(known)} offered-rate points"
     if len(over):
-        evidence += f"; {len(over)} above {n(RATE_HIGH_PCT)} % (at {_util(over)}): fio delivered more than offered"
+        evidence += f"; {len(over)} above {n(RATE_HIGH_PCT)} % (at {_util(over)}): {_gen(over)} delivered more than offered"
     if len(under):
         evidence += f"; {len(under)} below {n(RATE_LOW_PCT)} % (at {_util(under)})"
     if len(known) < len(g):
@@ -230,7 +237,7 @@ def _rate(host, rw, g: pd.DataFrame, pct: pd.Series) -> dict:
     if len(over) or len(light):
         worst = float(known[over.index].max()) if len(over) else float(known[light.index].min())
         status, limit = FAIL, (RATE_HIGH_PCT if len(over) else RATE_LOW_PCT)
-        consequence = _OVERSHOT if len(over) else _MISSED
+        consequence = _OVERSHOT.format(gen=_gen(over)) if len(over) else _MISSED
     elif len(under):
         status, limit = WARN, RATE_LOW_PCT
         worst = float(known[under.index].min())
