@@ -77,7 +77,8 @@ cliff) for a sustained-write figure. `memstor cliffs` finds the same in anyone's
     "little": Method(
         summary="""fio keeps N = iodepth × jobs I/Os in flight, so by Little's law X · R = N (X: IOPS, R: mean total latency):
 the residual 100 · (X · R − N) / N shows how well the queue was kept full (clearly negative: fewer I/Os in
-flight than asked for).""",
+flight than asked for). Every fixed-depth closed-loop point is judged; fio's latency_target runs, whose depth varies,
+and the open-loop rates (§4.4) are not among them.""",
         details="""In a closed system that always keeps N requests in flight, Little's law N = X · R holds exactly in
 steady state: X is the throughput (IOPS) and R the mean response time (fio's total latency `lat`,
 from submission to completion). fio keeps N = iodepth × numjobs I/Os outstanding, so X · R should
