@@ -358,7 +358,8 @@ def _not_open_workloads(S, host: str) -> list[str]:
         none = g[pct <= 0] if len(pct) else g.iloc[0:0]  # S12-loop 4: a rate that completed nothing is no 0 %
         pct = pct[pct > 0]
         span = f"{pct.min():.1f}" + (f"–{pct.max():.1f}" if f"{pct.min():.1f}" != f"{pct.max():.1f}" else "")
-        got = (f", every rate {span} % of offered achieved" if len(pct) else "") + _measured_nothing(none)
+        every = f"{len(pct)} of {len(g)} rates" if len(none) else "every rate"  # S13-loop 10: u98 achieved none
+        got = (f", {every} {span} % of offered achieved" if len(pct) else "") + _measured_nothing(none)
         names = _open_loop_failed(S.validity, host, str(rw))
         if names:
             out.append(f"{rw} ({gens}): held at {int(held.sum())} of {len(g)} rates{got} (failed: {', '.join(names)})")
