@@ -620,7 +620,7 @@ def test_preconditioning_over_more_than_the_rounds_span_says_what_it_covered():
 
     rows = pd.read_csv(DATA / "fio-steady-state-loop.csv").assign(table="fio-steady-state")
     cell = stext.steady_display(ss.verdict_table(rows))["preconditioning"].iloc[0]
-    assert cell == "2 × sequential writes over 6 GiB (12.88 GB, 24× the rounds' 256 MiB span)"
+    assert cell == "2 × sequential writes over 6 GiB (12.88 GB; each pass 24× the rounds' 256 MiB span)"
     whole = rows.assign(file_size_bytes=rows["span_bytes"])
     assert stext.steady_display(ss.verdict_table(whole))["preconditioning"].iloc[0] == "2 × sequential writes (12.88 GB)"
 
@@ -695,3 +695,17 @@ def test_an_overshoot_names_the_generator_that_made_it():
     assert rate["consequence"].endswith("ioarrive did not offer the rates they are stated at")
     fio = {r["subject"]: r for r in open_loop_rows(one.drop(columns="generator")) if r["check"] == "open_loop_rate"}
     assert "fio delivered more than offered" in fio["randread"]["evidence"]
+
+
+def test_a_raw_devices_spans_are_not_called_files():
+    """Tenth read S13-loop 11: on the loop device the steady-state text said '(fio-pts-hir, 13 points, 6 GiB file)'
+    and the preconditioning '24× the rounds' span' of two passes each 24×. The other side: a file-backed run keeps
+    'file' (the 1-CPU run's test file)."""
+    from memstor.analysis import steady_state as ss
+    from memstor.report.text import steady_state as stext
+
+    rows = pd.read_csv(DATA / "fio-steady-state-loop.csv").assign(table="fio-steady-state")
+    said = stext.steady_sentences(ss.verdict_table(rows), pd.read_csv(DATA / "summary-loop.csv"))[0]
+    assert "(fio-pts-hir, 13 points, 6 GiB of the device)" in said and " file" not in said, said
+    v = ss.verdict_table(rows).assign(span="file")
+    assert "(fio-pts-hir, 13 points, 6 GiB file)" in stext.steady_sentences(v, pd.read_csv(DATA / "summary-loop.csv"))[0]

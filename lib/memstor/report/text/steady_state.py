@@ -65,8 +65,8 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
 
 def _preconditioning(passes, written, span, gb: str) -> str:
     """'2 × sequential writes (0.54 GB)'; where the passes wrote more than the span the rounds wrote (by over 5 %),
-    what each pass covered: '2 × sequential writes over 6 GiB (12.88 GB, 24× the rounds' 256 MiB span)' (ninth read
-    S12-loop9 3: a run whose rounds wrote 256 MiB of a 6 GiB device it had preconditioned whole read as 'the span
+    what each pass covered: '2 × sequential writes over 6 GiB (12.88 GB; each pass 24× the rounds' 256 MiB span)'
+    (ninth read S12-loop9 3: a run whose rounds wrote 256 MiB of a 6 GiB device it had preconditioned whole read as 'the span
     written twice'); '–' without passes."""
     if missing(passes) or not passes:
         return "–"
@@ -74,7 +74,8 @@ def _preconditioning(passes, written, span, gb: str) -> str:
     each = written / passes if not missing(written) else float("nan")
     if missing(span) or not span or not each > 1.05 * span:
         return f"{head} ({gb} GB)"
-    return f"{head} over {size_text(int(each))} ({gb} GB, {each / span:.0f}× the rounds' {size_text(int(span))} span)"
+    return (f"{head} over {size_text(int(each))} ({gb} GB; each pass {each / span:.0f}× the rounds' "
+            f"{size_text(int(span))} span)")
 
 
 def steady_sentences(steady: pd.DataFrame, points: pd.DataFrame | None = None,
@@ -155,9 +156,10 @@ def _elsewhere(points: pd.DataFrame | None, v: pd.Series, validity: pd.DataFrame
     span = int(v["span_bytes"]) if v.get("span") == "file" and not missing(v.get("span_bytes")) else 0
     said: list[str] = []
     other: list[str] = []
+    of = "file" if v.get("span") == "file" else "of the device"  # S13-loop 11: a raw device's span is no file
     for _, r in same.iterrows():
         lo, hi = fmt_number(r["iops_min"]), fmt_number(r["iops_max"])
-        size = "" if missing(r["file_size_bytes"]) else f", {size_text(int(r['file_size_bytes']))} file"
+        size = "" if missing(r["file_size_bytes"]) else f", {size_text(int(r['file_size_bytes']))} {of}"
         pts = f"{int(r['points'])} point{'s' if r['points'] != 1 else ''}"
         flat = _no_level(validity, points, v, r["experiment"])
         tail = (f" ({r['experiment']}, {pts}{size}; its whole-run mean, no level: {flat} failed, so no ratio to this "
