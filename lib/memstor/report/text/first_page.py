@@ -22,7 +22,7 @@ from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
-from memstor.report.text.headline_trust import job_split, mlp_above
+from memstor.report.text.headline_trust import job_split, lasting_words, mlp_above
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import fewer_in_flight, knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -226,7 +226,7 @@ def _random_read_above(points: pd.DataFrame | None, host: str, read_MBps: float)
     if not top > read_MBps * ASSUMED_RATIO:
         return ""
     return (f"; yet the same-size random read measured {fmt_number(top)} MB/s in fio-block-size: the sequential read "
-            f"({read_MBps / top:.2f}× it) is the doubtful point")
+            f"({read_MBps / top:.2f}× it) is doubtful, and with it the comparison")  # S13-1cpu 3: not 'the' one
 
 
 def findings(S, host: str) -> list[str]:
@@ -240,6 +240,8 @@ def findings(S, host: str) -> list[str]:
     seq = {k: h.loc[k, "value"] for k in ("seq_read_MBps", "seq_write_MBps") if k in h.index and not missing(h.loc[k, "value"])}
     if len(seq) == 2:
         s = f"Sequential transfers: {fmt_number(seq['seq_read_MBps'])} MB/s read, {fmt_number(seq['seq_write_MBps'])} MB/s write"
+        last = lasting_words(pts, host, float(seq["seq_write_MBps"]))  # S13-loop 5: the headline's caveat, here too
+        s += f" (the write {last})" if last else ""
         if seq["seq_write_MBps"] > 1.2 * seq["seq_read_MBps"]:
             later = write_elsewhere(getattr(S, "points", None), host, float(seq["seq_read_MBps"]))
             s += (f" — {'the block-size sweep wrote' if later else 'writes'} faster than {'it read' if later else 'reads in these runs'}, which a drive rarely does; a write-back cache above "
