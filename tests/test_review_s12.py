@@ -722,3 +722,17 @@ def test_the_sequential_finding_carries_the_writes_not_shown_to_last():
     assert said == ("not shown to last: the same 1 MiB QD32x1 write ran at 1,364-1,559 MB/s (whole-run means) over 6 GiB "
                     "(the block-size sweep's: 256 MiB) in fio-pts-xsr"), said
     assert lasting_words(pd.read_csv(DATA / "summary-bare.csv"), "vm", 669.0) == ""
+
+
+def test_a_closed_run_with_fewer_in_flight_includes_the_write_only_mix():
+    """Tenth read S13-loop 6: page 2 cited fio-block-size's 155,066 IOPS (as much as the sweep's 149,970) and left out
+    fio-rw-ratio's write-only mix, 166,246 IOPS at 192 µs (about 32 in flight, fewer than 155,066's): it is a random
+    write at QD32x1 too. The other side: reads (the sweep's most 186,505 at QD16) have no such run here."""
+    from memstor.report.text.queueing import fewer_in_flight
+
+    s = pd.read_csv(DATA / "summary-loop.csv")
+    one = s[(s["experiment"] == "fio-queue-depth") & (s["numjobs"] == 1)]
+    best = one[one["rw"] == "randwrite"].sort_values("iops").iloc[-1]
+    assert fewer_in_flight(s, "vm-loop328", "randwrite", best).startswith(
+        "; fio-rw-ratio's closed run (QD32x1) measured 166,246 IOPS (more than the sweep's 149,970) at a mean of 192 µs")
+    assert fewer_in_flight(s, "vm-loop328", "randread", one[one["rw"] == "randread"].sort_values("iops").iloc[-1]) == ""

@@ -11,7 +11,7 @@ import pandas as pd
 
 from memstor.analysis.adaptive_grid import knee_of
 from memstor.analysis.load_latency import LT_POINT_PREFIX
-from memstor.analysis.spread import ASSUMED_RATIO
+from memstor.analysis.spread import ASSUMED_RATIO, pure_iops
 from memstor.analysis.validity.gate import WAY_OUT
 from memstor.analysis.validity.rows import num
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
@@ -319,8 +319,9 @@ def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Se
     need = {"host", "experiment", "rw", "bs_bytes", "pattern", "iops", "lat_mean_us", "iodepth", "numjobs", "point"}
     if points is None or points.empty or not need <= set(points.columns):
         return ""
-    p = points[(points["host"].astype(str) == host) & (points["rw"] == rw) & (points["bs_bytes"] == 4096)
-               & (points["experiment"] != "fio-queue-depth") & (points["pattern"] == "random")]
+    p = pure_iops(points, host)  # fio-rw-ratio's write-only mix is a random write too (S13-loop 6: 166,246 left out)
+    p = p[(p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["experiment"] != "fio-queue-depth")
+          & (p["pattern"] == "random")]
     if "open_loop_held" in p:
         p = p[p["open_loop_held"].isna()]  # closed loops only: an open loop's in flight is not its depth
     iops, lat = pd.to_numeric(p["iops"], errors="coerce"), pd.to_numeric(p["lat_mean_us"], errors="coerce")
