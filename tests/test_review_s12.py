@@ -748,3 +748,21 @@ def test_the_late_points_are_all_named_before_their_groups():
     assert said.startswith("At the late points (p99 lag over its bound: u10, u30, u50, u70, u80, u90, u95, u98): at "
                            "u10, u30"), said
     assert late_causes(loop.iloc[0:0], loop) == ("", set())
+
+
+def test_a_dirth_maximum_whose_order_repeated_is_said_so():
+    """Tenth read S13-1cpu 2: 'no maximum located: 55,300 IOPS at T4 Q4 and 34,032 at T2 Q4 are 1.62x apart, within the
+    reruns' spread of up to 1.70x' while every measurement of T4 Q4 (55,300, 39,839) lies above every one of T2 Q4
+    (34,032, 27,976). Now the order is said to repeat and the value not (T4 Q4's rerun failed pts_repeat, which still
+    withholds its role). The other side: reruns that swap the order keep 'no maximum located'."""
+    from memstor.report.text import pts
+
+    d, v = pd.read_csv(DATA / "dirth-1cpu.csv"), pd.read_csv(DATA / "validity-pts-1cpu.csv")
+    said = pts._dirth_result(d, v)
+    assert said.startswith("T4 Q4 is the highest point in the matrix and in the reruns (55,300 and 39,839 IOPS against "
+                           "T2 Q4's 34,032 and 27,976): its order repeated, its value did not; optimal point not "
+                           "located"), said
+    assert "no maximum located" not in said and "max IOPS" not in " ".join(pts.gated_roles(d, v)["role"].astype(object).fillna("").astype(str))
+    swapped = v.assign(value=[0.5 if s == "DIRTH T4 Q4 rerun" else x for s, x in zip(v["subject"], v["value"])])
+    said = pts._dirth_result(d, swapped)  # T4 Q4's rerun 27,650 below T2 Q4's 34,032
+    assert "no maximum located: 55,300 IOPS at T4 Q4 and 34,032 at T2 Q4" in said and "order repeated" not in said

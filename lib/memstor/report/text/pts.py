@@ -148,14 +148,40 @@ def _rerun_spread(validity: pd.DataFrame | None, host) -> float | None:
     return float(np.maximum(r, 1 / r).max()) if len(r) else None
 
 
+def rank_held(top: pd.DataFrame, validity: pd.DataFrame | None) -> str:
+    """'T4 Q4 is the highest point in the matrix and in the reruns (55,300 and 39,839 IOPS against T2 Q4's 34,032 and
+    27,976): its order repeated, its value did not' where both of the two highest DIRTH points (``top``) were rerun
+    and every measurement of the first (matrix and rerun, IOPS = its pts_repeat ratio x matrix) lies above every one
+    of the second; else '' (tenth read S13-1cpu 2: this read 'no maximum located ... within the reruns' spread';
+    a value whose rerun failed pts_repeat still withholds its role on its own)."""
+    rows = _checks(validity, top["host"].iloc[0], "pts_repeat", ("pass", "warn", "fail"))
+    if rows.empty or len(top) < 2:
+        return ""
+    ratio = {str(s): v for s, v in zip(rows["subject"], pd.to_numeric(rows["value"], errors="coerce"))}
+    each = []
+    for r in top.itertuples():
+        v = ratio.get(f"DIRTH T{_int(r.threads)} Q{_int(r.qd)} rerun")
+        if v is None or not v > 0:
+            return ""
+        each.append((float(r.iops), float(r.iops) * float(v), f"T{_int(r.threads)} Q{_int(r.qd)}"))
+    (a, a2, at), (b, b2, bt) = each
+    if not min(a, a2) > max(b, b2):
+        return ""
+    return (f"{at} is the highest point in the matrix and in the reruns ({fmt_number(a)} and {fmt_number(a2)} IOPS "
+            f"against {bt}'s {fmt_number(b)} and {fmt_number(b2)}): its order repeated, its value did not")
+
+
 def max_within_spread(g: pd.DataFrame, validity: pd.DataFrame | None) -> str:
     """'' where the highest-IOPS point of one device's DIRTH matrix ``g`` is above the next by more than the reruns'
-    spread (:func:`_rerun_spread`), else why it is no maximum: 'no maximum located: 45,546 IOPS at T4 Q4 and 45,028
+    spread (:func:`_rerun_spread`) or the two kept their order in the reruns (:func:`rank_held`), else why it is no
+    maximum: 'no maximum located: 45,546 IOPS at T4 Q4 and 45,028
     at T2 Q4 are 1.01x apart, within the reruns' spread of up to 1.53x (reruns at 0.739-1.53x of their matrix points)'
     (fifth read R-def p6; S11-loop 10: '1.24x apart, within the reruns' 0.777-1.09x' read as a contradiction)."""
     spread = _rerun_spread(validity, g["host"].iloc[0]) if len(g) > 1 else None
     top = g.sort_values("iops", ascending=False).head(2)
     if spread is None or top["iops"].isna().any() or top["iops"].iloc[0] / top["iops"].iloc[1] > spread:
+        return ""
+    if rank_held(top, validity):
         return ""
     r = pd.to_numeric(_checks(validity, g["host"].iloc[0], "pts_repeat", ("pass", "warn", "fail"))["value"],
                       errors="coerce").dropna()
@@ -424,15 +450,16 @@ def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
         return (head + f"no demand-intensity result: IOPS fall as demand rises ({falls['evidence'].iloc[0]})"
                 + _reruns(host, validity))
     g = gated_roles(g, validity)
-    roles = g[g["role"].fillna("").astype(str) != ""]
+    roles = g[g["role"].astype(object).fillna("").astype(str) != ""]
     parts = [f"{r['role']}: {_point(r)}" for _, r in roles.iterrows() if r["role"] != "mid"]
-    parts += [m for m in [max_within_spread(g, validity)] if m]
+    parts += [m for m in [max_within_spread(g, validity), rank_held(g.sort_values("iops", ascending=False).head(2),
+                                                                     validity)] if m]
     ceiling = g["ceiling_us"].dropna()
     unplaced = _checks(validity, host, "dirth_optimal")
     tail = (f"; optimal point not located: {unplaced['evidence'].iloc[0]} (the grid stops before the ceiling)"
             if len(unplaced) else f" (ceiling {fmt_number(ceiling.iloc[0])} µs mean response time)" if len(ceiling)
             else "")
-    return head + "; ".join(parts) + tail + (RESPONSE_TIME if parts else "") + _reruns(host, validity)
+    return (head + "; ".join(parts) + tail + (RESPONSE_TIME if parts else "") + _reruns(host, validity)).removeprefix("; ")
 
 
 def summary_caption(hir: pd.DataFrame | None, xsr: pd.DataFrame | None) -> str:
