@@ -766,3 +766,21 @@ def test_a_dirth_maximum_whose_order_repeated_is_said_so():
     swapped = v.assign(value=[0.5 if s == "DIRTH T4 Q4 rerun" else x for s, x in zip(v["subject"], v["value"])])
     said = pts._dirth_result(d, swapped)  # T4 Q4's rerun 27,650 below T2 Q4's 34,032
     assert "no maximum located: 55,300 IOPS at T4 Q4 and 34,032 at T2 Q4" in said and "order repeated" not in said
+
+
+def test_a_last_level_far_below_the_kernels_llc_is_said_not_seen_not_only_too_short_a_sweep():
+    """Tenth read S13-bare 3: 'The sweep covered 4 KiB to 64 MiB, only 1.3× the kernel's 48 MiB last-level cache: too
+    little beyond it for the last level to be shown to be DRAM' while the curve left its last cache level at 1.2 MiB
+    for the 119 ns level and showed no step near 48 MiB: the guest does not see that cache as a level. The other
+    side: a step near the kernel's size keeps the sweep-length sentence."""
+    from memstor.analysis import hierarchy as h
+    from memstor.report.text.hierarchy import coverage_sentence
+
+    df = pd.read_csv(DATA / "mem-hierarchy-bare.csv")
+    ws, step = h.working_set_table(df), h.last_step(h.cache_levels(df, CACHES), "vm")
+    said = coverage_sentence(ws, "vm", step)
+    assert "which the curve does not show as a level: it leaves its last cache level at 1.2 MiB for a 119 ns level" \
+        in said and "too little" not in said, said
+    near = coverage_sentence(ws, "vm", (40 * 2**20, 119.0))
+    assert near.endswith("only 1.3× the kernel's 48 MiB last-level cache: too little beyond it for the last level to "
+                         "be shown to be DRAM.")
