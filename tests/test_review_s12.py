@@ -784,3 +784,19 @@ def test_a_last_level_far_below_the_kernels_llc_is_said_not_seen_not_only_too_sh
     near = coverage_sentence(ws, "vm", (40 * 2**20, 119.0))
     assert near.endswith("only 1.3× the kernel's 48 MiB last-level cache: too little beyond it for the last level to "
                          "be shown to be DRAM.")
+
+
+def test_an_unjudged_peak_bandwidth_names_the_machine_wide_gate_failures():
+    """Tenth read S13-loop 8: 'Peak memory bandwidth 6,632 MB/s — with caveats (memory_gate not checked for its
+    section ...)' while every bandwidth the gate judged failed cpu_share and bandwidth_unstable, failures the table
+    calls a property of this machine. Now the trust says so. The other side: without machine-wide failures (only
+    per-point ones, or latency_unstable alone) nothing is added."""
+    from memstor.report.text.headline_table import _machine_failures
+
+    v = pd.read_csv(DATA / "validity-memory-gate-loop.csv")
+    assert _machine_failures(v, "vm-loop328") == (
+        "the values the gate judged on this machine failed bandwidth_unstable, cpu_share in loaded_latency, "
+        "peak_injection_bandwidth (a property of this machine): an unjudged one is no firmer")
+    local = v[~v["subject"].str.contains("bandwidth_unstable|cpu_share")]
+    assert _machine_failures(local, "vm-loop328") == ""  # latency_unstable (machine) alone bears on no bandwidth
+    assert _machine_failures(v, "other-host") == ""

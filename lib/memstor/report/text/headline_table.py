@@ -198,6 +198,7 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                     ")", ", " + trust.removeprefix("not valid ("), 1)  # and the other failed checks
             elif r.get("gate") == "not judged":  # e.g. the bandwidth matrix: the gate does not judge its section
                 trust = _caveat(trust, "memory_gate not checked for its section: no CPU share or stability")
+                trust = caveat_last(trust, m) if (m := _machine_failures(validity, host)) else trust
             if key in ("idle_latency_ns", "peak_bw_MBps") and (words := dram_words(validity, host)):
                 label, trust = _not_dram(label, trust, words)  # R-loop 1.1: a buffer within the LLC
             same, most = same_job_caveat(trust, points, host, key, str(r.get("detail") or ""), float(r["value"]))
@@ -221,6 +222,25 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
             out.append({"device": host, "quantity": "not measured", "value": ", ".join(absent), "measured as": "",
                         "trust": ""})
     return pd.DataFrame(out, columns=["device", "quantity", "value", "measured as", "trust"])
+
+
+def _machine_failures(validity: pd.DataFrame | None, host: str) -> str:
+    """'the values the gate judged on this machine failed bandwidth_unstable, cpu_share in loaded_latency,
+    peak_injection_bandwidth (a property of this machine): an unjudged one is no firmer' from the host's memory_gate rows whose failure every
+    (or nearly every) value shares (subject '<section>: <criterion> (machine)'); '' without (tenth read S13-loop 8: the
+    unjudged 6,632 MB/s read 'with caveats' beside every judged bandwidth failing both)."""
+    rows = host_checks(validity, host)
+    rows = rows[(rows["check"] == "memory_gate") & rows["subject"].astype(str).str.endswith("(machine)")] \
+        if len(rows) else rows
+    if rows.empty:
+        return ""
+    parts = rows["subject"].astype(str).str.removesuffix(" (machine)").str.split(": ", n=1)
+    crit = sorted({c for _, c in parts if c != "latency_unstable"})
+    where = sorted({s for s, c in parts if c != "latency_unstable"})
+    if not crit:
+        return ""
+    return (f"the values the gate judged on this machine failed {', '.join(crit)} in {', '.join(where)} (a property "
+            "of this machine): an unjudged one is no firmer")
 
 
 def _not_dram(label: str, trust: str, words: str) -> tuple[str, str]:
