@@ -48,8 +48,10 @@ def test_lower_rates_are_not_advised_where_the_lowest_already_filled_the_queue(t
     already had 365 I/Os in flight against the queue of 256. randwrite's u10 did not fill it but was late too (S11-bare
     5: the advice kept there was contradicted by u10 and u30 late on the submitter's sleeps)."""
     read, write = _paragraph(tables, "randread"), _paragraph(tables, "randwrite")
-    assert ("a deeper request queue on the disk (its nr_requests); lower offered rates are not shown to help: the "
-            "lowest, u10 (5,038 IOPS), already had 365 I/Os in flight against the queue of 256") in read, read
+    # S12-loop9 2: u10, u30, u80 and u90 also paused beyond their bounds: a quieter machine joins the ways out
+    assert ("a deeper request queue on the disk (its nr_requests); or a quieter machine (its own pauses exceeded the "
+            "lag bound); lower offered rates are not shown to help: the lowest, u10 (5,038 IOPS), already had 365 I/Os "
+            "in flight against the queue of 256") in read, read
     assert ("lower offered rates are not shown to help: the lowest, u10 (3,123 IOPS), was late too (p99 lag 8,110 µs "
             "against its bound of 1,517 µs)") in write, write
     assert "lower offered rates, or" not in write

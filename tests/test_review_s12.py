@@ -744,9 +744,11 @@ def test_the_late_points_are_all_named_before_their_groups():
     from memstor.report.text.openloop_causes import late_causes
 
     loop = pd.read_csv(DATA / "load_latency-loop.csv")
-    said, _ = late_causes(loop[loop["rw"] == "randwrite"], loop)
+    said, _ = late_causes(loop[loop["rw"] == "randread"], loop)
     assert said.startswith("At the late points (p99 lag over its bound: u10, u30, u50, u70, u80, u90, u95, u98): at "
-                           "u10, u30"), said
+                           "u10, u30, u50, u70, u80, u90, u95 up to"), said
+    said, _ = late_causes(loop[loop["rw"] == "randwrite"], loop)  # one group: it names them all itself
+    assert said.startswith("At the late points (p99 lag over its bound) at u10, u30, u50, u70, u80, u90, u95, u98 up")
     assert late_causes(loop.iloc[0:0], loop) == ("", set())
 
 

@@ -348,8 +348,8 @@ def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple
                      + (why if why else "what delayed the submissions these columns do not show"))
     unpaused = "" if np.isfinite(_num(late, "pause_max_us")).any() else " (the machine's pauses were not recorded)"
     # every late point named first, then its groups (S13-bare 8: u10 and u30 read as not late, their group last)
-    return (f"At the late points (p99 lag over its bound: {_us(late)}): " + "; ".join(parts) + unpaused + ".",
-            causes)
+    head = f"(p99 lag over its bound: {_us(late)}): " if len(parts) > 1 else "(p99 lag over its bound) "
+    return "At the late points " + head + "; ".join(parts) + unpaused + ".", causes
 
 
 def way_out(causes: set, g: pd.DataFrame) -> str:
