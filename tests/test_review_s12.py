@@ -407,9 +407,9 @@ def test_a_withheld_fit_below_the_measured_bound_is_said_to_be_rejected():
     k = pd.read_csv(DATA / "knee-bare.csv")
     said = q.knee_sentences(k)[1]
     # tenth read S13-bare 4: 3.7 lies within the fit's interval [0.282, 8.43]: the fit's ceiling rejects it
-    assert said.endswith("N* ≥ 3.7 (the sweep had not levelled off, so the data set no upper bound), above the "
-                         "withheld fit's N* 1.54 but within its 95 % interval: the bound does not reject the fit; its "
-                         "ceiling, X_fit 18,084 IOPS, below the 43,748 the sweep measured at QD32x4, does."), said
+    assert said.endswith("N* ≥ 3.7 (the sweep had not levelled off, so the data set no upper bound), within the "
+                         "withheld fit's 95 % interval (N* 1.54): the bound does not reject the fit, its ceiling below "
+                         "what the sweep measured does."), said
     low = k.assign(N_star_bound=1.2)
     assert "reject" not in q.knee_sentences(low)[1]
     high = k.assign(N_star_bound=9.0)  # above the interval's top 8.43
@@ -620,7 +620,7 @@ def test_preconditioning_over_more_than_the_rounds_span_says_what_it_covered():
 
     rows = pd.read_csv(DATA / "fio-steady-state-loop.csv").assign(table="fio-steady-state")
     cell = stext.steady_display(ss.verdict_table(rows))["preconditioning"].iloc[0]
-    assert cell == "2 × sequential writes over 6 GiB (12.88 GB; each pass 24× the rounds' 256 MiB span)"
+    assert cell == "2 × sequential writes over 6 GiB (12.88 GB; each 24× the rounds' span)"
     whole = rows.assign(file_size_bytes=rows["span_bytes"])
     assert stext.steady_display(ss.verdict_table(whole))["preconditioning"].iloc[0] == "2 × sequential writes (12.88 GB)"
 
@@ -677,8 +677,7 @@ def test_a_mix_prediction_leaves_out_a_part_the_queue_depth_sweep_shows_out_of_l
     loop = pd.read_csv(DATA / "summary-loop.csv")
     said = rw_mix_sentences(loop, str(loop["host"].iloc[0]))[0]
     assert "(-3.9 %) — the mix costs what its reads and writes cost apart" in said, said
-    assert said.endswith("(2,949 IOPS of the same configuration in another experiment left out: the queue-depth sweep "
-                         "sides with the mix sweep's own, §2).")
+    assert said.endswith("(2,949 IOPS elsewhere left out: out of line by the queue-depth sweep, §2).")
     one = pd.read_csv(DATA / "summary-1cpu.csv")
     said = rw_mix_sentences(one, "vm")[0]
     assert "not a finding: the parts measured in two experiments differ by 5.47×" in said and "left out" not in said
@@ -722,6 +721,8 @@ def test_the_sequential_finding_carries_the_writes_not_shown_to_last():
     assert said == ("not shown to last: the same 1 MiB QD32x1 write ran at 1,364-1,559 MB/s (whole-run means) over 6 GiB "
                     "(the block-size sweep's: 256 MiB) in fio-pts-xsr"), said
     assert lasting_words(pd.read_csv(DATA / "summary-bare.csv"), "vm", 669.0) == ""
+    from memstor.report.text import first_page
+    assert first_page.lasting_words is lasting_words  # page 2's finding reads the same rule (its words point there)
 
 
 def test_a_closed_run_with_fewer_in_flight_includes_the_write_only_mix():
@@ -781,8 +782,8 @@ def test_a_last_level_far_below_the_kernels_llc_is_said_not_seen_not_only_too_sh
     df = pd.read_csv(DATA / "mem-hierarchy-bare.csv")
     ws, step = h.working_set_table(df), h.last_step(h.cache_levels(df, CACHES), "vm")
     said = coverage_sentence(ws, "vm", step)
-    assert "which the curve does not show as a level: it leaves its last cache level at 1.2 MiB for a 119 ns level" \
-        in said and "too little" not in said, said
+    assert "(1.3× the kernel's 48 MiB last-level cache); the curve leaves its last cache level at 1.2 MiB for the " \
+        "119 ns level it ends on: it does not show that cache" in said and "too little" not in said, said
     near = coverage_sentence(ws, "vm", (40 * 2**20, 119.0))
     assert near.endswith("only 1.3× the kernel's 48 MiB last-level cache: too little beyond it for the last level to "
                          "be shown to be DRAM.")

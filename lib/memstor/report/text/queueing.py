@@ -252,11 +252,8 @@ def _fit_below(k: pd.Series, why: str) -> str:
         return ""
     if float(m.group(2).replace(",", "")) < bound:
         return f", above the withheld fit's N* {m.group(1)}: the bound rejects that fit too"
-    said = f", above the withheld fit's N* {m.group(1)} but within its 95 % interval: the bound does not reject the fit"
-    if measured_above_fit(k):
-        said += (f"; its ceiling, X_fit {fmt_number(k['X_max_fit_iops'])} IOPS, below the {fmt_number(_best(k)[0])} "
-                 f"the sweep measured{_best(k)[1]}, does")
-    return said
+    return (f", within the withheld fit's 95 % interval (N* {m.group(1)}): the bound does not reject the fit"
+            + (", its ceiling below what the sweep measured does" if measured_above_fit(k) else ""))
 
 
 def _text(v) -> str:

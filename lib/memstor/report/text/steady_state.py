@@ -65,7 +65,7 @@ def steady_display(steady: pd.DataFrame) -> pd.DataFrame:
 
 def _preconditioning(passes, written, span, gb: str) -> str:
     """'2 × sequential writes (0.54 GB)'; where the passes wrote more than the span the rounds wrote (by over 5 %),
-    what each pass covered: '2 × sequential writes over 6 GiB (12.88 GB; each pass 24× the rounds' 256 MiB span)'
+    what each pass covered: '2 × sequential writes over 6 GiB (12.88 GB; each 24× the rounds' span)'
     (ninth read S12-loop9 3: a run whose rounds wrote 256 MiB of a 6 GiB device it had preconditioned whole read as 'the span
     written twice'); '–' without passes."""
     if missing(passes) or not passes:
@@ -74,8 +74,7 @@ def _preconditioning(passes, written, span, gb: str) -> str:
     each = written / passes if not missing(written) else float("nan")
     if missing(span) or not span or not each > 1.05 * span:
         return f"{head} ({gb} GB)"
-    return (f"{head} over {size_text(int(each))} ({gb} GB; each pass {each / span:.0f}× the rounds' "
-            f"{size_text(int(span))} span)")
+    return f"{head} over {size_text(int(each))} ({gb} GB; each {each / span:.0f}× the rounds' span)"
 
 
 def steady_sentences(steady: pd.DataFrame, points: pd.DataFrame | None = None,

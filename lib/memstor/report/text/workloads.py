@@ -221,8 +221,7 @@ def _mix_sentence(g: pd.DataFrame, bs: int, points: pd.DataFrame | None = None, 
     else:
         verdict = _mix_verdict(diffs, run_spread(points, host), len(shares) > 1, rule, span)
     out = ", ".join(fmt_number(v) for v in left)
-    verdict += (f" ({out} IOPS of the same configuration in another experiment left out: the queue-depth sweep sides "
-                "with the mix sweep's own, §2)") if left else ""
+    verdict += f" ({out} IOPS elsewhere left out: out of line by the queue-depth sweep, §2)" if left else ""
     return (f"**{size_text(bs)} mixes**: {fmt_number(x_r)} IOPS reads only, {fmt_number(x_w)} writes only; "
             + "; ".join(parts) + f" — {verdict}.")
 
