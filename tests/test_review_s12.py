@@ -512,7 +512,7 @@ def test_late_causes_name_their_threshold_and_leave_a_rate_that_issued_nothing_o
     said, causes = late_causes(loop[loop["rw"] == "randread"], loop)
     assert "at u98 ioarrive reached its cap of 4,096 I/Os in flight before the window and issued nothing in it: no " \
         "lag was measured there, so no cause is read from it" in said, said
-    assert said.count("u98") == 2, said  # named among the late and in its own clause; its one 46 µs sleep is no cause
+    assert said.count("u98") == 1, said  # in its own clause only: its one 46 µs sleep is no cause
     one = pd.read_csv(DATA / "load_latency-1cpu.csv")
     said, causes = late_causes(one[one["rw"] == "randwrite"], one)
     assert said.endswith("the machine paused longer than the lag bound and than at any rate that held (2,471 µs) at "
@@ -581,9 +581,9 @@ def test_a_full_request_queue_is_not_named_alone_where_the_same_points_paused_or
     loop = pd.read_csv(DATA / "load_latency-loop.csv")
     read = loop[loop["rw"] == "randread"]
     said, causes = late_causes(read, loop)
-    assert ("the submissions waited for the block layer's full request queue; at u30 the submitter's sleeps also "
-            "woke later than the lag bound and at u10, u30, u70 the machine paused longer than the lag bound: these "
-            "columns do not separate the causes there") in said, said
+    assert ("the submissions waited for the block layer's full request queue; at u30 the sleeps also woke later than "
+            "the lag bound and at u10, u30, u70 the machine paused longer than it: the columns do not separate these "
+            "causes") in said, said
     assert "not for a CPU" not in said and causes == {"request_queue", "wake", "pause"}
     assert "a quieter machine" in way_out(causes, read)
     calm = read.assign(pause_max_us=read["lag_bound_us"] / 2, wake_delay_p99_us=read["lag_bound_us"] / 2)
@@ -746,8 +746,10 @@ def test_the_late_points_are_all_named_before_their_groups():
 
     loop = pd.read_csv(DATA / "load_latency-loop.csv")
     said, _ = late_causes(loop[loop["rw"] == "randread"], loop)
-    assert said.startswith("At the late points (p99 lag over its bound: u10, u30, u50, u70, u80, u90, u95, u98): at "
-                           "u10, u30, u50, u70, u80, u90, u95 up to"), said
+    assert said.startswith("At every rate (p99 lag over its bound): at u10, u30, u50, u70, u80, u90, u95 up to"), said
+    read = loop[loop["rw"] == "randread"]
+    said, _ = late_causes(read.assign(generator_checks=["ok"] + list(read["generator_checks"][1:])), loop)
+    assert said.startswith("At the late points (p99 lag over its bound: u30, u50, u70, u80, u90, u95, u98): at u30"), said
     said, _ = late_causes(loop[loop["rw"] == "randwrite"], loop)  # one group: it names them all itself
     assert said.startswith("At the late points (p99 lag over its bound) at u10, u30, u50, u70, u80, u90, u95, u98 up")
     assert late_causes(loop.iloc[0:0], loop) == ("", set())
@@ -782,8 +784,8 @@ def test_a_last_level_far_below_the_kernels_llc_is_said_not_seen_not_only_too_sh
     df = pd.read_csv(DATA / "mem-hierarchy-bare.csv")
     ws, step = h.working_set_table(df), h.last_step(h.cache_levels(df, CACHES), "vm")
     said = coverage_sentence(ws, "vm", step)
-    assert "(1.3× the kernel's 48 MiB last-level cache); the curve leaves its last cache level at 1.2 MiB for the " \
-        "119 ns level it ends on: it does not show that cache" in said and "too little" not in said, said
+    assert "1.3× the kernel's 48 MiB last-level cache, which the curve does not show (it steps at 1.2 MiB to the " \
+        "119 ns level it ends on; as on a VM)" in said and "too little" not in said, said
     near = coverage_sentence(ws, "vm", (40 * 2**20, 119.0))
     assert near.endswith("only 1.3× the kernel's 48 MiB last-level cache: too little beyond it for the last level to "
                          "be shown to be DRAM.")
@@ -798,8 +800,20 @@ def test_an_unjudged_peak_bandwidth_names_the_machine_wide_gate_failures():
 
     v = pd.read_csv(DATA / "validity-memory-gate-loop.csv")
     assert _machine_failures(v, "vm-loop328") == (
-        "the values the gate judged on this machine failed bandwidth_unstable, cpu_share in loaded_latency, "
-        "peak_injection_bandwidth (a property of this machine): an unjudged one is no firmer")
+        "the values the gate judged here failed bandwidth_unstable, cpu_share machine-wide: an unjudged one is no firmer")
     local = v[~v["subject"].str.contains("bandwidth_unstable|cpu_share")]
     assert _machine_failures(local, "vm-loop328") == ""  # latency_unstable (machine) alone bears on no bandwidth
     assert _machine_failures(v, "other-host") == ""
+
+
+def test_a_capacity_curve_with_no_held_cell_is_one_sentence():
+    """The quick PDF's page budget (tenth reads left bare and loop at 11 pages): a capacity table of dashes and one
+    sentence per row where no cell held became one sentence; with a held cell the table stays."""
+    from memstor.report.text.mixed_load import no_capacity
+
+    none = pd.DataFrame({"host": ["vm", "vm"], "write_offered_MBps": [0.0, 208.6], "target_us": [1000.0, 1000.0],
+                         "cells_used": [0.0, float("nan")]})
+    assert no_capacity(none) == ("No cell held at any write rate (0.0, 208.6 MB/s offered): no read capacity is stated "
+                                 "for read p99 ≤ 1,000 µs.")
+    assert no_capacity(none.assign(cells_used=[0.0, 3.0])) == ""
+    assert no_capacity(None) == "" and no_capacity(none.iloc[0:0]) == ""

@@ -241,7 +241,7 @@ def findings(S, host: str) -> list[str]:
     if len(seq) == 2:
         s = f"Sequential transfers: {fmt_number(seq['seq_read_MBps'])} MB/s read, {fmt_number(seq['seq_write_MBps'])} MB/s write"
         last = lasting_words(pts, host, float(seq["seq_write_MBps"]))  # S13-loop 5: the headline's caveat, here too
-        s += " (the write not shown to last: the headline table)" if last else ""
+        s += ", the write not shown to last" if last else ""
         if seq["seq_write_MBps"] > 1.2 * seq["seq_read_MBps"]:
             later = write_elsewhere(getattr(S, "points", None), host, float(seq["seq_read_MBps"]))
             s += (f" — {'the block-size sweep wrote' if later else 'writes'} faster than {'it read' if later else 'reads in these runs'}, which a drive rarely does; a write-back cache above "

@@ -225,8 +225,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
 
 
 def _machine_failures(validity: pd.DataFrame | None, host: str) -> str:
-    """'the values the gate judged on this machine failed bandwidth_unstable, cpu_share in loaded_latency,
-    peak_injection_bandwidth (a property of this machine): an unjudged one is no firmer' from the host's memory_gate rows whose failure every
+    """'the values the gate judged here failed bandwidth_unstable, cpu_share machine-wide: an unjudged one is no
+    firmer' from the host's memory_gate rows whose failure every
     (or nearly every) value shares (subject '<section>: <criterion> (machine)'); '' without (tenth read S13-loop 8: the
     unjudged 6,632 MB/s read 'with caveats' beside every judged bandwidth failing both)."""
     rows = host_checks(validity, host)
@@ -236,11 +236,8 @@ def _machine_failures(validity: pd.DataFrame | None, host: str) -> str:
         return ""
     parts = rows["subject"].astype(str).str.removesuffix(" (machine)").str.split(": ", n=1)
     crit = sorted({c for _, c in parts if c != "latency_unstable"})
-    where = sorted({s for s, c in parts if c != "latency_unstable"})
-    if not crit:
-        return ""
-    return (f"the values the gate judged on this machine failed {', '.join(crit)} in {', '.join(where)} (a property "
-            "of this machine): an unjudged one is no firmer")
+    return f"the values the gate judged here failed {', '.join(crit)} machine-wide: an unjudged one is no firmer" \
+        if crit else ""
 
 
 def _not_dram(label: str, trust: str, words: str) -> tuple[str, str]:

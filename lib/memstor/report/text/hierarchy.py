@@ -146,9 +146,9 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[f
     if hi < llc_b:
         return f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: not shown to be DRAM."
     if hi < 2 * llc_b and step and 2 * step[0] < llc_b:  # S13-bare 3: the step lay 16x below the kernel's 48 MiB
-        return (f"{covered} ({hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache); the curve leaves its last cache "
-                f"level at {size_text(step[0])} for the {fmt_number(step[1])} ns level it ends on: it does not show "
-                "that cache (a smaller share of it, as on a VM), and that level is probably memory, not shown to be DRAM.")
+        return (f"{covered}, {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache, which the curve does "
+                f"not show (it steps at {size_text(step[0])} to the {fmt_number(step[1])} ns level it ends on; as on a "
+                "VM): that level is not shown to be DRAM.")
     if hi < 2 * llc_b:
         return (f"{covered}, only {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache: too little "
                 "beyond it for the last level to be shown to be DRAM.")

@@ -105,6 +105,18 @@ def capacity_sentences(curve: pd.DataFrame) -> list[str]:
     return out
 
 
+def no_capacity(curve: pd.DataFrame | None) -> str:
+    """'No cell held at any write rate (0.0, 53.8 MB/s offered): no read capacity is stated for read p99 ≤ 1,000 µs.'
+    where no row of the capacity curve used a held cell (the table would hold dashes only and a sentence per row:
+    tenth reads, the quick PDF at 11 pages); '' where some did or there is no curve."""
+    if curve is None or curve.empty or pd.to_numeric(curve["cells_used"], errors="coerce").fillna(0).gt(0).any():
+        return ""
+    rates = ", ".join(dict.fromkeys(_num(v, ",.1f") for v in sorted(curve["write_offered_MBps"].dropna())))
+    targets = ", ".join(dict.fromkeys(_num(v, ",.0f") for v in curve["target_us"].dropna()))
+    return (f"No cell held at any write rate ({rates} MB/s offered): no read capacity is stated for read p99 ≤ "
+            f"{targets} µs.")
+
+
 def first_reason(note) -> str:
     """The first whole reason of a cell's held_note (ioarrive's reasons are '; '-joined clauses: never cut
     inside one, R-bare C-17 '(mean 192.6 per w (…)'), µs written as such (ioarrive writes 'us')."""

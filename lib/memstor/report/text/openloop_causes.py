@@ -288,10 +288,11 @@ def _also(rows: pd.DataFrame, g: pd.DataFrame, host_rows: pd.DataFrame | None, c
     sleeps woke 2,171 µs late against 1,130); adds 'wake' / 'pause' to `causes`; '' where neither."""
     woke, paused, than = _host_delays(rows, g, host_rows)
     said = [f"at {_us(rows[hit])} {what}" for what, hit in (
-        ("the submitter's sleeps also woke later than the lag bound", woke),
-        (f"the machine {'' if woke.any() else 'also '}paused longer than the lag bound{than}", paused)) if hit.any()]
+        ("the sleeps also woke later than the lag bound", woke),
+        (f"the machine {'' if woke.any() else 'also '}paused longer than {'it' if woke.any() else 'the lag bound'}"
+         f"{than}", paused)) if hit.any()]
     causes |= {c for c, hit in (("wake", woke), ("pause", paused)) if hit.any()}
-    return f"; {' and '.join(said)}: these columns do not separate the causes there" if said else ""
+    return f"; {' and '.join(said)}: the columns do not separate these causes" if said else ""
 
 
 def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple[str, set]:
@@ -348,8 +349,9 @@ def late_causes(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> tuple
                      + (why if why else "what delayed the submissions these columns do not show"))
     unpaused = "" if np.isfinite(_num(late, "pause_max_us")).any() else " (the machine's pauses were not recorded)"
     # every late point named first, then its groups (S13-bare 8: u10 and u30 read as not late, their group last)
-    head = f"(p99 lag over its bound: {_us(late)}): " if len(parts) > 1 else "(p99 lag over its bound) "
-    return "At the late points " + head + "; ".join(parts) + unpaused + ".", causes
+    head = ("At the late points (p99 lag over its bound) " if len(parts) == 1 else "At every rate (p99 lag over its "
+            "bound): " if len(late) == len(g) else f"At the late points (p99 lag over its bound: {_us(late)}): ")
+    return head + "; ".join(parts) + unpaused + ".", causes
 
 
 def way_out(causes: set, g: pd.DataFrame) -> str:
