@@ -768,6 +768,8 @@ def test_a_dirth_maximum_whose_order_repeated_is_said_so():
                            "T2 Q4's 34,032 and 27,976): its order repeated, its value did not; optimal point not "
                            "located"), said
     assert "no maximum located" not in said and "max IOPS" not in " ".join(pts.gated_roles(d, v)["role"].astype(object).fillna("").astype(str))
+    repeated = v.assign(status=["pass" if s == "DIRTH T4 Q4 rerun" else x for s, x in zip(v["subject"], v["status"])])
+    assert "order repeated" not in pts._dirth_result(d, repeated)  # its value repeated: no 'its value did not'
     swapped = v.assign(value=[0.5 if s == "DIRTH T4 Q4 rerun" else x for s, x in zip(v["subject"], v["value"])])
     said = pts._dirth_result(d, swapped)  # T4 Q4's rerun 27,650 below T2 Q4's 34,032
     assert "no maximum located: 55,300 IOPS at T4 Q4 and 34,032 at T2 Q4" in said and "order repeated" not in said

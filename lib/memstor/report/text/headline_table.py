@@ -226,8 +226,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
 
 def _machine_failures(validity: pd.DataFrame | None, host: str) -> str:
     """'the values the gate judged here failed bandwidth_unstable, cpu_share machine-wide: an unjudged one is no
-    firmer' from the host's memory_gate rows whose failure every
-    (or nearly every) value shares (subject '<section>: <criterion> (machine)'); '' without (tenth read S13-loop 8: the
+    firmer' from the host's memory_gate rows whose failure every (or nearly every) value shares (subject '<section>:
+    <criterion> (machine)'; latency_unstable alone bears on no bandwidth); '' without (tenth read S13-loop 8: the
     unjudged 6,632 MB/s read 'with caveats' beside every judged bandwidth failing both)."""
     rows = host_checks(validity, host)
     rows = rows[(rows["check"] == "memory_gate") & rows["subject"].astype(str).str.endswith("(machine)")] \

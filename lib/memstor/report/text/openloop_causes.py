@@ -282,8 +282,8 @@ def _host_delays(rows: pd.DataFrame, g: pd.DataFrame, host_rows: pd.DataFrame | 
 
 
 def _also(rows: pd.DataFrame, g: pd.DataFrame, host_rows: pd.DataFrame | None, causes: set[str]) -> str:
-    """'; at u30 the submitter's sleeps also woke later than the lag bound and at u10, u30, u70 the machine paused
-    longer than it: these columns do not separate the causes there' over points whose queue was full (ninth read
+    """'; at u30 the sleeps also woke later than the lag bound and at u10, u30, u70 the machine paused longer than it:
+    the columns do not separate these causes' over points whose queue was full (ninth read
     S12-loop9 2: the queue named alone, 'not for a CPU', where u10, u30 and u70 paused beyond the bound and u30's
     sleeps woke 2,171 µs late against 1,130); adds 'wake' / 'pause' to `causes`; '' where neither."""
     woke, paused, than = _host_delays(rows, g, host_rows)

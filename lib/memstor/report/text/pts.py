@@ -452,8 +452,10 @@ def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
     g = gated_roles(g, validity)
     roles = g[g["role"].astype(object).fillna("").astype(str) != ""]
     parts = [f"{r['role']}: {_point(r)}" for _, r in roles.iterrows() if r["role"] != "mid"]
-    parts += [m for m in [max_within_spread(g, validity), rank_held(g.sort_values("iops", ascending=False).head(2),
-                                                                     validity)] if m]
+    top = g.sort_values("iops", ascending=False).head(2)
+    unrepeated = len(top) and (_int(top["threads"].iloc[0]), _int(top["qd"].iloc[0])) in _unrepeated(validity, host)
+    # its order held but its value did not repeat: said, as the role is withheld (a repeated one keeps its role)
+    parts += [m for m in [max_within_spread(g, validity), rank_held(top, validity) if unrepeated else ""] if m]
     ceiling = g["ceiling_us"].dropna()
     unplaced = _checks(validity, host, "dirth_optimal")
     tail = (f"; optimal point not located: {unplaced['evidence'].iloc[0]} (the grid stops before the ceiling)"
