@@ -307,8 +307,6 @@ def _longest_pause_ms(seconds: float) -> float:
     return longest * 1e3
 
 
-@needs_fio
-@pytest.mark.fio
 def _late_wake_p99_us(n: int = 300) -> float:
     """This machine's p99 lateness (µs) of a 1-ms sleep: how late a rate-limited generator's sleeps wake here."""
     over = []
@@ -319,6 +317,8 @@ def _late_wake_p99_us(n: int = 300) -> float:
     return float(np.percentile(over, 99))
 
 
+@needs_fio
+@pytest.mark.fio
 def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
     """The chosen mode (inline, see the probe) with nothing to wait for: Poisson arrivals, CV 1 +- 0.1."""
     # 4 ms mean gap: late wake-ups bunch fio's catch-up arrivals in proportion to gap / lateness. CI 2026-11-29 (session
