@@ -55,11 +55,6 @@ def job_split(points: pd.DataFrame | None, host: str, rw: str = SEQ_WRITE_JOB[0]
     return p[own], p[~own]
 
 
-def seq_write_elsewhere(points: pd.DataFrame | None, host: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rows of host's sequential write job (SEQ_WRITE_JOB): (fio-block-size's own, other experiments')."""
-    return job_split(points, host)
-
-
 def other_span(own: pd.DataFrame, other: pd.DataFrame) -> str:
     """' over 6 GiB (the block-size sweep's: 256 MiB)' where the other rows' spans (file_size_bytes) are not the
     block-size sweep's: another region of the drive, not the same job (seventh read S11-loop 5: XSR wrote the whole
@@ -102,7 +97,7 @@ def lasting_words(points: pd.DataFrame | None, host: str, value: float) -> str:
     """'not shown to last: the same job ran at 1,038-1,112 MB/s in fio-pts-xsr' where another experiment measured
     the sequential write job below value / ASSUMED_RATIO (MB/s), else '' (:func:`lasting_caveat`; page 2's finding
     too: tenth read S13-loop 5)."""
-    own, p = seq_write_elsewhere(points, host)
+    own, p = job_split(points, host)
     slow = p[pd.to_numeric(p["bw_MBps"], errors="coerce") < value / ASSUMED_RATIO] if not p.empty else p
     return f"not shown to last: {seq_write_said(slow, own)}" if not slow.empty else ""
 
@@ -192,7 +187,7 @@ def _same_job_above(points: pd.DataFrame, host: str, key: str, value: float, top
     measured 1,656 and 1,902 MB/s in fio-pts-xsr); ('', False) otherwise."""
     if key != "seq_write_MBps":
         return "", False
-    own, other = seq_write_elsewhere(points, host)
+    own, other = job_split(points, host)
     above = other[pd.to_numeric(other.get("bw_MBps"), errors="coerce") > value * ABOVE] if len(other) else other
     if above.empty:
         return "", False

@@ -26,7 +26,7 @@ from memstor.analysis.spread import (
 )
 from memstor.core.fmt import fmt_number, md_escape
 from memstor.core.units import size_text
-from memstor.report.text.headline_trust import seq_write_elsewhere, seq_write_said
+from memstor.report.text.headline_trust import job_split, seq_write_said
 
 #: Share of the best MB/s at which the bandwidth is said to level off.
 LEVEL_OFF = 0.9
@@ -294,7 +294,7 @@ def write_elsewhere(points: pd.DataFrame | None, host: str, read_MBps: float) ->
     write is fio-block-size's short run' where another experiment measured the block-size sweep's sequential write
     (write, 1 MiB, QD32, one job) at or below `read_MBps` (MB/s); '' otherwise (third read R-1cpu M2: 'writes faster
     than reads' from a 2-s write at 2,368 MB/s while the same job ran 10 s in XSR at 1,038-1,112 MB/s)."""
-    own, p = seq_write_elsewhere(points, host)
+    own, p = job_split(points, host)
     slow = p[pd.to_numeric(p["bw_MBps"], errors="coerce") <= read_MBps] if not p.empty else p
     if slow.empty:
         return ""
