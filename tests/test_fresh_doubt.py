@@ -30,7 +30,7 @@ def test_a_fresh_reference_the_run_contradicts_is_no_reference():
     assert "41,612 IOPS (fio-queue-depth, QD32x4) at 128 outstanding I/Os, is itself in doubt" in ev
     assert "88,491 IOPS at 32 in flight in fio-rw-ratio, 86,257 IOPS at 32 in flight in fio-block-size" in ev
     # S7-bare M-11: the 1.10x floor is assumed (one pair, 1.026x, measured), not called the run-to-run spread
-    assert ("(2.07-2.13x its IOPS with no more I/Os in flight, beyond the 10 % assumed for single runs, not "
+    assert ("(2.07-2.13x its IOPS with no more I/Os in flight, beyond the 10 % assumed for single fresh runs, not "
             "measured)") in ev
     assert "another state of the machine" in ev and "2.43" not in ev
 
@@ -56,7 +56,7 @@ def test_doubt_needs_more_than_the_run_to_run_spread():
     # the words name the spread as measured only where it was (1cpu's 1.62x), else as assumed (bare's floor)
     assert doubt_words(beyond, 80_000.0, fresh_spread(one, "vm-1cpu", "randread")).endswith(
         "beyond the run-to-run spread measured here, 1.16x)")
-    assert doubt_words(beyond, 80_000.0, 1.10).endswith("beyond the 10 % assumed for single runs, not measured)")
+    assert doubt_words(beyond, 80_000.0, 1.10).endswith("beyond the 10 % assumed for single fresh runs, not measured)")
     fewer, _ = fresh_doubt(bare, "vm", "randwrite", 4096, 16, 41_611.58, apart_from="fio-queue-depth")
     assert fewer.empty     # the 86-88k points ran 32 in flight, more than 16
 

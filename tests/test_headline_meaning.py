@@ -47,7 +47,7 @@ def test_a_best_of_single_runs_names_the_run_to_run_spread_measured_or_assumed()
     """R-loop 1.1: 'Best 4K random read 375,887' (the most of single 2-s runs) named knee_plateau and the interval
     checks but not the spread its own run measured: 4 KiB randread QD32x1 at 355,441 and 269,960 IOPS in two
     experiments, 1.32x. Its trust now ends with memstor.analysis.spread's words: measured where measured (loop
-    1.32x), else assumed and said so (the fresh bare s7 run: one pair, 1.026x: 'the 10 % assumed for single runs,
+    1.32x), else assumed and said so (the fresh bare s7 run: one pair, 1.026x: 'the 10 % assumed for single fresh runs,
     not measured'); a withheld value and a value that is no best of runs (QD1 latency) say nothing of it."""
     import pandas as pd
 
@@ -63,7 +63,7 @@ def test_a_best_of_single_runs_names_the_run_to_run_spread_measured_or_assumed()
     bare = ht.headline_evidence(pd.read_csv(s7 / "headline-bare.csv"), None,
                                 pd.read_csv(s7 / "summary-bare.csv")).set_index("quantity")["trust"]
     assert bare["Best 4K random write (IOPS)"] == ("with caveats (the most of single runs: may be high by the 10 % "
-                                                   "assumed for single runs (the one pair measured twice agreed within 1.03×); other runs measured more: "
+                                                   "assumed for single fresh runs (the one pair measured twice agreed within 1.03×); other runs measured more: "
                                                    "up to 88,491 IOPS as a whole-run mean (fio-rw-ratio: randwrite 4 KiB))")  # S9 B-1
     assert bare["Sequential read (MB/s)"] == "sound (its checks pass)"
     without = ht.headline_evidence(table("headline", "loop328"), table("validity", "loop328")).set_index("quantity")

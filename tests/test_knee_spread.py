@@ -54,7 +54,7 @@ def test_the_spread_is_the_measured_one_where_measured_and_said_assumed_where_no
     assert one.words().startswith("the run-to-run spread measured here, 1.16× (4 KiB randread QD32×1: 102,862 IOPS")
     bare = run_spread(table("summary", "s7-bare"), "vm")
     assert not bare.shown and bare.limit == 1.10 and round(bare.measured, 3) == 1.026
-    assert bare.short() == "the 10 % assumed for single runs (the one pair measured twice agreed within 1.03×)"  # S11-bare 7
+    assert bare.short() == "the 10 % assumed for single fresh runs (the one pair measured twice agreed within 1.03×)"  # S11-bare 7
     assert "one pair is no spread" in bare.words()
 
 
@@ -65,20 +65,20 @@ def test_a_block_size_step_beyond_only_the_assumed_spread_is_qualified():
     from memstor.report.text.workloads import block_size_sentences, rw_mix_sentences
     bare = table("summary", "s7-bare")
     writes = block_size_sentences(bare, "vm")[1]
-    assert ("+25.1 %, more than the 10 % assumed for single runs (the one pair measured twice agreed within 1.03×): a difference between single runs "
+    assert ("+25.1 %, more than the 10 % assumed for single fresh runs (the one pair measured twice agreed within 1.03×): a difference between single runs "
             "beyond an assumed spread only); larger blocks were not measured") in writes
     assert "the run-to-run spread, 1.10×" not in writes
     mix = rw_mix_sentences(bare, "vm")[0]
-    assert "(-12.8 %)" in mix and "the spread assumed for single runs, not measured: a difference between single " \
+    assert "(-12.8 %)" in mix and "the spread assumed for single fresh runs, not measured: a difference between single " \
         "runs only" in mix
     one = table("summary", "1cpu")
-    assert ("+119.1 %, more than the 10 % assumed for single runs, not measured (the pair measured twice disagreed, "
+    assert ("+119.1 %, more than the 10 % assumed for single fresh runs, not measured (the pair measured twice disagreed, "
             "1.62×: not counted as spread)") in block_size_sentences(one, "vm-1cpu")[1]  # S8: a disagreement
 
 
 def test_a_point_above_the_fit_within_the_measured_spread_is_not_shown_and_beyond_it_is():
     """R-1cpu M8: knee_plateau called randread 'keeps rising' from 136,314 IOPS, 38.1 % above X_fit 98,698, and a last
-    step of +11.8 %, both against 10 % 'assumed for single runs' while the run measured 1.62x: within it the sweep
+    step of +11.8 %, both against 10 % 'assumed for single fresh runs' while the run measured 1.62x: within it the sweep
     cannot tell (warn, not shown; N* not withheld for it). The other side: bare (s5 rows), spread 1.22x, whose last
     step 103,320 -> 150,645 (+45.8 %) beats it: still rising, fail."""
     v = checks("1cpu")
@@ -188,7 +188,7 @@ def test_the_level_off_size_is_placed_between_the_sizes_measured_and_a_fall_afte
     reads = block_size_sentences(bare, "vm")[0]
     assert ("first reaches 90 % of its best (1,307 MB/s at 64 KiB) between 4 KiB and 64 KiB (no size measured "
             "between)") in reads
-    assert "at 1 MiB it is 1,159 MB/s (-11.4 %, beyond the 10 % assumed for single runs (the one pair measured twice " \
+    assert "at 1 MiB it is 1,159 MB/s (-11.4 %, beyond the 10 % assumed for single fresh runs (the one pair measured twice " \
         "agreed within 1.02×)" in reads
     big = (bare["experiment"] == "fio-block-size") & (bare["rw"] == "randread") & (bare["bs_bytes"] == 2**20)
     less = bare.copy()

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.collections import LineCollection
+from matplotlib.colors import to_rgba
 
 from memstor.analysis import specs
 from memstor.analysis import steady_state as ss
@@ -108,6 +110,27 @@ def test_the_verdict_text_and_figure_of_a_failed_steady_state_do_not_say_steady(
     ungated = ssfigs.convergence_figure(rounds)  # the rule's own verdict, where no check is known
     said = ungated.axes[0].get_legend_handles_labels()[1]
     assert "steady at round 7" in said and "window average 102,881 IOPS" in said
+
+
+def test_the_window_average_stands_out_from_the_tracking_line(S_agreeing):
+    """Tenth read S13-bare 6: the window average, dashed in the series' own colour at 1.2 pt, could not be told from
+    the tracking line inside the window at print size. One device: black and heavier than the tracking line; several
+    devices keep one colour per device (black would not say whose average it is)."""
+    def average_and_tracking(fig):
+        ax = fig.axes[0]
+        avgs = [c for c in ax.collections if isinstance(c, LineCollection) and "window average" in c.get_label()]
+        tracks = [ln for ln in ax.lines if str(ln.get_gid()).startswith("iops:")]
+        return avgs, tracks
+
+    one = ssfigs.convergence_figure(ss.rounds_of(S_agreeing.dataset.fio, LOOP), S_agreeing.steady)
+    (avg,), (track,) = average_and_tracking(one)
+    assert tuple(avg.get_colors()[0]) == to_rgba("black") != to_rgba(track.get_color())
+    assert float(avg.get_linewidths()[0]) > float(track.get_linewidth())
+    both = ssfigs.convergence_figure(ss.rounds_of(S_agreeing.dataset.fio), S_agreeing.steady)
+    avgs, tracks = average_and_tracking(both)
+    assert len(avgs) == len(tracks) == 2
+    for a, t in zip(avgs, tracks):
+        assert tuple(a.get_colors()[0]) == to_rgba(t.get_color()) != to_rgba("black")
 
 
 def test_numpy_false_of_the_gate_is_not_taken_for_valid():

@@ -121,13 +121,13 @@ def test_a_larger_block_would_move_more_only_when_the_step_beats_the_run_to_run_
     reads, writes = block_size_sentences(one, one["host"].iloc[0])
     # S8 R-1cpu C3: the reads' step against the reads' own 1.16x; the writes' 1.62x pair disagreed (no spread)
     assert "+15.7 %) is within the run-to-run spread measured here, 1.16×" in reads and "would still" not in reads
-    assert ("+119.1 %, more than the 10 % assumed for single runs, not measured (the pair measured twice disagreed, "
+    assert ("+119.1 %, more than the 10 % assumed for single fresh runs, not measured (the pair measured twice disagreed, "
             "1.62×: not counted as spread): a difference between single runs beyond an assumed spread only); larger "
             "blocks were not measured") in writes
     assert "would still move more" not in writes  # third read R-1cpu M3: no extrapolation beyond the sweep
     bare = table("summary", "bare")
     # S8: bare's writes measured 1.03x (one pair: 10 % assumed), not the reads' 1.22x: +12.3 % is qualified
-    assert ("+12.3 %, more than the 10 % assumed for single runs (the one pair measured twice agreed within 1.03×): a difference between single runs "
+    assert ("+12.3 %, more than the 10 % assumed for single fresh runs (the one pair measured twice agreed within 1.03×): a difference between single runs "
             "beyond an assumed spread only") in block_size_sentences(bare, bare["host"].iloc[0])[1]
 
 

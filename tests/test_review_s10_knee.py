@@ -46,4 +46,4 @@ def test_no_such_run_says_nothing():
     above = fewer_in_flight(POINTS, "vm", "randwrite", pd.concat([best.drop("iops"), pd.Series({"iops": 27_000.0})]))
     assert "30,023 IOPS (more than the sweep's 27,000)" in above, above  # 1-CPU run: 44,621 beside 41,446
     near = fewer_in_flight(POINTS, "vm", "randwrite", pd.concat([best.drop("iops"), pd.Series({"iops": 29_000.0})]))
-    assert "30,023 IOPS (as much as the sweep's 29,000, within the 10 % assumed for single runs)" in near, near  # S12-loop9 6
+    assert "30,023 IOPS (as much as the sweep's 29,000, within the 10 % assumed for single fresh runs)" in near, near  # S12-loop9 6

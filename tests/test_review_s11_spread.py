@@ -1,5 +1,5 @@
 """Run-to-run spread words of the seventh independent read, 1-CPU run (issue 38, S11-1cpu 5): random-read block sizes
-64 KiB -> 1 MiB, +58.7 %, were 'more than the 10 % assumed for single runs' beside the one random-read configuration
+64 KiB -> 1 MiB, +58.7 %, were 'more than the 10 % assumed for single fresh runs' beside the one random-read configuration
 measured twice, 1.70x apart (28,962 and 49,189 IOPS, 4 KiB QD32x1). Data: tests/data/review-s11/spread/SOURCES.md."""
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def test_the_sweeps_p99_in_the_slo_table_is_named_a_completion_p99():
 
 def test_a_last_step_within_a_measured_disagreement_is_not_called_still_rising():
     """S12-bare 6: p. 7's knee_plateau said the randwrite sweep's last step (QD16 19,445 -> QD64 24,406 IOPS,
-    +25.5 %) 'still gained more than the 10 % assumed for single runs' while p. 3 called a +21.7 % step within the
+    +25.5 %) 'still gained more than the 10 % assumed for single fresh runs' while p. 3 called a +21.7 % step within the
     1.54x by which one configuration measured twice disagreed 'not shown'. One rule now: that step does not make
     the sweep 'still rising' (fail) nor levelled off: above the fit's ceiling, whether it levels off not shown (warn;
     the knee is withheld by knee_located anyway). The other side: a last step of 2x is still rising (fail). The
@@ -525,7 +525,7 @@ def test_a_pair_that_agreed_closely_is_not_said_identical():
     from memstor.analysis.spread import run_spread
 
     said = run_spread(pd.read_csv(DATA / "summary-1cpu.csv"), "vm", "randwrite").short()
-    assert said == "the 10 % assumed for single runs (the one pair measured twice agreed within 0.2 % (1.002×))"
+    assert said == "the 10 % assumed for single fresh runs (the one pair measured twice agreed within 0.2 % (1.002×))"
     loop = run_spread(pd.read_csv(DATA / "summary-loop.csv"), "vm-loop328", "randwrite").short()
     assert "agreed within 1.07×" in loop
 

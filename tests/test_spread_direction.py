@@ -9,6 +9,7 @@ import pandas as pd
 
 from memstor.analysis.spread import run_spread
 from memstor.report.text import headline_table as ht
+from memstor.report.text import methods
 
 DATA = Path(__file__).parent / "data"
 S8_BARE = DATA / "review-s8" / "summary-bare.csv"
@@ -25,7 +26,7 @@ def test_a_failed_pair_is_no_spread_and_each_direction_has_its_own():
     reads, writes = run_spread(bare, "vm", "randread"), run_spread(bare, "vm", "randwrite")
     assert reads.shown and round(reads.limit, 2) == 1.35 and "randread" in reads.how and not reads.disagreed
     assert not writes.shown and writes.limit == 1.10 and writes.measured is None
-    assert writes.short() == ("the 10 % assumed for single runs, not measured (the pair measured twice disagreed, "
+    assert writes.short() == ("the 10 % assumed for single fresh runs, not measured (the pair measured twice disagreed, "
                               "2.19×: not counted as spread)")
     assert "55,947 IOPS in fio-block-size, 25,591 IOPS in fio-rw-ratio (2.19× apart): a disagreement" in writes.words()
     assert "2.19" not in reads.words()
@@ -46,5 +47,18 @@ def test_a_best_of_runs_headline_names_its_own_directions_spread():
                                  pd.read_csv(s5 / "summary-1cpu.csv")).set_index("quantity")["trust"]
     assert trust["Best 4K random read (IOPS)"].endswith("may be high by the run-to-run spread measured here, 1.16×)")
     assert trust["Best 4K random write (IOPS)"].endswith(
-        "may be high by the 10 % assumed for single runs, not measured (the pair measured twice disagreed, 1.62×: not "
+        "may be high by the 10 % assumed for single fresh runs, not measured (the pair measured twice disagreed, 1.62×: not "
         "counted as spread))")
+
+
+def test_the_assumed_spread_says_it_is_the_fresh_runs_that_were_not_measured_twice():
+    """Tenth read S13-loop 3: 'the 10 % assumed for single runs, not measured' stood where DIRTH's reruns and the
+    steady-state rounds had measured repeats (0.83-1.21x). Those measure the preconditioned drive, another state, so
+    they stay out of the fresh runs' spread; the words now say fresh, and the method says why. The other side: a
+    measured fresh pair is named as measured, not assumed (the loop run's 1.18x above)."""
+    none = run_spread(pd.read_csv(S8_BARE).iloc[0:0], "vm", "randwrite")
+    assert none.measured is None and not none.shown
+    assert none.short() == "the 10 % assumed for single fresh runs, not measured"
+    assert none.words() == "10 %, the spread assumed for single fresh runs, not measured (no configuration was measured twice)"
+    said = methods.details("knee")
+    assert "DIRTH's reruns and the steady-state rounds measure the preconditioned drive, another state" in " ".join(said.split())

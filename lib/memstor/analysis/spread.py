@@ -26,7 +26,7 @@ import pandas as pd
 from memstor.core.fmt import fmt_number
 from memstor.core.units import size_text
 
-#: The spread assumed for single runs where nothing measured one: config_agreement's limit (AGREE_RATIO).
+#: The spread assumed for single fresh runs where nothing measured one: config_agreement's limit (AGREE_RATIO).
 ASSUMED_RATIO = 1.10
 #: The experiments that measure a configuration fresh, in the same drive state (config_agreement's): their values of
 #: one configuration differ by run-to-run spread only (XSR, steady state and WSAT run in another state).
@@ -80,7 +80,7 @@ class Spread:
         return max(self.measured or 1.0, ASSUMED_RATIO)
 
     def short(self) -> str:
-        """'the run-to-run spread measured here, 1.35×' or 'the 10 % assumed for single runs, not measured', then
+        """'the run-to-run spread measured here, 1.35×' or 'the 10 % assumed for single fresh runs, not measured', then
         '(the pair measured twice disagreed, 2.19×: not counted as spread)' where a pair disagreed."""
         if self.shown:
             return f"the run-to-run spread measured here, {self.limit:.2f}×"
@@ -88,7 +88,7 @@ class Spread:
         # S11-bare 7: 'not measured' where one pair measured 1.09x, inside the assumed 10 %
         one = f" (the one pair measured twice agreed within {_ratio(self.measured)})" if self.measured else \
             ", not measured"
-        return (f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single runs{one}"
+        return (f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single fresh runs{one}"
                 + (f" (the pair measured twice disagreed, {apart}: not counted as spread)" if apart else "")
                 + (f" (the pair measured twice that disagreed, {self.outlier_ratio():.2f}×, had one run out of line by the "
                    "queue-depth sweep: not counted as spread)" if self.outlier and not apart else ""))
@@ -114,7 +114,7 @@ class Spread:
             why += f"; {self.disagreed}: a disagreement (something changed between them), not a spread"
         if self.outlier:
             why += f"; {self.outlier}: not a spread"
-        return f"{100 * (ASSUMED_RATIO - 1):.0f} %, the spread assumed for single runs, not measured ({why})"
+        return f"{100 * (ASSUMED_RATIO - 1):.0f} %, the spread assumed for single fresh runs, not measured ({why})"
 
 
 def disagreeing(points: pd.DataFrame | None, host: str, r: pd.Series) -> pd.DataFrame:

@@ -36,7 +36,7 @@ from memstor.analysis.pts_recovery import hir_table
 from memstor.analysis.steady_state import DATA_EXCURSION_PCT, SLOPE_EXCURSION_PCT, WINDOW_ROUNDS, window_check
 from memstor.analysis.validity.rows import FAIL, PASS, band, has, n, row, unchecked
 
-#: A rerun within this factor (either way) of its matrix point agrees: the 10 % spread assumed for single runs.
+#: A rerun within this factor (either way) of its matrix point agrees: the 10 % spread assumed for single fresh runs.
 REPEAT_WARN = 1.1
 #: Beyond this factor (either way) the rerun contradicts the matrix point: the 1.25x of config_agreement.
 REPEAT_FAIL = 1.25

@@ -270,7 +270,7 @@ def doubt_words(above: pd.DataFrame, iops: float, spread: float) -> str:
     ratio = f"{lo:.2f}x" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}x"
     # one rule for the spread (memstor.analysis.spread, S7-bare M-11): the floor is assumed, not measured
     beyond = (f"the run-to-run spread measured here, {spread:.2f}x" if spread > AGREE_RATIO else
-              f"the {100 * (AGREE_RATIO - 1):.0f} % assumed for single runs, not measured")
+              f"the {100 * (AGREE_RATIO - 1):.0f} % assumed for single fresh runs, not measured")
     return f"{said} ({ratio} its IOPS with no more I/Os in flight, beyond {beyond})"
 
 

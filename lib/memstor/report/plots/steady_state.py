@@ -135,7 +135,10 @@ def convergence_figure(rounds: pd.DataFrame, verdicts: pd.DataFrame | None = Non
             ax.axvspan(first - 0.4, last + 0.4, color=colour, alpha=0.12, gid=f"window:{host}",
                        label=f"{who}measurement window (rounds {first}-{last})")
             avg = float(np.mean(w["iops"].to_numpy(float)))
-            ax.hlines(avg, first - 0.4, last + 0.4, colors=colour, linestyles="--", linewidth=1.2, zorder=3,
+            # black and heavier than the tracking line where one host is drawn (tenth read S13-bare 6: a dashed line in
+            # the series' own colour could not be told from it inside the window at print size)
+            ax.hlines(avg, first - 0.4, last + 0.4, colors=colour if multi else "black", linestyles=(0, (4, 2)),
+                      linewidth=2.2, zorder=4,
                       label=f"{who}window average {avg:,.0f} IOPS" + ("" if shown else " (not steady state)"))
         if v["ss_achieved"] and (g["round"] == int(rnd)).any():
             # ringed and named in the legend, not annotated on the panel (fifth reads: the text crossed the line)

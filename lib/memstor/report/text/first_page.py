@@ -218,7 +218,7 @@ def _answered_from_held(slo: pd.DataFrame | None, host: str) -> list[str]:
 def _random_read_above(points: pd.DataFrame | None, host: str, read_MBps: float) -> str:
     """'; yet the same-size random read measured 1,377 MB/s in fio-block-size: the sequential read (0.60x it) is the
     doubtful point' where the block-size sweep's random read of the sequential job's size (1 MiB, QD32x1) beat the
-    sequential read by more than the 10 % assumed for single runs (ninth read S12-1cpu9 5); else ''. MB/s."""
+    sequential read by more than the 10 % assumed for single fresh runs (ninth read S12-1cpu9 5); else ''. MB/s."""
     r, _ = job_split(points, host, "randread")
     if r.empty:
         return ""

@@ -28,7 +28,7 @@ def caveat_last(trust: str, said: str) -> str:
 def spread_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str = "best_randread_iops") -> str:
     """A best-of-single-runs headline's trust with the host's run-to-run spread last (memstor.analysis.spread's one
     rule, R-loop 1.1: the most of single runs is lifted by their spread): 'the most of single runs: may be high by
-    the run-to-run spread measured here, 1.32×' or '... by the 10 % assumed for single runs, not measured'. A
+    the run-to-run spread measured here, 1.32×' or '... by the 10 % assumed for single fresh runs, not measured'. A
     withheld value ('not valid') and no points given: unchanged. The spread is the headline's direction's (key
     best_randread_iops: reads; S8-bare M-1: a write pair's 2.19x disagreement was the reads' caveat)."""
     if points is None or trust.startswith("not valid"):
@@ -158,7 +158,7 @@ def same_job_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str
     ran SAME_JOB_RUNS times or more elsewhere at fixed depth (not the rate-limited runs, not fio's latency_target
     search, whose depth varies) where some measured more: 'the same job (QD32x4) measured 32,435-75,211 IOPS in 35
     other runs (fio-pts-hir, fio-steady-state), 30 of them more', and whether more than half measured more by over
-    the 10 % assumed for single runs (then the value is no maximum, not 'may be high': tenth reads S13-bare 1,
+    the 10 % assumed for single fresh runs (then the value is no maximum, not 'may be high': tenth reads S13-bare 1,
     S13-loop 2, S13-1cpu 4); ('', False) otherwise and for a withheld value."""
     m = re.search(r"QD(\d+)x(\d+)", detail)
     if key not in SWEEP_BEST or SWEEP_BEST[key][1] != "iops" or not m or trust.startswith("not valid"):
@@ -228,7 +228,7 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
     """A QD1 mean-latency headline's trust with 'other runs with one I/O in flight measured less: 92.7-168 µs mean
     (fio-pts-dirth, fio-pts-cbw: other blocks or mixes), and its own median completion is 70.1 µs: its mean rests on
     its tail' where another experiment's run of one job at depth 1 in the same direction measured a mean below value
-    by more than the 10 % assumed for single runs (ninth read S12-1cpu9 3: 209 µs beside 93-173 µs elsewhere); else
+    by more than the 10 % assumed for single fresh runs (ninth read S12-1cpu9 3: 209 µs beside 93-173 µs elsewhere); else
     unchanged. µs."""
     need = {"host", "experiment", "direction", "iodepth", "numjobs", "lat_mean_us"}
     if key not in QD1_KEYS or points is None or points.empty or not need <= set(points.columns) or \

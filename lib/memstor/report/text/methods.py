@@ -110,7 +110,8 @@ figures draw the two-asymptote fit (dashed) over the data and mark N* with a sta
 to the knee, then a wall at the ceiling. Hollow markers are points not in the fit (the spec-conditions
 point with 4 jobs, or a second point at the same N). Every comparison of two single runs here uses one
 run-to-run spread: the largest ratio between two experiments' measurements of one configuration where the run
-measured one (config_agreement's pairs), else 10 % assumed, and then said to be assumed, not measured. The fitted N*
+measured one (config_agreement's pairs), else 10 % assumed, and then said to be assumed, not measured (DIRTH's
+reruns and the steady-state rounds measure the preconditioned drive, another state, and are not counted). The fitted N*
 is not stated where a point measured past it lies more than 10 % above X_fit (beyond its 95 % interval where it has
 one) while the sweep's last step still gained more than that spread: the sweep has not levelled off, so it shows no
 knee (validity check knee_plateau); where it levelled off above X_fit beyond the spread, N* is stated with those

@@ -341,11 +341,11 @@ def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Se
 
 def _share(iops: float, best: float) -> str:
     """'96 % of 31,235' below the sweep's most; 'more than the sweep's 41,446' above it by more than the 10 % assumed
-    for single runs; 'as much as the sweep's 149,970, within the 10 % assumed for single runs' between (S12-loop9 6:
+    for single runs; 'as much as the sweep's 149,970, within the 10 % assumed for single fresh runs' between (S12-loop9 6:
     155,066 was 'more than' 149,970, +3.4 %). IOPS."""
     if iops < best:
         return f"{100 * iops / best:.0f} % of {fmt_number(best)}"
     if iops <= best * ASSUMED_RATIO:
         return (f"as much as the sweep's {fmt_number(best)}, within the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for "
-                "single runs")
+                "single fresh runs")
     return f"more than the sweep's {fmt_number(best)}"

@@ -238,7 +238,7 @@ def _mix_verdict(diffs: list[float], spread: Spread, many: bool, rule: str, span
     if all(d < -edge for d in diffs) or all(d > edge for d in diffs):
         return (f"the mix does not cost what its parts cost: reads and writes interfere (or overlap) here (the "
                 f"furthest, {100 * worst:+.1f} %, is outside {rule}"
-                + (f" and beyond {spread.short()})" if spread.shown else ", the spread assumed for single runs, not "
+                + (f" and beyond {spread.short()})" if spread.shown else ", the spread assumed for single fresh runs, not "
                    "measured: a difference between single runs only)"))
     return f"not a finding: the difference runs {span}, not beyond {spread.words()}"
 
