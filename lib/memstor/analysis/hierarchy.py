@@ -324,15 +324,21 @@ def _kib(n: float) -> str:
     return f"{n / 1024:,.0f} KiB" if n < 2**20 * 10 else f"{n / 2**20:,.1f} MiB"
 
 
+def kept_curve(curve: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """(rows, sizes, latencies) of the curve :func:`choose_curve` chose that the levels are read from: its runs whose
+    measuring thread held a CPU (:func:`cpu_held`) with a latency > 0; sizes ascending (bytes), latency ns."""
+    curve = curve[cpu_held(curve["cpu_share"])] if "cpu_share" in curve else curve
+    sizes, lat = curve["buffer_bytes"].to_numpy(dtype=float), _curve_value(curve)
+    ok = np.isfinite(lat) & (lat > 0)
+    return curve, sizes[ok], lat[ok]
+
+
 def _one_host_levels(host: str, ws: pd.DataFrame, caches: Mapping | None) -> list[dict]:
     pages, curve = choose_curve(ws)
     if pages is None:
         return []
     left = left_out_words(curve)
-    curve = curve[cpu_held(curve["cpu_share"])] if "cpu_share" in curve else curve
-    sizes, lat = curve["buffer_bytes"].to_numpy(dtype=float), _curve_value(curve)
-    ok = np.isfinite(lat) & (lat > 0)
-    sizes, lat = sizes[ok], lat[ok]
+    curve, sizes, lat = kept_curve(curve)
     levels = find_levels(sizes, lat)
     ends, edges = level_ends(sizes, lat, levels), level_edges(lat, levels)
     kernel = kernel_levels(caches)

@@ -12,9 +12,9 @@ from memstor.analysis.hierarchy import (
     LEFT_OUT_LEVEL,
     RISE_LEVEL,
     cpu_held,
-    last_step,
     saturation_chains,
 )
+from memstor.analysis.level_climb import Climb, kept_to, last_climb
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import size_text
@@ -120,35 +120,58 @@ def _mib_list(sizes: pd.Series) -> str:
     return " and ".join([", ".join(v[:-1]), v[-1]]) if len(v) > 1 else v[0]
 
 
-def coverage_sentence(working_set: pd.DataFrame | None, host: str, step: tuple[float, float] | None = None) -> str:
+def _climb_words(c: Climb) -> str:
+    """'it steps at 1.2 MiB to the 120 ns level it ends on' where the next size is on that level, else 'it leaves its
+    last cache level at 1.2 MiB, passes 20.9-32.6 ns at 1.4-2 MiB (no level) and reaches the 120 ns level it ends on
+    at 2.8 MiB' (eleventh reads S14-loop 3, S14-1cpu 3: the step was placed at the level's end, not where the
+    curve reached the level it ends on)."""
+    if not c.between or c.reached_at is None:
+        return f"it steps at {size_text(c.left_at)} to the {fmt_number(c.level_ns)} ns level it ends on"
+    ns = [b[1] for b in c.between]
+    lo, hi = size_text(c.between[0][0]), size_text(c.between[-1][0])
+    at = lo if lo == hi else f"{lo}-{hi}"
+    passes = fmt_number(ns[0]) if len(ns) == 1 else f"{fmt_number(min(ns))}-{fmt_number(max(ns))}"
+    return (f"it leaves its last cache level at {size_text(c.left_at)}, passes {passes} ns at {at} (no level) and "
+            f"reaches the {fmt_number(c.level_ns)} ns level it ends on at {size_text(c.reached_at)}")
+
+
+def coverage_sentence(working_set: pd.DataFrame | None, host: str,
+                      step: Climb | tuple[float, float] | None = None) -> str:
     """What the working-set sweep of `host` covered beside the last-level cache the kernel reports (the table's
     ``llc_bytes``, memstor.analysis.hierarchy.WORKING_SET_COLUMNS): 'The sweep covered 4 KiB to 64 MiB, below the
     kernel's 480 MiB last-level cache: ...' or '..., 4.2× the kernel's 480 MiB last-level cache.'; '' without
     the sizes. A sweep that stops below the LLC never reads as going beyond it; where the curve steps onto a last
-    level it ends on (``step``: memstor.analysis.hierarchy.last_step, bytes and ns) that level is named as the one
-    memory_buffer_llc judges against (R-loop 10.1: 'not shown to be DRAM' rested on the kernel's 480 MiB alone)."""
+    level it ends on (``step``: memstor.analysis.level_climb.last_climb, or last_step's (bytes, ns)) that level is
+    named as the one memory_buffer_llc judges against (R-loop 10.1: 'not shown to be DRAM' rested on the kernel's
+    480 MiB alone), with the sizes it passed on the way (:func:`_climb_words`). Where the levels' curve kept fewer
+    sizes than the sweep measured (runs left out for CPU share), the LLC is set against the sizes kept (eleventh
+    read S14-bare 2: '64 MiB, 1.3× the kernel's 48 MiB' of a levels' curve kept to 22.6 MiB)."""
     if working_set is None or working_set.empty or not {"host", "buffer_bytes"} <= set(working_set.columns):
         return ""
     w = working_set[working_set["host"].astype(str) == str(host)]
     sizes = pd.to_numeric(w["buffer_bytes"], errors="coerce").dropna()
     if sizes.empty:
         return ""
+    climb = step if isinstance(step, Climb) or step is None else Climb(*step)
     lo, hi = int(sizes.min()), int(sizes.max())
     llc = pd.to_numeric(w["llc_bytes"], errors="coerce").dropna() if "llc_bytes" in w.columns else pd.Series([])
     covered = f"The sweep covered {size_text(lo)} to {size_text(hi)}"
+    top = climb.kept_to if climb is not None and climb.kept_to is not None else kept_to(working_set, host)
+    if top is not None and top < hi:
+        covered += f", the levels' curve to {size_text(top)} (its larger sizes left out)"
+        hi = int(top)
     if llc.empty:
         return covered + " (the kernel reported no last-level cache size)."
     llc_b = int(llc.max())
-    if hi < llc_b and step:
-        return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache, which the curve does not show: "
-                f"it leaves its last cache level at {size_text(step[0])} for a {fmt_number(step[1])} ns level it ends on, "
-                "the step memory_buffer_llc judges the buffers against.")
+    as_level = " as a level" if climb is not None and climb.between else ""  # sizes between may be its hits
+    if hi < llc_b and climb:
+        return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: {_climb_words(climb)}, the step "
+                "memory_buffer_llc judges the buffers against.")
     if hi < llc_b:
         return f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: not shown to be DRAM."
-    if hi < 2 * llc_b and step and 2 * step[0] < llc_b:  # S13-bare 3: the step lay 16x below the kernel's 48 MiB
+    if hi < 2 * llc_b and climb and 2 * climb.left_at < llc_b:  # S13-bare 3: the step lay 16x below the 48 MiB LLC
         return (f"{covered}, {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache, which the curve does "
-                f"not show (it steps at {size_text(step[0])} to the {fmt_number(step[1])} ns level it ends on; as on a "
-                "VM): that level is not shown to be DRAM.")
+                f"not show{as_level} ({_climb_words(climb)}; as on a VM): that level is not shown to be DRAM.")
     if hi < 2 * llc_b:
         return (f"{covered}, only {hi / llc_b:.1f}× the kernel's {size_text(llc_b)} last-level cache: too little "
                 "beyond it for the last level to be shown to be DRAM.")
@@ -243,7 +266,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
             text += f" Page walks (4 KiB against 2 MiB pages): {tlb['note'].iloc[0]}."
         left = left_out_sentence(working_set, host, g)
         text += f" {left}" if left else ""
-        covered = coverage_sentence(working_set, host, last_step(levels, host))
+        covered = coverage_sentence(working_set, host, last_climb(working_set, levels, host))
         clock = [str(c) for c in g.get("clock_note", pd.Series([], dtype=str)).dropna() if str(c).startswith("not")]
         out.append(text + (f" {covered}" if covered else "") + (f" Clocks {clock[0]}." if clock else ""))
     if mlp is not None and len(mlp):

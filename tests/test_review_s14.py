@@ -1,0 +1,54 @@
+"""The eleventh independent reads (session 14, issue 38): each statement a reader found its own report's tables
+contradict, from the reviewed run's own rows (tests/data/review-s14, tests/data/review-s12; SOURCES.md there), tested
+on both sides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.analysis import hierarchy as h
+from memstor.analysis.level_climb import Climb, last_climb
+from memstor.report.text.hierarchy import coverage_sentence
+
+DATA = Path(__file__).resolve().parent / "data" / "review-s14"
+S12 = Path(__file__).resolve().parent / "data" / "review-s12"
+CACHES = {"L1d_bytes": 49152, "L2_bytes": 1310720, "L3_bytes": 50331648}
+
+
+def _coverage(path: Path) -> tuple[Climb | None, str]:
+    df = pd.read_csv(path)
+    ws = h.working_set_table(df)
+    climb = last_climb(ws, h.cache_levels(df, CACHES), "vm")
+    return climb, coverage_sentence(ws, "vm", climb)
+
+
+def test_the_climb_to_the_last_level_names_where_the_curve_reached_it_and_what_it_passed():
+    """S14-1cpu 3 (S14-loop 3 alike): 'it steps at 1.2 MiB to the 120 ns level it ends on' where the 2 MiB-page
+    curve ran 20.9 ns at 1.4 MiB and 32.6 ns at 2 MiB and reached the 120 ns level at 2.8 MiB (cache_levels: 'the
+    last plateau, from 2,896 KiB'). Now the sizes passed are named and the level's start. The other side: a climb
+    whose next size is on the last level keeps 'it steps at'."""
+    climb, said = _coverage(S12 / "mem-hierarchy-1cpu.csv")
+    assert climb is not None and climb.reached_at == 2965824.0 and [round(ns, 1) for _, ns in climb.between] == [20.9, 32.6]
+    assert ("1.3× the kernel's 48 MiB last-level cache, which the curve does not show as a level (it leaves its last "
+            "cache level at 1.2 MiB, passes 20.9-32.6 ns at 1.4 MiB-2 MiB (no level) and reaches the 120 ns level it "
+            "ends on at 2.8 MiB; as on a VM)") in said, said
+    assert "steps at 1.2 MiB" not in said
+    direct = Climb(climb.left_at, climb.level_ns, 1482880.0, (), climb.kept_to)
+    plain = coverage_sentence(h.working_set_table(pd.read_csv(S12 / "mem-hierarchy-1cpu.csv")), "vm", direct)
+    assert "which the curve does not show (it steps at 1.2 MiB to the 120 ns level it ends on; as on a VM)" in plain
+
+
+def test_the_sizes_covered_are_those_of_the_levels_curve_where_its_larger_runs_were_left_out():
+    """S14-bare 2: 'The sweep covered 4 KiB to 64 MiB, 1.3× the kernel's 48 MiB last-level cache' while the levels'
+    curve (2 MiB pages) kept sizes up to 22.6 MiB only (32-64 MiB left out at 53-54 % of a CPU) and cache_levels
+    said 'L3: not reached: the sweep ended at 22.6 MiB'. Now the sentence sets the LLC against 22.6 MiB. The other
+    side: the 1-CPU run's curve kept its 64 MiB and keeps the 1.3×."""
+    climb, said = _coverage(DATA / "mem-hierarchy-bare14.csv")
+    assert climb is not None and climb.kept_to == 23726592.0
+    assert said.startswith("The sweep covered 4 KiB to 64 MiB, the levels' curve to 22.6 MiB (its larger sizes left "
+                           "out), below the kernel's 48 MiB last-level cache: it leaves its last cache level at 1.2 MiB"), said
+    assert "1.3×" not in said and "reaches the 104 ns level it ends on at 5.7 MiB" in said
+    _, whole = _coverage(S12 / "mem-hierarchy-1cpu.csv")
+    assert "levels' curve to" not in whole and "1.3× the kernel's 48 MiB" in whole
