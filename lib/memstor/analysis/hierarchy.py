@@ -81,6 +81,8 @@ CACHE_LEVEL_COLUMNS = ["host", "level", "latency_ns", "clocks", "ends_at_bytes",
 MLP_COLUMNS = ["host", "threads", "chains", "latency_ns", "bandwidth_MBps", "littles_MBps", "residual_pct",
                "saturated", "cpu_share"]
 
+#: Sizes (bytes) or latencies (ns) of one curve, ascending by size: a list or a numpy array.
+Floats = Sequence[float] | np.ndarray
 LEVEL_POINTS = 3         # a plateau is at least this many consecutive sizes
 LEVEL_OCTAVES = 1.0      # ... spanning at least this many doublings of size
 MERGE_RATIO = 1.25       # a plateau's latencies lie within this factor of each other
@@ -259,7 +261,7 @@ def _extend(x: np.ndarray, y: np.ndarray, a: int, b: int, limit: int, band: floa
     return b
 
 
-def find_levels(sizes: Sequence[float], latency_ns: Sequence[float], band: float = MERGE_RATIO,
+def find_levels(sizes: Floats, latency_ns: Floats, band: float = MERGE_RATIO,
                 least: int = LEVEL_POINTS) -> list[Level]:
     """The plateaus of a latency-vs-size curve (sizes ascending, bytes; latency ns, > 0), in order (module
     docstring, Levels): the runs of :func:`_runs`, the longest first (ties: the narrower, then the smaller sizes),
@@ -292,14 +294,14 @@ def _join_gentle(x: np.ndarray, y: np.ndarray, kept: list[tuple[int, int]], band
     return out
 
 
-def level_edges(latency_ns: Sequence[float], levels: Sequence[Level]) -> list[Edge | None]:
+def level_edges(latency_ns: Floats, levels: Sequence[Level]) -> list[Edge | None]:
     """Per level, where it ends (memstor.analysis.level_edge.level_edge: the last size it held and the next size
     measured, against the next level's latency where one follows); None for a level the curve ends on."""
     nxt = [(b.first, b.latency_ns) for b in levels[1:]] + [(None, None)]
     return [level_edge(np.asarray(latency_ns, dtype=float), lv.last, lv.latency_ns, *n) for lv, n in zip(levels, nxt)]
 
 
-def level_ends(sizes: Sequence[float], latency_ns: Sequence[float], levels: Sequence[Level]) -> list[float | None]:
+def level_ends(sizes: Floats, latency_ns: Floats, levels: Sequence[Level]) -> list[float | None]:
     """Where each level ends (bytes): the geometric middle of the last size it held and the next size measured
     (:func:`level_edges`); None for a level the curve ends on (its end lies beyond the sweep: not reached)."""
     s = np.asarray(sizes, dtype=float)
