@@ -111,6 +111,9 @@ SWEEP_BEST = {"best_randread_iops": (("randread",), "iops", 4096, "IOPS"),
 #: Not candidates for a higher best: rate-limited runs (their IOPS are offered shares, an overshoot a failure) and
 #: write saturation (burst and cliff in one run: its levels have their own section).
 NOT_CANDIDATES = ("fio-load-latency", "mixed-load-map", "fio-write-saturation")
+#: Experiments that write the target over before they measure (SNIA PTS preconditioning): their runs of a job
+#: measure it in another drive state than the fresh sweeps (eleventh reads S14-loop 1, S14-1cpu 5).
+PRECONDITIONED = ("fio-steady-state", "fio-pts-hir", "fio-pts-cbw", "fio-pts-dirth")
 #: Runs of a best's own job in other experiments from which their range is said (fewer: elsewhere_caveat's top).
 SAME_JOB_RUNS = 3
 #: Above the headline by more than its printed rounding (a candidate's own row, or a tie, is no higher figure).
@@ -169,15 +172,28 @@ def same_job_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str
     p = p[p["rw"].isin(SWEEP_BEST[key][0]) & (p["bs_bytes"] == 4096) & (p["iodepth"] == int(m[1]))
           & (p["numjobs"] == int(m[2])) & ~p["experiment"].isin(NOT_CANDIDATES) & ~closed_target_run(p)]
     iops = pd.to_numeric(p["iops"], errors="coerce")
-    others = p[~((iops - value).abs() <= 1e-9 * value) & iops.notna()]
+    mine = (iops - value).abs() <= 1e-9 * value
+    others = _same_span(p[~mine & iops.notna()], p[mine])
     other = pd.to_numeric(others["iops"], errors="coerce")
     above = others[other > value * ABOVE]
     if above.empty or len(others) < SAME_JOB_RUNS:
         return "", False
+    where = sorted(others["experiment"].astype(str).unique())
+    state = " after preconditioning" if set(where) <= set(PRECONDITIONED) else ""
     said = (f"the same job ({m[0]}) measured {fmt_number(other.min())}–{fmt_number(other.max())} IOPS in "
-            f"{len(others)} other runs "
-            f"({', '.join(sorted(others['experiment'].astype(str).unique()))}), {len(above)} of them more")
+            f"{len(others)} other runs{state} ({', '.join(where)}), {len(above)} of them more")
     return said, 2 * int((other > value * ASSUMED_RATIO).sum()) > len(others)
+
+
+def _same_span(others: pd.DataFrame, own: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``others`` over the span (file_size_bytes) of ``own`` where both are known; all of them where not
+    (eleventh read S14-loop 1: fio-pts-hir's 13 runs over the 6 GiB device were counted as the same job as the
+    queue-depth sweep's 256 MiB point)."""
+    if "file_size_bytes" not in others.columns or "file_size_bytes" not in own.columns:
+        return others
+    span = set(pd.to_numeric(own["file_size_bytes"], errors="coerce").dropna())
+    theirs = pd.to_numeric(others["file_size_bytes"], errors="coerce")
+    return others[theirs.isna() | theirs.isin(span)] if len(span) == 1 else others
 
 
 def _same_job_above(points: pd.DataFrame, host: str, key: str, value: float, top: pd.Series) -> tuple[str, bool]:
