@@ -80,7 +80,8 @@ def test_iops_falling_with_demand_gives_no_roles():
     result = text.pts_summary(None, None, None, dirth, valid)["result"].iloc[0]
     assert "optimal" not in result and "max IOPS" not in result and "no demand-intensity result" in result
     assert "T1 Q1 1.50× their matrix IOPS" in result
-    assert text.dirth_display(dirth, valid).empty
+    shown = text.dirth_display(dirth, valid)  # S14-loop 2: its points with no role, not 'nothing in the data'
+    assert len(shown) == len(dirth) and shown["role"].str.startswith("none stated").all()
     # the other side: more than the outstanding I/O's ratio (16x) cannot come from one state
     fast = pd.read_csv(ROWS)
     fast = fast[(fast["host"] == BARE) & (fast["table"] == "fio-pts-dirth")]

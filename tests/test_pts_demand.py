@@ -558,7 +558,9 @@ def test_report_text_of_cbw_and_dirth_tables():
                                                              p99_99_us=5e3)
     c = text.cbw_display(cbw)
     assert c["OIO"].tolist() == ["1", "4", "16"] and c["max (µs)"].iloc[0] == "10,000"
-    assert text.cbw_display(None).empty and text.dirth_display(dirth.assign(role="")).empty
+    assert text.cbw_display(None).empty and text.dirth_display(None).empty
+    none = text.dirth_display(dirth.assign(role=""))  # S14-loop 2: every role withheld shows every point
+    assert none["role"].tolist() == ["none stated"] * 3 and none["IOPS"].tolist() == ["5,000", "20,000", "30,000"]
 
 
 @needs_fio

@@ -10,6 +10,7 @@ import pandas as pd
 
 from memstor.analysis import hierarchy as h
 from memstor.analysis.level_climb import Climb, last_climb
+from memstor.report.text import pts
 from memstor.report.text.headline_trust import same_job_caveat
 from memstor.report.text.hierarchy import coverage_sentence
 
@@ -70,3 +71,23 @@ def test_the_same_job_is_over_the_same_span_and_its_preconditioned_runs_are_said
     one = pd.read_csv(S12 / "summary-1cpu.csv")
     said, most = same_job_caveat("sound", one, "vm", "best_randwrite_iops", detail, 53507.47012)
     assert not most and "in 18 other runs after preconditioning (fio-pts-hir, fio-steady-state)" in said
+
+
+def test_a_dirth_matrix_with_every_role_withheld_still_shows_its_points_where_the_pdf_points():
+    """S14-loop 2: pts_steady_state failed, every role was withheld, and report.html's DIRTH table said 'nothing in
+    the data for this table' beside dirth.csv's six points, while the PDF sent the reader to 'the test's table in the
+    appendix of the HTML report' (report.html has no appendix section). Now the table shows every point, each role
+    'none stated (why)', under a caption that says so, and the PDF names report.html. The other side: a matrix with
+    a role keeps the roles' table and caption (the same matrix with no check given)."""
+    d, v = pd.read_csv(DATA / "dirth-loop.csv"), pd.read_csv(DATA / "validity-pts-loop.csv")
+    table = pts.dirth_display(d, v)
+    assert len(table) == 6 and table["role"].str.startswith("none stated").all()
+    assert table["role"].iloc[0] == "none stated (pts_demand or pts_steady_state failed (DIRTH))"
+    assert list(table["IOPS"]) == ["18,144", "45,672", "24,885", "62,191", "48,534", "75,113"]
+    assert pts.dirth_caption(table).startswith("DIRTH: every point of the matrix; no role is stated")
+    said = pts._dirth_result(d, v)
+    assert "; its points: the test's table in report.html;" in said and "appendix" not in said, said
+    roles = d.assign(role=["min", "", "", "", "", "max IOPS"]).astype({"role": object})
+    kept = pts.dirth_display(roles, None)  # no check withholds them
+    assert list(kept["role"]) == ["min", "max IOPS"]
+    assert pts.dirth_caption(kept).startswith("DIRTH: the maximum-IOPS, minimum and optimal points")

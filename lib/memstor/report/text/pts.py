@@ -149,10 +149,10 @@ def _rerun_spread(validity: pd.DataFrame | None, host) -> float | None:
 
 
 def rank_held(top: pd.DataFrame, validity: pd.DataFrame | None) -> str:
-    """'T4 Q4 is the highest point in the matrix and in the reruns (55,300 and 39,839 IOPS against T2 Q4's 34,032 and
-    27,976): its order repeated, its value did not' where both of the two highest DIRTH points (``top``) were rerun
-    and every measurement of the first (matrix and rerun, IOPS = its pts_repeat ratio x matrix) lies above every one
-    of the second; else '' (tenth read S13-1cpu 2: this read 'no maximum located ... within the reruns' spread';
+    """'the two highest points kept their order in the reruns (T4 Q4 55,300 and 39,839 IOPS, T2 Q4 34,032 and
+    27,976), T4 Q4's value did not (0.72×): no maximum is stated' where both of the two highest DIRTH points (``top``)
+    were rerun and every measurement of the first (matrix and rerun, IOPS = its pts_repeat ratio x matrix) lies above
+    every one of the second; else '' (tenth read S13-1cpu 2: this read 'no maximum located ... within the reruns' spread';
     a value whose rerun failed pts_repeat still withholds its role on its own)."""
     rows = _checks(validity, top["host"].iloc[0], "pts_repeat", ("pass", "warn", "fail"))
     if rows.empty or len(top) < 2:
@@ -167,8 +167,9 @@ def rank_held(top: pd.DataFrame, validity: pd.DataFrame | None) -> str:
     (a, a2, at), (b, b2, bt) = each
     if not min(a, a2) > max(b, b2):
         return ""
-    return (f"{at} is the highest point in the matrix and in the reruns ({fmt_number(a)} and {fmt_number(a2)} IOPS "
-            f"against {bt}'s {fmt_number(b)} and {fmt_number(b2)}): its order repeated, its value did not")
+    # S14-1cpu 2: 'T4 Q4 is the highest point' read as the max-IOPS role its failed rerun withholds
+    return (f"the two highest points kept their order in the reruns ({at} {fmt_number(a)} and {fmt_number(a2)} IOPS, "
+            f"{bt} {fmt_number(b)} and {fmt_number(b2)}), {at}'s value did not ({a2 / a:.2f}×): no maximum is stated")
 
 
 def max_within_spread(g: pd.DataFrame, validity: pd.DataFrame | None) -> str:
@@ -283,18 +284,30 @@ def _test_checks(validity: pd.DataFrame | None, host, check: str, test: str) -> 
 
 def dirth_display(dirth: pd.DataFrame | None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
     """The DIRTH points that have a role (max IOPS, min, optimal and mid under the ceiling) that its checks support
-    (:func:`gated_roles`): T, Q, IOPS, mean and p99 response time (µs), the ceiling."""
+    (:func:`gated_roles`): T, Q, IOPS, mean and p99 response time (µs), the ceiling; where the checks leave no role,
+    every point, its role 'none stated (why)'."""
     cols = ["device", "role", "T", "Q", "IOPS", "mean (µs)", "p99 (µs)", "ceiling (µs)"]
     if dirth is None or dirth.empty:
         return pd.DataFrame(columns=cols)
     dirth = gated_roles(dirth, validity)
-    d = dirth[dirth["role"].fillna("").astype(str) != ""]
+    d = dirth[dirth["role"].astype(object).fillna("").astype(str) != ""]
+    if d.empty:  # S14-loop 2: every role withheld left 'nothing in the data' beside six measured points
+        d = dirth.assign(role=[f"none stated ({str(n).split(': ', 1)[-1]})" if not missing(n) else "none stated"
+                               for n in dirth.get("not_valid", pd.Series([None] * len(dirth), index=dirth.index))])
     out = pd.DataFrame({
         "device": d["host"], "role": d["role"], "T": d["threads"].map(_int), "Q": d["qd"].map(_int),
         "IOPS": d["iops"].map(fmt_number), "mean (µs)": d["lat_mean_us"].map(fmt_number),
         "p99 (µs)": d["p99_us"].map(fmt_number), "ceiling (µs)": d["ceiling_us"].map(fmt_number),
     })
     return _one(dirth, out) if len(d) else pd.DataFrame(columns=cols)
+
+
+def dirth_caption(table: pd.DataFrame) -> str:
+    """The caption of :func:`dirth_display`'s table: its roles, or its points where no role is stated."""
+    if len(table) and table["role"].astype(str).str.startswith("none stated").all():
+        return "DIRTH: every point of the matrix; no role is stated (why: the role column)"
+    return ("DIRTH: the maximum-IOPS, minimum and optimal points (the most IOPS whose mean response time stays under "
+            "the ceiling)")
 
 
 def _idle(r) -> str:
@@ -408,12 +421,12 @@ def _steady_prefix(host, test: str, validity: pd.DataFrame | None) -> str:
 
 
 def _unsteady(host, test: str, validity: pd.DataFrame | None) -> str:
-    """'no result stated: steady state not reached (...); its points: the test's table in the appendix' where the
+    """'no result stated: steady state not reached (...); its points: the test's table in report.html' where the
     test's pts_steady_state failed (a matrix measured while the state moved is no PTS figure: third read R-1cpu M5,
     page 1's promise), else ''."""
     head = _steady_prefix(host, test, validity)
-    return ("no result stated: " + head.removesuffix(": ") + "; its points: the test's table in the appendix of the "
-            "HTML report") if head else ""
+    return ("no result stated: " + head.removesuffix(": ") + "; its points: the test's table in report.html") if head \
+        else ""  # S14-loop 2: report.html has no section called an appendix
 
 
 def _cbw_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
