@@ -27,8 +27,8 @@ def with_sweep(slo: pd.DataFrame, fio: pd.DataFrame) -> pd.DataFrame:
 def test_the_slo_table_names_the_sweeps_highest_rate_that_met_the_target():
     shown = slo_display(with_sweep(pd.read_csv(DATA / "slo-1cpu.csv"), sweep()))[FIO_COLUMN].tolist()
     tail = "; the submission time is not in it, so whether the total met it is not shown)"  # S12-bare9 1
-    assert shown == ["missed: its own p99 9,241 µs (at QD 8); the closed QD sweep's completion p99 met it up to 30,953 IOPS (QD4, "
-                     "420 µs" + tail, "missed: its own p99 10,551 µs (at QD 8); the closed QD sweep's completion p99 met it up to "
+    assert shown == ["missed: its own p99 9,241 µs (over its depth search up to QD 8); the closed QD sweep's completion p99 met it up to 30,953 IOPS (QD4, "
+                     "420 µs" + tail, "missed: its own p99 10,551 µs (over its depth search up to QD 8); the closed QD sweep's completion p99 met it up to "
                      "9,496 IOPS (QD1, 243 µs" + tail]
 
 

@@ -480,7 +480,7 @@ def test_a_closed_bound_the_queue_depth_sweep_contradicts_is_not_stated():
     assert cells[0].startswith("the closed runs disagree: fio's latency_target run met it (≥ 65,752") and \
         cells[0].endswith("while the queue-depth sweep missed it from its lightest depth (QD1: 4,723 IOPS, completion "
                           "p99 1,974 µs): no closed-loop bound is stated"), cells[0]
-    assert cells[1] == "missed: its own p99 1,188 µs (45,166 IOPS at QD 16)"  # S13-bare 7
+    assert cells[1] == "missed: its own p99 1,188 µs (45,166 IOPS over its depth search up to QD 16)"  # S13-bare 7
     met = closed_meeting(q, "vm", "randread", 5000.0)   # a looser target the sweep's QD1 met
     assert met["closed_sweep_iops"] is not None and met["closed_sweep_missed_qd"] is None
     rows.loc[0, "target_p99_us"] = 5000.0
@@ -657,7 +657,7 @@ def test_the_slo_table_gives_a_missed_runs_rate_and_a_sweep_that_met_more_than_f
 
     col = "fio latency_target, closed loop (IOPS, depth per job, its p99)"
     bare = slo_display(pd.read_csv(DATA / "slo-bare.csv"))[col]
-    assert bare.iloc[0].startswith("missed: its own p99 5,079 µs (30,341 IOPS at QD 8); the closed QD sweep's "), bare[0]
+    assert bare.iloc[0].startswith("missed: its own p99 5,079 µs (30,341 IOPS over its depth search up to QD 8); the closed QD sweep's "), bare[0]
     loop = pd.read_csv(DATA / "slo-loop.csv")
     cell = slo_display(loop)[col].iloc[1]
     assert cell.startswith("≥ 124,502 (its run's p99 594 µs; a lower bound") and cell.endswith(
