@@ -10,6 +10,7 @@ import pandas as pd
 
 from memstor.analysis import hierarchy as h
 from memstor.analysis.level_climb import Climb, last_climb
+from memstor.report import csv_gate
 from memstor.report.text import pts
 from memstor.report.text.headline_trust import same_job_caveat
 from memstor.report.text.hierarchy import coverage_sentence
@@ -125,3 +126,14 @@ def test_the_sweeps_own_point_at_the_same_job_count_tells_depth_from_job_count()
                          "not with its throughput"), said
     alone = one[~((one["experiment"] == "fio-queue-depth") & (one["numjobs"] == 4))]
     assert "this run does not tell which" in fewer_in_flight(alone, "vm", "randread", _sweep_best(one, "randread"))
+
+
+def test_a_write_saturation_run_with_no_level_has_no_cliff_count_in_the_csv():
+    """S14-bare 5: wsat.csv's 128 KiB sequential write (4 whole seconds: no level, valid False) read 'cliffs 0',
+    where the PDF says 'not determined'. Now its cliffs are empty. The other side: the 4 KiB run, whose level stood
+    (209 MB/s over 20 whole seconds), keeps its 0."""
+    w = pd.read_csv(DATA / "wsat-bare14.csv")
+    assert list(w["cliffs"]) == [0, 0]  # as written before the fix
+    out = csv_gate.gate_wsat_csv(w).set_index("workload")
+    assert out.loc["128 KiB sequential write", ["cliffs", "first_cliff_GB"]].isna().all()
+    assert out.loc["4 KiB random write", "cliffs"] == 0 and round(out.loc["4 KiB random write", "sustained_MBps"]) == 209

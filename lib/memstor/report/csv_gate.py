@@ -180,7 +180,8 @@ def gate_wsat_csv(wsat: pd.DataFrame | None) -> pd.DataFrame | None:
     """wsat.csv with no burst or sustained level where the series was too short to tell a cliff from noise
     (``caveat``, wsat_series warned; the PDF: 'no level (too short)'): those columns empty, ``valid`` False,
     ``not_valid`` 'no level: <caveat>'; the seconds' mean stays in ``series_MBps`` (R-1cpu M4: sustained_MBps =
-    burst_MBps = 228.9, valid True, for 18 whole seconds)."""
+    burst_MBps = 228.9, valid True, for 18 whole seconds). A run with no level has its cliffs empty too (not
+    determined, as the PDF says), not 0."""
     if wsat is None or wsat.empty or "caveat" not in wsat.columns:
         return wsat
     out = wsat.copy()
@@ -190,6 +191,11 @@ def gate_wsat_csv(wsat: pd.DataFrame | None) -> pd.DataFrame | None:
                                    zip(out.loc[short, "not_valid"], out.loc[short, "caveat"])]
     out.loc[short, [c for c in WSAT_LEVEL_COLUMNS if c in out.columns]] = np.nan
     out.loc[short, "valid"] = False
+    # S14-bare 5: 'cliffs 0' of a run the PDF calls 'not determined' (no level: the series could not tell)
+    untold = out["sustained_MBps"].isna()
+    cliff = [c for c in ("cliffs", "first_cliff_GB", "first_cliff_s") if c in out.columns]
+    out[cliff] = out[cliff].astype(float)
+    out.loc[untold, cliff] = np.nan
     return out
 
 
