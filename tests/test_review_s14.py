@@ -137,3 +137,16 @@ def test_a_write_saturation_run_with_no_level_has_no_cliff_count_in_the_csv():
     out = csv_gate.gate_wsat_csv(w).set_index("workload")
     assert out.loc["128 KiB sequential write", ["cliffs", "first_cliff_GB"]].isna().all()
     assert out.loc["4 KiB random write", "cliffs"] == 0 and round(out.loc["4 KiB random write", "sustained_MBps"]) == 209
+
+
+def test_an_slo_row_no_held_rate_answered_is_not_valid_in_the_csv():
+    """S14-bare 6: slo.csv's randread row, 0 of 8 rates held and no answer, read valid True (randwrite's, 0 of 8 too,
+    read False for open_loop_rate). Now a row with no held rate is not valid and says why; a reason it had stays.
+    The other side: a row answered from held rates keeps valid True (the randread row given 3 held and an answer)."""
+    slo = pd.read_csv(DATA / "slo-bare14.csv")
+    out = csv_gate.gate_slo_csv(slo).set_index("rw")
+    assert not out.loc["randread", "valid"] and out.loc["randread", "not_valid"] == \
+        "no answer: none of the 8 rates held (open_loop_held)"
+    assert out.loc["randwrite", "not_valid"] == slo.set_index("rw").loc["randwrite", "not_valid"]
+    held = slo.assign(held_points=[3.0, 0.0], max_iops=[20_000.0, None])
+    assert csv_gate.gate_slo_csv(held).set_index("rw").loc["randread", "valid"]
