@@ -162,3 +162,34 @@ def test_both_sequential_points_low_against_a_random_pair_in_the_same_order_are_
     said = _random_read_above(pd.read_csv(S12 / "summary-1cpu.csv"), "vm", 822.0, 1_327.0)
     assert said == ("; the same-size random runs in fio-block-size measured more, 1,377 MB/s read and 1,910 MB/s write: "
                     "both sequential points are low (0.60× and 0.69×), and the random pair writes faster too"), said
+
+
+def test_page_one_mentions_a_write_saturation_interval_only_where_the_table_gives_one():
+    """S14-loop 5: page 1 said '(a write-saturation level's interval is over its one run's one-second values, not
+    between runs)' where wsat.csv gave no level an interval. Now the clause stands only where the gated table has
+    one. The other side: the bare run's 4 KiB level, 209 [169, 250] MB/s, keeps it (as S12-1cpu 7 asked)."""
+    from memstor.report.text import first_page as fp
+
+    v = pd.read_csv(Path(__file__).resolve().parent / "data" / "review-s11" / "pts" / "validity-interval-exists.csv")
+    w = pd.read_csv(DATA / "wsat-bare14.csv")
+    clause = "a write-saturation level's interval is over its one run's one-second values"
+    assert clause in fp.interval_clause(v, w) and clause in fp.interval_clause(v)  # not known: said
+    none = w.assign(sustained_MBps_ci_low=None, sustained_MBps_ci_high=None)
+    assert clause not in fp.interval_clause(v, none) and "no storage value (of 112" in fp.interval_clause(v, none)
+
+
+def test_the_dram_ceilings_best_measured_names_the_higher_mlp_run_left_out():
+    """S14-loop 7: page 3's physical-ceilings row called 6,632 MB/s the best measured while page 2 said 'other runs
+    measured more: 8,209 MB/s (mem-hierarchy's MLP run, 2 threads × 16 chains ...)', left out of its curve by
+    hierarchy_cpu_share (88.6 % of a CPU). Now the row names it as a higher run left out. The other side: with that
+    run's threads on their CPUs (cpu_share 0.99) it is the best measured itself."""
+    from memstor.analysis import ceilings
+
+    mlp, head = pd.read_csv(S12 / "mlp-loop.csv"), pd.read_csv(S12 / "headline-loop.csv")
+    ceil = pd.DataFrame([{"host": "vm-loop328", "what": ceilings.DRAM, "ceiling": 51_200.0, "how": "x", "reason": ""}])
+    row = ceilings.ceiling_use(ceil, head, mlp=mlp).iloc[0]
+    assert round(row["measured"]) == 6632 and row["measured_as"].endswith(
+        "; higher, left out: 8,209 MB/s (MLP run, 2 threads x 16 chains, by Little's law: left out by "
+        "hierarchy_cpu_share)"), row["measured_as"]
+    held = ceilings.ceiling_use(ceil, head, mlp=mlp.assign(cpu_share=0.99)).iloc[0]
+    assert round(held["measured"]) == 8209 and "left out" not in held["measured_as"]

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from memstor.analysis.drive import drive_of
+from memstor.analysis.hierarchy import cpu_held
 from memstor.core.schema import missing
 from memstor.parse.dmidecode import dram_peak
 from memstor.parse.drive import unavailable
@@ -329,14 +330,32 @@ def _memory_curves(mem: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.Da
     return mem[~bad], mem[bad]
 
 
+def _mlp_runs(mlp: pd.DataFrame | None, host) -> tuple[tuple[float, str] | None, list[tuple[float, str]]]:
+    """(the highest MLP run whose threads held their CPUs, [the highest left out by hierarchy_cpu_share, in words])
+    of host (hierarchy.mlp_table: bandwidth_MBps by Little's law, cpu_share); eleventh read S14-loop 7: page 3's
+    'best measured' 6,632 beside page 2's 'other runs measured more: 8,209 MB/s (... MLP run ...)'."""
+    if mlp is None or mlp.empty or not {"host", "threads", "chains", "bandwidth_MBps"} <= set(mlp.columns):
+        return None, []
+    held = cpu_held(mlp["cpu_share"]) if "cpu_share" in mlp.columns else pd.Series(True, index=mlp.index)
+
+    def name(r: pd.Series) -> str:
+        return f"MLP run, {int(r['threads'])} threads x {int(r['chains'])} chains, by Little's law"
+
+    gone = _top(mlp[~held], host, "bandwidth_MBps", name)
+    left = [(gone[0], f"{gone[0]:,.0f} MB/s ({gone[1]}: left out by hierarchy_cpu_share)")] if gone else []
+    return _top(mlp[held], host, "bandwidth_MBps", name), left
+
+
 def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame, points: pd.DataFrame | None = None,
-                mem: pd.DataFrame | None = None, validity: pd.DataFrame | None = None) -> pd.DataFrame:
+                mem: pd.DataFrame | None = None, validity: pd.DataFrame | None = None,
+                mlp: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each ceiling beside the highest number measured that it bounds (:data:`USE_COLUMNS`, MB/s): the DRAM peak
     beside the peak memory bandwidth headline and every loaded-latency curve's maximum (mem: memory_fit's
     b_max_MBps), the storage interface beside the sequential headlines and every fio point per direction (points:
     bw_MBps), with the measured value as a percentage of the ceiling (empty when either is unknown). A figure whose
     own check failed (validity: a fio point a failed check names, a curve whose B_max run failed the memory gate)
-    is not 'best measured' (S6-bare M-4): measured_as says which higher one was left out and why."""
+    is not 'best measured' (S6-bare M-4): measured_as says which higher one was left out and why. ``mlp``: the
+    memory-level-parallelism runs (hierarchy.mlp_table), beside the DRAM peak too (:func:`_mlp_runs`)."""
     keys = {DRAM: ("peak_bw_MBps",), STORAGE: ("seq_read_MBps", "seq_write_MBps")}
     rows = []
     for _, c in ceilings.iterrows():
@@ -353,6 +372,9 @@ def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame, points: pd.DataF
             found.append(_top(passed, c["host"], "b_max_MBps", lambda r: f"loaded-latency curve {r.get('curve')}"))
             gone = _top(failed, c["host"], "b_max_MBps", lambda r: f"loaded-latency curve {r.get('curve')}")
             left = [(gone[0], f"{gone[0]:,.0f} MB/s ({gone[1]}: its run failed the memory gate)")] if gone else []
+            kept_mlp, left_mlp = _mlp_runs(mlp, c["host"])
+            found.append(kept_mlp)
+            left += left_mlp
         best = max((f for f in found if f), key=lambda f: f[0], default=None)
         higher = [text for v, text in sorted(left, reverse=True) if best is None or v > best[0]]
         said = None if best is None else best[1] + ("; higher, left out: " + "; ".join(higher) if higher else "")

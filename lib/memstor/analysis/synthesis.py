@@ -560,6 +560,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio), curves_ol,
         mixed["mixed"]), load_latency.models(ds, curves_ol), valid)
     steady, knees = gate.gate_steady(steady, valid), gate.gate_knees(knees, valid)
+    mlp = hierarchy.mlp_table(ds.mlc)
     w_table = gate.gate_wsat(w_table, valid)
     storage, sfits = gate.gate_open_curves(storage, sfits, valid, OPEN_CURVE)
     kfits = {key: fit for key, fit in kfits.items() if key in gate.valid_keys(knees)}  # the figure draws these
@@ -575,10 +576,10 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         grid=adaptive_grid.grid_table(ds.fio, pts), cluster=ds.cluster, validity=valid,
         memory_figures=memory_figures.memory_figures(ds.mlc), wsat=w_table, wsat_cliffs=w_cliffs,
         thermal=wsat.thermal_table(w_thermal), wsat_seconds=wsat.mark_whole(w_runs, w_seconds),
-        ceilings=ceilings.ceiling_use(ceil, headline, pts, mem, valid), above_ceiling=ceilings.above_ceiling(sweep_points(pts), ceil),
+        ceilings=ceilings.ceiling_use(ceil, headline, pts, mem, valid, mlp), above_ceiling=ceilings.above_ceiling(sweep_points(pts), ceil),
         working_set=hierarchy.working_set_table(ds.mlc),
         cache_levels=hierarchy.cache_levels(ds.mlc, {h.name: (h.sysinfo or {}).get("caches") for h in ds.hosts}),
-        mlp=hierarchy.mlp_table(ds.mlc), **read_ratio.family_tables(curves, mem, reference_curves.load_mess_curves()),
+        mlp=mlp, **read_ratio.family_tables(curves, mem, reference_curves.load_mess_curves()),
         hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
         xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
         **demand_tables(ds),

@@ -24,8 +24,9 @@ def page_walk_text(df: pd.DataFrame) -> str:
         said = [f"with {name} withheld (its run failed its gate: {bad[k]})" if k in bad else f"{ns:.1f} ns with {name}"
                 for k, name, ns in (("huge", f"huge pages ({w['pages']})", w["huge_page_ns"]),
                                     ("small", "4 KiB pages", w["small_page_ns"]))]
-        return (f"Idle mean latency {' and '.join(said)}: no page-walk cost is stated (the numbers: report.html's "
-                "memory tables).")
+        # S14-bare 4: 'no page-walk cost is stated' beside §4.5's 23.6 ns from the working-set sweep
+        return (f"Idle mean latency {' and '.join(said)}: no page-walk cost is stated from these idle runs (the "
+                "numbers: report.html's memory tables).")
     if w["n_huge"] and w["n_small"] and w["page_walk_ns"] <= 0:
         return (f"Idle mean latency {w['huge_page_ns']:.1f} ns with huge pages ({w['pages']}) and "
                 f"{w['small_page_ns']:.1f} ns with 4 KiB pages: no page-walk cost shows here (the buffer's "

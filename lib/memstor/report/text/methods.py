@@ -45,8 +45,8 @@ the spec sheet) when it exists, else the nearest point of the closed-loop sweeps
 conditions the sweeps did not measure. No ratio is printed where the target is not the sheet's kind of drive (a
 virtual disk, a loop device): it would compare two different devices (spec_comparison.csv keeps the number)."""),
     "steady_state": Method(
-        summary="""`fio-steady-state` follows the SNIA PTS: the span written twice sequentially, then rounds of 4 KiB random
-writes at QD 32 × 4 jobs until the last 5 rounds stay within 20 % (range) and 10 % (slope) of their average ("not
+        summary="""`fio-steady-state` follows the SNIA PTS: the target written twice sequentially (the table says over what), then
+rounds of 4 KiB random writes at QD 32 × 4 jobs until the last 5 rounds stay within 20 % (range) and 10 % (slope) of their average ("not
 achieved" is a result). The spec table takes the window average as steady state only where the checks let it stand
 (no drift, rounds of 10 s or more, not far above the fresh drive).""",
         details="""Spec sheets give random-write IOPS in **steady state**: after the whole span was written (preconditioning)
