@@ -193,3 +193,22 @@ def test_the_dram_ceilings_best_measured_names_the_higher_mlp_run_left_out():
         "hierarchy_cpu_share)"), row["measured_as"]
     held = ceilings.ceiling_use(ceil, head, mlp=mlp.assign(cpu_share=0.99)).iloc[0]
     assert round(held["measured"]) == 8209 and "left out" not in held["measured_as"]
+
+
+def test_a_cache_to_cache_latency_below_the_l1_hit_latency_is_withheld():
+    """S14-bare 7: report.html and memory_sections.csv gave 'Local Socket L2->L2 HIT 0.7 ns' and 'HITM 0.6 ns' on a
+    2-vCPU guest whose L1 hit takes 1.51 ns (cache_levels): the reader's load found the line in a cache it shares
+    with the writer, so no transfer was timed. Now both are withheld with why, in the table and the CSV. The other
+    side: a transfer slower than an L1 hit (60 ns) stands, and without the cache levels nothing is judged."""
+    from memstor.report.text.curves import sections_display
+
+    s, levels = pd.read_csv(DATA / "memory_sections-bare14.csv"), pd.read_csv(DATA / "cache_levels-bare14.csv")
+    shown = sections_display(s, levels)["value (95 % CI)"].tolist()
+    assert shown[:2] == ["189.6 ns", "11,143 MB/s"]
+    assert all(v.startswith("withheld: below this host's L1 hit latency (1.51 ns): no transfer between two cores' "
+                            "caches was timed") for v in shown[2:])
+    csv = csv_gate.gate_sections_csv(s, levels)
+    assert csv["value"].iloc[2:].isna().all() and csv["not_valid"].iloc[2:].str.startswith("below this host").all()
+    slow = s.assign(value=[189.6, 11142.7, 60.0, 61.0])
+    assert sections_display(slow, levels)["value (95 % CI)"].tolist()[2:] == ["60.0 ns", "61.0 ns"]
+    assert sections_display(s)["value (95 % CI)"].tolist()[2:] == ["0.7 ns", "0.6 ns"]

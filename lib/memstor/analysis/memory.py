@@ -322,3 +322,22 @@ def check_table(df: pd.DataFrame, bw_tol: float = 0.05, lat_tol: float = 0.15) -
             "ok": bool(worst <= bw_tol * 100 and near),
         })
     return pd.DataFrame(out)
+
+
+def below_l1(sections: pd.DataFrame | None, levels: pd.DataFrame | None) -> pd.Series:
+    """Per row of :func:`sections_table`: why a cache-to-cache latency is not one ('' where it stands): below the
+    host's L1 hit latency (hierarchy.cache_levels' L1 row, ns), the reader's load found the line in a cache it
+    shares with the writer, so no transfer between two cores' caches was timed (eleventh read S14-bare 7: 0.6-0.7 ns
+    on a 2-vCPU guest beside its L1's 1.51 ns)."""
+    if sections is None or sections.empty:
+        return pd.Series([], dtype=object)
+    l1: dict[str, float] = {}
+    if levels is not None and len(levels) and {"host", "level", "latency_ns"} <= set(levels.columns):
+        rows = levels[levels["level"].astype(str) == "L1"]
+        l1 = {str(h): float(v) for h, v in zip(rows["host"], pd.to_numeric(rows["latency_ns"], errors="coerce"))
+              if v == v}
+    value = pd.to_numeric(sections["value"], errors="coerce")
+    return pd.Series([
+        f"below this host's L1 hit latency ({l1[str(h)]:.2f} ns): no transfer between two cores' caches was timed (the "
+        "two CPUs may share their caches)" if sec == "c2c_latency" and str(h) in l1 and v < l1[str(h)] else ""
+        for h, sec, v in zip(sections["host"], sections["section"], value)], index=sections.index, dtype=object)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from memstor.analysis.memory import below_l1
 from memstor.core.schema import missing
 from memstor.report.text.headline_table import headline_evidence  # the page's own rule, not a copy of it
 from memstor.report.text.pts import gated_histograms, gated_roles, withheld_roles
@@ -222,6 +223,21 @@ def gate_tables(tables: dict[str, pd.DataFrame], synthesis) -> dict[str, pd.Data
         out["summary"] = gate_summary(out["summary"], out.get("load_latency"))
     if "slo" in out:
         out["slo"] = gate_slo_csv(out["slo"])
+    if "memory_sections" in out:
+        out["memory_sections"] = gate_sections_csv(out["memory_sections"], getattr(synthesis, "cache_levels", None))
+    return out
+
+
+def gate_sections_csv(sections: pd.DataFrame | None, levels: pd.DataFrame | None) -> pd.DataFrame | None:
+    """memory_sections.csv with a cache-to-cache value below the host's L1 latency emptied and ``not_valid`` saying
+    why (memstor.analysis.memory.below_l1; S14-bare 7)."""
+    if sections is None or sections.empty:
+        return sections
+    why = below_l1(sections, levels)
+    out = sections.assign(not_valid=why)
+    bad = why.astype(bool)
+    out[["value", "ci_low", "ci_high"]] = out[["value", "ci_low", "ci_high"]].astype(object)
+    out.loc[bad, ["value", "ci_low", "ci_high"]] = None
     return out
 
 

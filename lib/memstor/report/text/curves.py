@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.analysis.curves import POOR_FIT_PCT
+from memstor.analysis.memory import below_l1
 from memstor.core.fmt import ci_text, fixed, md_escape
 from memstor.core.schema import missing
 from memstor.core.units import size_text
@@ -204,11 +205,14 @@ SECTION_NAMES = {"latency_matrix": "idle latency matrix", "bandwidth_matrix": "b
                  "max_bandwidth": "max bandwidth", "c2c_latency": "cache to cache"}
 
 
-def sections_display(sections: pd.DataFrame | None) -> pd.DataFrame:
+def sections_display(sections: pd.DataFrame | None, levels: pd.DataFrame | None = None) -> pd.DataFrame:
     """The other sections of MLC's default run (memstor.analysis.memory.sections_table) for the report: one row
-    per device x section x what x node pair, the value with its unit ([95 % interval] when repeated) and n."""
+    per device x section x what x node pair, the value with its unit ([95 % interval] when repeated) and n; a
+    cache-to-cache value below the host's L1 latency (``levels``: hierarchy.cache_levels) withheld with why
+    (memstor.analysis.memory.below_l1)."""
     if sections is None or sections.empty:
         return pd.DataFrame()
+    floor = below_l1(sections, levels)
 
     def nodes(src, dst) -> str:
         return "–" if missing(src) and missing(dst) else f"{fixed(src, 0)} → {fixed(dst, 0)}"
@@ -217,8 +221,8 @@ def sections_display(sections: pd.DataFrame | None) -> pd.DataFrame:
         "device": sections["host"], "tool": sections["tool"],
         "section": sections["section"].map(lambda v: SECTION_NAMES.get(v, v)), "what": sections["what"],
         "nodes (CPU → memory; writer → reader)": [nodes(a, b) for a, b in zip(sections["src_node"], sections["dst_node"])],
-        "value (95 % CI)": [ci_text(v, lo, hi, 1 if u == "ns" else 0, u) for v, lo, hi, u in
-                            zip(sections["value"], sections["ci_low"], sections["ci_high"], sections["unit"])],
+        "value (95 % CI)": [f"withheld: {f}" if f else ci_text(v, lo, hi, 1 if u == "ns" else 0, u) for v, lo, hi, u, f in
+                            zip(sections["value"], sections["ci_low"], sections["ci_high"], sections["unit"], floor)],
         "n": sections["n"],
     })
 
