@@ -596,7 +596,7 @@ def test_fios_latency_target_run_that_missed_its_own_target_is_no_answer():
                          "censored": False, "fio_latency_target_iops": 23_668.0, "fio_latency_depth": 8.0,
                          "fio_latency_target_p99_us": 640.0, "ratio_to_fio": 0.85}])
     cells = text.slo_display(slo)["fio latency_target, closed loop (IOPS, depth per job, its p99)"].tolist()
-    assert cells == ["missed: its own p99 1,679 µs (at QD 16)", "23,668 (QD 8; p99 640 µs from fio's submission)"]
+    assert cells == ["missed: its own p99 1,679 µs (over its depth search up to QD 16)", "23,668 (QD 8; p99 640 µs from fio's submission)"]
     fio = pd.DataFrame([{"host": "h", "experiment": "fio-load-latency", "phase": "lt", "ok": True, "rw": "randread",
                          "latency_target_us": 1000, "iops": 44_979.0, "latency_depth": 16, "lat_p99_us": 1679.0}])
     curves = pd.DataFrame([{"host": "h", "rw": "randread", "utilisation_pct": u, "achieved_iops": x,
