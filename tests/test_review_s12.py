@@ -636,14 +636,14 @@ def test_a_best_most_runs_of_its_own_job_beat_is_no_maximum_not_may_be_high():
     detail = "QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=1"
     bare = pd.read_csv(DATA / "summary-bare.csv")
     said, most = same_job_caveat("sound", bare, "vm", "best_randwrite_iops", detail, 43748.003992)
-    assert most and said == ("the same job (QD32x4) measured 32,435–75,211 IOPS in 35 other runs after "
-                             "preconditioning (fio-pts-hir, fio-steady-state), 30 of them more"), said  # S14-loop 1
+    assert most and said == ("the same job (QD32x4) measured 32,435–75,211 IOPS in 35 other runs during or "
+                             "after preconditioning (fio-pts-hir, fio-steady-state), 30 of them more"), said  # S14-loop 1
     assert same_job_caveat("sound", bare, "vm", "best_randread_iops", detail, 61929.0) == ("", False)
     assert same_job_caveat("not valid (x)", bare, "vm", "best_randwrite_iops", detail, 43748.003992) == ("", False)
     one = pd.read_csv(DATA / "summary-1cpu.csv")
     said, most = same_job_caveat("sound", one, "vm", "best_randwrite_iops", detail, 53507.47012)
-    assert not most and said.endswith("in 18 other runs after preconditioning (fio-pts-hir, fio-steady-state), 5 of "
-                                      "them more")
+    assert not most and said.endswith("in 18 other runs during or after preconditioning (fio-pts-hir, "
+                                      "fio-steady-state), 5 of them more")
     said, _ = same_job_caveat("sound", one, "vm", "best_randread_iops", detail, 59753.0)
     assert said == ""  # its only other run is fio's latency_target search (65,752): elsewhere_caveat names it
 

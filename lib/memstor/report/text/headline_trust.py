@@ -175,11 +175,13 @@ def same_job_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str
     mine = (iops - value).abs() <= 1e-9 * value
     others = _same_span(p[~mine & iops.notna()], p[mine])
     other = pd.to_numeric(others["iops"], errors="coerce")
-    above = others[other > value * ABOVE]
+    above = others[other > value]  # S15-bare 2: 65,499 against 65,483 is more, if by 0.02 %
     if above.empty or len(others) < SAME_JOB_RUNS:
         return "", False
     where = sorted(others["experiment"].astype(str).unique())
-    state = " after preconditioning" if set(where) <= set(PRECONDITIONED) else ""
+    during = others["point"].astype(str).str.startswith("pc").any() if "point" in others.columns else False
+    state = ((" during or after preconditioning" if during else " after preconditioning")
+             if set(where) <= set(PRECONDITIONED) else "")  # S15-bare 2: fio-pts-hir's pc rounds precondition
     said = (f"the same job ({m[0]}) measured {fmt_number(other.min())}–{fmt_number(other.max())} IOPS in "
             f"{len(others)} other runs{state} ({', '.join(where)}), {len(above)} of them more")
     return said, 2 * int((other > value * ASSUMED_RATIO).sum()) > len(others)
