@@ -224,7 +224,8 @@ def _random_read_above(points: pd.DataFrame | None, host: str, read_MBps: float,
     QD32x1) beat the sequential read by more than the 10 % assumed for single fresh runs (ninth read S12-1cpu9 5);
     where the same-size random write beat the sequential write as well and still wrote faster than the random read
     read, both points are low and the random pair shows the same order (eleventh read S14-1cpu 4: 1,910 against
-    1,377 MB/s); else ''. MB/s."""
+    1,377 MB/s); where the sequential write beats that random read too, the order is not in doubt (twelfth read
+    S15-bare 3: 1,135 MB/s against 719); else ''. MB/s."""
     r, _ = job_split(points, host, "randread")
     if r.empty:
         return ""
@@ -237,8 +238,11 @@ def _random_read_above(points: pd.DataFrame | None, host: str, read_MBps: float,
         return (f"; the same-size random runs in fio-block-size measured more, {fmt_number(top)} MB/s read and "
                 f"{fmt_number(w_top)} MB/s write: both sequential points are low ({read_MBps / top:.2f}× and "
                 f"{write_MBps / w_top:.2f}×), and the random pair writes faster too")
+    # S15-bare 3: where the write beats that better read too, the order holds; only the gap is in doubt
+    order = (f", the order not (the write is {write_MBps / top:.2f}× that read too)" if write_MBps > top * ASSUMED_RATIO
+             else ", and with it the comparison")  # S13-1cpu 3: not 'the' one
     return (f"; yet the same-size random read measured {fmt_number(top)} MB/s in fio-block-size: the sequential read "
-            f"({read_MBps / top:.2f}× it) is doubtful, and with it the comparison")  # S13-1cpu 3: not 'the' one
+            f"({read_MBps / top:.2f}× it) is doubtful{order}")
 
 
 def findings(S, host: str) -> list[str]:
