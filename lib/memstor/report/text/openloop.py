@@ -221,12 +221,14 @@ def _against_sweep(cell: str, qd, iops, p99) -> str:
 def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, points=None) -> str:
     """The SLO answer of one target: the rate, '≥ rate (censored: why)', 'none ...' or 'not valid ...'; from
     the held points alone ('; from the 3 of 8 rates that held') when some did not hold."""
+    v, h, m = _ol_float(max_iops), _ol_float(held), _ol_float(points)
+    if v != v and h == 0:  # no rate held: nothing to answer from (S15-bare 7: not the rate check alone)
+        return f"no answer: none of the {int(m) if m == m else ''} rates held".replace("the  rates", "the rates")
     if isinstance(not_valid, str) and not_valid:
         if not_valid.startswith("not valid: not checked"):  # open_loop_held unchecked, nothing failed
             return "withheld: the open loop was not checked (no arrival times recorded; no answer)"
         first = not_valid.removeprefix("not valid: ").split(";")[0].strip()  # S11-loop 12: one wording, the reason
         return f"no answer: the open loop did not hold ({first})" if first else "no answer: the open loop did not hold"
-    v, h, m = _ol_float(max_iops), _ol_float(held), _ol_float(points)
     some = f"{int(h)} of {int(m)} rates that held" if h == h and m == m and h < m else ""
     if censored_by == NOT_MONOTONE:
         return "none: the held rates meet it, miss it and meet it again (not monotone)"
@@ -234,8 +236,6 @@ def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, point
         return f"not determined: the lowest rate that held misses it, the lower ones did not hold (from the {some})"
     if censored_by == FAMILIES_DISAGREE:
         return "withheld: the held rates of fio-load-latency and the mixed-load map disagree (below)"
-    if v != v and h == 0:  # no rate held: nothing to answer from (not 'the lowest held rate misses it')
-        return f"no answer: none of the {int(m) if m == m else ''} rates held".replace("the  rates", "the rates")
     if v != v:
         return f"none: even the lowest {'held ' if some else ''}rate misses it" + (f" (from the {some})" if some else "")
     if truthy(censored):
