@@ -398,8 +398,8 @@ def _xsr_result(g: pd.DataFrame) -> str:
 #: 1.9x the completion-latency p99 of its own directions that every other section prints).
 #: The means are total latency in every section (S11-bare 4): only the p99s differ in kind.
 RESPONSE_TIME = ("; times are response times (fio's total latency, submission included, as PTS): its p99 is a "
-                 "total-latency p99, the other sections' p99s are completion p99s (their means are total latency, "
-                 "as here)")
+                 "total-latency p99, the other fio sections' p99s are completion p99s (their means are total latency, "
+                 "as here; the open loop's are from the intended arrival)")  # S15-1cpu 3: §4.4 is not completion
 
 
 def _point(r) -> str:
