@@ -292,3 +292,20 @@ def test_a_4_job_point_within_the_spread_of_the_one_job_most_is_as_much_not_more
             "single fresh runs), 59,753 IOPS") in reads, reads
     writes = fp._tradeoff(_qd(one), "vm", "randwrite", one)
     assert "the same sweep measured more, 53,507 IOPS" in writes, writes
+
+
+def test_the_queue_depth_figures_caption_says_its_axes_are_logarithmic():
+    """Twelfth read S15-loop 3: Figure 3's throughput axes are logarithmic, with two tick labels on the top panels,
+    and nothing said so (a linear reading put QD32x4 at about 245k IOPS instead of 271,713). Longer axis labels
+    collapse the panels below print size (test_print_figures), so the caption says it. The other side: the figure
+    draws log axes indeed (a caption that said so of linear axes would be wrong)."""
+    import json
+
+    from memstor.report.plots.synthesis import queue_depth_figure
+
+    cells = json.loads((Path(__file__).resolve().parent.parent / "notebooks" / "90-synthesis.ipynb").read_text())["cells"]
+    (src,) = ["".join(c["source"]) for c in cells if "figs.queue_depth_figure(" in "".join(c["source"])]
+    assert "every axis on a log scale" in src
+    summary = pd.read_csv(S12 / "summary-loop.csv")
+    fig = queue_depth_figure(_qd(summary), {})
+    assert {a.get_scale() for ax in fig.axes for a in (ax.xaxis, ax.yaxis) if ax.has_data()} == {"log"}
