@@ -166,6 +166,9 @@ def test_knee_fit_below_a_measured_point_fails():
     ceiling = flagged(v, "knee_ceiling").iloc[0]
     assert ceiling["status"] == "fail" and ceiling["value"] == 98_000 and ceiling["limit"] == pytest.approx(91_960)
     assert "90,000" in ceiling["evidence"] and "98,000" in ceiling["evidence"]
+    # twelfth read S15-loop 6: pages 2 and 7 name the fitted ceiling as what the data contradict: not 'not stated'
+    assert "names the fitted one only as what the data contradict" in ceiling["consequence"]
+    assert one(validity_table(**tables()), "knee_ceiling")["consequence"] == ""  # the other side: it passes
     rmin = flagged(v, "knee_min_latency").iloc[0]
     assert rmin["status"] == "fail" and "45.0" in rmin["evidence"]
     located = flagged(v, "knee_located").iloc[0]

@@ -86,7 +86,7 @@ HUGE_PCT = 1000.0
 
 _KNEE = "queue_depth"
 _NOT_CEILING = ("the fitted X_max is not the ceiling: the report gives the measured highest throughput as the "
-                "ceiling and does not state the fitted one or the N* it gives")
+                "ceiling, names the fitted one only as what the data contradict, and states no N* from it")  # S15-loop 6
 _NOT_RMIN = ("the fitted R_min is not the unloaded latency: the report gives the measured latency at the "
              "smallest outstanding I/O and no fitted N*")
 _NO_FIT = "no fitted knee is stated for this workload (the measured bound is)"
