@@ -222,12 +222,13 @@ def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, point
     """The SLO answer of one target: the rate, '≥ rate (censored: why)', 'none ...' or 'not valid ...'; from
     the held points alone ('; from the 3 of 8 rates that held') when some did not hold."""
     v, h, m = _ol_float(max_iops), _ol_float(held), _ol_float(points)
-    if v != v and h == 0:  # no rate held: nothing to answer from (S15-bare 7: not the rate check alone)
-        return f"no answer: none of the {int(m) if m == m else ''} rates held".replace("the  rates", "the rates")
+    first = not_valid.removeprefix("not valid: ").split(";")[0].strip() if isinstance(not_valid, str) else ""
+    if v != v and h == 0:  # no rate held: that first (S15-bare 7), then a check that failed besides (S11-loop 12)
+        none = f"no answer: none of the {int(m) if m == m else ''} rates held".replace("the  rates", "the rates")
+        return none + (f"; {first}" if first and not first.startswith("not checked") else "")
     if isinstance(not_valid, str) and not_valid:
         if not_valid.startswith("not valid: not checked"):  # open_loop_held unchecked, nothing failed
             return "withheld: the open loop was not checked (no arrival times recorded; no answer)"
-        first = not_valid.removeprefix("not valid: ").split(";")[0].strip()  # S11-loop 12: one wording, the reason
         return f"no answer: the open loop did not hold ({first})" if first else "no answer: the open loop did not hold"
     some = f"{int(h)} of {int(m)} rates that held" if h == h and m == m and h < m else ""
     if censored_by == NOT_MONOTONE:
