@@ -146,7 +146,7 @@ def test_an_slo_row_no_held_rate_answered_is_not_valid_in_the_csv():
     slo = pd.read_csv(DATA / "slo-bare14.csv")
     out = csv_gate.gate_slo_csv(slo).set_index("rw")
     assert not out.loc["randread", "valid"] and out.loc["randread", "not_valid"] == \
-        "no answer: none of the 8 rates held (open_loop_held)"
+        "not valid: none of the 8 rates held (open_loop_held): no answer"
     assert out.loc["randwrite", "not_valid"] == slo.set_index("rw").loc["randwrite", "not_valid"]
     held = slo.assign(held_points=[3.0, 0.0], max_iops=[20_000.0, None])
     assert csv_gate.gate_slo_csv(held).set_index("rw").loc["randread", "valid"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from memstor.analysis.hierarchy import choose_curve, find_levels, kept_curve, last_step, level_edges
@@ -29,13 +30,22 @@ class Climb(NamedTuple):
     kept_to: float | None = None
 
 
-def kept_to(working_set: pd.DataFrame | None, host: str) -> float | None:
-    """The largest size (bytes) of ``host``'s levels' curve that was kept (its CPU held); None without one."""
+def _kept(working_set: pd.DataFrame | None, host: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """(sizes in bytes, latencies in ns) of ``host``'s levels' curve as kept (hierarchy.kept_curve); None without
+    one."""
     if working_set is None or working_set.empty or "pattern" not in working_set.columns:
         return None
     pages, curve = choose_curve(working_set[working_set["host"].astype(str) == str(host)])
-    sizes = kept_curve(curve)[1] if pages is not None else ()
-    return float(max(sizes)) if len(sizes) else None
+    if pages is None:
+        return None
+    _, sizes, lat = kept_curve(curve)
+    return (sizes, lat) if len(sizes) else None
+
+
+def kept_to(working_set: pd.DataFrame | None, host: str) -> float | None:
+    """The largest size (bytes) of ``host``'s levels' curve that was kept (its CPU held); None without one."""
+    kept = _kept(working_set, host)
+    return float(kept[0].max()) if kept is not None else None
 
 
 def last_climb(working_set: pd.DataFrame | None, levels: pd.DataFrame | None, host: str) -> Climb | None:
@@ -44,14 +54,14 @@ def last_climb(working_set: pd.DataFrame | None, levels: pd.DataFrame | None, ho
     step = last_step(levels, host)
     if step is None:
         return None
-    top = kept_to(working_set, host)
-    if top is None or working_set is None:
+    kept = _kept(working_set, host)
+    if kept is None:
         return Climb(*step)
-    _, sizes, lat = kept_curve(choose_curve(working_set[working_set["host"].astype(str) == str(host)])[1])
+    sizes, lat = kept
     found = find_levels(sizes, lat)
     edge = level_edges(lat, found)[-2] if len(found) >= 2 else None
     if edge is None:
-        return Climb(*step, kept_to=top)
+        return Climb(*step, kept_to=float(sizes.max()))
     first = found[-1].first
     between = tuple((float(sizes[i]), float(lat[i])) for i in range(edge.off, first))
-    return Climb(*step, float(sizes[first]), between, top)
+    return Climb(*step, float(sizes[first]), between, float(sizes.max()))

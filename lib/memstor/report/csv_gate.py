@@ -242,15 +242,15 @@ def gate_sections_csv(sections: pd.DataFrame | None, levels: pd.DataFrame | None
 
 
 def gate_slo_csv(slo: pd.DataFrame | None) -> pd.DataFrame | None:
-    """slo.csv with a row that no held rate answered (held_points 0 of points) not valid, 'no answer: none of the N
-    rates held (open_loop_held)' (S14-bare 6: randread's 'no answer' row read valid True beside randwrite's False,
-    both 0 of 8 held; the PDF says 'no answer' of both)."""
+    """slo.csv with a row that no held rate answered (held_points 0 of points) not valid, 'not valid: none of the N
+    rates held (open_loop_held): no answer', as every not_valid begins (S14-bare 6: randread's 'no answer' row read
+    valid True beside randwrite's False, both 0 of 8 held; the PDF says 'no answer' of both)."""
     if slo is None or slo.empty or not {"held_points", "points"} <= set(slo.columns):
         return slo
     out = slo.copy()
     out["not_valid"] = out["not_valid"].astype(object).fillna("") if "not_valid" in out.columns else ""
     none = (pd.to_numeric(out["held_points"], errors="coerce") == 0) & out["max_iops"].isna()
-    out.loc[none, "not_valid"] = [o or f"no answer: none of the {int(n)} rates held (open_loop_held)"
+    out.loc[none, "not_valid"] = [o or f"not valid: none of the {int(n)} rates held (open_loop_held): no answer"
                                   for o, n in zip(out.loc[none, "not_valid"], out.loc[none, "points"])]
     out.loc[none, "valid"] = False
     return out
