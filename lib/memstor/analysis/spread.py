@@ -79,6 +79,13 @@ class Spread:
         """The ratio two single values must exceed to differ: the measured spread, at least ASSUMED_RATIO."""
         return max(self.measured or 1.0, ASSUMED_RATIO)
 
+    def brief(self) -> str:
+        """'the run-to-run spread measured here, 1.20×' or 'the 10 % assumed for single fresh runs': :meth:`short`
+        without its qualifiers, where a page has no room for them (page 2's findings)."""
+        if self.shown:
+            return f"the run-to-run spread measured here, {self.limit:.2f}×"
+        return f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single fresh runs"
+
     def short(self) -> str:
         """'the run-to-run spread measured here, 1.35×' or 'the 10 % assumed for single fresh runs, not measured', then
         '(the pair measured twice disagreed, 2.19×: not counted as spread)' where a pair disagreed."""

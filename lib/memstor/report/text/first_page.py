@@ -174,9 +174,7 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str, points: pd.DataFrame | None 
         return text
     spread = run_spread(points, host, rw)
     gain = float(top["iops"]) / float(best["iops"])
-    within = (f"the run-to-run spread measured here, {spread.limit:.2f}×" if spread.shown else
-              f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single fresh runs")  # short: page 2's budget
-    more = "more" if gain > spread.limit else f"as much ({100 * (gain - 1):+.1f} %, within {within})"
+    more = "more" if gain > spread.limit else f"as much ({100 * (gain - 1):+.1f} %, within {spread.brief()})"
     return text + (f"; with {int(top['numjobs'])} jobs (QD{int(top['iodepth'])}x{int(top['numjobs'])}, "
                    f"{int(top['outstanding_io'])} in flight) the same sweep measured {more}, "
                    f"{fmt_number(top['iops'])} IOPS at a mean of {fmt_number(top['lat_mean_us'])} µs")

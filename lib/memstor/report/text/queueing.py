@@ -367,8 +367,8 @@ def _cause(points: pd.DataFrame, host: str, rw: str, r: pd.Series, best: pd.Seri
     p = points[(points["host"].astype(str) == host) & (points["experiment"] == "fio-queue-depth")
                & (points["rw"] == rw) & (points["bs_bytes"] == 4096) & (points["numjobs"] == r["numjobs"])]
     n_r = float(r["iops"]) * float(r["lat_mean_us"]) / 1e6
-    lat, n = pd.to_numeric(p["lat_mean_us"], errors="coerce"), pd.to_numeric(p["iops"], errors="coerce") * \
-        pd.to_numeric(p["lat_mean_us"], errors="coerce") / 1e6
+    lat = pd.to_numeric(p["lat_mean_us"], errors="coerce")
+    n = pd.to_numeric(p["iops"], errors="coerce") * lat / 1e6  # I/Os in flight by Little's law
     deep = p[(lat >= 2 * float(r["lat_mean_us"])) & (n >= 2 * n_r)]
     if deep.empty:
         return (f"with its depth or its job count ({int(r['numjobs'])} jobs against the sweep point's "
