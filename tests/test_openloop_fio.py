@@ -295,6 +295,7 @@ def test_poisson_overshoot_detected_and_split_plan_within_2pct(tmp_path):
 #: A machine that stops a spinning thread this long (ms) bunches 1-ms Poisson gaps whatever fio does (2026-11-28:
 #: the VM paused up to 20-32 ms, fio's null-engine arrivals had CV 1.25-2.17 in three runs).
 PAUSE_SKIP_MS = 5.0
+RATE_Z = 3.3  # standard errors: a fair run falls outside one time in a thousand
 
 
 def _longest_pause_ms(seconds: float) -> float:
@@ -330,6 +331,13 @@ def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
     # and then catches up in a burst; that is the machine, not fio's generator: up to 3 runs, one must hold.
     # CI 2026-11-29, a host loaded by other tests: CV 1.38, 1.28, 1.14 in three runs. Perturbation only adds bursts
     # (CV up), so the run nearest CV 1 of up to 5 is judged, on both sides of 1.
+    # The rate is judged within its own interval: the mean of n exponential gaps has a relative standard error of
+    # CV/sqrt(n), 3.2 % for 1,000 gaps, so a fixed +-5 % fails one fair run in eight (CI 2026-11-29, session 14:
+    # (CV, IOPS) 1.03/272, 1.05/234, 1.07/243 against 250 expected; 272 is 2.7 standard errors out).
+    def held(run):
+        cv_run, iops, rel_se = run
+        return abs(cv_run - 1.0) <= 0.1 and abs(iops / poisson_iops(rate) - 1.0) <= RATE_Z * rel_se
+
     for attempt in range(5):
         out = tmp_path / f"cv{attempt}"
         doc = run_job(null_job("cv", tmp_path / "nullf", rate_iops=rate, rate_process="poisson", runtime_s=runtime_s,
@@ -339,12 +347,12 @@ def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
         gaps = interarrival_us(frame)
         assert len(gaps) >= 0.9 * rate * runtime_s and len(frame) == doc["jobs"][0]["read"]["total_ios"]
         assert np.array_equal(interarrival_us(iolog), gaps)
-        seen.append((cv(gaps), 1e6 / gaps.mean()))
+        seen.append((cv(gaps), 1e6 / gaps.mean(), cv(gaps) / math.sqrt(len(gaps))))
         # the rate too: a run starved of CPU by a neighbour falls short (948 of 1000 IOPS measured once here)
-        if abs(seen[-1][0] - 1.0) <= 0.1 and seen[-1][1] == pytest.approx(poisson_iops(rate), rel=0.05):
+        if held(seen[-1]):
             break
-    shown = [(round(c, 2), round(r)) for c, r in seen]
-    best = min(seen, key=lambda s: abs(s[0] - 1.0))
+    shown = [(round(c, 2), round(r)) for c, r, _ in seen]
+    best = next((s for s in seen if held(s)), min(seen, key=lambda s: abs(s[0] - 1.0)))
     if abs(best[0] - 1.0) > 0.1 and (pause := _longest_pause_ms(1.0)) > PAUSE_SKIP_MS:
         pytest.skip(f"this machine pauses for {pause:.1f} ms (> {PAUSE_SKIP_MS} ms, a spinning loop's longest gap in "
                     f"1 s): a {1e3 / rate:g}-ms Poisson gap cannot be judged through it; (CV, IOPS) of {len(seen)} "
@@ -354,7 +362,7 @@ def test_poisson_interarrival_cv_from_fio_iolog(tmp_path):
                     f"mean gap): fio's catch-up bunches the arrivals whatever its rate process; (CV, IOPS) of "
                     f"{len(seen)} runs: {shown}")
     assert abs(best[0] - 1.0) <= 0.1, f"inter-arrival (CV, IOPS) of {len(seen)} runs: {shown}"
-    assert best[1] == pytest.approx(poisson_iops(rate), rel=0.05), f"(CV, IOPS) of {len(seen)} runs: {shown}"
+    assert best[1] == pytest.approx(poisson_iops(rate), rel=RATE_Z * best[2]), f"(CV, IOPS) of {len(seen)} runs: {shown}"
 
 
 @needs_fio
