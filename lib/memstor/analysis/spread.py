@@ -271,3 +271,27 @@ def sweep_beaten(points: pd.DataFrame | None, host: str, rw: str) -> tuple[float
 def points_said(p: pd.DataFrame) -> str:
     """'121,409 IOPS at QD32 in fio-block-size, 102,782 IOPS at QD32 in fio-rw-ratio'."""
     return ", ".join(f"{fmt_number(r.iops)} IOPS at QD{int(r.iodepth)} in {r.experiment}" for r in p.itertuples())
+
+
+def flat_before_deepest(points: pd.DataFrame | None, host: str, rw: str) -> tuple[pd.DataFrame, pd.Series | None,
+                                                                                  Spread]:
+    """(the one_job_elsewhere points between the sweep's last two depths and in line with them (not beyond
+    DISAGREE_RATIO of both, nor of each other), where the sweep's deepest point measured at most the run-to-run spread's limit times every
+    one of them; the sweep's deepest point; the Spread in rw's direction). Empty where none or where one of them leaves
+    the last step rising (twelfth read S15-1cpu 1: 'the sweep had not levelled off' from QD16's 42,917 to QD64's
+    55,471 IOPS, while fio-block-size's QD32x1 measured 58,281: from it the one-job curve is flat, -4.8 %)."""
+    spread = run_spread(points, host, rw)
+    p = pure_iops(points, host)
+    sweep = p[(p["experiment"] == SWEEP) & (p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1)]
+    if len(sweep) < 2:
+        return sweep.iloc[0:0], None, spread
+    last = sweep.sort_values("iodepth").iloc[-2:]
+    deepest = last.iloc[-1]
+    other = one_job_elsewhere(points, host, rw)
+    between = other[(other["iodepth"] > last["iodepth"].iloc[0]) & (other["iodepth"] < deepest["iodepth"])]
+    between = between[[not _far_from(v, last) for v in between["iops"]]]
+    if len(between) and float(between["iops"].max()) > DISAGREE_RATIO * float(between["iops"].min()):
+        return between.iloc[0:0], deepest, spread  # they disagree among themselves: neither is the depth's value
+    if between.empty or float(deepest["iops"]) > spread.limit * float(between["iops"].min()):
+        return between.iloc[0:0], deepest, spread
+    return between, deepest, spread

@@ -25,7 +25,7 @@ from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
 from memstor.report.text.headline_trust import job_split, lasting_words, mlp_above
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
-from memstor.report.text.queueing import fewer_in_flight, knee_rows, name_ceilings
+from memstor.report.text.queueing import fewer_in_flight, flat_words, knee_rows, name_ceilings
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 
 #: Profile -> what its runs cannot show (the profile files' own repetitions and run lengths).
@@ -454,23 +454,27 @@ def conclusion(S, host: str) -> str:
                      f"{more})")
     if not parts:
         return f"**{md_escape(host)}**: too little was measured for a conclusion."
-    return f"**{md_escape(host)}**: " + "; ".join(parts) + ". " + _knee_words(S.validity, host)
+    return f"**{md_escape(host)}**: " + "; ".join(parts) + ". " + _knee_words(S.validity, host, S.qd)
 
 
-def _knee_words(validity: pd.DataFrame | None, host: str) -> str:
+def _knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame | None = None) -> str:
     """The conclusion's last sentence, per workload: past the knee only where its knee_plateau passed (S10-bare 7),
     'no knee was shown' only where it failed, naming the workloads (S11-1cpu H1: 'the sweeps still rose' where
-    randwrite's levelled, its check warned)."""
+    randwrite's levelled, its check warned); 'more depth may still add throughput' only where no run of the same job
+    elsewhere between the sweep's last two depths shows the curve flat (queueing.flat_words: S15-1cpu 1)."""
     v = validity[(validity["host"].astype(str) == host) & (validity["check"] == "knee_plateau")] \
         if validity is not None and len(validity) else pd.DataFrame(columns=["status", "subject"])
     said = "Throughput is bought with outstanding requests"
     passed, failed = (list(dict.fromkeys(v.loc[v["status"] == s, "subject"].astype(str))) for s in ("pass", "fail"))
     parts = [f"past the knee of {' and '.join(passed)} every extra request adds waiting, not throughput"] \
         if passed else []
-    if failed:
-        whose = "its sweep" if len(failed) == 1 else "their sweeps"
-        parts.append(f"no knee was shown for {' and '.join(failed)}: {whose} still rose at the deepest "
+    flat = {rw: w for rw in failed if (w := flat_words(points, host, rw, brief=True))}  # S15-1cpu 1
+    if rising := [rw for rw in failed if rw not in flat]:
+        whose = "its sweep" if len(rising) == 1 else "their sweeps"
+        parts.append(f"no knee was shown for {' and '.join(rising)}: {whose} still rose at the deepest "
                      "(knee_plateau), so more depth may still add throughput")
+    parts += [f"no knee was shown for {rw}: its sweep still rose at the deepest (knee_plateau), but {w}"
+              for rw, w in flat.items()]
     return f"{said} (Little's law: N = X · R)" + "".join(f"; {p}" for p in parts) + "."
 
 

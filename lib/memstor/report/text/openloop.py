@@ -19,6 +19,7 @@ import pandas as pd
 from memstor.analysis.load_latency import (
     BELOW_NOT_HELD,
     NOT_MONOTONE,
+    QUEUE_DEPTH,
     answered_from_held,
     held_mask,
     lowest_held,
@@ -183,14 +184,15 @@ def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None, run_iop
     return _against_sweep(f"{_ol_fmt(iops)} (QD {qd}{own})", *missed)
 
 
-def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=None) -> str:
+def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=None, experiment=None) -> str:
     """'; the closed QD sweep's completion p99 met it up to 30,953 IOPS (QD4, 420 µs; the submission time is not in
     it, so whether the total met it is not shown)' (fio's clat, no total-latency percentiles: S12-bare 5, S12-bare9 1;
     ', below its mean total latency, 67.9 µs' where the point's mean exceeds it) where fio's search gave no IOPS, its own
     run did not meet the target either (or there was none) and a depth of the sweep met it (S11-1cpu 12), or where the
     sweep met it above the IOPS fio's cell states (its answer, or its cut-off run's lower bound: S13-loop 7), else ''
     (S11-bare 12: beside a cut-off search whose 4-job run met 1 ms at 45,360 IOPS, the one-job sweep's 9,184 at QD1
-    understated what the closed loop met)."""
+    understated what the closed loop met). 'the closed runs' completion p99 ... (fio-rw-ratio's QD32, ...)' where
+    another fresh experiment's run of the sweep's job met it highest (twelfth read S15-loop 1)."""
     met = _ol_float(fio_p99) == _ol_float(fio_p99) and _ol_float(fio_p99) <= _ol_float(target)
     # the IOPS fio's cell states as met: its answer, or a cut-off run's lower bound where that run met the target
     stated = _ol_float(fio_iops) if _ol_float(fio_iops) == _ol_float(fio_iops) else (
@@ -201,7 +203,9 @@ def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=Non
         return ""  # a sweep that met it above fio's figure is said too (S13-loop 7: '≥ 124,502' beside 129,387)
     below = (f", below its mean total latency, {_ol_fmt(mean)} µs"
              if _ol_float(mean) == _ol_float(mean) and _ol_float(mean) > _ol_float(p99) else "")
-    return (f"; the closed QD sweep's completion p99 met it up to {_ol_fmt(iops)} IOPS ({qd}, {_ol_fmt(p99)} µs{below}; "
+    other = isinstance(experiment, str) and experiment not in ("", QUEUE_DEPTH)
+    who, at = ("closed runs'", f"{experiment}'s {qd}") if other else ("closed QD sweep's", qd)
+    return (f"; the {who} completion p99 met it up to {_ol_fmt(iops)} IOPS ({at}, {_ol_fmt(p99)} µs{below}; "
             "the submission time is not in it, so whether the total met it is not shown)")  # S12-bare9 1
 
 
@@ -263,7 +267,7 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     sweep = [_sweep_met(*a) for a in zip(col("fio_latency_target_iops"), col("fio_latency_target_p99_us"),
                                          s["target_p99_us"], col("closed_sweep_iops"), col("closed_sweep_qd"),
                                          col("closed_sweep_p99_us"), col("closed_sweep_lat_mean_us"),
-                                         col("fio_latency_run_iops"))]
+                                         col("fio_latency_run_iops"), col("closed_sweep_experiment"))]
     missed = zip(col("closed_sweep_missed_qd"), col("closed_sweep_missed_iops"), col("closed_sweep_missed_p99_us"))
     fio = [_fio_target_cell(*a) + swept for *a, swept in zip(
         col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),

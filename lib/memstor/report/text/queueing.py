@@ -11,7 +11,7 @@ import pandas as pd
 
 from memstor.analysis.adaptive_grid import knee_of
 from memstor.analysis.load_latency import LT_POINT_PREFIX
-from memstor.analysis.spread import Spread, pure_iops, run_spread
+from memstor.analysis.spread import Spread, flat_before_deepest, pure_iops, run_spread
 from memstor.analysis.validity.gate import WAY_OUT
 from memstor.analysis.validity.rows import num
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
@@ -208,8 +208,11 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
         if isinstance(k.get("not_valid"), str) and k["not_valid"]:
             # the gate's way out 'read the measured bound (...)' left out: the sentence gives that bound next
             why = name_ceilings(k["not_valid"].removeprefix("not valid: ")).replace(f"{KNEE_BOUND_ADVICE}; ", "")
+            rising = "keeps rising" in k["not_valid"]
+            flat = flat_words(points, str(k["host"]), str(k["rw"])) if rising else ""
             out.append(f"{who}: the fitted knee is not a finding here — {why}. Instead, "
-                       f"{_bound(k, 'keeps rising' in k['not_valid'])}{_fit_below(k, why)}." + _doubt(points, k))
+                       f"{_bound(k, rising)}{_fit_below(k, why)}." + (f" Yet {flat}." if flat else "")
+                       + _doubt(points, k))
             continue
         if missing(k.get("N_star_fit")):
             out.append(f"{who}: no fit — {_text(k.get('note')) or 'too few points'}.")
@@ -388,3 +391,28 @@ def _share(iops: float, best: float, spread: Spread) -> str:
     if iops <= best * spread.limit:
         return f"as much as the sweep's {fmt_number(best)}, within {spread.short()}"
     return f"more than the sweep's {fmt_number(best)}"
+
+
+def flat_words(points: pd.DataFrame | None, host: str, rw: str, brief: bool = False) -> str:
+    """'fio-block-size's run of the same job at QD32x1, between the sweep's last two depths, measured 58,281 IOPS;
+    QD64x1's 55,471 is -4.8 % from it, within the 10 % assumed for single fresh runs: with it the one-job curve is
+    flat from N = 32 to 64, so more depth is not shown to add throughput' (spread.flat_before_deepest; twelfth read
+    S15-1cpu 1); brief, for page 2: 'fio-block-size's QD32x1 (58,281 IOPS) leaves the step to QD64x1 flat (-4.8 %), so
+    more depth is not shown to add throughput'; '' where no such point or the last step still rose from it."""
+    between, deepest, spread = flat_before_deepest(points, host, rw)
+    if between.empty or deepest is None:
+        return ""
+    low = between.loc[between["iops"].idxmin()]
+    qd, deep = int(low["iodepth"]), int(deepest["iodepth"])
+    runs = " and ".join(f"{r.experiment}'s" for r in between.itertuples())
+    said = " and ".join(fmt_number(v) for v in between["iops"])
+    step = 100 * (float(deepest["iops"]) / float(low["iops"]) - 1)
+    more = "so more depth is not shown to add throughput"
+    if brief:
+        return (f"{runs} QD{qd}x1 ({said} IOPS) leave{'' if len(between) > 1 else 's'} the step to QD{deep}x1 flat "
+                f"({step:+.1f} %), {more}")
+    many = len(between) > 1
+    return (f"{runs} run{'s' if many else ''} of the same job at QD{qd}x1, between the sweep's last two depths, "
+            f"measured {said} IOPS; QD{deep}x1's {fmt_number(deepest['iops'])} is {step:+.1f} % from "
+            f"{'the lower' if many else 'it'}, within {spread.brief()}: with {'them' if many else 'it'} the one-job "
+            f"curve is flat from N = {qd} to {deep}, {more}")
