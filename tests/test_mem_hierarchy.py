@@ -554,7 +554,7 @@ def test_report_text_of_the_recorded_hierarchy():
     levels = hierarchy.cache_levels(df, {"L1d_bytes": 32768, "L2_bytes": 1 << 20, "L3_bytes": 32 << 20})
     shown = text.cache_levels_display(levels)
     assert shown["level"].tolist()[:4] == ["L1", "L2", "L3", "memory"] and "note" not in shown.columns
-    assert shown["agrees"].tolist()[:3] == ["yes", "yes", "no"]
+    assert shown["agrees (within 2×)"].tolist()[:3] == ["yes", "yes", "no"]
     assert "median latency (ns)" in shown.columns and "mean latency (ns)" not in shown.columns  # R-loop 10.3
     words = text.hierarchy_sentences(levels, hierarchy.mlp_table(df))
     assert "L3 ends between" in words[0] and "Page walks" in words[0]

@@ -46,7 +46,7 @@ def test_l2_ends_between_724_kib_and_1_mib_where_the_kernel_says_not_at_362_kib(
     assert "L2 4.86 ns ending between 724.1 KiB and 1 MiB" in said
     assert "362" not in said and "factor 2.5" not in said and "holds less" not in said
     shown = text.cache_levels_display(levels).set_index("level")
-    assert shown.loc["L2", "ends at"] == "724.1 KiB-1 MiB" and shown.loc["L2", "agrees"] == "yes"
+    assert shown.loc["L2", "ends at"] == "724.1 KiB-1 MiB" and shown.loc["L2", "agrees (within 2×)"] == "yes"
 
 
 def test_a_level_that_ends_far_below_the_kernel_size_still_says_so():

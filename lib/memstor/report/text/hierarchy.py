@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.analysis.hierarchy import (
+    AGREE_FACTOR,
     CPU_HIGH,
     CPU_LOW,
     LAST_LEVEL,
@@ -33,12 +34,17 @@ def _latency_cell(r: pd.Series) -> str:
     return fmt_number(r["latency_ns"])
 
 
+#: The display's agreement column: within a factor AGREE_FACTOR of the kernel's size, said in its header.
+AGREES = f"agrees (within {AGREE_FACTOR:g}×)"
+
+
 def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
     """One row per level: device (with several), level, latency (ns and core clocks: the median of the batch
     medians the levels are read from, memstor.analysis.hierarchy; not the mean, which descheduling inflates;
     R-loop 10.3: L1 1.39 ns is the p50, the means 1.42-1.45), where it ends (the working-set size), the
-    kernel's cache size and whether they agree (the reasons: the table's CSV and :func:`hierarchy_sentences`)."""
-    cols = ["device", "level", "median latency (ns)", "clocks", "ends at", "kernel's size", "agrees"]
+    kernel's cache size and whether they agree, the rule in its header (twelfth read S15-1cpu 4: 'yes' beside 32-45.2
+    KiB and 48 KiB; the reasons: the table's CSV and :func:`hierarchy_sentences`)."""
+    cols = ["device", "level", "median latency (ns)", "clocks", "ends at", "kernel's size", AGREES]
     if levels is None or levels.empty:
         return pd.DataFrame(columns=cols)
     out = pd.DataFrame({
@@ -50,7 +56,7 @@ def cache_levels_display(levels: pd.DataFrame | None) -> pd.DataFrame:
                      not missing(r["ends_at_bytes"]) else _ends(r))    # the page-walk cost starts
                     for _, r in levels.iterrows()],
         "kernel's size": levels["kernel_bytes"].map(_size),
-        "agrees": [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
+        AGREES: [("–" if missing(a) else "yes" if bool(a) else "no") for a in levels["agrees"]],
     })
     notes = levels["clock_note"].dropna().astype(str) if "clock_note" in levels else pd.Series([], dtype=str)
     if notes.str.startswith("not stated").any():  # S6-bare C-14: clocks from a calibration that moved
