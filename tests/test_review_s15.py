@@ -12,6 +12,8 @@ from memstor.report.text.openloop import slo_display
 
 S12 = Path(__file__).resolve().parent / "data" / "review-s12"
 DATA = Path(__file__).resolve().parent / "data" / "review-s15"
+S14 = Path(__file__).resolve().parent / "data" / "review-s14"
+S9 = Path(__file__).resolve().parent / "data" / "review-s9c"
 SLO_COL = "fio latency_target, closed loop (IOPS, depth per job, its p99)"
 
 
@@ -86,3 +88,22 @@ def test_a_sweep_that_rose_is_not_said_to_promise_more_where_the_same_job_betwee
             "still add throughput; no knee was shown for randread: its sweep still rose at the deepest (knee_plateau), "
             "but fio-block-size's QD32x1 (58,281 IOPS) leaves the step to QD64x1 flat (-4.8 %), so more depth is not "
             "shown to add throughput.") in said, said
+
+
+def test_a_write_saturation_run_with_one_level_has_no_burst_of_its_own_in_the_csv():
+    """S15-bare 6: wsat.csv's 4 KiB random write (no cliff, one level of 209 MB/s) gave burst_MBps 209.18 [168.82,
+    249.55], the sustained level again, where the PDF says '– (no cliff: one level)'. Now the burst and its ratio are
+    empty. The other sides: a run with a cliff keeps its burst (an earlier bare run's 4 KiB write: a cliff at 2.4 GB),
+    and so does a run with no cliff whose level rose after its burst (170.8 then 224.9 MB/s)."""
+    from memstor.report import csv_gate
+
+    w = pd.read_csv(S14 / "wsat-bare14.csv")
+    one = w.set_index("workload").loc["4 KiB random write"]
+    assert one["cliffs"] == 0 and one["burst_MBps"] == one["sustained_MBps"]  # as written before the fix
+    out = csv_gate.gate_wsat_csv(w).set_index("workload").loc["4 KiB random write"]
+    assert out[["burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high", "sustained_over_burst"]].isna().all()
+    assert round(out["sustained_MBps"]) == 209 and out["cliffs"] == 0
+    cliff = csv_gate.gate_wsat_csv(pd.read_csv(S9 / "wsat-bare.csv")).iloc[0]
+    assert cliff["cliffs"] >= 1 and cliff["burst_MBps"] > cliff["sustained_MBps"]
+    rose = csv_gate.gate_wsat_csv(pd.read_csv(S12 / "wsat-bare.csv")).iloc[0]
+    assert rose["cliffs"] == 0 and round(rose["burst_MBps"], 1) == 170.8 and round(rose["sustained_MBps"], 1) == 224.9

@@ -182,7 +182,7 @@ def gate_wsat_csv(wsat: pd.DataFrame | None) -> pd.DataFrame | None:
     (``caveat``, wsat_series warned; the PDF: 'no level (too short)'): those columns empty, ``valid`` False,
     ``not_valid`` 'no level: <caveat>'; the seconds' mean stays in ``series_MBps`` (R-1cpu M4: sustained_MBps =
     burst_MBps = 228.9, valid True, for 18 whole seconds). A run with no level has its cliffs empty too (not
-    determined, as the PDF says), not 0."""
+    determined, as the PDF says), not 0; a run with one level (no cliff) has no burst level of its own (empty)."""
     if wsat is None or wsat.empty or "caveat" not in wsat.columns:
         return wsat
     out = wsat.copy()
@@ -197,6 +197,13 @@ def gate_wsat_csv(wsat: pd.DataFrame | None) -> pd.DataFrame | None:
     cliff = [c for c in ("cliffs", "first_cliff_GB", "first_cliff_s") if c in out.columns]
     out[cliff] = out[cliff].astype(float)
     out.loc[untold, cliff] = np.nan
+    # S15-bare 6: a run with one level (no cliff) read burst_MBps = sustained_MBps, ratio 1.00, where the PDF says
+    # '– (no cliff: one level)': that burst is the sustained level again, no second measurement
+    if {"burst_MBps", "cliffs"} <= set(out.columns):
+        one = (pd.to_numeric(out["cliffs"], errors="coerce") == 0) & np.isclose(
+            pd.to_numeric(out["burst_MBps"], errors="coerce"), pd.to_numeric(out["sustained_MBps"], errors="coerce"))
+        out.loc[one, [c for c in ("burst_MBps", "burst_MBps_ci_low", "burst_MBps_ci_high", "sustained_over_burst")
+                      if c in out.columns]] = np.nan
     return out
 
 
