@@ -33,7 +33,7 @@ def test_a_machine_row_says_every_point_only_where_every_point_fails():
     assert bare["evidence"].startswith("16 of 18 loaded_latency values fail 'latency_unstable'")
     assert "a failure every point shares" not in bare["evidence"]
     assert "a failure 89 % of the values share (at least 80 %)" in bare["evidence"]
-    assert "not every point shares it: 2 pass (sub-window latency spread 1.20-1.38 %)" in bare["evidence"]
+    assert "not every point shares it: 2 are within this bound (sub-window latency spread 1.20-1.38 %)" in bare["evidence"]
     loop = _machine(pd.read_csv(LOOP / "mlc-loaded-latency.csv"), "latency_unstable")
     assert loop["evidence"].startswith("18 of 18") and "a failure every point shares is a property of this " \
         "machine" in loop["evidence"] and "not every point" not in loop["evidence"]

@@ -112,7 +112,7 @@ def test_memory_gate_failing_for_one_reason_is_one_machine_row():
     rows = flagged(v, "memory_gate")
     machine = rows[rows["subject"].str.endswith("(machine)")]
     assert len(machine) == 1 and machine.iloc[0]["value"] == 7.0 and machine.iloc[0]["limit"] == 2.0
-    assert "19 of 20" in machine.iloc[0]["evidence"] and "not every point shares it: 1 pass" in machine.iloc[0]["evidence"]
+    assert "19 of 20" in machine.iloc[0]["evidence"] and "not every point shares it: 1 is within this bound" in machine.iloc[0]["evidence"]
     steal = rows[rows["subject"] == "loaded_latency: steal"].iloc[0]
     assert steal["status"] == "warn" and "2 of 20" in steal["evidence"] and "4.00 %" in steal["evidence"]
     few = validity_table(**tables(mlc=mlc_frame(failing=3, total=20)))

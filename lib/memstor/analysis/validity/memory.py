@@ -121,8 +121,8 @@ def _steady_row(host, test: str, passed: pd.DataFrame) -> dict | None:
 def _shared_words(g: pd.DataFrame, bad: pd.DataFrame, reason: str, k: int, total: int) -> str:
     """Why k of total failing values are read as the machine's, as the count allows (S7-bare M-9: 'a failure every
     point shares' said of 16 of 18): every value, 'a failure every point shares is a property of this machine, not
-    of a point'; fewer, the share against MACHINE_SHARE and the passing values' own figure (%), 'not every point
-    shares it'."""
+    of a point'; fewer, the share against MACHINE_SHARE and the other values' own figure (%), 'not every point
+    shares it: 1 is within this bound (...)' (twelfth read S15-loop 5: '1 pass' of a value other checks failed)."""
     if k >= total:
         return "a failure every point shares is a property of this machine, not of a point"
     col, _, _, what = REASONS.get(reason, ("", "", math.nan, reason))
@@ -132,7 +132,7 @@ def _shared_words(g: pd.DataFrame, bad: pd.DataFrame, reason: str, k: int, total
         f" ({what} {n(fig.min())}-{n(fig.max())} %)"
     return (f"a failure {100.0 * k / total:.0f} % of the values share (at least {100 * MACHINE_SHARE:.0f} %) is read "
             f"as a property of this machine rather than of single points; not every point shares it: {total - k} "
-            f"pass{theirs}")
+            f"{'is' if total - k == 1 else 'are'} within this bound{theirs}")  # S15-loop 5: not 'pass' (other checks)
 
 
 def _reason_row(host, test: str, bad: pd.DataFrame, reason: str, k: int, total: int, g: pd.DataFrame) -> dict:
