@@ -74,7 +74,7 @@ def test_each_failed_precondition_is_flagged_on_page_one():
         "steady": ({"fio": steady_fio([40_000.0] * 3 + [4_000.0] * 3 + [100_000.0] * 5)},
                    "not valid (steady_trace_jump"),
         "disagreement": ({"points": points_frame(bs_iops=81_279.0, qd_iops=29_082.0)},
-                         "The same configuration measured twice gave different numbers"),
+                         "The same I/O parameters measured in two experiments gave different numbers"),
         "memory gate": ({"mlc": mlc_frame(failing=19, total=20)}, "Memory: 19 of 20"),
     }
     for name, (over, expected) in cases.items():

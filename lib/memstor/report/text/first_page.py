@@ -293,7 +293,7 @@ def findings(S, host: str) -> list[str]:
     disagree = _check_sentences(S.validity, host, ("config_agreement",), ("warn", "fail"))
     if disagree:
         said, tail = _shared_tail(disagree[:2])
-        out.append("The same configuration measured twice gave different numbers: " + "; ".join(said)
+        out.append("The same I/O parameters measured in two experiments gave different numbers: " + "; ".join(said)  # S15-1cpu 5
                    + (f" {tail}" if tail else "") + f" ({SECTION_REF['storage_points']}).")
     w = S.wsat[S.wsat["host"].astype(str) == host] if S.wsat is not None else None
     for _, r in (w.head(2).iterrows() if w is not None else ()):
