@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from memstor.analysis.load_latency import closed_meeting
 from memstor.report.text.openloop import slo_display
@@ -14,6 +15,7 @@ S12 = Path(__file__).resolve().parent / "data" / "review-s12"
 DATA = Path(__file__).resolve().parent / "data" / "review-s15"
 S14 = Path(__file__).resolve().parent / "data" / "review-s14"
 S9 = Path(__file__).resolve().parent / "data" / "review-s9c"
+CACHES = {"L1d_bytes": 49152, "L2_bytes": 1310720, "L3_bytes": 50331648}
 SLO_COL = "fio latency_target, closed loop (IOPS, depth per job, its p99)"
 
 
@@ -125,3 +127,14 @@ def test_the_page_walk_cost_starts_where_4k_pages_are_slower_themselves():
     assert "over 5 sizes from 5,793 KiB" in now["note"]
     before = cost(S12 / "mem-hierarchy-bare.csv")
     assert (before["from_bytes"], round(before["cost_ns"], 1)) == (741_440, 11.3), before
+
+
+def test_the_tlb_rows_clocks_use_the_clock_the_tables_header_states():
+    """S15-bare 5: the header said 'at 3.37 GHz' and the TLB row's 23.6 ns read 79.9 clocks (its own two runs' mean
+    calibration, 3.39 GHz); 23.6 x 3.37 = 79.5. Now every row with clocks converts at the levels' one clock."""
+    from memstor.analysis import hierarchy as h
+
+    levels = h.cache_levels(pd.read_csv(S14 / "mem-hierarchy-bare14.csv"), CACHES)
+    ghz = (pd.to_numeric(levels["clocks"]) / pd.to_numeric(levels["latency_ns"])).dropna()
+    assert len(ghz) == 4 and ghz.max() - ghz.min() < 1e-9 and round(ghz.iloc[0], 2) == 3.37, levels
+    assert levels.set_index("level").loc[h.TLB_LEVEL, "clocks"] == pytest.approx(24.13 * 3.374, rel=1e-3)
