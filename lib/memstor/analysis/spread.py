@@ -276,9 +276,9 @@ def points_said(p: pd.DataFrame) -> str:
 def flat_before_deepest(points: pd.DataFrame | None, host: str, rw: str) -> tuple[pd.DataFrame, pd.Series | None,
                                                                                   Spread]:
     """(the one_job_elsewhere points between the sweep's last two depths and in line with them (not beyond
-    DISAGREE_RATIO of both, nor of each other), where the sweep's deepest point measured at most the run-to-run spread's limit times every
-    one of them; the sweep's deepest point; the Spread in rw's direction). Empty where none or where one of them leaves
-    the last step rising (twelfth read S15-1cpu 1: 'the sweep had not levelled off' from QD16's 42,917 to QD64's
+    DISAGREE_RATIO of both, nor of each other), where the sweep's deepest point measured at most the run-to-run
+    spread's limit times every one of them; the sweep's deepest point; the Spread in rw's direction). Empty where none
+    or where one of them leaves the last step rising (twelfth read S15-1cpu 1: 'the sweep had not levelled off' from QD16's 42,917 to QD64's
     55,471 IOPS, while fio-block-size's QD32x1 measured 58,281: from it the one-job curve is flat, -4.8 %)."""
     spread = run_spread(points, host, rw)
     p = pure_iops(points, host)

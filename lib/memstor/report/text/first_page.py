@@ -293,7 +293,8 @@ def findings(S, host: str) -> list[str]:
     disagree = _check_sentences(S.validity, host, ("config_agreement",), ("warn", "fail"))
     if disagree:
         said, tail = _shared_tail(disagree[:2])
-        out.append("The same I/O parameters measured in two experiments gave different numbers: " + "; ".join(said)  # S15-1cpu 5
+        # S15-1cpu 5: page 1 defines a configuration with its experiment; these pairs are two experiments' runs
+        out.append("The same I/O parameters measured in two experiments gave different numbers: " + "; ".join(said)
                    + (f" {tail}" if tail else "") + f" ({SECTION_REF['storage_points']}).")
     w = S.wsat[S.wsat["host"].astype(str) == host] if S.wsat is not None else None
     for _, r in (w.head(2).iterrows() if w is not None else ()):
