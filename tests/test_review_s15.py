@@ -74,22 +74,21 @@ def test_a_sweep_that_rose_is_not_said_to_promise_more_where_the_same_job_betwee
 
     one = pd.read_csv(S12 / "summary-1cpu.csv")
     assert flat_words(one, "vm", "randread") == (
-        "fio-block-size's run of the same job at QD32x1, between the sweep's last two depths, measured 58,281 IOPS; "
-        "QD64x1's 55,471 is -4.8 % from it, within the 10 % assumed for single fresh runs: with it the one-job curve "
-        "is flat from N = 32 to 64, so more depth is not shown to add throughput")
+        "fio-block-size's QD32x1 (58,281 IOPS) leaves the step to QD64x1 flat (-4.8 %, within the 10 % assumed for "
+        "single fresh runs), so more depth is not shown to add throughput")
     assert flat_words(one, "vm", "randwrite") == ""
     bare = pd.read_csv(S12 / "summary-bare.csv")
     assert flat_words(bare, "vm", "randwrite") == ""
     read, write = knee_sentences(pd.read_csv(DATA / "knee-1cpu.csv"), one)
     assert "(the sweep had not levelled off, so the data set no upper bound)" in read
-    assert " Yet fio-block-size's run of the same job at QD32x1" in read and "Yet" not in write, (read, write)
+    assert " Yet fio-block-size's QD32x1 (58,281 IOPS) leaves the step" in read and "Yet" not in write, (read, write)
     validity = pd.DataFrame({"host": "vm", "check": "knee_plateau", "subject": ["randread", "randwrite"],
                              "status": "fail"})
     said = fp._knee_words(validity, "vm", one)
     assert ("no knee was shown for randwrite: its sweep still rose at the deepest (knee_plateau), so more depth may "
             "still add throughput; no knee was shown for randread: its sweep still rose at the deepest (knee_plateau), "
-            "but fio-block-size's QD32x1 (58,281 IOPS) leaves the step to QD64x1 flat (-4.8 %), so more depth is not "
-            "shown to add throughput.") in said, said
+            "but fio-block-size's QD32x1 (58,281 IOPS) leaves the step to QD64x1 flat (-4.8 %, within the 10 % assumed "
+            "for single fresh runs), so more depth is not shown to add throughput.") in said, said
 
 
 def test_a_write_saturation_run_with_one_level_has_no_burst_of_its_own_in_the_csv():

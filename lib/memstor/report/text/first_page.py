@@ -469,7 +469,7 @@ def _knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame |
     passed, failed = (list(dict.fromkeys(v.loc[v["status"] == s, "subject"].astype(str))) for s in ("pass", "fail"))
     parts = [f"past the knee of {' and '.join(passed)} every extra request adds waiting, not throughput"] \
         if passed else []
-    flat = {rw: w for rw in failed if (w := flat_words(points, host, rw, brief=True))}  # S15-1cpu 1
+    flat = {rw: w for rw in failed if (w := flat_words(points, host, rw))}  # S15-1cpu 1
     if rising := [rw for rw in failed if rw not in flat]:
         whose = "its sweep" if len(rising) == 1 else "their sweeps"
         parts.append(f"no knee was shown for {' and '.join(rising)}: {whose} still rose at the deepest "

@@ -393,26 +393,18 @@ def _share(iops: float, best: float, spread: Spread) -> str:
     return f"more than the sweep's {fmt_number(best)}"
 
 
-def flat_words(points: pd.DataFrame | None, host: str, rw: str, brief: bool = False) -> str:
-    """'fio-block-size's run of the same job at QD32x1, between the sweep's last two depths, measured 58,281 IOPS;
-    QD64x1's 55,471 is -4.8 % from it, within the 10 % assumed for single fresh runs: with it the one-job curve is
-    flat from N = 32 to 64, so more depth is not shown to add throughput' (spread.flat_before_deepest; twelfth read
-    S15-1cpu 1); brief, for page 2: 'fio-block-size's QD32x1 (58,281 IOPS) leaves the step to QD64x1 flat (-4.8 %), so
-    more depth is not shown to add throughput'; '' where no such point or the last step still rose from it."""
+def flat_words(points: pd.DataFrame | None, host: str, rw: str) -> str:
+    """'fio-block-size's QD32x1 (58,281 IOPS) leaves the step to QD64x1 flat (-4.8 %, within the 10 % assumed for
+    single fresh runs), so more depth is not shown to add throughput' where the same job run elsewhere between the
+    sweep's last two depths shows the one-job curve flat (spread.flat_before_deepest; twelfth read S15-1cpu 1); ''
+    where no such point or the last step still rose from it."""
     between, deepest, spread = flat_before_deepest(points, host, rw)
     if between.empty or deepest is None:
         return ""
-    low = between.loc[between["iops"].idxmin()]
-    qd, deep = int(low["iodepth"]), int(deepest["iodepth"])
+    low = float(between["iops"].min())
     runs = " and ".join(f"{r.experiment}'s" for r in between.itertuples())
     said = " and ".join(fmt_number(v) for v in between["iops"])
-    step = 100 * (float(deepest["iops"]) / float(low["iops"]) - 1)
-    more = "so more depth is not shown to add throughput"
-    if brief:
-        return (f"{runs} QD{qd}x1 ({said} IOPS) leave{'' if len(between) > 1 else 's'} the step to QD{deep}x1 flat "
-                f"({step:+.1f} %), {more}")
-    many = len(between) > 1
-    return (f"{runs} run{'s' if many else ''} of the same job at QD{qd}x1, between the sweep's last two depths, "
-            f"measured {said} IOPS; QD{deep}x1's {fmt_number(deepest['iops'])} is {step:+.1f} % from "
-            f"{'the lower' if many else 'it'}, within {spread.brief()}: with {'them' if many else 'it'} the one-job "
-            f"curve is flat from N = {qd} to {deep}, {more}")
+    step = 100 * (float(deepest["iops"]) / low - 1)
+    return (f"{runs} QD{int(between['iodepth'].iloc[0])}x1 ({said} IOPS) leave{'' if len(between) > 1 else 's'} the "
+            f"step to QD{int(deepest['iodepth'])}x1 flat ({step:+.1f} %, within {spread.brief()}), so more depth is "
+            "not shown to add throughput")
