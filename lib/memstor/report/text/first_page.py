@@ -442,7 +442,8 @@ def next_steps(S, host: str, profile: str) -> list[str]:
 
 def conclusion(S, host: str) -> str:
     """The latency–throughput trade-off this device shows, in plain language, from the same rows (markdown)."""
-    parts = [t for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw))]
+    pts = getattr(S, "points", None)  # the other experiments' runs: the spread and the flat step (S15-1cpu 2)
+    parts = [t for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw, pts))]
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
     if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]) and not any(
             str(h.loc[k].get("gate") or "").startswith("failed") for k in ("idle_latency_ns", "peak_bw_MBps")
@@ -455,7 +456,7 @@ def conclusion(S, host: str) -> str:
                      f"{more})")
     if not parts:
         return f"**{md_escape(host)}**: too little was measured for a conclusion."
-    return f"**{md_escape(host)}**: " + "; ".join(parts) + ". " + _knee_words(S.validity, host, S.qd)
+    return f"**{md_escape(host)}**: " + "; ".join(parts) + ". " + _knee_words(S.validity, host, pts)
 
 
 def _knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame | None = None) -> str:
@@ -474,7 +475,7 @@ def _knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame |
         whose = "its sweep" if len(rising) == 1 else "their sweeps"
         parts.append(f"no knee was shown for {' and '.join(rising)}: {whose} still rose at the deepest "
                      "(knee_plateau), so more depth may still add throughput")
-    parts += [f"no knee was shown for {rw}: its sweep still rose at the deepest (knee_plateau), but {w}"
+    parts += [f"no knee was shown for {rw}: its sweep still rose at the deepest (knee_plateau); yet {w}"
               for rw, w in flat.items()]
     return f"{said} (Little's law: N = X · R)" + "".join(f"; {p}" for p in parts) + "."
 

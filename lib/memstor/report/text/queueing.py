@@ -394,17 +394,17 @@ def _share(iops: float, best: float, spread: Spread) -> str:
 
 
 def flat_words(points: pd.DataFrame | None, host: str, rw: str) -> str:
-    """'fio-block-size's QD32x1 (58,281 IOPS) leaves the step to QD64x1 flat (-4.8 %, within the 10 % assumed for
-    single fresh runs), so more depth is not shown to add throughput' where the same job run elsewhere between the
-    sweep's last two depths shows the one-job curve flat (spread.flat_before_deepest; twelfth read S15-1cpu 1); ''
-    where no such point or the last step still rose from it."""
+    """'fio-block-size's QD32x1 (58,281 IOPS): QD64x1's 55,471 is -4.8 % from it, no gain beyond the 10 % assumed for
+    single fresh runs, so more depth is not shown to add throughput' where the same job run elsewhere between the
+    sweep's last two depths measured at least the deepest point less the spread (spread.flat_before_deepest; twelfth
+    read S15-1cpu 1; thirteenth read S16-bare 1: not 'flat' where the deepest is 19.7 % below one of two such runs,
+    a fall); '' where no such point or the last step still rose from it."""
     between, deepest, spread = flat_before_deepest(points, host, rw)
     if between.empty or deepest is None:
         return ""
-    low = float(between["iops"].min())
     runs = " and ".join(f"{r.experiment}'s" for r in between.itertuples())
     said = " and ".join(fmt_number(v) for v in between["iops"])
-    step = 100 * (float(deepest["iops"]) / low - 1)
-    return (f"{runs} QD{int(between['iodepth'].iloc[0])}x1 ({said} IOPS) leave{'' if len(between) > 1 else 's'} the "
-            f"step to QD{int(deepest['iodepth'])}x1 flat ({step:+.1f} %, within {spread.brief()}), so more depth is "
-            "not shown to add throughput")
+    steps = " and ".join(f"{100 * (float(deepest['iops']) / v - 1):+.1f} %" for v in between["iops"])
+    return (f"{runs} QD{int(between['iodepth'].iloc[0])}x1 ({said} IOPS): QD{int(deepest['iodepth'])}x1's "
+            f"{fmt_number(deepest['iops'])} is {steps} from {'them' if len(between) > 1 else 'it'}, no gain beyond "
+            f"{spread.brief()}, so more depth is not shown to add throughput")
