@@ -143,3 +143,26 @@ def test_the_tlb_rows_clocks_use_the_clock_the_tables_header_states():
     ghz = (pd.to_numeric(levels["clocks"]) / pd.to_numeric(levels["latency_ns"])).dropna()
     assert len(ghz) == 4 and ghz.max() - ghz.min() < 1e-9 and round(ghz.iloc[0], 2) == 3.37, levels
     assert levels.set_index("level").loc[h.TLB_LEVEL, "clocks"] == pytest.approx(24.13 * 3.374, rel=1e-3)
+
+
+def test_a_deeper_sweep_point_that_bought_throughput_does_not_tell_depth_from_job_count():
+    """S16-1cpu 1: 'the sweep's latency at its most came with its depth (at 4 jobs too, the sweep's QD32x4 took 2,387 µs
+    with 128 in flight)' for writes, where that QD32x4 point measured 53,507 IOPS, 1.185x the latency_target run's
+    45,166 and beyond the 10 % spread: its depth bought throughput, so it does not separate depth from job count. The
+    other side: the reads' QD32x4 (59,753, below the run's 65,752) still does."""
+    from memstor.report.text.queueing import fewer_in_flight
+
+    one = pd.read_csv(S12 / "summary-1cpu.csv")
+    sweep = one[(one["experiment"] == "fio-queue-depth") & (one["numjobs"] == 1)]
+
+    def best(rw: str) -> pd.Series:
+        own = sweep[sweep["rw"] == rw]
+        return own.loc[own["iops"].idxmax()]
+
+    write = fewer_in_flight(one, "vm", "randwrite", best("randwrite"))
+    assert "measured 45,166 IOPS" in write and write.endswith(
+        "came with its depth or its job count (4 jobs against the sweep point's 1: this run does not tell which), not "
+        "with its throughput"), write
+    read = fewer_in_flight(one, "vm", "randread", best("randread"))
+    assert read.endswith("came with its depth (at 4 jobs too, the sweep's QD32x4 took 2,139 µs with 128 in flight), "
+                         "not with its throughput"), read

@@ -342,7 +342,7 @@ def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Se
             f"{fmt_number(r['iops'])} IOPS ({_share(float(r['iops']), float(best['iops']), spread)}"
             f"{'' if lt else _twin(p, r, float(best['iops']))}) at a mean of {fmt_number(r['lat_mean_us'])} µs, about "
             f"{float(n[r.name]):.0f} in flight by Little's law: the sweep's latency at its most came "
-            f"{_cause(points, host, rw, r, best)}, not with its throughput")
+            f"{_cause(points, host, rw, r, best, spread)}, not with its throughput")
 
 
 def _twin(p: pd.DataFrame, r: pd.Series, best: float) -> str:
@@ -360,11 +360,13 @@ def _twin(p: pd.DataFrame, r: pd.Series, best: float) -> str:
             f"{float(t['iops']) / best:.2f}× the sweep's most")
 
 
-def _cause(points: pd.DataFrame, host: str, rw: str, r: pd.Series, best: pd.Series) -> str:
+def _cause(points: pd.DataFrame, host: str, rw: str, r: pd.Series, best: pd.Series, spread: Spread) -> str:
     """'with its depth' where run r has the sweep point's job count, or where the sweep at r's job count took at least
-    twice r's latency with at least twice its I/Os in flight (eleventh read S14-1cpu 1: at 4 jobs the sweep's QD32x4
-    took 2,139 µs with 128 in flight against latency_target's 227 µs with about 15, which tells depth from job count);
-    else 'with its depth or its job count (... this run does not tell which)'."""
+    twice r's latency with at least twice its I/Os in flight and no more IOPS than r's beyond the spread (eleventh read
+    S14-1cpu 1: at 4 jobs the sweep's QD32x4 took 2,139 µs with 128 in flight against latency_target's 227 µs with
+    about 15, which tells depth from job count; thirteenth read S16-1cpu 1: a QD32x4 write at 53,507 IOPS, 1.185x the
+    run's 45,166, bought throughput with its depth); else 'with its depth or its job count (... this run does not tell
+    which)'."""
     if float(r["numjobs"]) == float(best.get("numjobs", r["numjobs"])):
         return "with its depth"
     p = points[(points["host"].astype(str) == host) & (points["experiment"] == "fio-queue-depth")
@@ -372,7 +374,8 @@ def _cause(points: pd.DataFrame, host: str, rw: str, r: pd.Series, best: pd.Seri
     n_r = float(r["iops"]) * float(r["lat_mean_us"]) / 1e6
     lat = pd.to_numeric(p["lat_mean_us"], errors="coerce")
     n = pd.to_numeric(p["iops"], errors="coerce") * lat / 1e6  # I/Os in flight by Little's law
-    deep = p[(lat >= 2 * float(r["lat_mean_us"])) & (n >= 2 * n_r)]
+    more = pd.to_numeric(p["iops"], errors="coerce") > spread.limit * float(r["iops"])
+    deep = p[(lat >= 2 * float(r["lat_mean_us"])) & (n >= 2 * n_r) & ~more]
     if deep.empty:
         return (f"with its depth or its job count ({int(r['numjobs'])} jobs against the sweep point's "
                 f"{int(best['numjobs'])}: this run does not tell which)")
