@@ -50,8 +50,9 @@ def test_lower_rates_are_not_advised_where_the_lowest_already_filled_the_queue(t
     read, write = _paragraph(tables, "randread"), _paragraph(tables, "randwrite")
     # S12-loop9 2: u10, u30, u80 and u90 also paused beyond their bounds: a quieter machine joins the ways out
     assert ("a deeper request queue on the disk (its nr_requests); or a quieter machine (its own pauses exceeded the "
-            "lag bound); lower offered rates are not shown to help: the lowest, u10 (5,038 IOPS), already had 365 I/Os "
-            "in flight against the queue of 256") in read, read
+            "lag bound); lower offered rates are not shown to help: the lowest, u10 (5,038 IOPS), was late too: up to "
+            "365 I/Os in flight against the queue of 256 (14.7 in service on average), its submissions blocked 50.5 % "
+            "of the run") in read, read  # S16-loop 1: the peak, the mean and the blocked share
     assert ("lower offered rates are not shown to help: the lowest, u10 (3,123 IOPS), was late too (p99 lag 8,110 µs "
             "against its bound of 1,517 µs)") in write, write
     assert "lower offered rates, or" not in write

@@ -166,3 +166,18 @@ def test_a_deeper_sweep_point_that_bought_throughput_does_not_tell_depth_from_jo
     read = fewer_in_flight(one, "vm", "randread", best("randread"))
     assert read.endswith("came with its depth (at 4 jobs too, the sweep's QD32x4 took 2,139 µs with 128 in flight), "
                          "not with its throughput"), read
+
+
+def test_the_lowest_late_rate_gives_its_mean_in_service_and_blocked_share_beside_the_peak():
+    """S16-loop 1: 'the lowest, u10 (27,171 IOPS), already had 313 I/Os in flight against the queue of 128' read as a
+    standing queue; 313 was the peak, 39.5 were in service on average and the submissions blocked 7.3 % of the run.
+    The other side: a lowest rate that did not fill the queue is 'late too' with its lag (the 1-CPU run's randread)."""
+    from memstor.report.text.openloop_causes import _lowest_late
+
+    loop = pd.read_csv(S12 / "load_latency-loop.csv")
+    read = _lowest_late(loop[loop["rw"] == "randread"])
+    assert read == ("the lowest, u10 (27,171 IOPS), was late too: up to 313 I/Os in flight against the queue of 128 "
+                    "(39.5 in service on average), its submissions blocked 7.3 % of the run"), read
+    one = pd.read_csv(S12 / "load_latency-1cpu.csv")
+    assert _lowest_late(one[one["rw"] == "randread"]) == (
+        "the lowest, u10 (5,975 IOPS), was late too (p99 lag 3,023 µs against its bound of 503 µs)")

@@ -375,8 +375,9 @@ def way_out(causes: set, g: pd.DataFrame) -> str:
 
 def _lowest_late(g: pd.DataFrame) -> str:
     """Why lower offered rates are not shown to help, where the lowest offered rate of g was late too (its lag check
-    failed), else '': 'the lowest, u10 (5,038 IOPS), already had 365 I/Os in flight against the queue of 256' with
-    the request queue full (:func:`_queue_full`; S10-bare 10), else 'the lowest, u10 (3,123 IOPS), was late too
+    failed), else '': 'the lowest, u10 (27,171 IOPS), was late too: up to 313 I/Os in flight against the queue of 128
+    (39.5 in service on average), its submissions blocked 7.3 % of the run' with the request queue full
+    (:func:`_queue_full`; S10-bare 10; S16-loop 1: the peak alone read as a standing queue), else 'the lowest, u10 (3,123 IOPS), was late too
     (p99 lag 8,110 µs against its bound of 1,517 µs)' (S11-bare 5: 'lower offered rates' advised for randwrite,
     whose u10 and u30 were late on the submitter's sleeps)."""
     if g.empty or "utilisation_pct" not in g or "generator_checks" not in g:
@@ -386,9 +387,14 @@ def _lowest_late(g: pd.DataFrame) -> str:
         return ""
     r = low.iloc[0]
     said = f"the lowest, u{float(r['utilisation_pct']):g} ({fmt_number(float(r['offered_iops']))} IOPS), "
-    if bool(_queue_full(low).iloc[0]):
-        return (said + f"already had {fmt_number(float(r['peak_outstanding']))} I/Os in flight against the queue of "
-                f"{fmt_number(float(r['queue_requests']))}")
+    if bool(_queue_full(low).iloc[0]):  # S16-loop 1: a peak, not a standing queue: the mean and the blocked share too
+        run, blocked = float(r.get("runtime_s", math.nan)), float(r.get("submit_blocked_s", math.nan))
+        share = f", its submissions blocked {100 * blocked / run:.1f} % of the run" if run > 0 and blocked == blocked \
+            else ""
+        mean = float(in_service(low)[0])
+        return (said + f"was late too: up to {fmt_number(float(r['peak_outstanding']))} I/Os in flight against the "
+                f"queue of {fmt_number(float(r['queue_requests']))}" + (f" ({mean:.1f} in service on average)"
+                                                                         if mean == mean else "") + share)
     lag, bound = _num(low, "lag_p99_us")[0], _num(low, "lag_bound_us")[0]
     return said + "was late too" + (f" (p99 lag {fmt_number(lag)} µs against its bound of {fmt_number(bound)} µs)"
                                     if np.isfinite(lag) and np.isfinite(bound) else "")
