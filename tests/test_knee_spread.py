@@ -142,7 +142,7 @@ def test_no_knee_is_fitted_from_a_sweep_the_same_job_beat_elsewhere_beyond_the_s
     one = checks("1cpu")
     ok = row(one, "knee_sweep_agrees", "randwrite")
     assert ok["status"] == "warn" and round(ok["value"], 2) == 1.25  # 76,512 and 47,150 bracket 61,151
-    assert "those measurements disagree, so they neither confirm nor contradict the sweep" in ok["evidence"]
+    assert "one run of that depth is above the sweep's limit and one is not, so they neither confirm nor contradict the sweep" in ok["evidence"]
     kept = gate_knees(knee_table("1cpu"), one).set_index("rw")
     assert not pd.isna(kept.loc["randwrite", "X_max_fit_iops"])
 

@@ -181,3 +181,20 @@ def test_the_lowest_late_rate_gives_its_mean_in_service_and_blocked_share_beside
     one = pd.read_csv(S12 / "load_latency-1cpu.csv")
     assert _lowest_late(one[one["rw"] == "randread"]) == (
         "the lowest, u10 (5,975 IOPS), was late too (p99 lag 3,023 µs against its bound of 503 µs)")
+
+
+def test_a_split_depth_says_which_run_is_within_the_sweeps_limit_not_that_they_disagree():
+    """S16-loop 4: knee_sweep_agrees said the QD32 writes (166,246 and 155,066 IOPS) 'disagree' where config_agreement
+    passed them within 1.07x: one is above the sweep's limit (1.10 x 149,970) and one within it. The other side: a
+    workload whose run beat the limit at every depth fails and has no such clause (the loop run's reads pass)."""
+    from memstor.analysis.validity.fits import _sweep_agrees
+
+    loop = pd.read_csv(S12 / "summary-loop.csv")
+    host = str(loop["host"].iloc[0])
+    write = _sweep_agrees(pd.Series({"host": host, "rw": "randwrite"}), loop)
+    assert write["status"] == "warn" and "disagree" not in write["evidence"]
+    assert write["evidence"].endswith(
+        "; but at QD32 fio-block-size's 155,066 IOPS is within it: one run of that depth is above the sweep's limit "
+        "and one is not, so they neither confirm nor contradict the sweep (not shown)"), write["evidence"]
+    read = _sweep_agrees(pd.Series({"host": host, "rw": "randread"}), loop)
+    assert read["status"] == "pass" and "but at QD" not in read["evidence"], read
