@@ -198,3 +198,17 @@ def test_a_split_depth_says_which_run_is_within_the_sweeps_limit_not_that_they_d
         "and one is not, so they neither confirm nor contradict the sweep (not shown)"), write["evidence"]
     read = _sweep_agrees(pd.Series({"host": host, "rw": "randread"}), loop)
     assert read["status"] == "pass" and "but at QD" not in read["evidence"], read
+
+
+def test_a_mixed_load_cells_example_counts_its_failed_checks_and_says_late_not_generator_bound():
+    """S16-loop 3, S16-bare 2: '(and 2 more reasons)' for cell w0-r20, whose read failed two checks (arrivals, lag):
+    the count was of its note's '; ' clauses, one of which explains the lag. S16-1cpu 3: ': generator-bound' (ioarrive's
+    word for a p99 lag over its bound) read as a cause. The other side: a cell that failed one check has no count."""
+    from memstor.report.text.mixed_load import first_reason, held_summary
+
+    loop = held_summary(pd.read_csv(DATA / "mixed-load-map-loop.csv"))
+    assert loop.endswith("too few to test (20 needed) (and 1 more reason)"), loop
+    one = held_summary(pd.read_csv(DATA / "mixed-load-map-1cpu.csv"))
+    assert one.endswith("e.g. cell w0-r20: read: p99 lag 504.8 µs over the bound 158.5 µs (max of 0.1 x p99 response "
+                        "1585 µs and 20 µs): submitted late"), one
+    assert first_reason("rate 90 % of offered; x") == "rate 90 % of offered"
