@@ -212,3 +212,17 @@ def test_a_mixed_load_cells_example_counts_its_failed_checks_and_says_late_not_g
     assert one.endswith("e.g. cell w0-r20: read: p99 lag 504.8 µs over the bound 158.5 µs (max of 0.1 x p99 response "
                         "1585 µs and 20 µs): submitted late"), one
     assert first_reason("rate 90 % of offered; x") == "rate 90 % of offered"
+
+
+def test_every_rate_is_said_only_where_every_rate_has_a_lag_over_its_bound():
+    """S16-loop 2: 'At every rate (p99 lag over its bound): at u10, u30, u50, u70, u80, u90, u95' named 7 of 8 rates:
+    u98 (achieved 0) failed the lag check with no lag measured. Now the head names the 7. The other side: the 1-CPU
+    run's randread, a lag over its bound at each of its 8 rates, keeps 'At every rate'."""
+    from memstor.report.text.openloop_causes import late_causes
+
+    loop = pd.read_csv(S12 / "load_latency-loop.csv")
+    said, _ = late_causes(loop[loop["rw"] == "randread"])
+    assert said.startswith("At the late points (p99 lag over its bound: u10, u30, u50, u70, u80, u90, u95): at u10"), said
+    one = pd.read_csv(S12 / "load_latency-1cpu.csv")
+    said, _ = late_causes(one[one["rw"] == "randread"])
+    assert said.startswith("At every rate (p99 lag over its bound): "), said
