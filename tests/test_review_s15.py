@@ -226,3 +226,20 @@ def test_every_rate_is_said_only_where_every_rate_has_a_lag_over_its_bound():
     one = pd.read_csv(S12 / "load_latency-1cpu.csv")
     said, _ = late_causes(one[one["rw"] == "randread"])
     assert said.startswith("At every rate (p99 lag over its bound): "), said
+
+
+def test_knee_ceiling_holds_the_fit_against_the_sweeps_most_at_any_job_count():
+    """S17-loop 1: the report withheld the randread knee ('not a finding: the sweep measured 271,713 IOPS at QD32x4,
+    above the fitted ceiling's 95 % band (198,264 IOPS)') while knee_ceiling, judging the one-job highest (186,505),
+    passed: page 1 named no failed check behind it. The check now judges the sweep's most at any job count (the
+    loop run's knee row, its numbers as knee.csv gives them). The other side: without a higher multi-job point the
+    one-job highest passes as before."""
+    from memstor.analysis.validity.fits import _ceiling
+
+    k = pd.Series({"host": "vm-loop328", "rw": "randread", "X_max_fit_iops": 170_581.0, "X_max_fit_se_iops": 14_124.0,
+                   "X_max_meas_iops": 186_505.0, "X_best_iops": 271_713.0, "X_best_at": "QD32x4"})
+    failed = _ceiling(k)
+    assert failed["status"] == "fail" and round(failed["value"]) == 271_713 and round(failed["limit"]) == 198_264
+    assert "highest measured 271,713 IOPS (at QD32x4), 59.3 % above the fit" in failed["evidence"], failed["evidence"]
+    one_job = _ceiling(k.drop(["X_best_iops", "X_best_at"]))
+    assert one_job["status"] == "pass" and round(one_job["value"]) == 186_505 and "(at " not in one_job["evidence"]
