@@ -243,3 +243,20 @@ def test_knee_ceiling_holds_the_fit_against_the_sweeps_most_at_any_job_count():
     assert "highest measured 271,713 IOPS (at QD32x4), 59.3 % above the fit" in failed["evidence"], failed["evidence"]
     one_job = _ceiling(k.drop(["X_best_iops", "X_best_at"]))
     assert one_job["status"] == "pass" and round(one_job["value"]) == 186_505 and "(at " not in one_job["evidence"]
+
+
+def test_the_write_not_shown_to_last_does_not_say_the_read_was():
+    """S17-loop 3: 'Sequential transfers: 3,886 MB/s read, 3,222 MB/s write, the write not shown to last' read as if
+    the read had been shown to last; it ran only as fio-block-size's 2-s run over 256 MiB. The other sides: with the
+    read run elsewhere too the clause is not added; without a longer write run nothing is said."""
+    from memstor.report.text.first_page import _not_lasting
+
+    loop = pd.read_csv(S12 / "summary-loop.csv")
+    host = str(loop["host"].iloc[0])
+    assert _not_lasting(loop, host, 3222.0) == (
+        ", the write not shown to last (the read ran only in the block-size sweep's short run)")
+    read = (loop["experiment"] == "fio-block-size") & (loop["rw"] == "read") & (loop["bs_bytes"] == 2**20)
+    twice = pd.concat([loop, loop[read].assign(experiment="fio-pts-xsr")], ignore_index=True)
+    assert _not_lasting(twice, host, 3222.0) == ", the write not shown to last"
+    xsr = loop["experiment"] == "fio-pts-xsr"
+    assert _not_lasting(loop[~xsr], host, 3222.0) == ""

@@ -250,6 +250,16 @@ def _random_read_above(points: pd.DataFrame | None, host: str, read_MBps: float,
             f"({read_MBps / top:.2f}× it) is doubtful{order}")
 
 
+def _not_lasting(pts: pd.DataFrame | None, host: str, write_MBps: float) -> str:
+    """', the write not shown to last' where a longer run of the sequential write job measured less (the headline's
+    caveat, here too: S13-loop 5), with '(the read ran only in the block-size sweep's short run)' where no other
+    experiment ran the read (fourteenth read S17-loop 3: read as 'the read was shown to last'); '' otherwise."""
+    if not lasting_words(pts, host, write_MBps):
+        return ""
+    alone = not len(job_split(pts, host, "read")[1])
+    return ", the write not shown to last" + (" (the read ran only in the block-size sweep's short run)" if alone else "")
+
+
 def findings(S, host: str) -> list[str]:
     """Three to six findings of one device in plain sentences, each pointing to its section (markdown); only
     what the checks let stand."""
@@ -261,8 +271,7 @@ def findings(S, host: str) -> list[str]:
     seq = {k: h.loc[k, "value"] for k in ("seq_read_MBps", "seq_write_MBps") if k in h.index and not missing(h.loc[k, "value"])}
     if len(seq) == 2:
         s = f"Sequential transfers: {fmt_number(seq['seq_read_MBps'])} MB/s read, {fmt_number(seq['seq_write_MBps'])} MB/s write"
-        last = lasting_words(pts, host, float(seq["seq_write_MBps"]))  # S13-loop 5: the headline's caveat, here too
-        s += ", the write not shown to last" if last else ""
+        s += _not_lasting(pts, host, float(seq["seq_write_MBps"]))
         if seq["seq_write_MBps"] > 1.2 * seq["seq_read_MBps"]:
             later = write_elsewhere(getattr(S, "points", None), host, float(seq["seq_read_MBps"]))
             s += (f" — {'the block-size sweep wrote' if later else 'writes'} faster than {'it read' if later else 'reads in these runs'}, which a drive rarely does; a write-back cache above "
