@@ -260,3 +260,17 @@ def test_the_write_not_shown_to_last_does_not_say_the_read_was():
     assert _not_lasting(twice, host, 3222.0) == ", the write not shown to last"
     xsr = loop["experiment"] == "fio-pts-xsr"
     assert _not_lasting(loop[~xsr], host, 3222.0) == ""
+
+
+def test_the_xsr_times_say_the_rolling_median_they_are_read_from():
+    """S17-bare 2: 'settles in 3.00 s' and 'back ... in 5.00 s' held only for the 5-s centred rolling median of the
+    per-second MB/s (xsr.csv's settle_rule), which neither the PDF nor the HTML stated. The other side: a run with no
+    settle time says no rule."""
+    from memstor.report.text.pts import _xsr_result
+
+    xsr = pd.read_csv(DATA / "xsr-bare14.csv")
+    said = _xsr_result(xsr)
+    assert said.startswith("SEQ 1024KiB → RND 8KiB: 1,278 MB/s → 419 MB/s, settles in 3.00 s; ")
+    assert said.endswith(" (times by a 5-s centred rolling median of the per-second MB/s; single seconds may dip "
+                         "further)"), said
+    assert "rolling median" not in _xsr_result(xsr.assign(settle_s=float("nan"), back_s=float("nan")))
