@@ -274,3 +274,26 @@ def test_the_xsr_times_say_the_rolling_median_they_are_read_from():
     assert said.endswith(" (times by a 5-s centred rolling median of the per-second MB/s; single seconds may dip "
                          "further)"), said
     assert "rolling median" not in _xsr_result(xsr.assign(settle_s=float("nan"), back_s=float("nan")))
+
+
+def test_knee_plateau_does_not_call_a_sweep_rising_where_the_same_job_between_its_last_depths_shows_no_gain():
+    """S17-1cpu 1: knee_plateau failed randread as 'still rising' on the sweep's last step, QD16x1 42,917 to QD64x1
+    55,471 (+29.3 %), while fio-block-size's QD32x1 between them measured 58,281: the gain came by N = 32, and QD64x1
+    is -4.8 % from it. Now the check warns (the sweep levels off above the fit's ceiling) and says why. The other side:
+    randwrite (QD32x1 30,487 and 30,431, then 43,635: +43 %) still fails as rising."""
+    from memstor.analysis.validity import validity_table
+
+    one = pd.read_csv(S12 / "summary-1cpu.csv")
+    knees = pd.read_csv(DATA / "knee-1cpu.csv").drop(columns=["valid", "not_valid", "note"])
+    knees["N_star_fit"] = knees["X_max_fit_iops"] * knees["R_min_fit_us"] * 1e-6
+    q = one[(one["experiment"] == "fio-queue-depth") & (one["bs_bytes"] == 4096)].copy()
+    q["in_sweep"] = ~q["spec_point"].astype(bool)
+    v = validity_table(knees=knees, qd=q, points=one)
+    plateau = v[v["check"] == "knee_plateau"].set_index("subject")
+    read = plateau.loc["randread"]
+    assert read["status"] == "warn" and "still gained" not in read["evidence"], read["evidence"]
+    assert ("the sweep's own last step, 42,917 IOPS at N = 16 (QD16x1) to 55,471 IOPS at N = 64 (QD64x1) (+29.3 %), "
+            "rose, but the same one-job job between them (58,281 IOPS at QD32 in fio-block-size) leaves no gain past "
+            "it") in read["evidence"], read["evidence"]
+    write = plateau.loc["randwrite"]
+    assert write["status"] == "fail" and "still gained more than" in write["evidence"]

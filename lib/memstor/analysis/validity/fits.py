@@ -55,6 +55,7 @@ from memstor.analysis.curves import HOLDOUT_SHARE
 from memstor.analysis.spread import (
     Spread,
     disagreeing,
+    flat_before_deepest,
     one_job_elsewhere,
     points_said,
     run_spread,
@@ -331,15 +332,22 @@ def _plateau(k: pd.Series, qd: pd.DataFrame, spread: Spread, points: pd.DataFram
     top, reach = float(past["_low"].max()), float(past["_high"].max())
     said = f"X_fit {n(fit)} IOPS, N* {n(star)}"
     rising, step = _still_rising(k, qd, spread)
+    between = flat_before_deepest(points, str(host), str(rw))[0] if rising else None
+    flat = ""
+    if between is not None and len(between):  # S17-1cpu 1: the same job between the last two depths: no gain past it
+        flat = (f"; the sweep's own last step, {step}, rose, but the same one-job job between them "
+                f"({points_said(between)}) leaves no gain past it beyond {spread.short()}")
+        rising, step = False, ""
     if top > high and (rising or top > fit * spread.limit):
-        return _beyond(k, past, spread, points, step if rising else "",
-                       f"{step}, within {spread.disagreement()}" if rising is None else "")
+        out = _beyond(k, past, spread, points, step if rising else "",
+                      f"{step}, within {spread.disagreement()}" if rising is None else "")
+        return {**out, "evidence": out["evidence"] + flat}
     if top > high:
         return row(host, "knee_plateau", rw, WARN, top, high, unit,
                    f"past the knee ({said}): {_over(past, fit, high)}, more than {n(100.0 * (PLATEAU_RATIO - 1))} % "
                    f"above X_fit but within {spread.words()}: whether the sweep levels off at X_fit is not shown"
-                   ", the sweep cannot tell", "N* = X_fit x R_min is the fit's: the points past it neither confirm "
-                   "nor contradict its ceiling", _KNEE, low=low, high=high)
+                   f", the sweep cannot tell{flat}", "N* = X_fit x R_min is the fit's: the points past it neither "
+                   "confirm nor contradict its ceiling", _KNEE, low=low, high=high)
     if reach < low:
         evidence = (f"nothing measured past the knee reaches the fitted ceiling ({said}): at most {n(reach)} IOPS, "
                     f"{n(100.0 * (1 - reach / fit))} % under X_fit")
