@@ -297,3 +297,28 @@ def test_knee_plateau_does_not_call_a_sweep_rising_where_the_same_job_between_it
             "it") in read["evidence"], read["evidence"]
     write = plateau.loc["randwrite"]
     assert write["status"] == "fail" and "still gained more than" in write["evidence"]
+
+
+def test_hirs_baseline_rounds_are_checked_for_steady_state_and_its_result_withheld_where_they_moved():
+    """S17-bare 1: 'baseline 46,294 IOPS' was the mean of five preconditioning rounds rising 36,231 -> 58,646 IOPS
+    (data and slope excursions 48.4 %, PTS allows 20 % and 10 %), with no pts_steady_state row (CBW's and DIRTH's had
+    one). Now HIR's rounds are checked and its result is withheld as CBW's is. The other side: the 1-CPU run's rounds
+    (43,828-48,886 IOPS, 10.9 % and 1.03 %) pass, and its result stands."""
+    from memstor.analysis.validity.pts import _hir_steady
+    from memstor.report.text.pts import _hir_result
+
+    bare = _hir_steady("vm", pd.read_csv(DATA / "fio-pts-hir-bare14.csv"))
+    assert (bare["status"], bare["subject"], round(bare["value"], 1)) == ("fail", "HIR preconditioning", 48.4)
+    assert bare["evidence"].startswith("last 5 rounds: 36,231-58,646 IOPS, data excursion 48.4 % and slope "
+                                       "excursion 48.4 %"), bare["evidence"]
+    one = _hir_steady("vm", pd.read_csv(DATA / "fio-pts-hir-1cpu.csv"))
+    assert one["status"] == "pass" and one["evidence"].startswith("last 5 rounds: 43,828-48,886 IOPS")
+    short = _hir_steady("vm", pd.read_csv(DATA / "fio-pts-hir-1cpu.csv").iloc[2:])
+    assert short["status"] == "unchecked"
+    hir = pd.DataFrame({"host": ["vm"], "baseline_iops": [46_294.0], "wait_s": [0.5], "idle_s_mean": [0.865],
+                        "segments": [2], "iops_mean": [66_247.0], "recovery_ratio": [1.43],
+                        "recovery_ratio_ci_low": [float("nan")], "recovery_ratio_ci_high": [float("nan")]})
+    withheld = _hir_result(hir, pd.DataFrame([bare]))
+    assert withheld.startswith("no result stated: steady state not reached (preconditioning rounds' data excursion "
+                               "48.4 % and slope excursion 48.4 % of their mean 46,294"), withheld
+    assert _hir_result(hir, pd.DataFrame([one])).startswith("baseline 46,294 IOPS; after ")

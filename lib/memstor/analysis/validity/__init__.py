@@ -69,7 +69,8 @@ The checks, one module per family (thresholds are named constants there, each wi
   a failed run is unchecked), wsat_series (>= 20 whole seconds to tell a lasting level from noise; < 2 fail),
   series_matches_whole (the whole seconds' mean within +-2 % of fio's whole-run MB/s; beyond +-10 % fail),
   wsat_one_level (the halves' medians within +-10 % or not apart by Mann-Whitney p < 0.05; else fail);
-- ``pts``: pts_steady_state (CBW/DIRTH's run reached steady state: its own verdict, the window's data excursion
+- ``pts``: pts_steady_state (CBW/DIRTH's run reached steady state: its own verdict; HIR's baseline rounds by the
+  excursions; the window's data excursion
   as value), pts_repeat (a DIRTH rerun within 1.1x of its matrix point, 1.25x fail), pts_demand (largest T x Q /
   T1 Q1 IOPS between 1 and the outstanding I/O's ratio), dirth_optimal (some but not all points under the ceiling).
 

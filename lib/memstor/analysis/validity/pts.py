@@ -7,7 +7,9 @@
   (bound SLOPE_EXCURSION_PCT) of the last WINDOW_ROUNDS preconditioning rounds (IOPS, T and Q of the rounds), the
   one nearer its bound, which is the band's high side and the limit (the unit names which); the status is the
   run's own verdict (``ss_status``): achieved pass, not achieved fail (the matrix was measured while the state still
-  moved), anything else unchecked. Both excursions are in the evidence.
+  moved), anything else unchecked. Both excursions are in the evidence. HIR's preconditioning too (subject 'HIR
+  preconditioning': the baseline its recovery ratios are read against), judged by the two excursions themselves
+  (HIR records no verdict).
 - ``pts_repeat``: a DIRTH point re-measured (its histogram capture, phase histogram) gives the IOPS of the matrix
   point. Value: capture / matrix IOPS; within 1/REPEAT_WARN..REPEAT_WARN pass, within 1/REPEAT_FAIL..REPEAT_FAIL
   warn, beyond fail (the matrix's differences between points are no larger than one point's own rerun).
@@ -46,11 +48,14 @@ _SECTION = "pts"
 
 
 def pts_rows(fio: pd.DataFrame | None) -> list[dict]:
-    """hir_recovery per HIR wait state; pts_steady_state and pts_demand per device x test (CBW, DIRTH);
+    """hir_recovery per HIR wait state and pts_steady_state of its preconditioning; pts_steady_state and pts_demand
+    per device x test (CBW, DIRTH);
     pts_repeat per re-measured DIRTH point; dirth_optimal per device."""
     if not has(fio, "table", "point", "phase"):
         return []
-    out: list[dict] = hir_rows(hir_table(fio[fio["table"] == "fio-pts-hir"]))
+    hir = fio[fio["table"] == "fio-pts-hir"]
+    out: list[dict] = hir_rows(hir_table(hir))
+    out += [_hir_steady(str(host), g) for host, g in hir.groupby("host", sort=True)] if "host" in hir else []
     for table, test in TESTS.items():
         rows = fio[fio["table"] == table]
         if rows.empty:
@@ -96,6 +101,32 @@ def _steady(host, test: str, tot: pd.DataFrame, rows: pd.DataFrame) -> dict:
                evidence, "" if ok else f"steady state not reached: the {test} matrix was measured while the "
                "drive's state still moved, so its points are no PTS figures and differ by that drift as well",
                _SECTION, low=0.0, high=bound)
+
+
+def _hir_steady(host: str, rows: pd.DataFrame) -> dict:
+    """pts_steady_state of HIR's preconditioning: its last WINDOW_ROUNDS rounds (phase precondition, the write
+    direction) within PTS's data and slope excursions (20 %, 10 % of their mean), the baseline its recovery ratios are
+    read against (fourteenth read S17-bare 1: a 'baseline' of rounds rising 36,231 -> 58,646 IOPS, 48 % excursions,
+    had no check while CBW's and DIRTH's did)."""
+    subject = "HIR preconditioning"
+    pc = rows[rows["phase"] == "precondition"] if "phase" in rows else rows.iloc[0:0]
+    if "direction" in pc:
+        pc = pc[pc["direction"].fillna("write") == "write"]
+    iops = pd.to_numeric(pc.get("iops"), errors="coerce").dropna().tolist()
+    if len(iops) < WINDOW_ROUNDS:
+        return unchecked(host, "pts_steady_state", subject, f"{len(iops)} preconditioning rounds recorded (a window "
+                         f"is {WINDOW_ROUNDS})", _SECTION, "%", low=0.0, high=DATA_EXCURSION_PCT,
+                         consequence="the HIR baseline is not shown to be a steady state")
+    w = window_check(iops[-WINDOW_ROUNDS:])
+    ok = w.data_excursion_pct <= DATA_EXCURSION_PCT and w.slope_excursion_pct <= SLOPE_EXCURSION_PCT
+    value, bound, what = max((w.data_excursion_pct, DATA_EXCURSION_PCT, "data"),
+                             (w.slope_excursion_pct, SLOPE_EXCURSION_PCT, "slope"), key=lambda e: e[0] / e[1])
+    evidence = (f"last {WINDOW_ROUNDS} rounds: {n(min(iops[-WINDOW_ROUNDS:]))}-{n(max(iops[-WINDOW_ROUNDS:]))} IOPS, "
+                f"data excursion {n(w.data_excursion_pct)} % and slope excursion {n(w.slope_excursion_pct)} % of their "
+                f"mean {n(w.window_avg)} (PTS: at most 20 % and 10 %)")
+    return row(host, "pts_steady_state", subject, PASS if ok else FAIL, value, bound, f"% ({what} excursion)",
+               evidence, "" if ok else "steady state not reached: the HIR baseline averages rounds whose state still "
+               "moved, so the recovery ratios against it are no PTS figures", _SECTION, low=0.0, high=bound)
 
 
 def _demand(host, test: str, matrix: pd.DataFrame) -> dict:

@@ -63,7 +63,8 @@ CHECKS = {
     "wsat_series": "the write-saturation series is long enough to tell a lasting level from noise",
     "wsat_one_level": "the write-saturation series is one level: its halves' medians differ by at most 10 % or not "
                       "beyond noise (Mann-Whitney)",
-    "pts_steady_state": "the SNIA PTS demand test (CBW, DIRTH) reached steady state before its T x Q matrix",
+    "pts_steady_state": "the SNIA PTS test (CBW, DIRTH: before its T x Q matrix; HIR: its baseline) reached steady "
+                        "state",
     "pts_repeat": "a DIRTH point rerun (its histogram capture) gives the matrix point's IOPS within 10 %",
     "pts_demand": "more demand gives more IOPS: the largest T x Q over T1 Q1 lies between 1 and their outstanding "
                   "I/O's ratio",

@@ -346,7 +346,13 @@ def _hir_wait(r) -> str:
     return f"after {_idle(r)} {ratio} × ({fmt_number(r['iops_mean'])} IOPS)"
 
 
-def _hir_result(g: pd.DataFrame) -> str:
+def _hir_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
+    """'baseline N IOPS; after ...' per wait state; 'no result stated: steady state not reached (...)' where the HIR
+    preconditioning rounds the baseline averages were no steady state (pts_steady_state failed: fourteenth read
+    S17-bare 1, a 'baseline' of five rounds rising 36,231 -> 58,646 IOPS, the ratios against it no PTS figures)."""
+    unsteady = _unsteady(g["host"].iloc[0], "HIR", validity)
+    if unsteady:
+        return unsteady
     waits = "; ".join(_hir_wait(r) for _, r in g.iterrows())
     return f"baseline {fmt_number(g['baseline_iops'].iloc[0])} IOPS; {waits}"
 
@@ -511,6 +517,7 @@ def pts_summary(hir: pd.DataFrame | None, xsr: pd.DataFrame | None, cbw: pd.Data
             continue
         for host, g in table.groupby("host", sort=True):
             rows.append({"device": host, "test": test,
-                         "result": result(g, validity) if result in (_cbw_result, _dirth_result) else result(g)})
+                         "result": result(g, validity) if result in (_cbw_result, _dirth_result, _hir_result)
+                         else result(g)})
     out = pd.DataFrame(rows, columns=["device", "test", "result"])
     return out if out["device"].nunique() > 1 else out.drop(columns="device")
