@@ -45,7 +45,8 @@ def test_a_page_walk_cost_that_holds_to_the_end_is_stated_and_none_anywhere_keep
     assert cost["cost_ns"] is not None and cost["cost_ns"] > 0 and cost["from_bytes"] <= 16 * 2**20
     levels = cache_levels(slow)
     shown = cache_levels_display(levels).set_index("level").loc[TLB_LEVEL]
-    assert shown.iloc[0] != "not shown" and shown["ends at"] == "from 2 MiB"  # R-loop 9.5: where it starts
+    # R-loop 9.5: where it starts; S15-bare 4: at the first size slower by 10 % itself (2 MiB only by the 3-size median)
+    assert shown.iloc[0] != "not shown" and shown["ends at"] == "from 2.8 MiB"
     assert "Page walks (4 KiB against 2 MiB pages) add" in hierarchy_sentences(levels, None)[0]
     same = ws.copy()
     same.loc[small, "lat_p50_ns"] = same.loc[small, "buffer_bytes"].map(big).to_numpy()

@@ -448,10 +448,8 @@ def cache_levels(df: pd.DataFrame, caches: Mapping | None = None) -> pd.DataFram
         if (g["pattern"] == "random").any():
             tlb = tlb_cost(g[cpu_held(g["cpu_share"])] if "cpu_share" in g else g)
             ghz, why = tlb_clock(g)
-            # S15-bare 5: the table's header states the levels' clock (3.37 GHz); the TLB row used its own runs' mean
-            # (3.39 GHz: 23.6 ns printed as 79.9 clocks); where both are stated, the header's
-            ghz = next((r["clocks"] / r["latency_ns"] for r in mine if r["clocks"] and r["latency_ns"]), ghz) \
-                if ghz else ghz
+            # S15-bare 5: the header's clock (the levels'), not the TLB runs' own mean (79.9 clocks under 3.37 GHz)
+            ghz = ghz and next((r["clocks"] / r["latency_ns"] for r in mine if r["clocks"] and r["latency_ns"]), ghz)
             rows.append(_level_row(host, TLB_LEVEL, tlb["cost_ns"], ghz, tlb["from_bytes"], None,
                                    "; ".join(w for w in (tlb["note"], why) if w)))
     return pd.DataFrame(rows, columns=CACHE_LEVEL_COLUMNS)
@@ -500,9 +498,7 @@ def tlb_cost(ws: pd.DataFrame) -> dict:
         return out
     not_slower = np.flatnonzero(~slower)
     start = int(not_slower[-1]) + 1 if len(not_slower) else 0
-    # twelfth read S15-bare 4: the 3-size median reached across a gap, so 'from 1.4 MiB', where 4 KiB pages were
-    # 1.2 ns faster: the cost starts at a size where they are slower by the margin themselves
-    own = ratio[start:] > 1 + TLB_MIN_PCT / 100
+    own = ratio[start:] > 1 + TLB_MIN_PCT / 100  # S15-bare 4: a size slower by the margin itself, not by the median
     if not own.any():
         out["note"] = _no_tlb_cost(common, ratio, own)
         return out

@@ -136,8 +136,11 @@ def name_ceilings(evidence: str) -> str:
     'fitted X_max' -> 'X_fit (fitted ceiling)' and 'highest measured' -> "the one-job sweep's highest" (the checks'
     measured figure, X_max_meas_iops: S12-loop 3, 'X_best (highest measured) 149,970' beside 'X_best = 169,769 at
     QD32x4', the sweep's most at any job count), so that X_max never stands for three numbers (the fit's ceiling, the
-    sweep's best, the open loop's reference) and X_best for two."""
-    return (evidence.replace("fitted X_max", "X_fit (fitted ceiling)")
+    sweep's best, the open loop's reference) and X_best for two); 'highest measured 271,713 IOPS (at QD32x4)' ->
+    'X_best 271,713 IOPS (at QD32x4)', knee_ceiling's figure where a point with more jobs is the sweep's most
+    (S17-loop 1)."""
+    named = re.sub(r"highest measured ([\d,.]+ IOPS \(at )", r"X_best \1", evidence)
+    return (named.replace("fitted X_max", "X_fit (fitted ceiling)")
             .replace("highest measured", "the one-job sweep's highest"))
 
 
