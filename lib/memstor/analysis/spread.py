@@ -19,6 +19,7 @@ Pure: DataFrames (memstor.analysis.points.fio_summary) in, numbers and words out
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -290,8 +291,9 @@ def flat_before_deepest(points: pd.DataFrame | None, host: str, rw: str) -> tupl
     other = one_job_elsewhere(points, host, rw)
     between = other[(other["iodepth"] > last["iodepth"].iloc[0]) & (other["iodepth"] < deepest["iodepth"])]
     between = between[[not _far_from(v, last) for v in between["iops"]]]
-    if len(between) and float(between["iops"].max()) > DISAGREE_RATIO * float(between["iops"].min()):
-        return between.iloc[0:0], deepest, spread  # they disagree among themselves: neither is the depth's value
-    if between.empty or float(deepest["iops"]) > spread.limit * float(between["iops"].min()):
+    low = float(between["iops"].min()) if len(between) else math.nan  # (an empty mask above leaves no columns)
+    # none; runs that disagree among themselves (neither is the depth's value); or a last step still rising from one
+    if not len(between) or not (float(between["iops"].max()) <= DISAGREE_RATIO * low
+                                and float(deepest["iops"]) <= spread.limit * low):
         return between.iloc[0:0], deepest, spread
     return between, deepest, spread

@@ -85,22 +85,29 @@ def _steady(host, test: str, tot: pd.DataFrame, rows: pd.DataFrame) -> dict:
                else f"the run's steady-state verdict is {status or 'not recorded'}")
         return unchecked(host, "pts_steady_state", subject, why, _SECTION, "%", low=0.0, high=DATA_EXCURSION_PCT,
                          consequence=f"the {test} matrix is not shown to come from a steady state")
-    w = window_check(iops[-WINDOW_ROUNDS:])
     where = _tq(rounds.iloc[0]) if len(rounds) else ""
     first = f" (round 1: {n(iops[0])})" if len(iops) > WINDOW_ROUNDS else ""
-    evidence = (f"last {WINDOW_ROUNDS} rounds at {where}: {n(min(iops[-WINDOW_ROUNDS:]))}-"
-                f"{n(max(iops[-WINDOW_ROUNDS:]))} IOPS{first}, data excursion {n(w.data_excursion_pct)} % and slope "
-                f"excursion {n(w.slope_excursion_pct)} % of their mean {n(w.window_avg)} (PTS: at most 20 % and 10 "
-                f"%); the run's verdict: {status}")
-    ok = status == "achieved"
-    # value and limit: the excursion nearer its PTS bound (S11-loop 17: fail with data excursion 9.87 <= 20 shown,
-    # the slope excursion 11.2 > 10 that failed only in the evidence)
+    return _window_row(host, subject, iops, status == "achieved", f" at {where}", f"{first}",
+                       f"; the run's verdict: {status}", f"steady state not reached: the {test} matrix was measured "
+                       "while the drive's state still moved, so its points are no PTS figures and differ by that "
+                       "drift as well")
+
+
+def _window_row(host, subject: str, iops: list, ok: bool | None, at: str, first: str, verdict: str,
+                consequence: str) -> dict:
+    """pts_steady_state from the last WINDOW_ROUNDS preconditioning rounds' IOPS: value and limit the excursion nearer
+    its PTS bound (S11-loop 17: fail with data excursion 9.87 <= 20 shown, the slope excursion 11.2 > 10 that failed
+    only in the evidence), both in the evidence; ``ok`` the verdict (None: the excursions judge, as for HIR)."""
+    w = window_check(iops[-WINDOW_ROUNDS:])
+    if ok is None:
+        ok = w.data_excursion_pct <= DATA_EXCURSION_PCT and w.slope_excursion_pct <= SLOPE_EXCURSION_PCT
     value, bound, what = max((w.data_excursion_pct, DATA_EXCURSION_PCT, "data"),
                              (w.slope_excursion_pct, SLOPE_EXCURSION_PCT, "slope"), key=lambda e: e[0] / e[1])
+    evidence = (f"last {WINDOW_ROUNDS} rounds{at}: {n(min(iops[-WINDOW_ROUNDS:]))}-{n(max(iops[-WINDOW_ROUNDS:]))} "
+                f"IOPS{first}, data excursion {n(w.data_excursion_pct)} % and slope excursion "
+                f"{n(w.slope_excursion_pct)} % of their mean {n(w.window_avg)} (PTS: at most 20 % and 10 %){verdict}")
     return row(host, "pts_steady_state", subject, PASS if ok else FAIL, value, bound, f"% ({what} excursion)",
-               evidence, "" if ok else f"steady state not reached: the {test} matrix was measured while the "
-               "drive's state still moved, so its points are no PTS figures and differ by that drift as well",
-               _SECTION, low=0.0, high=bound)
+               evidence, "" if ok else consequence, _SECTION, low=0.0, high=bound)
 
 
 def _hir_steady(host: str, rows: pd.DataFrame) -> dict:
@@ -117,16 +124,8 @@ def _hir_steady(host: str, rows: pd.DataFrame) -> dict:
         return unchecked(host, "pts_steady_state", subject, f"{len(iops)} preconditioning rounds recorded (a window "
                          f"is {WINDOW_ROUNDS})", _SECTION, "%", low=0.0, high=DATA_EXCURSION_PCT,
                          consequence="the HIR baseline is not shown to be a steady state")
-    w = window_check(iops[-WINDOW_ROUNDS:])
-    ok = w.data_excursion_pct <= DATA_EXCURSION_PCT and w.slope_excursion_pct <= SLOPE_EXCURSION_PCT
-    value, bound, what = max((w.data_excursion_pct, DATA_EXCURSION_PCT, "data"),
-                             (w.slope_excursion_pct, SLOPE_EXCURSION_PCT, "slope"), key=lambda e: e[0] / e[1])
-    evidence = (f"last {WINDOW_ROUNDS} rounds: {n(min(iops[-WINDOW_ROUNDS:]))}-{n(max(iops[-WINDOW_ROUNDS:]))} IOPS, "
-                f"data excursion {n(w.data_excursion_pct)} % and slope excursion {n(w.slope_excursion_pct)} % of their "
-                f"mean {n(w.window_avg)} (PTS: at most 20 % and 10 %)")
-    return row(host, "pts_steady_state", subject, PASS if ok else FAIL, value, bound, f"% ({what} excursion)",
-               evidence, "" if ok else "steady state not reached: the HIR baseline averages rounds whose state still "
-               "moved, so the recovery ratios against it are no PTS figures", _SECTION, low=0.0, high=bound)
+    return _window_row(host, subject, iops, None, "", "", "", "steady state not reached: the HIR baseline averages "
+                       "rounds whose state still moved, so the recovery ratios against it are no PTS figures")
 
 
 def _demand(host, test: str, matrix: pd.DataFrame) -> dict:
