@@ -381,9 +381,14 @@ def test_real_fio_cliff_and_steady_runs(tmp_path, capsys):
             (row["gb_written"], change_gb, window_gb)
         # each level within 5 % of fio's own figure, or that figure inside the level's interval: under load fio's
         # rate limiter catches up after a stall, and the seconds after the change averaged 21.3 MB/s against 20
+        # where the seconds stay correlated no interval is published (the note says why; CI's loaded machine
+        # had one): the level is then judged with the widest batches the segment allows (5, t with 4 df)
         for side, truth in (("before", fast_MBps), ("after", slow_MBps)):
-            level, lo, hi = (float(row[f"level_{side}{k}"]) for k in ("", "_lo", "_hi"))
-            assert within(level, truth) or lo <= truth <= hi, (side, level, lo, hi, truth)
+            level, lo, hi = (_number(row[f"level_{side}{k}"]) for k in ("", "_lo", "_hi"))
+            if math.isnan(lo) or math.isnan(hi):
+                assert f"{side}: " in str(row["note"]) and "no interval" in str(row["note"]), row["note"]
+                lo, hi = _five_batch_interval(frame, column, float(row["t_s"]), side)
+            assert within(level, truth) or lo <= truth <= hi, (side, level, lo, hi, truth, row["note"])
 
     steady = sorted(steady_logs.glob("steady_bw.*.log"))
     assert len(steady) == 10
@@ -391,6 +396,23 @@ def test_real_fio_cliff_and_steady_runs(tmp_path, capsys):
         frame, column, unit = read_throughput_series(log)
         assert len(frame) >= 28
         assert find_cliffs(frame, column, unit=unit).empty, log
+
+
+def _number(value) -> float:
+    """A cliff row's cell as a float: NaN for None (find_cliffs) or an empty CSV cell (the CLI's table)."""
+    return math.nan if value is None or value == "" else float(value)
+
+
+def _five_batch_interval(frame: pd.DataFrame, column: str, change_t_s: float, side: str) -> tuple[float, float]:
+    """95 % interval (series unit) of one side's level from 5 batches of its inner seconds (find_cliffs drops
+    each segment's first and last), whatever their correlation: the test's own yardstick where none is published."""
+    t = frame["t_s"].to_numpy(np.float64)
+    y = pd.to_numeric(frame[column], errors="coerce").to_numpy(np.float64)
+    seg = y[(t < change_t_s) if side == "before" else (t >= change_t_s)]
+    seg = seg[np.isfinite(seg)][1:-1]
+    batches = np.array([b.mean() for b in np.array_split(seg, 5)])
+    half = 2.776 * batches.std(ddof=1) / math.sqrt(5)  # t(0.975, 4 df)
+    return float(seg.mean() - half), float(seg.mean() + half)
 
 
 def _cli_rows(folder, tmp_path, capsys) -> pd.DataFrame:
