@@ -81,17 +81,17 @@ class Spread:
         return max(self.measured or 1.0, ASSUMED_RATIO)
 
     def brief(self) -> str:
-        """'the run-to-run spread measured here, 1.20×' or 'the 10 % assumed for single fresh runs': :meth:`short`
+        """'the run-to-run spread of fresh runs measured here, 1.20×' or 'the 10 % assumed for single fresh runs': :meth:`short`
         without its qualifiers, where a page has no room for them (page 2's findings)."""
         if self.shown:
-            return f"the run-to-run spread measured here, {self.limit:.2f}×"
+            return f"the run-to-run spread of fresh runs measured here, {self.limit:.2f}×"
         return f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single fresh runs"
 
     def short(self) -> str:
-        """'the run-to-run spread measured here, 1.35×' or 'the 10 % assumed for single fresh runs, not measured', then
+        """'the run-to-run spread of fresh runs measured here, 1.35×' or 'the 10 % assumed for single fresh runs, not measured', then
         '(the pair measured twice disagreed, 2.19×: not counted as spread)' where a pair disagreed."""
         if self.shown:
-            return f"the run-to-run spread measured here, {self.limit:.2f}×"
+            return f"the run-to-run spread of fresh runs measured here, {self.limit:.2f}×"
         apart = self.disagreed.rsplit("(", 1)[-1].removesuffix(" apart)") if self.disagreed else ""
         # S11-bare 7: 'not measured' where one pair measured 1.09x, inside the assumed 10 %
         one = f" (the one pair measured twice agreed within {_ratio(self.measured)})" if self.measured else \
@@ -111,10 +111,10 @@ class Spread:
         return "" if self.shown else ": a difference between single runs beyond an assumed spread only"
 
     def words(self) -> str:
-        """'the run-to-run spread measured here, 1.62× (4 KiB randwrite QD32×1: ...)' or '10 %, the spread assumed
+        """'the run-to-run spread of fresh runs measured here, 1.62× (4 KiB randwrite QD32×1: ...)' or '10 %, the spread assumed
         for single runs, not measured (...)'."""
         if self.shown:
-            return f"the run-to-run spread measured here, {self.limit:.2f}× ({self.how})"
+            return f"the run-to-run spread of fresh runs measured here, {self.limit:.2f}× ({self.how})"
         why = (f"the one configuration measured twice agreed within {self.measured:.3f}×: {self.how}; one pair is "
                "no spread" if self.measured is not None else "no configuration was measured twice in agreement"
                if self.disagreed or self.outlier else "no configuration was measured twice")

@@ -73,3 +73,9 @@ def plain(v) -> str:
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     return str(v)
+
+
+def and_join(names) -> str:
+    """'A', 'A and B', 'A, B and C' ('' for none)."""
+    names = [str(x) for x in names]
+    return "".join(names) if len(names) < 2 else ", ".join(names[:-1]) + " and " + names[-1]

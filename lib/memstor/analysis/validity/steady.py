@@ -262,14 +262,14 @@ def fresh_doubt(points: pd.DataFrame | None, host: str, rw: str, bs: float, outs
 
 def doubt_words(above: pd.DataFrame, iops: float, spread: float) -> str:
     """'86,257 IOPS at 32 in flight in fio-block-size, 88,491 ... (2.07-2.13x this point's, beyond the 10 % assumed
-    for single runs, not measured)' (or 'the run-to-run spread measured here, 1.32x'): the points of :func:`fresh_doubt` against a point of ``iops`` (IOPS)."""
+    for single runs, not measured)' (or 'the run-to-run spread of fresh runs measured here, 1.32x'): the points of :func:`fresh_doubt` against a point of ``iops`` (IOPS)."""
     top = above.drop_duplicates("experiment").head(3)
     said = ", ".join(f"{n(r.iops)} IOPS at {int(r.outstanding_io)} in flight in {r.experiment}"
                      for r in top.itertuples())
     lo, hi = float(top["iops"].min()) / iops, float(top["iops"].max()) / iops
     ratio = f"{lo:.2f}x" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}x"
     # one rule for the spread (memstor.analysis.spread, S7-bare M-11): the floor is assumed, not measured
-    beyond = (f"the run-to-run spread measured here, {spread:.2f}x" if spread > AGREE_RATIO else
+    beyond = (f"the run-to-run spread of fresh runs measured here, {spread:.2f}x" if spread > AGREE_RATIO else
               f"the {100 * (AGREE_RATIO - 1):.0f} % assumed for single fresh runs, not measured")
     return f"{said} ({ratio} its IOPS with no more I/Os in flight, beyond {beyond})"
 

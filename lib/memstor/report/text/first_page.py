@@ -19,7 +19,9 @@ from memstor.analysis.load_latency import answered_from_held
 from memstor.analysis.spread import ASSUMED_RATIO, run_spread
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS
 from memstor.analysis.validity.intervals import exists_counts
-from memstor.core.fmt import fmt_number, md_escape
+from memstor.core.errors import UsageError
+from memstor.core.fmt import and_join, fmt_number, md_escape
+from memstor.core.profiles import read_profile
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
@@ -292,7 +294,7 @@ def findings(S, host: str) -> list[str]:
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
     if bad_fit:  # the bound is 'given instead' only where the knee table has one (R-def p2: bound_void)
         k = knee_rows(getattr(S, "knees", None), host, {b.split(":")[0] for b in bad_fit})
-        out.append("The knee fit contradicts its own data (" + name_ceilings(bad_fit[0]) + "); the measured bound "
+        out.append(_fit_contradicted(bad_fit[0]) + " (" + name_ceilings(bad_fit[0]) + "); the measured bound "
                    + ("does not apply either" if len(k) and k["N_star_bound"].isna().all() else "is given instead")
                    + f" ({SECTION_REF['queue_depth']}).")
     machine_gate = host_checks(S.validity, host, ("memory",))
@@ -342,6 +344,17 @@ def _wsat_bullet(r) -> str:
                 f"{fmt_number(r['sustained_MBps'])} MB/s on average, no cliff or level shown")
     return (head + f"no cliff in {gb} GB written, one level of {fmt_number(r['sustained_MBps'])} MB/s (a write "
             f"cache larger than {gb} GB would hide its cliff)")
+
+
+def _fit_contradicted(evidence: str) -> str:
+    """The lead of page 1's knee sentence: the fit against its own one-job points, or (S18-1cpu 1: 'contradicts its
+    own data' where the one-job points lay under the band and only QD32x4 was above it) against a point with more
+    jobs than the one-job sweep the fit was made from (knee_ceiling's 'highest measured ... (at QD32x4)')."""
+    more = re.search(r"\(at QD\d+x(\d+)\)", evidence)
+    if more and int(more.group(1)) > 1:
+        return (f"The knee fit's ceiling is beaten by a point with {more.group(1)} jobs, outside the one-job sweep it "
+                "was fitted to")
+    return "The knee fit contradicts its own data"
 
 
 def _cache_seen(drive: pd.DataFrame | None, host: str) -> str:
@@ -410,12 +423,27 @@ def _open_loop_failed(validity, host: str, rw: str) -> list[str]:
     return list(dict.fromkeys(rows.loc[hit, "check"]))
 
 
+def standard_skips(dataset, host: str) -> list[str]:
+    """Short names (HIR, XSR, ...) of the experiments this host ran that the shipped standard profile skips
+    (a section with ``skip``); [] where the profile cannot be read."""
+    try:
+        sections = read_profile("standard")
+    except UsageError:
+        return []
+    ran = next((set(h.kinds) for h in getattr(dataset, "hosts", ()) if h.name == host), set())
+    return [name.removeprefix("fio-pts-").upper() for name, sec in sections.items()
+            if isinstance(sec, dict) and "skip" in sec and name in ran]
+
+
 def next_steps(S, host: str, profile: str) -> list[str]:
     """What to run next for a better answer, from the profile, the machine and the failed checks."""
     out = []
     if profile == "quick":
+        skips = standard_skips(S.dataset, host)  # S18-bare 2: 'every stationary point' where standard skips DIRTH
         out.append("Rerun with the standard profile (`make all`) for intervals on every stationary storage point "
-                   "(a PTS-recovery or write-saturation trajectory has none under any profile).")
+                   + (f"of the experiments it runs (it skips {and_join(skips)}, which take hours under it: "
+                      "`make all PROFILE=full` runs them) " if skips else "")
+                   + "(a PTS-recovery or write-saturation trajectory has none under any profile).")
     if not host_checks(S.validity, host, statuses=("warn",)).query("check == 'interval_exists'").empty:
         out.append("Repeat the points (`repetitions: 3`, or `make all PROFILE=full`) for intervals between runs.")
     info = next((h.sysinfo or {} for h in S.dataset.hosts if h.name == host), {})

@@ -28,7 +28,7 @@ def caveat_last(trust: str, said: str) -> str:
 def spread_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str = "best_randread_iops") -> str:
     """A best-of-single-runs headline's trust with the host's run-to-run spread last (memstor.analysis.spread's one
     rule, R-loop 1.1: the most of single runs is lifted by their spread): 'the most of single runs: may be high by
-    the run-to-run spread measured here, 1.32×' or '... by the 10 % assumed for single fresh runs, not measured'. A
+    the run-to-run spread of fresh runs measured here, 1.32×' or '... by the 10 % assumed for single fresh runs, not measured'. A
     withheld value ('not valid') and no points given: unchanged. The spread is the headline's direction's (key
     best_randread_iops: reads; S8-bare M-1: a write pair's 2.19x disagreement was the reads' caveat)."""
     if points is None or trust.startswith("not valid"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstor.analysis.validity.wsat import LEVEL_ALPHA, LEVEL_BAND, MATCH_PCT
-from memstor.core.fmt import fmt_interval, fmt_number
+from memstor.core.fmt import and_join, fmt_interval, fmt_number
 from memstor.core.schema import missing
 
 
@@ -179,7 +179,7 @@ def stalls_text(r, seconds: pd.DataFrame | None) -> str:
     if low.empty:
         return ""
     secs = [str(int(t)) for t in low["t_s"]]
-    which = secs[0] if len(secs) == 1 else ", ".join(secs[:-1]) + " and " + secs[-1]
+    which = and_join(secs)
     bw = f"{fmt_number(low['bw_MBps'].min())}-{fmt_number(low['bw_MBps'].max())}" if len(low) > 1 else fmt_number(
         low["bw_MBps"].iloc[0])
     p99 = ""

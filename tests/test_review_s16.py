@@ -1,0 +1,54 @@
+"""The fifteenth independent reads (session 16, issue 38): statements a reader found its own report's tables
+contradict or mislead on, tested on both sides (the reviewed runs' rows where the statement came from data)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+
+from memstor.analysis.dataset import HostData
+from memstor.analysis.spread import Spread
+from memstor.report.text import first_page as fp
+
+H = "vm"
+
+
+def _quick_advice(kinds: dict) -> str:
+    ds = SimpleNamespace(hosts=[HostData(name=H, tables=[], kinds=kinds, sysinfo={})])
+    S = SimpleNamespace(dataset=ds, validity=pd.DataFrame(columns=["host", "check", "status"]))
+    return fp.next_steps(S, H, "quick")[0]
+
+
+def test_the_rerun_advice_names_the_pts_tests_the_standard_profile_skips():
+    """S18-bare 2: 'Rerun with the standard profile for intervals on every stationary storage point' on a run
+    whose DIRTH and CBW points the standard profile does not run at all (params/standard.yaml skips the PTS tests).
+    The other side: a run without PTS tests keeps the plain advice."""
+    pts = _quick_advice({"fio-queue-depth": "fio", "fio-pts-cbw": "fio", "fio-pts-dirth": "fio"})
+    assert pts.startswith("Rerun with the standard profile (`make all`) for intervals on every stationary storage "
+                          "point of the experiments it runs (it skips CBW and DIRTH, which take hours under it: "
+                          "`make all PROFILE=full` runs them) (a PTS-recovery")
+    plain = _quick_advice({"fio-queue-depth": "fio"})
+    assert "it skips" not in plain and "every stationary storage point (a PTS-recovery" in plain
+
+
+def test_the_spread_words_say_they_count_fresh_runs_only():
+    """S18-bare 1: 'the run-to-run spread measured here, 1.20×' beside DIRTH reruns 1.29× apart, which it does not
+    count (they ran after preconditioning); the words now say whose spread it is. The assumed side is unchanged."""
+    measured = Spread(measured=1.20, how="4 KiB randread QD32×1: 57,869 and 69,472 IOPS")
+    assert measured.brief() == measured.short() == "the run-to-run spread of fresh runs measured here, 1.20×"
+    assert Spread().brief() == "the 10 % assumed for single fresh runs"
+
+
+def test_page_one_says_a_multi_job_point_beat_the_one_job_fit():
+    """S18-1cpu 1: 'The knee fit contradicts its own data (randwrite: ... X_best 53,507 IOPS (at QD32x4) ...)'
+    where the one-job fit's own points lay under its band and only the 4-job point, outside the fitted range, was
+    above it. A one-job point beyond the band (or the fit far above every point) still contradicts its own data."""
+    four = ("randwrite: fitted X_max 41,020 ± 2,310 IOPS (SE); highest measured 53,507 IOPS (at QD32x4), 30.4 % "
+            "above the fit and beyond its 1.96 SE")
+    assert fp._fit_contradicted(four) == ("The knee fit's ceiling is beaten by a point with 4 jobs, outside the "
+                                          "one-job sweep it was fitted to")
+    one = four.replace("QD32x4", "QD64x1")
+    assert fp._fit_contradicted(one) == "The knee fit contradicts its own data"
+    far = "randread: fitted X_max 900,000 ± 1,000 IOPS (SE); highest measured 60,000 IOPS: the fit puts the ceiling"
+    assert fp._fit_contradicted(far) == "The knee fit contradicts its own data"
