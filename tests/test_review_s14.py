@@ -192,7 +192,11 @@ def test_the_dram_ceilings_best_measured_names_the_higher_mlp_run_left_out():
         "; higher, left out: 8,209 MB/s (MLP run, 2 threads x 16 chains, by Little's law: left out by "
         "hierarchy_cpu_share)"), row["measured_as"]
     held = ceilings.ceiling_use(ceil, head, mlp=mlp.assign(cpu_share=0.99)).iloc[0]
-    assert round(held["measured"]) == 8209 and "left out" not in held["measured_as"]
+    # S18-1cpu 4 (session 16): a run held on its CPUs is named too, but its Little's-law figure is derived, not a
+    # measured bandwidth, so it is not the best measured (tests/test_review_s16.py)
+    assert round(held["measured"]) == 6632 and "left out" not in held["measured_as"]
+    assert held["measured_as"].endswith("; higher, derived, not measured: 8,209 MB/s (MLP run, 2 threads x 16 "
+                                        "chains, by Little's law)"), held["measured_as"]
 
 
 def test_a_cache_to_cache_latency_below_the_l1_hit_latency_is_withheld():

@@ -3,6 +3,7 @@ contradict or mislead on, tested on both sides (the reviewed runs' rows where th
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -12,6 +13,7 @@ from memstor.analysis.spread import Spread
 from memstor.report.text import first_page as fp
 
 H = "vm"
+S12 = Path(__file__).resolve().parent / "data" / "review-s12"
 
 
 def _quick_advice(kinds: dict) -> str:
@@ -52,3 +54,20 @@ def test_page_one_says_a_multi_job_point_beat_the_one_job_fit():
     assert fp._fit_contradicted(one) == "The knee fit contradicts its own data"
     far = "randread: fitted X_max 900,000 ± 1,000 IOPS (SE); highest measured 60,000 IOPS: the fit puts the ceiling"
     assert fp._fit_contradicted(far) == "The knee fit contradicts its own data"
+
+
+def test_the_dram_ceilings_best_measured_is_a_measured_bandwidth_not_a_derived_one():
+    """S18-1cpu 4: the physical-ceilings row's 'best measured (MB/s, whole-run mean)' was an MLP run's bandwidth by
+    Little's law (chains x 64 B / latency), derived, not a transfer rate measured over a run. A measured figure now
+    stands there and the higher derived one is named beside it; with nothing measured directly (no headline, no
+    curve) the derived figure is the only one and says how it was got."""
+    from memstor.analysis import ceilings
+
+    mlp, head = pd.read_csv(S12 / "mlp-loop.csv").assign(cpu_share=0.99), pd.read_csv(S12 / "headline-loop.csv")
+    ceil = pd.DataFrame([{"host": "vm-loop328", "what": ceilings.DRAM, "ceiling": 51_200.0, "how": "x", "reason": ""}])
+    row = ceilings.ceiling_use(ceil, head, mlp=mlp).iloc[0]
+    assert round(row["measured"]) == 6632 and "higher, derived, not measured: 8,209 MB/s" in row["measured_as"]
+    alone = ceilings.ceiling_use(ceil, head.iloc[0:0], mlp=mlp).iloc[0]
+    assert round(alone["measured"]) == 8209 and alone["measured_as"] == "MLP run, 2 threads x 16 chains, by Little's law"
+    lower = ceilings.ceiling_use(ceil, head, mlp=mlp.assign(bandwidth_MBps=1000.0)).iloc[0]
+    assert round(lower["measured"]) == 6632 and "derived" not in lower["measured_as"]
