@@ -71,3 +71,21 @@ def test_the_dram_ceilings_best_measured_is_a_measured_bandwidth_not_a_derived_o
     assert round(alone["measured"]) == 8209 and alone["measured_as"] == "MLP run, 2 threads x 16 chains, by Little's law"
     lower = ceilings.ceiling_use(ceil, head, mlp=mlp.assign(bandwidth_MBps=1000.0)).iloc[0]
     assert round(lower["measured"]) == 6632 and "derived" not in lower["measured_as"]
+
+
+def test_the_qd1_caveat_names_the_runs_that_measured_more_beside_those_that_measured_less():
+    """S18-bare 3: the QD1 headline's caveat named only the runs at one in flight that measured less (DIRTH's
+    T1Q1), while CBW's T1Q1 measured more: one-sided. The 1-CPU run's own rows (review-s12): 209 µs with DIRTH's
+    92.7 and 163 and CBW's 168 below it; moved to 260 µs, CBW's run is now more. The other sides: nothing below
+    keeps the trust unchanged even with runs above (heavier mixes are slower, as expected)."""
+    from memstor.report.text.headline_trust import qd1_caveat
+
+    runs = pd.read_csv(S12 / "summary-1cpu.csv")
+    cbw = (runs["experiment"] == "fio-pts-cbw") & (runs["iodepth"] == 1) & (runs["direction"] == "read")
+    moved = runs.assign(lat_mean_us=runs["lat_mean_us"].mask(cbw, 260.0))
+    said = qd1_caveat("sound (its checks pass)", moved, "vm", "qd1_randread_lat_us", 209.349)
+    assert said == ("with caveats (other runs with one I/O in flight measured less: 92.7-163 µs mean (fio-pts-dirth: "
+                    "other blocks or mixes), and its own median completion is 70.1 µs: its mean rests on its tail; "
+                    "others more: 260 µs mean (fio-pts-cbw))"), said
+    assert "others more" not in qd1_caveat("sound (its checks pass)", runs, "vm", "qd1_randread_lat_us", 209.349)
+    assert qd1_caveat("sound (its checks pass)", moved, "vm", "qd1_randread_lat_us", 90.0) == "sound (its checks pass)"

@@ -246,8 +246,9 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
     """A QD1 mean-latency headline's trust with 'other runs with one I/O in flight measured less: 92.7-168 µs mean
     (fio-pts-dirth, fio-pts-cbw: other blocks or mixes), and its own median completion is 70.1 µs: its mean rests on
     its tail' where another experiment's run of one job at depth 1 in the same direction measured a mean below value
-    by more than the 10 % assumed for single fresh runs (ninth read S12-1cpu9 3: 209 µs beside 93-173 µs elsewhere); else
-    unchanged. µs."""
+    by more than the 10 % assumed for single fresh runs (ninth read S12-1cpu9 3: 209 µs beside 93-173 µs elsewhere),
+    then '; others more: ...' for those above it by as much (S18-bare 3: the less alone read one-sided); else
+    unchanged (only more: other blocks and mixes are slower, as expected). µs."""
     need = {"host", "experiment", "direction", "iodepth", "numjobs", "lat_mean_us"}
     if key not in QD1_KEYS or points is None or points.empty or not need <= set(points.columns) or \
             trust.startswith("not valid"):
@@ -259,14 +260,22 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
     less = p[(p["experiment"] != "fio-queue-depth") & (lat < value / ASSUMED_RATIO)]
     if less.empty:
         return trust
-    lo, hi = (float(pd.to_numeric(less["lat_mean_us"]).agg(f)) for f in ("min", "max"))
-    where = ", ".join(dict.fromkeys(less["experiment"].astype(str)))
+    more = p[(p["experiment"] != "fio-queue-depth") & (lat > value * ASSUMED_RATIO)]
     median = pd.to_numeric(own.get("clat_p50_us"), errors="coerce").dropna() if len(own) else pd.Series([])
     tail = (f", and its own median completion is {fmt_number(median.iloc[0])} µs: its mean rests on its tail"
             if len(median) and float(median.iloc[0]) < value / 2 else "")
-    said = (f"other runs with one I/O in flight measured less: {fmt_number(lo)}"
-            f"{'' if lo == hi else f'-{fmt_number(hi)}'} µs mean ({where}: other blocks or mixes){tail}")
+    said = f"other runs with one I/O in flight measured less: {_lat_range(less, ': other blocks or mixes')}{tail}"
+    if not more.empty:  # S18-bare 3: the less alone read one-sided beside CBW's T1Q1 that measured more
+        said += f"; others more: {_lat_range(more)}"
     return caveat_last(trust, said)
+
+
+def _lat_range(rows: pd.DataFrame, why: str = "") -> str:
+    """'92.7-168 µs mean (fio-pts-cbw, fio-pts-dirth<why>)': the rows' lowest and highest lat_mean_us, their
+    experiments."""
+    lo, hi = (float(pd.to_numeric(rows["lat_mean_us"]).agg(f)) for f in ("min", "max"))
+    where = ", ".join(dict.fromkeys(rows["experiment"].astype(str)))
+    return f"{fmt_number(lo)}{'' if lo == hi else f'-{fmt_number(hi)}'} µs mean ({where}{why})"
 
 
 def usable_cpus(dataset) -> dict[str, float]:
