@@ -89,3 +89,25 @@ def test_the_qd1_caveat_names_the_runs_that_measured_more_beside_those_that_meas
                     "others more: 260 µs mean (fio-pts-cbw))"), said
     assert "others more" not in qd1_caveat("sound (its checks pass)", runs, "vm", "qd1_randread_lat_us", 209.349)
     assert qd1_caveat("sound (its checks pass)", moved, "vm", "qd1_randread_lat_us", 90.0) == "sound (its checks pass)"
+
+
+def test_a_spec_row_whose_block_size_the_sweeps_lacked_names_the_write_saturation_run_that_wrote_it():
+    """S18-loop 1 (S17-loop 2): the spec table's sequential write was the sweeps' 1 MiB QD32 point, 'the spec's
+    128 KiB and 128 outstanding I/Os are not in them', while write saturation wrote 128 KiB sequentially at QD32x4
+    over the whole device (1,316 MB/s) with no cliff. The selection and the PDF's short cell now name that run. The
+    other sides: no such run (the bare run's 128 KiB run measured nothing), or another block size, adds nothing."""
+    from memstor.analysis.wsat import no_cliff_words
+    from memstor.report.text.spec import _short_selection
+
+    runs = pd.read_csv(Path(__file__).resolve().parent / "data" / "review-s14" / "wsat-bare14.csv")
+    assert no_cliff_words(runs, "vm", "write", 131072) == ""  # its 128 KiB run has no level (NaN)
+    held = runs.assign(sustained_MBps=runs["sustained_MBps"].fillna(1316.0), span="full_device")
+    words = no_cliff_words(held, "vm", "write", 131072)
+    assert words == ("; the write-saturation run wrote 128 KiB (QD32x4) over the whole device at 1,316 MB/s with no "
+                     "cliff, another drive state"), words
+    assert no_cliff_words(held, "vm", "write", 1 << 20) == ""
+    assert no_cliff_words(held.assign(cliffs=1), "vm", "write", 131072) == ""  # compared itself (_wsat_choice)
+    how = ("nearest point of the sweeps (QD32x1, io_uring, O_DIRECT, fio-block-size, n=1, bs 1 MiB; the spec's 128 KiB "
+           "and 128 outstanding I/Os are not in them)")
+    assert _short_selection(how + words) == "nearest sweep point (WSAT's 128 KiB run: 1,316 MB/s, no cliff)"
+    assert _short_selection(how) == "nearest sweep point"

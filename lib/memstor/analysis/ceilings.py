@@ -380,8 +380,8 @@ def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame, points: pd.DataF
             best = derived  # no bandwidth measured directly: the derived figure, named as such
         higher = [text for v, text in sorted(left, reverse=True) if best is None or v > best[0]]
         said = None if best is None else best[1] + ("; higher, left out: " + "; ".join(higher) if higher else "")
-        if said and derived and derived is not best and derived[0] > best[0]:  # S18-1cpu 4
-            said += f"; higher, derived, not measured: {derived[0]:,.0f} MB/s ({derived[1]})"
+        if best is not None and derived and derived is not best and derived[0] > best[0]:  # S18-1cpu 4
+            said = f"{said}; higher, derived, not measured: {derived[0]:,.0f} MB/s ({derived[1]})"
         rows.append({"host": c["host"], "what": c["what"], "ceiling": c["ceiling"], "how": c["how"],
                      "reason": c["reason"], "measured": None if best is None else best[0],
                      "measured_as": said if best is not None else ("; ".join(higher) or None),

@@ -386,6 +386,7 @@ def spec_comparison(ds: Dataset, sheets: list, pts: pd.DataFrame | None = None,
                     rows.append(wsat_compare(sv, w, f.iloc[0] if len(f) else None, sheet.device, h.name))
                     continue
                 r, how = _spec_point_choice(pts, h.name, sv)
+                how += wsat.no_cliff_words(wsat_runs, h.name, sv.rw, sv.conditions.bs_bytes) if "not in" in how else ""
                 measured = None if r is None else float(r[sv.metric])
                 cond = None if r is None else measured_conditions(r, h)
                 row = specs.compare(sv, measured, cond, device=sheet.device, host=h.name, selection=how)

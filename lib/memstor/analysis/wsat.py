@@ -36,6 +36,7 @@ whole-run figure) is checked by validity's series_matches_whole.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,9 @@ import pandas as pd
 from memstor.analysis.cliffs import CLIFF_COLUMNS, find_cliffs, segment_level
 from memstor.analysis.job_regions import regions_table
 from memstor.analysis.thermal import THERMAL_SERIES_COLUMNS, thermal_verdict
+from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing, truthy
+from memstor.core.units import size_text
 
 EXPERIMENT = "fio-write-saturation"
 SECONDS = f"{EXPERIMENT}-seconds"
@@ -264,3 +267,22 @@ def thermal_table(thermal: pd.DataFrame | None) -> pd.DataFrame:
     if thermal is None or thermal.empty:
         return pd.DataFrame(columns=THERMAL_COLUMNS)
     return thermal.reindex(columns=THERMAL_COLUMNS)
+
+
+def no_cliff_words(runs: pd.DataFrame | None, host: str, rw: str, bs_bytes: int | None) -> str:
+    """'; the write-saturation run wrote 128 KiB (QD32x4) over the whole device at 1,316 MB/s with no cliff, another
+    drive state' for host's write-saturation run of ``rw`` at ``bs_bytes`` that found no cliff (a run with one is
+    compared itself, on its level after it: synthesis._wsat_choice); '' where none ran. Said beside a spec row whose
+    block size the sweeps lacked (S18-loop 1: 'the spec's 128 KiB ... not in them' beside such a run)."""
+    if runs is None or runs.empty or not bs_bytes:
+        return ""
+    sel = runs[(runs["host"].astype(str) == host) & (runs["rw"] == rw) & (runs["bs_bytes"] == bs_bytes)
+               & (pd.to_numeric(runs["cliffs"], errors="coerce").fillna(0) == 0)
+               & pd.to_numeric(runs["sustained_MBps"], errors="coerce").notna()]
+    if sel.empty:
+        return ""
+    r = sel.iloc[0]
+    qd = re.search(r"qd(\d+)x(\d+)", str(r.get("config") or ""), re.IGNORECASE)
+    where = "the whole device" if r["span"] == "full_device" else "its span"
+    return (f"; the write-saturation run wrote {size_text(int(bs_bytes))}{f' (QD{qd[1]}x{qd[2]})' if qd else ''} over {where} at "
+            f"{fmt_number(r['sustained_MBps'])} MB/s with no cliff, another drive state")

@@ -3,6 +3,8 @@ units, numbers formatted, the conditions of both sides)."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from memstor.core.fmt import fmt_ci, fmt_number
@@ -82,4 +84,7 @@ def _short_selection(selection: str) -> str:
                          ("withheld", "withheld"), ("write saturation", "write saturation")):
         if selection.startswith(start):
             return short
-    return "nearest sweep point; no spec point" if "no spec-conditions" in selection else "nearest sweep point"
+    short = "nearest sweep point; no spec point" if "no spec-conditions" in selection else "nearest sweep point"
+    wsat = re.search(r"the write-saturation run wrote (\S+ \S+)(?: \(\S+\))? over .* at ([\d,.]+ MB/s) with no cliff",
+                     selection)  # S18-loop 1: the spec's block size ran there (synthesis: wsat.no_cliff_words)
+    return short + (f" (WSAT's {wsat[1]} run: {wsat[2]}, no cliff)" if wsat else "")
