@@ -10,6 +10,7 @@ import pytest
 
 from memstor.analysis.load_latency import closed_meeting
 from memstor.report.text.openloop import slo_display
+from memstor.report.text.queueing import knee_words
 
 S12 = Path(__file__).resolve().parent / "data" / "review-s12"
 DATA = Path(__file__).resolve().parent / "data" / "review-s15"
@@ -69,7 +70,6 @@ def test_a_sweep_that_rose_is_not_said_to_promise_more_where_the_same_job_betwee
     (-4.8 %). fio-rw-ratio's 10,647 at QD32 is out of line with the sweep and not counted. The other sides: randwrite
     (QD32x1 30,487 and 30,431, then 43,635: +43 %) still rose; bare's two QD32 writes (35,685, 23,126) disagree with
     each other (1.54x), so neither says the curve is flat."""
-    from memstor.report.text import first_page as fp
     from memstor.report.text.queueing import flat_words, knee_sentences
 
     one = pd.read_csv(S12 / "summary-1cpu.csv")
@@ -90,7 +90,7 @@ def test_a_sweep_that_rose_is_not_said_to_promise_more_where_the_same_job_betwee
     assert " Yet fio-block-size's QD32x1 (58,281 IOPS): QD64x1's" in read and "Yet" not in write, (read, write)
     validity = pd.DataFrame({"host": "vm", "check": "knee_plateau", "subject": ["randread", "randwrite"],
                              "status": "fail"})
-    said = fp._knee_words(validity, "vm", one)
+    said = knee_words(validity, "vm", one)
     assert ("no knee was shown for randwrite: its sweep still rose at the deepest (knee_plateau), so more depth may "
             "still add throughput; no knee was shown for randread: its sweep still rose at the deepest (knee_plateau); "
             "yet fio-block-size's QD32x1 (58,281 IOPS): QD64x1's 55,471 is -4.8 % from it, no gain beyond the 10 % "

@@ -11,6 +11,7 @@ import pandas as pd
 from memstor.analysis.dataset import HostData
 from memstor.analysis.spread import Spread
 from memstor.report.text import first_page as fp
+from memstor.report.text.queueing import _fit_contradicted, fit_sentence
 
 H = "vm"
 S12 = Path(__file__).resolve().parent / "data" / "review-s12"
@@ -48,12 +49,12 @@ def test_page_one_says_a_multi_job_point_beat_the_one_job_fit():
     above it. A one-job point beyond the band (or the fit far above every point) still contradicts its own data."""
     four = ("randwrite: fitted X_max 41,020 ± 2,310 IOPS (SE); highest measured 53,507 IOPS (at QD32x4), 30.4 % "
             "above the fit and beyond its 1.96 SE")
-    assert fp._fit_contradicted(four) == ("The knee fit's ceiling is beaten by a point with 4 jobs, outside the "
+    assert _fit_contradicted(four) == ("The knee fit's ceiling is beaten by a point with 4 jobs, outside the "
                                           "one-job sweep it was fitted to")
     one = four.replace("QD32x4", "QD64x1")
-    assert fp._fit_contradicted(one) == "The knee fit contradicts its own data"
+    assert _fit_contradicted(one) == "The knee fit contradicts its own data"
     far = "randread: fitted X_max 900,000 ± 1,000 IOPS (SE); highest measured 60,000 IOPS: the fit puts the ceiling"
-    assert fp._fit_contradicted(far) == "The knee fit contradicts its own data"
+    assert _fit_contradicted(far) == "The knee fit contradicts its own data"
 
 
 def test_the_dram_ceilings_best_measured_is_a_measured_bandwidth_not_a_derived_one():
@@ -111,3 +112,18 @@ def test_a_spec_row_whose_block_size_the_sweeps_lacked_names_the_write_saturatio
            "and 128 outstanding I/Os are not in them)")
     assert _short_selection(how + words) == "nearest sweep point (WSAT's 128 KiB run: 1,316 MB/s, no cliff)"
     assert _short_selection(how) == "nearest sweep point"
+
+
+def test_page_ones_knee_sentence_names_every_workload_whose_fit_failed():
+    """S18 (cosmetic, page 2): the knee sentence gave one workload's evidence and did not name the other whose fit
+    failed too. The other side: one workload (or two checks of one) names nothing more."""
+    read = "randread: fitted X_max 60,000 ± 500 IOPS (SE); highest measured 75,211 IOPS (at QD32x4), 25 % above"
+    write = "randwrite: fitted X_max 41,020 ± 2,310 IOPS (SE); highest measured 53,507 IOPS (at QD32x4), 30.4 % above"
+    lat = "randread: fitted R_min -50 ± 3 µs (SE); measured at the smallest outstanding I/O 70 µs"
+    knees = pd.DataFrame({"N_star_bound": [12.0, 10.0]})
+    both = fit_sentence([read, lat, write], knees)
+    assert "(at QD32x4), 25 % above; randwrite's fit too); the measured bound is given instead (§4.2)." in both, both
+    one = fit_sentence([read, lat], knees)
+    assert "fit too" not in one and one.endswith("25 % above); the measured bound is given instead (§4.2).")
+    assert fit_sentence([read], pd.DataFrame({"N_star_bound": [float("nan")]})).endswith(
+        "the measured bound does not apply either (§4.2).")

@@ -27,7 +27,7 @@ from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
 from memstor.report.text.headline_trust import job_split, lasting_words, mlp_above
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
-from memstor.report.text.queueing import fewer_in_flight, flat_words, knee_rows, name_ceilings
+from memstor.report.text.queueing import fewer_in_flight, fit_sentence, knee_rows, knee_words
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 
 #: Profile -> what its runs cannot show (the profile files' own repetitions and run lengths).
@@ -292,11 +292,8 @@ def findings(S, host: str) -> list[str]:
         out.append(f"The open loop {verb} ({why}): the latency-under-load section {gives} "
                    f"({SECTION_REF['open_loop']}).")
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
-    if bad_fit:  # the bound is 'given instead' only where the knee table has one (R-def p2: bound_void)
-        k = knee_rows(getattr(S, "knees", None), host, {b.split(":")[0] for b in bad_fit})
-        out.append(_fit_contradicted(bad_fit[0]) + " (" + name_ceilings(bad_fit[0]) + "); the measured bound "
-                   + ("does not apply either" if len(k) and k["N_star_bound"].isna().all() else "is given instead")
-                   + f" ({SECTION_REF['queue_depth']}).")
+    if bad_fit:
+        out.append(fit_sentence(bad_fit, knee_rows(getattr(S, "knees", None), host, {b.split(":")[0] for b in bad_fit})))
     machine_gate = host_checks(S.validity, host, ("memory",))
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():
@@ -344,17 +341,6 @@ def _wsat_bullet(r) -> str:
                 f"{fmt_number(r['sustained_MBps'])} MB/s on average, no cliff or level shown")
     return (head + f"no cliff in {gb} GB written, one level of {fmt_number(r['sustained_MBps'])} MB/s (a write "
             f"cache larger than {gb} GB would hide its cliff)")
-
-
-def _fit_contradicted(evidence: str) -> str:
-    """The lead of page 1's knee sentence: the fit against its own one-job points, or (S18-1cpu 1: 'contradicts its
-    own data' where the one-job points lay under the band and only QD32x4 was above it) against a point with more
-    jobs than the one-job sweep the fit was made from (knee_ceiling's 'highest measured ... (at QD32x4)')."""
-    more = re.search(r"\(at QD\d+x(\d+)\)", evidence)
-    if more and int(more.group(1)) > 1:
-        return (f"The knee fit's ceiling is beaten by a point with {more.group(1)} jobs, outside the one-job sweep it "
-                "was fitted to")
-    return "The knee fit contradicts its own data"
 
 
 def _cache_seen(drive: pd.DataFrame | None, host: str) -> str:
@@ -493,28 +479,7 @@ def conclusion(S, host: str) -> str:
                      f"{more})")
     if not parts:
         return f"**{md_escape(host)}**: too little was measured for a conclusion."
-    return f"**{md_escape(host)}**: " + "; ".join(parts) + ". " + _knee_words(S.validity, host, pts)
-
-
-def _knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame | None = None) -> str:
-    """The conclusion's last sentence, per workload: past the knee only where its knee_plateau passed (S10-bare 7),
-    'no knee was shown' only where it failed, naming the workloads (S11-1cpu H1: 'the sweeps still rose' where
-    randwrite's levelled, its check warned); 'more depth may still add throughput' only where no run of the same job
-    elsewhere between the sweep's last two depths shows the curve flat (queueing.flat_words: S15-1cpu 1)."""
-    v = validity[(validity["host"].astype(str) == host) & (validity["check"] == "knee_plateau")] \
-        if validity is not None and len(validity) else pd.DataFrame(columns=["status", "subject"])
-    said = "Throughput is bought with outstanding requests"
-    passed, failed = (list(dict.fromkeys(v.loc[v["status"] == s, "subject"].astype(str))) for s in ("pass", "fail"))
-    parts = [f"past the knee of {' and '.join(passed)} every extra request adds waiting, not throughput"] \
-        if passed else []
-    flat = {rw: w for rw in failed if (w := flat_words(points, host, rw))}  # S15-1cpu 1
-    if rising := [rw for rw in failed if rw not in flat]:
-        whose = "its sweep" if len(rising) == 1 else "their sweeps"
-        parts.append(f"no knee was shown for {' and '.join(rising)}: {whose} still rose at the deepest "
-                     "(knee_plateau), so more depth may still add throughput")
-    parts += [f"no knee was shown for {rw}: its sweep still rose at the deepest (knee_plateau); yet {w}"
-              for rw, w in flat.items()]
-    return f"{said} (Little's law: N = X · R)" + "".join(f"; {p}" for p in parts) + "."
+    return f"**{md_escape(host)}**: " + "; ".join(parts) + ". " + knee_words(S.validity, host, pts)
 
 
 def validity_display(validity: pd.DataFrame | None) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from memstor.analysis.validity.rows import num
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
 from memstor.core.schema import missing
 from memstor.core.units import size_text
+from memstor.report.text.headline_table import SECTION_REF
 from memstor.report.text.workloads import sweep_contradicted
 
 #: The start of the knee gate's way out (memstor.analysis.validity.gate.WAY_OUT['knee']) that knee_sentences leaves
@@ -414,3 +415,52 @@ def flat_words(points: pd.DataFrame | None, host: str, rw: str) -> str:
     return (f"{runs} QD{int(between['iodepth'].iloc[0])}x1 ({said} IOPS): QD{int(deepest['iodepth'])}x1's "
             f"{fmt_number(deepest['iops'])} is {steps} from {'them' if len(between) > 1 else 'it'}, no gain beyond "
             f"{spread.brief()}, so more depth is not shown to add throughput")
+
+
+def fit_sentence(bad_fit: list[str], knees: pd.DataFrame) -> str:
+    """Page 1's sentence on the failed knee-fit checks ('<workload>: <evidence>' each; knees: their knee rows): the
+    first one's evidence, the other workloads named (S18: page 2 named one workload of two), and the measured bound
+    'given instead' only where the knee table has one (R-def p2: bound_void)."""
+    first = bad_fit[0].split(":")[0]
+    also = [w for w in dict.fromkeys(b.split(":")[0] for b in bad_fit[1:]) if w != first]
+    more = f"; {' and '.join(also)}'s fit too" if also else ""
+    return (_fit_contradicted(bad_fit[0]) + " (" + name_ceilings(bad_fit[0]) + more + "); the measured bound "
+            + ("does not apply either" if len(knees) and knees["N_star_bound"].isna().all() else "is given instead")
+            + f" ({SECTION_REF['queue_depth']}).")
+
+
+def _fit_contradicted(evidence: str) -> str:
+    """The lead of page 1's knee sentence: the fit against its own one-job points, or (S18-1cpu 1: 'contradicts its
+    own data' where the one-job points lay under the band and only QD32x4 was above it) against a point with more
+    jobs than the one-job sweep the fit was made from (knee_ceiling's 'highest measured ... (at QD32x4)')."""
+    more = re.search(r"\(at QD\d+x(\d+)\)", evidence)
+    if more and int(more.group(1)) > 1:
+        return (f"The knee fit's ceiling is beaten by a point with {more.group(1)} jobs, outside the one-job sweep it "
+                "was fitted to")
+    return "The knee fit contradicts its own data"
+
+
+def knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame | None = None) -> str:
+    """The conclusion's last sentence, per workload: past the knee only where its knee_plateau passed (S10-bare 7),
+    'no knee was shown' only where it failed, naming the workloads (S11-1cpu H1: 'the sweeps still rose' where
+    randwrite's levelled, its check warned); 'more depth may still add throughput' only where no run of the same job
+    elsewhere between the sweep's last two depths shows the curve flat (queueing.flat_words: S15-1cpu 1)."""
+    v = validity[(validity["host"].astype(str) == host) & (validity["check"] == "knee_plateau")] \
+        if validity is not None and len(validity) else pd.DataFrame(columns=["status", "subject"])
+    said = "Throughput is bought with outstanding requests"
+    passed, failed = (list(dict.fromkeys(v.loc[v["status"] == s, "subject"].astype(str))) for s in ("pass", "fail"))
+    parts = [f"past the knee of {' and '.join(passed)} every extra request adds waiting, not throughput"] \
+        if passed else []
+    flat = {rw: w for rw in failed if (w := flat_words(points, host, rw))}  # S15-1cpu 1
+    if rising := [rw for rw in failed if rw not in flat]:
+        whose = "its sweep" if len(rising) == 1 else "their sweeps"
+        parts.append(f"no knee was shown for {' and '.join(rising)}: {whose} still rose at the deepest "
+                     "(knee_plateau), so more depth may still add throughput")
+    parts += [f"no knee was shown for {rw}: its sweep still rose at the deepest (knee_plateau); yet {w}"
+              for rw, w in flat.items()]
+    warned = [rw for rw in dict.fromkeys(v.loc[v["status"] == "warn", "subject"].astype(str))
+              if rw not in passed + failed]  # S18 (page 2 named one workload of two): a warning is said too
+    if warned:
+        parts.append(f"for {' and '.join(warned)} the points past the fitted knee do not confirm it (knee_plateau "
+                     "warned)")
+    return f"{said} (Little's law: N = X · R)" + "".join(f"; {p}" for p in parts) + "."
