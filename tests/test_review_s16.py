@@ -127,3 +127,20 @@ def test_page_ones_knee_sentence_names_every_workload_whose_fit_failed():
     assert "fit too" not in one and one.endswith("25 % above); the measured bound is given instead (§4.2).")
     assert fit_sentence([read], pd.DataFrame({"N_star_bound": [float("nan")]})).endswith(
         "the measured bound does not apply either (§4.2).")
+
+
+def test_the_memory_gates_median_says_it_is_the_failing_values():
+    """S18 (cosmetic): 'Memory: 17 of 18 loaded_latency values fail 'bandwidth_unstable'; median sub-window bandwidth
+    spread 20.4 %' read as the median of all 18; it is the failing values' median, and now says so. The passing
+    value's own spread is named beside it (within this bound), as before."""
+    from memstor.analysis.validity.memory import _reason_row
+
+    g = pd.DataFrame({"bandwidth_spread_pct": [float(v) for v in range(8, 25)] + [3.0],
+                      "gate_detail": ["bandwidth spread 9 % >= 5 %"] * 17 + [""]})
+    bad = g.iloc[:17]
+    r = _reason_row("vm", "loaded_latency", bad, "bandwidth_unstable", 17, 18, g)
+    assert r["evidence"].startswith("17 of 18 loaded_latency values fail 'bandwidth_unstable'; their median "
+                                    "sub-window bandwidth spread 16.0 % against the gate's 5.00 %: "), r["evidence"]
+    assert r["evidence"].endswith("1 is within this bound (sub-window bandwidth spread 3.00 %)")
+    few = _reason_row("vm", "loaded_latency", bad.iloc[:2], "bandwidth_unstable", 2, 18, g)
+    assert "; their median sub-window bandwidth spread 8.50 %" in few["evidence"] and "(machine)" not in few["subject"]

@@ -139,7 +139,7 @@ def _reason_row(host, test: str, bad: pd.DataFrame, reason: str, k: int, total: 
     col, _, _, what = REASONS.get(reason, ("", "", math.nan, reason))
     limit = _limit(bad, reason)
     median = num(pd.to_numeric(bad[col], errors="coerce").median()) if col and col in bad else None
-    figure = f"; median {what} {n(median)} % against the gate's {n(limit)} %" if median is not None else ""
+    figure = f"; their median {what} {n(median)} % against the gate's {n(limit)} %" if median is not None else ""
     if k >= MACHINE_SHARE * total and total >= MACHINE_MIN_VALUES:
         return row(host, "memory_gate", f"{test}: {reason} (machine)", WARN,
                    median if median is not None else 100.0 * k / total,
