@@ -144,3 +144,17 @@ def test_the_memory_gates_median_says_it_is_the_failing_values():
     assert r["evidence"].endswith("1 is within this bound (sub-window bandwidth spread 3.00 %)")
     few = _reason_row("vm", "loaded_latency", bad.iloc[:2], "bandwidth_unstable", 2, 18, g)
     assert "; their median sub-window bandwidth spread 8.50 %" in few["evidence"] and "(machine)" not in few["subject"]
+
+
+def test_the_hir_and_xsr_captions_promise_intervals_only_where_a_cell_has_one():
+    """S18 (cosmetic, HTML): 'XSR: ... (MB/s, 95 % intervals)' and 'HIR: ... (95 % intervals)' above tables of the
+    quick profile's short runs in which no cell had an interval (the bare run's XSR table, review-s15). The other
+    side: a level with an interval keeps the promise."""
+    from memstor.report.text.pts import hir_caption, xsr_caption
+
+    xsr = pd.read_csv(Path(__file__).resolve().parent / "data" / "review-s15" / "xsr-bare14.csv")
+    assert "no 95 % interval" in xsr_caption(xsr) and "MB/s, 95 % intervals" not in xsr_caption(xsr)
+    assert "(MB/s, 95 % intervals)" in xsr_caption(xsr.assign(to_level_MBps_ci_low=[900.0, None]))
+    hir = pd.DataFrame({"iops_ci_low": [None, None], "recovery_ratio_ci_low": [None, None]})
+    assert hir_caption(hir).endswith("(short segments: no 95 % interval)")
+    assert hir_caption(hir.assign(iops_ci_low=[41_000.0, None])).endswith("(95 % intervals)")

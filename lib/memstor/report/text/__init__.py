@@ -64,10 +64,12 @@ from memstor.report.text.pts import (
     dirth_display,
     gated_histograms,
     gated_roles,
+    hir_caption,
     hir_display,
     histograms_caption,
     pts_summary,
     summary_caption,
+    xsr_caption,
     xsr_display,
 )
 from memstor.report.text.queueing import (
@@ -97,7 +99,7 @@ __all__ = [
     "wsat_display", "wsat_sentences", "cliffs_display", "cliffs_empty", "ceilings_display", "cache_levels_display",
     "hierarchy_sentences", "mlp_display", "read_ratio_display", "read_ratio_sentences", "departures", "hir_display", "pts_summary",
     "xsr_display", "cbw_display",
-    "dirth_caption", "dirth_display", "summary_caption", "gated_roles", "gated_histograms", "demand_caption", "histograms_caption",
+    "dirth_caption", "dirth_display", "summary_caption", "hir_caption", "xsr_caption", "gated_roles", "gated_histograms", "demand_caption", "histograms_caption",
     "SYSTEM_FIELDS", "systems_table", "commands", "command_sentence",
     "spec_table", "spec_note",
     "little_display", "little_sentences", "knee_display", "grid_display", "cluster_display", "grid_sentences", "knee_sentences",

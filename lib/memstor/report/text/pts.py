@@ -488,12 +488,35 @@ def _dirth_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
     return (head + "; ".join(parts) + tail + (RESPONSE_TIME if parts else "") + _reruns(host, validity)).removeprefix("; ")
 
 
+#: The interval columns of the HIR and XSR tables (IOPS or ratio; MB/s): a caption promises intervals where one is set.
+HIR_CI = ("iops_ci_low", "recovery_ratio_ci_low")
+XSR_CI = ("from_level_MBps_ci_low", "to_level_MBps_ci_low")
+
+
+def _has_ci(table: pd.DataFrame | None, cols: tuple) -> bool:
+    """Whether any of ``cols`` of ``table`` has a value (an interval somewhere in the table)."""
+    return table is not None and any(c in table.columns and table[c].notna().any() for c in cols)
+
+
+def hir_caption(hir: pd.DataFrame | None) -> str:
+    """The HIR table's caption: '(95 % intervals)' only where a cell has one (S18: captions promised intervals no
+    cell had, under the quick profile's short segments)."""
+    return ("HIR: IOPS of the access segments after each idle period, against the steady-state baseline ("
+            + ("95 % intervals" if _has_ci(hir, HIR_CI) else "short segments: no 95 % interval") + ")")
+
+
+def xsr_caption(xsr: pd.DataFrame | None) -> str:
+    """The XSR table's caption: its levels' '95 % intervals' promised only where a level has one (as hir_caption)."""
+    return ("XSR: the level before and after each change of workload (MB/s, "
+            + ("95 % intervals" if _has_ci(xsr, XSR_CI) else "no 95 % interval: short levels") + ") and the time it "
+            "takes to settle")
+
+
 def summary_caption(hir: pd.DataFrame | None, xsr: pd.DataFrame | None) -> str:
     """The caption of :func:`pts_summary`'s table: it promises 95 % intervals only where a HIR or XSR result has
     one (CBW and DIRTH results are single runs and never do); with HIR, which segments its IOPS average (R-loop
     6.1: s001 left out unsaid; memstor.analysis.pts_recovery: each wait state's first follows continuous writes)."""
-    cols = {"recovery_ratio_ci_low": hir, "from_level_MBps_ci_low": xsr, "to_level_MBps_ci_low": xsr}
-    has = any(t is not None and c in t.columns and t[c].notna().any() for c, t in cols.items())
+    has = _has_ci(hir, HIR_CI) or _has_ci(xsr, XSR_CI)
     segs = "; HIR: the segments after an idle, not each wait's first, which follows writes" \
         if hir is not None and len(hir) else ""
     return ("The other SNIA PTS tests: the result of each (" + ("95 % intervals in brackets where a result has one"
