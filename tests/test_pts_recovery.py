@@ -86,16 +86,19 @@ def test_every_profile_section_validates_and_full_keeps_the_pts_workloads():
 
 
 def test_hir_points_precondition_then_per_wait_state_access_segments_and_a_return():
-    sp = hir.validate(section(hir.EXPERIMENT))  # quick: 5 rounds of 1 s, waits 0.5 and 1 s, 3 segments of 2 s
+    # quick: 5 rounds of 2 s (as long as a segment: hir_recovery's windows of one length), waits 0.5 and 1 s, 4
+    # segments of 2 s each (3 counted: the first follows writes)
+    sp = hir.validate(section(hir.EXPERIMENT))
     pcs, tests = hir.make_points(sp, "io_uring", 64 << 20, False, "medium", "/tmp/f")
     assert [p.params["round"] for p in pcs] == [1, 2, 3, 4, 5]
     assert {(p.params["phase"], p.params["runtime_s"], p.params["idle_before_s"]) for p in pcs} == \
-        {("precondition", 1, 0)}
+        {("precondition", 2, 0)}
     got = [(p.params["phase"], p.params["wait_s"], p.params["segment"], p.params["idle_before_s"],
             p.params["runtime_s"]) for p in tests]
     assert got == [("access", 0.5, 1, 0, 2), ("access", 0.5, 2, 0.5, 2), ("access", 0.5, 3, 0.5, 2),
-                   ("return", 0.5, None, 0.5, 1),
-                   ("access", 1, 1, 0, 2), ("access", 1, 2, 1, 2), ("access", 1, 3, 1, 2), ("return", 1, None, 1, 1)]
+                   ("access", 0.5, 4, 0.5, 2), ("return", 0.5, None, 0.5, 1),
+                   ("access", 1, 1, 0, 2), ("access", 1, 2, 1, 2), ("access", 1, 3, 1, 2), ("access", 1, 4, 1, 2),
+                   ("return", 1, None, 1, 1)]
     names = [p.name for p in pcs + tests]
     rid = pcs[0].params["run_id"]
     assert len(set(names)) == len(names) and all(n.endswith(rid) for n in names)
@@ -160,7 +163,7 @@ def test_a_failed_point_stops_the_sweep_with_its_reason_and_keeps_a_failed_row(t
 def test_departure_names_the_profile_s_other_quantities_span_and_purge():
     sp = hir.validate(section(hir.EXPERIMENT))
     text = hir.departure(sp, {"profile": "quick"}, False, [0.4, 0.6])
-    assert text.startswith("quick: preconditioning rounds of 1 s instead of 60 s, access segments of 2 s instead "
+    assert text.startswith("quick: preconditioning rounds of 2 s instead of 60 s, access segments of 2 s instead "
                            "of 5 s, wait states 0.5, 1 s instead of 5, 10, 15, 25, 50 s")
     assert _pts.FILE_SPAN in text and _pts.NOT_PURGED in text and "0.40-0.60 s without I/O" in text
     pts = hir.validate({**section(hir.EXPERIMENT), **{k: v for k, v in hir.PTS.items()}})

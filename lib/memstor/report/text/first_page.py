@@ -416,7 +416,7 @@ def standard_skips(dataset, host: str) -> list[str]:
         sections = read_profile("standard")
     except UsageError:
         return []
-    ran = next((set(h.kinds) for h in getattr(dataset, "hosts", ()) if h.name == host), set())
+    ran = next((set(getattr(h, "kinds", ())) for h in getattr(dataset, "hosts", ()) if h.name == host), set())
     return [name.removeprefix("fio-pts-").upper() for name, sec in sections.items()
             if isinstance(sec, dict) and "skip" in sec and name in ran]
 
