@@ -158,3 +158,17 @@ def test_the_hir_and_xsr_captions_promise_intervals_only_where_a_cell_has_one():
     hir = pd.DataFrame({"iops_ci_low": [None, None], "recovery_ratio_ci_low": [None, None]})
     assert hir_caption(hir).endswith("(short segments: no 95 % interval)")
     assert hir_caption(hir.assign(iops_ci_low=[41_000.0, None])).endswith("(95 % intervals)")
+
+
+def test_a_long_no_interval_reason_of_one_headline_goes_below_the_table():
+    """Session 16's bare quick PDF ran to 11 pages: the after-preconditioning row's reason ('one run: the average of
+    its window's rounds, not repetitions; ...', 150 characters) took seven lines of the value column. A reason over
+    LONG_REASON characters is now said below the table even for one value; a short one stays in its cell."""
+    long = ("one run: the average of its window's rounds, not repetitions; their excursions (§3) are within that run "
+            "and bound no spread between runs, which §3's other experiments show")
+    table = pd.DataFrame({"quantity": ["a", "b"], "value": [f"75,096 — no interval ({long})",
+                                                             "79.9 — no interval (n = 1)"]})
+    out, note = fp.factor_reasons(table)
+    assert list(out["value"]) == ["75,096 — no interval (a)", "79.9 — no interval (n = 1)"]
+    assert note == f"Note (a): {long}."
+    assert fp.factor_reasons(table.tail(1)) == (table.tail(1), "")

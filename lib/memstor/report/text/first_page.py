@@ -116,19 +116,22 @@ def profile_sentence(profile: str, validity: pd.DataFrame | None = None, wsat: p
                                                     "each value rests on") + "."
 
 
+#: A no-interval reason longer than this (characters) goes below the headline table even when one value has it.
+LONG_REASON = 100
 #: A value cell's reason for having no interval ('99.3 — no interval (n = 1 and ...)').
 _NO_INTERVAL = re.compile(r"^(.*) — no interval \((.*)\)$")
 
 
 def factor_reasons(table: pd.DataFrame, column: str = "value") -> tuple[pd.DataFrame, str]:
-    """The headline table with a no-interval reason that several values share said once: each such cell reads
-    '99.3 — no interval (a)' and the returned line '(a) n = 1 and too few log windows: ...' says it (markdown;
-    "" when no reason repeats). A reason of one value stays in its cell."""
+    """The headline table with a no-interval reason that several values share, or one longer than LONG_REASON
+    characters, said once below it: each such cell reads '99.3 — no interval (a)' and the returned line '(a) n = 1
+    and too few log windows: ...' says it (markdown; "" when none). A short reason of one value stays in its cell;
+    a long one took seven lines of the value column (session 16: the quick PDF's eleventh page)."""
     if table is None or table.empty or column not in table.columns:
         return table, ""
     found = [(_NO_INTERVAL.match(str(v)) if isinstance(v, str) else None) for v in table[column]]
     reasons = [m.group(2) for m in found if m]
-    shared = [r for r in dict.fromkeys(reasons) if reasons.count(r) > 1]
+    shared = [r for r in dict.fromkeys(reasons) if reasons.count(r) > 1 or len(r) > LONG_REASON]
     if not shared:
         return table, ""
     mark = {r: f"({chr(ord('a') + i)})" for i, r in enumerate(shared)}
