@@ -15,6 +15,7 @@ from memstor.report.text.queueing import _fit_contradicted, fit_sentence
 
 H = "vm"
 S12 = Path(__file__).resolve().parent / "data" / "review-s12"
+DATA = Path(__file__).resolve().parent / "data" / "review-s16"
 
 
 def _quick_advice(kinds: dict) -> str:
@@ -93,7 +94,7 @@ def test_the_qd1_caveat_names_the_runs_that_measured_more_beside_those_that_meas
 
 
 def test_a_spec_row_whose_block_size_the_sweeps_lacked_names_the_write_saturation_run_that_wrote_it():
-    """S18-loop 1 (S17-loop 2): the spec table's sequential write was the sweeps' 1 MiB QD32 point, 'the spec's
+    """S18-loop 1 (S17-loop 2), S19-bare 2: the spec table's sequential write was the sweeps' 1 MiB QD32 point, 'the spec's
     128 KiB and 128 outstanding I/Os are not in them', while write saturation wrote 128 KiB sequentially at QD32x4
     over the whole device (1,316 MB/s) with no cliff. The selection and the PDF's short cell now name that run. The
     other sides: no such run (the bare run's 128 KiB run measured nothing), or another block size, adds nothing."""
@@ -102,12 +103,17 @@ def test_a_spec_row_whose_block_size_the_sweeps_lacked_names_the_write_saturatio
 
     runs = pd.read_csv(Path(__file__).resolve().parent / "data" / "review-s14" / "wsat-bare14.csv")
     assert no_cliff_words(runs, "vm", "write", 131072) == ""  # its 128 KiB run has no level (NaN)
-    held = runs.assign(sustained_MBps=runs["sustained_MBps"].fillna(1316.0), span="full_device")
+    held = runs.assign(sustained_MBps=runs["sustained_MBps"].fillna(1316.0), span="full_device", caveat="")
     words = no_cliff_words(held, "vm", "write", 131072)
-    assert words == ("; the write-saturation run wrote 128 KiB (QD32x4) over the whole device at 1,316 MB/s with no "
-                     "cliff, another drive state"), words
+    assert words == ("; the write-saturation run wrote 128 KiB (QD32x4) over the whole device at 1,316 MB/s (its one "
+                     "level: the mean of its whole seconds) with no cliff, another drive state"), words
     assert no_cliff_words(held, "vm", "write", 1 << 20) == ""
     assert no_cliff_words(held.assign(cliffs=1), "vm", "write", 131072) == ""  # compared itself (_wsat_choice)
+    # S19-bare 2: a run too short to tell a cliff from noise (wsat_series' caveat; cliffs not counted) is no 'no cliff'
+    short = held.assign(caveat="2 whole seconds of 3 per-second values (fio's runtime 2.08 s): too short to tell")
+    assert no_cliff_words(short, "vm", "write", 131072) == ""
+    assert no_cliff_words(held.assign(cliffs=float("nan")), "vm", "write", 131072) == ""
+    assert no_cliff_words(held.assign(caveat=""), "vm", "write", 131072) == words
     how = ("nearest point of the sweeps (QD32x1, io_uring, O_DIRECT, fio-block-size, n=1, bs 1 MiB; the spec's 128 KiB "
            "and 128 outstanding I/Os are not in them)")
     assert _short_selection(how + words) == "nearest sweep point (WSAT's 128 KiB run: 1,316 MB/s, no cliff)"
@@ -173,3 +179,23 @@ def test_a_long_no_interval_reason_of_one_headline_goes_below_the_table():
     assert note == f"Note (a): {long}."
     short, none = fp.factor_reasons(table.tail(1))
     assert short.equals(table.tail(1)) and none == ""
+
+
+def test_a_closed_run_beside_the_sweep_is_never_an_open_loops_offered_rate():
+    """S19-bare 1: page 2's finding called ioarrive's offered rate u70 (79,092 IOPS, open_loop False, 'QD4096x1' from
+    its cap) 'fio-load-latency's closed run' and set a mixed-load cell (22,668 IOPS, offered) beside it as the same
+    job. The bare run's own rows (review-s16): the closed run named now is fio-rw-ratio's QD32x1, and no open loop's
+    point is named; fio's latency_target run (lt-, closed) still counts."""
+    from memstor.report.text.queueing import fewer_in_flight
+
+    p = pd.read_csv(DATA / "summary-bare16.csv")
+    sweep = p[(p["experiment"] == "fio-queue-depth") & (p["rw"] == "randread") & (p["numjobs"] == 1)]
+    best = sweep.loc[sweep["iops"].idxmax()]
+    said = fewer_in_flight(p, "vm", "randread", best)
+    assert said.startswith("; fio-rw-ratio's closed run (QD32x1) measured 81,848 IOPS"), said
+    assert "ioarrive" not in said and "mixed-load-map" not in said and "QD4096" not in said
+    u70 = p["point"].astype(str).str.startswith("randread-bs4k-u70-ioarrive")
+    lt = p.assign(point=p["point"].mask(u70, "lt-randread-bs4k-qd32x1-rep1"), iodepth=p["iodepth"].mask(u70, 32),
+                  open_loop_held=p["open_loop_held"].mask(u70, float("nan")))
+    assert "fio-load-latency's closed run (1 jobs, fio latency_target searching up to QD32" in fewer_in_flight(
+        lt, "vm", "randread", best)

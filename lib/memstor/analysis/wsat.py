@@ -270,19 +270,22 @@ def thermal_table(thermal: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def no_cliff_words(runs: pd.DataFrame | None, host: str, rw: str, bs_bytes: int | None) -> str:
-    """'; the write-saturation run wrote 128 KiB (QD32x4) over the whole device at 1,316 MB/s with no cliff, another
-    drive state' for host's write-saturation run of ``rw`` at ``bs_bytes`` that found no cliff (a run with one is
-    compared itself, on its level after it: synthesis._wsat_choice); '' where none ran. Said beside a spec row whose
-    block size the sweeps lacked (S18-loop 1: 'the spec's 128 KiB ... not in them' beside such a run)."""
+    """'; the write-saturation run wrote 128 KiB (QD32x4) over the whole device at 1,316 MB/s (its one level: ...) with
+    no cliff, another drive state' for host's write-saturation run of ``rw`` at ``bs_bytes`` that found no cliff and
+    could tell one from noise (no wsat_series caveat: S19-bare 2, a 2-s run called 'no cliff'); a run with a cliff is
+    compared itself, on its level after it (synthesis._wsat_choice); '' where none. Said beside a spec row whose block
+    size the sweeps lacked (S18-loop 1: 'the spec's 128 KiB ... not in them' beside such a run)."""
     if runs is None or runs.empty or not bs_bytes:
         return ""
+    told = runs["caveat"].fillna("").astype(str) == "" if "caveat" in runs else True  # S19-bare 2: a 2-s run
     sel = runs[(runs["host"].astype(str) == host) & (runs["rw"] == rw) & (runs["bs_bytes"] == bs_bytes)
-               & (pd.to_numeric(runs["cliffs"], errors="coerce").fillna(0) == 0)
+               & (pd.to_numeric(runs["cliffs"], errors="coerce") == 0) & told  # can tell no cliff from noise
                & pd.to_numeric(runs["sustained_MBps"], errors="coerce").notna()]
     if sel.empty:
         return ""
     r = sel.iloc[0]
     qd = re.search(r"qd(\d+)x(\d+)", str(r.get("config") or ""), re.IGNORECASE)
     where = "the whole device" if r["span"] == "full_device" else "its span"
-    return (f"; the write-saturation run wrote {size_text(int(bs_bytes))}{f' (QD{qd[1]}x{qd[2]})' if qd else ''} over {where} at "
-            f"{fmt_number(r['sustained_MBps'])} MB/s with no cliff, another drive state")
+    return (f"; the write-saturation run wrote {size_text(int(bs_bytes))}{f' (QD{qd[1]}x{qd[2]})' if qd else ''} over "
+            f"{where} at {fmt_number(r['sustained_MBps'])} MB/s (its one level: the mean of its whole seconds) with no "
+            "cliff, another drive state")

@@ -12,6 +12,7 @@ import pandas as pd
 from memstor.analysis.adaptive_grid import knee_of
 from memstor.analysis.load_latency import LT_POINT_PREFIX
 from memstor.analysis.spread import Spread, flat_before_deepest, pure_iops, run_spread
+from memstor.analysis.steady_state import OPEN_EXPERIMENTS
 from memstor.analysis.validity.gate import WAY_OUT
 from memstor.analysis.validity.rows import num
 from memstor.core.fmt import fmt_interval, fmt_number, fmt_se, md_escape
@@ -330,8 +331,12 @@ def fewer_in_flight(points: pd.DataFrame | None, host: str, rw: str, best: pd.Se
     p = pure_iops(points, host)  # fio-rw-ratio's write-only mix is a random write too (S13-loop 6: 166,246 left out)
     p = p[(p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["experiment"] != "fio-queue-depth")
           & (p["pattern"] == "random")]
+    # closed loops only: an open loop's in flight is not its depth, and its IOPS are offered (S19-bare 1: ioarrive's
+    # u70 rate, 'QD4096x1' from its cap, and a mixed-load cell were called closed runs); fio's latency_target run stays
+    lt_run = p["point"].astype(str).str.startswith(LT_POINT_PREFIX)
+    p = p[~p["experiment"].isin(OPEN_EXPERIMENTS) | lt_run]
     if "open_loop_held" in p:
-        p = p[p["open_loop_held"].isna()]  # closed loops only: an open loop's in flight is not its depth
+        p = p[p["open_loop_held"].isna()]
     iops, lat = pd.to_numeric(p["iops"], errors="coerce"), pd.to_numeric(p["lat_mean_us"], errors="coerce")
     n = iops * lat / 1e6
     hit = p[(iops >= NEAR_IOPS * float(best["iops"])) & (n <= FEWER_IN_FLIGHT * float(best["outstanding_io"]))]

@@ -85,6 +85,6 @@ def _short_selection(selection: str) -> str:
         if selection.startswith(start):
             return short
     short = "nearest sweep point; no spec point" if "no spec-conditions" in selection else "nearest sweep point"
-    wsat = re.search(r"the write-saturation run wrote (\S+ \S+)(?: \(\S+\))? over .* at ([\d,.]+ MB/s) with no cliff",
+    wsat = re.search(r"the write-saturation run wrote (\S+ \S+)(?: \(\S+\))? over .* at ([\d,.]+ MB/s) .*with no cliff",
                      selection)  # S18-loop 1: the spec's block size ran there (synthesis: wsat.no_cliff_words)
     return short + (f" (WSAT's {wsat[1]} run: {wsat[2]}, no cliff)" if wsat else "")
