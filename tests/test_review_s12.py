@@ -416,8 +416,8 @@ def test_a_withheld_fit_below_the_measured_bound_is_said_to_be_rejected():
     said = q.knee_sentences(k)[1]
     # tenth read S13-bare 4: 3.7 lies within the fit's interval [0.282, 8.43]: the fit's ceiling rejects it
     assert said.endswith("N* ≥ 3.7 (the sweep had not levelled off, so the data set no upper bound), within the "
-                         "withheld fit's 95 % interval (N* 1.54): the bound does not reject the fit, its ceiling below "
-                         "what the sweep measured does."), said
+                         "withheld fit's 95 % interval (N* 1.54): the bound does not settle it; its ceiling below "
+                         "what the sweep measured rejects it."), said
     low = k.assign(N_star_bound=1.2)
     assert "reject" not in q.knee_sentences(low)[1]
     high = k.assign(N_star_bound=9.0)  # above the interval's top 8.43

@@ -199,3 +199,17 @@ def test_a_closed_run_beside_the_sweep_is_never_an_open_loops_offered_rate():
                   open_loop_held=p["open_loop_held"].mask(u70, float("nan")))
     assert "fio-load-latency's closed run (1 jobs, fio latency_target searching up to QD32" in fewer_in_flight(
         lt, "vm", "randread", best)
+
+
+def test_a_bound_within_a_withheld_fits_interval_lends_the_fit_no_support():
+    """S19-bare 3: 'N* ≥ 8.4 ..., within the withheld fit's 95 % interval (N* 7.91): the bound does not reject the fit'
+    while knee_located and knee_plateau had failed for randwrite (the bare run's knee table, review-s16). It now
+    says the bound does not settle it and the fit stays withheld; where the sweep measured above the fit's ceiling,
+    that rejects it (tests/test_review_s12)."""
+    from memstor.report.text import queueing as q
+
+    k = pd.read_csv(DATA / "knee-bare16.csv")
+    said = " ".join(q.knee_sentences(k))
+    assert "within the withheld fit's 95 % interval (N* 7.91): the bound does not settle it; the fit stays withheld " \
+           "for its failed checks" in said, said
+    assert "does not reject the fit" not in said
