@@ -273,7 +273,9 @@ def not_open_closing(workloads: list[str], gen: str, littles: bool = False) -> s
             said += " (X·R above the cap counts arrivals not yet issued: a backlog inside the generator)"
     else:
         said += "Their latencies are measured, but not at the offered rates from open (Poisson) arrivals"
-    said += "; no SLO answer, queueing model or open-against-closed comparison is given."
+    # S19-bare 5: a held rate of the same workload does get its comparison (and its SLO answer)
+    said += ("; no SLO answer, queueing model or open-against-closed comparison is given from the rates that did not "
+             "hold.")
     if gen == IOARRIVE:  # each workload's paragraph gave the way out its own columns support (openloop_causes)
         return said + " Each workload's paragraph above names what delayed the submissions, where its columns show it."
     return said + " " + NOT_OPEN_WAY_OUT.get(gen, NOT_OPEN_WAY_OUT[FIO])
