@@ -146,11 +146,12 @@ def _document(tables: list[str], fills: range) -> str:
     """A document with memstor.tex.j2's preamble: for each fill height (pt) a page of that much, then each table."""
     j2 = (Path(export.__file__).parent / "templates" / "memstor.tex.j2").read_text()
     packages = j2.split("((* block packages *))")[1].split("((* endblock packages *))")[0].replace("((( super() )))", "")
+    margins = j2.split("((* block margins *))")[1].split("((* endblock margins *))")[0].strip()
     pages = "\n".join(r"\clearpage\noindent\rule{1pt}{" + str(h) + "pt}\\par\nText.\\par\n" + t
                       for h in fills for t in tables)
     return ("\\documentclass[10pt]{article}\\usepackage{geometry}\\usepackage{graphicx}\\usepackage{booktabs}"
             "\\usepackage{longtable}\\usepackage{array}\\usepackage{calc}\\usepackage{titling}\n" + packages
-            + "\\geometry{tmargin=0.75in,bmargin=0.75in,lmargin=0.75in,rmargin=0.75in}\n\\begin{document}\n" + pages
+            + margins + "\n\\begin{document}\n" + pages
             + "\n\\end{document}\n")
 
 
