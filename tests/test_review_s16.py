@@ -224,3 +224,24 @@ def test_the_not_open_paragraph_denies_comparisons_only_for_the_rates_that_did_n
     for gen in ("ioarrive", "fio"):
         said = not_open_closing(["randread"], gen)
         assert "open-against-closed comparison is given from the rates that did not hold." in said, said
+
+
+def test_a_hir_ratio_shown_by_its_segments_says_so_where_its_interval_includes_one():
+    """S19-bare 4: 'after 0.805 s idle (0.5 s planned) 0.893 [0.705, 1.08] × (83,252 IOPS)' was stated while its own
+    interval includes 1; hir_recovery passed on the segments' ranks (every segment below the baseline rounds), which
+    the PDF did not say; and the note 'baseline ±5.0 % (95 %) not in the ratio's interval' read as 'outside it'. The
+    bare run's HIR table (review-s16): the basis is now said; a ratio whose interval excludes 1 is unchanged."""
+    from memstor.report.text.pts import _hir_wait
+
+    h = pd.read_csv(DATA / "hir-bare16.csv")
+    said = _hir_wait(h.iloc[0])
+    assert said == ("after 0.805 s idle (0.5 s planned) 0.893 [0.705, 1.08] × (83,252 IOPS; every segment below the "
+                    "baseline rounds (segments 75,087-87,717 IOPS against the baseline rounds' 88,213-97,032), though "
+                    "the mean's 95 % interval includes 1)"), said
+    tight = h.iloc[0].copy()
+    tight["recovery_ratio_ci_high"] = 0.95
+    assert _hir_wait(tight) == "after 0.805 s idle (0.5 s planned) 0.893 [0.705, 0.95] × (83,252 IOPS)"
+    from memstor.analysis.pts_recovery import hir_table
+    rows = pd.read_csv(Path(__file__).resolve().parent / "data" / "review-s15" / "fio-pts-hir-bare14.csv")
+    notes = hir_table(rows)["note"].astype(str)
+    assert notes.str.contains(r"baseline ±[\d.]+ % \(95 %\), not folded into the ratio's interval").all(), list(notes)

@@ -192,8 +192,8 @@ def hir_table(rows: pd.DataFrame) -> pd.DataFrame:
             row = {**_wait_row(str(host), float(wait), seg, base, departure), **_shown_columns(g, seg)}
             half = _baseline_half_pct(g)
             if half is not None:
-                row["note"] = "; ".join(x for x in (row["note"], f"baseline ±{half:.1f} % (95 %) not in the "
-                                                    "ratio's interval") if x)
+                row["note"] = "; ".join(x for x in (row["note"], f"baseline ±{half:.1f} % (95 %), not folded "
+                                                    "into the ratio's interval") if x)  # S19-bare 4: 'not in' read as outside
             out.append(row)
     return pd.DataFrame(out, columns=HIR_COLUMNS)
 

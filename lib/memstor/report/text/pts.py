@@ -343,7 +343,11 @@ def _hir_wait(r) -> str:
     if why:
         return f"after {_idle(r)} {fmt_number(r['iops_mean'])} IOPS{why}"
     ratio = fmt_interval(r["recovery_ratio"], r["recovery_ratio_ci_low"], r["recovery_ratio_ci_high"])
-    return f"after {_idle(r)} {ratio} × ({fmt_number(r['iops_mean'])} IOPS)"
+    lo, hi = r.get("recovery_ratio_ci_low"), r.get("recovery_ratio_ci_high")
+    basis = str(r.get("recovery_note") or "")  # S19-bare 4: shown by the segments' ranks, its mean's interval spans 1
+    basis = (f"; {basis}, though the mean's 95 % interval includes 1"
+             if basis and not missing(lo) and not missing(hi) and lo <= 1.0 <= hi else "")
+    return f"after {_idle(r)} {ratio} × ({fmt_number(r['iops_mean'])} IOPS{basis})"
 
 
 def _hir_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
