@@ -245,3 +245,17 @@ def test_a_hir_ratio_shown_by_its_segments_says_so_where_its_interval_includes_o
     rows = pd.read_csv(Path(__file__).resolve().parent / "data" / "review-s15" / "fio-pts-hir-bare14.csv")
     notes = hir_table(rows)["note"].astype(str)
     assert notes.str.contains(r"baseline ±[\d.]+ % \(95 %\), not folded into the ratio's interval").all(), list(notes)
+
+
+def test_a_tlb_cost_from_one_size_is_not_shown():
+    """S19-bare 7: 'Page walks (4 KiB against 2 MiB pages) add 27.7 ns per access' rested on the sweep's last size
+    alone (64 MiB; 'over 1 sizes from 64.0 MiB'), while the sizes past the L3 step gave 9.6-21.5 ns. The bare run's
+    working set (review-s16): no cost now, and why. The other side: the recorded hierarchy (two sizes slower to the
+    end) keeps its cost (tests/test_mem_hierarchy)."""
+    from memstor.analysis.hierarchy import tlb_cost
+
+    ws = pd.read_csv(DATA / "working_set-bare16.csv")
+    out = tlb_cost(ws[ws["host"] == "vm"])
+    assert out["cost_ns"] is None and round(out["at_largest_ns"], 1) == 27.7
+    assert out["note"] == ("not shown: 4 KiB pages slower by > 10 % only at the largest size itself (64.0 MiB: "
+                           "1.20×), one run: one size shows no cost"), out["note"]

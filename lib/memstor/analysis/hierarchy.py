@@ -45,8 +45,8 @@ off is not this cache's size (e.g. an L3 partitioned by the host).
 sizes beyond the TLB's reach: from the smallest size at which 4 KiB pages are slower by more than
 :data:`TLB_MIN_PCT` = 10 % and stay so at every larger size (the 4K/2M ratio smoothed by a median over 3
 neighbouring sizes first, so that one odd size neither starts nor breaks the run; the first size must be slower by
-that much itself, S15-bare 4); the cost is the median
-difference there. 10 %: twice the run-to-run spread of a batch median at one size on this repository's VM.
+that much itself, S15-bare 4, and 2 sizes at least, S19-bare 7); the cost is the median difference there. 10 %:
+twice the run-to-run spread of a batch median at one size on this repository's VM.
 
 **MLP** (:func:`mlp_table`): per host, threads and chains N: latency and bandwidth (means over repetitions),
 Little's law ``littles_MBps`` = threads x N x line bytes / latency and the residual (bandwidth -
@@ -499,7 +499,7 @@ def tlb_cost(ws: pd.DataFrame) -> dict:
     not_slower = np.flatnonzero(~slower)
     start = int(not_slower[-1]) + 1 if len(not_slower) else 0
     own = ratio[start:] > 1 + TLB_MIN_PCT / 100  # S15-bare 4: a size slower by the margin itself, not by the median
-    if not own.any():
+    if not own.any() or own.size - int(np.argmax(own)) < 2:  # S19-bare 7: one size (64 MiB, 27.7 ns) is no cost
         out["note"] = _no_tlb_cost(common, ratio, own)
         return out
     start += int(np.argmax(own))
@@ -536,13 +536,14 @@ def _why_no_walk_cost(largest: float) -> str:
 
 
 def _no_tlb_cost(sizes: list, ratio: np.ndarray, slower: np.ndarray) -> str:
-    """Why no TLB cost is stated (4K / 2M latency ``ratio`` per buffer size in bytes; ``slower``: beyond TLB_MIN_PCT,
-    smoothed): 'not shown: ...'. Where 4 KiB pages were slower at smaller sizes but not at the largest, that is said
-    with the numbers, not 'the sweep stayed within the TLB's reach' (R-1cpu M10: 2.28× at 16 MiB, 1.07× at 64 MiB).
-    'At every size' is said only where every single size lies within the band; else their scatter is named (S11-1cpu
-    6: 0.22× at 1,448 KiB to 1.17× at 22.6 MiB). 4 KiB pages faster is no page walk: only slower counts."""
+    """Why no TLB cost is stated (4K / 2M ``ratio`` per buffer size, bytes; ``slower``: beyond TLB_MIN_PCT): 'not
+    shown: ...', with the numbers: slower below the largest size only (R-1cpu M10), scatter (S11-1cpu 6), slower to
+    the end from one size only (S19-bare 7); 'at every size' only where each lies within the band."""
     if not len(sizes) or not np.isfinite(ratio).any():
         return "not shown: no buffer size measured with both page sizes"
+    if _window3(ratio)[-1] > 1 + TLB_MIN_PCT / 100:  # slower to the end, but from fewer than 3 sizes of their own
+        return (f"not shown: 4 KiB pages slower by > {TLB_MIN_PCT:g} % {'only at' if slower.any() else 'not at'} the "
+                f"largest size itself ({_kib(sizes[-1])}: {ratio[-1]:.2f}×), one run: one size shows no cost")
     said = (f"not shown: 4 KiB pages within {TLB_MIN_PCT:g} % of 2 MiB pages at the largest size ({_kib(sizes[-1])}: "
             f"{_window3(ratio)[-1]:.2f}×, the median of the 3 largest)")
     if slower.any():
