@@ -259,3 +259,23 @@ def test_a_tlb_cost_from_one_size_is_not_shown():
     assert out["cost_ns"] is None and round(out["at_largest_ns"], 1) == 27.7
     assert out["note"] == ("not shown: 4 KiB pages slower by > 10 % only at the largest size itself (64.0 MiB: "
                            "1.20×), one run: one size shows no cost"), out["note"]
+
+
+def test_the_steady_state_headline_names_hirs_window_where_it_met_the_rule_elsewhere():
+    """S19-bare 8: '4K random write after preconditioning, steady state not shown 75,096' while HIR's preconditioning
+    of 4 KiB random writes met the PTS window rule at 93,202 IOPS (pts_steady_state passed), said nowhere. The bare
+    run's headline and checks (review-s16). The other sides: HIR's window failing, or within 10 %, adds nothing."""
+    from memstor.report.text import headline_table as ht
+
+    head, v = pd.read_csv(DATA / "headline-bare16.csv"), pd.read_csv(DATA / "validity-bare16.csv")
+
+    def trust(validity) -> str:
+        t = ht.headline_evidence(head, validity).set_index("quantity")
+        return t.loc[[q for q in t.index if "preconditioning" in q][0], "trust"]
+
+    assert trust(v).endswith("; fio-pts-hir's preconditioning (its 4 KiB random writes) met the PTS window rule at "
+                             "93,202 IOPS, 1.24× this)"), trust(v)
+    hir = (v["check"] == "pts_steady_state") & (v["subject"] == "HIR preconditioning")
+    assert "fio-pts-hir" not in trust(v.assign(status=v["status"].mask(hir, "fail")))
+    near = v.assign(evidence=v["evidence"].mask(hir, v["evidence"].str.replace("mean 93,202", "mean 80,000")))
+    assert "fio-pts-hir" not in trust(near)

@@ -20,6 +20,7 @@ from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_trust import (
     caveat_last,
     elsewhere_caveat,
+    hir_window_caveat,
     lasting_caveat,
     memory_elsewhere_caveat,
     on_cpus,
@@ -215,6 +216,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
             if key == "ss_randwrite_iops" and host_checks(validity, host, statuses=("warn",))["check"].isin(
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL
+            if key == "ss_randwrite_iops":
+                trust = hir_window_caveat(trust, validity, host, float(r["value"]))
             out.append({"device": host, "quantity": f"{label} ({unit})", "value": value,
                         "measured as": on_cpus(str(r.get("detail") or ""), (cpus or {}).get(host)),
                         "trust": trust})
