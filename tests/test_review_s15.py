@@ -271,9 +271,12 @@ def test_the_xsr_times_say_the_rolling_median_they_are_read_from():
     xsr = pd.read_csv(DATA / "xsr-bare14.csv")
     said = _xsr_result(xsr)
     assert said.startswith("SEQ 1024KiB → RND 8KiB: 1,278 MB/s → 419 MB/s, settles in 3.00 s; ")
-    assert said.endswith(" (times by a 5-s centred rolling median of the per-second MB/s; single seconds may dip "
-                         "further)"), said
-    assert "rolling median" not in _xsr_result(xsr.assign(settle_s=float("nan"), back_s=float("nan")))
+    # S19-bare 12 (session 16): the levels' statistic is named first
+    assert said.endswith(" (levels: each phase's last third, not its whole-run mean; times by a 5-s centred rolling "
+                         "median of the per-second MB/s; single seconds may dip further)"), said
+    untimed = _xsr_result(xsr.assign(settle_s=float("nan"), back_s=float("nan")))
+    assert "rolling median" not in untimed and untimed.endswith(" (levels: each phase's last third, not its whole-run "
+                                                                "mean)")
 
 
 def test_knee_plateau_does_not_call_a_sweep_rising_where_the_same_job_between_its_last_depths_shows_no_gain():

@@ -266,7 +266,7 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
             if len(median) and float(median.iloc[0]) < value / 2 else "")
     said = f"other runs with one I/O in flight measured less: {_lat_range(less, ': other blocks or mixes')}{tail}"
     if not more.empty:  # S18-bare 3: the less alone read one-sided beside CBW's T1Q1 that measured more
-        said += f"; others more: {_lat_range(more)}"
+        said += f"; others more: {_lat_range(more, ': other blocks or mixes')}"
     return caveat_last(trust, said)
 
 

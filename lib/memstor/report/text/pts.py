@@ -405,8 +405,9 @@ def _xsr_result(g: pd.DataFrame) -> str:
     3.00 s' held only for the 5-s centred rolling median, stated nowhere; single seconds after it dipped 17 %)."""
     said = "; ".join(_xsr_one(r, first=i == 0) for i, (_, r) in enumerate(g.iterrows()))
     timed = g["settle_s"].notna().any() if "settle_s" in g else False
-    return said + (f" (times by a {SETTLE_SMOOTH_S}-s centred rolling median of the per-second MB/s; single seconds "
-                   "may dip further)" if timed else "")
+    levels = "levels: each phase's last third, not its whole-run mean"  # S19-bare 12: beside the headline's means
+    return said + (f" ({levels}; times by a {SETTLE_SMOOTH_S}-s centred rolling median of the per-second MB/s; single "
+                   "seconds may dip further)" if timed else f" ({levels})")
 
 
 #: What CBW's and DIRTH's times are, said once per result (S10-bare 12: DIRTH's 'p99 766 µs' is fio's total latency,
