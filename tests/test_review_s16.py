@@ -279,3 +279,26 @@ def test_the_steady_state_headline_names_hirs_window_where_it_met_the_rule_elsew
     assert "fio-pts-hir" not in trust(v.assign(status=v["status"].mask(hir, "fail")))
     near = v.assign(evidence=v["evidence"].mask(hir, v["evidence"].str.replace("mean 93,202", "mean 80,000")))
     assert "fio-pts-hir" not in trust(near)
+
+
+def test_a_mixed_load_cell_whose_generator_failed_its_cpu_check_did_not_hold():
+    """S19-1cpu 1: the mixed-load section quoted its one held cell, 'held: 74,157 IOPS offered at read p99 4,342 µs',
+    while load_generator_cpu had failed for the map (ioarrive at 92.8 % of the one usable CPU): its latency is the
+    generator's. The 1-CPU run's cells (review-s16, the processed table as the dataset reads it): with the check
+    failed no cell holds and no latency is quoted; without it the held cell stands."""
+    from memstor.analysis import mixed_load
+    from memstor.analysis.validity.gate import generator_failed
+
+    cells = pd.read_csv(DATA / "mixed-load-map-cpu116.csv").assign(table="mixed-load-map", status="done")
+    plain = mixed_load.map_tables(cells, [1000.0])["capacity"]["note"].iloc[0]
+    assert plain.endswith("; held: 74,157 IOPS offered at read p99 4,342 µs, 4.34× the target"), plain
+    v = pd.DataFrame([{"host": "vm", "check": "load_generator_cpu", "subject": "mixed-load-map (ioarrive)",
+                       "status": "fail", "evidence": "ioarrive's busiest point used 92.8 % of the 1 usable CPUs"},
+                      {"host": "vm", "check": "load_generator_cpu", "subject": "fio-load-latency (ioarrive)",
+                       "status": "pass", "evidence": "x"}])
+    failed = generator_failed(v, "mixed-load-map")
+    assert failed == {"vm": "ioarrive's busiest point used 92.8 % of the 1 usable CPUs"}
+    gated = mixed_load.map_tables(cells, [1000.0], failed)
+    assert "held:" not in " ".join(gated["capacity"]["note"]) and not gated["mixed"]["open_loop"].map(bool).any()
+    assert generator_failed(v.assign(status="pass"), "mixed-load-map") == {}
+    assert generator_failed(v, "fio-load-latency") == {}

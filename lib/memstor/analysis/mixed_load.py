@@ -295,9 +295,17 @@ def sentence(row: Mapping, subject: str = "this drive") -> str:
             f"(between {fmt_number(lo)} and {fmt_number(hi)})")
 
 
-def map_tables(fio: pd.DataFrame, targets_us: list[float]) -> dict:
+def map_tables(fio: pd.DataFrame, targets_us: list[float], generator_failed: dict | None = None) -> dict:
     """{'mixed': the mixed-load map's cells (the done rows of the tidy fio table ``fio``, its ``table``
-    mixed-load-map), 'capacity': their read capacity per device (:func:`capacity_curve`)}."""
+    mixed-load-map), 'capacity': their read capacity per device (:func:`capacity_curve`)}. generator_failed:
+    {host: why} of the devices whose load_generator_cpu failed for the map (memstor.analysis.validity.gate
+    .generator_failed): their cells did not hold, whatever ioarrive's own checks said (S19-1cpu 1: a held cell's
+    p99 quoted while the generator took 92.8 % of the one usable CPU)."""
     cells = fio[(fio["table"] == "mixed-load-map") & (fio["status"].astype(str) == "done")]
+    if generator_failed:
+        hit = cells["host"].astype(str).isin(list(generator_failed)) & cells["open_loop"].map(truthy)
+        cells = cells.assign(open_loop=cells["open_loop"].mask(hit, False), held_note=cells.get(
+            "held_note", pd.Series("", index=cells.index)).astype(object).mask(
+            hit, [f"load_generator_cpu failed: {generator_failed[str(h)]}" for h in cells.loc[hit, "host"]]))
     return {"mixed": cells, "capacity": capacity_curve(cells, targets_us, by=("host",)) if len(cells)
             else pd.DataFrame(columns=["host", *CAPACITY_COLUMNS])}

@@ -551,7 +551,8 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     w_table = wsat.wsat_table(w_runs, w_seconds, w_cliffs, ds.metas)
     drives = drive_table(ds)
     ceil = ceilings.ceilings_table({h.name: h.sysinfo for h in ds.hosts}, drives, **(dram or {}))
-    mixed = mixed_load.map_tables(ds.fio, slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us)
+    mixed_targets_us = slo_targets(experiment=MIXED) if mixed_targets_us is None else mixed_targets_us
+    mixed = mixed_load.map_tables(ds.fio, mixed_targets_us)
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table,
@@ -563,6 +564,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     steady, knees = gate.gate_steady(steady, valid), gate.gate_knees(knees, valid)
     mlp = hierarchy.mlp_table(ds.mlc)
     w_table = gate.gate_wsat(w_table, valid)
+    mixed = mixed_load.map_tables(ds.fio, mixed_targets_us, gate.generator_failed(valid, MIXED))  # S19-1cpu 1
     storage, sfits = gate.gate_open_curves(storage, sfits, valid, OPEN_CURVE)
     kfits = {key: fit for key, fit in kfits.items() if key in gate.valid_keys(knees)}  # the figure draws these
     return Synthesis(

@@ -28,6 +28,8 @@ Pure: DataFrames in, DataFrames out (copies).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -339,3 +341,13 @@ def valid_keys(knees: pd.DataFrame | None) -> set[tuple[str, str]]:
     ok = valid_rows(knees)
     assert ok is not None
     return {(str(h), str(r)) for h, r in zip(ok["host"], ok["rw"])}
+
+
+def generator_failed(validity: pd.DataFrame | None, experiment: str) -> dict[str, str]:
+    """{host: evidence} of the devices whose load_generator_cpu failed for ``experiment`` (subject '<experiment>' or
+    '<experiment> (ioarrive)'): their points' latencies describe the generator, not the device."""
+    if validity is None or validity.empty:
+        return {}
+    rows = validity[(validity["check"] == "load_generator_cpu") & (validity["status"] == FAIL)
+                    & validity["subject"].astype(str).str.fullmatch(rf"{re.escape(experiment)}( \(ioarrive\))?")]
+    return {str(r["host"]): str(r["evidence"]) for _, r in rows.iterrows()}
