@@ -302,3 +302,18 @@ def test_a_mixed_load_cell_whose_generator_failed_its_cpu_check_did_not_hold():
     assert "held:" not in " ".join(gated["capacity"]["note"]) and not gated["mixed"]["open_loop"].map(bool).any()
     assert generator_failed(v.assign(status="pass"), "mixed-load-map") == {}
     assert generator_failed(v, "fio-load-latency") == {}
+
+
+def test_the_knee_sentence_blames_job_count_only_where_no_one_job_run_beat_the_fit():
+    """S19-1cpu 2: 'The knee fit's ceiling is beaten by a point with 4 jobs' while fio-rw-ratio's one-job QD32x1 write,
+    81,811 IOPS, was above the fit's band (56,835 + 1.96 x 9,929 = 76,295) too. The 1-CPU run's rows (review-s16): the
+    fit now 'contradicts its own data' and that run is named. The other side: the bare run's reads, where no one-job
+    run reached the band (86,503 < 94,270), keep the job-count lead."""
+    for run, lead, tail in (("cpu116", "The knee fit contradicts its own data (randwrite:",
+                             "; one-job runs are above its band too: 81,811 IOPS (QD32x1, fio-rw-ratio)); "),
+                            ("bare16", "The knee fit's ceiling is beaten by a point with 4 jobs", "beyond its 1.96 SE); ")):
+        v, p = pd.read_csv(DATA / f"validity-{run}.csv"), pd.read_csv(DATA / f"summary-{run}.csv")
+        bad = [f"{r['subject']}: {r['evidence']}" for _, r in v[v["check"].isin(["knee_ceiling", "knee_min_latency"])
+                                                                & (v["status"] == "fail")].iterrows()]
+        said = fit_sentence(bad, pd.read_csv(DATA / f"knee-{run}.csv"), p, "vm")
+        assert said.startswith(lead) and tail in said, said

@@ -296,7 +296,8 @@ def findings(S, host: str) -> list[str]:
                    f"({SECTION_REF['open_loop']}).")
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
     if bad_fit:
-        out.append(fit_sentence(bad_fit, knee_rows(getattr(S, "knees", None), host, {b.split(":")[0] for b in bad_fit})))
+        out.append(fit_sentence(bad_fit, knee_rows(getattr(S, "knees", None), host, {b.split(":")[0] for b in bad_fit}),
+                                getattr(S, "points", None), host))
     machine_gate = host_checks(S.validity, host, ("memory",))
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():
