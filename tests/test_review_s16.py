@@ -317,3 +317,16 @@ def test_the_knee_sentence_blames_job_count_only_where_no_one_job_run_beat_the_f
                                                                 & (v["status"] == "fail")].iterrows()]
         said = fit_sentence(bad, pd.read_csv(DATA / f"knee-{run}.csv"), p, "vm")
         assert said.startswith(lead) and tail in said, said
+
+
+def test_a_stated_knee_below_its_measured_bound_says_to_quote_the_bound():
+    """S19-1cpu 3: 'N* fit 7.88 [3.33, 18.6]' beside the same row's 'N* ≥ 8.4' with nothing said. The 1-CPU run's knee
+    table (review-s16): the sentence now says the fit's N* is below the bound and to quote the bound. The other side:
+    a bound below the fit's N* adds nothing."""
+    from memstor.report.text.queueing import knee_sentences
+
+    k = pd.read_csv(DATA / "knee-cpu116.csv")
+    read = knee_sentences(k)[0]
+    assert "N* ≥ 8.4 (X_best is at most the ceiling). The fit's N* 7.88 is below this bound, which its interval still " \
+           "reaches: quote N* ≥ 8.4." in read, read
+    assert "quote N*" not in knee_sentences(k.assign(N_star_bound=5.0))[0]

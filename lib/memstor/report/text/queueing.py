@@ -239,6 +239,10 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
                  f"the fitted ceiling is below what the sweep measured; {_bound(k, False)}.")
         else:
             s = f"{who}: {fit}**{shown} I/Os in flight** (95 % interval; {fit_of}); {_bound(k, False)}."
+            bound = num(k.get("N_star_bound"))
+            if bound is not None and bound > float(k["N_star_fit"]):  # S19-1cpu 3: 7.88 printed beside ≥ 8.4
+                s += (f" The fit's N* {fmt_number(k['N_star_fit'])} is below this bound, which its interval still "
+                      f"reaches: quote N* ≥ {bound:.1f}.")
         if _text(k.get("note")):
             s += f" Note: {k['note']}."
         out.append(s + _doubt(points, k))
