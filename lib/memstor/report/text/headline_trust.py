@@ -264,9 +264,10 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
     median = pd.to_numeric(own.get("clat_p50_us"), errors="coerce").dropna() if len(own) else pd.Series([])
     tail = (f", and its own median completion is {fmt_number(median.iloc[0])} µs: its mean rests on its tail"
             if len(median) and float(median.iloc[0]) < value / 2 else "")
-    said = f"other runs with one I/O in flight measured less: {_lat_range(less, ': other blocks or mixes')}{tail}"
+    over = f"over {100 * (ASSUMED_RATIO - 1):.0f} %"  # S19-1cpu 7: the rule that leaves a run out, said
+    said = f"other runs with one I/O in flight measured {over} less: {_lat_range(less, ': other blocks or mixes')}{tail}"
     if not more.empty:  # S18-bare 3: the less alone read one-sided beside CBW's T1Q1 that measured more
-        said += f"; others more: {_lat_range(more, ': other blocks or mixes')}"
+        said += f"; others {over} more: {_lat_range(more, ': other blocks or mixes')}"
     return caveat_last(trust, said)
 
 
