@@ -330,3 +330,14 @@ def test_a_stated_knee_below_its_measured_bound_says_to_quote_the_bound():
     assert "N* ≥ 8.4 (X_best is at most the ceiling). The fit's N* 7.88 is below this bound, which its interval still " \
            "reaches: quote N* ≥ 8.4." in read, read
     assert "quote N*" not in knee_sentences(k.assign(N_star_bound=5.0))[0]
+
+
+def test_the_mix_verdict_says_which_parts_its_differences_rest_on():
+    """S19-bare 6: '50 % reads 60,290 IOPS against 67,082 predicted (-10.1 %) — ... (the furthest, -15.9 %, is outside
+    ±10 %)': -15.9 % came from fio-block-size's parts (86,503 and 61,225), not the ones the sentence names. The bare
+    run's rows (review-s16): the sentence now gives the range and says other experiments' parts are in it."""
+    from memstor.report.text.workloads import rw_mix_sentences
+
+    said = rw_mix_sentences(pd.read_csv(DATA / "summary-bare16.csv"), "vm")[0]
+    assert "(the difference runs from -15.9 to -10.1 % with the parts other experiments measured too, outside ±10 %" \
+        in said and "furthest" not in said, said
