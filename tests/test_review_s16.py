@@ -343,3 +343,24 @@ def test_the_mix_verdict_says_which_parts_its_differences_rest_on():
     said = rw_mix_sentences(pd.read_csv(DATA / "summary-bare16.csv"), "vm")[0]
     assert "(the difference runs from -15.9 to -10.1 % with the parts other experiments measured too, outside ±10 %" \
         in said and "furthest" not in said, said
+
+
+def test_the_dram_ceilings_best_measured_counts_the_peak_bandwidth_figures_that_passed_their_gate():
+    """S19-loop 1: the ceilings row's best measured was an MLP figure (5,168 MB/s) while the read-only peak injection,
+    7,672 MB/s, had passed the memory gate and was named nowhere; the headline's stream-triad (failed) and the
+    unjudged matrix figure were not named as left out either. The loop run's memory figures (review-s16). The other
+    side: with that figure failing too, it is named as left out, not best."""
+    from memstor.analysis import ceilings
+
+    figs = pd.read_csv(DATA / "memory_figures-loop16.csv")
+    ceil = pd.DataFrame([{"host": "vm", "what": ceilings.DRAM, "ceiling": 51_200.0, "how": "x", "reason": ""}])
+    head = pd.DataFrame(columns=["host", "key", "value", "detail", "gate"])
+    row = ceilings.ceiling_use(ceil, head, figures=figs).iloc[0]
+    assert round(row["measured"]) == 7672 and row["measured_as"].startswith(
+        "peak injection, read-only, 1 load thread; higher, left out: 16,194 MB/s (peak injection, stream-triad, 1 load "
+        "thread: memory gate failed: bandwidth_unstable); 13,647 MB/s (matrix, local node 0, read-only, 2 load "
+        "threads: memory gate not judged)"), row["measured_as"]
+    failing = figs.assign(gate=figs["gate"].mask(figs["gate"] == "passed", "failed: steal"))
+    none = ceilings.ceiling_use(ceil, head, figures=failing).iloc[0]
+    assert pd.isna(none["measured"]) and "7,672 MB/s (peak injection, read-only, 1 load thread: memory gate failed: " \
+        "steal)" in none["measured_as"]

@@ -346,16 +346,33 @@ def _mlp_runs(mlp: pd.DataFrame | None, host) -> tuple[tuple[float, str] | None,
     return _top(mlp[held], host, "bandwidth_MBps", name), left
 
 
+def _figure_runs(figures: pd.DataFrame | None, host) -> tuple[tuple[float, str] | None, list[tuple[float, str]]]:
+    """(the highest peak-bandwidth figure of host that passed the memory gate, [the others above it, with why they are
+    left out]) of memory_figures' table (MB/s; S19-loop 1: the read-only peak injection's 7,672 MB/s, which passed,
+    was neither best measured nor named beside a 5,168 MB/s MLP figure)."""
+    if figures is None or figures.empty or not {"host", "quantity", "value", "gate"} <= set(figures.columns):
+        return None, []
+    f = figures[(figures["host"] == host) & (figures["quantity"] == "peak bandwidth")]
+    f = f[~f["measurement"].astype(str).str.startswith("loaded latency")]  # the curves' B_max: said from ``mem``
+    f = f.assign(measurement=f["measurement"].astype(str).map(lambda m: re.sub(r" \((?:[^()]|\([^()]*\))*\)", "", m)))
+    passed = f["gate"].astype(str).str.startswith("passed")
+    best = _top(f[passed], host, "value", lambda r: str(r.get("measurement")))
+    left = [(float(r["value"]), f"{float(r['value']):,.0f} MB/s ({r['measurement']}: memory gate {r['gate']})")
+            for _, r in f[~passed].iterrows() if not missing(r["value"])]
+    return best, left
+
+
 def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame, points: pd.DataFrame | None = None,
                 mem: pd.DataFrame | None = None, validity: pd.DataFrame | None = None,
-                mlp: pd.DataFrame | None = None) -> pd.DataFrame:
+                mlp: pd.DataFrame | None = None, figures: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each ceiling beside the highest number measured that it bounds (:data:`USE_COLUMNS`, MB/s): the DRAM peak
     beside the peak memory bandwidth headline and every loaded-latency curve's maximum (mem: memory_fit's
     b_max_MBps), the storage interface beside the sequential headlines and every fio point per direction (points:
     bw_MBps), with the measured value as a percentage of the ceiling (empty when either is unknown). A figure whose
     own check failed (validity: a fio point a failed check names, a curve whose B_max run failed the memory gate)
     is not 'best measured' (S6-bare M-4): measured_as says which higher one was left out and why. ``mlp``: the
-    memory-level-parallelism runs (hierarchy.mlp_table), beside the DRAM peak too (:func:`_mlp_runs`)."""
+    memory-level-parallelism runs (hierarchy.mlp_table), beside the DRAM peak too (:func:`_mlp_runs`); ``figures``:
+    the memory figures (memory_figures.memory_figures), whose peak bandwidths count by their gate (:func:`_figure_runs`)."""
     keys = {DRAM: ("peak_bw_MBps",), STORAGE: ("seq_read_MBps", "seq_write_MBps")}
     rows = []
     for _, c in ceilings.iterrows():
@@ -374,7 +391,9 @@ def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame, points: pd.DataF
             gone = _top(failed, c["host"], "b_max_MBps", lambda r: f"loaded-latency curve {r.get('curve')}")
             left = [(gone[0], f"{gone[0]:,.0f} MB/s ({gone[1]}: its run failed the memory gate)")] if gone else []
             derived, left_mlp = _mlp_runs(mlp, c["host"])
-            left += left_mlp
+            measured, left_figures = _figure_runs(figures, c["host"])
+            found.append(measured)
+            left += left_mlp + left_figures
         best = max((f for f in found if f), key=lambda f: f[0], default=None)
         if derived and best is None:
             best = derived  # no bandwidth measured directly: the derived figure, named as such
