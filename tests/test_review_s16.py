@@ -364,3 +364,20 @@ def test_the_dram_ceilings_best_measured_counts_the_peak_bandwidth_figures_that_
     none = ceilings.ceiling_use(ceil, head, figures=failing).iloc[0]
     assert pd.isna(none["measured"]) and "7,672 MB/s (peak injection, read-only, 1 load thread: memory gate failed: " \
         "steal)" in none["measured_as"]
+
+
+def test_a_device_without_storage_data_gets_no_storage_advice():
+    """S19-loop 7: 'What to run next (vm)' gave the storage rerun and virtual-disk advice to the loop run's memory
+    device, which has no storage data (its storage is the device vm-loop0). The other side: a device with fio tables
+    keeps it."""
+    def steps(kinds: dict) -> str:
+        info = {"machine": {"virtualization": {"hypervisor": "KVM"}}}
+        ds = SimpleNamespace(hosts=[HostData(name=H, tables=[], kinds=kinds, sysinfo=info)])
+        return " ".join(fp.next_steps(SimpleNamespace(dataset=ds, validity=pd.DataFrame(
+            columns=["host", "check", "status", "subject", "section"])), H, "quick"))
+
+    memory = steps({"mlc-loaded-latency": "mlc"})
+    assert memory.startswith("Rerun with the standard profile (`make all`) for intervals on every stationary point.")
+    assert "storage" not in memory and "virtual disk" not in memory
+    disk = steps({"fio-queue-depth": "fio"})
+    assert "every stationary storage point" in disk and "hypervisor's virtual disk" in disk

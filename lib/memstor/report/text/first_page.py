@@ -428,21 +428,25 @@ def standard_skips(dataset, host: str) -> list[str]:
 def next_steps(S, host: str, profile: str) -> list[str]:
     """What to run next for a better answer, from the profile, the machine and the failed checks."""
     out = []
+    h = next((h for h in S.dataset.hosts if h.name == host), None)
+    kinds = getattr(h, "kinds", None)  # S19-loop 7: no storage advice for a device without storage data
+    storage = kinds is None or "fio" in kinds.values() or not kinds
     if profile == "quick":
         skips = standard_skips(S.dataset, host)  # S18-bare 2: 'every stationary point' where standard skips DIRTH
-        out.append("Rerun with the standard profile (`make all`) for intervals on every stationary storage point "
+        out.append("Rerun with the standard profile (`make all`) for intervals on every stationary "
+                   + ("storage point " if storage else "point.")
                    + (f"of the experiments it runs (it skips {and_join(skips)}, which take hours under it: "
-                      "`make all PROFILE=full` runs them) " if skips else "")
-                   + "(a PTS-recovery or write-saturation trajectory has none under any profile).")
+                      "`make all PROFILE=full` runs them) " if skips and storage else "")
+                   + ("(a PTS-recovery or write-saturation trajectory has none under any profile)." if storage else ""))
     if not host_checks(S.validity, host, statuses=("warn",)).query("check == 'interval_exists'").empty:
         out.append("Repeat the points (`repetitions: 3`, or `make all PROFILE=full`) for intervals between runs.")
     info = next((h.sysinfo or {} for h in S.dataset.hosts if h.name == host), {})
     machine = info.get("machine") or {}
     label = str((info.get("drive") or {}).get("disk_label") or "")
-    if "loop" in label.lower():  # R-loop 2.2: page 1's loop caveat, not the hypervisor's disk
+    if storage and "loop" in label.lower():  # R-loop 2.2: page 1's loop caveat, not the hypervisor's disk
         out.append("The storage numbers describe the loop driver and the file behind it: to measure a drive, put "
                    "`TARGET` on a filesystem on that drive.")
-    elif (machine.get("virtualization") or {}).get("hypervisor") or "virtio" in label:
+    elif storage and ((machine.get("virtualization") or {}).get("hypervisor") or "virtio" in label):
         out.append("The storage numbers describe the hypervisor's virtual disk: to measure a drive, run on the "
                    "machine that holds it and put `TARGET` on it.")
     if (machine.get("storage_path") or {}).get("layer") and machine.get("wsl"):
