@@ -540,7 +540,7 @@ def _no_tlb_cost(sizes: list, ratio: np.ndarray, slower: np.ndarray) -> str:
     the numbers (R-1cpu M10, S11-1cpu 6, S19-bare 7); 'at every size' only where each lies within the band."""
     if not len(sizes) or not np.isfinite(ratio).any():
         return "not shown: no buffer size measured with both page sizes"
-    if _window3(ratio)[-1] > 1 + TLB_MIN_PCT / 100:  # slower to the end, but from fewer than 3 sizes of their own
+    if _window3(ratio)[-1] > 1 + TLB_MIN_PCT / 100:  # slower to the end, but from fewer than 2 sizes of their own
         lo, hi = int(np.nanargmin(ratio)), int(np.nanargmax(ratio))  # S19-loop 2: name the scatter, not 'only at'
         return (f"not shown: 4 KiB pages not slower by > {TLB_MIN_PCT:g} % at 2 sizes or more in a row to the sweep's "
                 f"end ({_kib(sizes[-1])}: {ratio[-1]:.2f}×); single sizes, one run each, scatter {ratio[lo]:.2f}× "

@@ -13,9 +13,9 @@ in: its half-width, % of the baseline, is in ``note``).
 
 **A recovery is shown, not read off a ratio** (:func:`recovery_shown`): the ratio is a difference from the
 baseline only where (1) the baseline's rounds and the segments are windows of one length (within
-WINDOW_MATCH; the quick profile's rounds and segments are both 2 s since session 16, when a reader found its 1-s
-rounds made the check unpassable; the full and PTS profiles' 60-s rounds and 5-s segments still differ), (2) there are MIN_SEGMENTS_CI segments or
-more and (3) every segment lies beyond the baseline rounds' range, all above it or all below it (with 3
+WINDOW_MATCH; the quick profile's rounds and segments are both 2 s since a reader found its 1-s rounds made the
+check unpassable; the full and PTS profiles' 60-s rounds and 5-s segments still differ), (2) there are
+MIN_SEGMENTS_CI segments or more and (3) every segment lies beyond the baseline rounds' range, all above it or all below it (with 3
 segments and 5 rounds a chance of 2 / C(8, 3) = 3.6 % under no difference: a rank test at 5 %). Otherwise
 ``recovery_shown`` is False and ``recovery_note`` says which failed, with the numbers (the loop run's 1.15x
 came from 2 segments, 119,830-121,992 IOPS, against 1-s rounds; its 0.98x from segments 92,780-112,860 inside
