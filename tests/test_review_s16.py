@@ -317,7 +317,9 @@ def test_the_knee_sentence_blames_job_count_only_where_no_one_job_run_beat_the_f
         v, p = pd.read_csv(DATA / f"validity-{run}.csv"), pd.read_csv(DATA / f"summary-{run}.csv")
         bad = [f"{r['subject']}: {r['evidence']}" for _, r in v[v["check"].isin(["knee_ceiling", "knee_min_latency"])
                                                                 & (v["status"] == "fail")].iterrows()]
-        said = fit_sentence(bad, pd.read_csv(DATA / f"knee-{run}.csv"), p, "vm")
+        ceiling = v[(v["check"] == "knee_ceiling") & (v["status"] == "fail")]
+        said = fit_sentence(bad, pd.read_csv(DATA / f"knee-{run}.csv"), p, "vm",
+                            dict(zip(ceiling["subject"], ceiling["high"])))
         assert said.startswith(lead) and tail in said, said
 
 

@@ -296,8 +296,10 @@ def findings(S, host: str) -> list[str]:
                    f"({SECTION_REF['open_loop']}).")
     bad_fit = _check_sentences(S.validity, host, ("knee_ceiling", "knee_min_latency"))
     if bad_fit:
+        ceiling = host_checks(S.validity, host, statuses=("fail",)).query("check == 'knee_ceiling'")
+        high = dict(zip(ceiling["subject"].astype(str), pd.to_numeric(ceiling["high"], errors="coerce")))
         out.append(fit_sentence(bad_fit, knee_rows(getattr(S, "knees", None), host, {b.split(":")[0] for b in bad_fit}),
-                                getattr(S, "points", None), host))
+                                getattr(S, "points", None), host, high))
     machine_gate = host_checks(S.validity, host, ("memory",))
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():

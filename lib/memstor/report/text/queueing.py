@@ -428,16 +428,17 @@ def flat_words(points: pd.DataFrame | None, host: str, rw: str) -> str:
             f"{spread.brief()}, so more depth is not shown to add throughput")
 
 
-def fit_sentence(bad_fit: list[str], knees: pd.DataFrame, points: pd.DataFrame | None = None, host: str = "") -> str:
+def fit_sentence(bad_fit: list[str], knees: pd.DataFrame, points: pd.DataFrame | None = None, host: str = "",
+                 band_high: dict | None = None) -> str:
     """Page 1's sentence on the failed knee-fit checks ('<workload>: <evidence>' each; knees: their knee rows): the
     first one's evidence, the other workloads named (S18: page 2 named one workload of two), and the measured bound
     'given instead' only where the knee table has one (R-def p2: bound_void). ``points``: the host's runs, whose
-    one-job runs above the fit's band are named (S19-1cpu 2: 'beaten by a point with 4 jobs' where fio-rw-ratio's
-    QD32x1 was above it too)."""
+    one-job runs above the fit's band (``band_high``: {workload: knee_ceiling's high, X_fit + 1.96 SE, IOPS}) are
+    named (S19-1cpu 2: 'beaten by a point with 4 jobs' where fio-rw-ratio's QD32x1 was above it too)."""
     first = bad_fit[0].split(":")[0]
     also = [w for w in dict.fromkeys(b.split(":")[0] for b in bad_fit[1:]) if w != first]
     more = f"; {' and '.join(also)}'s fit too" if also else ""
-    one = _one_job_above(bad_fit[0], points, host, first)
+    one = _one_job_above((band_high or {}).get(first), points, host, first)
     lead = "The knee fit contradicts its own data" if one else _fit_contradicted(bad_fit[0])
     return (lead + " (" + name_ceilings(bad_fit[0]) + one + more + "); the measured bound "
             + ("does not apply either" if len(knees) and knees["N_star_bound"].isna().all() else "is given instead")
@@ -481,19 +482,12 @@ def knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame | 
     return f"{said} (Little's law: N = X · R)" + "".join(f"; {p}" for p in parts) + "."
 
 
-#: knee_ceiling's fitted ceiling in its evidence ('fitted X_max 56,835 ± 9,929 IOPS (SE)'; the gated knee table
-#: blanks a withheld fit's numbers).
-_FIT_CEILING = re.compile(r"fitted X_max ([\d,.]+) ± ([\d,.]+) IOPS")
-
-
-def _one_job_above(evidence: str, points: pd.DataFrame | None, host: str, rw: str) -> str:
+def _one_job_above(high: float | None, points: pd.DataFrame | None, host: str, rw: str) -> str:
     """'; one-job runs are above its band too: 81,811 IOPS (QD32x1, fio-rw-ratio)' where a closed one-job 4 KiB run
-    of rw (any experiment but the open loops) measured above the fit's X_max + 1.96 SE (knee_ceiling's evidence);
-    else ''."""
-    m = _FIT_CEILING.search(evidence)
-    if not m:
+    of rw (any experiment but the open loops) measured above ``high`` (knee_ceiling's X_fit + 1.96 SE, IOPS); else
+    ''."""
+    if high is None or missing(high):
         return ""
-    high = float(m.group(1).replace(",", "")) + 1.96 * float(m.group(2).replace(",", ""))
     p = pure_iops(points, host)
     if p.empty:
         return ""
