@@ -130,8 +130,8 @@ def test_the_headline_shows_the_interval_and_its_method(measured, tmp_path):
     best = S.headline.set_index("key").loc["best_randread_iops"]
     qd = pd.read_csv(data / "processed" / "h" / "fio-queue-depth.csv")
     point = qd[(qd["direction"] == "read") & (qd["iops"] == best["value"])].iloc[0]
-    row = text.headline_evidence(S.headline, S.validity).set_index("quantity").loc["Best 4K random read (IOPS)"]
-    assert best["n"] == 1 and row["measured as"].startswith("QD")
+    row = text.headline_evidence(S.headline, S.validity).set_index("quantity").loc["Best 4K random read, fresh (IOPS)"]
+    assert best["n"] == 1 and row["measured as"].startswith("QD") and ", fresh, 16 MiB file span" in row["measured as"]
     if "iops" in correlated_metrics(point["ci_note"]):  # correlated windows: no interval anywhere, both ways
         assert pd.isna(best["value_ci_low"]) and " ± " not in row["value"]
         return

@@ -456,7 +456,7 @@ def test_a_no_interval_reason_several_headlines_share_is_said_once_below_the_tab
     table, note = fp.factor_reasons(ht.headline_evidence(S.headline, S.validity))
     values = table.set_index("quantity")["value"]
     assert values["4K QD1 random read mean latency (µs)"] == "70.9 — no interval (a)"
-    assert values["Best 4K random write (IOPS)"] == "99,836 — no interval (a)"
+    assert values["Best 4K random write, fresh (IOPS)"] == "99,836 — no interval (a)"
     assert note == "Note (a): n = 1 and too few log windows: repeat the point or run it longer."
     one = ht.headline_evidence(S.headline, S.validity).head(1)
     assert fp.factor_reasons(one) == (one, "")  # a reason of one value stays in its cell

@@ -40,7 +40,7 @@ def test_the_spread_words_say_they_count_fresh_runs_only():
     """S18-bare 1: 'the run-to-run spread measured here, 1.20×' beside DIRTH reruns 1.29× apart, which it does not
     count (they ran after preconditioning); the words now say whose spread it is. The assumed side is unchanged."""
     measured = Spread(measured=1.20, how="4 KiB randread QD32×1: 57,869 and 69,472 IOPS")
-    assert measured.brief() == measured.short() == "the run-to-run spread of fresh runs measured here, 1.20×"
+    assert measured.brief() == measured.short() == "the largest gap between two fresh runs of one job measured here, 1.20×"
     assert Spread().brief() == "the 10 % assumed for single fresh runs"
 
 

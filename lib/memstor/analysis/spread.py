@@ -39,6 +39,15 @@ _PURE = {100.0: ("randread", "read"), 0.0: ("randwrite", "write")}
 #: A pair further apart than this is a disagreement (something changed between them), not run-to-run spread;
 #: config_agreement (memstor.analysis.validity.agreement) fails such a pair by this same number.
 DISAGREE_RATIO = 1.5
+#: What a measured spread is, in words: the largest ratio of one job's two fresh runs (nineteenth read S19-loop 4:
+#: 'the run-to-run spread of fresh runs measured here, 1.45x' was one pair of single runs, read as a measured spread).
+GAP = "the largest gap between two fresh runs of one job measured here"
+
+
+def gap_words(ratio: float, pairs: int = 0, times: str = "×") -> str:
+    """'the largest gap between two fresh runs of one job measured here, 1.45× (one pair)': a measured spread (high /
+    low) and, where it rests on one pair (``pairs`` 1), that it does; ``times`` the sign after the ratio."""
+    return f"{GAP}, {ratio:.2f}{times}" + (" (one pair)" if pairs == 1 else "")
 
 
 def _ratio(r: float) -> str:
@@ -57,6 +66,7 @@ class Spread:
     disagreed: str = ""
     disagreed_ratio: float | None = None  # that pair's high / low
     outlier: str = ""  # the largest disagreement the queue-depth sweep settled, in words ('' where none)
+    pairs: int = 0  # how many configurations were measured fresh twice within DISAGREE_RATIO
 
     def within_disagreement(self, ratio: float) -> bool:
         """Whether two single values `ratio` apart (high / low) differ by no more than the pair measured twice
@@ -81,17 +91,17 @@ class Spread:
         return max(self.measured or 1.0, ASSUMED_RATIO)
 
     def brief(self) -> str:
-        """'the run-to-run spread of fresh runs measured here, 1.20×' or 'the 10 % assumed for single fresh runs': :meth:`short`
+        """'the largest gap between two fresh runs of one job measured here, 1.20×' or 'the 10 % assumed for single fresh runs': :meth:`short`
         without its qualifiers, where a page has no room for them (page 2's findings)."""
         if self.shown:
-            return f"the run-to-run spread of fresh runs measured here, {self.limit:.2f}×"
+            return gap_words(self.limit, self.pairs)
         return f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single fresh runs"
 
     def short(self) -> str:
-        """'the run-to-run spread of fresh runs measured here, 1.35×' or 'the 10 % assumed for single fresh runs, not measured', then
+        """'the largest gap between two fresh runs of one job measured here, 1.35× (one pair)' or 'the 10 % assumed for single fresh runs, not measured', then
         '(the pair measured twice disagreed, 2.19×: not counted as spread)' where a pair disagreed."""
         if self.shown:
-            return f"the run-to-run spread of fresh runs measured here, {self.limit:.2f}×"
+            return gap_words(self.limit, self.pairs)
         apart = self.disagreed.rsplit("(", 1)[-1].removesuffix(" apart)") if self.disagreed else ""
         # S11-bare 7: 'not measured' where one pair measured 1.09x, inside the assumed 10 %
         one = f" (the one pair measured twice agreed within {_ratio(self.measured)})" if self.measured else \
@@ -111,10 +121,10 @@ class Spread:
         return "" if self.shown else ": a difference between single runs beyond an assumed spread only"
 
     def words(self) -> str:
-        """'the run-to-run spread of fresh runs measured here, 1.62× (4 KiB randwrite QD32×1: ...)' or '10 %, the spread assumed
+        """'the largest gap between two fresh runs of one job measured here, 1.62× (4 KiB randwrite QD32×1: ...)' or '10 %, the spread assumed
         for single runs, not measured (...)'."""
         if self.shown:
-            return f"the run-to-run spread of fresh runs measured here, {self.limit:.2f}× ({self.how})"
+            return f"{GAP}, {self.limit:.2f}× ({self.how}{'; one pair' if self.pairs == 1 else ''})"
         why = (f"the one configuration measured twice agreed within {self.measured:.3f}×: {self.how}; one pair is "
                "no spread" if self.measured is not None else "no configuration was measured twice in agreement"
                if self.disagreed or self.outlier else "no configuration was measured twice")
@@ -205,7 +215,7 @@ def run_spread(points: pd.DataFrame | None, host: str, rw: str | None = None) ->
     worst = f"{max(apart)[1]} ({max(apart)[0]:.2f}× apart)" if apart else ""
     ratio = max(apart)[0] if apart else None
     odd = max(settled)[1] if settled else ""
-    return Spread(*max(agree), disagreed=worst, disagreed_ratio=ratio, outlier=odd) if agree else \
+    return Spread(*max(agree), disagreed=worst, disagreed_ratio=ratio, outlier=odd, pairs=len(agree)) if agree else \
         Spread(disagreed=worst, disagreed_ratio=ratio, outlier=odd)
 
 

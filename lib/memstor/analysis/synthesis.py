@@ -118,7 +118,8 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
             vals[f"qd1_{rw}_lat_us"] = (_value(q1.loc[q1["lat_mean_us"].idxmin()], "lat_mean_us")
                                        if not q1.empty else none)
             sel = sel[sel["iops"].notna()]
-            vals[f"best_{rw}_iops"] = _value(sel.loc[sel["iops"].idxmax()], "iops") if not sel.empty else none
+            vals[f"best_{rw}_iops"] = (_with_state(_value(r := sel.loc[sel["iops"].idxmax()], "iops"), r, ds.host(host))
+                                       if not sel.empty else none)
         for rw, key in (("read", "seq_read_MBps"), ("write", "seq_write_MBps")):
             sel = select_points(pts, host, rw, bs=None)
             sel = sel[sel["bw_MBps"].notna()]
@@ -126,7 +127,7 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
                 vals[key] = none
             else:
                 r = sel.loc[sel["bw_MBps"].idxmax()]
-                val = _value(r, "bw_MBps")
+                val = _with_state(_value(r, "bw_MBps"), r, ds.host(host))
                 vals[key] = (val[0], f"bs {size_text(int(r['bs_bytes']))}, {val[1]}", *val[2:])
         vals["ss_randwrite_iops"] = _steady_headline(verdicts.loc[host]) if host in verdicts.index else none
         for key, label, unit in HEADLINE_METRICS:
@@ -135,6 +136,17 @@ def headline_long(ds: Dataset, pts: pd.DataFrame | None = None) -> pd.DataFrame:
                          "detail": detail, "value_ci_low": lo, "value_ci_high": hi, "n": n, "ci_method": method,
                          "ci_note": notes.get(key, ""), **dict(zip(("gate", "gate_detail"), gates.get(key, ("", ""))))})
     return pd.DataFrame(rows).astype({"n": "Int64"})
+
+
+def _with_state(val: tuple, point: pd.Series, host: HostData) -> tuple:
+    """A sweep headline's (value, detail, ...) with its drive state and span after the configuration: '..., n=1,
+    fresh, 256 MiB of the device' (nineteenth reads S19-1cpu 4, S19-loop 5: 'Best 4K random write 278,954' over 256
+    MiB of a fresh device beside 65,267-94,977 IOPS over all of it after preconditioning, said only on page 5).
+    Imported points, whose state the data does not say, keep the configuration alone."""
+    c = measured_conditions(point, host)
+    if c.state != "fresh":
+        return val
+    return (val[0], f"{val[1]}, fresh, {specs.span_text(c)}", *val[2:])
 
 
 def _steady_headline(v: pd.Series) -> tuple:

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from memstor.analysis import steady_state
-from memstor.analysis.spread import run_spread
+from memstor.analysis.spread import gap_words, run_spread
 from memstor.analysis.validity.agreement import AGREE_RATIO, NOT_COMPARED, drive_state, pure_mixes
 from memstor.analysis.validity.gate import gate_steady
 from memstor.analysis.validity.rows import FAIL, PASS, WARN, band, has, n, num, row, unchecked
@@ -262,14 +262,14 @@ def fresh_doubt(points: pd.DataFrame | None, host: str, rw: str, bs: float, outs
 
 def doubt_words(above: pd.DataFrame, iops: float, spread: float) -> str:
     """'86,257 IOPS at 32 in flight in fio-block-size, 88,491 ... (2.07-2.13x this point's, beyond the 10 % assumed
-    for single runs, not measured)' (or 'the run-to-run spread of fresh runs measured here, 1.32x'): the points of :func:`fresh_doubt` against a point of ``iops`` (IOPS)."""
+    for single runs, not measured)' (or 'the largest gap between two fresh runs of one job measured here, 1.32x'): the points of :func:`fresh_doubt` against a point of ``iops`` (IOPS)."""
     top = above.drop_duplicates("experiment").head(3)
     said = ", ".join(f"{n(r.iops)} IOPS at {int(r.outstanding_io)} in flight in {r.experiment}"
                      for r in top.itertuples())
     lo, hi = float(top["iops"].min()) / iops, float(top["iops"].max()) / iops
     ratio = f"{lo:.2f}x" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}x"
     # one rule for the spread (memstor.analysis.spread, S7-bare M-11): the floor is assumed, not measured
-    beyond = (f"the run-to-run spread of fresh runs measured here, {spread:.2f}x" if spread > AGREE_RATIO else
+    beyond = (gap_words(spread, times="x") if spread > AGREE_RATIO else
               f"the {100 * (AGREE_RATIO - 1):.0f} % assumed for single fresh runs, not measured")
     return f"{said} ({ratio} its IOPS with no more I/Os in flight, beyond {beyond})"
 

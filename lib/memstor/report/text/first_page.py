@@ -159,8 +159,8 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str, points: pd.DataFrame | None 
     """'4K random reads: X IOPS at 1 I/O in flight (R µs); the most along the one-job sweep, Y IOPS at N, at R' µs
     (k×)' from the closed queue-depth sweep, and the sweep's own point outside it (another job count: QD32x4) where
     that measured more — 'the most' is never below a point of the same experiment, and within the run-to-run spread
-    (memstor.analysis.spread, from ``points``) 'as much' (twelfth read S15-1cpu 2: +7.7 % read 'more'); None without
-    two depths."""
+    (memstor.analysis.spread, from ``points``) 'a gain not shown' (twelfth read S15-1cpu 2: +7.7 % read 'more';
+    nineteenth S19-loop 4: 'as much' read as shown equal); None without two depths."""
     if qd is None or qd.empty:
         return None
     every, g = _sweep_rows(qd, host, rw)
@@ -179,10 +179,11 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str, points: pd.DataFrame | None 
         return text
     spread = run_spread(points, host, rw)
     gain = float(top["iops"]) / float(best["iops"])
-    more = "more" if gain > spread.limit else f"as much ({100 * (gain - 1):+.1f} %, within {spread.brief()})"
+    more = "more, " if gain > spread.limit else ""
+    gap = "" if more else f" ({100 * (gain - 1):+.1f} %, within {spread.brief()}: a gain not shown)"
     return text + (f"; with {int(top['numjobs'])} jobs (QD{int(top['iodepth'])}x{int(top['numjobs'])}, "
-                   f"{int(top['outstanding_io'])} in flight) the same sweep measured {more}, "
-                   f"{fmt_number(top['iops'])} IOPS at a mean of {fmt_number(top['lat_mean_us'])} µs")
+                   f"{int(top['outstanding_io'])} in flight) the same sweep measured {more}"
+                   f"{fmt_number(top['iops'])} IOPS at a mean of {fmt_number(top['lat_mean_us'])} µs{gap}")
 
 
 def _cpu_bound(validity: pd.DataFrame | None, host: str, rw: str, best: pd.Series) -> str:

@@ -24,6 +24,7 @@ from memstor.report.text.headline_trust import (
     lasting_caveat,
     memory_elsewhere_caveat,
     on_cpus,
+    other_span_caveat,
     qd1_caveat,
     same_job_caveat,
     spread_caveat,
@@ -55,6 +56,8 @@ MEANING_CHECKS = {"knee_plateau": "failed: the sweep still rose, so the most mea
                   "knee_sweep_agrees": "failed: its sweep is not shown to be the target's"}  # R-loop p2
 #: Headlines that are the most of several single runs, which their run-to-run spread lifts (R-loop 1.1).
 BEST_OF_RUNS = ("best_randread_iops", "best_randwrite_iops")
+#: A sweep headline's detail names its drive state (memstor.analysis.synthesis._with_state): '..., n=1, fresh, ...'.
+FRESH = ", fresh, "
 #: The steady-state headline's label where the window rule was met but a check leaves the steady state not shown
 #: (memstor.analysis.validity.gate.STEADY_SHOWN_CHECKS warn): the value is a window average, not a steady state.
 NOT_SHOWN_LABEL = "4K random write after preconditioning, steady state not shown"
@@ -210,6 +213,7 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
             if key == "seq_write_MBps":
                 trust = lasting_caveat(trust, points, host, float(r["value"]))
             trust = trust if same else elsewhere_caveat(trust, points, host, key, float(r["value"]))
+            trust = other_span_caveat(trust, points, host, key, str(r.get("detail") or ""), float(r["value"]))
             trust = qd1_caveat(trust, points, host, key, float(r["value"]))
             if key == "peak_bw_MBps":
                 trust = memory_elsewhere_caveat(trust, mlp, host, float(r["value"]))
@@ -218,6 +222,8 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                 label = NOT_SHOWN_LABEL
             if key == "ss_randwrite_iops":
                 trust = hir_window_caveat(trust, validity, host, float(r["value"]))
+            if key in BEST_OF_RUNS and FRESH in str(r.get("detail") or ""):
+                label = f"{label}, fresh"  # S19-1cpu 4: 'Best' beside higher runs of its job after preconditioning
             out.append({"device": host, "quantity": f"{label} ({unit})", "value": value,
                         "measured as": on_cpus(str(r.get("detail") or ""), (cpus or {}).get(host)),
                         "trust": trust})

@@ -401,13 +401,13 @@ def _cause(points: pd.DataFrame, host: str, rw: str, r: pd.Series, best: pd.Seri
 
 def _share(iops: float, best: float, spread: Spread) -> str:
     """'96 % of 31,235' below the sweep's most; 'more than the sweep's 41,446' above it by more than the run-to-run
-    spread (memstor.analysis.spread, measured or the 10 % assumed); 'as much as the sweep's 149,970, within the
+    spread (memstor.analysis.spread, measured or the 10 % assumed); 'not shown to differ from the sweep's 149,970, within the
     10 % assumed for single fresh runs' between (S12-loop9 6: 155,066 was 'more than' 149,970, +3.4 %; S14-bare 1:
     the measured 1.20x, not the assumed 10 %, where the run measured it). IOPS."""
     if iops < best:
         return f"{100 * iops / best:.0f} % of {fmt_number(best)}"
     if iops <= best * spread.limit:
-        return f"as much as the sweep's {fmt_number(best)}, within {spread.short()}"
+        return f"not shown to differ from the sweep's {fmt_number(best)}, within {spread.short()}"
     return f"more than the sweep's {fmt_number(best)}"
 
 

@@ -277,7 +277,7 @@ def workload_paragraphs(points: pd.DataFrame, hosts: list[str]) -> tuple[str, st
 
 def sweep_contradicted(points: pd.DataFrame, host: str, rw: str) -> str:
     """'; yet the same one-job job measured 121,409 IOPS at QD32 in fio-block-size (2.32× the sweep's most, 52,330
-    IOPS), 102,782 IOPS at QD32 in fio-rw-ratio (1.96×), beyond the run-to-run spread of fresh runs measured here, 1.32×: the
+    IOPS), 102,782 IOPS at QD32 in fio-rw-ratio (1.96×), beyond the largest gap between two fresh runs of one job measured here, 1.32×: the
     sweep's most is not shown to be the target's' where another
     FRESH experiment measured the queue-depth sweep's own kind of point above the sweep's highest IOPS by more than
     the run-to-run spread (spread.sweep_beaten); '' otherwise (third read R-loop 2.1: the sweep plateaued at 52,330

@@ -1,0 +1,100 @@
+"""The sixteenth independent reads' remaining items (session 17, issue 38): statements a reader found its own report's
+tables contradict or mislead on, tested on both sides (the reviewed runs' rows where the statement came from data;
+fixtures in tests/data/review-s17 and review-s16, SOURCES.md there)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstor.analysis.dataset import HostData
+from memstor.analysis.spread import Spread, run_spread
+from memstor.analysis.synthesis import _with_state
+from memstor.report.text import first_page as fp
+from memstor.report.text import headline_table as ht
+from memstor.report.text.headline_trust import other_span_caveat
+
+H, LOOP = "vm", "vm-loop0"
+HERE = Path(__file__).resolve().parent / "data"
+DATA, S16 = HERE / "review-s17", HERE / "review-s16"
+
+
+def _loop(name: str) -> pd.DataFrame:
+    return pd.read_csv(DATA / f"{name}-loop16.csv")
+
+
+def _best_row(points: pd.DataFrame, host: str, rw: str) -> pd.Series:
+    p = points[(points["host"] == host) & (points["experiment"] == "fio-queue-depth") & (points["rw"] == rw)]
+    return p.loc[p["iops"].idxmax()]
+
+
+def test_a_best_iops_headline_says_its_span_and_fresh_state():
+    """S19-loop 5: 'Best 4K random write 278,954 (QD32x4)' was measured over 256 MiB of a fresh 6 GiB loop device and
+    its 'measured as' said neither. The detail now ends ', fresh, 256 MiB of the device' (a file: '256 MiB file
+    span'). The other side: an imported point, whose state the data does not say, keeps the configuration alone."""
+    row = _best_row(_loop("summary"), LOOP, "randwrite")
+    host = HostData(name=LOOP, kinds={"fio-queue-depth": "fio"}, metas=[
+        {"point": row["point"], "params": {"test_file": "/dev/loop0", "file_size": "256m"}}])
+    val = (float(row["iops"]), "QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=1", None, None, 1, "")
+    assert _with_state(val, row, host)[1] == ("QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=1, fresh, 256 MiB of "
+                                              "the device")
+    assert _with_state(val, row, HostData(name=LOOP, kinds={"fio-queue-depth": "fio"}, metas=[
+        {"point": row["point"], "params": {"test_file": "/tmp/f", "file_size": "256m"}}]))[1].endswith(
+        ", fresh, 256 MiB file span")
+    assert _with_state(val, row, HostData(name=LOOP, kinds={"fio": "fio"})) == val  # imported: state unknown
+
+
+def test_the_best_headline_names_the_same_job_over_another_span_where_it_measured_far_less():
+    """S19-loop 5: the loop run's 278,954 IOPS over 256 MiB stood on page 1 while the same QD32x4 job over the whole
+    6 GiB device measured 2.9-4.3x less (fio-pts-hir, fio-steady-state, fio-write-saturation), said only on page 5.
+    The trust now names that range and says it is another span and state. The other side: other spans within the 10 %
+    assumed for single runs say nothing, nor does a withheld value."""
+    pts = _loop("summary")
+    best = _best_row(pts, LOOP, "randwrite")
+    detail = "QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=1"
+    said = other_span_caveat("sound (its checks pass)", pts, LOOP, "best_randwrite_iops", detail, float(best["iops"]))
+    assert said.startswith("with caveats (over 6 GiB the same job (QD32x4) measured 57,540-94,977 IOPS (whole-run "
+                           "means) in 22 runs (fio-pts-hir, fio-steady-state, fio-write-saturation), another span and "
+                           "state)"), said
+    same = (pts["host"] == LOOP) & (pts["rw"] == "randwrite") & (pts["bs_bytes"] == 4096) & (pts["iodepth"] == 32) \
+        & (pts["numjobs"] == 4) & (pts["experiment"] != "fio-queue-depth")
+    close = pts.assign(iops=pts["iops"].where(~same, float(best["iops"]) * 0.95))
+    assert other_span_caveat("sound (its checks pass)", close, LOOP, "best_randwrite_iops", detail,
+                             float(best["iops"])) == "sound (its checks pass)"
+    assert other_span_caveat("not valid (x)", pts, LOOP, "best_randwrite_iops", detail, 1.0) == "not valid (x)"
+
+
+def test_the_best_write_label_says_fresh_beside_higher_preconditioned_runs():
+    """S19-1cpu 4: 'Best 4K random write 91,245' beside the next row's 98,278 after preconditioning, the same job.
+    The label now says which state its best is of: 'Best 4K random write, fresh (IOPS)' where its detail names the
+    fresh state. The other side: a detail without it (imported) keeps the plain label."""
+    head = pd.read_csv(S16 / "summary-cpu116.csv").iloc[0:0]
+    h = pd.DataFrame([{"host": H, "key": "best_randwrite_iops", "metric": "Best 4K random write", "unit": "IOPS",
+                       "value": 91245.1, "detail": d, "n": 1} for d in (
+                           "QD32x4, io_uring, O_DIRECT, fio-queue-depth, n=1, fresh, 256 MiB file span",)])
+    shown = ht.headline_evidence(h, None, head)
+    assert shown["quantity"].iloc[0] == "Best 4K random write, fresh (IOPS)"
+    plain = ht.headline_evidence(h.assign(detail="QD32x4, io_uring, O_DIRECT, fio.csv, n=1"), None, head)
+    assert plain["quantity"].iloc[0] == "Best 4K random write (IOPS)"
+
+
+def test_a_spread_from_one_pair_says_it_is_one_pair():
+    """S19-loop 4: 'within the run-to-run spread of fresh runs measured here, 1.45×' rested on one cross-experiment
+    pair of single runs. It now reads 'the largest gap between two fresh runs of one job measured here, 1.45× (one
+    pair)', and a 4-job gain within it is 'a gain not shown', not 'as much'. The other side: a spread from several
+    pairs does not say 'one pair'; a gain beyond the spread is 'more'."""
+    pts = _loop("summary")
+    writes = run_spread(pts, LOOP, "randwrite")
+    assert writes.pairs == 1 and writes.brief() == ("the largest gap between two fresh runs of one job measured here, "
+                                                    "1.45× (one pair)")
+    assert Spread(measured=1.3, how="x", pairs=3).brief() == ("the largest gap between two fresh runs of one job "
+                                                              "measured here, 1.30×")
+    qd = pts[(pts["experiment"] == "fio-queue-depth") & (pts["bs_bytes"] == 4096)]
+    qd = qd.assign(in_sweep=qd["numjobs"] == 1)
+    said = fp._tradeoff(qd, LOOP, "randwrite", pts)
+    assert "the same sweep measured 278,954 IOPS at a mean of" in said and "(+41.1 %, within the largest gap " \
+        "between two fresh runs of one job measured here, 1.45× (one pair): a gain not shown)" in said, said
+    assert "as much" not in said
+    far = fp._tradeoff(qd, LOOP, "randwrite", pts.assign(iops=pts["iops"].where(pts["experiment"] != "fio-rw-ratio")))
+    assert "the same sweep measured more, 278,954 IOPS" in far, far
