@@ -98,3 +98,23 @@ def test_a_spread_from_one_pair_says_it_is_one_pair():
     assert "as much" not in said
     far = fp._tradeoff(qd, LOOP, "randwrite", pts.assign(iops=pts["iops"].where(pts["experiment"] != "fio-rw-ratio")))
     assert "the same sweep measured more, 278,954 IOPS" in far, far
+
+
+def test_a_qd1_latency_above_a_deeper_point_of_its_sweep_is_said_out_of_line():
+    """S19-loop 3: the QD1 read headline, 58.2 µs, and page 2's '(1.0× the latency)' of the sweep's most rested on a
+    QD1 run slower than the same sweep's QD4 (44.9 µs). Both now say the QD4 mean and that the QD1 run is out of line.
+    The other side: the bare run's QD1 read, below every deeper point's mean, says nothing of it."""
+    pts = _loop("summary")
+    trust = ht.headline_evidence(_loop("headline"), _loop("validity"), pts).set_index("quantity")["trust"]
+    said = "the same sweep's QD4x1 measured a lower mean, 44.9 µs: this QD1 run is out of line"
+    assert said in trust["4K QD1 random read mean latency (µs)"]
+    assert "out of line" not in trust["4K QD1 random write mean latency (µs)"]
+    qd = pts[(pts["experiment"] == "fio-queue-depth") & (pts["bs_bytes"] == 4096)]
+    qd = qd.assign(in_sweep=qd["numjobs"] == 1)
+    assert f"(1.0× the latency) ({said}, so the latency ratio is no cost of depth)" in fp._tradeoff(qd, LOOP,
+                                                                                                  "randread", pts)
+    bare = pd.read_csv(S16 / "summary-bare16.csv")
+    bq = bare[(bare["experiment"] == "fio-queue-depth") & (bare["bs_bytes"] == 4096)]
+    assert "out of line" not in fp._tradeoff(bq.assign(in_sweep=bq["numjobs"] == 1), H, "randread", bare)
+    bh = pd.read_csv(S16 / "headline-bare16.csv")
+    assert "out of line" not in " ".join(ht.headline_evidence(bh, None, bare)["trust"])

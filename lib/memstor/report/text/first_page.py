@@ -25,7 +25,7 @@ from memstor.core.profiles import read_profile
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
-from memstor.report.text.headline_trust import job_split, lasting_words, mlp_above
+from memstor.report.text.headline_trust import deeper_faster, deeper_words, job_split, lasting_words, mlp_above
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import fewer_in_flight, fit_sentence, knee_rows, knee_words
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -175,6 +175,9 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str, points: pd.DataFrame | None 
             f"{fmt_number(low['lat_mean_us'])} µs; {along}, {fmt_number(best['iops'])} IOPS "
             f"({best['iops'] / low['iops']:.1f}×), with {int(best['outstanding_io'])} in flight at a mean of "
             f"{fmt_number(best['lat_mean_us'])} µs ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
+    if int(low["outstanding_io"]) == 1 and (deeper := deeper_faster(points, host, rw, float(low["lat_mean_us"]))) \
+            is not None:  # S19-loop 3: '1.0× the latency' against a QD1 run slower than QD4's
+        text += f" ({deeper_words(deeper)}, so the latency ratio is no cost of depth)"
     if along == "the most":
         return text
     spread = run_spread(points, host, rw)

@@ -285,6 +285,8 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
     if key not in QD1_KEYS or points is None or points.empty or not need <= set(points.columns) or \
             trust.startswith("not valid"):
         return trust
+    deeper = deeper_faster(points, host, "rand" + QD1_KEYS[key], value)
+    trust = trust if deeper is None else caveat_last(trust, deeper_words(deeper))  # S19-loop 3
     p = points[(points["host"].astype(str) == host) & (points["direction"] == QD1_KEYS[key])
                & (points["iodepth"] == 1) & (points["numjobs"] == 1)]
     own = p[p["experiment"] == "fio-queue-depth"]
@@ -301,6 +303,29 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
     if not more.empty:  # S18-bare 3: the less alone read one-sided beside CBW's T1Q1 that measured more
         said += f"; others {over} more: {_lat_range(more, ': other blocks or mixes')}"
     return caveat_last(trust, said)
+
+
+def deeper_faster(points: pd.DataFrame | None, host: str, rw: str, value: float) -> pd.Series | None:
+    """The queue-depth sweep's one-job point of ``rw`` (4 KiB) with more than one I/O in flight and the lowest mean
+    latency, where that is below ``value`` (the QD1 point's mean, µs) by more than the 10 % assumed for single runs;
+    None otherwise (nineteenth read S19-loop 3: QD1's 58.2 µs stood as the headline and as '1.0× the latency' of the
+    sweep's most while QD4 took 44.9 µs: queueing adds latency, so a lower mean deeper says the QD1 run is out of
+    line, not that the device answers one I/O slower than four)."""
+    need = {"host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "lat_mean_us"}
+    if points is None or points.empty or not need <= set(points.columns) or not value:
+        return None
+    p = points[(points["host"].astype(str) == host) & (points["experiment"] == "fio-queue-depth")
+               & (points["rw"] == rw) & (points["bs_bytes"] == 4096) & (points["numjobs"] == 1)
+               & (points["iodepth"] > 1)]
+    lat = pd.to_numeric(p["lat_mean_us"], errors="coerce")
+    low = p[lat < value / ASSUMED_RATIO]
+    return None if low.empty else low.loc[pd.to_numeric(low["lat_mean_us"]).idxmin()]
+
+
+def deeper_words(row: pd.Series) -> str:
+    """'the same sweep's QD4x1 measured a lower mean, 44.9 µs: this QD1 run is out of line' (:func:`deeper_faster`)."""
+    return (f"the same sweep's QD{int(row['iodepth'])}x1 measured a lower mean, {fmt_number(row['lat_mean_us'])} µs: "
+            "this QD1 run is out of line")
 
 
 def _lat_range(rows: pd.DataFrame, why: str = "") -> str:
