@@ -118,3 +118,19 @@ def test_a_qd1_latency_above_a_deeper_point_of_its_sweep_is_said_out_of_line():
     assert "out of line" not in fp._tradeoff(bq.assign(in_sweep=bq["numjobs"] == 1), H, "randread", bare)
     bh = pd.read_csv(S16 / "headline-bare16.csv")
     assert "out of line" not in " ".join(ht.headline_evidence(bh, None, bare)["trust"])
+
+
+def test_a_knee_bound_from_a_many_job_point_gives_the_one_job_bound_beside_it():
+    """S19-loop 8: 'the closed-system bound gives N* ≥ 3.0 (X_best is at most the ceiling)' rested on X_best 278,954
+    IOPS, one 4-job run the headline says may be high by 1.45×. The bound now adds the one-job sweep's: '...; X_best
+    is one run with 4 jobs: from the one-job sweep's most, 197,757 IOPS, N* ≥ 2.1'. The other side: an X_best from
+    the one-job sweep itself (review-s7's bare QD64x1) adds nothing."""
+    from memstor.report.text.queueing import _bound
+
+    k = _loop("knee").set_index("rw")
+    assert _bound(k.loc["randwrite"], False).endswith(
+        "N* ≥ 3.0 (X_best is at most the ceiling; X_best is one run with 4 jobs: from the one-job sweep's most, "
+        "197,757 IOPS, N* ≥ 2.1)")
+    s7 = pd.read_csv(HERE / "review-s7" / "knee-bare.csv").set_index("rw")
+    assert s7.loc["randread", "X_best_at"] == "QD64x1" and _bound(s7.loc["randread"], False).endswith(
+        "(X_best is at most the ceiling)")
