@@ -134,3 +134,25 @@ def test_a_knee_bound_from_a_many_job_point_gives_the_one_job_bound_beside_it():
     s7 = pd.read_csv(HERE / "review-s7" / "knee-bare.csv").set_index("rw")
     assert s7.loc["randread", "X_best_at"] == "QD64x1" and _bound(s7.loc["randread"], False).endswith(
         "(X_best is at most the ceiling)")
+
+
+def test_the_hierarchy_finding_does_not_call_the_last_plateau_a_cache_and_names_the_hidden_size():
+    """S19-loop 6: '2 cache level(s) from 1.76 ns (L1) to 136 ns (plateau 3 (no kernel cache))': 136 ns is the
+    plateau the curve ends on, reached at 8 MiB, below the kernel's 260 MiB L3, and a size the failed
+    hierarchy_cpu_share left out (4 MiB) was where a level could be. The finding now lists the cache levels and says
+    what the last plateau is and which size was left out. The other side: the bare run, with a found L3 and nothing
+    left out, lists three levels and names no left-out size."""
+    from memstor.report.text.hierarchy import hierarchy_finding
+
+    loop = hierarchy_finding(_loop("cache_levels"), H)
+    assert loop == ("Memory hierarchy: 2 cache levels, 1.76 ns (L1) and 5.55 ns (L2); then 136 ns from 8,192 KiB to "
+                    "the sweep's end (64.0 MiB), 77.3× L1, a plateau no cache the kernel reports ends at (its L3, 260 "
+                    "MiB, not reached); 1 size left out (4.0 MiB) by hierarchy_cpu_share, where a level would not be "
+                    "seen"), loop
+    bare = hierarchy_finding(pd.read_csv(S16 / "cache_levels-bare16.csv"), H)
+    assert bare.startswith("Memory hierarchy: 3 cache levels, 1.80 ns (L1), 6.00 ns (L2) and 32.4 ns (L3); then 135 "
+                           "ns from 11.3 MiB") and "left out" not in bare and "not reached" not in bare, bare
+    ended = _loop("cache_levels")
+    ended = ended[~ended["level"].astype(str).str.startswith("plateau")]
+    assert hierarchy_finding(ended, H).startswith("Memory hierarchy: 2 cache levels, 1.76 ns (L1) and 5.55 ns (L2): "
+                                                  "the sweep ended on L2, beyond it not reached")

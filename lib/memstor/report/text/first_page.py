@@ -14,7 +14,6 @@ import re
 
 import pandas as pd
 
-from memstor.analysis.hierarchy import RISE_LEVEL
 from memstor.analysis.load_latency import answered_from_held
 from memstor.analysis.spread import ASSUMED_RATIO, run_spread
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS
@@ -24,6 +23,7 @@ from memstor.core.fmt import and_join, fmt_number, md_escape
 from memstor.core.profiles import read_profile
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
+from memstor.report.text.hierarchy import hierarchy_finding
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
 from memstor.report.text.headline_trust import deeper_faster, deeper_words, job_split, lasting_words, mlp_above
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
@@ -320,18 +320,8 @@ def findings(S, host: str) -> list[str]:
             continue
         span = "" if r["span"] == "full_device" else " (on a test file: the file, not the drive, is the span)"
         out.append(_wsat_bullet(r) + f"{span} ({SECTION_REF['write_saturation']}).")
-    lv = S.cache_levels
-    lv = lv[(lv["host"].astype(str) == host) & ~lv["level"].astype(str).str.startswith("TLB")] if lv is not None \
-        and len(lv) else None
-    rise = lv[lv["level"] == RISE_LEVEL] if lv is not None else None
-    lv = lv[(lv["level"] != RISE_LEVEL) & lv["latency_ns"].notna()] if lv is not None else None  # found levels
-    if lv is not None and len(lv) >= 2:
-        first, last = lv.iloc[0], lv.iloc[-1]
-        then = "" if rise is None or rise.empty else (
-            f", then {fmt_number(rise['latency_ns'].iloc[0])} ns at the sweep's largest size with no level found there")
-        out.append(f"Memory hierarchy: {len(lv) - 1} cache level(s) from {fmt_number(first['latency_ns'])} ns "
-                   f"({first['level']}) to {fmt_number(last['latency_ns'])} ns ({last['level']}), "
-                   f"{fmt_number(last['latency_ns'] / first['latency_ns'])}× apart{then} ({SECTION_REF['hierarchy']}).")
+    if said := hierarchy_finding(S.cache_levels, host):
+        out.append(f"{said} ({SECTION_REF['hierarchy']}).")
     return out[:6]
 
 

@@ -3,6 +3,8 @@ memory-level parallelism (memstor.analysis.hierarchy). Pure: DataFrame in, displ
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from memstor.analysis.hierarchy import (
@@ -280,3 +282,47 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
         for (host, threads), g in mlp.groupby(["host", "threads"], sort=True):
             out.append(mlp_sentence(str(host), int(threads), g, said, bool(dram_words(validity, str(host)))))
     return out
+
+
+#: A level's sizes in its note ('on it 8,192 KiB-64.0 MiB (7 sizes)').
+_ON_IT = re.compile(r"on it ([^ ]+ [KMG]i?B)-([^ ]+ [KMG]i?B)")
+#: A left-out row's sizes ('1 size left out (4.0 MiB)').
+_LEFT = re.compile(r"^(\d+ sizes? left out \([^)]*\))")
+
+
+def hierarchy_finding(levels: pd.DataFrame, host: str) -> str:
+    """Page 2's memory-hierarchy finding from a host's cache_levels rows (memstor.analysis.hierarchy.level_table):
+    'Memory hierarchy: 2 cache levels, 1.76 ns (L1) and 5.55 ns (L2); then 136 ns from 8,192 KiB to the sweep's end
+    (64.0 MiB), 77.3× L1, a plateau no cache the kernel reports ends at (its L3, 260 MiB, not reached); 1 size left out
+    (4.0 MiB) by hierarchy_cpu_share, where a level would not be seen' (nineteenth read S19-loop 6: '2 cache levels
+    from 1.76 ns (L1) to 136 ns (plateau 3 (no kernel cache))' named the last plateau as if it were a cache, and a
+    level the failed check hid went unsaid). A sweep that ends on a kernel-named cache counts it as one. '' with
+    fewer than two levels found. ns."""
+    lv = levels[levels["host"].astype(str) == str(host)] if levels is not None and len(levels) else None
+    if lv is None or lv.empty:
+        return ""
+    rise, out = lv[lv["level"] == RISE_LEVEL], lv[lv["level"] == LEFT_OUT_LEVEL]
+    unreached = lv[lv["latency_ns"].isna() & lv["level"].astype(str).str.match(r"L\d") & lv["kernel_bytes"].notna()]
+    found = lv[~lv["level"].astype(str).str.startswith("TLB") & (lv["level"] != RISE_LEVEL) & lv["latency_ns"].notna()]
+    if len(found) < 2:
+        return ""
+    first, last = found.iloc[0], found.iloc[-1]
+    cached = found if str(last["level"]).startswith("L") else found.iloc[:-1]
+    each = [f"{fmt_number(r['latency_ns'])} ns ({r['level']})" for _, r in cached.iterrows()]
+    text = (f"Memory hierarchy: {len(cached)} cache level{'s' if len(cached) != 1 else ''}, "
+            + (", ".join(each[:-1]) + " and " + each[-1] if len(each) > 1 else each[0]))
+    if len(cached) < len(found):
+        on = _ON_IT.search(str(last.get("note") or ""))
+        where = f" from {on.group(1)} to the sweep's end ({on.group(2)})" if on else ""
+        beyond = "" if unreached.empty else (f" (its {unreached['level'].iloc[0]}, "
+                                             f"{size_text(int(unreached['kernel_bytes'].iloc[0]))}, not reached)")
+        text += (f"; then {fmt_number(last['latency_ns'])} ns{where}, "
+                 f"{fmt_number(last['latency_ns'] / first['latency_ns'])}× {first['level']}, a plateau no cache the "
+                 f"kernel reports ends at{beyond}")
+    else:
+        text += f": the sweep ended on {last['level']}, beyond it not reached"
+    if not rise.empty:
+        text += f", then {fmt_number(rise['latency_ns'].iloc[0])} ns at the sweep's largest size with no level found there"
+    if not out.empty and (m := _LEFT.search(str(out["note"].iloc[0]))):
+        text += f"; {m.group(1)} by hierarchy_cpu_share, where a level would not be seen"
+    return text
