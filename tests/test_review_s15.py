@@ -86,7 +86,7 @@ def test_a_sweep_that_rose_is_not_said_to_promise_more_where_the_same_job_betwee
         "from them, no gain beyond the largest gap between two fresh runs of one job measured here, 1.20× (one pair), so more depth is not shown to add "
         "throughput")
     read, write = knee_sentences(pd.read_csv(DATA / "knee-1cpu.csv"), one)
-    assert "(the sweep had not levelled off, so the data set no upper bound)" in read
+    assert "(the sweep had not levelled off, so the data set no upper bound; X_best is one run with 4 jobs" in read, read
     assert " Yet fio-block-size's QD32x1 (58,281 IOPS): QD64x1's" in read and "Yet" not in write, (read, write)
     validity = pd.DataFrame({"host": "vm", "check": "knee_plateau", "subject": ["randread", "randwrite"],
                              "status": "fail"})

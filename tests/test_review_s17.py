@@ -156,3 +156,21 @@ def test_the_hierarchy_finding_does_not_call_the_last_plateau_a_cache_and_names_
     ended = ended[~ended["level"].astype(str).str.startswith("plateau")]
     assert hierarchy_finding(ended, H).startswith("Memory hierarchy: 2 cache levels, 1.76 ns (L1) and 5.55 ns (L2): "
                                                   "the sweep ended on L2, beyond it not reached")
+
+
+def test_hir_results_show_their_interval_and_page_1_says_whose_it_is():
+    """S19-loop 10: page 6's HIR rows printed no brackets under a caption promising them where a result has one, and
+    page 1 said no storage value has a 95 % interval, while hir.csv gives each wait state's IOPS one. The rows now
+    show it even where no ratio is stated, and page 1 says a HIR interval is over one run's segments. The other
+    side: a HIR table without intervals prints none and page 1 adds nothing."""
+    from memstor.report.text import pts
+
+    hir = _loop("hir")
+    said = pts._hir_result(hir)
+    assert "after 1.28 s idle (0.5 s planned) 76,654 [57,847, 95,461] IOPS — no recovery ratio" in said, said
+    bare = hir.assign(iops_ci_low=None, iops_ci_high=None)
+    assert "76,654 IOPS — no recovery ratio" in pts._hir_result(bare)
+    v = _loop("validity")
+    whose = "(a HIR result's interval is over its wait state's segments in one run, not between runs)"
+    assert whose in fp.interval_clause(v, None, hir)
+    assert whose not in fp.interval_clause(v, None, bare) and whose not in fp.interval_clause(v)

@@ -80,12 +80,15 @@ def _usable(info: dict) -> str:
     return f", of which this run could use {float(usable):g}" + (f" ({why})" if why else "")
 
 
-def interval_clause(validity: pd.DataFrame | None, wsat: pd.DataFrame | None = None) -> str:
+def interval_clause(validity: pd.DataFrame | None, wsat: pd.DataFrame | None = None,
+                    hir: pd.DataFrame | None = None) -> str:
     """How many storage points have no 95 % interval and why, from validity's interval_exists rows
     (memstor.analysis.validity.intervals.exists_counts): 'no storage value (of N, ...) has ...' / 'k of N storage
     values (...) have no ...' with the reasons that occur; 'not checked' without judged rows; no validity table given:
     a pointer to the interval columns (no count). The write-saturation level's own interval is mentioned only where
-    ``wsat`` (the gated table; None: not known) gives one (eleventh read S14-loop 5)."""
+    ``wsat`` (the gated table; None: not known) gives one (eleventh read S14-loop 5); a HIR result's where ``hir``
+    (memstor.analysis.pts_recovery.hir_table) gives one (nineteenth read S19-loop 10: page 6 printed HIR intervals
+    beside 'no storage value has a 95 % interval')."""
     if validity is None:
         return "the n and interval columns say which values have a 95 % interval"
     counts = exists_counts(validity)
@@ -101,15 +104,19 @@ def interval_clause(validity: pd.DataFrame | None, wsat: pd.DataFrame | None = N
     shown = wsat is None or ("sustained_MBps_ci_low" in wsat.columns and wsat["sustained_MBps_ci_low"].notna().any())
     level = (" (a write-saturation level's interval is over its one run's one-second values, not between runs)"
              if shown and any("write-saturation" in w for w in why) else "")
+    segs = (" (a HIR result's interval is over its wait state's segments in one run, not between runs)"
+            if hir is not None and "iops_ci_low" in hir.columns and hir["iops_ci_low"].notna().any() else "")
     return f"{head} 95 % interval" + (f" ({'; '.join(why)})" if why else "") + (
-        ", so differences between single values may be noise") + level
+        ", so differences between single values may be noise") + level + segs
 
 
-def profile_sentence(profile: str, validity: pd.DataFrame | None = None, wsat: pd.DataFrame | None = None) -> str:
+def profile_sentence(profile: str, validity: pd.DataFrame | None = None, wsat: pd.DataFrame | None = None,
+                     hir: pd.DataFrame | None = None) -> str:
     """What the profile cannot show (markdown), the quick profile's intervals counted from ``validity``
-    (:func:`interval_clause`, ``wsat``: the gated write-saturation table); unknown profiles say so."""
+    (:func:`interval_clause`, ``wsat``: the gated write-saturation table, ``hir``: the HIR table); unknown profiles
+    say so."""
     limit = PROFILE_LIMITS.get(profile or "")
-    limit = limit.replace("{intervals}", interval_clause(validity, wsat)) if limit else limit
+    limit = limit.replace("{intervals}", interval_clause(validity, wsat, hir)) if limit else limit
     if not profile:
         return "Profile: not recorded (pass `-p profile NAME`); the n and interval columns say what each value rests on."
     return f"Profile **{md_escape(profile)}**: " + (limit or "a profile of your own; n and the intervals say what "

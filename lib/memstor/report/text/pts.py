@@ -340,8 +340,9 @@ def _hir_wait(r) -> str:
     (:func:`_not_shown`; hir_recovery failed) its IOPS and why, no ratio (third read R-1cpu M4: 0.868 × printed
     beside 'no change shown', read as 'no change')."""
     why = _not_shown(r)
-    if why:
-        return f"after {_idle(r)} {fmt_number(r['iops_mean'])} IOPS{why}"
+    if why:  # its IOPS with their interval where the segments give one (S19-loop 10: the caption promised brackets)
+        return (f"after {_idle(r)} {fmt_interval(r['iops_mean'], r.get('iops_ci_low'), r.get('iops_ci_high'))} "
+                f"IOPS{why}")
     ratio = fmt_interval(r["recovery_ratio"], r["recovery_ratio_ci_low"], r["recovery_ratio_ci_high"])
     lo, hi = r.get("recovery_ratio_ci_low"), r.get("recovery_ratio_ci_high")
     basis = str(r.get("recovery_note") or "")  # S19-bare 4: shown by the segments' ranks, its mean's interval spans 1
