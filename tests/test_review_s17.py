@@ -194,3 +194,34 @@ def test_the_sequential_write_headline_names_a_faster_write_saturation_run():
     ws = bare[(bare["experiment"] == "fio-write-saturation") & (bare["bs_bytes"] == 4096)]
     assert len(ws) and "fio-write-saturation" not in elsewhere_caveat("sound (x)", bare, H, "best_randwrite_iops",
                                                                       float(ws["iops"].min()) / 2)
+
+
+def test_a_data_label_on_its_own_large_marker_is_moved_clear_of_it():
+    """S19-loop 9 / S19-1cpu 5: Figure 4's 'u98' printed on its own overloaded square (a 10-pt marker), from the 5-pt
+    offset a plain marker takes. label_problems now finds a label on its own point's marker and declutter_labels
+    moves it outward by the marker's extra size. The other side: the same label beside a plain 6-pt marker is no
+    problem and stays where it was."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from memstor.report.plots import printing
+
+    def drawn(size: float):
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([1, 2, 3], [1, 2, 3], marker="s", ms=size, markerfacecolor="white", linestyle="none")
+        ann = ax.annotate("u98", (2, 2), textcoords="offset points", xytext=(5, -11), fontsize=8)
+        ax.set_xlim(0, 4)
+        ax.set_ylim(0, 4)
+        return fig, ann
+
+    big, ann = drawn(16)
+    assert any("lies on its own point's marker" in p for p in printing.label_problems(big))
+    printing.declutter_labels(big)
+    assert not printing.label_problems(big) and ann.get_visible() and tuple(ann.xyann) != (5, -11)
+    small, ann = drawn(6)
+    assert not printing.label_problems(small)
+    printing.declutter_labels(small)
+    assert tuple(ann.xyann) == (5, -11)
+    plt.close("all")

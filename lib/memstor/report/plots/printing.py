@@ -285,6 +285,27 @@ def _nearer_other(box, markers, own) -> bool:
     return any(abs(x - own[0]) + abs(y - own[1]) > 1.0 and _gap(box, x, y) < NEARER_BY * mine for x, y, _ in markers)
 
 
+def _own_half(markers, own) -> float:
+    """The half-size in display pixels of the largest marker drawn at a label's own point (0 where none is)."""
+    if not np.isfinite(own).all():
+        return 0.0
+    return max((h for x, y, h in markers if abs(x - own[0]) + abs(y - own[1]) <= 1.0), default=0.0)
+
+
+def _touches_own(box, markers, own) -> bool:
+    """Whether a label's box reaches into the largest marker at its own point (display pixels; S19-loop 9: 'u98'
+    printed on its own overloaded square, a 10-pt marker, from the 5-pt offset a plain marker takes)."""
+    h = _own_half(markers, own)
+    return h > 0 and own[0] + h > box.x0 and own[0] - h < box.x1 and own[1] + h > box.y0 and own[1] - h < box.y1
+
+
+def _cleared(place: tuple, half_pt: float) -> tuple:
+    """A LABEL_PLACES offset moved outward by as much as its point's marker is larger than a plain one's (points)."""
+    dx, dy, ha = place
+    pad = max(0.0, half_pt - 3.0)
+    return (dx + np.sign(dx) * pad, dy + (pad if dy > 0 else -pad if dy < 0 else 0.0), ha)
+
+
 def _place_labels(fig, renderer) -> None:
     """One pass of :func:`declutter_labels` over every panel at the current layout."""
     for ax in fig.axes:
@@ -299,11 +320,13 @@ def _place_labels(fig, renderer) -> None:
         for ann in labels:
             own = (*ann.xyann, ann.get_horizontalalignment())
             at = ax.transData.transform(ann.xy) if ann.xycoords == "data" else (np.nan, np.nan)
-            for dx, dy, ha in (own, *(p for p in LABEL_PLACES if p != own)):
+            half_pt = _own_half(markers, at) * 72.0 / fig.dpi
+            cleared = [c for c in (_cleared(p, half_pt) for p in LABEL_PLACES) if c != own]
+            for dx, dy, ha in (own, *dict.fromkeys(cleared)):
                 _place(ann, dx, dy, ha)
                 box = ann.get_window_extent(renderer)
                 free = not any(_overlaps(box, k) for k in kept) and not _covers(box, markers, at) \
-                    and not _nearer_other(box, markers, at)
+                    and not _nearer_other(box, markers, at) and not _touches_own(box, markers, at)
                 within = box.x0 >= inside.x0 - 1 and box.x1 <= inside.x1 + 1 and box.y0 >= inside.y0 - 1 \
                     and box.y1 <= inside.y1 + 1
                 if free and (within or (dx, dy, ha) == own):  # its own place, even over the edge, when free
@@ -345,6 +368,9 @@ def label_problems(fig, name: str = "figure") -> list[str]:
             if _covers(box, markers, at):
                 problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) label {text!r} covers "
                                 "another point's marker")
+            elif _touches_own(box, markers, at):
+                problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) label {text!r} lies on "
+                                "its own point's marker")
             elif _nearer_other(box, markers, at):
                 problems.append(f"{name}: axes {i} ({ax.get_title() or ax.get_xlabel()!s}) label {text!r} lies "
                                 "about as near another point as its own")

@@ -170,7 +170,7 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
             top.plot([f.n_star], [f.x_max_iops], marker="*", ms=15, color=colour, mec="black", ls="none")
             k = sorted(fits).index((host, rw)) if (host, rw) in fits else 0
             top.annotate(f"N* = {f.n_star:.1f}", (f.n_star, f.x_max_iops), textcoords="offset points",
-                         xytext=(8, -16 - 12 * (k % 2)), fontsize=8, color=colour, fontweight="bold")
+                         xytext=(10, -20 - 12 * (k % 2)), fontsize=8, color=colour, fontweight="bold")  # S19-1cpu 6
             bottom.plot(x, queueing.closed_bound_latency_us(n, f.r_min_us, f.x_max_iops), ls="--", lw=1.3,
                         color=colour)
             bottom.plot([f.x_max_iops], [f.r_min_us], marker="*", ms=15, color=colour, mec="black", ls="none")
