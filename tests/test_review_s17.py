@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from memstor.analysis.dataset import HostData
 from memstor.analysis.spread import Spread, run_spread
@@ -225,3 +226,30 @@ def test_a_data_label_on_its_own_large_marker_is_moved_clear_of_it():
     printing.declutter_labels(small)
     assert tuple(ann.xyann) == (5, -11)
     plt.close("all")
+
+
+def test_hir_recovery_judges_long_rounds_by_windows_of_a_segments_length_from_their_seconds():
+    """S17-1cpu 2 (left in session 16): hir_recovery compares segments with baseline windows of the same length, and
+    the full and PTS profiles write 60-s rounds beside 5-s segments, so there it could only say 'unlike windows'.
+    With the rounds' per-second IOPS (fio-pts-hir-seconds.csv) the rounds are cut into windows of a segment's length.
+    The bare quick run's real HIR rows, its segments' runtime set to 1 s beside its 2-s rounds: without the seconds
+    the recovery is not shown ('unlike windows'); with them it is judged on 1-s windows. The other sides: a window
+    longer than a round's seconds gives no windows, and matching lengths keep the rounds."""
+    from memstor.analysis.pts_recovery import hir_table, round_windows
+
+    rows = pd.read_csv(DATA / "fio-pts-hir-bare16.csv").assign(host=H)
+    secs = pd.read_csv(DATA / "fio-pts-hir-seconds-bare16.csv")
+    short = rows.assign(runtime_s=rows["runtime_s"].where(rows["phase"] != "access", 1.0))
+    without = hir_table(short)
+    assert without["recovery_note"].str.contains("unlike windows").all() and not without["recovery_shown"].any()
+    cut = hir_table(short, secs)
+    assert (cut["baseline_round_s"] == 1.0).all() and not cut["recovery_note"].str.contains("unlike").any(), \
+        cut["recovery_note"].tolist()
+    assert cut["recovery_note"].iloc[0] == ("every segment below the baseline rounds' 1-s windows (segments "
+                                            "75,087-87,717 IOPS against the baseline rounds' 1-s windows' "
+                                            "92,647-102,600)")
+    rounds = rows.loc[rows["phase"] == "precondition", "point"].tolist()
+    assert round_windows(secs, H, rounds, 1.0) == pytest.approx(
+        secs.set_index("point").loc[rounds, "iops"].tolist()) and round_windows(secs, H, rounds, 2.0) == []
+    same = hir_table(rows, secs)
+    assert (same["baseline_round_s"] > 2.0).all() and same["recovery_shown"].tolist() == [True, False]

@@ -173,10 +173,12 @@ def _wait_row(host: str, wait: float, seg: pd.DataFrame, base: float | None, dep
             "note": "; ".join(notes)}
 
 
-def hir_table(rows: pd.DataFrame) -> pd.DataFrame:
+def hir_table(rows: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.DataFrame:
     """report/tables/hir.csv (:data:`HIR_COLUMNS`) from fio-pts-hir tables (one or several devices): per device
     and wait state, its access segments after an idle (``phase`` access, ``segment`` >= 2, status done, the write
-    direction) against the device's ``baseline_iops``. No such rows: an empty table with the columns."""
+    direction) against the device's ``baseline_iops``. ``seconds`` (fio-pts-hir-seconds.csv: host, point, iops per
+    complete second) lets a recovery be judged where the rounds are longer than the segments (:func:`_shown_columns`).
+    No such rows: an empty table with the columns."""
     out: list[dict] = []
     if rows is None or not len(rows) or not {"phase", "wait_s", "segment", "iops"} <= set(rows.columns):
         return pd.DataFrame(out, columns=HIR_COLUMNS)
@@ -189,7 +191,7 @@ def hir_table(rows: pd.DataFrame) -> pd.DataFrame:
         if "status" in acc.columns:
             acc = acc[acc["status"] == "done"]
         for wait, seg in acc.groupby(pd.to_numeric(acc["wait_s"], errors="coerce"), sort=True):
-            row = {**_wait_row(str(host), float(wait), seg, base, departure), **_shown_columns(g, seg)}
+            row = {**_wait_row(str(host), float(wait), seg, base, departure), **_shown_columns(g, seg, seconds)}
             half = _baseline_half_pct(g)
             if half is not None:
                 row["note"] = "; ".join(x for x in (row["note"], f"baseline ±{half:.1f} % (95 %), not folded "
@@ -199,13 +201,14 @@ def hir_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def recovery_shown(rounds: Sequence[float], round_s: float | None, segments: Sequence[float],
-                   segment_s: float | None) -> tuple[bool | None, str]:
+                   segment_s: float | None, name: str = "baseline rounds") -> tuple[bool | None, str]:
     """(shown, why) of a wait state's recovery (module docstring): the baseline window's round IOPS and their
-    length (s), the counted segments' IOPS and their length (s). None without rounds or segments."""
+    length (s), the counted segments' IOPS and their length (s); ``name`` what the baseline values are ('baseline
+    rounds', or 'baseline's 5-s windows' where cut from the rounds). None without rounds or segments."""
     if not len(rounds) or not len(segments):
         return None, "no baseline rounds or no counted segments"
     lo, hi, a, b = min(rounds), max(rounds), min(segments), max(segments)
-    said = f"segments {fmt_number(a)}-{fmt_number(b)} IOPS against the baseline rounds' {fmt_number(lo)}-{fmt_number(hi)}"
+    said = f"segments {fmt_number(a)}-{fmt_number(b)} IOPS against the {name}' {fmt_number(lo)}-{fmt_number(hi)}"
     why = []
     if round_s and segment_s and abs(segment_s / round_s - 1.0) > WINDOW_MATCH:
         why.append(f"baseline from {fmt_number(round_s)}-s rounds, segments of {fmt_number(segment_s)} s (unlike "
@@ -216,7 +219,7 @@ def recovery_shown(rounds: Sequence[float], round_s: float | None, segments: Seq
         why.append("the segments' range overlaps the rounds'")  # S11-loop 11: not 'inside' (a mean above them)
     if why:
         return False, f"not shown: {'; '.join(why)} ({said})"
-    return True, f"every segment {'above' if a > hi else 'below'} the baseline rounds ({said})"
+    return True, f"every segment {'above' if a > hi else 'below'} the {name} ({said})"
 
 
 def _median_runtime(rows: pd.DataFrame) -> float | None:
@@ -224,9 +227,31 @@ def _median_runtime(rows: pd.DataFrame) -> float | None:
     return _finite(pd.to_numeric(rows["runtime_s"], errors="coerce").median()) if "runtime_s" in rows else None
 
 
-def _shown_columns(g: pd.DataFrame, seg: pd.DataFrame) -> dict:
+def round_windows(seconds: pd.DataFrame | None, host: str, points: Sequence[str], window_s: float) -> list[float]:
+    """Mean IOPS of consecutive windows of ``window_s`` complete seconds cut from each of ``points``' per-second
+    IOPS (the HIR seconds table; a round's last partial window left out); [] where a point has fewer seconds than one
+    window or no seconds table is given. What a segment of ``window_s`` seconds is compared with where the
+    preconditioning rounds are longer (the PTS's 60-s rounds against 5-s segments: S17-1cpu 2, a check the full and
+    PTS profiles could only fail)."""
+    k = int(round(window_s)) if window_s else 0
+    if seconds is None or seconds.empty or k < 1 or not {"host", "point", "iops"} <= set(seconds.columns):
+        return []
+    own = seconds[seconds["host"].astype(str) == str(host)]
+    out: list[float] = []
+    for point in points:
+        y = pd.to_numeric(own.loc[own["point"] == point, "iops"], errors="coerce").dropna().to_numpy()
+        if y.size < k:
+            return []
+        out += [float(w.mean()) for w in np.split(y[: y.size // k * k], y.size // k)]
+    return out
+
+
+def _shown_columns(g: pd.DataFrame, seg: pd.DataFrame, seconds: pd.DataFrame | None = None) -> dict:
     """baseline_round_s, segment_s, recovery_shown, recovery_note of one wait state (``seg``: its counted
-    segments) of one device's rows ``g``: the baseline window's rounds as :func:`hir_baseline` picks them."""
+    segments) of one device's rows ``g``: the baseline window's rounds as :func:`hir_baseline` picks them; where
+    the rounds are longer than the segments and ``seconds`` holds the rounds' per-second IOPS, windows of the
+    segments' length cut from them (:func:`round_windows`) stand for the rounds and baseline_round_s is their
+    length."""
     pre = g[g["phase"] == "precondition"] if "phase" in g else g.iloc[0:0]
     pre_iops = pd.to_numeric(pre["iops"], errors="coerce").dropna()
     rounds = pre.loc[pre_iops.index]
@@ -234,8 +259,14 @@ def _shown_columns(g: pd.DataFrame, seg: pd.DataFrame) -> dict:
     if window:
         rounds = rounds.iloc[window[0] - 1:window[1]]
     round_s, seg_s = _median_runtime(rounds), _median_runtime(seg)
-    shown, note = recovery_shown(pd.to_numeric(rounds["iops"], errors="coerce").tolist(), round_s,
-                                 pd.to_numeric(seg["iops"], errors="coerce").dropna().tolist(), seg_s)
+    base, name = pd.to_numeric(rounds["iops"], errors="coerce").tolist(), "baseline rounds"
+    if round_s and seg_s and abs(seg_s / round_s - 1.0) > WINDOW_MATCH and "point" in rounds.columns:
+        cut = round_windows(seconds, str(_first(g, "host") or ""), rounds["point"].astype(str).tolist(), seg_s)
+        if len(cut) >= len(base):
+            base, round_s = cut, float(round(seg_s))
+            name = f"baseline rounds' {round_s:g}-s windows"
+    shown, note = recovery_shown(base, round_s, pd.to_numeric(seg["iops"], errors="coerce").dropna().tolist(), seg_s,
+                                 name)
     return {"baseline_round_s": round_s, "segment_s": seg_s, "recovery_shown": shown, "recovery_note": note}
 
 

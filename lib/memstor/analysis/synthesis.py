@@ -568,7 +568,8 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
     valid = validity_table(fio=ds.fio, mlc=ds.mlc, points=pts, knees=knees, load=curves_ol, steady=steady,
                            headline=headline, storage=storage, mem=mem, curves=curves, storage_fits=sfits,
                            mem_fits=mfits, sysinfo={h.name: h.sysinfo for h in ds.hosts}, wsat=w_table,
-                           ceilings=ceil, qd=qd, metas=ds.metas, mixed=mixed["mixed"])
+                           ceilings=ceil, qd=qd, metas=ds.metas, mixed=mixed["mixed"],
+                           hir_seconds=ds.side_table("fio-pts-hir-seconds"))
     # no finding without its preconditions (nor an SLO answer the mixed map's held cells contradict): emptied, why
     slo, models = gate.gate_open_loop(openloop_families.cross_slo(
         load_latency.slo(curves_ol, slo_targets() if targets_us is None else targets_us, ds.fio), curves_ol,
@@ -595,7 +596,7 @@ def synthesise(data_dir: Path | str, specs_dir: Path | str | None = None, target
         working_set=hierarchy.working_set_table(ds.mlc),
         cache_levels=hierarchy.cache_levels(ds.mlc, {h.name: (h.sysinfo or {}).get("caches") for h in ds.hosts}),
         mlp=mlp, **read_ratio.family_tables(curves, mem, reference_curves.load_mess_curves()),
-        hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"]),
+        hir=pts_recovery.hir_table(ds.fio[ds.fio["table"] == "fio-pts-hir"], ds.side_table("fio-pts-hir-seconds")),
         xsr=pts_recovery.xsr_table(ds.side_table("fio-pts-xsr-seconds"), ds.fio[ds.fio["table"] == "fio-pts-xsr"]),
         **demand_tables(ds),
         **mixed,

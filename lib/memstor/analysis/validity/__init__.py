@@ -119,7 +119,8 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
                    storage_fits: dict | None = None, mem_fits: dict | None = None,
                    sysinfo: dict | None = None, wsat: pd.DataFrame | None = None,
                    ceilings: pd.DataFrame | None = None, qd: pd.DataFrame | None = None,
-                   metas: list | None = None, mixed: pd.DataFrame | None = None) -> pd.DataFrame:
+                   metas: list | None = None, mixed: pd.DataFrame | None = None,
+                   hir_seconds: pd.DataFrame | None = None) -> pd.DataFrame:
     """The validity table (COLUMNS) from the synthesis tables: fio / mlc (the tidy rows, ``ds.fio``,
     ``ds.mlc``), points (fio_summary), knees, load (open-loop curve), steady (verdicts), headline (long),
     storage / mem (curve tables) with storage_fits {(host, kind, rw): CurveFit} and mem_fits {(host, curve):
@@ -127,7 +128,8 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
     (memstor.analysis.ceilings.ceilings_table), qd (the closed queue-depth points,
     memstor.analysis.points.qd_points: knee_plateau), metas (the points' meta sidecars, each with its device as
     ``host``: jobs_disjoint, the times of steady_vs_fresh's evidence), mixed (the mixed-load map's done rows:
-    open_loop_repeat with load). Any may be None: its checks are skipped.
+    open_loop_repeat with load), hir_seconds (fio-pts-hir-seconds: hir_recovery's windows where the rounds are
+    longer than the segments). Any may be None: its checks are skipped.
     Sorted by host, section, check, subject."""
     rows = [
         *open_loop_rows(load),
@@ -151,7 +153,7 @@ def validity_table(*, fio: pd.DataFrame | None = None, mlc: pd.DataFrame | None 
         *below_closed_rows(load, knees, points),
         *ceiling_rows(points, mem, headline, ceilings),
         *wsat_rows(wsat),
-        *pts_rows(fio),
+        *pts_rows(fio, hir_seconds),
     ]
     df = frame(rows)
     order = {s: i for i, s in enumerate(SECTIONS)}

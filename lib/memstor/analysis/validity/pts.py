@@ -47,14 +47,14 @@ TESTS = {"fio-pts-cbw": "CBW", "fio-pts-dirth": "DIRTH"}
 _SECTION = "pts"
 
 
-def pts_rows(fio: pd.DataFrame | None) -> list[dict]:
+def pts_rows(fio: pd.DataFrame | None, hir_seconds: pd.DataFrame | None = None) -> list[dict]:
     """hir_recovery per HIR wait state and pts_steady_state of its preconditioning; pts_steady_state and pts_demand
     per device x test (CBW, DIRTH);
     pts_repeat per re-measured DIRTH point; dirth_optimal per device."""
     if not has(fio, "table", "point", "phase"):
         return []
     hir = fio[fio["table"] == "fio-pts-hir"]
-    out: list[dict] = hir_rows(hir_table(hir))
+    out: list[dict] = hir_rows(hir_table(hir, hir_seconds))
     out += [_hir_steady(str(host), g) for host, g in hir.groupby("host", sort=True)] if "host" in hir else []
     for table, test in TESTS.items():
         rows = fio[fio["table"] == table]
