@@ -175,13 +175,14 @@ def _trust(validity: pd.DataFrame | None, host: str, key: str, detail: str = "")
 
 def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                       points: pd.DataFrame | None = None, cpus: dict | None = None,
-                      mlp: pd.DataFrame | None = None) -> pd.DataFrame:
+                      mlp: pd.DataFrame | None = None, hir: pd.DataFrame | None = None) -> pd.DataFrame:
     """The first page's table: device, quantity (unit), value with its 95 % interval or why it has none, where
     it comes from, and a trust word from the validity checks (validity.csv names them). A value a failed check
     bears on is withheld (the report states no finding whose preconditions failed; the numbers stay in the
     tables and the checks' evidence). A best-of-runs value (BEST_OF_RUNS) names the run-to-run spread of ``points``
     (memstor.analysis.points.fio_summary) where given; ``cpus`` (usable_cpus) names more jobs than usable CPUs;
-    ``mlp`` (hierarchy.mlp_table) names an MLP run above the peak memory bandwidth.
+    ``mlp`` (hierarchy.mlp_table) names an MLP run above the peak memory bandwidth; ``hir`` (the HIR table) gives
+    the steady-state headline HIR's window where it differs.
     Unmeasured rows are folded into one line per device."""
     out = []
     for host in dict.fromkeys(headline["host"].astype(str)):
@@ -221,7 +222,7 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                     STEADY_SHOWN_CHECKS).any():
                 label = NOT_SHOWN_LABEL
             if key == "ss_randwrite_iops":
-                trust = hir_window_caveat(trust, validity, host, float(r["value"]))
+                trust = hir_window_caveat(trust, validity, host, float(r["value"]), hir)
             if key in BEST_OF_RUNS and FRESH in str(r.get("detail") or ""):
                 label = f"{label}, fresh"  # S19-1cpu 4: 'Best' beside higher runs of its job after preconditioning
             out.append({"device": host, "quantity": f"{label} ({unit})", "value": value,

@@ -358,21 +358,19 @@ def on_cpus(detail: str, cpus: float | None) -> str:
     return f"{detail}, {jobs.group(1)} jobs on {cpus:g} usable CPU{'s' if cpus != 1 else ''}"
 
 
-#: The mean a passing PTS steady-state check names ('... of their mean 93,202 (PTS: ...)': validity.pts._window_row).
-_WINDOW_MEAN = re.compile(r"of their mean ([\d,]+(?:\.\d+)?) ")
-
-
-def hir_window_caveat(trust: str, validity: pd.DataFrame | None, host: str, value: float) -> str:
+def hir_window_caveat(trust: str, validity: pd.DataFrame | None, host: str, value: float,
+                      hir: pd.DataFrame | None = None) -> str:
     """The steady-state headline's trust with 'fio-pts-hir's preconditioning (its 4 KiB random writes) met the PTS
     window rule at 93,202 IOPS, 1.24× this' where HIR's preconditioning passed pts_steady_state at a mean
     beyond the 10 % assumed for single runs from ``value`` (IOPS; S19-bare 8: 75,096 'after preconditioning, steady
-    state not shown' beside HIR's window at 93,202, said nowhere); else unchanged."""
-    if validity is None or validity.empty or trust.startswith("not valid"):
+    state not shown' beside HIR's window at 93,202, said nowhere); else unchanged. The window's mean is ``hir``'s
+    baseline_iops (memstor.analysis.pts_recovery.hir_table: the mean of the steady-state window's rounds)."""
+    if validity is None or validity.empty or hir is None or hir.empty or trust.startswith("not valid"):
         return trust
     rows = validity[(validity["host"].astype(str) == host) & (validity["check"] == "pts_steady_state")
                     & (validity["subject"] == "HIR preconditioning") & (validity["status"] == "pass")]
-    m = _WINDOW_MEAN.search(str(rows["evidence"].iloc[0])) if len(rows) else None
-    mean = float(m.group(1).replace(",", "")) if m else None
+    base = pd.to_numeric(hir.loc[hir["host"].astype(str) == host, "baseline_iops"], errors="coerce").dropna()
+    mean = float(base.iloc[0]) if len(rows) and len(base) else None
     if not mean or not value or max(mean / value, value / mean) <= ASSUMED_RATIO:
         return trust
     return caveat_last(trust, f"fio-pts-hir's preconditioning (its 4 KiB random writes) met the PTS window rule at "
