@@ -253,3 +253,46 @@ def test_hir_recovery_judges_long_rounds_by_windows_of_a_segments_length_from_th
         secs.set_index("point").loc[rounds, "iops"].tolist()) and round_windows(secs, H, rounds, 2.0) == []
     same = hir_table(rows, secs)
     assert (same["baseline_round_s"] > 2.0).all() and same["recovery_shown"].tolist() == [True, False]
+
+
+def test_a_pdf_past_its_page_budget_leaves_its_spill_cells_to_the_html_last_first(tmp_path, monkeypatch):
+    """Issue 38 item 5 (S19-bare 11: the bare quick PDF ran to 11 pages, its last holding §4.6's one paragraph): the
+    PDF has a page budget per profile (quick 10, standard 15); past it, the cells tagged ``spill`` are left to the
+    HTML one at a time, the last first, each named in the pointer line, until it fits. xelatex is stood in for by its
+    log line 'Output written on ... (N pages ...)' (the real route is test_report's): 12 pages with both spill cells,
+    11 with one, 10 with none. The other sides: within its budget nothing is spilled, and a profile without a budget
+    (full) spills nothing whatever its pages."""
+    import nbformat
+
+    from memstor.report import export
+
+    def nb_with(profile: str):
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["papermill"] = {"parameters": {"profile": profile}}
+        out = [nbformat.v4.new_output("display_data", data={"text/plain": "x"})]
+        nb.cells = [nbformat.v4.new_markdown_cell("# Shown"),
+                    nbformat.v4.new_code_cell("a", metadata={"tags": ["spill"], "spill": "the models figure"},
+                                              outputs=out),
+                    nbformat.v4.new_code_cell("b", metadata={"tags": ["spill"], "spill": "§4.6's text"}, outputs=out)]
+        return nb
+
+    built: list[list[str]] = []
+
+    def fake_pdf(nb, out, templates, pages_of=lambda n: 10 + n):
+        kept = [c.source for c in nb.cells if c.cell_type == "code"]
+        built.append([c.source for c in nb.cells if c.cell_type == "markdown"])
+        out.with_suffix(".latex.log").write_text(f"Output written on {out.name} ({pages_of(len(kept))} pages, 9 bytes).")
+        return out
+
+    monkeypatch.setattr(export, "export_pdf", fake_pdf)
+    assert export.pdf_pages("Output written on r.pdf (11 pages, 5 bytes).") == 11 and export.pdf_pages("") is None
+    _, spilled = export._within_budget(nb_with("quick"), tmp_path / "r.pdf", "r.html")
+    assert len(spilled) == 2 and len(built) == 3
+    assert "*§4.6's text (left out of the PDF to keep it within its pages): in the HTML report (r.html).*" in \
+        built[1][1]
+    assert "the models figure (left out" in built[2][1] and "§4.6's text (left out" in built[2][1]
+    built.clear()
+    monkeypatch.setattr(export, "export_pdf", lambda nb, out, t: fake_pdf(nb, out, t, lambda n: 8 + n))
+    assert export._within_budget(nb_with("quick"), tmp_path / "r.pdf", "r.html")[1] == [] and len(built) == 1
+    monkeypatch.setattr(export, "export_pdf", lambda nb, out, t: fake_pdf(nb, out, t, lambda n: 30 + n))
+    assert export._within_budget(nb_with("full"), tmp_path / "r.pdf", "r.html")[1] == []
