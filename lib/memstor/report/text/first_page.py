@@ -23,9 +23,15 @@ from memstor.core.fmt import and_join, fmt_number, md_escape
 from memstor.core.profiles import read_profile
 from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
-from memstor.report.text.hierarchy import hierarchy_finding
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
-from memstor.report.text.headline_trust import deeper_faster, deeper_words, job_split, lasting_words, mlp_above
+from memstor.report.text.headline_trust import (
+    deeper_faster,
+    deeper_words,
+    job_split,
+    lasting_words,
+    mlp_above,
+)
+from memstor.report.text.hierarchy import hierarchy_finding
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import fewer_in_flight, fit_sentence, knee_rows, knee_words
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
@@ -327,8 +333,8 @@ def findings(S, host: str) -> list[str]:
             continue
         span = "" if r["span"] == "full_device" else " (on a test file: the file, not the drive, is the span)"
         out.append(_wsat_bullet(r) + f"{span} ({SECTION_REF['write_saturation']}).")
-    if said := hierarchy_finding(S.cache_levels, host):
-        out.append(f"{said} ({SECTION_REF['hierarchy']}).")
+    if levels := hierarchy_finding(S.cache_levels, host):
+        out.append(f"{levels} ({SECTION_REF['hierarchy']}).")
     return out[:6]
 
 
