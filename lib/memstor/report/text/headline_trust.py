@@ -279,7 +279,7 @@ QD1_KEYS = {"qd1_randread_lat_us": "read", "qd1_randwrite_lat_us": "write"}
 
 def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, value: float) -> str:
     """A QD1 mean-latency headline's trust with 'other runs with one I/O in flight measured less: 92.7-168 µs mean
-    (fio-pts-dirth, fio-pts-cbw: other blocks or mixes), and its own median completion is 70.1 µs: its mean rests on
+    (fio-pts-dirth: the reads of 8 KiB, 65 % reads; ...), and its own median completion is 70.1 µs: its mean rests on
     its tail' where another experiment's run of one job at depth 1 in the same direction measured a mean below value
     by more than the 10 % assumed for single fresh runs (ninth read S12-1cpu9 3: 209 µs beside 93-173 µs elsewhere),
     then '; others more: ...' for those above it by as much (S18-bare 3: the less alone read one-sided); else
@@ -302,9 +302,9 @@ def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, val
     tail = (f", and its own median completion is {fmt_number(median.iloc[0])} µs: its mean rests on its tail"
             if len(median) and float(median.iloc[0]) < value / 2 else "")
     over = f"over {100 * (ASSUMED_RATIO - 1):.0f} %"  # S19-1cpu 7: the rule that leaves a run out, said
-    said = f"other runs with one I/O in flight measured {over} less: {_lat_range(less, ': other blocks or mixes')}{tail}"
+    said = f"other runs with one I/O in flight measured {over} less: {_lat_range(less)}{tail}"
     if not more.empty:  # S18-bare 3: the less alone read one-sided beside CBW's T1Q1 that measured more
-        said += f"; others {over} more: {_lat_range(more, ': other blocks or mixes')}"
+        said += f"; others {over} more: {_lat_range(more)}"
     return caveat_last(trust, said)
 
 
@@ -331,12 +331,24 @@ def deeper_words(row: pd.Series) -> str:
             "this QD1 run is out of line")
 
 
-def _lat_range(rows: pd.DataFrame, why: str = "") -> str:
-    """'92.7-168 µs mean (fio-pts-cbw, fio-pts-dirth<why>)': the rows' lowest and highest lat_mean_us, their
-    experiments."""
+def _lat_range(rows: pd.DataFrame) -> str:
+    """'78.7-113 µs mean (fio-pts-cbw: the writes of a mix of block sizes, 40 % reads; fio-pts-dirth: the writes of
+    8 KiB, 65 % reads)': the rows' lowest and highest lat_mean_us and what each experiment's runs were (S19-bare 9:
+    'other blocks or mixes' named neither)."""
     lo, hi = (float(pd.to_numeric(rows["lat_mean_us"]).agg(f)) for f in ("min", "max"))
-    where = ", ".join(dict.fromkeys(rows["experiment"].astype(str)))
-    return f"{fmt_number(lo)}{'' if lo == hi else f'-{fmt_number(hi)}'} µs mean ({where}{why})"
+    where = "; ".join(f"{exp}: {_job_words(g)}" for exp, g in rows.groupby(rows["experiment"].astype(str), sort=False))
+    return f"{fmt_number(lo)}{'' if lo == hi else f'-{fmt_number(hi)}'} µs mean ({where})"
+
+
+def _job_words(rows: pd.DataFrame) -> str:
+    """'the writes of 8 KiB, 65 % reads' (one experiment's rows at one I/O in flight: their direction, block size or
+    'a mix of block sizes', and read share where they mix reads and writes)."""
+    r = rows.iloc[0]
+    bs = "a mix of block sizes" if pd.isna(pd.to_numeric(r.get("bs_bytes"), errors="coerce")) else size_text(
+        int(r["bs_bytes"]))
+    mix = pd.to_numeric(r.get("rwmixread"), errors="coerce")
+    share = f", {mix:g} % reads" if str(r.get("rw")) in ("randrw", "rw", "readwrite") and pd.notna(mix) else ""
+    return f"the {r['direction']}s of {bs}{share}"
 
 
 def usable_cpus(dataset) -> dict[str, float]:
