@@ -296,3 +296,33 @@ def test_a_pdf_past_its_page_budget_leaves_its_spill_cells_to_the_html_last_firs
     assert export._within_budget(nb_with("quick"), tmp_path / "r.pdf", "r.html")[1] == [] and len(built) == 1
     monkeypatch.setattr(export, "export_pdf", lambda nb, out, t: fake_pdf(nb, out, t, lambda n: 30 + n))
     assert export._within_budget(nb_with("full"), tmp_path / "r.pdf", "r.html")[1] == []
+
+
+# ------------------------------------------------------------------------- the seventeenth reads (reports at 4293ad4)
+
+
+def test_the_llc_step_names_memory_buffer_llc_only_where_a_memory_run_was_judged():
+    """S20-cpu1 5: '..., the step memory_buffer_llc judges the buffers against' on the 1-CPU run, whose validity table
+    has no memory_buffer_llc row (no memory run to judge). It now says no memory run was judged. The other side: a
+    host with the row keeps the words."""
+    from memstor.report.text.hierarchy import hierarchy_sentences
+
+    ws, lv = pd.read_csv(DATA / "working_set-cpu116.csv"), pd.read_csv(DATA / "cache_levels-cpu116.csv")
+    v = pd.read_csv(S16 / "validity-cpu116.csv")
+    assert not (v["check"] == "memory_buffer_llc").any()
+    said = hierarchy_sentences(lv, None, ws, v)[0]
+    assert "a memory run's buffer would be judged against (memory_buffer_llc: no memory run here to judge)" in said
+    row = pd.DataFrame([{"host": H, "check": "memory_buffer_llc", "status": "pass"}])
+    assert "the step memory_buffer_llc judges the buffers against." in hierarchy_sentences(
+        lv, None, ws, pd.concat([v, row], ignore_index=True))[0]
+
+
+def test_the_conclusion_calls_no_knee_fitted_where_the_fit_failed_its_checks():
+    """S20-cpu1 8: 'for randread and randwrite the points past the fitted knee do not confirm it' while randwrite's
+    fit failed knee_ceiling and knee_located. It now reads 'for randwrite no fitted knee stands (knee_ceiling,
+    knee_located failed)'. The other side: randread, whose fit passed, keeps the words."""
+    from memstor.report.text.queueing import knee_words
+
+    said = knee_words(pd.read_csv(S16 / "validity-cpu116.csv"), H)
+    assert "for randread the points past the fitted knee do not confirm it (knee_plateau warned); for randwrite no " \
+        "fitted knee stands (knee_ceiling, knee_located failed)." in said, said

@@ -144,7 +144,7 @@ def _climb_words(c: Climb) -> str:
 
 
 def coverage_sentence(working_set: pd.DataFrame | None, host: str,
-                      step: Climb | tuple[float, float] | None = None) -> str:
+                      step: Climb | tuple[float, float] | None = None, judged: bool = True) -> str:
     """What the working-set sweep of `host` covered beside the last-level cache the kernel reports (the table's
     ``llc_bytes``, memstor.analysis.hierarchy.WORKING_SET_COLUMNS): 'The sweep covered 4 KiB to 64 MiB, below the
     kernel's 480 MiB last-level cache: ...' or '..., 4.2× the kernel's 480 MiB last-level cache.'; '' without
@@ -153,7 +153,8 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str,
     named as the one memory_buffer_llc judges against (R-loop 10.1: 'not shown to be DRAM' rested on the kernel's
     480 MiB alone), with the sizes it passed on the way (:func:`_climb_words`). Where the levels' curve kept fewer
     sizes than the sweep measured (runs left out for CPU share), the LLC is set against the sizes kept (eleventh
-    read S14-bare 2: '64 MiB, 1.3× the kernel's 48 MiB' of a levels' curve kept to 22.6 MiB)."""
+    read S14-bare 2: '64 MiB, 1.3× the kernel's 48 MiB' of a levels' curve kept to 22.6 MiB). ``judged`` False: no
+    memory run was judged against it (no memory_buffer_llc row: S20-cpu1 5, a check named that had no row)."""
     if working_set is None or working_set.empty or not {"host", "buffer_bytes"} <= set(working_set.columns):
         return ""
     w = working_set[working_set["host"].astype(str) == str(host)]
@@ -174,7 +175,8 @@ def coverage_sentence(working_set: pd.DataFrame | None, host: str,
     as_level = " as a level" if climb is not None and climb.between else ""  # sizes between may be its hits
     if hi < llc_b and climb:
         return (f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: {_climb_words(climb)}, the step "
-                "memory_buffer_llc judges the buffers against.")
+                + ("memory_buffer_llc judges the buffers against." if judged else "a memory run's buffer would be "
+                   "judged against (memory_buffer_llc: no memory run here to judge)."))
     if hi < llc_b:
         return f"{covered}, below the kernel's {size_text(llc_b)} last-level cache: not shown to be DRAM."
     if hi < 2 * llc_b and climb and 2 * climb.left_at < llc_b:  # S13-bare 3: the step lay 16x below the 48 MiB LLC
@@ -274,7 +276,9 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
             text += f" Page walks (4 KiB against 2 MiB pages): {tlb['note'].iloc[0]}."
         left = left_out_sentence(working_set, host, g)
         text += f" {left}" if left else ""
-        covered = coverage_sentence(working_set, host, last_climb(working_set, levels, host))
+        judged = validity is None or bool(((validity["host"].astype(str) == str(host))
+                                           & (validity["check"] == "memory_buffer_llc")).any())
+        covered = coverage_sentence(working_set, host, last_climb(working_set, levels, host), judged)
         clock = [str(c) for c in g.get("clock_note", pd.Series([], dtype=str)).dropna() if str(c).startswith("not")]
         out.append(text + (f" {covered}" if covered else "") + (f" Clocks {clock[0]}." if clock else ""))
     if mlp is not None and len(mlp):

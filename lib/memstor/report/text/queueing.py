@@ -472,6 +472,15 @@ def _fit_contradicted(evidence: str) -> str:
     return "The knee fit contradicts its own data"
 
 
+def _fit_failed(validity: pd.DataFrame | None, host: str) -> dict[str, list[str]]:
+    """{workload: the knee-fit checks it failed (knee_ceiling, knee_located)} of one host; {} without."""
+    if validity is None or validity.empty:
+        return {}
+    v = validity[(validity["host"].astype(str) == host) & validity["check"].isin(["knee_ceiling", "knee_located"])
+                 & (validity["status"] == "fail")]
+    return {rw: list(dict.fromkeys(g["check"].astype(str))) for rw, g in v.groupby(v["subject"].astype(str))}
+
+
 def knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame | None = None) -> str:
     """The conclusion's last sentence, per workload: past the knee only where its knee_plateau passed (S10-bare 7),
     'no knee was shown' only where it failed, naming the workloads (S11-1cpu H1: 'the sweeps still rose' where
@@ -492,9 +501,11 @@ def knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame | 
               for rw, w in flat.items()]
     warned = [rw for rw in dict.fromkeys(v.loc[v["status"] == "warn", "subject"].astype(str))
               if rw not in passed + failed]  # S18 (page 2 named one workload of two): a warning is said too
-    if warned:
-        parts.append(f"for {' and '.join(warned)} the points past the fitted knee do not confirm it (knee_plateau "
+    unfit = _fit_failed(validity, host)  # S20-cpu1 8: 'the fitted knee' of a workload whose fit failed its checks
+    if stands := [rw for rw in warned if rw not in unfit]:
+        parts.append(f"for {' and '.join(stands)} the points past the fitted knee do not confirm it (knee_plateau "
                      "warned)")
+    parts += [f"for {rw} no fitted knee stands ({', '.join(unfit[rw])} failed)" for rw in warned if rw in unfit]
     return f"{said} (Little's law: N = X · R)" + "".join(f"; {p}" for p in parts) + "."
 
 
