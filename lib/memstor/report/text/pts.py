@@ -346,9 +346,11 @@ def _hir_wait(r) -> str:
     ratio = fmt_interval(r["recovery_ratio"], r["recovery_ratio_ci_low"], r["recovery_ratio_ci_high"])
     lo, hi = r.get("recovery_ratio_ci_low"), r.get("recovery_ratio_ci_high")
     basis = str(r.get("recovery_note") or "")  # S19-bare 4: shown by the segments' ranks, its mean's interval spans 1
-    basis = (f"; {basis}, though the mean's 95 % interval includes 1"
-             if basis and not missing(lo) and not missing(hi) and lo <= 1.0 <= hi else "")
-    return f"after {_idle(r)} {ratio} × ({fmt_number(r['iops_mean'])} IOPS{basis})"
+    if basis and not missing(lo) and not missing(hi) and lo <= 1.0 <= hi:  # S20-bare 1: no ratio to quote, then
+        iops = fmt_interval(r["iops_mean"], r.get("iops_ci_low"), r.get("iops_ci_high"))
+        return (f"after {_idle(r)} {iops} IOPS — {basis}, but the ratio's 95 % interval [{fmt_number(lo)}, "
+                f"{fmt_number(hi)}] includes 1: no recovery ratio is stated")
+    return f"after {_idle(r)} {ratio} × ({fmt_number(r['iops_mean'])} IOPS)"
 
 
 def _hir_result(g: pd.DataFrame, validity: pd.DataFrame | None = None) -> str:
