@@ -351,7 +351,7 @@ def test_the_mix_verdict_says_which_parts_its_differences_rest_on():
     from memstor.report.text.workloads import rw_mix_sentences
 
     said = rw_mix_sentences(pd.read_csv(DATA / "summary-bare16.csv"), "vm")[0]
-    assert "(the difference runs from -15.9 to -10.1 % with the parts other experiments measured too, outside ±10 %" \
+    assert "the difference runs from -15.9 to -10.1 % with the parts other experiments measured too, outside ±10 %" \
         in said and "furthest" not in said, said
 
 

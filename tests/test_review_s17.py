@@ -326,3 +326,20 @@ def test_the_conclusion_calls_no_knee_fitted_where_the_fit_failed_its_checks():
     said = knee_words(pd.read_csv(S16 / "validity-cpu116.csv"), H)
     assert "for randread the points past the fitted knee do not confirm it (knee_plateau warned); for randwrite no " \
         "fitted knee stands (knee_ceiling, knee_located failed)." in said, said
+
+
+def test_a_mix_difference_beyond_only_an_assumed_spread_is_no_finding_and_the_sign_names_the_effect():
+    """S20-bare 3: '50 % reads 60,290 IOPS against 67,082 predicted (-10.1 %) — the mix does not cost what its parts
+    cost: reads and writes interfere (or overlap) here' led with a finding from single runs beyond only the 10 %
+    assumed, and 'or overlap' had the wrong sign (overlap makes a mix faster). The lead now says the difference is
+    not established; beyond a measured spread the verdict names the effect by its sign."""
+    from memstor.report.text.workloads import _mix_verdict, rw_mix_sentences
+
+    said = rw_mix_sentences(pd.read_csv(S16 / "summary-bare16.csv"), H)[0]
+    assert "(-10.1 %) — a difference between single runs only, not shown to be the device's" in said, said
+    assert "interfere" not in said and "overlap" not in said
+    measured = Spread(measured=1.2, how="x", pairs=2)
+    slower = _mix_verdict([-0.3], measured, False, "±10 %", "x")
+    assert slower.startswith("the mix does not cost what its parts cost: reads and writes interfere (the mix is "
+                             "slower) here"), slower
+    assert "overlap (the mix is faster)" in _mix_verdict([0.3], measured, False, "±10 %", "x")

@@ -240,10 +240,12 @@ def _mix_verdict(diffs: list[float], spread: Spread, many: bool, rule: str, span
         # S19-bare 6: 'the furthest, -15.9 %' came from another experiment's parts, not the ones the sentence names
         lo, hi = min(diffs), max(diffs)
         runs = f"runs {span}" if round(1000 * lo) != round(1000 * hi) else f"is {100 * lo:+.1f} %"
-        return (f"the mix does not cost what its parts cost: reads and writes interfere (or overlap) here (the "
-                f"difference {runs}, outside {rule}"
-                + (f" and beyond {spread.short()})" if spread.shown else ", the spread assumed for single fresh runs, not "
-                   "measured: a difference between single runs only)"))
+        how = "interfere (the mix is slower)" if hi < 0 else "overlap (the mix is faster)"  # S20-bare 3: the sign
+        if not spread.shown:  # S20-bare 3: beyond an assumed spread only, the lead says so, not a finding
+            return (f"a difference between single runs only, not shown to be the device's: the difference {runs}, "
+                    f"outside {rule} but beyond only the spread assumed for single fresh runs, not measured")
+        return (f"the mix does not cost what its parts cost: reads and writes {how} here (the difference {runs}, "
+                f"outside {rule} and beyond {spread.short()})")
     return f"not a finding: the difference runs {span}, not beyond {spread.words()}"
 
 
