@@ -417,7 +417,7 @@ def test_a_withheld_fit_below_the_measured_bound_is_said_to_be_rejected():
     # tenth read S13-bare 4: 3.7 lies within the fit's interval [0.282, 8.43]: the fit's ceiling rejects it
     assert said.endswith("N* ≥ 3.7 (the sweep had not levelled off, so the data set no upper bound; X_best is one run "
                          "with 4 jobs: from the one-job sweep's most, 24,406 IOPS, N* ≥ 2.0), within the "
-                         "withheld fit's 95 % interval (N* 1.54): the bound does not settle it; its ceiling below "
+                         "withheld fit's 95 % interval: the bound does not settle it; its ceiling below "
                          "what the sweep measured rejects it."), said
     low = k.assign(N_star_bound=1.2)
     assert "reject" not in q.knee_sentences(low)[1]

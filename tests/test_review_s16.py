@@ -211,7 +211,7 @@ def test_a_bound_within_a_withheld_fits_interval_lends_the_fit_no_support():
 
     k = pd.read_csv(DATA / "knee-bare16.csv")
     said = " ".join(q.knee_sentences(k))
-    assert "within the withheld fit's 95 % interval (N* 7.91): the bound does not settle it; the fit stays withheld " \
+    assert "within the withheld fit's 95 % interval: the bound does not settle it; the fit stays withheld " \
            "for its failed checks" in said, said
     assert "does not reject the fit" not in said
 

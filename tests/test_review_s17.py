@@ -343,3 +343,16 @@ def test_a_mix_difference_beyond_only_an_assumed_spread_is_no_finding_and_the_si
     assert slower.startswith("the mix does not cost what its parts cost: reads and writes interfere (the mix is "
                              "slower) here"), slower
     assert "overlap (the mix is faster)" in _mix_verdict([0.3], measured, False, "±10 %", "x")
+
+
+def test_a_withheld_knee_is_not_repeated_with_its_n_star():
+    """S20-bare 4: the randwrite knee, withheld (knee_located and knee_plateau failed), still read 'within the
+    withheld fit's 95 % interval (N* 7.91)' beside 'throughput keeps rising past the knee (X_fit 65,055 IOPS, N*
+    7.91)' (the plateau check's evidence, now 'past the fitted ceiling (X_fit 65,055 IOPS)': analysis.validity.fits).
+    The bound's clause now names no N*. The bare run's knee table (review-s16). The other side: the randread row,
+    whose bound lies beyond the fit, has no such clause."""
+    from memstor.report.text.queueing import knee_sentences
+
+    read, write = knee_sentences(pd.read_csv(S16 / "knee-bare16.csv"))
+    assert "within the withheld fit's 95 % interval: the bound does not settle it" in write, write
+    assert "interval (N*" not in write and "withheld fit's 95 % interval" not in read

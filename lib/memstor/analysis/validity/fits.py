@@ -390,8 +390,9 @@ def _beyond(k: pd.Series, past: pd.DataFrame, spread: Spread, points: pd.DataFra
     above = f"{_over(past, fit, limit)} ({by}; {beyond})"
     if step:
         return row(host, "knee_plateau", rw, FAIL, float(over["_low"].max()), limit, "IOPS",
-                   f"throughput keeps rising past the knee ({said}): {above}; the sweep's last step, {step}, "
-                   f"still gained more than {spread.short()}{spread.beyond()}{_others_not_above(past, high)}",
+                   f"throughput keeps rising past the fitted ceiling (X_fit {n(fit)} IOPS): {above}; the sweep's last "
+                   f"step, {step}, "
+                   f"still gained more than {spread.short()}{spread.beyond()}{_others_not_above(past, high)}",  # S20-bare 4
                    "the knee N* is not stated as a finding: the sweep has not levelled off where the fit puts its "
                    "ceiling", _KNEE, low=low, high=high)
     others = "in_sweep" in over.columns and not over["in_sweep"].fillna(True).astype(bool).any()

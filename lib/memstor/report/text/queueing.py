@@ -281,7 +281,7 @@ def _fit_below(k: pd.Series, why: str) -> str:
     if float(m.group(2).replace(",", "")) < bound:
         return f", above the withheld fit's N* {m.group(1)}: the bound rejects that fit too"
     # S19-bare 3: 'the bound does not reject the fit' lent a withheld fit support its failed checks deny
-    return (f", within the withheld fit's 95 % interval (N* {m.group(1)}): the bound does not settle it"
+    return (", within the withheld fit's 95 % interval: the bound does not settle it"  # S20-bare 4: no N* repeated
             + ("; its ceiling below what the sweep measured rejects it" if measured_above_fit(k) else
                "; the fit stays withheld for its failed checks"))
 
