@@ -325,7 +325,7 @@ def test_the_held_cell_summary_counts_each_reason_instead_of_calling_one_cell_mo
     from memstor.report.text import mixed_load as mltext
 
     said = mltext.held_summary(S.mixed)
-    assert said.startswith("1 of 7 cells held; of the 6 that did not, ioarrive's checks failed: lag at 5 cells, ")
+    assert said.startswith("1 of 7 cells held; of the 6 that did not, their checks failed: lag at 5 cells, ")
     assert {"independence at 2", "rate at 2", "exp_gaps at 2"} <= set(said.split("; ")[1].split(": ")[1].split(", "))
     assert "; e.g. cell w0-r20: read: p99 lag 486.4 µs" in said and "most" not in said  # µs, not us (S6-bare C-12)
     assert said in report["html"]  # whole: a page break may set a page number and a figure inside the PDF's copy

@@ -369,3 +369,18 @@ def test_a_write_saturation_run_whose_series_failed_is_not_a_higher_sequential_w
     bare = ht.headline_evidence(pd.read_csv(S16 / "headline-bare16.csv"), pd.read_csv(S16 / "validity-bare16.csv"),
                                 pd.read_csv(S16 / "summary-bare16.csv")).set_index("quantity")["trust"]
     assert "up to 2,066 MB/s as a whole-run mean (fio-write-saturation: write 128 KiB)" in bare["Sequential write (MB/s)"]
+
+
+def test_the_mixed_load_tally_counts_the_cell_its_generator_failed():
+    """S20-cpu1 1: '0 of 6 cells held; of the 6 that did not, ioarrive's checks failed: lag at 4 cells, ...' counted
+    five cells; the sixth (w0-r80) held by ioarrive's own checks and was failed by load_generator_cpu for the map,
+    unsaid. The tally now names it. The other side: without the CPU failure that cell holds and is not counted."""
+    from memstor.analysis import mixed_load
+    from memstor.report.text.mixed_load import held_summary
+
+    f = pd.read_csv(S16 / "mixed-load-map-cpu116.csv").assign(host=H, table="mixed-load-map")
+    failed = held_summary(mixed_load.map_tables(f, [1000.0], {H: "ioarrive at 92.8 %"})["mixed"])
+    assert failed.startswith("0 of 6 cells held; of the 6 that did not, their checks failed: lag at 4 cells") and \
+        "load_generator_cpu at 1" in failed, failed
+    held = held_summary(mixed_load.map_tables(f, [1000.0])["mixed"])
+    assert held.startswith("1 of 6 cells held; of the 5 that did not") and "load_generator_cpu" not in held, held
