@@ -27,9 +27,9 @@ def with_sweep(slo: pd.DataFrame, fio: pd.DataFrame) -> pd.DataFrame:
 def test_the_slo_table_names_the_sweeps_highest_rate_that_met_the_target():
     shown = slo_display(with_sweep(pd.read_csv(DATA / "slo-1cpu.csv"), sweep()))[FIO_COLUMN].tolist()
     tail = "; the submission time is not in it, so whether the total met it is not shown)"  # S12-bare9 1
-    assert shown == ["missed: its own p99 9,241 µs (over its depth search up to QD 8); the closed QD sweep's completion p99 met it up to 30,953 IOPS (QD4, "
-                     "420 µs" + tail, "missed: its own p99 10,551 µs (over its depth search up to QD 8); the closed QD sweep's completion p99 met it up to "
-                     "9,496 IOPS (QD1, 243 µs" + tail]
+    assert shown == ["missed: its own p99 9,241 µs (over its depth search up to QD 8); the most IOPS of a closed QD sweep's point whose completion p99 met it: 30,953 (QD4, "
+                     "420 µs" + tail, "missed: its own p99 10,551 µs (over its depth search up to QD 8); the most IOPS of a closed QD sweep's "
+                     "point whose completion p99 met it: 9,496 (QD1, 243 µs" + tail]
 
 
 def test_no_depth_met_it_no_sweep_or_fios_own_answer_say_nothing_more():
@@ -45,7 +45,7 @@ def test_no_depth_met_it_no_sweep_or_fios_own_answer_say_nothing_more():
                                                           fio_latency_depth=8)
     cells = slo_display(with_sweep(answered, sweep()))[FIO_COLUMN].tolist()
     # S13-loop 7: a sweep that met it above fio's answer (30,953 > 20,408) is said; at or below it, nothing more
-    assert cells[0].startswith("20,408 (QD 8") and "met it up to 30,953 IOPS" in cells[0]
+    assert cells[0].startswith("20,408 (QD 8") and "met it: 30,953 (QD4" in cells[0]
     above = answered.assign(fio_latency_target_iops=40000.0)
     cells = slo_display(with_sweep(above, sweep()))[FIO_COLUMN].tolist()
     assert cells[0].startswith("40,000 (QD 8") and "sweep" not in cells[0]

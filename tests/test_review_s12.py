@@ -71,11 +71,11 @@ def test_the_sweeps_p99_in_the_slo_table_is_named_a_completion_p99():
                                 index=slo.index))
     cells = slo_display(slo).set_index("workload")["fio latency_target, closed loop (IOPS, depth per job, its p99)"]
     # ninth read S12-bare9 1: neither row says the total met it (no total-latency percentiles are recorded)
-    assert cells["randread"].endswith("completion p99 met it up to 14,465 IOPS (QD1, 52.0 µs, below its mean total "
-                                      "latency, 67.9 µs; the submission time is not in it, so whether the total met "
-                                      "it is not shown)")
-    assert cells["randwrite"].endswith("completion p99 met it up to 11,735 IOPS (QD1, 175 µs; the submission time is "
-                                       "not in it, so whether the total met it is not shown)")
+    assert cells["randread"].endswith("completion p99 met it: 14,465 (QD1, 52.0 µs, below its mean total "
+                                      "latency, 67.9 µs; the submission time is not in it, so whether "
+                                      "the total met it is not shown)")
+    assert cells["randwrite"].endswith("completion p99 met it: 11,735 (QD1, 175 µs; the submission time is not in it, "
+                                       "so whether the total met it is not shown)")
 
 
 def test_a_last_step_within_a_measured_disagreement_is_not_called_still_rising():
@@ -667,11 +667,11 @@ def test_the_slo_table_gives_a_missed_runs_rate_and_a_sweep_that_met_more_than_f
 
     col = "fio latency_target, closed loop (IOPS, depth per job, its p99)"
     bare = slo_display(pd.read_csv(DATA / "slo-bare.csv"))[col]
-    assert bare.iloc[0].startswith("missed: its own p99 5,079 µs (30,341 IOPS over its depth search up to QD 8); the closed QD sweep's "), bare[0]
+    assert bare.iloc[0].startswith("missed: its own p99 5,079 µs (30,341 IOPS over its depth search up to QD 8); the most IOPS of a closed QD sweep's "), bare[0]
     loop = pd.read_csv(DATA / "slo-loop.csv")
     cell = slo_display(loop)[col].iloc[1]
     assert cell.startswith("≥ 124,502 (its run's p99 594 µs; a lower bound") and cell.endswith(
-        "; the closed QD sweep's completion p99 met it up to 129,387 IOPS (QD16, 264 µs; the submission time is not in "
+        "; the most IOPS of a closed QD sweep's point whose completion p99 met it: 129,387 (QD16, 264 µs; the submission time is not in "
         "it, so whether the total met it is not shown)"), cell
     less = slo_display(loop.assign(closed_sweep_iops=120_000.0))[col].iloc[1]
     assert "closed QD sweep" not in less and less.startswith("≥ 124,502")

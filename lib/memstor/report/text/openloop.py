@@ -185,13 +185,13 @@ def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None, run_iop
 
 
 def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=None, experiment=None) -> str:
-    """'; the closed QD sweep's completion p99 met it up to 30,953 IOPS (QD4, 420 µs; the submission time is not in
-    it, so whether the total met it is not shown)' (fio's clat, no total-latency percentiles: S12-bare 5, S12-bare9 1;
+    """'; the most IOPS of a closed QD sweep's point whose completion p99 met it: 30,953 (QD4, 420 µs; the
+    submission time is not in it, so whether the total met it is not shown)' (fio's clat, no total-latency percentiles: S12-bare 5, S12-bare9 1;
     ', below its mean total latency, 67.9 µs' where the point's mean exceeds it) where fio's search gave no IOPS, its own
     run did not meet the target either (or there was none) and a depth of the sweep met it (S11-1cpu 12), or where the
     sweep met it above the IOPS fio's cell states (its answer, or its cut-off run's lower bound: S13-loop 7), else ''
     (S11-bare 12: beside a cut-off search whose 4-job run met 1 ms at 45,360 IOPS, the one-job sweep's 9,184 at QD1
-    understated what the closed loop met). 'the closed runs' completion p99 ... (fio-rw-ratio's QD32, ...)' where
+    understated what the closed loop met). '... of a closed run whose ... (fio-rw-ratio's QD32, ...)' where
     another fresh experiment's run of the sweep's job met it highest (twelfth read S15-loop 1)."""
     met = _ol_float(fio_p99) == _ol_float(fio_p99) and _ol_float(fio_p99) <= _ol_float(target)
     # the IOPS fio's cell states as met: its answer, or a cut-off run's lower bound where that run met the target
@@ -204,8 +204,9 @@ def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=Non
     below = (f", below its mean total latency, {_ol_fmt(mean)} µs"
              if _ol_float(mean) == _ol_float(mean) and _ol_float(mean) > _ol_float(p99) else "")
     other = isinstance(experiment, str) and experiment not in ("", QUEUE_DEPTH)
-    who, at = ("closed runs'", f"{experiment}'s {qd}") if other else ("closed QD sweep's", qd)
-    return (f"; the {who} completion p99 met it up to {_ol_fmt(iops)} IOPS ({at}, {_ol_fmt(p99)} µs{below}; "
+    who, at = ("closed run", f"{experiment}'s {qd}") if other else ("closed QD sweep's point", qd)
+    # S20-cpu1 2: 'met it up to' read as every lower rate meeting it, while deeper or other runs below it missed
+    return (f"; the most IOPS of a {who} whose completion p99 met it: {_ol_fmt(iops)} ({at}, {_ol_fmt(p99)} µs{below}; "
             "the submission time is not in it, so whether the total met it is not shown)")  # S12-bare9 1
 
 
