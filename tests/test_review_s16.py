@@ -70,7 +70,7 @@ def test_the_dram_ceilings_best_measured_is_a_measured_bandwidth_not_a_derived_o
     row = ceilings.ceiling_use(ceil, head, mlp=mlp).iloc[0]
     assert round(row["measured"]) == 6632 and "higher, derived, not measured: 8,209 MB/s" in row["measured_as"]
     alone = ceilings.ceiling_use(ceil, head.iloc[0:0], mlp=mlp).iloc[0]
-    assert round(alone["measured"]) == 8209 and alone["measured_as"] == "MLP run, 2 threads x 16 chains, by Little's law"
+    assert round(alone["measured"]) == 8209 and alone["measured_as"] == ("derived, not measured: MLP run, 2 threads x 16 chains, by Little's law")  # S20-cpu1 6
     lower = ceilings.ceiling_use(ceil, head, mlp=mlp.assign(bandwidth_MBps=1000.0)).iloc[0]
     assert round(lower["measured"]) == 6632 and "derived" not in lower["measured_as"]
 

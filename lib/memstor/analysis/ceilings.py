@@ -395,8 +395,8 @@ def ceiling_use(ceilings: pd.DataFrame, headline: pd.DataFrame, points: pd.DataF
             found.append(measured)
             left += left_mlp + left_figures
         best = max((f for f in found if f), key=lambda f: f[0], default=None)
-        if derived and best is None:
-            best = derived  # no bandwidth measured directly: the derived figure, named as such
+        if derived and best is None:  # no bandwidth measured directly: the derived figure, named as such (S20-cpu1 6)
+            best = (derived[0], f"derived, not measured: {derived[1]}")
         higher = [text for v, text in sorted(left, reverse=True) if best is None or v > best[0]]
         said = None if best is None else best[1] + ("; higher, left out: " + "; ".join(higher) if higher else "")
         if best is not None and derived and derived is not best and derived[0] > best[0]:  # S18-1cpu 4
