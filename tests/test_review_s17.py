@@ -384,3 +384,16 @@ def test_the_mixed_load_tally_counts_the_cell_its_generator_failed():
         "load_generator_cpu at 1" in failed, failed
     held = held_summary(mixed_load.map_tables(f, [1000.0])["mixed"])
     assert held.startswith("1 of 6 cells held; of the 5 that did not") and "load_generator_cpu" not in held, held
+
+
+def test_page_1_says_the_rates_that_held_are_still_read_beside_a_failed_open_loop_held():
+    """S20-bare 5: page 1 listed open_loop_held under 'Failed checks (their findings are not stated)' while pages 2 and
+    8 gave randwrite's SLO answer and open-against-closed ratios from its 3 held rates, as the check's consequence
+    allows. The entry now says 'the rates that held are still read'. The other side: other failed checks carry no
+    such words, and an unchecked open_loop_held neither."""
+    v = pd.read_csv(S16 / "validity-bare16.csv")
+    failed = fp.check_names(v)[0]
+    assert "`open_loop_held` (randread; randwrite: the rates that held are still read)" in failed, failed
+    assert failed.count("still read") == 1
+    held = (v["check"] == "open_loop_held")
+    assert "still read" not in " ".join(fp.check_names(v.assign(status=v["status"].mask(held, "unchecked"))))

@@ -524,6 +524,9 @@ def check_counts(validity: pd.DataFrame | None) -> str:
 #: A failed check's consequence that leaves out only the runs it failed (hierarchy_cpu_share; S11-bare 2: page 1
 #: listed it under 'their findings are not stated' while §4.5 stated the levels of the other 84 of 87 runs).
 LEFT_OUT = "those runs are left out"
+#: Failed checks whose findings stand for the part that passed, said beside their name on page 1 (S20-bare 5:
+#: 'their findings are not stated' beside open_loop_held, while the SLO answer from the rates that held was given).
+PARTIAL = {"open_loop_held": "the rates that held are still read"}
 #: How many subjects a check's name lists on the first page before "and N more".
 NAMED_SUBJECTS = 12
 #: A point's id after its subject ('4 KiB random write (randwrite-bs4k-qd32x4-x1-max60-io_uring-d1-f64m-rep1)'):
@@ -555,7 +558,8 @@ def check_names(validity: pd.DataFrame | None) -> list[str]:
                 subjects = [f"{x} ×{said.count(x)}" if said.count(x) > 1 else x for x in dict.fromkeys(said)]
                 keep = NAMED_SUBJECTS if len(subjects) > NAMED_SUBJECTS + 1 else len(subjects)  # 'and 1 more' saves
                 more = f" and {len(subjects) - keep} more" if len(subjects) > keep else ""  # nothing (S10-bare 15)
-                named.append(f"`{check}` ({'; '.join(md_escape(x) for x in subjects[:keep])}{more})")
+                part = f": {PARTIAL[check]}" if status == "fail" and check in PARTIAL else ""
+                named.append(f"`{check}` ({'; '.join(md_escape(x) for x in subjects[:keep])}{more}{part})")
             out.append(f"**{md_escape(host)}** — {head}: " + ", ".join(named) + ".")
         gated = gate_failures(v)
         if gated:
