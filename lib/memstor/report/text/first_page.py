@@ -183,14 +183,15 @@ def _tradeoff(qd: pd.DataFrame, host: str, rw: str, points: pd.DataFrame | None 
     top = every.loc[every["iops"].idxmax()]
     what = {"randread": "random reads", "randwrite": "random writes"}.get(rw, rw)
     along = "the most along its one-job sweep" if float(top["iops"]) > float(best["iops"]) else "the most"
+    deeper = deeper_faster(points, host, rw, float(low["lat_mean_us"])) if int(low["outstanding_io"]) == 1 else None
+    gain, cost = ("", "") if deeper is not None else (  # S20-loop 1: no ratio to a QD1 run out of line
+        f" ({best['iops'] / low['iops']:.1f}×)", f" ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
     text = (f"4 KiB {what} along the queue-depth sweep: {fmt_number(low['iops'])} IOPS with "
             f"{int(low['outstanding_io'])} I/O in flight at a mean latency of "
-            f"{fmt_number(low['lat_mean_us'])} µs; {along}, {fmt_number(best['iops'])} IOPS "
-            f"({best['iops'] / low['iops']:.1f}×), with {int(best['outstanding_io'])} in flight at a mean of "
-            f"{fmt_number(best['lat_mean_us'])} µs ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
-    if int(low["outstanding_io"]) == 1 and (deeper := deeper_faster(points, host, rw, float(low["lat_mean_us"]))) \
-            is not None:  # S19-loop 3: '1.0× the latency' against a QD1 run slower than QD4's
-        text += f" ({deeper_words(deeper)}, so the latency ratio is no cost of depth)"
+            f"{fmt_number(low['lat_mean_us'])} µs; {along}, {fmt_number(best['iops'])} IOPS{gain}, with "
+            f"{int(best['outstanding_io'])} in flight at a mean of {fmt_number(best['lat_mean_us'])} µs{cost}")
+    if deeper is not None:  # S19-loop 3: '1.0× the latency' against a QD1 run slower than QD4's
+        text += f" ({deeper_words(deeper)}, so no ratio to it is given)"
     if along == "the most":
         return text
     spread = run_spread(points, host, rw)
