@@ -27,6 +27,7 @@ from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, hos
 from memstor.report.text.headline_trust import (
     deeper_faster,
     deeper_words,
+    elsewhere_caveat,
     job_split,
     lasting_words,
     mlp_above,
@@ -295,6 +296,9 @@ def findings(S, host: str) -> list[str]:
     if len(seq) == 2:
         s = f"Sequential transfers: {fmt_number(seq['seq_read_MBps'])} MB/s read, {fmt_number(seq['seq_write_MBps'])} MB/s write"
         s += _not_lasting(pts, host, float(seq["seq_write_MBps"]))
+        more = [w for k, w in (("seq_read_MBps", "read"), ("seq_write_MBps", "write"))  # S20-loop 3: unsaid here
+                if not elsewhere_caveat("sound", pts, host, k, float(seq[k])).startswith("sound")]
+        s += f"; single runs: other runs measured more for the {' and the '.join(more)}" if more else ""
         if seq["seq_write_MBps"] > 1.2 * seq["seq_read_MBps"]:
             later = write_elsewhere(getattr(S, "points", None), host, float(seq["seq_read_MBps"]))
             s += (f" — {'the block-size sweep wrote' if later else 'writes'} faster than {'it read' if later else 'reads in these runs'}, which a drive rarely does; a write-back cache above "
