@@ -417,3 +417,15 @@ def test_the_sequential_finding_says_where_other_runs_measured_more():
     S.points = alone
     said = [f for f in fp.findings(S, LOOP) if f.startswith("Sequential")][0]
     assert "measured more" not in said, said
+
+
+def test_the_window_trend_says_first_and_last_apart_from_the_range():
+    """S20-loop 4: 'window rounds 2-6: 61,444 to 62,789 IOPS (2.06 % ...)' read as the window's range, which is
+    61,444-69,788 (its rounds 61,444, 69,788, 62,884, 69,429, 62,789). It now says first and last, then the range."""
+    from memstor.analysis.validity.steady import _trend
+
+    v = pd.Series({"host": H, "workload": "4 KiB randwrite"})
+    row = _trend(v, pd.DataFrame({"round": [2, 3, 4, 5, 6],
+                                  "iops": [61_444.0, 69_788.0, 62_884.0, 69_429.0, 62_789.0]}))
+    assert "window rounds 2-6: first 61,444, last 62,789 IOPS" in row["evidence"] and \
+        "from 61,444 to 69,788 (range" in row["evidence"], row["evidence"]

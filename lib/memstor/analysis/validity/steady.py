@@ -167,8 +167,9 @@ def _trend(v: pd.Series, window: pd.DataFrame) -> dict:
     value, high = (spread, OSCILLATION_MIN_PCT) if oscillating else (abs(change) if monotone else 0.0, TREND_MIN_PCT)
     status = WARN if drift or see_saw else PASS
     shape = "every step the same way" if monotone else "every step turning" if oscillating else "not monotone"
-    evidence = (f"window rounds {first}-{first + len(w) - 1}: {n(w[0])} to {n(w[-1])} IOPS ({n(change)} % of the "
-                f"window average, range {n(spread)} %), {shape}")
+    # S20-loop 4: 'rounds 2-6: 61,444 to 62,789 IOPS' read as the window's range (61,444-69,788)
+    evidence = (f"window rounds {first}-{first + len(w) - 1}: first {n(w[0])}, last {n(w[-1])} IOPS (a change of "
+                f"{n(change)} % of the window average), from {n(min(w))} to {n(max(w))} (range {n(spread)} %), {shape}")
     consequence = "" if status == PASS else (
         "the window is still drifting: the steady-state IOPS is an average of a trend, more rounds would move it"
         if drift else "the window oscillates: its average depends on which rounds it holds, the steady-state IOPS "
