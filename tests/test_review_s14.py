@@ -36,7 +36,7 @@ def test_the_climb_to_the_last_level_names_where_the_curve_reached_it_and_what_i
     climb, said = _coverage(S12 / "mem-hierarchy-1cpu.csv")
     assert climb is not None and climb.reached_at == 2965824.0 and [round(ns, 1) for _, ns in climb.between] == [20.9, 32.6]
     assert ("1.3× the kernel's 48 MiB last-level cache, which the curve does not show as a level (it leaves its last "
-            "cache level at 1.2 MiB, passes 20.9-32.6 ns at 1.4 MiB-2 MiB (no level) and reaches the 120 ns level it "
+            "cache level at about 1.2 MiB (midway between the sizes measured either side), passes 20.9-32.6 ns at 1.4 MiB-2 MiB (no level) and reaches the 120 ns level it "
             "ends on at 2.8 MiB; as on a VM)") in said, said
     assert "steps at 1.2 MiB" not in said
     direct = Climb(climb.left_at, climb.level_ns, 1482880.0, (), climb.kept_to)
@@ -52,7 +52,7 @@ def test_the_sizes_covered_are_those_of_the_levels_curve_where_its_larger_runs_w
     climb, said = _coverage(DATA / "mem-hierarchy-bare14.csv")
     assert climb is not None and climb.kept_to == 23726592.0
     assert said.startswith("The sweep covered 4 KiB to 64 MiB, the levels' curve to 22.6 MiB (its larger sizes left "
-                           "out), below the kernel's 48 MiB last-level cache: it leaves its last cache level at 1.2 MiB"), said
+                           "out), below the kernel's 48 MiB last-level cache: it leaves its last cache level at about 1.2 MiB"), said
     assert "1.3×" not in said and "reaches the 104 ns level it ends on at 5.7 MiB" in said
     _, whole = _coverage(S12 / "mem-hierarchy-1cpu.csv")
     assert "levels' curve to" not in whole and "1.3× the kernel's 48 MiB" in whole

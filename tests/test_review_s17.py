@@ -149,8 +149,8 @@ def test_the_hierarchy_finding_does_not_call_the_last_plateau_a_cache_and_names_
     loop = hierarchy_finding(_loop("cache_levels"), H)
     assert loop == ("Memory hierarchy: 2 cache levels, 1.76 ns (L1) and 5.55 ns (L2); then 136 ns from 8,192 KiB to "
                     "the sweep's end (64.0 MiB), 77.3× L1, a plateau no cache the kernel reports ends at (its L3, 260 "
-                    "MiB, not reached); 1 size left out (4.0 MiB) by hierarchy_cpu_share, where a level would not be "
-                    "seen"), loop
+                    "MiB, not reached); of the chain the levels come from, 1 size left out (4.0 MiB) by "
+                    "hierarchy_cpu_share, where a level would not be seen"), loop
     bare = hierarchy_finding(pd.read_csv(S16 / "cache_levels-bare16.csv"), H)
     assert bare.startswith("Memory hierarchy: 3 cache levels, 1.80 ns (L1), 6.00 ns (L2) and 32.4 ns (L3); then 135 "
                            "ns from 11.3 MiB") and "left out" not in bare and "not reached" not in bare, bare

@@ -139,7 +139,9 @@ def _climb_words(c: Climb) -> str:
     lo, hi = size_text(c.between[0][0]), size_text(c.between[-1][0])
     at = lo if lo == hi else f"{lo}-{hi}"
     passes = fmt_number(ns[0]) if len(ns) == 1 else f"{fmt_number(min(ns))}-{fmt_number(max(ns))}"
-    return (f"it leaves its last cache level at {size_text(c.left_at)}, passes {passes} ns at {at} (no level) and "
+    # S20-loop 5: '2.4 MiB' is no size measured: the midpoint of the two either side
+    return (f"it leaves its last cache level at about {size_text(c.left_at)} (midway between the sizes measured either "
+            f"side), passes {passes} ns at {at} (no level) and "
             f"reaches the {fmt_number(c.level_ns)} ns level it ends on at {size_text(c.reached_at)}")
 
 
@@ -328,5 +330,6 @@ def hierarchy_finding(levels: pd.DataFrame, host: str) -> str:
     if not rise.empty:
         text += f", then {fmt_number(rise['latency_ns'].iloc[0])} ns at the sweep's largest size with no level found there"
     if not out.empty and (m := _LEFT.search(str(out["note"].iloc[0]))):
-        text += f"; {m.group(1)} by hierarchy_cpu_share, where a level would not be seen"
+        text += (f"; of the chain the levels come from, {m.group(1)} by hierarchy_cpu_share, where a level would not be "
+                 "seen")  # S20-loop 6: the other chains' runs left out are §4.5's
     return text
