@@ -137,7 +137,7 @@ def map_figure(cells: pd.DataFrame, curve: pd.DataFrame | None = None, targets_u
         first, last = float(values.min()), float(values.max())
         pad = 0.08 * (last - first) if last > first else max(1.0, 0.1 * abs(last))
         setter(first - pad, last + pad)  # room around the outermost cells (a marker on the axis edge is cut)
-    ax.set_xlabel("writes offered (MB/s, 10⁶ B/s)")
+    ax.set_xlabel("writes offered (MB/s, 10^6 B/s)")  # S20-bare 7: a superscript prints at 5 pt
     ax.set_ylabel("reads offered (IOPS)")
     thousands(ax.yaxis)
     if ax.get_legend_handles_labels()[0]:  # inside, where it covers the fewest cells: the printed figure is a

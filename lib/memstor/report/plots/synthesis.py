@@ -480,7 +480,7 @@ def block_size_figure(points: pd.DataFrame):
         ax.xaxis.set_minor_formatter(NullFormatter())
         _thousands(ax)
         if ax is axes[0]:
-            ax.set_ylabel("bandwidth (MB/s, 10⁶ B/s)")
+            ax.set_ylabel("bandwidth (MB/s, 10^6 B/s)")  # S20-bare 7: a superscript prints at 5 pt
         ax.set_title(rw if multi else f"{rw}, {qds[0]}")  # one device: its queue depth in the title, no legend
         ax.set_ylim(bottom=0)
         if multi:
