@@ -72,8 +72,8 @@ import pandas as pd
 from memstor.analysis.core_clock import level_clock, tlb_clock
 from memstor.analysis.kernel_caches import KERNEL_LEVELS, kernel_levels, match_levels, off_by
 from memstor.analysis.level_edge import Edge, edge_words, level_edge
+from memstor.analysis.tlb_reach import TLB_MIN_PCT, why_no_walk_cost
 from memstor.core.schema import missing
-from memstor.core.units import size_text
 
 WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency_ns", "lat_p50_ns", "lat_p90_ns",
                        "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes", "cpu_share"]
@@ -88,7 +88,6 @@ LEVEL_POINTS = 3         # a plateau is at least this many consecutive sizes
 LEVEL_OCTAVES = 1.0      # ... spanning at least this many doublings of size
 MERGE_RATIO = 1.25       # a plateau's latencies lie within this factor of each other
 AGREE_FACTOR = 2.0       # a level agrees with the kernel's cache when it ends within this factor of its size
-TLB_MIN_PCT = 10.0       # 4 KiB pages slower than 2 MiB pages by more than this: beyond the TLB's reach
 SATURATION_GAIN_PCT = 10.0  # bandwidth growth per doubling of chains below this: saturated
 HUGE_MIN_SHARE = 0.5     # a "2M" curve counts as huge pages when at least this share was on them
 TLB_LEVEL = "TLB (4K - 2M pages)"
@@ -513,39 +512,19 @@ def tlb_cost(ws: pd.DataFrame) -> dict:
     return out
 
 
-#: The most entries of a second-level TLB for 4 KiB pages on the cores memstor meets (Intel 1,536-2,048, AMD
-#: Zen 4 3,072, Arm Neoverse V2 2,048), with room: a buffer of more 4 KiB pages is beyond any of their reach.
-STLB_MAX_ENTRIES = 4096
-#: Bytes of last-level page-table entries per 4 KiB page (x86-64 and arm64 4 KiB granule: 8-byte entries).
-PTE_BYTES = 8
-
-
-def _why_no_walk_cost(largest: float) -> str:
-    """Why 4 KiB pages cost no more than 2 MiB pages up to ``largest`` (bytes): within a second-level TLB's reach
-    only where its 4 KiB pages are at most STLB_MAX_ENTRIES; beyond it (seventh read S11-loop 9: 64 MiB is 16,384
-    pages, 'stayed within the TLB's reach' was not possible) the walks were cheap, their page-table entries
-    (pages x 8 B) small enough to stay in the caches; or the huge pages gave no relief."""
-    pages = largest / 4096
-    relief = "or the huge pages gave no TLB relief (e.g. a VM whose host backs them with 4 KiB pages)"
-    if pages <= STLB_MAX_ENTRIES:
-        return f"the sweep may have stayed within the TLB's reach ({pages:,.0f} 4 KiB pages at most), {relief}"
-    return (f"the largest buffer's {pages:,.0f} 4 KiB pages are beyond a second-level TLB's reach (at most about "
-            f"{STLB_MAX_ENTRIES:,} entries): its walks were cheap, likely because their page-table entries "
-            f"({size_text(pages * PTE_BYTES)}) stayed in the caches, a walk under {TLB_MIN_PCT:g} % of an access "
-            f"to memory; {relief}; a sweep several times past the last-level cache shows what a walk to memory costs")
-
-
 def _no_tlb_cost(sizes: list, ratio: np.ndarray, slower: np.ndarray) -> str:
     """Why no TLB cost is stated (4K / 2M ``ratio`` per size; ``slower``: beyond TLB_MIN_PCT): 'not shown: ...' with
     the numbers (R-1cpu M10, S11-1cpu 6, S19-bare 7); 'at every size' only where each lies within the band."""
     if not len(sizes) or not np.isfinite(ratio).any():
         return "not shown: no buffer size measured with both page sizes"
+    finite = ratio[np.isfinite(ratio)]  # S20-bare 2: how many sizes measured 4 KiB pages slower at all
+    slower_at = f"{int((finite > 1).sum())} of {len(finite)} sizes"
     if _window3(ratio)[-1] > 1 + TLB_MIN_PCT / 100:  # slower to the end, but from fewer than 2 sizes of their own
         lo, hi = int(np.nanargmin(ratio)), int(np.nanargmax(ratio))  # S19-loop 2: name the scatter, not 'only at'
         return (f"not shown: 4 KiB pages not slower by > {TLB_MIN_PCT:g} % at 2 sizes or more in a row to the sweep's "
                 f"end ({_kib(sizes[-1])}: {ratio[-1]:.2f}×); single sizes, one run each, scatter {ratio[lo]:.2f}× "
                 f"({_kib(sizes[lo])}) to {ratio[hi]:.2f}× ({_kib(sizes[hi])}), 4 KiB pages slower at "
-                f"{_slower_count(ratio)}: a cost not established from single runs")  # S20-bare 2: not 'no cost'
+                f"{slower_at}: a cost not established from single runs")  # S20-bare 2: not 'no cost'
 
     said = (f"not shown: 4 KiB pages within {TLB_MIN_PCT:g} % of 2 MiB pages at the largest size ({_kib(sizes[-1])}: "
             f"{_window3(ratio)[-1]:.2f}×, the median of the 3 largest)")
@@ -555,17 +534,11 @@ def _no_tlb_cost(sizes: list, ratio: np.ndarray, slower: np.ndarray) -> str:
                 "that does not hold to the sweep's end is not one the curves show")
     lo, hi = int(np.nanargmin(ratio)), int(np.nanargmax(ratio))
     if ratio[hi] <= 1 + TLB_MIN_PCT / 100 and ratio[lo] >= 1 - TLB_MIN_PCT / 100:
-        return f"{said} and at every size: {_why_no_walk_cost(sizes[-1])}"
+        return f"{said} and at every size: {why_no_walk_cost(sizes[-1])}"
     return (f"{said}, and no median of 3 neighbouring sizes more than {TLB_MIN_PCT:g} % slower; single sizes, one run "
             f"each, scatter {ratio[lo]:.2f}× ({_kib(sizes[lo])}{': 4 KiB pages faster' if ratio[lo] < 1 else ''}) to "
-            f"{ratio[hi]:.2f}× ({_kib(sizes[hi])}), 4 KiB pages slower at {_slower_count(ratio)}: a cost not "
+            f"{ratio[hi]:.2f}× ({_kib(sizes[hi])}), 4 KiB pages slower at {slower_at}: a cost not "
             "established from single runs")
-
-
-def _slower_count(ratio: np.ndarray) -> str:
-    """'7 of 7 sizes': how many of the sizes measured 4 KiB pages slower than 2 MiB pages at all (4K / 2M > 1)."""
-    finite = ratio[np.isfinite(ratio)]
-    return f"{int((finite > 1).sum())} of {len(finite)} sizes"
 
 
 # ------------------------------------------------------------------------------------ MLP

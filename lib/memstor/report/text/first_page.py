@@ -15,7 +15,7 @@ import re
 import pandas as pd
 
 from memstor.analysis.load_latency import answered_from_held
-from memstor.analysis.spread import ASSUMED_RATIO, FRESH, pure_iops, run_spread
+from memstor.analysis.spread import ASSUMED_RATIO
 from memstor.analysis.validity.gate import OPEN_EXPERIMENT, OPEN_LOOP_CHECKS
 from memstor.analysis.validity.intervals import exists_counts
 from memstor.core.errors import UsageError
@@ -25,8 +25,6 @@ from memstor.core.schema import missing, truthy
 from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_table import SECTION_REF, cpu_bound_point, host_checks
 from memstor.report.text.headline_trust import (
-    deeper_faster,
-    deeper_words,
     elsewhere_caveat,
     job_split,
     lasting_words,
@@ -35,6 +33,8 @@ from memstor.report.text.headline_trust import (
 from memstor.report.text.hierarchy import hierarchy_finding
 from memstor.report.text.loadgen import NOT_OPEN_WAY_OUT, generators, held_points
 from memstor.report.text.queueing import fewer_in_flight, fit_sentence, knee_rows, knee_words
+from memstor.report.text.sweep_finding import sweep_best, tradeoff
+from memstor.report.text.sweep_finding import tradeoff as _tradeoff  # noqa: F401 (the tests read fp._tradeoff)
 from memstor.report.text.workloads import sweep_contradicted, write_elsewhere
 
 #: Profile -> what its runs cannot show (the profile files' own repetitions and run lengths).
@@ -155,68 +155,6 @@ def factor_reasons(table: pd.DataFrame, column: str = "value") -> tuple[pd.DataF
     return out, " ".join(f"Note {mark[r]}: {r}." for r in shared)
 
 
-def _sweep_rows(qd: pd.DataFrame, host: str, rw: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(every measured point of rw on host, the one-job sweep's points) of the queue-depth table."""
-    every = qd[(qd["host"].astype(str) == host) & (qd["rw"] == rw) & qd["iops"].notna() & qd["lat_mean_us"].notna()]
-    return every, every[every["in_sweep"].fillna(True).astype(bool)] if "in_sweep" in every.columns else every
-
-
-def _sweep_best(qd: pd.DataFrame | None, host: str, rw: str) -> pd.Series | None:
-    """The one-job sweep's point of most IOPS (None without points)."""
-    if qd is None or qd.empty:
-        return None
-    g = _sweep_rows(qd, host, rw)[1]
-    return None if g.empty else g.loc[g["iops"].idxmax()]
-
-
-def _tradeoff(qd: pd.DataFrame, host: str, rw: str, points: pd.DataFrame | None = None) -> str | None:
-    """'4K random reads: X IOPS at 1 I/O in flight (R µs); the most along the one-job sweep, Y IOPS at N, at R' µs
-    (k×)' from the closed queue-depth sweep, and the sweep's own point outside it (another job count: QD32x4) where
-    that measured more — 'the most' is never below a point of the same experiment, and within the run-to-run spread
-    (memstor.analysis.spread, from ``points``) 'a gain not shown' (twelfth read S15-1cpu 2: +7.7 % read 'more';
-    nineteenth S19-loop 4: 'as much' read as shown equal); None without two depths."""
-    if qd is None or qd.empty:
-        return None
-    every, g = _sweep_rows(qd, host, rw)
-    if g["outstanding_io"].nunique() < 2:
-        return None
-    low, best = g.loc[g["outstanding_io"].idxmin()], g.loc[g["iops"].idxmax()]
-    top = every.loc[every["iops"].idxmax()]
-    what = {"randread": "random reads", "randwrite": "random writes"}.get(rw, rw)
-    along = "the most along its one-job sweep" if float(top["iops"]) > float(best["iops"]) else "the most"
-    deeper = deeper_faster(points, host, rw, float(low["lat_mean_us"])) if int(low["outstanding_io"]) == 1 else None
-    gain, cost = ("", "") if deeper is not None else (  # S20-loop 1: no ratio to a QD1 run out of line
-        f" ({best['iops'] / low['iops']:.1f}×)", f" ({best['lat_mean_us'] / low['lat_mean_us']:.1f}× the latency)")
-    text = (f"4 KiB {what} along the queue-depth sweep: {fmt_number(low['iops'])} IOPS with "
-            f"{int(low['outstanding_io'])} I/O in flight at a mean latency of "
-            f"{fmt_number(low['lat_mean_us'])} µs; {along}, {fmt_number(best['iops'])} IOPS{gain}, with "
-            f"{int(best['outstanding_io'])} in flight at a mean of {fmt_number(best['lat_mean_us'])} µs{cost}")
-    if deeper is not None:  # S19-loop 3: '1.0× the latency' against a QD1 run slower than QD4's
-        text += f" ({deeper_words(deeper)}, so no ratio to it is given)"
-    if along == "the most":
-        return text
-    spread = run_spread(points, host, rw)
-    gain = float(top["iops"]) / float(best["iops"])
-    more = "more, " if gain > spread.limit else ""
-    gap = "" if more else f" ({100 * (gain - 1):+.1f} %, within {spread.brief()}: a gain not shown)"
-    if more and (one := _one_job_elsewhere(points, host, rw)) is not None and \
-            float(top["iops"]) <= float(one["iops"]) * spread.limit:  # S20-cpu1 4: the jobs' gain against that run
-        gap = (f" (the same one-job job measured {fmt_number(one['iops'])} IOPS in {one['experiment']} "
-               f"(QD{int(one['iodepth'])}x1), within {spread.brief()} of it: a gain from the jobs not shown)")
-    return text + (f"; with {int(top['numjobs'])} jobs (QD{int(top['iodepth'])}x{int(top['numjobs'])}, "
-                   f"{int(top['outstanding_io'])} in flight) the same sweep measured {more}"
-                   f"{fmt_number(top['iops'])} IOPS at a mean of {fmt_number(top['lat_mean_us'])} µs{gap}")
-
-
-def _one_job_elsewhere(points: pd.DataFrame | None, host: str, rw: str) -> pd.Series | None:
-    """The most IOPS a one-job 4 KiB run of ``rw`` measured in another fresh experiment (fio-block-size, fio-rw-ratio's
-    pure mixes); None without one."""
-    p = pure_iops(points, host)
-    p = p[(p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1) & p["experiment"].isin(FRESH)
-          & (p["experiment"] != "fio-queue-depth")]
-    return None if p.empty else p.loc[pd.to_numeric(p["iops"], errors="coerce").idxmax()]
-
-
 def _cpu_bound(validity: pd.DataFrame | None, host: str, rw: str, best: pd.Series) -> str:
     """' (load_generator_cpu failed at that point, fio at 90.7 % of one CPU (busiest thread): its IOPS are fio's on
     this machine as much as the device's)' where the queue-depth sweep's load_generator_cpu failed at its
@@ -303,7 +241,7 @@ def findings(S, host: str) -> list[str]:
     pts = getattr(S, "points", None)
     out = [f"{t}{_cpu_bound(S.validity, host, rw, best)}{sweep_contradicted(pts, host, rw)}"
            f"{fewer_in_flight(pts, host, rw, best)} ({SECTION_REF['queue_depth']})." for rw in ("randread", "randwrite")
-           if (t := _tradeoff(S.qd, host, rw, pts)) and (best := _sweep_best(S.qd, host, rw)) is not None]
+           if (t := tradeoff(S.qd, host, rw, pts)) and (best := sweep_best(S.qd, host, rw)) is not None]
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
     seq = {k: h.loc[k, "value"] for k in ("seq_read_MBps", "seq_write_MBps") if k in h.index and not missing(h.loc[k, "value"])}
     if len(seq) == 2:
@@ -501,7 +439,7 @@ def next_steps(S, host: str, profile: str) -> list[str]:
 def conclusion(S, host: str) -> str:
     """The latency–throughput trade-off this device shows, in plain language, from the same rows (markdown)."""
     pts = getattr(S, "points", None)  # the other experiments' runs: the spread and the flat step (S15-1cpu 2)
-    parts = [t for rw in ("randread", "randwrite") if (t := _tradeoff(S.qd, host, rw, pts))]
+    parts = [t for rw in ("randread", "randwrite") if (t := tradeoff(S.qd, host, rw, pts))]
     h = S.headline[S.headline["host"].astype(str) == host].set_index("key")
     if "idle_latency_ns" in h.index and not missing(h.loc["idle_latency_ns", "value"]) and not any(
             str(h.loc[k].get("gate") or "").startswith("failed") for k in ("idle_latency_ns", "peak_bw_MBps")
