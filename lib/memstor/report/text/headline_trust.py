@@ -143,8 +143,8 @@ def elsewhere_caveat(trust: str, points: pd.DataFrame | None, host: str, key: st
         return trust
     # S19-bare 10: a write-saturation run's whole-run MB/s is a measured rate too (its IOPS at 4 KiB are the same
     # job over another span: other_span_caveat); '2,066 MB/s' was left out beside '1,712-1,914 MB/s' from XSR
-    kept = p["experiment"].isin(NOT_CANDIDATES) & ~((p["experiment"] == "fio-write-saturation") & (col == "bw_MBps"))
-    p = p[p["rw"].isin(rws) & (~kept | closed_target_run(p))
+    left_out = p["experiment"].isin(NOT_CANDIDATES) & ~((p["experiment"] == "fio-write-saturation") & (col == "bw_MBps"))
+    p = p[p["rw"].isin(rws) & (~left_out | closed_target_run(p))
           & (pd.to_numeric(p[col], errors="coerce") > value * ABOVE) & ((p["bs_bytes"] == bs) if bs else True)]
     if p.empty:
         return trust
