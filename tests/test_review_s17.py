@@ -398,6 +398,8 @@ def test_page_1_says_the_rates_that_held_are_still_read_beside_a_failed_open_loo
     assert failed.count("still read") == 1
     held = (v["check"] == "open_loop_held")
     assert "still read" not in " ".join(fp.check_names(v.assign(status=v["status"].mask(held, "unchecked"))))
+    # S21-cpu1 4: where no rate held (value 0 % of points) nothing is read from the rates that held
+    assert "still read" not in " ".join(fp.check_names(v.assign(value=v["value"].mask(held, 0.0))))
 
 
 def test_the_sequential_finding_says_where_other_runs_measured_more():

@@ -93,7 +93,8 @@ def _held_scope(p: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     if rest.empty:
         return keep, "; every point held its loop"
     top = rest.loc[rest["busy"].idxmax()]
-    return keep, (f"; judged at the {len(keep)} points whose loop held (the ones findings are read from): the "
+    return keep, (f"; judged at the {len(keep)} points whose loop held by ioarrive's own checks (the ones findings "
+                  "are read from): the "
                   f"{len(rest)} that did not reached {n(top['busy'])} % of one CPU{_at(top)}, and no finding is "
                   "read from them")
 

@@ -514,7 +514,9 @@ def check_names(validity: pd.DataFrame | None) -> list[str]:
                 subjects = [f"{x} ×{said.count(x)}" if said.count(x) > 1 else x for x in dict.fromkeys(said)]
                 keep = NAMED_SUBJECTS if len(subjects) > NAMED_SUBJECTS + 1 else len(subjects)  # 'and 1 more' saves
                 more = f" and {len(subjects) - keep} more" if len(subjects) > keep else ""  # nothing (S10-bare 15)
-                part = f": {PARTIAL[check]}" if status == "fail" and check in PARTIAL else ""
+                some = pd.to_numeric(g["value"], errors="coerce").fillna(0) > 0 if "value" in g else g["check"] == ""
+                # S21-cpu1 4: nothing is read from the rates that held where none held
+                part = f": {PARTIAL[check]}" if status == "fail" and check in PARTIAL and some.any() else ""
                 named.append(f"`{check}` ({'; '.join(md_escape(x) for x in subjects[:keep])}{more}{part})")
             out.append(f"**{md_escape(host)}** — {head}: " + ", ".join(named) + ".")
         gated = gate_failures(v)
