@@ -246,14 +246,29 @@ def test_hir_recovery_judges_long_rounds_by_windows_of_a_segments_length_from_th
     cut = hir_table(short, secs)
     assert (cut["baseline_round_s"] == 1.0).all() and not cut["recovery_note"].str.contains("unlike").any(), \
         cut["recovery_note"].tolist()
-    assert cut["recovery_note"].iloc[0] == ("every segment below the baseline rounds' 1-s windows (segments "
+    assert cut["recovery_note"].iloc[0] == ("not shown: every segment below the baseline rounds' 1-s windows (segments "
                                             "75,087-87,717 IOPS against the baseline rounds' 1-s windows' "
-                                            "92,647-102,600)")
+                                            "92,647-102,600), but the ratio's 95 % interval [0.705, 1.08] includes 1")
     rounds = rows.loc[rows["phase"] == "precondition", "point"].tolist()
     assert round_windows(secs, H, rounds, 1.0) == pytest.approx(
         secs.set_index("point").loc[rounds, "iops"].tolist()) and round_windows(secs, H, rounds, 2.0) == []
     same = hir_table(rows, secs)
-    assert (same["baseline_round_s"] > 2.0).all() and same["recovery_shown"].tolist() == [True, False]
+    assert (same["baseline_round_s"] > 2.0).all() and same["recovery_shown"].tolist() == [False, False]
+
+
+def test_a_hir_recovery_is_shown_only_where_its_ratios_interval_excludes_one_as_well():
+    """S21-bare 3: the PDF stated no ratio for the 0.805-s wait (its interval [0.705, 1.08] includes 1) while hir.csv
+    said recovery_shown and hir_recovery passed. One verdict now: shown needs every segment beyond the baseline rounds
+    and the ratio's interval beyond 1. The other side: the same row with an interval below 1 stays shown."""
+    from memstor.analysis.pts_recovery import _with_ratio_interval
+
+    row = {"recovery_shown": True, "recovery_note": "every segment below the baseline rounds (x)",
+           "recovery_ratio_ci_low": 0.705, "recovery_ratio_ci_high": 1.082}
+    out = _with_ratio_interval(row)
+    assert out["recovery_shown"] is False and out["recovery_note"] == ("not shown: every segment below the baseline "
+                                                                      "rounds (x), but the ratio's 95 % interval "
+                                                                      "[0.705, 1.08] includes 1")
+    assert _with_ratio_interval({**row, "recovery_ratio_ci_high": 0.95}) == {**row, "recovery_ratio_ci_high": 0.95}
 
 
 def test_a_pdf_past_its_page_budget_leaves_its_spill_cells_to_the_html_last_first(tmp_path, monkeypatch):

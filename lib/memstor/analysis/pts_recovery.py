@@ -191,7 +191,8 @@ def hir_table(rows: pd.DataFrame, seconds: pd.DataFrame | None = None) -> pd.Dat
         if "status" in acc.columns:
             acc = acc[acc["status"] == "done"]
         for wait, seg in acc.groupby(pd.to_numeric(acc["wait_s"], errors="coerce"), sort=True):
-            row = {**_wait_row(str(host), float(wait), seg, base, departure), **_shown_columns(g, seg, seconds)}
+            row = _with_ratio_interval({**_wait_row(str(host), float(wait), seg, base, departure),
+                                        **_shown_columns(g, seg, seconds)})
             half = _baseline_half_pct(g)
             if half is not None:
                 row["note"] = "; ".join(x for x in (row["note"], f"baseline ±{half:.1f} % (95 %), not folded "
@@ -225,6 +226,17 @@ def recovery_shown(rounds: Sequence[float], round_s: float | None, segments: Seq
 def _median_runtime(rows: pd.DataFrame) -> float | None:
     """The median ``runtime_s`` (s) of rows; None without the column or values."""
     return _finite(pd.to_numeric(rows["runtime_s"], errors="coerce").median()) if "runtime_s" in rows else None
+
+
+def _with_ratio_interval(row: dict) -> dict:
+    """A wait state's row whose segments all lie beyond the baseline (recovery_shown) but whose ratio's 95 % interval
+    includes 1: not shown, the note says both (S21-bare 3: the PDF stated no ratio while hir.csv and hir_recovery
+    said it was shown; one verdict everywhere)."""
+    lo, hi = row.get("recovery_ratio_ci_low"), row.get("recovery_ratio_ci_high")
+    if row.get("recovery_shown") and lo is not None and hi is not None and lo <= 1.0 <= hi:
+        return {**row, "recovery_shown": False, "recovery_note": f"not shown: {row['recovery_note']}, but the ratio's "
+                f"95 % interval [{fmt_number(lo)}, {fmt_number(hi)}] includes 1"}
+    return row
 
 
 def round_windows(seconds: pd.DataFrame | None, host: str, points: Sequence[str], window_s: float) -> list[float]:

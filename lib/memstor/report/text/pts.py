@@ -331,6 +331,9 @@ def _not_shown(r) -> str:
         why.append(f"{_int(r['segments'])} segments")
     if "overlaps the rounds'" in note or "inside the rounds' range" in note:  # the latter: tables before S11
         why.append("the segments' range overlaps the rounds'")
+    if "includes 1" in note:  # S21-bare 3: every segment beyond the rounds, the mean's ratio interval spanning 1
+        why.append(f"every segment {'below' if 'segment below' in note else 'above'} the baseline rounds, but the "
+                   f"ratio's 95 % interval {note.rsplit('interval ', 1)[-1]}")
     return (" — no recovery ratio: " + ("; ".join(why) if why else "its windows cannot tell")
             + "; neither a change nor its absence is shown")
 
@@ -346,7 +349,7 @@ def _hir_wait(r) -> str:
     ratio = fmt_interval(r["recovery_ratio"], r["recovery_ratio_ci_low"], r["recovery_ratio_ci_high"])
     lo, hi = r.get("recovery_ratio_ci_low"), r.get("recovery_ratio_ci_high")
     basis = str(r.get("recovery_note") or "")  # S19-bare 4: shown by the segments' ranks, its mean's interval spans 1
-    if basis and not missing(lo) and not missing(hi) and lo <= 1.0 <= hi:  # S20-bare 1: no ratio to quote, then
+    if basis and not missing(lo) and not missing(hi) and lo <= 1.0 <= hi:  # S20-bare 1 (tables before S21-bare 3)
         iops = fmt_interval(r["iops_mean"], r.get("iops_ci_low"), r.get("iops_ci_high"))
         return (f"after {_idle(r)} {iops} IOPS — {basis}, but the ratio's 95 % interval [{fmt_number(lo)}, "
                 f"{fmt_number(hi)}] includes 1: no recovery ratio is stated")
