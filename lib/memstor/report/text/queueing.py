@@ -454,8 +454,8 @@ def fit_sentence(bad_fit: list[str], knees: pd.DataFrame, points: pd.DataFrame |
     first = bad_fit[0].split(":")[0]
     also = [w for w in dict.fromkeys(b.split(":")[0] for b in bad_fit[1:]) if w != first]
     more = f"; {' and '.join(also)}'s fit too" if also else ""
-    one = _one_job_above((band_high or {}).get(first), points, host, first)
-    lead = "The knee fit contradicts its own data" if one else _fit_contradicted(bad_fit[0])
+    one, beyond = _one_job_above((band_high or {}).get(first), points, host, first)
+    lead = "The knee fit contradicts its own data" if beyond else _fit_contradicted(bad_fit[0])
     return (lead + " (" + name_ceilings(bad_fit[0]) + one + more + "); the measured bound "
             + ("does not apply either" if len(knees) and knees["N_star_bound"].isna().all() else "is given instead")
             + f" ({SECTION_REF['queue_depth']}).")
@@ -509,19 +509,23 @@ def knee_words(validity: pd.DataFrame | None, host: str, points: pd.DataFrame | 
     return f"{said} (Little's law: N = X · R)" + "".join(f"; {p}" for p in parts) + "."
 
 
-def _one_job_above(high: float | None, points: pd.DataFrame | None, host: str, rw: str) -> str:
-    """'; one-job runs are above its band too: 81,811 IOPS (QD32x1, fio-rw-ratio)' where a closed one-job 4 KiB run
-    of rw (any experiment but the open loops) measured above ``high`` (knee_ceiling's X_fit + 1.96 SE, IOPS); else
-    ''."""
+def _one_job_above(high: float | None, points: pd.DataFrame | None, host: str, rw: str) -> tuple[str, bool]:
+    """('; one-job runs are above its band too: 81,811 IOPS (QD32x1, fio-rw-ratio)', whether by more than the run-to-run
+    spread) where a closed one-job 4 KiB run of rw (any experiment but the open loops) measured above ``high``
+    (knee_ceiling's X_fit + 1.96 SE, IOPS); within the spread the words say so (S21-loop 1: 233,051 IOPS, 1.09x the
+    band's top, inside the 1.45x gap, was read as the fit contradicting its own data); ('', False) otherwise."""
     if high is None or missing(high):
-        return ""
+        return "", False
     p = pure_iops(points, host)
     if p.empty:
-        return ""
+        return "", False
     p = p[(p["rw"] == rw) & (p["bs_bytes"] == 4096) & (p["numjobs"] == 1) & ~p["experiment"].isin(OPEN_EXPERIMENTS)
           & (pd.to_numeric(p["iops"], errors="coerce") > high)]
     if p.empty:
-        return ""
+        return "", False
     top = p.loc[pd.to_numeric(p["iops"]).idxmax()]
+    spread = run_spread(points, host, rw)
+    beyond = float(top["iops"]) > float(high) * spread.limit
+    within = "" if beyond else f", {float(top['iops']) / float(high):.2f}× its top, within {spread.brief()}"
     return (f"; one-job runs are above its band too: {fmt_number(top['iops'])} IOPS (QD{int(top['iodepth'])}x1, "
-            f"{top['experiment']})")
+            f"{top['experiment']}{within})"), beyond
