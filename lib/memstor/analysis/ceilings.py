@@ -297,7 +297,7 @@ def _point_name(r: pd.Series) -> str:
     return f"{r.get('experiment')}, {r.get('rw')}{size}{qd} ({r.get('direction')})"
 
 
-def _failed_points(validity: pd.DataFrame | None, host) -> dict[str, str]:
+def failed_points(validity: pd.DataFrame | None, host) -> dict[str, str]:
     """{fio point name: the checks that failed on it} for host: validity rows with status fail whose subject names
     the point in parentheses ('128 KiB sequential write (write-bs128k-...-rep1)', as wsat_series does)."""
     if validity is None or validity.empty or not {"host", "check", "subject", "status"} <= set(validity.columns):
@@ -315,7 +315,7 @@ def _storage_points(points: pd.DataFrame, host, validity: pd.DataFrame | None) -
     """(host's fio points per direction without those a check failed on, [(MB/s, '2,627 MB/s (fio-write-saturation,
     write 128 KiB QD32x4 (write): wsat_series failed)')] for each left out)."""
     pts = points[(points["direction"] != "total") & (points["host"].astype(str) == str(host))]
-    failed = _failed_points(validity, host)
+    failed = failed_points(validity, host)
     hit = pts["point"].astype(str).map(failed) if "point" in pts.columns else pd.Series(None, index=pts.index)
     out = [(float(r["bw_MBps"]), f"{float(r['bw_MBps']):,.0f} MB/s ({_point_name(r)}: {hit[i]} failed)")
            for i, r in pts[hit.notna()].iterrows() if not missing(r["bw_MBps"])]

@@ -12,6 +12,7 @@ import re
 
 import pandas as pd
 
+from memstor.analysis.ceilings import failed_points
 from memstor.analysis.synthesis import HEADLINE_METRICS
 from memstor.analysis.validity.gate import STEADY_SHOWN_CHECKS
 from memstor.core.fmt import fmt_ci, fmt_interval
@@ -235,18 +236,12 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
     return pd.DataFrame(out, columns=["device", "quantity", "value", "measured as", "trust"])
 
 
-#: The point a write-saturation check names in its subject ('128 KiB sequential write (write-bs128k-...-rep1)').
-_WSAT_POINT = re.compile(r"\(([^()]+)\)$")
-
-
 def _without_failed_wsat(points: pd.DataFrame | None, validity: pd.DataFrame | None, host: str) -> pd.DataFrame | None:
     """``points`` less the host's write-saturation runs whose wsat_series failed (S20-cpu1 3: a 1.56-s run's 2,755
     MB/s was 'other runs measured more' on page 1 and left out of page 3's ceiling for that failure: one rule)."""
     if points is None or validity is None or validity.empty or "point" not in points.columns:
         return points
-    bad = host_checks(validity, host, statuses=("fail",))
-    bad = bad[bad["check"] == "wsat_series"]
-    names = {m.group(1) for s in bad["subject"].astype(str) if (m := _WSAT_POINT.search(s))}
+    names = {p for p, checks in failed_points(validity, host).items() if "wsat_series" in checks.split(", ")}
     return points[~((points["host"].astype(str) == host) & points["point"].astype(str).isin(names))] if names else points
 
 
