@@ -86,11 +86,11 @@ def test_the_qd1_caveat_names_the_runs_that_measured_more_beside_those_that_meas
     cbw = (runs["experiment"] == "fio-pts-cbw") & (runs["iodepth"] == 1) & (runs["direction"] == "read")
     moved = runs.assign(lat_mean_us=runs["lat_mean_us"].mask(cbw, 260.0))
     said = qd1_caveat("sound (its checks pass)", moved, "vm", "qd1_randread_lat_us", 209.349)
-    assert said == ("with caveats (other runs with one I/O in flight measured over 10 % less: 92.7-163 µs mean (fio-pts-dirth: "
+    assert said == ("with caveats (other runs with one I/O in flight measured 1.28-2.26× lower means: 92.7-163 µs (fio-pts-dirth: "
                     "the reads of 8 KiB, 65 % reads), and its own median completion is 70.1 µs: its mean rests on its "
-                    "tail; others over 10 % more: 260 µs mean (fio-pts-cbw: the reads of a mix of block sizes, 40 % "
+                    "tail; others 1.24× higher means: 260 µs (fio-pts-cbw: the reads of a mix of block sizes, 40 % "
                     "reads))"), said  # S19-bare 9: which runs, not 'other blocks or mixes'
-    assert "more: " not in qd1_caveat("sound (its checks pass)", runs, "vm", "qd1_randread_lat_us", 209.349)
+    assert "higher means" not in qd1_caveat("sound (its checks pass)", runs, "vm", "qd1_randread_lat_us", 209.349)
     assert qd1_caveat("sound (its checks pass)", moved, "vm", "qd1_randread_lat_us", 90.0) == "sound (its checks pass)"
 
 

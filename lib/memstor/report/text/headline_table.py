@@ -217,7 +217,7 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
             trust = trust if same else elsewhere_caveat(trust, _without_failed_wsat(points, validity, host), host, key,
                                                         float(r["value"]))
             trust = other_span_caveat(trust, points, host, key, str(r.get("detail") or ""), float(r["value"]))
-            trust = qd1_caveat(trust, points, host, key, float(r["value"]))
+            trust = qd1_caveat(trust, points, host, key, float(r["value"]), validity)
             if key == "peak_bw_MBps":
                 trust = memory_elsewhere_caveat(trust, mlp, host, float(r["value"]))
             if key == "ss_randwrite_iops" and host_checks(validity, host, statuses=("warn",))["check"].isin(

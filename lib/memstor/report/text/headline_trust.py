@@ -277,35 +277,69 @@ def mlp_above(mlp: pd.DataFrame | None, host: str, value: float) -> str:
 QD1_KEYS = {"qd1_randread_lat_us": "read", "qd1_randwrite_lat_us": "write"}
 
 
-def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, value: float) -> str:
-    """A QD1 mean-latency headline's trust with 'other runs with one I/O in flight measured less: 92.7-168 µs mean
-    (fio-pts-dirth: the reads of 8 KiB, 65 % reads; ...), and its own median completion is 70.1 µs: its mean rests on
-    its tail' where another experiment's run of one job at depth 1 in the same direction measured a mean below value
-    by more than the 10 % assumed for single fresh runs (ninth read S12-1cpu9 3: 209 µs beside 93-173 µs elsewhere),
-    then '; others more: ...' for those above it by as much (S18-bare 3: the less alone read one-sided); else
-    unchanged (only more: other blocks and mixes are slower, as expected). µs."""
+def qd1_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, value: float,
+               validity: pd.DataFrame | None = None) -> str:
+    """A QD1 mean-latency headline's trust with 'other runs with one I/O in flight measured 1.25-2.26× lower means:
+    92.7-168 µs (fio-pts-dirth: the reads of 8 KiB, 65 % reads; ...), and its own median completion is 70.1 µs: its
+    mean rests on its tail' where another experiment's run of one job at depth 1 in the same direction measured a
+    mean below value by more than the 10 % assumed for single fresh runs (ninth read S12-1cpu9 3: 209 µs beside
+    93-173 µs elsewhere), then '; others 1.14× higher: ...' for those above it by as much (S18-bare 3: the less
+    alone read one-sided); else unchanged (only more: other blocks and mixes are slower, as expected). Runs of an
+    experiment whose preconditioning failed pts_steady_state (``validity``) are no comparison and are named as left
+    out (S21-bare 5: CBW's T1Q1, 'no result stated' on page 6, was page 2's comparison). A QD1 run slower than a
+    deeper point of its own sweep (:func:`deeper_faster`) is 'out of line: repeat before quoting (...)', a trust
+    word of its own (S21-loop 3: it read 'with caveats' like any other row). µs."""
     need = {"host", "experiment", "direction", "iodepth", "numjobs", "lat_mean_us"}
     if key not in QD1_KEYS or points is None or points.empty or not need <= set(points.columns) or \
             trust.startswith("not valid"):
         return trust
     deeper = deeper_faster(points, host, "rand" + QD1_KEYS[key], value)
-    trust = trust if deeper is None else caveat_last(trust, deeper_words(deeper))  # S19-loop 3
+    trust = trust if deeper is None else out_of_line(trust, deeper_words(deeper))  # S19-loop 3, S21-loop 3
     p = points[(points["host"].astype(str) == host) & (points["direction"] == QD1_KEYS[key])
-               & (points["iodepth"] == 1) & (points["numjobs"] == 1)]
-    own = p[p["experiment"] == "fio-queue-depth"]
+               & (points["iodepth"] == 1) & (points["numjobs"] == 1) & (points["experiment"] != "fio-queue-depth")]
+    unsteady = p["experiment"].astype(str).isin(unsteady_experiments(validity, host))
     lat = pd.to_numeric(p["lat_mean_us"], errors="coerce")
-    less = p[(p["experiment"] != "fio-queue-depth") & (lat < value / ASSUMED_RATIO)]
+    low, high = lat < value / ASSUMED_RATIO, lat > value * ASSUMED_RATIO
+    less, more, gone = p[low & ~unsteady], p[high & ~unsteady], p[(low | high) & unsteady]
     if less.empty:
         return trust
-    more = p[(p["experiment"] != "fio-queue-depth") & (lat > value * ASSUMED_RATIO)]
+    own = points[(points["host"].astype(str) == host) & (points["direction"] == QD1_KEYS[key])
+                 & (points["iodepth"] == 1) & (points["numjobs"] == 1) & (points["experiment"] == "fio-queue-depth")]
     median = pd.to_numeric(own.get("clat_p50_us"), errors="coerce").dropna() if len(own) else pd.Series([])
     tail = (f", and its own median completion is {fmt_number(median.iloc[0])} µs: its mean rests on its tail"
             if len(median) and float(median.iloc[0]) < value / 2 else "")
-    over = f"over {100 * (ASSUMED_RATIO - 1):.0f} %"  # S19-1cpu 7: the rule that leaves a run out, said
-    said = f"other runs with one I/O in flight measured {over} less: {_lat_range(less)}{tail}"
+    said = f"other runs with one I/O in flight measured {_lat_range(less, value)}{tail}"
     if not more.empty:  # S18-bare 3: the less alone read one-sided beside CBW's T1Q1 that measured more
-        said += f"; others {over} more: {_lat_range(more)}"
+        said += f"; others {_lat_range(more, value)}"
+    if not gone.empty:  # S21-bare 5
+        said += f"; {', '.join(dict.fromkeys(gone['experiment'].astype(str)))} left out: its preconditioning failed " \
+                "pts_steady_state"
     return caveat_last(trust, said)
+
+
+#: The trust word of a value its own sweep contradicts (S21-loop 3).
+OUT_OF_LINE = "out of line: repeat before quoting"
+
+
+def out_of_line(trust: str, said: str) -> str:
+    """'out of line: repeat before quoting (said; the checks' caveats)' from a 'sound ...' or 'with caveats (...)'
+    trust word ('not valid' stays): a value its own sweep contradicts reads apart from the rows that are merely
+    caveated."""
+    if trust.startswith("not valid"):
+        return trust
+    rest = trust.removeprefix("with caveats (")[:-1] if trust.startswith("with caveats (") else ""
+    return f"{OUT_OF_LINE} ({said}{'; ' + rest if rest else ''})"
+
+
+def unsteady_experiments(validity: pd.DataFrame | None, host: str) -> set[str]:
+    """The host's PTS experiments whose preconditioning failed pts_steady_state (subject '<TEST> preconditioning':
+    fio-pts-cbw, fio-pts-dirth, fio-pts-hir): their points were measured while the drive's state still moved."""
+    if validity is None or validity.empty or not {"host", "check", "subject", "status"} <= set(validity.columns):
+        return set()
+    rows = validity[(validity["host"].astype(str) == host) & (validity["check"] == "pts_steady_state")
+                    & (validity["status"] == "fail")]
+    tests = rows["subject"].astype(str).str.removesuffix(" preconditioning").str.lower()
+    return {f"fio-pts-{t}" for t in tests}
 
 
 def deeper_faster(points: pd.DataFrame | None, host: str, rw: str, value: float) -> pd.Series | None:
@@ -331,13 +365,17 @@ def deeper_words(row: pd.Series) -> str:
             "this QD1 run is out of line")
 
 
-def _lat_range(rows: pd.DataFrame) -> str:
-    """'78.7-113 µs mean (fio-pts-cbw: the writes of a mix of block sizes, 40 % reads; fio-pts-dirth: the writes of
-    8 KiB, 65 % reads)': the rows' lowest and highest lat_mean_us and what each experiment's runs were (S19-bare 9:
-    'other blocks or mixes' named neither)."""
+def _lat_range(rows: pd.DataFrame, value: float) -> str:
+    """'1.25-2.26× lower means: 92.7-168 µs (fio-pts-cbw: the reads of a mix of block sizes, 40 % reads; fio-pts-dirth:
+    the reads of 8 KiB, 65 % reads)' or '1.14× higher means: ...': the rows' lat_mean_us beside ``value`` (µs) as
+    ratios (S21-loop 3: 'over 10 % less' understated 2-5×) and what each experiment's runs were (S19-bare 9)."""
     lo, hi = (float(pd.to_numeric(rows["lat_mean_us"]).agg(f)) for f in ("min", "max"))
+    lower = hi < value
+    r1, r2 = sorted((value / lo, value / hi) if lower else (lo / value, hi / value))
+    ratio = f"{r1:.2f}×" if f"{r1:.2f}" == f"{r2:.2f}" else f"{r1:.2f}-{r2:.2f}×"
     where = "; ".join(f"{exp}: {_job_words(g)}" for exp, g in rows.groupby(rows["experiment"].astype(str), sort=False))
-    return f"{fmt_number(lo)}{'' if lo == hi else f'-{fmt_number(hi)}'} µs mean ({where})"
+    return (f"{ratio} {'lower' if lower else 'higher'} means: {fmt_number(lo)}{'' if lo == hi else f'-{fmt_number(hi)}'}"
+            f" µs ({where})")
 
 
 def _job_words(rows: pd.DataFrame) -> str:
