@@ -55,7 +55,7 @@ def test_doubt_needs_more_than_the_run_to_run_spread():
     assert len(inside) == 0 and list(beyond["experiment"]) == ["fio-rw-ratio"]
     # the words name the spread as measured only where it was (1cpu's 1.62x), else as assumed (bare's floor)
     assert doubt_words(beyond, 80_000.0, fresh_spread(one, "vm-1cpu", "randread")).endswith(
-        "beyond the largest gap between two fresh runs of one job measured here, 1.16x)")
+        "beyond the largest gap between two fresh runs of one write job measured here, 1.16x)")
     assert doubt_words(beyond, 80_000.0, 1.10).endswith("beyond the 10 % assumed for single fresh runs, not measured)")
     fewer, _ = fresh_doubt(bare, "vm", "randwrite", 4096, 16, 41_611.58, apart_from="fio-queue-depth")
     assert fewer.empty     # the 86-88k points ran 32 in flight, more than 16

@@ -56,7 +56,7 @@ def test_a_best_of_single_runs_names_the_run_to_run_spread_measured_or_assumed()
     loop = ht.headline_evidence(table("headline", "loop328"), table("validity", "loop328"),
                                 table("summary", "loop328")).set_index("quantity")["trust"]
     assert loop["Best 4K random read (IOPS)"].endswith(
-        "; the most of single runs: may be high by the largest gap between two fresh runs of one job measured here, 1.32× (one pair))")
+        "; the most of single runs: may be high by the largest gap between two fresh runs of one read job measured here, 1.32× (one pair))")
     assert loop["Best 4K random write (IOPS)"] == "not valid (headline_definition)"
     assert "single runs" not in loop["4K QD1 random read mean latency (µs)"]
     s7 = DATA.parent / "review-s7"

@@ -51,7 +51,7 @@ def test_the_spread_is_the_measured_one_where_measured_and_said_assumed_where_no
     and said to be, never called 'the run-to-run spread'."""
     one = run_spread(table("summary", "1cpu"), "vm-1cpu", "randread")  # S8: the writes' 1.62x disagreed
     assert one.shown and round(one.limit, 2) == 1.16
-    assert one.words().startswith("the largest gap between two fresh runs of one job measured here, 1.16× (4 KiB randread QD32×1: 102,862 IOPS")
+    assert one.words().startswith("the largest gap between two fresh runs of one read job measured here, 1.16× (4 KiB randread QD32×1: 102,862 IOPS")
     bare = run_spread(table("summary", "s7-bare"), "vm")
     assert not bare.shown and bare.limit == 1.10 and round(bare.measured, 3) == 1.026
     assert bare.short() == "the 10 % assumed for single fresh runs (the one pair measured twice agreed within 1.03×)"  # S11-bare 7
@@ -86,10 +86,10 @@ def test_a_point_above_the_fit_within_the_measured_spread_is_not_shown_and_beyon
     assert read["status"] == "warn" and "keeps rising" not in read["evidence"]
     # S8 R-1cpu M5: against the reads' own 1.16x (the writes' 1.62x disagreed), 38.1 % is beyond it
     assert ("136,314 IOPS at N = 128 (QD32x4), 38.1 % above (beyond X_fit by more than the largest gap between "
-            "two fresh runs of one job measured here, 1.16× (one pair)") in read["evidence"]
+            "two fresh runs of one read job measured here, 1.16× (one pair)") in read["evidence"]
     assert row(v, "knee_plateau", "randwrite")["status"] == "warn"
     bare = row(checks("bare"), "knee_plateau", "randread")
-    assert bare["status"] == "fail" and "(+45.8 %), still gained more than the largest gap between two fresh runs of one job measured here, " \
+    assert bare["status"] == "fail" and "(+45.8 %), still gained more than the largest gap between two fresh runs of one read job measured here, " \
         "1.22×" in bare["evidence"]
 
 

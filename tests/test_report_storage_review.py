@@ -122,7 +122,7 @@ def test_a_larger_block_would_move_more_only_when_the_step_beats_the_run_to_run_
     one = table("summary", "1cpu")
     reads, writes = block_size_sentences(one, one["host"].iloc[0])
     # S8 R-1cpu C3: the reads' step against the reads' own 1.16x; the writes' 1.62x pair disagreed (no spread)
-    assert "+15.7 %) is within the largest gap between two fresh runs of one job measured here, 1.16×" in reads and "would still" not in reads
+    assert "+15.7 %) is within the largest gap between two fresh runs of one read job measured here, 1.16×" in reads and "would still" not in reads
     assert ("+119.1 %, more than the 10 % assumed for single fresh runs, not measured (the pair measured twice disagreed, "
             "1.62×: not counted as spread): a difference between single runs beyond an assumed spread only); larger "
             "blocks were not measured") in writes
@@ -331,7 +331,7 @@ def test_a_sweep_the_same_job_beat_elsewhere_beyond_the_spread_is_not_the_target
 
     said = sweep_contradicted(table("summary", "loop328"), "vm2-loop-fio328", "randwrite")
     assert "121,409 IOPS at QD32 in fio-block-size" in said and "(2.32× the sweep's most" in said
-    assert "beyond the largest gap between two fresh runs of one job measured here, 1.18× (one pair): the sweep's most is not shown to be the target's" in said
+    assert "beyond the largest gap between two fresh runs of one write job measured here, 1.18× (one pair): the sweep's most is not shown to be the target's" in said
     assert sweep_contradicted(table("summary", "1cpu"), "vm-1cpu", "randwrite") == ""
     assert sweep_contradicted(table("summary", "loop328"), "vm2-loop-fio328", "randread") == ""
 
@@ -355,7 +355,7 @@ def test_the_knee_section_says_its_sweep_is_in_doubt_where_the_same_job_beat_it_
     said = q.knee_sentences(knees("loop328"), table("summary", "loop328"))
     assert said[1].endswith("The sweep itself is in doubt: the same one-job job measured 121,409 IOPS at QD32 in "
                             "fio-block-size (2.32× the sweep's most, 52,330 IOPS), 102,782 IOPS at QD32 in fio-rw-ratio "
-                            "(1.96×), beyond the largest gap between two fresh runs of one job measured here, 1.18× (one pair): the sweep's most is not shown "
+                            "(1.96×), beyond the largest gap between two fresh runs of one write job measured here, 1.18× (one pair): the sweep's most is not shown "
                             "to be the target's."), said[1]  # S12-bare 8: each value its own ratio
     assert "in doubt" not in said[0] and "in doubt" not in q.knee_sentences(knees("loop328"))[1]
 

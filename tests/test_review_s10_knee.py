@@ -46,8 +46,8 @@ def test_no_such_run_says_nothing():
     above = fewer_in_flight(POINTS, "vm", "randwrite", pd.concat([best.drop("iops"), pd.Series({"iops": 25_000.0})]))
     assert "30,023 IOPS (more than the sweep's 25,000)" in above, above  # 1-CPU run: 44,621 beside 41,446
     # beyond the run's own measured spread (1.16x here, S14-bare 1), not the assumed 10 %: 27,000 is within it
-    assert "(not shown to differ from the sweep's 27,000, within the largest gap between two fresh runs of one job measured here, 1.16× (one pair))" in fewer_in_flight(
+    assert "(not shown to differ from the sweep's 27,000, within the largest gap between two fresh runs of one write job measured here, 1.16× (one pair))" in fewer_in_flight(
         POINTS, "vm", "randwrite", pd.concat([best.drop("iops"), pd.Series({"iops": 27_000.0})]))
     near = fewer_in_flight(POINTS, "vm", "randwrite", pd.concat([best.drop("iops"), pd.Series({"iops": 29_000.0})]))
-    assert "30,023 IOPS (not shown to differ from the sweep's 29,000, within the largest gap between two fresh runs of one job measured here, 1.16× (one pair))" in near, \
+    assert "30,023 IOPS (not shown to differ from the sweep's 29,000, within the largest gap between two fresh runs of one write job measured here, 1.16× (one pair))" in near, \
         near  # S12-loop9 6

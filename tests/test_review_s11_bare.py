@@ -92,14 +92,14 @@ def test_lower_rates_are_advised_only_where_the_lowest_rate_was_not_late():
 
 
 def test_a_one_job_point_below_the_sweeps_most_is_not_said_within_the_spread():
-    """S11-bare 11: knee_sweep_agrees said '0.76x it, within the largest gap between two fresh runs of one job measured here, 1.16×' (23,733
+    """S11-bare 11: knee_sweep_agrees said '0.76x it, within the largest gap between two fresh runs of one read job measured here, 1.16×' (23,733
     IOPS at QD32 elsewhere against the sweep's 31,235): 0.76 lies below 1/1.16; below the most the check allows it."""
     from memstor.analysis.validity.fits import _sweep_agrees
 
     points = pd.read_csv(DATA / "summary-bare.csv")
     w = _sweep_agrees(pd.Series({"host": "vm", "rw": "randwrite"}), points)
     assert w["status"] == "pass" and "0.76x it, not above it (the check allows up to the largest gap between two " \
-        "fresh runs of one job measured here, 1.16× (one pair))" in w["evidence"] and "within" not in w["evidence"]
+        "fresh runs of one write job measured here, 1.16× (one pair))" in w["evidence"] and "within" not in w["evidence"]
     above = points.copy()
     for exp, iops in (("fio-block-size", 33_000.0), ("fio-rw-ratio", 32_000.0)):   # 1.06x the sweep's most
         at = (above["experiment"] == exp) & (above["iodepth"] == 32) & (above["numjobs"] == 1) & (

@@ -107,7 +107,7 @@ def test_the_closed_run_with_fewer_in_flight_names_the_same_job_elsewhere_and_th
     same job within TWIN_APART (5 %) of the one quoted is not named (fio-rw-ratio's read set to 58,500 IOPS)."""
     bare = pd.read_csv(DATA / "summary-bare14.csv")
     said = fewer_in_flight(bare, "vm", "randread", _sweep_best(bare, "randread"))
-    assert ("measured 57,869 IOPS (not shown to differ from the sweep's 55,794, within the largest gap between two fresh runs of one job measured here, 1.20× (one pair); "
+    assert ("measured 57,869 IOPS (not shown to differ from the sweep's 55,794, within the largest gap between two fresh runs of one read job measured here, 1.20× (one pair); "
             "the same job measured 69,472 IOPS in fio-rw-ratio, 1.25× the sweep's most) at a mean of 552 µs") in said, said
     mix = (bare["experiment"] == "fio-rw-ratio") & (bare["rwmixread"] == 100.0)
     near = fewer_in_flight(bare.assign(iops=bare["iops"].where(~mix, 58_500.0)), "vm", "randread",

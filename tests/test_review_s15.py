@@ -83,7 +83,7 @@ def test_a_sweep_that_rose_is_not_said_to_promise_more_where_the_same_job_betwee
     bare14 = pd.read_csv(S14 / "summary-bare14.csv")
     assert flat_words(bare14, "vm", "randread") == (
         "fio-rw-ratio's and fio-block-size's QD32x1 (69,472 and 57,869 IOPS): QD64x1's 55,794 is -19.7 % and -3.6 % "
-        "from them, no gain beyond the largest gap between two fresh runs of one job measured here, 1.20× (one pair), so more depth is not shown to add "
+        "from them, no gain beyond the largest gap between two fresh runs of one read job measured here, 1.20× (one pair), so more depth is not shown to add "
         "throughput")
     read, write = knee_sentences(pd.read_csv(DATA / "knee-1cpu.csv"), one)
     assert "(the sweep had not levelled off, so the data set no upper bound; X_best is one run with 4 jobs" in read, read

@@ -317,7 +317,7 @@ def test_the_knee_sentence_blames_job_count_only_where_no_one_job_run_beat_the_f
     fit now 'contradicts its own data' and that run is named. The other side: the bare run's reads, where no one-job
     run reached the band (86,503 < 94,270), keep the job-count lead."""
     # S21-loop 1 (session 17): a one-job run above the band within the run-to-run gap is named, not 'contradicts'
-    rw_ratio = "fio-rw-ratio, 1.07× its top, within the largest gap between two fresh runs of one job measured here, 1.20× "
+    rw_ratio = "fio-rw-ratio, 1.07× its top, within the largest gap between two fresh runs of one write job measured here, 1.20× "
     for run, lead, tail, lift in (
             ("cpu116", "The knee fit's ceiling is beaten by a point with 4 jobs",
              f"; one-job runs are above its band too: 81,811 IOPS (QD32x1, {rw_ratio}(one pair))); ", 1.0),

@@ -82,12 +82,12 @@ def test_the_best_write_label_says_fresh_beside_higher_preconditioned_runs():
 
 def test_a_spread_from_one_pair_says_it_is_one_pair():
     """S19-loop 4: 'within the run-to-run spread of fresh runs measured here, 1.45×' rested on one cross-experiment
-    pair of single runs. It now reads 'the largest gap between two fresh runs of one job measured here, 1.45× (one
+    pair of single runs. It now reads 'the largest gap between two fresh runs of one write job measured here, 1.45× (one
     pair)', and a 4-job gain within it is 'a gain not shown', not 'as much'. The other side: a spread from several
     pairs does not say 'one pair'; a gain beyond the spread is 'more'."""
     pts = _loop("summary")
     writes = run_spread(pts, LOOP, "randwrite")
-    assert writes.pairs == 1 and writes.brief() == ("the largest gap between two fresh runs of one job measured here, "
+    assert writes.pairs == 1 and writes.brief() == ("the largest gap between two fresh runs of one write job measured here, "
                                                     "1.45× (one pair)")
     assert Spread(measured=1.3, how="x", pairs=3).brief() == ("the largest gap between two fresh runs of one job "
                                                               "measured here, 1.30×")
@@ -95,7 +95,7 @@ def test_a_spread_from_one_pair_says_it_is_one_pair():
     qd = qd.assign(in_sweep=qd["numjobs"] == 1)
     said = fp._tradeoff(qd, LOOP, "randwrite", pts)
     assert "the same sweep measured 278,954 IOPS at a mean of" in said and "(+41.1 %, within the largest gap " \
-        "between two fresh runs of one job measured here, 1.45× (one pair): a gain not shown)" in said, said
+        "between two fresh runs of one write job measured here, 1.45× (one pair): a gain not shown)" in said, said
     assert "as much" not in said
     far = fp._tradeoff(qd, LOOP, "randwrite", pts.assign(iops=pts["iops"].where(pts["experiment"] != "fio-rw-ratio")))
     assert "the same sweep measured more, 278,954 IOPS" in far, far
@@ -460,7 +460,7 @@ def test_a_many_job_gain_within_the_spread_of_the_same_one_job_job_elsewhere_is_
 
     one = tradeoff(S16 / "summary-cpu116.csv", "randwrite")
     assert "the same sweep measured more, 91,245 IOPS at a mean of 1,401 µs (the same one-job job measured 81,811 " \
-        "IOPS in fio-rw-ratio (QD32x1), within the largest gap between two fresh runs of one job measured here, " \
+        "IOPS in fio-rw-ratio (QD32x1), within the largest gap between two fresh runs of one write job measured here, " \
         "1.20× (one pair) of it: a gain from the jobs not shown)" in one, one
     bare = tradeoff(S16 / "summary-bare16.csv", "randread")
     assert bare.endswith("the same sweep measured more, 112,778 IOPS at a mean of 1,134 µs"), bare

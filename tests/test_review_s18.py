@@ -13,7 +13,7 @@ from memstor.report.text.headline_trust import OUT_OF_LINE, qd1_caveat
 
 H, LOOP = "vm", "vm-loop0"
 HERE = Path(__file__).resolve().parent / "data"
-S16, S17 = HERE / "review-s16", HERE / "review-s17"
+S16, S17, S18 = HERE / "review-s16", HERE / "review-s17", HERE / "review-s18"
 
 
 def _trust(name: str, run: str, folder: Path) -> pd.Series:
@@ -57,3 +57,65 @@ def test_a_qd1_headline_is_not_compared_with_a_pts_run_whose_preconditioning_fai
     assert "1.26× lower means: 78.7 µs (fio-pts-cbw: the writes of a mix of block sizes, 40 % reads)" in again, again
     assert "left out" not in again
     assert "78.7 µs (fio-pts-cbw" in qd1_caveat("sound (its checks pass)", runs, H, "qd1_randwrite_lat_us", 98.864)
+
+
+def test_an_open_loop_slo_answer_with_a_lower_rate_that_missed_it_states_no_range():
+    """S21-bare 4: randwrite's 'p99 ≤ 1,000 µs held up to ≥ 25,226 IOPS' rested on u30, one held rate, while the only
+    lower rate, u10 (8,359 IOPS, its loop not held), missed 1 ms at p99 1,708 µs. The answer now names u10 and states
+    no range. The other sides: randread (no held rate met it) keeps 'not determined'; with u10 meeting the target, or
+    with u10's loop held and missing it (then the held rates are not monotone), there is no lower miss to name."""
+    from memstor.analysis.load_latency import LOWER_MISSED, slo
+    from memstor.report.text.openloop import slo_display
+
+    curves = pd.read_csv(S18 / "load_latency-bare16.csv")
+    table = slo(curves, [1000.0]).set_index("rw")
+    assert (table.at["randwrite", "censored_by"], table.at["randwrite", "lower_missed"]) == (
+        LOWER_MISSED, "u10: 8,359 IOPS, p99 1,708 µs")
+    assert round(table.at["randwrite", "max_iops"]) == 25_226
+    cells = slo_display(table.reset_index()).set_index("workload")["max IOPS meeting it"]
+    assert cells["randwrite"] == ("no range: the held rates met it at 25,226, but a lower rate that did not hold "
+                                  "missed it (u10: 8,359 IOPS, p99 1,708 µs); from the 3 of 8 rates that held)")
+    assert cells["randread"].startswith("not determined") and table.at["randread", "lower_missed"] == ""
+    u10 = (curves["rw"] == "randwrite") & (curves["utilisation_pct"] == 10)
+    met = slo(curves.assign(lat_p99_us=curves["lat_p99_us"].mask(u10, 900.0)), [1000.0]).set_index("rw")
+    assert met.at["randwrite", "censored_by"] == "the next rate did not hold" and met.at["randwrite", "lower_missed"] == ""
+    held = slo(curves.assign(open_loop=curves["open_loop"].mask(u10, True)), [1000.0]).set_index("rw")
+    assert held.at["randwrite", "censored_by"] != LOWER_MISSED and held.at["randwrite", "lower_missed"] == ""
+
+
+def test_a_closed_slo_answer_names_the_same_job_that_missed_it_elsewhere():
+    """S21-loop 2: 'the most IOPS of a closed run whose completion p99 met it: 233,051 (fio-block-size's QD32, 301 µs'
+    while the same job (4 KiB randwrite QD32x1, io_uring, 256 MiB) in fio-rw-ratio ran at 160,309 IOPS with a p99 of
+    3,195 µs. The cell now says the closed runs disagree and names the run. The other side: randread's answer, whose
+    job met it wherever it ran, names none."""
+    from memstor.analysis.load_latency import closed_meeting
+    from memstor.report.text.openloop import _sweep_met
+
+    runs = pd.read_csv(S17 / "summary-loop16.csv").assign(ok=True)
+    write = closed_meeting(runs, LOOP, "randwrite", 1000.0)
+    assert (write["closed_sweep_experiment"], round(write["closed_sweep_iops"])) == ("fio-block-size", 233_051)
+    assert write["closed_sweep_same_missed"] == "fio-rw-ratio: 160,309 IOPS, p99 3,195 µs"
+    said = _sweep_met(None, None, 1000.0, write["closed_sweep_iops"], write["closed_sweep_qd"],
+                      write["closed_sweep_p99_us"], write["closed_sweep_lat_mean_us"], None,
+                      write["closed_sweep_experiment"], write["closed_sweep_same_missed"])
+    assert said.endswith("; the same job missed it elsewhere (fio-rw-ratio: 160,309 IOPS, p99 3,195 µs): the closed "
+                         "runs disagree"), said
+    read = closed_meeting(runs, LOOP, "randread", 1000.0)
+    assert read["closed_sweep_same_missed"] == "" and round(read["closed_sweep_iops"]) == 260_567
+    assert "disagree" not in _sweep_met(None, None, 1000.0, read["closed_sweep_iops"], "QD16", 181.0, 61.0, None,
+                                        "fio-queue-depth", read["closed_sweep_same_missed"])
+
+
+def test_the_largest_gap_says_whose_jobs_it_is_of():
+    """S21-cpu1 1: pages 1-3 called both the reads' 1.13× and the writes' 1.20× 'the largest gap between two fresh runs
+    of one job measured here'. Each now names its direction. The other side: the spread of both directions (no rw)
+    keeps 'one job' and is the larger, 1.20×."""
+    from memstor.analysis.spread import run_spread
+
+    runs = pd.read_csv(S16 / "summary-cpu116.csv")
+    assert run_spread(runs, H, "randread").short() == ("the largest gap between two fresh runs of one read job "
+                                                       "measured here, 1.13× (one pair)")
+    assert run_spread(runs, H, "randwrite").short() == ("the largest gap between two fresh runs of one write job "
+                                                        "measured here, 1.20× (one pair)")
+    both = run_spread(runs, H)
+    assert both.short().startswith("the largest gap between two fresh runs of one job measured here, 1.20×"), both.short()

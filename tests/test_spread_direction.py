@@ -16,7 +16,7 @@ S8_BARE = DATA / "review-s8" / "summary-bare.csv"
 
 
 def test_a_failed_pair_is_no_spread_and_each_direction_has_its_own():
-    """S8-bare M-1: 'the largest gap between two fresh runs of one job measured here, 2.19×' was randwrite 55,947 (fio-block-size) against
+    """S8-bare M-1: 'the largest gap between two fresh runs of one read job measured here, 2.19×' was randwrite 55,947 (fio-block-size) against
     25,591 IOPS (fio-rw-ratio, 0 % reads), which config_agreement failed (> 1.5x: not counted as spread), and it was
     the reads' caveat too, whose own pair (126,728 against 93,973) differs 1.35x. Now the reads' spread is 1.35x,
     measured; the writes' is not measured (10 % assumed) and the 2.19x is named as a disagreement. The other side:
@@ -45,7 +45,7 @@ def test_a_best_of_runs_headline_names_its_own_directions_spread():
     s5 = DATA / "review-s5"
     trust = ht.headline_evidence(pd.read_csv(s5 / "headline-1cpu.csv"), pd.read_csv(s5 / "validity-1cpu.csv"),
                                  pd.read_csv(s5 / "summary-1cpu.csv")).set_index("quantity")["trust"]
-    assert trust["Best 4K random read (IOPS)"].endswith("may be high by the largest gap between two fresh runs of one job measured here, 1.16× (one pair))")
+    assert trust["Best 4K random read (IOPS)"].endswith("may be high by the largest gap between two fresh runs of one read job measured here, 1.16× (one pair))")
     assert trust["Best 4K random write (IOPS)"].endswith(
         "may be high by the 10 % assumed for single fresh runs, not measured (the pair measured twice disagreed, 1.62×: not "
         "counted as spread); over 1 GiB the same job (QD32x4) measured 55,933 IOPS (a whole-run mean) in one run "

@@ -23,6 +23,7 @@ from memstor.analysis.dataset import load_dataset
 from memstor.analysis.histograms import as_histogram, read_bins, select
 from memstor.analysis.points import fio_summary, qd_points, sweep_points
 from memstor.analysis.spread import FRESH, pure_iops
+from memstor.core.fmt import fmt_number
 from memstor.core.schema import OPEN_LOOP_RATE_TOLERANCE_PCT, truthy
 
 EXPERIMENT = "fio-load-latency"
@@ -152,7 +153,8 @@ def _closed_curve(fio: pd.DataFrame, host: str, rw: str) -> pd.DataFrame:
 def closed_meeting(fio: pd.DataFrame, host: str, rw: str, target_us: float) -> dict:
     """SLO_CLOSED_COLUMNS: the highest closed-loop IOPS whose own p99 (µs) is at or under target_us, among the closed
     sweep (:func:`_closed_curve`) and the other fresh experiments' runs of its job (:func:`_same_job_runs`), its QD
-    ('QD4', 'QD8x2'), that p99, its mean latency and its experiment; None each where nothing met it or the sweep has no
+    ('QD4', 'QD8x2'), that p99, its mean latency, its experiment and the runs of its job that missed it (S21-loop 2:
+    fio-block-size's QD32 met 1 ms at 233,051 IOPS, fio-rw-ratio's QD32 missed it, p99 3,195 µs); None each where nothing met it or the sweep has no
     p99 (then the sweep's lightest depth, which a closed bound above it contradicts: S12-1cpu9 1)."""
     c = _closed_curve(fio, host, rw) if {"host", "experiment", "rw", "direction", "ok"} <= set(fio.columns) \
         else pd.DataFrame()
@@ -166,9 +168,12 @@ def closed_meeting(fio: pd.DataFrame, host: str, rw: str, target_us: float) -> d
                 "closed_sweep_missed_iops": float(light["iops"]),
                 "closed_sweep_missed_p99_us": float(pd.to_numeric(light["clat_p99_us"], errors="coerce"))}
     r = met.loc[pd.to_numeric(met["iops"]).idxmax()]
+    same = runs[(runs["iodepth"] == r["iodepth"]) & (runs["numjobs"] == r["numjobs"])
+                & (pd.to_numeric(runs["clat_p99_us"], errors="coerce") > float(target_us))]
     return {**dict.fromkeys(SLO_CLOSED_COLUMNS), "closed_sweep_iops": float(r["iops"]), "closed_sweep_qd": _qd_label(r),
             "closed_sweep_p99_us": float(r["clat_p99_us"]), "closed_sweep_lat_mean_us": float(r["lat_mean_us"]),
-            "closed_sweep_experiment": str(r["experiment"])}
+            "closed_sweep_experiment": str(r["experiment"]), "closed_sweep_same_missed": "; ".join(
+                f"{s.experiment}: {fmt_number(s.iops)} IOPS, p99 {fmt_number(s.clat_p99_us)} µs" for s in same.itertuples())}
 
 
 def _same_job_runs(fio: pd.DataFrame, host: str, rw: str, sweep: pd.DataFrame) -> pd.DataFrame:
@@ -299,21 +304,24 @@ SLO_CROSS_COLUMNS = ["fio_latency_target_iops", "fio_latency_depth", "fio_latenc
 #: true and achieved within +-OPEN_LOOP_RATE_TOLERANCE_PCT of the offered rate) and all offered rates;
 #: ``censored_by`` why max_iops is a lower bound ('every point met it', 'every held point met it', 'the next rate did not hold';
 #: '' when it is not one), or 'not monotone' where held rates meet, miss and meet the target again (no answer).
-SLO_HELD_COLUMNS = ["held_points", "points", "censored_by"]
+SLO_HELD_COLUMNS = ["held_points", "points", "censored_by", "lower_missed"]
 #: Columns slo() adds from the closed queue-depth sweep (a closed loop, beside the open loop's answer, never it): its
 #: highest IOPS whose own p99 (completion latency, µs) meets the target, that point's QD, p99 and mean total latency
 #: (µs: S12-bare 5, a completion p99 of 52 µs below the same I/Os' mean of 67.9 µs, the submission in slat); empty where no
 #: depth met it (S11-1cpu 12: the SLO table said only 'missed' beside a sweep that met 1 ms up to 30,953 IOPS at QD4).
 SLO_CLOSED_COLUMNS = ["closed_sweep_iops", "closed_sweep_qd", "closed_sweep_p99_us", "closed_sweep_lat_mean_us",
                       "closed_sweep_missed_qd", "closed_sweep_missed_iops", "closed_sweep_missed_p99_us",
-                      "closed_sweep_experiment"]
+                      "closed_sweep_experiment", "closed_sweep_same_missed"]
 #: (closed_sweep_missed_*: where no depth met the target, the sweep's lightest depth, its IOPS and completion p99;
 #: closed_sweep_experiment: the experiment whose closed run of the sweep's job met it highest, the sweep or another
-#: fresh one: S15-loop 1.)
+#: fresh one: S15-loop 1; closed_sweep_same_missed: the runs of that same job elsewhere whose p99 missed it, S21-loop 2.)
 NOT_MONOTONE = "not monotone"
 #: censored_by where no held rate met the target and lower offered rates did not hold: no answer either way (seventh
 #: read S11-bare 1: 'none: even the lowest held rate misses it' from u90, the only rate of 8 that held).
 BELOW_NOT_HELD = "lower rates did not hold"
+#: censored_by where held rates met the target but a lower rate whose loop did not hold missed it (``lower_missed``
+#: names it): no range of rates is shown to meet it (S21-bare 4: '≥ 25,226' from u30 alone while u10 missed 1 ms).
+LOWER_MISSED = "a lower rate missed it"
 
 
 def held_mask(g: pd.DataFrame) -> pd.Series | None:
@@ -375,7 +383,7 @@ def held_slo(curves: pd.DataFrame, out: pd.DataFrame) -> pd.DataFrame:
     """`out` (openloop.slo_table of `curves`) with each workload's answer from its held points (:func:`held_mask`)
     and :data:`SLO_HELD_COLUMNS`; a workload whose points recorded no flag keeps the answer of all its points
     (held_points empty: not checked; the gate withholds it)."""
-    out = out.assign(held_points=np.nan, points=np.nan, censored_by="")
+    out = out.assign(held_points=np.nan, points=np.nan, censored_by="", lower_missed="")
     for (host, rw), g in curves.groupby(["host", "rw"], sort=False):
         at = (out["host"] == host) & (out["rw"] == rw)
         out.loc[at, "points"] = len(g)
@@ -386,8 +394,21 @@ def held_slo(curves: pd.DataFrame, out: pd.DataFrame) -> pd.DataFrame:
         out.loc[at, "held_points"] = int(held.sum())
         for i in out.index[at]:
             v, censored, why = _held_answer(g, float(out.at[i, "target_p99_us"]), held)
-            out.loc[i, ["max_iops", "censored", "censored_by"]] = [v, censored, why]
+            below = missed_below(g, held, float(out.at[i, "target_p99_us"])) if v == v else ""
+            out.loc[i, ["max_iops", "censored", "censored_by", "lower_missed"]] = [
+                v, censored, LOWER_MISSED if below else why, below]
     return out
+
+
+def missed_below(g: pd.DataFrame, held: pd.Series, target: float) -> str:
+    """'u10: 8,359 IOPS, p99 1,708 µs': the offered rates of one workload below its lowest held rate that met
+    ``target`` (p99, µs) whose loop did not hold and whose p99 missed it; '' where none (or no held rate met it)."""
+    p99 = pd.to_numeric(g["lat_p99_us"], errors="coerce")
+    offered = pd.to_numeric(g["offered_iops"], errors="coerce")
+    met = held & (p99 <= target)
+    low = g[~held & (offered < offered[met].min()) & (p99 > target)] if met.any() else g.iloc[0:0]
+    return "; ".join(f"u{float(r.utilisation_pct):g}: {fmt_number(r.achieved_iops)} IOPS, p99 {fmt_number(r.lat_p99_us)} "
+                     "µs" for r in low.sort_values("offered_iops").itertuples())
 
 
 def cut_off_search(depth: pd.Series, iodepth: pd.Series, p99_us: pd.Series, target_us: pd.Series) -> pd.Series:

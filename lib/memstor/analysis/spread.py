@@ -44,10 +44,13 @@ DISAGREE_RATIO = 1.5
 GAP = "the largest gap between two fresh runs of one job measured here"
 
 
-def gap_words(ratio: float, pairs: int = 0, times: str = "×") -> str:
-    """'the largest gap between two fresh runs of one job measured here, 1.45× (one pair)': a measured spread (high /
-    low) and, where it rests on one pair (``pairs`` 1), that it does; ``times`` the sign after the ratio."""
-    return f"{GAP}, {ratio:.2f}{times}" + (" (one pair)" if pairs == 1 else "")
+def gap_words(ratio: float, pairs: int = 0, times: str = "×", kind: str = "") -> str:
+    """'the largest gap between two fresh runs of one read job measured here, 1.45× (one pair)': a measured spread
+    (high / low) of ``kind``'s jobs ('read', 'write'; '' both: S21-cpu1 1, the reads' 1.13× and the writes' 1.20× were
+    both 'the largest gap') and, where it rests on one pair (``pairs`` 1), that it does; ``times`` the sign after the
+    ratio."""
+    gap = GAP.replace("one job", f"one {kind} job") if kind else GAP
+    return f"{gap}, {ratio:.2f}{times}" + (" (one pair)" if pairs == 1 else "")
 
 
 def _ratio(r: float) -> str:
@@ -67,6 +70,7 @@ class Spread:
     disagreed_ratio: float | None = None  # that pair's high / low
     outlier: str = ""  # the largest disagreement the queue-depth sweep settled, in words ('' where none)
     pairs: int = 0  # how many configurations were measured fresh twice within DISAGREE_RATIO
+    kind: str = ""  # the direction whose jobs it is of: 'read', 'write', '' both
 
     def within_disagreement(self, ratio: float) -> bool:
         """Whether two single values `ratio` apart (high / low) differ by no more than the pair measured twice
@@ -94,14 +98,14 @@ class Spread:
         """'the largest gap between two fresh runs of one job measured here, 1.20×' or 'the 10 % assumed for single fresh runs': :meth:`short`
         without its qualifiers, where a page has no room for them (page 2's findings)."""
         if self.shown:
-            return gap_words(self.limit, self.pairs)
+            return gap_words(self.limit, self.pairs, kind=self.kind)
         return f"the {100 * (ASSUMED_RATIO - 1):.0f} % assumed for single fresh runs"
 
     def short(self) -> str:
         """'the largest gap between two fresh runs of one job measured here, 1.35× (one pair)' or 'the 10 % assumed for single fresh runs, not measured', then
         '(the pair measured twice disagreed, 2.19×: not counted as spread)' where a pair disagreed."""
         if self.shown:
-            return gap_words(self.limit, self.pairs)
+            return gap_words(self.limit, self.pairs, kind=self.kind)
         apart = self.disagreed.rsplit("(", 1)[-1].removesuffix(" apart)") if self.disagreed else ""
         # S11-bare 7: 'not measured' where one pair measured 1.09x, inside the assumed 10 %
         one = f" (the one pair measured twice agreed within {_ratio(self.measured)})" if self.measured else \
@@ -124,7 +128,7 @@ class Spread:
         """'the largest gap between two fresh runs of one job measured here, 1.62× (4 KiB randwrite QD32×1: ...)' or '10 %, the spread assumed
         for single runs, not measured (...)'."""
         if self.shown:
-            return f"{GAP}, {self.limit:.2f}× ({self.how}{'; one pair' if self.pairs == 1 else ''})"
+            return f"{gap_words(self.limit, kind=self.kind)} ({self.how}{'; one pair' if self.pairs == 1 else ''})"
         why = (f"the one configuration measured twice agreed within {self.measured:.3f}×: {self.how}; one pair is "
                "no spread" if self.measured is not None else "no configuration was measured twice in agreement"
                if self.disagreed or self.outlier else "no configuration was measured twice")
@@ -215,8 +219,9 @@ def run_spread(points: pd.DataFrame | None, host: str, rw: str | None = None) ->
     worst = f"{max(apart)[1]} ({max(apart)[0]:.2f}× apart)" if apart else ""
     ratio = max(apart)[0] if apart else None
     odd = max(settled)[1] if settled else ""
-    return Spread(*max(agree), disagreed=worst, disagreed_ratio=ratio, outlier=odd, pairs=len(agree)) if agree else \
-        Spread(disagreed=worst, disagreed_ratio=ratio, outlier=odd)
+    kind = "" if rw is None else "read" if is_read(rw) else "write"
+    return Spread(*max(agree), disagreed=worst, disagreed_ratio=ratio, outlier=odd, pairs=len(agree), kind=kind) \
+        if agree else Spread(disagreed=worst, disagreed_ratio=ratio, outlier=odd, kind=kind)
 
 
 def sides_with(points: pd.DataFrame | None, host: str, r: pd.Series, values: list[float]) -> tuple[pd.DataFrame, float | None]:

@@ -270,7 +270,8 @@ def doubt_words(above: pd.DataFrame, iops: float, spread: float) -> str:
     lo, hi = float(top["iops"].min()) / iops, float(top["iops"].max()) / iops
     ratio = f"{lo:.2f}x" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}x"
     # one rule for the spread (memstor.analysis.spread, S7-bare M-11): the floor is assumed, not measured
-    beyond = (gap_words(spread, times="x") if spread > AGREE_RATIO else
+    kind = str(top["direction"].iloc[0]) if "direction" in top.columns else ""  # S21-cpu1 1: whose jobs' gap
+    beyond = (gap_words(spread, times="x", kind=kind) if spread > AGREE_RATIO else
               f"the {100 * (AGREE_RATIO - 1):.0f} % assumed for single fresh runs, not measured")
     return f"{said} ({ratio} its IOPS with no more I/Os in flight, beyond {beyond})"
 

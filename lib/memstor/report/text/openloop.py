@@ -18,6 +18,7 @@ import pandas as pd
 
 from memstor.analysis.load_latency import (
     BELOW_NOT_HELD,
+    LOWER_MISSED,
     NOT_MONOTONE,
     QUEUE_DEPTH,
     answered_from_held,
@@ -184,7 +185,8 @@ def _fio_target_cell(iops, depth, p99, target, cut_s=None, settled=None, run_iop
     return _against_sweep(f"{_ol_fmt(iops)} (QD {qd}{own})", *missed)
 
 
-def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=None, experiment=None) -> str:
+def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=None, experiment=None,
+               same_missed=None) -> str:
     """'; the most IOPS of a closed QD sweep's point whose completion p99 met it: 30,953 (QD4, 420 µs; the
     submission time is not in it, so whether the total met it is not shown)' (fio's clat, no total-latency percentiles: S12-bare 5, S12-bare9 1;
     ', below its mean total latency, 67.9 µs' where the point's mean exceeds it) where fio's search gave no IOPS, its own
@@ -192,7 +194,9 @@ def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=Non
     sweep met it above the IOPS fio's cell states (its answer, or its cut-off run's lower bound: S13-loop 7), else ''
     (S11-bare 12: beside a cut-off search whose 4-job run met 1 ms at 45,360 IOPS, the one-job sweep's 9,184 at QD1
     understated what the closed loop met). '... of a closed run whose ... (fio-rw-ratio's QD32, ...)' where
-    another fresh experiment's run of the sweep's job met it highest (twelfth read S15-loop 1)."""
+    another fresh experiment's run of the sweep's job met it highest (twelfth read S15-loop 1); then '; the same job
+    missed it elsewhere (fio-rw-ratio: 160,309 IOPS, p99 3,195 µs): the closed runs disagree' where another run of
+    that job missed it (``same_missed``, S21-loop 2)."""
     met = _ol_float(fio_p99) == _ol_float(fio_p99) and _ol_float(fio_p99) <= _ol_float(target)
     # the IOPS fio's cell states as met: its answer, or a cut-off run's lower bound where that run met the target
     stated = _ol_float(fio_iops) if _ol_float(fio_iops) == _ol_float(fio_iops) else (
@@ -205,9 +209,11 @@ def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=Non
              if _ol_float(mean) == _ol_float(mean) and _ol_float(mean) > _ol_float(p99) else "")
     other = isinstance(experiment, str) and experiment not in ("", QUEUE_DEPTH)
     who, at = ("closed run", f"{experiment}'s {qd}") if other else ("closed QD sweep's point", qd)
+    disagree = (f"; the same job missed it elsewhere ({same_missed}): the closed runs disagree"
+                 if isinstance(same_missed, str) and same_missed else "")
     # S20-cpu1 2: 'met it up to' read as every lower rate meeting it, while deeper or other runs below it missed
     return (f"; the most IOPS of a {who} whose completion p99 met it: {_ol_fmt(iops)} ({at}, {_ol_fmt(p99)} µs{below}; "
-            "the submission time is not in it, so whether the total met it is not shown)")  # S12-bare9 1
+            f"the submission time is not in it, so whether the total met it is not shown){disagree}")  # S12-bare9 1
 
 
 def _against_sweep(cell: str, qd, iops, p99) -> str:
@@ -223,9 +229,10 @@ def _against_sweep(cell: str, qd, iops, p99) -> str:
             "closed-loop bound is stated")
 
 
-def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, points=None) -> str:
+def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, points=None, lower_missed="") -> str:
     """The SLO answer of one target: the rate, '≥ rate (censored: why)', 'none ...' or 'not valid ...'; from
-    the held points alone ('; from the 3 of 8 rates that held') when some did not hold."""
+    the held points alone ('; from the 3 of 8 rates that held') when some did not hold; 'no range: ...' where a lower
+    rate that did not hold missed it (``lower_missed``, S21-bare 4)."""
     v, h, m = _ol_float(max_iops), _ol_float(held), _ol_float(points)
     first = not_valid.removeprefix("not valid: ").split(";")[0].strip() if isinstance(not_valid, str) else ""
     if v != v and h == 0:  # no rate held: that first (S15-bare 7), then a check that failed besides (S11-loop 12)
@@ -242,6 +249,9 @@ def _slo_cell(max_iops, censored, not_valid="", censored_by="", held=None, point
         return f"not determined: the lowest rate that held misses it, the lower ones did not hold (from the {some})"
     if censored_by == FAMILIES_DISAGREE:
         return "withheld: the held rates of fio-load-latency and the mixed-load map disagree (below)"
+    if censored_by == LOWER_MISSED and v == v and isinstance(lower_missed, str):
+        return (f"no range: the held rates met it at {fmt_number(v)}, but a lower rate that did not hold missed it "
+                f"({lower_missed})" + (f"; from the {some})" if some else ")"))
     if v != v:
         return f"none: even the lowest {'held ' if some else ''}rate misses it" + (f" (from the {some})" if some else "")
     if truthy(censored):
@@ -268,7 +278,8 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
     sweep = [_sweep_met(*a) for a in zip(col("fio_latency_target_iops"), col("fio_latency_target_p99_us"),
                                          s["target_p99_us"], col("closed_sweep_iops"), col("closed_sweep_qd"),
                                          col("closed_sweep_p99_us"), col("closed_sweep_lat_mean_us"),
-                                         col("fio_latency_run_iops"), col("closed_sweep_experiment"))]
+                                         col("fio_latency_run_iops"), col("closed_sweep_experiment"),
+                                         col("closed_sweep_same_missed"))]
     missed = zip(col("closed_sweep_missed_qd"), col("closed_sweep_missed_iops"), col("closed_sweep_missed_p99_us"))
     fio = [_fio_target_cell(*a) + swept for *a, swept in zip(
         col("fio_latency_target_iops"), col("fio_latency_depth"), col("fio_latency_target_p99_us"),
@@ -278,7 +289,8 @@ def slo_display(slo: pd.DataFrame) -> pd.DataFrame:
         "device": s["host"].astype(str), "workload": s["rw"],
         "p99 target (µs)": s["target_p99_us"].map(_ol_target),
         "max IOPS meeting it": [_slo_cell(*a) for a in zip(s["max_iops"], s["censored"], col("not_valid"),
-                                                            col("censored_by"), col("held_points"), col("points"))],
+                                                            col("censored_by"), col("held_points"), col("points"),
+                                                            col("lower_missed"))],
         "fio latency_target, closed loop (IOPS, depth per job, its p99)": fio,
         "ratio": [ratio_cell(*a) for a in zip(col("ratio_to_fio"), col("ioengine"), col("fio_latency_ioengine"))],
     })[cols]
@@ -321,6 +333,9 @@ def _slo_sentences(s: pd.DataFrame, g: pd.DataFrame, x_max: float) -> list:
             out.append(f"p99 ≤ {t} µs is missed even at the lowest {noun}{where}: " + (
                 "the rates below it did not hold, so whether a lower rate meets it is not determined."
                 if r.get("censored_by") == BELOW_NOT_HELD else "no measured rate meets it."))
+        elif r.get("censored_by") == LOWER_MISSED:  # S21-bare 4: '≥ 25,226' from u30 while u10 missed it
+            out.append(f"p99 ≤ {t} µs was met by the held rates at {fmt_number(v)} IOPS{share}, but a lower rate whose "
+                       f"loop did not hold missed it ({r.get('lower_missed')}): no range of rates is shown to meet it.")
         elif truthy(r["censored"]) and r.get("censored_by") == "the next rate did not hold":
             out.append(f"p99 ≤ {t} µs held up to **≥ {fmt_number(v)} IOPS**{share}, the highest rate whose open "
                        "loop held and met it; the next rate's loop did not hold, so the limit is not measured "
