@@ -119,3 +119,51 @@ def test_the_largest_gap_says_whose_jobs_it_is_of():
                                                         "measured here, 1.20× (one pair)")
     both = run_spread(runs, H)
     assert both.short().startswith("the largest gap between two fresh runs of one job measured here, 1.20×"), both.short()
+
+
+def _cpu1_trust() -> pd.Series:
+    tables = (pd.read_csv(S17 / "headline-cpu116.csv"), pd.read_csv(S16 / "validity-cpu116.csv"),
+              pd.read_csv(S16 / "summary-cpu116.csv"))
+    return ht.headline_evidence(*tables).set_index("quantity")["trust"]
+
+
+def test_the_steady_state_headline_names_every_other_run_of_its_job_where_they_differ():
+    """S21-cpu1 3: '4K random write after preconditioning 98,278' read 'with caveats' for its checks only, while every
+    other run of its job (4 KiB randwrite QD32x4 over the same 256 MiB) measured less: HIR's 15 at 67,174-86,192 and
+    the queue-depth sweep's 91,245. The trust cell now says so. The other sides: a value among its job's runs (the
+    HIR runs raised to it) adds nothing; another span is not its job."""
+    from memstor.report.text.headline_trust import steady_same_job_caveat
+
+    said = _cpu1_trust()["4K random write after preconditioning, steady state not shown (IOPS)"]
+    assert said.endswith("; other runs of its job (QD32x4, 256 MiB) measured 67,174-91,245 IOPS (whole-run means) in "
+                         "16 runs (fio-pts-hir, fio-queue-depth): all lower, 0.68-0.93× this)"), said
+    runs = pd.read_csv(S16 / "summary-cpu116.csv")
+    detail = "4 KiB randwrite, QD32x4, 256 MiB file, PTS window rule met at round 5"
+    assert steady_same_job_caveat("sound (x)", runs, H, detail, 98_277.7) != "sound (x)"
+    assert steady_same_job_caveat("sound (x)", runs, H, detail, 80_000.0).endswith(": 0.84-1.14× this)")
+    hir = runs["experiment"].isin(["fio-pts-hir", "fio-queue-depth"])
+    near = runs.assign(iops=runs["iops"].mask(hir, 95_000.0))
+    assert steady_same_job_caveat("sound (x)", near, H, detail, 98_277.7) == "sound (x)"
+    far = runs.assign(file_size_bytes=runs["file_size_bytes"].mask(hir, 6 << 30))
+    assert steady_same_job_caveat("sound (x)", far, H, detail, 98_277.7) == "sound (x)"
+    assert steady_same_job_caveat("not valid (x)", runs, H, detail, 98_277.7) == "not valid (x)"
+
+
+def test_the_sequential_write_headline_names_the_write_saturation_run_it_leaves_out():
+    """S21-cpu1 2: page 1's sequential write said 'other runs measured more: ... 1,859-2,171 MB/s' and left out write
+    saturation's 128 KiB run at 2,755 MB/s (1.56 s, wsat_series failed) without a word; page 5 printed it. The cell
+    now names it and why it is left out. The other sides: with wsat_series passing it is counted among the runs that
+    measured more (not named as left out); a run below the headline is not named."""
+    from memstor.report.text.headline_trust import failed_wsat_caveat
+
+    said = _cpu1_trust()["Sequential write (MB/s)"]
+    assert ("; fio-write-saturation's 128 KiB sequential write measured 2,755 MB/s (fio's whole-run figure), left "
+            "out: wsat_series failed (1 whole second of 2 per-second values (fio's runtime 1.56 s)))") in said, said
+    checks = pd.read_csv(S16 / "validity-cpu116.csv")
+    runs = pd.read_csv(S16 / "summary-cpu116.csv")
+    passed = checks.assign(status=checks["status"].mask(checks["check"] == "wsat_series", "pass"))
+    assert failed_wsat_caveat("sound (x)", runs, passed, H, 1397.8) == "sound (x)"
+    assert failed_wsat_caveat("sound (x)", runs, checks, H, 3000.0) == "sound (x)"
+    tables = (pd.read_csv(S17 / "headline-cpu116.csv"), passed, runs)
+    counted = ht.headline_evidence(*tables).set_index("quantity")["trust"]["Sequential write (MB/s)"]
+    assert "left out" not in counted and "up to 2,755 MB/s as a whole-run mean (fio-write-saturation" in counted, counted

@@ -21,6 +21,7 @@ from memstor.report.text.headline import dram_words
 from memstor.report.text.headline_trust import (
     caveat_last,
     elsewhere_caveat,
+    failed_wsat_caveat,
     hir_window_caveat,
     lasting_caveat,
     memory_elsewhere_caveat,
@@ -29,6 +30,7 @@ from memstor.report.text.headline_trust import (
     qd1_caveat,
     same_job_caveat,
     spread_caveat,
+    steady_same_job_caveat,
 )
 
 #: The storage checks that bear on every fio headline value (their subject: the experiment).
@@ -225,6 +227,9 @@ def headline_evidence(headline: pd.DataFrame, validity: pd.DataFrame | None,
                 label = NOT_SHOWN_LABEL
             if key == "ss_randwrite_iops":
                 trust = hir_window_caveat(trust, validity, host, float(r["value"]), hir)
+                trust = steady_same_job_caveat(trust, points, host, str(r.get("detail") or ""), float(r["value"]))
+            if key == "seq_write_MBps":
+                trust = failed_wsat_caveat(trust, points, validity, host, float(r["value"]))
             if key in BEST_OF_RUNS and FRESH in str(r.get("detail") or ""):
                 label = f"{label}, fresh"  # S19-1cpu 4: 'Best' beside higher runs of its job after preconditioning
             out.append({"device": host, "quantity": f"{label} ({unit})", "value": value,

@@ -222,6 +222,57 @@ def other_span_caveat(trust: str, points: pd.DataFrame | None, host: str, key: s
                               "span and state")
 
 
+def steady_same_job_caveat(trust: str, points: pd.DataFrame | None, host: str, detail: str, value: float) -> str:
+    """The steady-state headline's trust with 'other runs of its job (QD32x4, 256 MiB) measured 67,174-91,245 IOPS
+    (whole-run means) in 16 runs (fio-pts-hir, fio-queue-depth): all lower, 0.68-0.93× this' last where another
+    experiment's closed run of its job (4 KiB randwrite, the depth x jobs its ``detail`` names, the same span) measured
+    beyond the 10 % assumed for single runs from ``value`` (IOPS; S21-cpu1 3: 98,278 beside every other run of its
+    job lower, said only on page 4); else unchanged."""
+    m = re.search(r"QD(\d+)x(\d+)", detail)
+    p = pure_iops(points, host)
+    if not m or p.empty or trust.startswith("not valid"):
+        return trust
+    job = p[(p["rw"] == "randwrite") & (p["bs_bytes"] == 4096) & (p["iodepth"] == int(m[1]))
+            & (p["numjobs"] == int(m[2])) & ~p["experiment"].isin(("fio-load-latency", "mixed-load-map"))
+            & ~closed_target_run(p)]
+    own = job[job["experiment"] == "fio-steady-state"]
+    others = _same_span(job[job["experiment"] != "fio-steady-state"], own) if len(own) else job.iloc[0:0]
+    iops = pd.to_numeric(others["iops"], errors="coerce").dropna()
+    if iops.empty or (iops.min() >= value / ASSUMED_RATIO and iops.max() <= value * ASSUMED_RATIO):
+        return trust
+    lo, hi = iops.min() / value, iops.max() / value
+    side = "all lower, " if hi < 1 else "all higher, " if lo > 1 else ""
+    span = f", {size_text(int(own['file_size_bytes'].iloc[0]))}" if "file_size_bytes" in own.columns and \
+        pd.notna(own["file_size_bytes"].iloc[0]) else ""
+    runs = f"(whole-run means) in {len(iops)} runs" if len(iops) > 1 else "(a whole-run mean) in one run"
+    where = ", ".join(sorted(others["experiment"].astype(str).unique()))
+    return caveat_last(trust, f"other runs of its job ({m[0]}{span}) measured {fmt_number(iops.min())}-"
+                              f"{fmt_number(iops.max())} IOPS {runs} ({where}): {side}{lo:.2f}-{hi:.2f}× this")
+
+
+def failed_wsat_caveat(trust: str, points: pd.DataFrame | None, validity: pd.DataFrame | None, host: str,
+                       value: float) -> str:
+    """The sequential write headline's trust with 'fio-write-saturation's 128 KiB write measured 2,755 MB/s (fio's
+    whole-run figure), left out: wsat_series failed (1 whole second of 2 per-second values (fio's runtime 1.56 s))'
+    last where a write-saturation run that wsat_series failed measured above ``value`` (MB/s; S21-cpu1 2: the
+    left-out run was said on page 5 only, so page 1 read 'up to 2,171 MB/s'); else unchanged."""
+    if points is None or validity is None or validity.empty or "point" not in points.columns or \
+            trust.startswith("not valid"):
+        return trust
+    rows = validity[(validity["host"].astype(str) == host) & (validity["check"] == "wsat_series")
+                    & (validity["status"] == "fail")]
+    said = []
+    for r in rows.itertuples():
+        name = str(r.subject).rsplit("(", 1)[-1].rstrip(")")
+        run = points[(points["host"].astype(str) == host) & (points["experiment"] == "fio-write-saturation")
+                     & (points["point"].astype(str) == name)]
+        bw = pd.to_numeric(run.get("bw_MBps"), errors="coerce").dropna() if len(run) else pd.Series(dtype=float)
+        if len(bw) and float(bw.max()) > value * ABOVE:
+            said.append(f"fio-write-saturation's {str(r.subject).split(' (')[0]} measured {fmt_number(bw.max())} "
+                        f"MB/s (fio's whole-run figure), left out: wsat_series failed ({r.evidence})")
+    return caveat_last(trust, "; ".join(said)) if said else trust
+
+
 def _same_span(others: pd.DataFrame, own: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``others`` over the span (file_size_bytes) of ``own`` where both are known; all of them where not
     (eleventh read S14-loop 1: fio-pts-hir's 13 runs over the 6 GiB device were counted as the same job as the
