@@ -167,3 +167,45 @@ def test_the_sequential_write_headline_names_the_write_saturation_run_it_leaves_
     tables = (pd.read_csv(S17 / "headline-cpu116.csv"), passed, runs)
     counted = ht.headline_evidence(*tables).set_index("quantity")["trust"]["Sequential write (MB/s)"]
     assert "left out" not in counted and "up to 2,755 MB/s as a whole-run mean (fio-write-saturation" in counted, counted
+
+
+def test_page_walks_name_the_unbroken_run_of_slower_sizes_the_rule_missed():
+    """S21-bare 1: 'not shown: 4 KiB pages not slower by > 10 % at 2 sizes or more in a row to the sweep's end' read as
+    no page-walk evidence, while 4 KiB pages were slower at each of the last 12 sizes, and the rule missed by one
+    size at 1.097×. The note now names that run and the size that broke it. The other sides: a run of fewer than 3
+    sizes is not named; with that size above the margin the cost is stated (the rule's 2 in a row hold)."""
+    from memstor.analysis.hierarchy import tlb_cost
+    from memstor.analysis.tlb_reach import slower_run
+
+    ws = pd.read_csv(S16 / "working_set-bare16.csv")
+    note = tlb_cost(ws[ws["host"] == H])["note"]
+    assert ("4 KiB pages slower at 15 of 29 sizes; at each of the last 12 sizes in a row (1,448 KiB to 64.0 MiB: "
+            "1.03-3.16×), by > 10 % at 8 of them, not at 45.3 MiB (1.097×): a cost not established from single "
+            "runs") in note, note
+    labels = ["a", "b", "c", "d"]
+    assert slower_run(labels, [0.9, 1.0, 1.2, 1.3]) == ""  # two sizes in the run
+    assert slower_run(labels, [0.9, 1.05, 1.2, 1.3]) == ("; at each of the last 3 sizes in a row (b to d: 1.05-1.30×), "
+                                                         "by > 10 % at 2 of them, not at b (1.050×)")
+    assert slower_run(labels, [1.2, 1.3, 1.2, 1.3]).endswith("by > 10 % at 4 of them")
+
+
+def test_the_last_plateau_is_set_against_the_memory_latencies_measured_otherwise():
+    """S21-bare 2: §4.5's 'plateau 4 (no kernel cache) 135 ns' was the one memory latency a reader could quote (the
+    idle headline withheld), with no gate and no word of the 160-291 ns measured otherwise. The sentence now says
+    both. The other sides: with every other measurement within 10 % of the plateau, or none given, nothing is added;
+    a last level that is a cache the kernel reports is no plateau."""
+    from memstor.report.text.hierarchy import hierarchy_sentences, plateau_caveat
+
+    levels = pd.read_csv(S16 / "cache_levels-bare16.csv")
+    mlp, figures = pd.read_csv(S18 / "mlp-bare16.csv"), pd.read_csv(S18 / "memory_figures-bare16.csv")
+    said = hierarchy_sentences(levels, mlp, None, None, figures)[0]
+    assert ("The last level's 135 ns is one run's batch medians, which no memory gate judges; the memory latency "
+            "measured otherwise here is 160-291 ns (MLP run, 1 chain: 160 ns; loaded, lightest load: 168 ns; matrix, "
+            "local node 0: 182 ns; idle, huge pages: 271 ns; idle, 4 KiB pages: 291 ns): it is no idle latency to "
+            "quote.") in said, said
+    assert "here is 160 ns (MLP run, 1 chain: 160 ns): it is" in hierarchy_sentences(levels, mlp, None, None)[0]
+    near = figures.assign(value=140.0)
+    assert plateau_caveat(levels, mlp.assign(latency_ns=130.0), near, H) == ""
+    assert plateau_caveat(levels, None, None, H) == ""
+    cache = levels.assign(level=levels["level"].astype(str).str.replace("plateau 4 (no kernel cache)", "L3"))
+    assert plateau_caveat(cache, mlp, figures, H) == ""

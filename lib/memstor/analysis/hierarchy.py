@@ -72,7 +72,7 @@ import pandas as pd
 from memstor.analysis.core_clock import level_clock, tlb_clock
 from memstor.analysis.kernel_caches import KERNEL_LEVELS, kernel_levels, match_levels, off_by
 from memstor.analysis.level_edge import Edge, edge_words, level_edge
-from memstor.analysis.tlb_reach import TLB_MIN_PCT, why_no_walk_cost
+from memstor.analysis.tlb_reach import TLB_MIN_PCT, slower_run, why_no_walk_cost
 from memstor.core.schema import missing
 
 WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency_ns", "lat_p50_ns", "lat_p90_ns",
@@ -524,7 +524,8 @@ def _no_tlb_cost(sizes: list, ratio: np.ndarray, slower: np.ndarray) -> str:
         return (f"not shown: 4 KiB pages not slower by > {TLB_MIN_PCT:g} % at 2 sizes or more in a row to the sweep's "
                 f"end ({_kib(sizes[-1])}: {ratio[-1]:.2f}×); single sizes, one run each, scatter {ratio[lo]:.2f}× "
                 f"({_kib(sizes[lo])}) to {ratio[hi]:.2f}× ({_kib(sizes[hi])}), 4 KiB pages slower at "
-                f"{slower_at}: a cost not established from single runs")  # S20-bare 2: not 'no cost'
+                f"{slower_at}{slower_run([_kib(b) for b in sizes], list(ratio))}: a cost not established from single "
+                "runs")  # S20-bare 2: not 'no cost'; S21-bare 1: the run to the end named
 
     said = (f"not shown: 4 KiB pages within {TLB_MIN_PCT:g} % of 2 MiB pages at the largest size ({_kib(sizes[-1])}: "
             f"{_window3(ratio)[-1]:.2f}×, the median of the 3 largest)")

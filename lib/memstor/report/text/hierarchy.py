@@ -18,6 +18,7 @@ from memstor.analysis.hierarchy import (
     saturation_chains,
 )
 from memstor.analysis.level_climb import Climb, kept_to, last_climb
+from memstor.analysis.spread import ASSUMED_RATIO
 from memstor.core.fmt import fmt_number
 from memstor.core.schema import missing
 from memstor.core.units import size_text
@@ -245,11 +246,40 @@ def mlp_sentence(host: str, threads: int, g: pd.DataFrame, said: set[str], dram_
             + ("; not shown to be DRAM's (memory_buffer_llc failed)." if dram_failed else "."))
 
 
+def plateau_caveat(g: pd.DataFrame, mlp: pd.DataFrame | None, figures: pd.DataFrame | None, host: str) -> str:
+    """'The last level's 135 ns is one run's batch medians, which no memory gate judges; the memory latency measured
+    otherwise here is 160-291 ns (MLP run, 1 chain: 160 ns; idle, huge pages: 271 ns; ...): it is no idle latency to
+    quote.' where a host's last level is a plateau no kernel cache ends at (or memory) and another measurement of
+    the latency beyond the caches (``mlp``'s one-thread one-chain run; ``figures``' idle-latency rows,
+    memstor.analysis.memory_figures) lies beyond the 10 % assumed for single runs from it; '' otherwise (S21-bare 2:
+    135 ns the one quotable memory latency while the idle headline was withheld and 160-291 ns were measured)."""
+    last = g[~g["level"].astype(str).str.startswith("TLB") & g["latency_ns"].map(lambda v: not missing(v))]
+    if last.empty or not (str(last["level"].iloc[-1]).startswith("plateau") or last["level"].iloc[-1] == "memory"):
+        return ""
+    lat = float(last["latency_ns"].iloc[-1])
+    others: list[tuple[float, str]] = []
+    if mlp is not None and {"host", "threads", "chains", "latency_ns"} <= set(mlp.columns):
+        one = mlp[(mlp["host"].astype(str) == host) & (mlp["threads"] == 1) & (mlp["chains"] == 1)]
+        others += [(float(v), "MLP run, 1 chain") for v in pd.to_numeric(one["latency_ns"], errors="coerce").dropna()]
+    if figures is not None and {"host", "quantity", "measurement", "value"} <= set(figures.columns):
+        idle = figures[(figures["host"].astype(str) == host) & (figures["quantity"] == "idle latency")]
+        others += [(float(r.value), str(r.measurement).split(" (")[0]) for r in idle.itertuples() if not missing(r.value)]
+    if not others or all(lat / ASSUMED_RATIO <= v <= lat * ASSUMED_RATIO for v, _ in others):
+        return ""
+    lo, hi = min(v for v, _ in others), max(v for v, _ in others)
+    said = "; ".join(f"{w}: {fmt_number(v)} ns" for v, w in sorted(others))
+    span = fmt_number(lo) if fmt_number(lo) == fmt_number(hi) else f"{fmt_number(lo)}-{fmt_number(hi)}"
+    return (f"The last level's {fmt_number(lat)} ns is one run's batch medians, which no memory gate judges; the "
+            f"memory latency measured otherwise here is {span} ns ({said}): it is no idle latency to quote.")
+
+
 def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
-                        working_set: pd.DataFrame | None = None, validity: pd.DataFrame | None = None) -> list[str]:
+                        working_set: pd.DataFrame | None = None, validity: pd.DataFrame | None = None,
+                        figures: pd.DataFrame | None = None) -> list[str]:
     """Per device: the levels in one sentence (latency and where each ends, a disagreement with the kernel's
     size named), what the sweep covered beside the last-level cache when `working_set` is given
-    (:func:`coverage_sentence`), and where memory-level parallelism stops paying (markdown), its MB/s not shown to
+    (:func:`coverage_sentence`), the last plateau set against the other memory latencies (``figures``:
+    :func:`plateau_caveat`), and where memory-level parallelism stops paying (markdown), its MB/s not shown to
     be DRAM's where the device's memory_buffer_llc failed (R-loop p9: one rule for every memory bandwidth)."""
     out = []
     levels = levels if levels is not None else pd.DataFrame(columns=["host"])
@@ -278,6 +308,7 @@ def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
             text += f" Page walks (4 KiB against 2 MiB pages): {tlb['note'].iloc[0]}."
         left = left_out_sentence(working_set, host, g)
         text += f" {left}" if left else ""
+        text += f" {plateau}" if (plateau := plateau_caveat(g, mlp, figures, str(host))) else ""
         judged = validity is None or bool(((validity["host"].astype(str) == str(host))
                                            & (validity["check"] == "memory_buffer_llc")).any())
         covered = coverage_sentence(working_set, host, last_climb(working_set, levels, host), judged)
