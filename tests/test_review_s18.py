@@ -209,3 +209,20 @@ def test_the_last_plateau_is_set_against_the_memory_latencies_measured_otherwise
     assert plateau_caveat(levels, None, None, H) == ""
     cache = levels.assign(level=levels["level"].astype(str).str.replace("plateau 4 (no kernel cache)", "L3"))
     assert plateau_caveat(cache, mlp, figures, H) == ""
+
+
+def test_open_loop_held_counts_the_generator_checks_of_every_rate_not_only_those_within_the_band():
+    """S21-loop 4: randwrite's open_loop_held evidence said 'ioarrive's own checks failed (lag at 2, arrivals at 1)'
+    of the 2 rates within +-5 % of their offered rate, which read as only 2 late rates while lag failed at all 8. The
+    6 outside the band now carry their own checks' counts, and the 2 are said to be those within it. The other side:
+    randread, whose 8 rates all lie within the band, keeps the single count (lag at 8, arrivals at 7)."""
+    from memstor.analysis.validity.openloop import open_loop_rows
+
+    rows = {r["subject"]: r["evidence"] for r in open_loop_rows(pd.read_csv(S18 / "load_latency-loop16.csv"))
+            if r["check"] == "open_loop_held"}
+    assert ("not open: 6 points at 50.0-98.0 % of X_max achieved 28.1-69.0 % of the offered rate (outside +-5 %; "
+            "ioarrive's own checks failed there too (rate at 6, arrivals at 6, lag at 6, no_trend at 1)); at the 2 "
+            "points within +-5 % of their rate (10.0-30.0 % of X_max), ioarrive's own checks failed (lag at 2, "
+            "arrivals at 1); at the 2 late points") in rows["randwrite"], rows["randwrite"]
+    assert "ioarrive's own checks failed (lag at 8, arrivals at 7): 8 points at 10.0-98.0 % of X_max" in rows["randread"]
+    assert "there too" not in rows["randread"]

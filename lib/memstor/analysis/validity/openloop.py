@@ -197,11 +197,15 @@ def _held(host, rw, g: pd.DataFrame, pct: pd.Series | None) -> dict:
     gated, missed = known[~flag & ~(off.notna() & ~in_band)], known[~flag & off.notna() & ~in_band]
     evidence = (f"{int(is_open.sum())} of {total} offered-rate points kept open-loop arrivals "
                 f"(share {n(share)} %)")
-    if len(missed):
+    if len(missed):  # S21-loop 4: their own checks too, so that every late rate is counted
+        also = _not_open_why(missed) if "generator_checks" in missed else ""
+        also = f"; {also.replace('failed (', 'failed there too (')}" if "failed (" in also else ""
         evidence += (f"; not open: {len(missed)} points at {_util(missed)} achieved {n(off[missed.index].min())}-"
-                     f"{n(off[missed.index].max())} % of the offered rate (outside +-5 %)")
+                     f"{n(off[missed.index].max())} % of the offered rate (outside +-5 %{also})")
     if len(gated):
-        evidence += f"; {_not_open_why(gated)}: {len(gated)} points at {_util(gated)}{_woke(gated)}"
+        evidence += (f"; at the {len(gated)} points within +-5 % of their rate ({_util(gated)}), {_not_open_why(gated)}"
+                     f"{_woke(gated)}" if len(missed) else
+                     f"; {_not_open_why(gated)}: {len(gated)} points at {_util(gated)}{_woke(gated)}")
     if outside.any():
         evidence += (f"; {int(outside.sum())} flagged open but achieved {n(off[outside].min())}-"
                      f"{n(off[outside].max())} % of the offered rate (outside +-5 %: not open)")
