@@ -226,3 +226,27 @@ def test_open_loop_held_counts_the_generator_checks_of_every_rate_not_only_those
             "arrivals at 1); at the 2 late points") in rows["randwrite"], rows["randwrite"]
     assert "ioarrive's own checks failed (lag at 8, arrivals at 7): 8 points at 10.0-98.0 % of X_max" in rows["randread"]
     assert "there too" not in rows["randread"]
+
+
+def test_a_ringed_points_label_is_placed_before_the_faded_points_labels():
+    """S21-bare 6: Figure 4's ringed randwrite u70 (its own checks passed, 58,886 IOPS) had no label in either panel,
+    and randread's faded 'u50' beside it read as the ring's. Labels of held or ringed points are now placed first and
+    may go farther out; the faded series are drawn beneath. Rendered from the bare run's curves, both panels label the
+    ring. The other side: the labels of points that did not hold keep the default order and zorder."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from memstor.report.plots import printing
+    from memstor.report.plots.openloop import latency_throughput_figure
+
+    fig = latency_throughput_figure(pd.read_csv(S18 / "load_latency-bare16.csv"), None)
+    printing.declutter_labels(fig)
+    for ax in fig.axes[:2]:
+        first = {t.get_text() for t in ax.texts if t.get_gid() == "util:vm:randwrite"
+                 and t.get_zorder() == printing.FIRST_LABEL_ZORDER and t.get_visible()}
+        assert first == {"u30", "u70", "u98"}, (ax.get_title(), first)
+        faded = [t for t in ax.texts if t.get_gid() == "util:vm:randread"]
+        assert {t.get_text() for t in faded if t.get_zorder() > 3} == {"u30"}  # randread's one ringed point
+        lines = {str(ln.get_gid()): ln.get_zorder() for ln in ax.get_lines()}
+        assert lines["notheld:vm:randwrite"] < 2
+    assert not printing.label_problems(fig)

@@ -207,8 +207,8 @@ def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: 
     elif not held.all():  # dashed and faded wherever a point did not hold, its own legend entry
         failed = bool(failed_points(g)[keep][~held].any())
         nx, ny, marks = _path(x, y, ~held, lambda i: not (held[i] and held[i + 1]), ~held & ~over)
-        ax.plot(nx, ny, color=colour, marker=marker, linestyle="--", alpha=0.55, markevery=marks,
-                label=f"{name}: {NOT_HELD if failed else NOT_SHOWN}", gid=f"notheld:{key}")
+        ax.plot(nx, ny, color=colour, marker=marker, linestyle="--", alpha=0.55, markevery=marks, zorder=1.5,
+                label=f"{name}: {NOT_HELD if failed else NOT_SHOWN}", gid=f"notheld:{key}")  # beneath the held
     own = held_points(g.assign(valid=True))[keep] & ~held  # its own checks passed, its workload withheld
     if own.any():
         ax.plot(x[own], y[own], color="black", marker="o", markersize=11, markerfacecolor="none",
@@ -224,9 +224,9 @@ def _open_series(ax, g: pd.DataFrame, col: str, colour: str, marker: str, name: 
         ax.plot(x[ceil], y[ceil], color="black", marker="x", markersize=9, markeredgewidth=2, linestyle="none",
                 gid=f"ceiling:{key}", label=CEILING_LABEL if "ceil" not in seen else "_nolegend_")
         seen.add("ceil")
-    for xi, yi, u in zip(x, y, utils):
+    for xi, yi, u, first in zip(x, y, utils, held | own):  # S21-bare 6: a held or ringed point's label placed first
         ax.annotate(_util(u), (xi, yi), textcoords="offset points", xytext=(5, -11), fontsize="x-small",
-                    color=colour, gid=f"util:{key}")
+                    color=colour, gid=f"util:{key}", zorder=printing.FIRST_LABEL_ZORDER if first else None)
 
 
 def _invariants_failed(g: pd.DataFrame) -> list[str]:

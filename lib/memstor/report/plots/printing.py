@@ -53,6 +53,13 @@ LABEL_PLACES = ((5, -11, "left"), (5, 4, "left"), (-5, 4, "right"), (-5, -11, "r
 #: than this, the label reads as either point's (S10-bare 19). 1.5 left out 11 of q0's 32 open-loop labels
 #: (test_report_q0 allows a quarter); 1.2 still separates Figure 16's u90 and u95.
 NEARER_BY = 1.2
+#: A data label drawn above the others (a higher zorder than an annotation's default 3) is placed before them: the
+#: points a figure's reading rests on keep their labels where labels crowd (S21-bare 6: the ringed held u70 lost its
+#: label beside a faded point's 'u50').
+FIRST_LABEL_ZORDER = 3.5
+#: Farther places such a label may take where none of LABEL_PLACES is free (about 1.8x their offsets).
+FAR_PLACES = ((9, -18, "left"), (9, 8, "left"), (-9, 8, "right"), (-9, -18, "right"), (0, 12, "center"),
+              (0, -22, "center"), (14, -4, "left"), (-14, -4, "right"))
 #: The smallest plotting area (width, height in inches at the printed size) a panel needs to show its data: a
 #: layout whose legends and labels leave less has collapsed (constrained layout squeezes the axes first).
 MIN_AXES_IN = (1.1, 0.7)
@@ -311,7 +318,7 @@ def _place_labels(fig, renderer) -> None:
     for ax in fig.axes:
         if not ax.get_visible():
             continue
-        labels = _labels(ax)
+        labels = sorted(_labels(ax), key=lambda t: -t.get_zorder())  # stable: drawn order within a zorder
         if not labels:
             continue
         inside = ax.get_window_extent(renderer)
@@ -321,7 +328,8 @@ def _place_labels(fig, renderer) -> None:
             own = (*ann.xyann, ann.get_horizontalalignment())
             at = ax.transData.transform(ann.xy) if ann.xycoords == "data" else (np.nan, np.nan)
             half_pt = _own_half(markers, at) * 72.0 / fig.dpi
-            cleared = [c for c in (_cleared(p, half_pt) for p in LABEL_PLACES) if c != own]
+            places = LABEL_PLACES + (FAR_PLACES if ann.get_zorder() >= FIRST_LABEL_ZORDER else ())
+            cleared = [c for c in (_cleared(p, half_pt) for p in places) if c != own]
             for dx, dy, ha in (own, *dict.fromkeys(cleared)):
                 _place(ann, dx, dy, ha)
                 box = ann.get_window_extent(renderer)
