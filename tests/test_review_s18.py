@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from memstor.report.text import headline_table as ht
 from memstor.report.text.headline_trust import OUT_OF_LINE, qd1_caveat
@@ -250,3 +251,37 @@ def test_a_ringed_points_label_is_placed_before_the_faded_points_labels():
         lines = {str(ln.get_gid()): ln.get_zorder() for ln in ax.get_lines()}
         assert lines["notheld:vm:randwrite"] < 2
     assert not printing.label_problems(fig)
+
+
+@pytest.mark.notebook
+def test_a_sections_figure_is_set_before_the_next_section_starts(tmp_path):
+    """S21-bare 7: Figure 1, a §2 figure, floated into the middle of a §3 sentence on the next page. The report's
+    LaTeX template now sets a section's pending figures before the next section's heading (placeins' FloatBarrier
+    in its \\section). Compiled with xelatex from the template's own preamble lines: a figure too tall for the rest of
+    its page comes before '3. Next' with them, after it without (the other side: the barrier is what moves it)."""
+    import re
+    import shutil
+    import subprocess
+
+    if not (shutil.which("xelatex") and shutil.which("pdftotext")):
+        pytest.skip("xelatex and pdftotext (texlive-xetex, poppler-utils) are needed to compile the template's lines")
+    template = (Path(__file__).resolve().parents[1] / "lib" / "memstor" / "report" / "templates"
+                / "memstor.tex.j2").read_text(encoding="utf-8")
+    barrier = re.search(r"\\usepackage\[above\]\{placeins\}\n\\let\\memstorsection\\section\n"
+                        r"\\renewcommand\\section\{\\FloatBarrier\\memstorsection\}", template)
+    assert barrier, "the template's section barrier is gone"
+    filler = " ".join(["A sentence of the section's text that fills half its page."] * 45)
+
+    def order(preamble: str) -> tuple[int, int]:
+        body = (f"\\documentclass{{article}}\n{preamble}\n\\begin{{document}}\n\\section{{2. First}}\n{filler}\n"
+                "\\begin{figure}[htbp]\\centering\\rule{4in}{5in}\\caption{Figure of the first}\\end{figure}\n"
+                f"\\section{{3. Next}}\n{filler}\n\\end{{document}}\n")
+        (tmp_path / "t.tex").write_text(body, encoding="utf-8")
+        subprocess.run(["xelatex", "-interaction=nonstopmode", "t.tex"], cwd=tmp_path, capture_output=True, timeout=120)
+        text = subprocess.run(["pdftotext", str(tmp_path / "t.pdf"), "-"], capture_output=True, text=True).stdout
+        return text.index("Figure of the first"), text.index("3. Next")
+
+    fig, nxt = order(barrier.group(0))
+    assert fig < nxt
+    fig, nxt = order("")
+    assert fig > nxt  # without the barrier the figure floats past the next heading
