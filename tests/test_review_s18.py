@@ -285,3 +285,28 @@ def test_a_sections_figure_is_set_before_the_next_section_starts(tmp_path):
     assert fig < nxt
     fig, nxt = order("")
     assert fig > nxt  # without the barrier the figure floats past the next heading
+
+
+def test_why_a_loop_did_not_hold_is_a_paragraph_the_pdf_may_leave_to_the_html():
+    """The loop run measured this session printed 11 pages with every spill cell left out: each workload whose open
+    loop did not hold carried ioarrive's whole diagnosis inline (about 15 lines each). The diagnosis is now its own
+    paragraph per workload (cause_paragraphs), in a cell the PDF may leave to the HTML; the workload's paragraph keeps
+    where its loop held and the closing paragraph says where the why is. The other side: by default (causes inline)
+    the paragraphs are as before, the why inside each."""
+    from memstor.report.text.openloop import cause_paragraphs, load_sentences
+
+    tables = [pd.read_csv(S18 / f"{t}-loop18.csv") for t in ("load_latency", "slo", "load_latency_models")]
+    short = load_sentences(*tables, pd.DataFrame(), causes=False)
+    full = load_sentences(*tables, pd.DataFrame())
+    why = cause_paragraphs(*tables)
+    assert [w.split("**")[1] for w in why] == ["vm-loop0, randread: why the loop did not hold.",
+                                               "vm-loop0, randwrite: why the loop did not hold."]
+    for w in why:
+        body = w.split("** ", 1)[1]
+        assert "For an open loop:" in body and not any(body in s for s in short)
+        assert any(body in s for s in full)  # inline by default
+    assert short[-1].endswith("the paragraphs 'why the loop did not hold' (in the HTML report where the PDF leaves "
+                              "them out)."), short[-1]
+    assert full[-1].endswith("Each workload's paragraph above names what delayed the submissions, where its columns "
+                             "show it.")
+    assert cause_paragraphs(None, *tables[1:]) == []

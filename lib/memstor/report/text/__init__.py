@@ -45,6 +45,7 @@ from memstor.report.text.hierarchy import cache_levels_display, hierarchy_senten
 from memstor.report.text.openloop import (
     LOAD_DISPLAY_COLUMNS,
     OPEN_CLOSED_SMALL_PCT,
+    cause_paragraphs,
     load_display,
     load_sentences,
     slo_display,
@@ -108,5 +109,5 @@ __all__ = [
     "steady_display", "steady_sentences", "steady_rounds_display", "steady_matrix_display",
     "drive_display",
     "OPEN_LOOP_MODELS", "MODEL_BREAK_PCT", "OPEN_CLOSED_SMALL_PCT", "LOAD_DISPLAY_COLUMNS", "load_display",
-    "slo_display", "models_display", "models_empty", "load_sentences", "windows_note",
+    "slo_display", "models_display", "models_empty", "load_sentences", "cause_paragraphs", "windows_note",
 ]

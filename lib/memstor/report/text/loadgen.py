@@ -238,13 +238,15 @@ def held_summary(g: pd.DataFrame) -> str:
 _POINT_NAME = re.compile(r" at [A-Za-z0-9_]+-bs[^\s;,)]*?-u(\d+(?:\.\d+)?)-[^\s;,)]+")
 
 
-def not_open_sentence(reason: str, g: pd.DataFrame | None = None, host_rows: pd.DataFrame | None = None) -> str:
+def not_open_sentence(reason: str, g: pd.DataFrame | None = None, host_rows: pd.DataFrame | None = None,
+                      causes: bool = True) -> str:
     """Where the open loop of one workload held and where not (from the rows, in the generator's terms) and the
     failed checks' evidence (the gate's reason without its way out; its open_loop_held and open_loop_rate parts
     said by the rows instead, X_max named X_ref, a point named by its offered load) — markdown; with ioarrive, what
     its own columns say of why and the way out that follows (memstor.report.text.openloop_causes); what the
     latencies are follows once for all such workloads (:func:`not_open_closing`); `host_rows`: every workload's rows
-    of the device (a pause that a held point of any workload also met explains no late point)."""
+    of the device (a pause that a held point of any workload also met explains no late point); ``causes`` False: without
+    the why and the way out (:func:`cause_paragraph` gives them apart, a paragraph the PDF may leave to the HTML)."""
     g = g if g is not None else pd.DataFrame()
     _, checks = split_reason(reason)
     rows_said = len(g) > 0 and "utilisation_pct" in g.columns
@@ -255,13 +257,21 @@ def not_open_sentence(reason: str, g: pd.DataFrame | None = None, host_rows: pd.
     if evidence:
         failed = "; ".join(f"{c}: {e}" if c else e for c, e in evidence).replace("X_max", X_REF)
         said += " Failed: " + _POINT_NAME.sub(r" at u\1", failed) + "."
-    if rows_said and set(generators(g)) == {IOARRIVE}:  # what its own columns say of why, and the way out
-        why, causes = cause_sentences(g, held_points(g.assign(valid=True)), host_rows)
-        said += f" {why} {way_out(causes, g)}"
+    if causes and rows_said:  # what its own columns say of why, and the way out
+        said += f" {cause_paragraph(g, host_rows)}"
     return said.strip()
 
 
-def not_open_closing(workloads: list[str], gen: str, littles: bool = False) -> str:
+def cause_paragraph(g: pd.DataFrame, host_rows: pd.DataFrame | None = None) -> str:
+    """What ioarrive's own columns say of why one workload's loop did not hold, and the way out that follows
+    (memstor.report.text.openloop_causes); '' for fio's rows or without rows."""
+    if g is None or g.empty or "utilisation_pct" not in g.columns or set(generators(g)) != {IOARRIVE}:
+        return ""
+    why, causes = cause_sentences(g, held_points(g.assign(valid=True)), host_rows)
+    return f"{why} {way_out(causes, g)}".strip()
+
+
+def not_open_closing(workloads: list[str], gen: str, littles: bool = False, causes_inline: bool = True) -> str:
     """The one paragraph after the workloads whose open loop did not hold with generator `gen`: what the latencies
     in the table are, that no SLO answer, model or comparison is given, and the way out (markdown). `littles`:
     a littles_law failure is among their evidence (with ioarrive, a backlog inside the generator)."""
@@ -277,5 +287,7 @@ def not_open_closing(workloads: list[str], gen: str, littles: bool = False) -> s
     said += ("; no SLO answer, queueing model or open-against-closed comparison is given from the rates that did not "
              "hold.")
     if gen == IOARRIVE:  # each workload's paragraph gave the way out its own columns support (openloop_causes)
-        return said + " Each workload's paragraph above names what delayed the submissions, where its columns show it."
+        return said + (" Each workload's paragraph above names what delayed the submissions, where its columns show it."
+                       if causes_inline else " Why each loop did not hold, where its columns show it: the paragraphs "
+                       "'why the loop did not hold' (in the HTML report where the PDF leaves them out).")
     return said + " " + NOT_OPEN_WAY_OUT.get(gen, NOT_OPEN_WAY_OUT[FIO])

@@ -35,6 +35,7 @@ from memstor.report.text.loadgen import (
     IOARRIVE,
     RATE_BAND_PCT,
     X_REF,
+    cause_paragraph,
     generators,
     measured_sentences,
     not_open_closing,
@@ -507,7 +508,7 @@ def x_ref_beaten(g: pd.DataFrame, points: pd.DataFrame | None, host: str, rw: st
 
 
 def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, unloaded: pd.DataFrame,
-                   points: pd.DataFrame | None = None) -> list:
+                   points: pd.DataFrame | None = None, causes: bool = True) -> list:
     """What was measured (one paragraph per generator, :func:`measured_sentences`), then one markdown paragraph
     per device x workload of the open loop: the SLO answer (per p99 target), the unloaded latency and the
     low-rate anomaly when flagged, overloaded points, points at the generator's ceiling and points whose loop did
@@ -518,39 +519,58 @@ def load_sentences(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame, 
     (memstor.report.text.loadgen.not_open_sentence), and the workloads of one generator that did not hold one
     closing paragraph at the end (what their latencies are, the way out); X_ref in doubt where the sweep it came
     from was beaten (:func:`x_ref_beaten`, from the measured `points`). Inputs: the tables of
-    memstor.analysis.load_latency (curve_table, slo, models, unloaded); any may be empty."""
+    memstor.analysis.load_latency (curve_table, slo, models, unloaded); any may be empty. ``causes`` False: a
+    workload that did not hold without why (:func:`cause_paragraphs` gives them apart: S21's loop report ran a page
+    past its budget on them)."""
     if load is None or len(load) == 0:
         return []
     out = measured_sentences(load)
     not_open: dict[str, list] = {}  # generator -> [(workload named, littles_law among the evidence)]
     hosts = sorted(load["host"].astype(str).unique())
-    for host in hosts:
+    for host, rw, g, h, invalid, no_model in _workloads(load, slo, models):
+        x_max = float(np.nanmean(pd.to_numeric(g["x_max_iops"], errors="coerce"))) \
+            if "x_max_iops" in g.columns and pd.to_numeric(g["x_max_iops"], errors="coerce").notna().any() \
+            else math.nan
+        if invalid:
+            gens = ordered(generators(g)) or ["fio"]
+            out.append(f"**{md_escape(host)}, {rw}: not an open loop** ({' and '.join(gens)}). "
+                       + " ".join([not_open_sentence(invalid[0], g, h, causes), *x_ref_beaten(g, points, host,
+                                                                                               rw)]))
+            named = f"{md_escape(host)} {rw}" if len(hosts) > 1 else rw
+            not_open.setdefault(gens[0], []).append((named, "littles_law: " in invalid[0]))
+            continue
+        parts = _slo_sentences(_ol_rows(slo, host, rw), g, x_max)
+        parts += _unloaded_sentence(_ol_rows(unloaded, host, rw))
+        parts += _stress_sentences(g, modelled=not no_model)
+        if no_model:  # the SLO answer from the held points; no curve or model across rates that did not hold
+            why = not_open_sentence(no_model[0], g, h)
+            parts.append("No queueing model and no open-against-closed curve across its rates (only rates that "
+                         "held are set beside the closed loop, one by one): " + why[:1].lower() + why[1:])
+        else:
+            parts += _open_closed_sentences(g) + _model_sentences(_ol_rows(models, host, rw))
+        out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts + x_ref_beaten(g, points, host, rw)))
+    for gen, said in not_open.items():
+        out.append(not_open_closing([w for w, _ in said], gen, any(lit for _, lit in said), causes))
+    return out
+
+
+def _workloads(load: pd.DataFrame, slo: pd.DataFrame, models: pd.DataFrame):
+    """Per device x workload of the open loop: (host, rw, its rows, the device's rows, the reasons its open loop is
+    not one (empty where it is; the models' where the SLO answer did not come from held rates), the models' reasons)."""
+    for host in sorted(load["host"].astype(str).unique()):
         h = load[load["host"].astype(str) == host]
         for rw in sorted(h["rw"].dropna().unique()):
-            g = _ol_rows(load, host, rw)
-            x_max = float(np.nanmean(pd.to_numeric(g["x_max_iops"], errors="coerce"))) \
-                if "x_max_iops" in g.columns and pd.to_numeric(g["x_max_iops"], errors="coerce").notna().any() \
-                else math.nan
-            invalid = not_valid_reasons(slo, host, rw)
-            no_model = not_valid_reasons(models, host, rw)
-            if invalid or (no_model and not answered_from_held(_ol_rows(slo, host, rw))):
-                invalid = invalid or no_model
-                gens = ordered(generators(g)) or ["fio"]
-                out.append(f"**{md_escape(host)}, {rw}: not an open loop** ({' and '.join(gens)}). "
-                           + " ".join([not_open_sentence(invalid[0], g, h), *x_ref_beaten(g, points, host, rw)]))
-                named = f"{md_escape(host)} {rw}" if len(hosts) > 1 else rw
-                not_open.setdefault(gens[0], []).append((named, "littles_law: " in invalid[0]))
-                continue
-            parts = _slo_sentences(_ol_rows(slo, host, rw), g, x_max)
-            parts += _unloaded_sentence(_ol_rows(unloaded, host, rw))
-            parts += _stress_sentences(g, modelled=not no_model)
-            if no_model:  # the SLO answer from the held points; no curve or model across rates that did not hold
-                why = not_open_sentence(no_model[0], g, h)
-                parts.append("No queueing model and no open-against-closed curve across its rates (only rates that "
-                             "held are set beside the closed loop, one by one): " + why[:1].lower() + why[1:])
-            else:
-                parts += _open_closed_sentences(g) + _model_sentences(_ol_rows(models, host, rw))
-            out.append(f"**{md_escape(host)}, {rw}**: " + " ".join(parts + x_ref_beaten(g, points, host, rw)))
-    for gen, said in not_open.items():
-        out.append(not_open_closing([w for w, _ in said], gen, any(lit for _, lit in said)))
-    return out
+            invalid, no_model = not_valid_reasons(slo, host, rw), not_valid_reasons(models, host, rw)
+            if not invalid and no_model and not answered_from_held(_ol_rows(slo, host, rw)):
+                invalid = no_model
+            yield host, rw, _ol_rows(load, host, rw), h, invalid, no_model
+
+
+def cause_paragraphs(load: pd.DataFrame | None, slo: pd.DataFrame, models: pd.DataFrame) -> list[str]:
+    """'**vm-loop0, randread: why the loop did not hold.** ...' per workload whose open loop is not one and whose
+    generator's columns say why (ioarrive: memstor.report.text.loadgen.cause_paragraph), for :func:`load_sentences`
+    with ``causes`` False: the PDF may leave them to the HTML."""
+    if load is None or len(load) == 0:
+        return []
+    return [f"**{md_escape(host)}, {rw}: why the loop did not hold.** {why}"
+            for host, rw, g, h, invalid, _ in _workloads(load, slo, models) if invalid and (why := cause_paragraph(g, h))]
