@@ -310,3 +310,21 @@ def test_why_a_loop_did_not_hold_is_a_paragraph_the_pdf_may_leave_to_the_html():
     assert full[-1].endswith("Each workload's paragraph above names what delayed the submissions, where its columns "
                              "show it.")
     assert cause_paragraphs(None, *tables[1:]) == []
+
+
+def test_the_climb_says_what_the_first_size_on_the_last_level_measured_and_the_l3_factor_is_a_bound():
+    """S22-cpu1 6 / 5: §4.5 said the curve 'reaches the 132 ns level it ends on at 16 MiB' where 16 MiB measured 114
+    ns, and 'a factor 23.0 from the kernel's 260 MiB' of a level ending between 8 and 11.3 MiB (23.0 from its far
+    side). Now 'from 16 MiB (114 ns there)' and 'at least a factor 23.0'. The other side: a first size within 10 % of
+    the level keeps 'at 16 MiB'."""
+    from memstor.analysis.hierarchy import cache_levels
+    from memstor.report.text.hierarchy import hierarchy_sentences
+
+    ws = pd.read_csv(S18 / "working_set-cpu118.csv")
+    levels = cache_levels(ws, {"L1d_bytes": 49152, "L2_bytes": 2 << 20, "L3_bytes": 260 << 20})
+    said = hierarchy_sentences(levels, None, ws, None)[0]
+    assert "reaches the 132 ns level it ends on from 16 MiB (114 ns there)" in said, said
+    assert "at least a factor 23.0 from the kernel's 260" in said
+    big = (ws["buffer_bytes"] == 16 << 20) & (ws["pattern"] == "random")
+    near = ws.assign(lat_p50_ns=ws["lat_p50_ns"].mask(big, 128.0), latency_ns=ws["latency_ns"].mask(big, 128.0))
+    assert "level it ends on at 16 MiB" in hierarchy_sentences(cache_levels(near, None), None, near, None)[0]

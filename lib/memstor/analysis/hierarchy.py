@@ -418,10 +418,10 @@ def _level_note(lv: Level, sizes: np.ndarray, lat: np.ndarray, edge: Edge | None
         return f"{text}; no cache of the kernel's matched ({src})"
     factor = off_by(kb, sizes[edge.held], sizes[edge.off])
     verdict = (f"within a factor {AGREE_FACTOR:g} of the kernel's {_kib(kb)}" if factor <= AGREE_FACTOR else
-               f"a factor {factor:.1f} from the kernel's {_kib(kb)} (> {AGREE_FACTOR:g}: the step is not this "
+               f"at least a factor {factor:.1f} from the kernel's {_kib(kb)} (> {AGREE_FACTOR:g}: the step is not this "
                "cache's size; a shared or partitioned cache, e.g. on a VM, holds less)")
     if factor > AGREE_FACTOR:  # the report's sentence names the kernel's size: the note says the rest once
-        return (f"{head} (on it {_kib(sizes[lv.first])}-{_kib(sizes[lv.last])}, {detail}), a factor {factor:.1f} "
+        return (f"{head} (on it {_kib(sizes[lv.first])}-{_kib(sizes[lv.last])}, {detail}), at least a factor {factor:.1f} "
                 f"from the kernel's {_kib(kb)}: a shared or partitioned cache holds less (e.g. on a VM) ({src})")
     return f"{text}: {verdict} ({src})"
 

@@ -21,13 +21,14 @@ class Climb(NamedTuple):
     """left_at: where the curve leaves its last cache level (bytes: that level's end, last_step's); level_ns: the
     latency of the level it ends on; reached_at: that level's first size (bytes; None where not known); between:
     (bytes, ns) of each size measured between the two levels; kept_to: the largest size of the levels' curve kept
-    (bytes; None where not known)."""
+    (bytes; None where not known); reached_ns: the latency measured at reached_at (ns; None where not known)."""
 
     left_at: float
     level_ns: float
     reached_at: float | None = None
     between: tuple[tuple[float, float], ...] = ()
     kept_to: float | None = None
+    reached_ns: float | None = None
 
 
 def _kept(working_set: pd.DataFrame | None, host: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -64,4 +65,4 @@ def last_climb(working_set: pd.DataFrame | None, levels: pd.DataFrame | None, ho
         return Climb(*step, kept_to=float(sizes.max()))
     first = found[-1].first
     between = tuple((float(sizes[i]), float(lat[i])) for i in range(edge.off, first))
-    return Climb(*step, float(sizes[first]), between, float(sizes.max()))
+    return Climb(*step, float(sizes[first]), between, float(sizes.max()), float(lat[first]))
