@@ -250,29 +250,45 @@ def mlp_sentence(host: str, threads: int, g: pd.DataFrame, said: set[str], dram_
 
 def plateau_caveat(g: pd.DataFrame, mlp: pd.DataFrame | None, figures: pd.DataFrame | None, host: str) -> str:
     """'The last level's 135 ns is one run's batch medians, which no memory gate judges; the memory latency measured
-    otherwise here is 160-291 ns (MLP run, 1 chain: 160 ns; idle, huge pages: 271 ns; ...): it is no idle latency to
-    quote.' where a host's last level is a plateau no kernel cache ends at (or memory) and another measurement of
-    the latency beyond the caches (``mlp``'s one-thread one-chain run; ``figures``' idle-latency rows,
-    memstor.analysis.memory_figures) lies beyond the 10 % assumed for single runs from it; '' otherwise (S21-bare 2:
-    135 ns the one quotable memory latency while the idle headline was withheld and 160-291 ns were measured)."""
+    otherwise here is 160-182 ns (MLP run, 1 chain: 160 ns; matrix, local node 0 (not judged by the gate): 182 ns):
+    it is no idle latency to quote.' where a host's last level is a plateau no kernel cache ends at (or memory) and
+    another measurement of the latency beyond the caches that did not fail its checks (``mlp``'s one-thread one-chain
+    run within hierarchy_cpu_share's band; ``figures``' idle-latency rows whose gate did not fail,
+    memstor.analysis.memory_figures) lies beyond the 10 % assumed for single runs from it; where every other one
+    failed or was withheld, that instead; '' otherwise (S21-bare 2: 135 ns the one quotable memory latency beside
+    160-291 ns measured; S22-loop 2: a range from runs the report withholds is no comparison)."""
     last = g[~g["level"].astype(str).str.startswith("TLB") & g["latency_ns"].map(lambda v: not missing(v))]
     if last.empty or not (str(last["level"].iloc[-1]).startswith("plateau") or last["level"].iloc[-1] == "memory"):
         return ""
     lat = float(last["latency_ns"].iloc[-1])
     others: list[tuple[float, str]] = []
+    failed = 0
     if mlp is not None and {"host", "threads", "chains", "latency_ns"} <= set(mlp.columns):
         one = mlp[(mlp["host"].astype(str) == host) & (mlp["threads"] == 1) & (mlp["chains"] == 1)]
-        others += [(float(v), "MLP run, 1 chain") for v in pd.to_numeric(one["latency_ns"], errors="coerce").dropna()]
+        held = cpu_held(one["cpu_share"]) if "cpu_share" in one.columns else pd.Series(True, index=one.index)
+        failed += int((~held).sum())
+        others += [(float(v), "MLP run, 1 chain") for v in pd.to_numeric(one.loc[held, "latency_ns"], errors="coerce")
+                   .dropna()]
     if figures is not None and {"host", "quantity", "measurement", "value"} <= set(figures.columns):
-        idle = figures[(figures["host"].astype(str) == host) & (figures["quantity"] == "idle latency")]
-        others += [(float(r.value), str(r.measurement).split(" (")[0]) for r in idle.itertuples() if not missing(r.value)]
-    if not others or all(lat / ASSUMED_RATIO <= v <= lat * ASSUMED_RATIO for v, _ in others):
+        idle = figures[(figures["host"].astype(str) == host) & (figures["quantity"] == "idle latency")
+                       & figures["value"].map(lambda v: not missing(v))]
+        gate = idle.get("gate", pd.Series("", index=idle.index)).fillna("").astype(str)
+        failed += int(gate.str.startswith("failed").sum())
+        others += [(float(r.value), str(r.measurement).split(" (")[0] + (" (not judged by the gate)" if
+                    str(gt).startswith("not judged") else "")) for r, gt in zip(idle.itertuples(), gate)
+                   if not str(gt).startswith("failed")]
+    head = f"The last level's {fmt_number(lat)} ns is one run's batch medians, which no memory gate judges"
+    if not others:
+        return (f"{head}; every other memory latency measured here ({failed}) failed its checks or was withheld: it is "
+                "no idle latency to quote.") if failed else ""
+    if all(lat / ASSUMED_RATIO <= v <= lat * ASSUMED_RATIO for v, _ in others):
         return ""
     lo, hi = min(v for v, _ in others), max(v for v, _ in others)
     said = "; ".join(f"{w}: {fmt_number(v)} ns" for v, w in sorted(others))
     span = fmt_number(lo) if fmt_number(lo) == fmt_number(hi) else f"{fmt_number(lo)}-{fmt_number(hi)}"
-    return (f"The last level's {fmt_number(lat)} ns is one run's batch medians, which no memory gate judges; the "
-            f"memory latency measured otherwise here is {span} ns ({said}): it is no idle latency to quote.")
+    gone = f"; {failed} more failed their checks or were withheld" if failed else ""
+    return (f"{head}; the memory latency measured otherwise here is {span} ns ({said}{gone}): it is no idle latency "
+            "to quote.")
 
 
 def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
