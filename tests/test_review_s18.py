@@ -337,3 +337,29 @@ def test_the_climb_says_what_the_first_size_on_the_last_level_measured_and_the_l
     big = (ws["buffer_bytes"] == 16 << 20) & (ws["pattern"] == "random")
     near = ws.assign(lat_p50_ns=ws["lat_p50_ns"].mask(big, 128.0), latency_ns=ws["latency_ns"].mask(big, 128.0))
     assert "level it ends on at 16 MiB" in hierarchy_sentences(cache_levels(near, None), None, near, None)[0]
+
+
+def test_a_write_saturation_run_too_short_for_a_level_gives_its_seconds_mean_and_no_cliff_row():
+    """S22-loop 1, 3, 4: the loop run's 128 KiB sequential write (12 whole seconds, wsat_series warned: too short)
+    printed 'no level (too short); mean 2,441' and 'the mean of those seconds is 2,441 MB/s', which is the level after
+    an 8-s rise (the 12 seconds average 2,108), beside 'sustained / burst 1.39' and a Cliffs row at 8 s while the
+    same page said no cliff was determined. Now the seconds' mean, 2,108, no burst, no ratio, no cliffs row. The
+    other side: without the caveat (a series long enough) the rise, its levels and its row stay."""
+    from memstor.analysis import wsat
+    from memstor.report.text.wsat import cliffs_display, no_cliff_text, wsat_display
+
+    runs = pd.read_csv(S18 / "fio-write-saturation-loop18.csv")
+    seconds = pd.read_csv(S18 / "fio-write-saturation-seconds-loop18.csv")
+    cliffs = wsat.wsat_cliffs(runs, seconds, pd.read_csv(S18 / "fio-write-saturation-thermal-loop18.csv"))
+    table = wsat.wsat_table(runs, seconds, cliffs)
+    seq = table["workload"] == "128 KiB sequential write"
+    assert round(float(table.loc[seq, "series_MBps"].iloc[0])) == 2108
+    short = table.assign(caveat=["12 whole seconds of 13 per-second values: too short" if s else "" for s in seq])
+    row = wsat_display(short).set_index("workload").loc["128 KiB sequential write"]
+    assert (row["sustained (MB/s)"], row["burst (MB/s)"], row["sustained / burst"]) == (
+        "no level (too short); mean 2,108", "–", "–")
+    assert "the mean of those seconds is 2,108 MB/s" in no_cliff_text(short[seq].iloc[0])
+    assert cliffs_display(cliffs, short).empty
+    told = wsat_display(table).set_index("workload").loc["128 KiB sequential write"]
+    assert (told["burst (MB/s)"], told["sustained / burst"]) == ("1,753 (before a rise)", "1.39")
+    assert len(cliffs_display(cliffs, table)) == 1 and len(cliffs_display(cliffs)) == 1

@@ -47,24 +47,37 @@ def wsat_display(w: pd.DataFrame | None) -> pd.DataFrame:
                   if not missing(b) else "test file") for s, b in zip(w["span"], w["span_bytes"])],
         "written (GB)": [f"{_gb(g)} ({'stopped by the time cap' if s == 'time' else 'target reached'})"
                          if s in ("time", "bytes") else _gb(g) for g, s in zip(w["tgbw_GB"], w["stopped_by"])],
-        "burst (MB/s)": [fmt_interval(v, lo, hi) if c else f"{fmt_interval(v, lo, hi)} (before a rise)" if rose
-                         else "–" if not told else "– (no cliff: one level)" for v, lo, hi, c, told, rose in
+        "burst (MB/s)": ["–" if short else fmt_interval(v, lo, hi) if c else f"{fmt_interval(v, lo, hi)} (before a "
+                         "rise)" if rose else "–" if not told else "– (no cliff: one level)"
+                         for v, lo, hi, c, told, rose, short in
                          zip(w["burst_MBps"], w["burst_MBps_ci_low"], w["burst_MBps_ci_high"], cliffs, _told(w),
-                             [_rose(r) for _, r in w.iterrows()])],
-        "sustained (MB/s)": [f"no level (too short); mean {fmt_number(v)}" if short else fmt_interval(v, lo, hi)
-                             for v, lo, hi, short in zip(w["sustained_MBps"], w["sustained_MBps_ci_low"],
-                                                         w["sustained_MBps_ci_high"], _short(w))],
-        "sustained / burst": ["–" if missing(r) else f"{float(r):.2f}" for r in w["sustained_over_burst"]],
+                             [_rose(r) for _, r in w.iterrows()], _short(w))],
+        "sustained (MB/s)": [f"no level (too short); mean {fmt_number(_seconds_mean(r))}" if short else
+                             fmt_interval(r["sustained_MBps"], r["sustained_MBps_ci_low"], r["sustained_MBps_ci_high"])
+                             for (_, r), short in zip(w.iterrows(), _short(w))],
+        "sustained / burst": ["–" if missing(r) or short else f"{float(r):.2f}"
+                              for r, short in zip(w["sustained_over_burst"], _short(w))],
         "cliffs": [str(int(c)) if told else "not determined" for c, told in zip(cliffs, _told(w))],
         "first cliff at (GB)": [_gb(g) for g in w["first_cliff_GB"]],
     })
     return out if w["host"].nunique() > 1 else out.drop(columns="device")
 
 
-def cliffs_display(c: pd.DataFrame | None) -> pd.DataFrame:
+def _seconds_mean(r) -> float:
+    """The mean of a run's whole seconds (MB/s): ``series_MBps`` where recorded, else its one level (S22-loop 1: a
+    short run's 'mean 2,441' was the level after its rise; its 12 seconds averaged 2,108)."""
+    return r["series_MBps"] if "series_MBps" in r and not missing(r["series_MBps"]) else r["sustained_MBps"]
+
+
+def cliffs_display(c: pd.DataFrame | None, w: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per cliff: device, workload, time (s) and GB written, the levels before and after with their
-    95 % intervals, the kind (cliff, recovery, thermal) and the thermal verdict."""
+    95 % intervals, the kind (cliff, recovery, thermal) and the thermal verdict; with the runs ``w`` (the wsat table),
+    not the steps of a run too short to tell a cliff from noise (S22-loop 4: 'no cliff found ... not determined'
+    beside a row for its 8-s step)."""
     cols = ["device", "workload", "at (s)", "at (GB)", "before", "after", "kind", "heat"]
+    if c is not None and w is not None and len(c) and len(w) and {"host", "workload"} <= set(c.columns):
+        untold = {(str(h), str(k)) for h, k, s in zip(w["host"], w["workload"], _short(w)) if s}
+        c = c[[(str(h), str(k)) not in untold for h, k in zip(c["host"], c["workload"])]]
     if c is None or c.empty:
         return pd.DataFrame(columns=cols)
     unit = c["unit"].fillna("MB/s")
@@ -118,7 +131,7 @@ def no_cliff_text(r) -> str:
     secs = "" if missing(r.get("whole_seconds")) else f"{int(r['whole_seconds'])} "
     if str(r.get("caveat") or ""):
         return (f"no cliff found, but {secs}whole seconds are too short to tell a cliff from noise (wsat_series): "
-                f"the mean of those seconds is {fmt_number(r['sustained_MBps'])} MB/s, one level at most, not shown "
+                f"the mean of those seconds is {fmt_number(_seconds_mean(r))} MB/s, one level at most, not shown "
                 "(so no interval is given for it)." + series_vs_fio(r))
     how = "mean, 95 % interval of this run's one-second values" if "[" in level or "±" in level else "mean; no 95 % interval from these seconds"
     if _rose(r):  # S12-bare 2: a change point that rose (171 -> 225 MB/s at 10 s) is no 'start to end'
