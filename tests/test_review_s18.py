@@ -363,3 +363,20 @@ def test_a_write_saturation_run_too_short_for_a_level_gives_its_seconds_mean_and
     told = wsat_display(table).set_index("workload").loc["128 KiB sequential write"]
     assert (told["burst (MB/s)"], told["sustained / burst"]) == ("1,753 (before a rise)", "1.39")
     assert len(cliffs_display(cliffs, table)) == 1 and len(cliffs_display(cliffs)) == 1
+
+
+def test_the_knee_sentence_says_the_one_job_sweep_still_rose_where_knee_plateau_failed():
+    """S22-loop 5 / S22-cpu1 1: page 2 blamed the failed knee fit on the 4-job point ('beaten by a point with 4
+    jobs, outside the one-job sweep it was fitted to'), while knee_plateau failed too: the one-job sweep itself still
+    rose at its deepest (1-CPU randwrite here: +58.1 % from QD16x1 to QD64x1). The sentence now says so. The other
+    side: where knee_plateau did not fail, the sentence is as before."""
+    from memstor.report.text.queueing import fit_sentence
+
+    runs = pd.read_csv(S16 / "summary-cpu116.csv")
+    evidence = "randwrite: X_fit (fitted ceiling) 41,785 ± 3,000 IOPS (SE); X_best 68,086 IOPS (at QD32x4), 62.9 % above"
+    knees = pd.DataFrame(columns=["N_star_bound"])
+    said = fit_sentence([evidence], knees, runs, H, {}, {"randwrite"})
+    assert said.startswith("The knee fit's ceiling is beaten by a point with 4 jobs, outside the one-job sweep it was "
+                           "fitted to, and its one-job sweep still rose at its deepest: +58.1 % from QD16x1 to QD64x1, "
+                           "knee_plateau failed (randwrite: "), said
+    assert "still rose" not in fit_sentence([evidence], knees, runs, H, {}, {"randread"})

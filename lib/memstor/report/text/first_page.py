@@ -271,8 +271,10 @@ def findings(S, host: str) -> list[str]:
     if bad_fit:
         ceiling = host_checks(S.validity, host, statuses=("fail",)).query("check == 'knee_ceiling'")
         high = dict(zip(ceiling["subject"].astype(str), pd.to_numeric(ceiling["high"], errors="coerce")))
+        rising = set(host_checks(S.validity, host, statuses=("fail",)).query("check == 'knee_plateau'")["subject"]
+                     .astype(str))
         out.append(fit_sentence(bad_fit, knee_rows(getattr(S, "knees", None), host, {b.split(":")[0] for b in bad_fit}),
-                                getattr(S, "points", None), host, high))
+                                getattr(S, "points", None), host, high, rising))
     machine_gate = host_checks(S.validity, host, ("memory",))
     machine_gate = machine_gate[machine_gate["subject"].str.endswith("(machine)")]
     for _, r in machine_gate.head(1).iterrows():

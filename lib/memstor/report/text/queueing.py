@@ -445,20 +445,39 @@ def flat_words(points: pd.DataFrame | None, host: str, rw: str) -> str:
 
 
 def fit_sentence(bad_fit: list[str], knees: pd.DataFrame, points: pd.DataFrame | None = None, host: str = "",
-                 band_high: dict | None = None) -> str:
+                 band_high: dict | None = None, rising: set | frozenset = frozenset()) -> str:
     """Page 1's sentence on the failed knee-fit checks ('<workload>: <evidence>' each; knees: their knee rows): the
     first one's evidence, the other workloads named (S18: page 2 named one workload of two), and the measured bound
     'given instead' only where the knee table has one (R-def p2: bound_void). ``points``: the host's runs, whose
     one-job runs above the fit's band (``band_high``: {workload: knee_ceiling's high, X_fit + 1.96 SE, IOPS}) are
-    named (S19-1cpu 2: 'beaten by a point with 4 jobs' where fio-rw-ratio's QD32x1 was above it too)."""
+    named (S19-1cpu 2: 'beaten by a point with 4 jobs' where fio-rw-ratio's QD32x1 was above it too); a workload in
+    ``rising`` (its knee_plateau failed) says its one-job sweep still rose at its deepest, by how much (S22-loop 5,
+    S22-cpu1 1: the 4-job point alone was blamed while the one-job sweep rose +26.6 % from QD16 to QD64)."""
     first = bad_fit[0].split(":")[0]
     also = [w for w in dict.fromkeys(b.split(":")[0] for b in bad_fit[1:]) if w != first]
     more = f"; {' and '.join(also)}'s fit too" if also else ""
     one, beyond = _one_job_above((band_high or {}).get(first), points, host, first)
     lead = "The knee fit contradicts its own data" if beyond else _fit_contradicted(bad_fit[0])
+    if first in rising:
+        lead += f", and its one-job sweep still rose at its deepest{_last_step(points, host, first)}, knee_plateau failed"
     return (lead + " (" + name_ceilings(bad_fit[0]) + one + more + "); the measured bound "
             + ("does not apply either" if len(knees) and knees["N_star_bound"].isna().all() else "is given instead")
             + f" ({SECTION_REF['queue_depth']}).")
+
+
+def _last_step(points: pd.DataFrame | None, host: str, rw: str) -> str:
+    """': +26.6 % from QD16x1 to QD64x1' of the queue-depth sweep's last two one-job 4 KiB depths of ``rw``; ''
+    without two."""
+    need = {"host", "experiment", "rw", "bs_bytes", "iodepth", "numjobs", "iops"}
+    if points is None or points.empty or not need <= set(points.columns):
+        return ""
+    p = points[(points["host"].astype(str) == host) & (points["experiment"] == "fio-queue-depth")
+               & (points["rw"] == rw) & (points["bs_bytes"] == 4096) & (points["numjobs"] == 1)]
+    p = p.dropna(subset=["iops"]).drop_duplicates("iodepth").sort_values("iodepth").tail(2)
+    if len(p) < 2:
+        return ""
+    a, b = p.itertuples()
+    return f": {100 * (b.iops / a.iops - 1):+.1f} % from QD{int(a.iodepth)}x1 to QD{int(b.iodepth)}x1"
 
 
 def _fit_contradicted(evidence: str) -> str:
