@@ -28,4 +28,4 @@ def test_a_bound_whose_smallest_n_is_not_the_lowest_latency_does_not_apply():
     read, write = q.knee_sentences(k.reset_index(), s)
     assert "does not apply here: the mean latency fell from 125.5 µs at N = 1 to 107.6 µs at N = 4" in write
     assert "N* ≥" not in write and "above the whole interval" not in write
-    assert "the closed-system bound gives N* ≥ 13.4" in read
+    assert "the closed-system bound gives N* ≥ 13.3" in read

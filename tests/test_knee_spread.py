@@ -169,14 +169,14 @@ def test_the_fit_checks_of_a_contradicted_sweep_are_not_checked_and_of_an_agreei
 
 def test_a_bound_above_the_interval_prints_with_the_digits_that_show_it():
     """R-1cpu C7: 'N* ≥ 10.0 ..., above the whole interval' beside '[5.06, 10.0]' (10.04 against the interval's top
-    10.005): now 'N* ≥ 10.04 ... above the whole interval (its top 10.01)'. The other side: a bound within the
-    interval keeps one decimal (the s5 1-CPU randwrite: N* ≥ 7.7)."""
+    10.005): now 'N* ≥ 10.03 ... above the whole interval (its top 10.01)'. The other side: a bound within the
+    interval keeps one decimal (the s5 1-CPU randwrite: N* ≥ 7.6)."""
     from memstor.report.text import queueing as q
     above = q.knee_sentences(pd.read_csv(DATA / "review-s7" / "knee-1cpu.csv"))[1]
-    assert "the closed-system bound gives N* ≥ 10.04 (X_best is at most the ceiling; X_best is one run with 4 jobs: " \
-        "from the one-job sweep's most, 61,151 IOPS, N* ≥ 7.7), above the whole interval (its top 10.01)" in above, above
+    assert "the closed-system bound gives N* ≥ 10.03 (X_best is at most the ceiling; X_best is one run with 4 jobs: " \
+        "from the one-job sweep's most, 61,151 IOPS, N* ≥ 7.6), above the whole interval (its top 10.01)" in above, above
     within = q.knee_sentences(table("knee", "1cpu"), table("summary", "1cpu"))[1]
-    assert "the closed-system bound gives N* ≥ 7.7 (X_best" in within
+    assert "the closed-system bound gives N* ≥ 7.6 (X_best" in within
 
 
 def test_the_level_off_size_is_placed_between_the_sizes_measured_and_a_fall_after_the_best_is_named():

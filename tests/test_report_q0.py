@@ -169,8 +169,8 @@ def test_a_sweep_levelled_off_above_the_fit_states_the_knee_with_the_points_past
     said = " ".join(text.knee_sentences(D.knees[D.knees["rw"] == "randwrite"]))
     assert "**" not in said.split(":", 1)[1] and "the fitted knee is not a finding here" in said
     assert "X_best 63,736 IOPS (at QD32x4), 21.0 % above the fit" in said and "one-job sweep's highest 63" not in said
-    assert "the closed-system bound gives N* ≥ 6.0 (X_best is at most the ceiling; X_best is one run with 4 jobs: " \
-        "from the one-job sweep's most, 59,270 IOPS, N* ≥ 5.6)" in said, said
+    assert "the closed-system bound gives N* ≥ 5.9 (X_best is at most the ceiling; X_best is one run with 4 jobs: " \
+        "from the one-job sweep's most, 59,270 IOPS, N* ≥ 5.5)" in said, said
     plateau = D.validity[(D.validity["check"] == "knee_plateau") & (D.validity["subject"] == "randwrite")].iloc[0]
     assert plateau["status"] == "warn" and "the sweep levels off above the fit's ceiling" in plateau["evidence"]
 

@@ -408,14 +408,14 @@ def test_an_xsr_transition_between_two_phases_without_a_level_gives_both_reasons
 
 def test_a_withheld_fit_below_the_measured_bound_is_said_to_be_rejected():
     """S12-bare 7: the randwrite knee's withheld fit 'N* 1.54 with 95 % interval [0.282, 8.43]' was printed in the
-    gate's reason beside 'N* ≥ 3.7' with nothing said. Now the bound says it rejects that fit. The other side: a
+    gate's reason beside 'N* ≥ 3.6' with nothing said. Now the bound says it rejects that fit. The other side: a
     fit above the bound gets no such clause."""
     from memstor.report.text import queueing as q
 
     k = pd.read_csv(DATA / "knee-bare.csv")
     said = q.knee_sentences(k)[1]
     # tenth read S13-bare 4: 3.7 lies within the fit's interval [0.282, 8.43]: the fit's ceiling rejects it
-    assert said.endswith("N* ≥ 3.7 (the sweep had not levelled off, so the data set no upper bound; X_best is one run "
+    assert said.endswith("N* ≥ 3.6 (the sweep had not levelled off, so the data set no upper bound; X_best is one run "
                          "with 4 jobs: from the one-job sweep's most, 24,406 IOPS, N* ≥ 2.0), within the "
                          "withheld fit's 95 % interval: the bound does not settle it; its ceiling below "
                          "what the sweep measured rejects it."), said

@@ -380,3 +380,12 @@ def test_the_knee_sentence_says_the_one_job_sweep_still_rose_where_knee_plateau_
                            "fitted to, and its one-job sweep still rose at its deepest: +58.1 % from QD16x1 to QD64x1, "
                            "knee_plateau failed (randwrite: "), said
     assert "still rose" not in fit_sentence([evidence], knees, runs, H, {}, {"randread"})
+
+
+def test_a_lower_bound_is_printed_rounded_down():
+    """S22-loop 9: knee bounds of 2.454, 1.756 and 2.259 printed 'N* ≥ 2.5', '≥ 1.8' and '≥ 2.3', stronger than the
+    data. Bounds are now rounded down (2.4, 1.7, 2.2); a value already at its digits stays."""
+    from memstor.report.text.queueing import floor_text
+
+    assert [floor_text(v) for v in (2.454, 1.756, 2.259, 2.0, 10.04)] == ["2.4", "1.7", "2.2", "2.0", "10.0"]
+    assert floor_text(10.0395, 2) == "10.03" and floor_text(3.0000000001) == "3.0"

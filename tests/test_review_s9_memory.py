@@ -53,7 +53,7 @@ def test_the_coverage_sentence_names_the_curves_last_step_not_only_the_kernels_c
 
     whole = said(df)
     assert ("The sweep covered 4 KiB to 64 MiB, below the kernel's 480 MiB last-level cache: it leaves its last cache "
-            "level at about 13.5 MiB (midway between the sizes measured either side), passes 77.7 ns at 16 MiB (no level) and reaches the 159 ns level it ends on at 22.6 MiB, "
+            "level at about 13.5 MiB (midway between the sizes measured either side), passes 77.7 ns at 16 MiB (no level) and reaches the 159 ns level it ends on from 22.6 MiB (140 ns there), "
             "the step memory_buffer_llc judges the buffers against") in whole  # S14: where it reaches that level
     assert "not shown to be DRAM" not in whole
     cut = df[(df["test"] != "working_set") | (pd.to_numeric(df["buffer_bytes"]) <= 23 << 20)]

@@ -4,6 +4,7 @@ closed-system bound), the adaptive grid and the fleet's cluster rows as display 
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -67,7 +68,7 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
         "R²": k["r2"].map(lambda v: "–" if missing(v) else f"{v:.3f}"),
         "mean R at N_min (µs)": k["R_min_meas_us"],
         "X_best (IOPS)": [_best(r)[0] for _, r in k.iterrows()],
-        "N* bound (I/Os)": [f"≥ {v:.1f}" if not missing(v) else "–" for v in k["N_star_bound"]],
+        "N* bound (I/Os)": [f"≥ {floor_text(v)}" if not missing(v) else "–" for v in k["N_star_bound"]],
     })
     gated = k["not_valid"].map(lambda v: isinstance(v, str) and bool(v)) if "not_valid" in k else k["host"] == ""
     out.loc[gated.to_numpy(), ["R_min fit (mean, µs)", "X_fit (IOPS)", "R²"]] = "– (not valid)"
@@ -176,6 +177,12 @@ def _apart(a: float, b: float) -> int:
     return next((d for d in range(1, 5) if f"{a:.{d}f}" != f"{b:.{d}f}"), 4)
 
 
+def floor_text(v: float, digits: int = 1) -> str:
+    """A lower bound to ``digits`` decimals, rounded down: a bound printed above its value is stronger than the data
+    (S22-loop 9: 2.454 printed 'N* ≥ 2.5')."""
+    return f"{math.floor(float(v) * 10 ** digits + 1e-9) / 10 ** digits:.{digits}f}"
+
+
 def _bound(k: pd.Series, rising: bool, digits: int = 1) -> str:
     """'from the measured inputs (...) the closed-system bound gives N* ≥ b' (b to ``digits`` decimals): X_best is at
     most the ceiling, so X_best · R(N_min) bounds the knee from below only (no upper bound where it still rises)."""
@@ -186,7 +193,7 @@ def _bound(k: pd.Series, rising: bool, digits: int = 1) -> str:
            "X_best is at most the ceiling")
     return (f"from the measured inputs (mean latency {fmt_number(k['R_min_meas_us'])} µs at the smallest N, X_best = "
             f"{fmt_number(best)} IOPS{at}, the most the sweep measured) the closed-system bound gives "
-            f"N* ≥ {k['N_star_bound']:.{digits}f} ({why}{_one_job_bound(k)})")
+            f"N* ≥ {floor_text(k['N_star_bound'], digits)} ({why}{_one_job_bound(k)})")
 
 
 def _one_job_bound(k: pd.Series) -> str:
@@ -198,7 +205,7 @@ def _one_job_bound(k: pd.Series) -> str:
     if not jobs or int(jobs.group(1)) <= 1 or pd.isna(one) or one >= float(k["X_best_iops"]):
         return ""
     return (f"; X_best is one run with {jobs.group(1)} jobs: from the one-job sweep's most, {fmt_number(one)} IOPS, "
-            f"N* ≥ {one * float(k['R_min_meas_us']) / 1e6:.1f}")
+            f"N* ≥ {floor_text(one * float(k['R_min_meas_us']) / 1e6)}")
 
 
 def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> list:
@@ -256,9 +263,10 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
             one = None if one is None or not _one_job_bound(k) else one * float(k["R_min_meas_us"]) / 1e6
             if bound is not None and bound > float(k["N_star_fit"]):  # S19-1cpu 3: 7.88 printed beside ≥ 8.4
                 s += (f" The fit's N* {fmt_number(k['N_star_fit'])} is below this bound, which its interval still "
-                      "reaches" + (f", and above the one-job sweep's, {one:.1f}: quote N* ≥ {one:.1f} (≥ {bound:.1f} if the "
-                                   "many-job run is not high)."
-                                   if one is not None and one <= float(k["N_star_fit"]) else f": quote N* ≥ {bound:.1f}."))
+                      "reaches" + (f", and above the one-job sweep's, {floor_text(one)}: quote N* ≥ {floor_text(one)} (≥ "
+                                   f"{floor_text(bound)} if the many-job run is not high)."
+                                   if one is not None and one <= float(k["N_star_fit"]) else
+                                   f": quote N* ≥ {floor_text(bound)}."))
         if _text(k.get("note")):
             s += f" Note: {k['note']}."
         out.append(s + _doubt(points, k))
