@@ -59,7 +59,7 @@ def test_buffer_llc_judges_against_the_curves_last_step_where_its_check_held_and
     assert r["status"] == "fail" and round(r["value"], 3) == 0.533
     assert "0.533x the kernel's 480 MiB last-level cache" in r["evidence"]
     assert "the working-set curve gives no last step from the runs within hierarchy_cpu_share's band (4 sizes left " \
-        "out (22.6, 32.0, 45.3 and 64.0 MiB))" in r["evidence"]
+        "out (22.6 MiB, 32 MiB, 45.3 MiB and 64 MiB))" in r["evidence"]
     mlc, info = _bare_memory(cpu_floor=0.95)
     r = next(r for r in buffer_llc_rows(mlc, info))
     assert r["status"] == "pass" and round(r["value"], 1) == 19.0  # fifth read: the level ends where the curve
@@ -86,10 +86,10 @@ def test_levels_and_mlp_come_only_from_runs_that_passed_hierarchy_cpu_share():
     assert "42.4 ns" not in " ".join(loop["note"].astype(str)) and h.LEFT_OUT_LEVEL in loop.index
     assert loop.loc["L3", "note"].startswith("ends between 11.3 MiB and 16.0 MiB (on it 2,896 KiB-11.3 MiB, held at "
                                              "11.3 MiB")  # 8 MiB left out
-    assert loop.loc[h.LEFT_OUT_LEVEL, "note"].startswith("2 sizes left out (1.0 and 8.0 MiB), their runs' measuring "
+    assert loop.loc[h.LEFT_OUT_LEVEL, "note"].startswith("2 sizes left out (1 MiB and 8 MiB), their runs' measuring "
                                                          "thread on a CPU 78-87 % of the time, outside 90-101 %")
     said = hier_text.hierarchy_sentences(loop.reset_index(), h.mlp_table(_hier("loop328-hierarchy")))
-    assert "Left out (hierarchy_cpu_share: on a CPU outside 90-101 % of the time): 2 sizes left out (1.0 and 8.0 MiB)" in said[0]
+    assert "Left out (hierarchy_cpu_share: on a CPU outside 90-101 % of the time): 2 sizes left out (1 MiB and 8 MiB)" in said[0]
     assert "42.4 ns" not in said[0] and not any("6,202" in s for s in said)
     assert "2 thread(s): not stated: their measuring threads were on a CPU 49-64 % of the time" in said[-1]
     one = h.cache_levels(_hier("1cpu"), caches).set_index("level")

@@ -174,8 +174,11 @@ def test_page_one_mentions_a_write_saturation_interval_only_where_the_table_give
     w = pd.read_csv(DATA / "wsat-bare14.csv")
     clause = "a write-saturation level's interval is over its one run's one-second values"
     assert clause in fp.interval_clause(v, w) and clause in fp.interval_clause(v)  # not known: said
-    none = w.assign(sustained_MBps_ci_low=None, sustained_MBps_ci_high=None)
+    none = w.assign(sustained_MBps_ci_low=None, sustained_MBps_ci_high=None, burst_MBps_ci_low=None,
+                    burst_MBps_ci_high=None)
     assert clause not in fp.interval_clause(v, none) and "no storage value (of 112" in fp.interval_clause(v, none)
+    burst = none.assign(burst_MBps_ci_low=160.0, burst_MBps_ci_high=164.0)  # S22-bare 3: a burst's interval too
+    assert clause in fp.interval_clause(v, burst)
 
 
 def test_the_dram_ceilings_best_measured_names_the_higher_mlp_run_left_out():

@@ -74,6 +74,7 @@ from memstor.analysis.kernel_caches import KERNEL_LEVELS, kernel_levels, match_l
 from memstor.analysis.level_edge import Edge, edge_words, level_edge
 from memstor.analysis.tlb_reach import TLB_MIN_PCT, slower_run, why_no_walk_cost
 from memstor.core.schema import missing
+from memstor.core.units import size_text
 
 WORKING_SET_COLUMNS = ["host", "pages", "pattern", "buffer_bytes", "n", "latency_ns", "lat_p50_ns", "lat_p90_ns",
                        "lat_p99_ns", "clocks", "batch_accesses", "llc_bytes", "cpu_share"]
@@ -158,19 +159,19 @@ def cpu_held(share: pd.Series) -> pd.Series:
 
 
 def left_out_words(ws: pd.DataFrame) -> str:
-    """'2 sizes left out (1.0 and 8.0 MiB), their runs' measuring thread on a CPU 78-87 % of the time, outside
+    """'2 sizes left out (1 MiB and 8 MiB), their runs' measuring thread on a CPU 78-87 % of the time, outside
     90-101 % (hierarchy_cpu_share)' of one curve's rows that :func:`cpu_held` rejects (the sizes listed, up to 4;
     R-loop 10.2: '1.0-8.0 MiB' read as a range); '' when none."""
     bad = ws[~cpu_held(ws["cpu_share"])] if "cpu_share" in ws else ws.iloc[:0]
     if bad.empty:
         return ""
-    sizes, share = bad["buffer_bytes"].astype(float) / 2**20, 100 * bad["cpu_share"].astype(float)
-    listed = [f"{v:.1f}" for v in sorted(sizes)]
+    sizes, share = bad["buffer_bytes"].astype(float), 100 * bad["cpu_share"].astype(float)
+    listed = [size_text(v) for v in sorted(sizes)]  # S22-loop 8: '0.0 and 0.1 MiB' were 32 and 128 KiB
     where = (" and ".join([", ".join(listed[:-1]), listed[-1]]) if 1 < len(listed) <= 4 else listed[0]
-             if len(listed) == 1 else f"{sizes.min():.1f}-{sizes.max():.1f}")
+             if len(listed) == 1 else f"{size_text(sizes.min())}-{size_text(sizes.max())}")
     lo, hi = f"{share.min():.0f}", f"{share.max():.0f}"
     whose = "their runs'" if len(bad) > 1 else "its run's"
-    return (f"{len(bad)} size{'s' if len(bad) > 1 else ''} left out ({where} MiB), {whose} measuring thread on a "
+    return (f"{len(bad)} size{'s' if len(bad) > 1 else ''} left out ({where}), {whose} measuring thread on a "
             f"CPU {lo if lo == hi else f'{lo}-{hi}'} % of the time, outside {100 * CPU_LOW:.0f}-{100 * CPU_HIGH:.0f} % "
             "(hierarchy_cpu_share)")
 

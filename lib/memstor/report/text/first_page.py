@@ -108,9 +108,11 @@ def interval_clause(validity: pd.DataFrame | None, wsat: pd.DataFrame | None = N
     head = (f"no storage value (of {n}, a point's directions counted apart) has a" if k == n else
             f"{k} of {n} storage values (a point's directions counted apart) have no")
     # S12-1cpu 7: beside 'no storage point has a 95 % interval' the WSAT table printed one, over one run's seconds
-    shown = wsat is None or ("sustained_MBps_ci_low" in wsat.columns and wsat["sustained_MBps_ci_low"].notna().any())
+    # S22-bare 3: a burst's interval too ('162 [160, 164]' beside 'no storage value has a 95 % interval')
+    shown = wsat is None or any(c in wsat.columns and wsat[c].notna().any()
+                                for c in ("sustained_MBps_ci_low", "burst_MBps_ci_low"))
     level = (" (a write-saturation level's interval is over its one run's one-second values, not between runs)"
-             if shown and any("write-saturation" in w for w in why) else "")
+             if shown and (wsat is not None or any("write-saturation" in w for w in why)) else "")
     segs = (" (a HIR result's interval is over its wait state's segments in one run, not between runs)"
             if hir is not None and "iops_ci_low" in hir.columns and hir["iops_ci_low"].notna().any() else "")
     return f"{head} 95 % interval" + (f" ({'; '.join(why)})" if why else "") + (
