@@ -389,3 +389,21 @@ def test_a_lower_bound_is_printed_rounded_down():
 
     assert [floor_text(v) for v in (2.454, 1.756, 2.259, 2.0, 10.04)] == ["2.4", "1.7", "2.2", "2.0", "10.0"]
     assert floor_text(10.0395, 2) == "10.03" and floor_text(3.0000000001) == "3.0"
+
+
+def test_a_fitted_knee_below_the_measured_bound_is_neither_bold_nor_unmarked():
+    """S22-cpu1 2: the 1-CPU run's randread knee, N* 8.53 [3.99, 18.2], printed bold, unmarked in the knee table and
+    as 'N* = 8.5' at Figure 3's star, while the same paragraph said the measured bound is 9.2 and to quote that. The
+    table now marks it '(below the bound)' and the sentence does not bold it. The other side: a fit above its bound
+    (the bound lowered to 8.0) is bold and unmarked."""
+    from memstor.report.text.queueing import knee_display, knee_sentences
+
+    knees = pd.read_csv(S18 / "knee-cpu118.csv")
+    read = knees["rw"] == "randread"
+    assert knee_display(knees).loc[read.to_numpy(), "N* fit (I/Os, 95 % CI)"].iloc[0] == "8.53 [3.99, 18.2] (below the bound)"
+    said = knee_sentences(knees)[0]
+    assert "= 8.53 [3.99, 18.2] I/Os in flight (95 % interval" in said and "**" not in said.split("**: ", 1)[1], said
+    assert "quote N* ≥ 9.2" in said
+    above = knees.assign(N_star_bound=knees["N_star_bound"].mask(read, 8.0))
+    assert knee_display(above).loc[read.to_numpy(), "N* fit (I/Os, 95 % CI)"].iloc[0] == "8.53 [3.99, 18.2]"
+    assert "**8.53 [3.99, 18.2] I/Os in flight**" in knee_sentences(above)[0]

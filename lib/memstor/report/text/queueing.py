@@ -79,6 +79,11 @@ def knee_display(knees: pd.DataFrame) -> pd.DataFrame:
     out.loc[below.to_numpy(), ["X_fit (IOPS)", "N* fit (I/Os, 95 % CI)"]] = "– (not a finding: below the bound)"
     over = k.apply(measured_above_fit, axis=1).astype(bool) & ~gated & ~below
     out.loc[over.to_numpy(), ["X_fit (IOPS)", "N* fit (I/Os, 95 % CI)"]] = "– (not a finding: below X_best)"
+    # S22-cpu1 2: a fitted N* below the measured bound whose interval still reaches it: marked, not the knee to quote
+    under = (pd.to_numeric(k["N_star_bound"], errors="coerce") > pd.to_numeric(k["N_star_fit"], errors="coerce")) \
+        & ~gated & ~below & ~over
+    out.loc[under.to_numpy(), "N* fit (I/Os, 95 % CI)"] = out.loc[under.to_numpy(), "N* fit (I/Os, 95 % CI)"] + \
+        " (below the bound)"
     return out
 
 
@@ -257,8 +262,10 @@ def knee_sentences(knees: pd.DataFrame, points: pd.DataFrame | None = None) -> l
                  f"ceiling's 95 % band ({fmt_number(k['X_max_fit_iops'] + 1.96 * k['X_max_fit_se_iops'])} IOPS), so "
                  f"the fitted ceiling is below what the sweep measured; {_bound(k, False)}.")
         else:
-            s = f"{who}: {fit}**{shown} I/Os in flight** (95 % interval; {fit_of}); {_bound(k, False)}."
             bound = num(k.get("N_star_bound"))
+            below = bound is not None and bound > float(k["N_star_fit"])  # S22-cpu1 2: no bold below the bound
+            s = (f"{who}: {fit}{shown} I/Os in flight" if below else f"{who}: {fit}**{shown} I/Os in flight**") + \
+                f" (95 % interval; {fit_of}); {_bound(k, False)}."
             one = num(k.get("X_max_meas_iops"))
             one = None if one is None or not _one_job_bound(k) else one * float(k["R_min_meas_us"]) / 1e6
             if bound is not None and bound > float(k["N_star_fit"]):  # S19-1cpu 3: 7.88 printed beside ≥ 8.4
