@@ -407,3 +407,24 @@ def test_a_fitted_knee_below_the_measured_bound_is_neither_bold_nor_unmarked():
     above = knees.assign(N_star_bound=knees["N_star_bound"].mask(read, 8.0))
     assert knee_display(above).loc[read.to_numpy(), "N* fit (I/Os, 95 % CI)"].iloc[0] == "8.53 [3.99, 18.2]"
     assert "**8.53 [3.99, 18.2] I/Os in flight**" in knee_sentences(above)[0]
+
+
+def test_the_best_measured_storage_figure_names_the_checks_that_warned_on_its_run():
+    """S22-cpu1 3: page 3's storage ceiling called a 2.26-s write-saturation run's 1,902 MB/s the best measured while
+    its own series checks warned, unsaid. The 1-CPU run of session 16 (its 128 KiB run, 1.56 s) with wsat_series
+    warning instead of failing: the best measured is that run's 2,755 MB/s with 'wsat_series warned'. The other
+    sides: failing, it is left out (as before); with no warning on the best point nothing is added."""
+    from memstor.analysis.ceilings import STORAGE, ceiling_use
+
+    runs, checks = pd.read_csv(S16 / "summary-cpu116.csv"), pd.read_csv(S16 / "validity-cpu116.csv")
+    head = pd.read_csv(S17 / "headline-cpu116.csv")
+    ceil = pd.DataFrame([{"host": H, "what": STORAGE, "ceiling": 4000.0, "how": "x", "reason": ""}])
+    series = (checks["check"] == "wsat_series") & checks["subject"].astype(str).str.startswith("128 KiB")
+    warned = checks.assign(status=checks["status"].mask(series, "warn"))
+    said = ceiling_use(ceil, head, runs, None, warned).iloc[0]
+    assert round(said["measured"]) == 2755 and said["measured_as"] == (
+        "fio-write-saturation, write 128 KiB QD32x4 (write): wsat_series warned"), said["measured_as"]
+    failed = ceiling_use(ceil, head, runs, None, checks).iloc[0]
+    assert round(failed["measured"]) != 2755 and "warned" not in str(failed["measured_as"].split(";")[0])
+    clean = ceiling_use(ceil, head, runs, None, checks[~series]).iloc[0]
+    assert round(clean["measured"]) == 2755 and clean["measured_as"] == "fio-write-saturation, write 128 KiB QD32x4 (write)"
