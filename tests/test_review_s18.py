@@ -205,14 +205,18 @@ def test_the_last_plateau_is_set_against_the_memory_latencies_measured_otherwise
     said = hierarchy_sentences(levels, mlp, None, None, figures)[0]
     assert ("The last level's 135 ns is one run's batch medians, which no memory gate judges; the memory latency "
             "measured otherwise here is 160-182 ns (MLP run, 1 chain: 160 ns; matrix, local node 0 (not judged by the "
-            "gate): 182 ns; 3 more failed their checks or were withheld): it is no idle latency to quote.") in said, said
+            "gate): 182 ns; left out, their checks failed: 3 idle-latency runs the memory gate failed): it is no idle "
+            "latency to quote.") in said, said
     loop = [pd.read_csv(S18 / f"{t}-loop18.csv") for t in ("cache_levels", "mlp", "memory_figures")]
-    assert plateau_caveat(*loop, H).endswith("here is 199 ns (matrix, local node 0 (not judged by the gate): 199 ns; 4 "
-                                            "more failed their checks or were withheld): it is no idle latency to quote.")
+    assert plateau_caveat(*loop, H).endswith(  # S23-loop 5: which ones, not '4 more' beside a table of 3
+        "here is 199 ns (matrix, local node 0 (not judged by the gate): 199 ns; left out, their checks failed: 3 "
+        "idle-latency runs the memory gate failed and 1 MLP run outside hierarchy_cpu_share's band): it is no idle "
+        "latency to quote.")
     assert "253" not in plateau_caveat(*loop, H) and "306" not in plateau_caveat(*loop, H)
     failed = loop[2].assign(gate="failed: latency_unstable")
     assert plateau_caveat(loop[0], loop[1], failed, H).endswith(
-        "every other memory latency measured here (5) failed its checks or was withheld: it is no idle latency to quote.")
+        "every other memory latency measured here (4 idle-latency runs the memory gate failed and 1 MLP run outside "
+        "hierarchy_cpu_share's band) failed its checks: it is no idle latency to quote.")
     assert "here is 160 ns (MLP run, 1 chain: 160 ns): it is" in hierarchy_sentences(levels, mlp, None, None)[0]
     near = figures.assign(value=140.0, gate="not judged")
     assert plateau_caveat(levels, mlp.assign(latency_ns=130.0), near, H) == ""

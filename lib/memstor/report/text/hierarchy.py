@@ -262,33 +262,41 @@ def plateau_caveat(g: pd.DataFrame, mlp: pd.DataFrame | None, figures: pd.DataFr
         return ""
     lat = float(last["latency_ns"].iloc[-1])
     others: list[tuple[float, str]] = []
-    failed = 0
+    failed = [0, 0]  # idle-latency figures the gate failed, MLP runs outside hierarchy_cpu_share's band
     if mlp is not None and {"host", "threads", "chains", "latency_ns"} <= set(mlp.columns):
         one = mlp[(mlp["host"].astype(str) == host) & (mlp["threads"] == 1) & (mlp["chains"] == 1)]
         held = cpu_held(one["cpu_share"]) if "cpu_share" in one.columns else pd.Series(True, index=one.index)
-        failed += int((~held).sum())
+        failed[1] += int((~held).sum())
         others += [(float(v), "MLP run, 1 chain") for v in pd.to_numeric(one.loc[held, "latency_ns"], errors="coerce")
                    .dropna()]
     if figures is not None and {"host", "quantity", "measurement", "value"} <= set(figures.columns):
         idle = figures[(figures["host"].astype(str) == host) & (figures["quantity"] == "idle latency")
                        & figures["value"].map(lambda v: not missing(v))]
         gate = idle.get("gate", pd.Series("", index=idle.index)).fillna("").astype(str)
-        failed += int(gate.str.startswith("failed").sum())
+        failed[0] += int(gate.str.startswith("failed").sum())
         others += [(float(r.value), str(r.measurement).split(" (")[0] + (" (not judged by the gate)" if
                     str(gt).startswith("not judged") else "")) for r, gt in zip(idle.itertuples(), gate)
                    if not str(gt).startswith("failed")]
     head = f"The last level's {fmt_number(lat)} ns is one run's batch medians, which no memory gate judges"
     if not others:
-        return (f"{head}; every other memory latency measured here ({failed}) failed its checks or was withheld: it is "
-                "no idle latency to quote.") if failed else ""
+        return (f"{head}; every other memory latency measured here ({_gone(failed)}) failed its checks: it is "
+                "no idle latency to quote.") if sum(failed) else ""
     if all(lat / ASSUMED_RATIO <= v <= lat * ASSUMED_RATIO for v, _ in others):
         return ""
     lo, hi = min(v for v, _ in others), max(v for v, _ in others)
     said = "; ".join(f"{w}: {fmt_number(v)} ns" for v, w in sorted(others))
     span = fmt_number(lo) if fmt_number(lo) == fmt_number(hi) else f"{fmt_number(lo)}-{fmt_number(hi)}"
-    gone = f"; {failed} more failed their checks or were withheld" if failed else ""
+    gone = f"; left out, their checks failed: {_gone(failed)}" if sum(failed) else ""
     return (f"{head}; the memory latency measured otherwise here is {span} ns ({said}{gone}): it is no idle latency "
             "to quote.")
+
+
+def _gone(failed: list[int]) -> str:
+    """'3 idle-latency runs the memory gate failed and 1 MLP run outside hierarchy_cpu_share's band' (S23-loop 5: '4
+    more' beside a table of 3)."""
+    parts = [f"{k} idle-latency run{'s' if k > 1 else ''} the memory gate failed" for k in failed[:1] if k] + \
+        [f"{k} MLP run{'s' if k > 1 else ''} outside hierarchy_cpu_share's band" for k in failed[1:] if k]
+    return " and ".join(parts)
 
 
 def hierarchy_sentences(levels: pd.DataFrame | None, mlp: pd.DataFrame | None,
