@@ -432,3 +432,17 @@ def test_the_best_measured_storage_figure_names_the_checks_that_warned_on_its_ru
     assert round(failed["measured"]) != 2755 and "warned" not in str(failed["measured_as"].split(";")[0])
     clean = ceiling_use(ceil, head, runs, None, checks[~series]).iloc[0]
     assert round(clean["measured"]) == 2755 and clean["measured_as"] == "fio-write-saturation, write 128 KiB QD32x4 (write)"
+
+
+def test_a_closed_slo_answer_says_fios_latency_target_run_missed_it_at_fewer_iops():
+    """S23-cpu1 4: the SLO cell set the queue-depth sweep's 61,708 IOPS (QD16, completion p99 807 µs) as meeting 1 ms
+    beside fio's latency_target run that missed it at 32,628 IOPS (completion p99 4,080 µs), with only 'the
+    submission time is not in it' between them. The cell now says the closed runs disagree. The other side:
+    randwrite, whose latency_target run (27,994 IOPS) ran above the sweep's 15,141, adds nothing."""
+    from memstor.report.text.openloop import slo_display
+
+    cells = slo_display(pd.read_csv(S18 / "slo-cpu118.csv")).set_index("workload")[
+        "fio latency_target, closed loop (IOPS, depth per job, its p99)"]
+    assert cells["randread"].endswith("fio's latency_target run missed it at fewer IOPS (its completion p99 too): "
+                                      "the closed runs disagree"), cells["randread"]
+    assert "disagree" not in cells["randwrite"]

@@ -212,6 +212,8 @@ def _sweep_met(fio_iops, fio_p99, target, iops, qd, p99, mean=None, run_iops=Non
     who, at = ("closed run", f"{experiment}'s {qd}") if other else ("closed QD sweep's point", qd)
     disagree = (f"; the same job missed it elsewhere ({same_missed}): the closed runs disagree"
                  if isinstance(same_missed, str) and same_missed else "")
+    if _ol_float(fio_p99) > _ol_float(target) and _ol_float(run_iops) < _ol_float(iops):  # S23-cpu1 4
+        disagree += "; fio's latency_target run missed it at fewer IOPS (its completion p99 too): the closed runs disagree"
     # S20-cpu1 2: 'met it up to' read as every lower rate meeting it, while deeper or other runs below it missed
     return (f"; the most IOPS of a {who} whose completion p99 met it: {_ol_fmt(iops)} ({at}, {_ol_fmt(p99)} µs{below}; "
             f"the submission time is not in it, so whether the total met it is not shown){disagree}")  # S12-bare9 1
