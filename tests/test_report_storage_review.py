@@ -233,9 +233,16 @@ def test_the_figure_draws_no_knee_the_text_does_not_state():
     assert not any("two-asymptote fit" in d for d in drawn)
     # the other side: the same fit with an interval that reaches the bound is drawn
     fit.n_star_ci_high = 4.5
-    drawn = [ln.get_label() for ax in queue_depth_figure(qd("loop328"), {(host, "randwrite"): fit}).axes
-             for ln in ax.get_lines()]
+    fig = queue_depth_figure(qd("loop328"), {(host, "randwrite"): fit})
+    drawn = [ln.get_label() for ax in fig.axes for ln in ax.get_lines()]
     assert any("two-asymptote fit" in d for d in drawn)
+    # S23-cpu1 6: its N* 2.58 lies below the measured bound 3.96: no star and no 'N* =' label marks it as the knee
+    stars = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_marker() == "*"]
+    assert not stars and not any(t.get_text().startswith("N* =") for ax in fig.axes for t in ax.texts)
+    fit.n_star = 4.2  # the other side: a fitted knee above the bound keeps its star and label
+    fig = queue_depth_figure(qd("loop328"), {(host, "randwrite"): fit})
+    assert [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_marker() == "*"]
+    assert any(t.get_text() == "N* = 4.2" for ax in fig.axes for t in ax.texts)
     plt.close("all")
 
 

@@ -167,15 +167,14 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
             n = np.geomspace(max(min(f.n_min, f.n_star) / 1.5, 0.5), max(f.n_max, f.n_star) * 1.5, 200)
             x = queueing.closed_bound_iops(n, f.r_min_us, f.x_max_iops)
             top.plot(n, x, ls="--", lw=1.3, color=colour, label=f"{host}: two-asymptote fit")
-            top.plot([f.n_star], [f.x_max_iops], marker="*", ms=15, color=colour, mec="black", ls="none")
-            k = sorted(fits).index((host, rw)) if (host, rw) in fits else 0
-            bound = float(g["iops"].max()) * float(sweep["lat_mean_us"].iloc[0]) / 1e6 if len(sweep) else 0.0
-            said = (f"fit N* = {f.n_star:.1f} < bound {math.floor(10 * bound) / 10:.1f}" if bound > f.n_star else
-                    f"N* = {f.n_star:.1f}")  # S22-cpu1 2: a fitted knee below the measured bound is no knee to quote
-            top.annotate(said, (f.n_star, f.x_max_iops), textcoords="offset points",
-                         xytext=(10, -20 - 12 * (k % 2)), fontsize=8, color=colour, fontweight="bold")  # S19-1cpu 6
             bottom.plot(x, queueing.closed_bound_latency_us(n, f.r_min_us, f.x_max_iops), ls="--", lw=1.3,
                         color=colour)
+            if float(g["iops"].max()) * f.r_min_measured_us * 1e-6 > f.n_star:  # S22-cpu1 2, S23-cpu1 6: a fitted
+                continue  # knee below the measured bound is no knee to mark (the text says to quote the bound)
+            top.plot([f.n_star], [f.x_max_iops], marker="*", ms=15, color=colour, mec="black", ls="none")
+            k = sorted(fits).index((host, rw)) if (host, rw) in fits else 0
+            top.annotate(f"N* = {f.n_star:.1f}", (f.n_star, f.x_max_iops), textcoords="offset points",
+                         xytext=(10, -20 - 12 * (k % 2)), fontsize=8, color=colour, fontweight="bold")  # S19-1cpu 6
             bottom.plot([f.x_max_iops], [f.r_min_us], marker="*", ms=15, color=colour, mec="black", ls="none")
         top.set_xscale("log", base=2)
         top.set_yscale("log")
