@@ -120,7 +120,12 @@ def _below_measured(f, x_best: float) -> bool:
     """Whether a knee fit's whole 95 % interval of N* lies below the measured bound X_best · R(N_min) (X_best: the
     most the sweep measured, IOPS): the text states no such knee, and the figure draws none."""
     high = getattr(f, "n_star_ci_high", float("nan"))
-    return bool(np.isfinite(high) and x_best * f.r_min_measured_us * 1e-6 > high)
+    return bool(np.isfinite(high) and _measured_bound(f, x_best) > high)
+
+
+def _measured_bound(f, x_best: float) -> float:
+    """The closed-system bound X_best · R(N_min) of a knee fit (I/Os in flight; X_best IOPS, R_min measured µs)."""
+    return x_best * f.r_min_measured_us * 1e-6
 
 
 def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None = None):
@@ -169,7 +174,7 @@ def queue_depth_figure(qd: pd.DataFrame, fits: dict, grid: pd.DataFrame | None =
             top.plot(n, x, ls="--", lw=1.3, color=colour, label=f"{host}: two-asymptote fit")
             bottom.plot(x, queueing.closed_bound_latency_us(n, f.r_min_us, f.x_max_iops), ls="--", lw=1.3,
                         color=colour)
-            if float(g["iops"].max()) * f.r_min_measured_us * 1e-6 > f.n_star:  # S22-cpu1 2, S23-cpu1 6: a fitted
+            if _measured_bound(f, float(g["iops"].max())) > f.n_star:  # S22-cpu1 2, S23-cpu1 6: a fitted
                 continue  # knee below the measured bound is no knee to mark (the text says to quote the bound)
             top.plot([f.n_star], [f.x_max_iops], marker="*", ms=15, color=colour, mec="black", ls="none")
             k = sorted(fits).index((host, rw)) if (host, rw) in fits else 0

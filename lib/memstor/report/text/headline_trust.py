@@ -128,6 +128,18 @@ def closed_target_run(points: pd.DataFrame) -> pd.Series:
     return (points["experiment"] == LOAD_LATENCY) & name.astype(str).str.startswith(LT_POINT_PREFIX)
 
 
+#: Runs whose IOPS are offered rates, not a closed loop's: no run of a fixed-depth job.
+RATE_LIMITED = ("fio-load-latency", "mixed-load-map")
+
+
+def fixed_depth_runs(p: pd.DataFrame, rws, m: re.Match, left_out=RATE_LIMITED) -> pd.DataFrame:
+    """The rows of ``p`` (memstor.analysis.spread.pure_iops) of one fixed-depth job: rw in ``rws``, 4 KiB, the depth
+    x jobs ``m`` matched ('QD32x4'), outside the experiments ``left_out`` and not fio's latency_target search (whose
+    depth varies)."""
+    return p[p["rw"].isin(rws) & (p["bs_bytes"] == 4096) & (p["iodepth"] == int(m[1])) & (p["numjobs"] == int(m[2]))
+             & ~p["experiment"].isin(left_out) & ~closed_target_run(p)]
+
+
 def elsewhere_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str, value: float) -> str:
     """A sweep headline's trust with 'other runs measured more: up to 121,968 IOPS as a whole-run mean
     (fio-steady-state: randwrite 4 KiB)' last where a closed-loop run outside the headline's candidates measured its workload (rw,
@@ -172,8 +184,7 @@ def same_job_caveat(trust: str, points: pd.DataFrame | None, host: str, key: str
     p = pure_iops(points, host)
     if p.empty:
         return "", False
-    p = p[p["rw"].isin(SWEEP_BEST[key][0]) & (p["bs_bytes"] == 4096) & (p["iodepth"] == int(m[1]))
-          & (p["numjobs"] == int(m[2])) & ~p["experiment"].isin(NOT_CANDIDATES) & ~closed_target_run(p)]
+    p = fixed_depth_runs(p, SWEEP_BEST[key][0], m, NOT_CANDIDATES)
     iops = pd.to_numeric(p["iops"], errors="coerce")
     mine = (iops - value).abs() <= 1e-9 * value
     others = _same_span(p[~mine & iops.notna()], p[mine])
@@ -204,9 +215,7 @@ def other_span_caveat(trust: str, points: pd.DataFrame | None, host: str, key: s
     p = pure_iops(points, host)
     if p.empty or "file_size_bytes" not in p.columns:
         return trust
-    p = p[p["rw"].isin(SWEEP_BEST[key][0]) & (p["bs_bytes"] == 4096) & (p["iodepth"] == int(m[1]))
-          & (p["numjobs"] == int(m[2])) & ~p["experiment"].isin(("fio-load-latency", "mixed-load-map"))
-          & ~closed_target_run(p)]
+    p = fixed_depth_runs(p, SWEEP_BEST[key][0], m)
     iops = pd.to_numeric(p["iops"], errors="coerce")
     own = p[(iops - value).abs() <= 1e-9 * value]
     others = p.drop(own.index)
@@ -232,9 +241,7 @@ def steady_same_job_caveat(trust: str, points: pd.DataFrame | None, host: str, d
     p = pure_iops(points, host)
     if not m or p.empty or trust.startswith("not valid"):
         return trust
-    job = p[(p["rw"] == "randwrite") & (p["bs_bytes"] == 4096) & (p["iodepth"] == int(m[1]))
-            & (p["numjobs"] == int(m[2])) & ~p["experiment"].isin(("fio-load-latency", "mixed-load-map"))
-            & ~closed_target_run(p)]
+    job = fixed_depth_runs(p, ("randwrite",), m)
     own = job[job["experiment"] == "fio-steady-state"]
     others = _same_span(job[job["experiment"] != "fio-steady-state"], own) if len(own) else job.iloc[0:0]
     iops = pd.to_numeric(others["iops"], errors="coerce").dropna()
